@@ -1,0 +1,266 @@
+"""Command line: ``python -m fcps_core {select,score} ...``.
+
+JSON goes to stdout (``--json``), logs and progress to stderr. Bad input exits with
+status 2 and one line naming the row/column and what to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Sequence
+
+from . import __version__
+from .errors import FCPSError
+from .families import FAMILIES
+from .paths import PATH_RULES
+
+
+def _names(values: Sequence[str] | None) -> list[str] | None:
+    """Accept ``--families a b`` and ``--families a,b``."""
+    if values is None:
+        return None
+    out = []
+    for v in values:
+        out += [x.strip() for x in v.split(",") if x.strip()]
+    return out
+
+
+def _range(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        lo, hi = (float(x) for x in text.split(","))
+    except ValueError:
+        raise FCPSError(f"range {text!r} must be LO,HI (e.g. 1,5)") from None
+    return lo, hi
+
+
+def add_panel_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("panel file")
+    g.add_argument("panel", help="panel file (wide or long CSV/TSV, optionally .gz)")
+    g.add_argument("--layout", choices=["auto", "wide", "long"], default="auto")
+    g.add_argument("--item-column", default="item_id")
+    g.add_argument("--group-column", default="group_id")
+    g.add_argument("--label-column", default="label")
+    g.add_argument("--block-column", default="block",
+                   help="column with S/M/V/T to use the user's own blocks exactly (default: 'block' when present)")
+    g.add_argument("--judge-column", default="judge", help="long layout: the judge column")
+    g.add_argument("--output-column", default="output", help="long layout: the output column")
+    g.add_argument("--labels", dest="labels_path", help="long layout: separate labels file (item id, label)")
+    g.add_argument("--judges", nargs="+", help="judge columns to use (default: all other columns)")
+    g.add_argument("--schema", choices=["pairwise", "binary", "rubric", "continuous", "categorical"],
+                   help="override the detected output schema for every judge")
+    g.add_argument("--label-range", help="LO,HI of integer rubric labels (normalised to [0,1])")
+    g.add_argument("--judge-range", help="LO,HI of rubric judge scores (default: observed range)")
+    g.add_argument("--collapse-ties", action="store_true",
+                   help="merge tie and parse_error into one neutral cell value")
+
+
+def load_panel_from_args(args):
+    from .io import read_panel
+    panel = read_panel(args.panel, layout=args.layout, judges=args.judges,
+                       item_column=args.item_column, group_column=args.group_column,
+                       label_column=args.label_column, block_column=args.block_column,
+                       judge_column=args.judge_column, output_column=args.output_column,
+                       labels_path=args.labels_path, schema=args.schema,
+                       label_range=_range(args.label_range), judge_range=_range(args.judge_range),
+                       require_labels=getattr(args, "require_labels", True))
+    return panel.collapse_neutral() if args.collapse_ties else panel
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m fcps_core",
+                                     description="Finite-Calibration Panel Selection")
+    parser.add_argument("--version", action="version", version=f"fcps {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("select", help="select a judge panel and aggregator")
+    add_panel_arguments(s)
+    g = s.add_argument_group("blocks")
+    g.add_argument("--split", help="S:M:V or S:M:V:T ratio (default 1:2:1)")
+    g.add_argument("--test-share", type=float, default=0.0, help="share of labelled rows for T")
+    g.add_argument("--n-select", type=int)
+    g.add_argument("--n-cal", type=int)
+    g.add_argument("--n-val", type=int)
+    g.add_argument("--n-test", type=int, default=0)
+    g.add_argument("--seed", type=int, default=0)
+    m = s.add_argument_group("menu")
+    m.add_argument("--families", nargs="+", help=f"families (default all): {', '.join(FAMILIES)}")
+    m.add_argument("--paths", nargs="+",
+                   help=f"path rules (default info_first complexity_penalized random): {', '.join(PATH_RULES)}")
+    m.add_argument("--k-max", type=int, help="largest prefix size (default: whole pool; tables 8)")
+    m.add_argument("--table-k-max", type=int, default=8)
+    m.add_argument("--pairwise-k-max", type=int, default=12)
+    m.add_argument("--alpha", type=float, default=0.5, help="table smoothing (Eq. smooth-estimator)")
+    m.add_argument("--fallback", choices=["global", "lower_prefix"], default="global")
+    m.add_argument("--n-bins", type=int, default=5, help="quantile bins for continuous judges")
+    m.add_argument("--objective", choices=["mse", "nll"], default="mse")
+    m.add_argument("--guard", choices=["none", "one_se"], default="none")
+    m.add_argument("--prior-family", help="guard's prior family (default by task type)")
+    m.add_argument("--refit", choices=["frozen", "refit"], default="frozen")
+    m.add_argument("--gain-threshold", type=float, default=0.001)
+    m.add_argument("--pressure-threshold", type=float, default=0.1)
+    o = s.add_argument_group("output")
+    o.add_argument("--json", action="store_true", help="print the JSON result on stdout")
+    o.add_argument("--save-model", help="write the deployable predictor (JSON) here")
+    o.add_argument("--top", type=int, default=15, help="candidates shown in the table")
+    o.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    sc = sub.add_parser("score", help="apply a saved predictor to a panel")
+    sc.add_argument("model", help="predictor JSON written by select --save-model")
+    add_panel_arguments(sc)
+    sc.add_argument("--out", help="write item_id,prediction CSV here (default stdout)")
+    sc.set_defaults(require_labels=False)
+    return parser
+
+
+def _counts(args) -> dict | None:
+    given = [args.n_select, args.n_cal, args.n_val]
+    if all(v is None for v in given):
+        if args.n_test:
+            raise FCPSError("--n-test needs --n-select, --n-cal and --n-val as well")
+        return None
+    if any(v is None for v in given):
+        raise FCPSError("give all of --n-select, --n-cal and --n-val (or use --split)")
+    if args.split:
+        raise FCPSError("use either --split or the --n-* counts, not both")
+    return {"n_S": args.n_select, "n_M": args.n_cal, "n_V": args.n_val, "n_T": args.n_test or 0}
+
+
+def cmd_select(args) -> int:
+    from .selection import DEFAULT_PATHS, FCPSSelector, progress_to_stderr
+    from .splits import make_blocks
+    panel = load_panel_from_args(args)
+    counts = _counts(args)
+    blocks = make_blocks(panel, split=args.split, test_share=args.test_share, counts=counts,
+                         seed=args.seed)
+    if blocks.source == "column":
+        _log(args, f"using the {args.block_column!r} column's blocks exactly")
+    selector = FCPSSelector(
+        paths=_names(args.paths) or DEFAULT_PATHS, families=_names(args.families) or FAMILIES,
+        k_max=args.k_max, table_k_max=args.table_k_max, pairwise_k_max=args.pairwise_k_max,
+        alpha=args.alpha, fallback=args.fallback, objective=args.objective,
+        guard=None if args.guard == "none" else args.guard, prior_family=args.prior_family,
+        refit=args.refit, n_bins=args.n_bins, seed=args.seed,
+        gain_threshold=args.gain_threshold, pressure_threshold=args.pressure_threshold,
+        progress=None if args.quiet else progress_to_stderr)
+    result = selector.fit(panel, blocks)
+    if args.save_model:
+        result.predictor().save(args.save_model)
+        _log(args, f"predictor written to {args.save_model}")
+    if args.json:
+        json.dump(_jsonable(result.to_dict()), sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_result(result, top=args.top))
+    return 0
+
+
+def cmd_score(args) -> int:
+    import csv
+    from .predictor import FCPSPredictor
+    predictor = FCPSPredictor.load(args.model)
+    panel = load_panel_from_args(args)
+    pred = predictor.predict(panel)
+    fh = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
+    try:
+        w = csv.writer(fh)
+        w.writerow(["item_id", "prediction"])
+        for item, p in zip(panel.item_ids, pred):
+            w.writerow([item, f"{p:.6f}"])
+    finally:
+        if args.out:
+            fh.close()
+    return 0
+
+
+def _jsonable(obj):
+    """Replace NaN/inf with null so stdout is strict JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "item"):
+        return _jsonable(obj.item())
+    return obj
+
+
+def _fmt(v, digits=4):
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def render_table(rows: list[list], header: list[str]) -> str:
+    cells = [[_fmt(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in cells]
+    return "\n".join(out) + "\n"
+
+
+def render_result(result, *, top: int = 15) -> str:
+    d = result.to_dict(cells_limit=12)
+    sel = d["selected"]
+    sp = d["split"]
+    lines = [
+        f"panel {d['panel']['name']}: {d['panel']['rows']} rows, {d['panel']['labelled']} labelled, "
+        f"{len(d['panel']['judges'])} judges, schema {d['panel']['schema']}",
+        f"blocks ({sp['source']}): S={sp['n_S']} M={sp['n_M']} V={sp['n_V']} T={sp['n_T']}  seed={sp['seed']}",
+        f"menu: {d['menu_size']} fitted candidates ({d['n_candidates']} path x K x family rows); "
+        f"validation scale sqrt(log|C|/n_V) = {d['validation_scale']:.4f}; "
+        f"Theorem 1 bound (delta=0.05) = {d['theorem1_bound']:.4f}",
+        "",
+        f"SELECTED  {sel['family']}  K={sel['K']}  path={sel['path']}  "
+        f"val_mse={_fmt(sel['val_mse'])}  test_mse={_fmt(sel['test_mse'])}",
+        "  judges: " + ", ".join(sel["judges"]),
+    ]
+    if d["guard"]:
+        g = d["guard"]
+        lines.append(f"  guard one_se toward {g['prior_family']}: "
+                     + ("adapted away from the prior" if g.get("adapted") else "kept the prior"))
+    rg = d["regime"]
+    lines += ["", f"REGIME  {rg.get('quadrant') or 'n/a'}: interaction gain {_fmt(rg.get('interaction_gain'))}, "
+              f"table pressure {_fmt(rg.get('table_pressure'))}", f"  {rg.get('advice', '')}", ""]
+    cands = sorted(d["candidates"], key=lambda c: (c["val_risk"], c["K"]))[:top]
+    rows = [[c["family"], c["path"], c["K"], c["val_mse"], c["val_nll"], c["test_mse"], c["H_K"],
+             c["unseen_val"], c["V_cell"], c["V_proxy"]] for c in cands]
+    lines.append(f"top {len(rows)} candidates by validation {result.selector.objective}:")
+    lines.append(render_table(rows, ["family", "path", "K", "val_mse", "val_nll", "test_mse", "H_K",
+                                     "unseen_V", "V_cell", "V_proxy"]))
+    if d["cells"]:
+        lines.append("cells of the selected prefix (N_z = calibration count):")
+        lines.append(render_table([[c["pattern"], c["N_z"], c["mean_label"], c["prediction"], c["freq_val"],
+                                    c["freq_test"]] for c in d["cells"]],
+                                  ["pattern", "N_z", "mean_y", "pred", "freq_V", "freq_T"]))
+    return "\n".join(lines) + "\n"
+
+
+def _log(args, msg: str) -> None:
+    if not getattr(args, "quiet", False):
+        sys.stderr.write(msg + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "select":
+            return cmd_select(args)
+        if args.command == "score":
+            return cmd_score(args)
+    except FCPSError as exc:
+        sys.stderr.write(f"fcps: error: {exc}\n")
+        return 2
+    except BrokenPipeError:
+        return 0
+    parser.error(f"unknown command {args.command}")
+    return 2

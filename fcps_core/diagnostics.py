@@ -1,0 +1,174 @@
+"""Complexity diagnostics, losses, bounds and the regime quadrant.
+
+For a prefix of K judges with joint pattern z and calibration counts N_z (block M):
+
+* ``Q_K``  nominal alphabet: product of the judges' alphabet sizes.
+* ``S_K``  occupied calibration support: number of patterns with N_z > 0.
+* ``H_K``  entropy-effective support exp(-sum_z p_z log p_z), p_z the M frequencies
+           (natural log; paper section "Complexity Diagnostics").
+* ``unseen_val`` / ``unseen_test``  share of V / T rows whose pattern has N_z = 0.
+* ``V_cell``  sum_{z: N_z > 0} p_T(z) / N_z + unseen_T: the held-out plug-in audit of the
+           cell pressure (Eq. eq:cell-pressure, Table tab:exact-cell-pressure); uses V (and
+           unseen_val) when there is no T block.
+* ``V_proxy``  H_K / n_M + the same unseen rate (the cold-start proxy V-tilde).
+
+Regime quadrant (paper Figure fig:operational-regime-map): interaction gain = validation
+risk of the best scalar candidate minus that of the best table-like candidate (positive
+favours the table); table pressure = H_K / n_M + unseen_val of that best table-like
+candidate (validation only: T never informs advice). Thresholds ``gain_threshold``
+(default 0.001, the paper's bolding cut) and ``pressure_threshold`` (default 0.1) are
+parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import pearsonr, spearmanr
+
+NLL_EPS = 1e-4
+GAIN_THRESHOLD = 0.001
+PRESSURE_THRESHOLD = 0.1
+
+QUADRANTS = {
+    "joint_table": ("high interaction gain, low table pressure",
+                    "Joint-table regime: deploy the interaction-bearing prefix when validation "
+                    "gain and cell support improve together."),
+    "shrink_or_collect": ("high interaction gain, high table pressure",
+                          "Use shrinkage/backoff or collect more calibration labels; deploy table "
+                          "structure only after validation gain clears a guard."),
+    "keep_scalar": ("low interaction gain, low table pressure",
+                    "Keep the low-dimensional stacker or reliability model unless validation "
+                    "shows a clear table gain."),
+    "prefer_scalar": ("low interaction gain, high table pressure",
+                      "Prefer scalar/reliability aggregation or a shorter prefix; table "
+                      "flexibility is unlikely to clear finite-cell cost."),
+}
+
+
+# -- losses ------------------------------------------------------------------------------
+def squared_losses(y: np.ndarray, p: np.ndarray) -> np.ndarray:
+    return (np.asarray(y, float) - np.asarray(p, float)) ** 2
+
+
+def nll_losses(y: np.ndarray, p: np.ndarray, eps: float = NLL_EPS) -> np.ndarray:
+    """Bernoulli negative log-likelihood with soft targets; p clipped to [eps, 1 - eps]."""
+    p = np.clip(np.asarray(p, float), eps, 1 - eps)
+    y = np.asarray(y, float)
+    return -(y * np.log(p) + (1 - y) * np.log(1 - p))
+
+
+def losses(objective: str, y, p) -> np.ndarray:
+    if objective == "mse":
+        return squared_losses(y, p)
+    if objective == "nll":
+        return nll_losses(y, p)
+    raise ValueError(f"unknown objective {objective!r}; use mse or nll")
+
+
+def metric_suite(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+    """MSE, NLL, accuracy (at 1/2), Pearson and Spearman (paper Table tab:metric-robustness)."""
+    y = np.asarray(y, float)
+    p = np.asarray(p, float)
+    out = {"mse": float(np.mean(squared_losses(y, p))) if len(y) else math.nan,
+           "nll": float(np.mean(nll_losses(y, p))) if len(y) else math.nan}
+    hard = np.abs(y - 0.5) > 1e-12
+    out["accuracy"] = float(np.mean((p[hard] > 0.5) == (y[hard] > 0.5))) if hard.any() else math.nan
+    if len(y) > 2 and np.ptp(y) > 0 and np.ptp(p) > 0:
+        out["pearson"] = float(pearsonr(y, p).statistic)
+        out["spearman"] = float(spearmanr(y, p).statistic)
+    else:
+        out["pearson"] = out["spearman"] = math.nan
+    return out
+
+
+# -- finite-menu validation ------------------------------------------------------------------
+def validation_scale(menu_size: int, n_val: int) -> float:
+    """sqrt(log|C| / n_V), the menu-dependent part of the validation term."""
+    return math.sqrt(math.log(max(menu_size, 1)) / n_val) if n_val > 0 else math.inf
+
+
+def theorem1_bound(menu_size: int, n_val: int, delta: float = 0.05) -> float:
+    """2 sqrt(log(2|C|/delta) / (2 n_V)) of Theorem thm:validation-selection (Eq. eq:validation-oracle)."""
+    return 2 * math.sqrt(math.log(2 * max(menu_size, 1) / delta) / (2 * n_val)) if n_val > 0 else math.inf
+
+
+# -- support and pressure --------------------------------------------------------------------
+def effective_support(counts: np.ndarray) -> float:
+    counts = np.asarray(counts, float)
+    total = counts.sum()
+    if total <= 0:
+        return 0.0
+    p = counts[counts > 0] / total
+    return float(np.exp(-np.sum(p * np.log(p))))
+
+
+@dataclass
+class PrefixDiagnostics:
+    Q_K: float
+    S_K: int
+    H_K: float
+    unseen_val: float
+    unseen_test: float | None
+    V_cell: float
+    V_proxy: float
+    pressure_sum: float      # sum_{N_z>0} p_hat(z)/N_z (the first term of V_cell)
+
+    def to_dict(self) -> dict:
+        return {"Q_K": self.Q_K, "S_K": self.S_K, "H_K": self.H_K, "unseen_val": self.unseen_val,
+                "unseen_test": self.unseen_test, "V_cell": self.V_cell, "V_proxy": self.V_proxy,
+                "cell_pressure_sum": self.pressure_sum}
+
+
+def _seen_share(uniq_M: np.ndarray, counts_M: np.ndarray, ids: np.ndarray):
+    """(unseen share, sum over seen rows of 1/(n N_z)) for held-out pattern ids."""
+    if len(ids) == 0:
+        return math.nan, math.nan
+    pos = np.minimum(np.searchsorted(uniq_M, ids), len(uniq_M) - 1)
+    seen = (uniq_M[pos] == ids) & (ids >= 0)
+    unseen = 1.0 - seen.mean()
+    pressure = float(np.sum(1.0 / counts_M[pos[seen]]) / len(ids))
+    return float(unseen), pressure
+
+
+def prefix_diagnostics(ids_M: np.ndarray, ids_V: np.ndarray, ids_T: np.ndarray | None,
+                       Q_K: float) -> PrefixDiagnostics:
+    """All prefix diagnostics from the pattern ids of the M, V and (optional) T rows."""
+    uniq_M, counts_M = np.unique(ids_M, return_counts=True)
+    counts_M = counts_M.astype(float)
+    H = effective_support(counts_M)
+    n_M = len(ids_M)
+    unseen_val, pressure_val = _seen_share(uniq_M, counts_M, ids_V)
+    if ids_T is not None and len(ids_T):
+        unseen_test, pressure_test = _seen_share(uniq_M, counts_M, ids_T)
+        u, pressure = unseen_test, pressure_test
+    else:
+        unseen_test = None
+        u, pressure = unseen_val, pressure_val
+    return PrefixDiagnostics(Q_K=Q_K, S_K=int(len(uniq_M)), H_K=H, unseen_val=unseen_val,
+                             unseen_test=unseen_test, V_cell=pressure + u,
+                             V_proxy=H / n_M + u, pressure_sum=pressure)
+
+
+# -- regime ---------------------------------------------------------------------------------
+def regime_quadrant(interaction_gain: float | None, table_pressure: float | None, *,
+                    gain_threshold: float = GAIN_THRESHOLD,
+                    pressure_threshold: float = PRESSURE_THRESHOLD) -> dict:
+    """Place a panel on the 2x2 operational regime map and return the quadrant's advice."""
+    if interaction_gain is None or table_pressure is None or \
+            not (math.isfinite(interaction_gain) and math.isfinite(table_pressure)):
+        return {"quadrant": None, "interaction_gain": interaction_gain,
+                "table_pressure": table_pressure, "gain_threshold": gain_threshold,
+                "pressure_threshold": pressure_threshold,
+                "advice": "The menu needs at least one table-like and one scalar family to place "
+                          "the panel on the regime map."}
+    high_gain = interaction_gain > gain_threshold
+    high_pressure = table_pressure > pressure_threshold
+    key = ("shrink_or_collect" if high_pressure else "joint_table") if high_gain else \
+          ("prefer_scalar" if high_pressure else "keep_scalar")
+    description, advice = QUADRANTS[key]
+    return {"quadrant": key, "description": description, "advice": advice,
+            "interaction_gain": float(interaction_gain), "table_pressure": float(table_pressure),
+            "gain_threshold": gain_threshold, "pressure_threshold": pressure_threshold}

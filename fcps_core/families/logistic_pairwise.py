@@ -1,0 +1,13 @@
+"""``logistic_pairwise``: L2 logistic stacking on scores and their pairwise products.
+
+Model: P(Y=1 | x) = sigmoid(w'phi(x) + b), phi as in ``ridge_pairwise_iso``.
+"""
+
+from ._linear import _Logistic
+from .base import pairwise_features
+
+
+class LogisticPairwise(_Logistic):
+    name = "logistic_pairwise"
+    complexity_rank = 6
+    features = staticmethod(pairwise_features)

@@ -1,0 +1,26 @@
+"""``mean_iso``: mean/vote aggregation with isotonic calibration.
+
+Model: P(Y=1 | x) = m(mean_j s_j) with s_j the scalar judge scores (A=1, B=0, tie=1/2)
+and m a monotone increasing map fitted by isotonic regression on the calibration block.
+"""
+
+from __future__ import annotations
+
+from .base import Aggregator, IsotonicMap
+
+
+class MeanIsotonic(Aggregator):
+    name = "mean_iso"
+    complexity_rank = 1
+
+    def _fit(self, X, y, unlabelled):
+        self.iso_ = IsotonicMap().fit(X.scores.mean(axis=1), y)
+
+    def _predict(self, X):
+        return self.iso_.predict(X.scores.mean(axis=1))
+
+    def _state(self):
+        return {"isotonic": self.iso_.to_dict()}
+
+    def _load(self, state):
+        self.iso_ = IsotonicMap.from_dict(state["isotonic"])

@@ -1,0 +1,14 @@
+"""``ridge_pairwise_iso``: ridge stacking on scores and pairwise products + isotonic.
+
+Model: P(Y=1 | x) = m(w'phi(x) + b) with phi(x) = (x_1..x_K, x_i x_j for i < j): the
+second-order interaction features (K + K(K-1)/2 of them).
+"""
+
+from ._linear import _RidgeIsotonic
+from .base import pairwise_features
+
+
+class RidgePairwiseIsotonic(_RidgeIsotonic):
+    name = "ridge_pairwise_iso"
+    complexity_rank = 5
+    features = staticmethod(pairwise_features)

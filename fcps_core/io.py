@@ -1,0 +1,224 @@
+"""Readers for wide and long (crowd-kit style) panel files.
+
+Every problem is reported as a :class:`PanelError` naming the file line and column:
+non-UTF-8 bytes, ragged rows, duplicated headers, empty files, unmappable labels,
+conflicting duplicate items, empty judge columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io as _io
+import os
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .errors import PanelError
+from .panel import Panel, is_missing
+
+__all__ = ["PanelError", "read_panel", "read_table", "detect_layout"]
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise PanelError(f"file {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise PanelError(f"{path!r} is a directory, not a panel file") from None
+    if path.endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except OSError as exc:
+            raise PanelError(f"{path!r} is not a valid gzip file ({exc})") from None
+    if not data.strip():
+        raise PanelError(f"file {os.path.basename(path)!r} is empty")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise PanelError(f"file is not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+                         "cannot be decoded", line=line,
+                         hint="re-save the file as UTF-8") from None
+    return text
+
+
+def read_table(path: str, *, delimiter: str | None = None) -> tuple[dict[str, list[str]], int]:
+    """Read a delimited text file into string columns. Returns (columns, first data line)."""
+    text = _read_text(path)
+    if delimiter is None:
+        base = path[:-3] if path.endswith(".gz") else path
+        delimiter = "\t" if base.endswith((".tsv", ".tab")) else ","
+    reader = csv.reader(_io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise PanelError("file is empty") from None
+    except csv.Error as exc:
+        raise PanelError(f"malformed CSV header: {exc}", line=1) from None
+    header = [h.strip() for h in header]
+    if not any(header):
+        raise PanelError("the header row is empty", line=1)
+    seen: dict[str, int] = {}
+    for i, h in enumerate(header):
+        if h == "":
+            raise PanelError(f"column {i + 1} has an empty name", line=1,
+                             hint="name every column in the header")
+        if h in seen:
+            raise PanelError(f"duplicated column name {h!r} (columns {seen[h] + 1} and {i + 1})",
+                             line=1, hint="rename one of them")
+        seen[h] = i
+    width = len(header)
+    rows: list[list[str]] = []
+    try:
+        for row in reader:
+            if not row or (len(row) == 1 and row[0].strip() == "" and width > 1):
+                continue  # blank line
+            if len(row) != width:
+                raise PanelError(f"expected {width} fields (as in the header) but found {len(row)}",
+                                 line=reader.line_num,
+                                 hint="check the delimiter and quoting on that line")
+            rows.append(row)
+    except csv.Error as exc:
+        raise PanelError(f"malformed CSV: {exc}", line=reader.line_num,
+                         hint="check quoting on that line") from None
+    if not rows:
+        raise PanelError("the file has a header but no data rows", line=2)
+    columns = {h: [r[i] for r in rows] for i, h in enumerate(header)}
+    return columns, 2
+
+
+def detect_layout(columns: Mapping[str, Sequence[str]], *, judge_column: str = "judge",
+                  output_column: str = "output") -> str:
+    """``long`` when the file has judge and output columns, else ``wide``."""
+    return "long" if judge_column in columns and output_column in columns else "wide"
+
+
+def long_to_wide(columns: Mapping[str, Sequence[str]], *, item_column: str = "item_id",
+                 judge_column: str = "judge", output_column: str = "output",
+                 group_column: str = "group_id", label_column: str = "label",
+                 block_column: str = "block", first_line: int = 2) -> dict[str, list[str]]:
+    """Pivot a long file (one row per item x judge) to wide string columns.
+
+    Per-item columns (group, label, block) must agree across an item's rows.
+    """
+    for needed in (item_column, judge_column, output_column):
+        if needed not in columns:
+            raise PanelError(f"long-format file has no {needed!r} column",
+                             hint=f"name it with --{needed.split('_')[0]}-column")
+    items = columns[item_column]
+    judges = columns[judge_column]
+    outputs = columns[output_column]
+    order: dict[str, int] = {}
+    judge_order: dict[str, int] = {}
+    per_item = {c: {} for c in (group_column, label_column, block_column) if c in columns}
+    cells: dict[tuple[str, str], str] = {}
+    for r, (item, judge, out) in enumerate(zip(items, judges, outputs)):
+        line = first_line + r
+        item, judge = item.strip(), judge.strip()
+        if item == "":
+            raise PanelError("empty item id", line=line, column=item_column)
+        if judge == "":
+            raise PanelError("empty judge name", line=line, column=judge_column)
+        order.setdefault(item, len(order))
+        judge_order.setdefault(judge, len(judge_order))
+        key = (item, judge)
+        if key in cells and cells[key].strip() != out.strip():
+            raise PanelError(f"judge {judge!r} has two different outputs for item {item!r}",
+                             line=line, column=output_column)
+        cells[key] = out
+        for c, seen in per_item.items():
+            val = columns[c][r].strip()
+            if val == "" or is_missing(val):
+                continue
+            prev = seen.get(item)
+            if prev is not None and prev[0] != val:
+                raise PanelError(f"item {item!r} has {c} {prev[0]!r} on line {prev[1]} and {val!r} here",
+                                 line=line, column=c, hint="an item's per-item columns must agree")
+            seen.setdefault(item, (val, line))
+    item_list = list(order)
+    wide: dict[str, list[str]] = {item_column: item_list}
+    for c, seen in per_item.items():
+        wide[c] = [seen.get(i, ("", 0))[0] for i in item_list]
+    for j in judge_order:
+        if j in wide:
+            raise PanelError(f"judge name {j!r} clashes with a per-item column name", column=judge_column)
+        wide[j] = [cells.get((i, j), "") for i in item_list]
+    return wide
+
+
+def read_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None = None,
+               item_column: str = "item_id", group_column: str = "group_id",
+               label_column: str = "label", block_column: str | None = "block",
+               judge_column: str = "judge", output_column: str = "output",
+               labels_path: str | None = None, schema: str | Mapping[str, str] | None = None,
+               label_range: tuple[float, float] | None = None,
+               judge_range: tuple[float, float] | None = None,
+               delimiter: str | None = None, require_labels: bool = True,
+               name: str | None = None) -> Panel:
+    """Read a wide or long panel file (CSV or TSV, optionally gzipped).
+
+    ``layout='auto'`` picks long when the file has ``judge`` and ``output`` columns. A long
+    file may take its labels from ``labels_path`` (columns item id + label).
+    """
+    columns, first_line = read_table(path, delimiter=delimiter)
+    if layout == "auto":
+        layout = detect_layout(columns, judge_column=judge_column, output_column=output_column)
+    if layout == "long":
+        columns = long_to_wide(columns, item_column=item_column, judge_column=judge_column,
+                               output_column=output_column, group_column=group_column,
+                               label_column=label_column, block_column=block_column or "block",
+                               first_line=first_line)
+        if labels_path:
+            lab_cols, lab_first = read_table(labels_path)
+            for needed in (item_column, label_column):
+                if needed not in lab_cols:
+                    raise PanelError(f"labels file has no {needed!r} column")
+            lab = {}
+            for r, (i, y) in enumerate(zip(lab_cols[item_column], lab_cols[label_column])):
+                i = i.strip()
+                if i in lab and lab[i] != y.strip():
+                    raise PanelError(f"item {i!r} has two different labels in the labels file",
+                                     line=lab_first + r, column=label_column)
+                lab[i] = y.strip()
+            columns[label_column] = [lab.get(i, "") for i in columns[item_column]]
+        # Lines of a pivoted file are not the user's lines: report item positions instead.
+        first_line_reported = None
+    elif layout == "wide":
+        first_line_reported = first_line
+    else:
+        raise PanelError(f"unknown layout {layout!r}; use wide, long or auto")
+    panel = Panel.from_columns(columns, judges=judges, item_column=item_column,
+                               group_column=group_column, label_column=label_column,
+                               block_column=block_column, schema=schema, label_range=label_range,
+                               judge_range=judge_range, require_labels=require_labels,
+                               name=name or os.path.splitext(os.path.basename(path))[0],
+                               first_line=first_line_reported or 2)
+    return panel
+
+
+def panel_to_wide_rows(panel: Panel) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a wide CSV for ``panel`` (labels in [0,1], outputs as recorded)."""
+    header = ["item_id", "group_id", "label"] + (["block"] if panel.blocks is not None else []) \
+        + panel.judge_names
+    outs = [j.raw_outputs() for j in panel.judges]
+    rows = []
+    for i in range(panel.n_rows):
+        y = panel.labels[i]
+        row = [panel.item_ids[i], panel.group_ids[i], "" if np.isnan(y) else repr(float(y))]
+        if panel.blocks is not None:
+            row.append(panel.blocks[i])
+        row += ["" if o[i] == "<missing>" else o[i] for o in outs]
+        rows.append(row)
+    return header, rows
+
+
+def write_wide_csv(panel: Panel, path: str) -> None:
+    header, rows = panel_to_wide_rows(panel)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)

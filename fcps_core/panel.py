@@ -1,0 +1,467 @@
+"""The Panel: items x judges outputs, labels, groups, optional user blocks.
+
+A panel is built from string columns (what a CSV holds). Each judge column is classified
+into an output *schema* (design.md, "Panel files users upload"):
+
+``pairwise``     verdicts A / B / tie / parse_error (case kept: each recorded output is its
+                 own table cell value, paper appendix "Prompt and parsing details").
+``binary``       correct/incorrect, safe/unsafe, yes/no, true/false, pass/fail, 0/1, with an
+                 optional neutral value (uncertain, unknown, ...).
+``rubric``       integer scores with at most ``MAX_RUBRIC_LEVELS`` distinct values (1-5, ...).
+``continuous``   any other numeric score (metrics, reward-model scores); binned into
+                 quantile bins fitted on the calibration block for table families.
+``categorical``  anything else; each output is a cell value, the scalar encoding is a
+                 smoothed per-output label mean fitted on the calibration block.
+
+A missing output (empty, NA, NaN, null, None) is a distinct table cell value ``<missing>``.
+Labels are mapped to [0, 1]: numbers in [0, 1] as they are; A -> 1, B -> 0 (tie -> 1/2);
+binary verdict words; integer rubric labels normalised (y - lo) / (hi - lo) with a declared
+or inferred range.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .errors import PanelError
+
+SCHEMAS = ("pairwise", "binary", "rubric", "continuous", "categorical")
+MISSING = "<missing>"
+MISSING_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none"})
+PAIRWISE_POSITIVE = frozenset({"a"})
+PAIRWISE_NEGATIVE = frozenset({"b"})
+NEUTRAL_TOKENS = frozenset({"tie", "draw", "parse_error", "parse-error", "error", "invalid",
+                            "uncertain", "unknown", "unsure", "neutral"})
+TIE_TOKENS = frozenset({"tie", "draw"})
+ERROR_TOKENS = frozenset({"parse_error", "parse-error", "error", "invalid"})
+BINARY_POSITIVE = frozenset({"correct", "safe", "yes", "true", "pass", "positive", "good",
+                             "1", "1.0", "refusal", "valid"})
+BINARY_NEGATIVE = frozenset({"incorrect", "unsafe", "no", "false", "fail", "negative", "bad",
+                             "0", "0.0", "wrong", "harmful"})
+MAX_RUBRIC_LEVELS = 21
+BLOCK_NAMES = {"s": "S", "selection": "S", "select": "S",
+               "m": "M", "calibration": "M", "cal": "M", "calibrate": "M",
+               "v": "V", "validation": "V", "val": "V",
+               "t": "T", "test": "T"}
+
+
+def is_missing(token: str) -> bool:
+    return token.strip().lower() in MISSING_TOKENS
+
+
+def _parse_float(token: str) -> float | None:
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+@dataclass
+class JudgeColumn:
+    """One judge's outputs.
+
+    ``codes`` index ``vocab`` for discrete schemas (``<missing>`` is a vocab entry when any
+    output is missing). ``values`` holds the numeric output (NaN when missing) for numeric
+    schemas. Continuous judges have no fixed vocab: they are binned per calibration block.
+    """
+
+    name: str
+    schema: str
+    codes: np.ndarray | None
+    vocab: list[str]
+    values: np.ndarray | None
+    scalar_map: dict[str, float] = field(default_factory=dict)
+    value_range: tuple[float, float] | None = None
+
+    @property
+    def has_missing(self) -> bool:
+        if self.schema == "continuous":
+            return bool(np.isnan(self.values).any())
+        return MISSING in self.vocab
+
+    def raw_outputs(self) -> np.ndarray:
+        """Outputs as strings (``<missing>`` for missing), for display and export."""
+        if self.schema == "continuous":
+            return np.array([MISSING if math.isnan(v) else repr(float(v)) for v in self.values],
+                            dtype=object)
+        return np.asarray(self.vocab, dtype=object)[self.codes]
+
+
+def detect_schema(tokens: Sequence[str]) -> str:
+    """Classify a judge column from its distinct non-missing outputs (see module doc)."""
+    distinct = {t.strip() for t in tokens if not is_missing(t)}
+    if not distinct:
+        return "categorical"
+    lowered = {t.lower() for t in distinct}
+    if lowered & (PAIRWISE_POSITIVE | PAIRWISE_NEGATIVE) and lowered <= (
+            PAIRWISE_POSITIVE | PAIRWISE_NEGATIVE | TIE_TOKENS | ERROR_TOKENS):
+        return "pairwise"
+    numbers = [_parse_float(t) for t in distinct]
+    if all(v is not None and math.isfinite(v) for v in numbers):
+        if set(numbers) <= {0.0, 1.0}:
+            return "binary"
+        if all(float(v).is_integer() for v in numbers) and len(set(numbers)) <= MAX_RUBRIC_LEVELS:
+            return "rubric"
+        return "continuous"
+    if lowered & (BINARY_POSITIVE | BINARY_NEGATIVE) and lowered <= (
+            BINARY_POSITIVE | BINARY_NEGATIVE | NEUTRAL_TOKENS):
+        return "binary"
+    return "categorical"
+
+
+def _discrete_column(name: str, schema: str, raw: np.ndarray, first_line: int,
+                     value_range: tuple[float, float] | None) -> JudgeColumn:
+    stripped = np.char.strip(raw.astype(str))
+    lowered = np.char.lower(stripped)
+    missing = np.isin(lowered, list(MISSING_TOKENS))
+    stripped = np.where(missing, MISSING, stripped)
+    if schema == "rubric":
+        # Rubric outputs are numbers: "4" and "4.0" are the same score.
+        values = np.full(len(raw), np.nan)
+        for i in np.flatnonzero(~missing):
+            v = _parse_float(stripped[i])
+            if v is None or not math.isfinite(v):
+                raise PanelError(f"rubric judge output {stripped[i]!r} is not a number",
+                                 line=first_line + int(i), column=name,
+                                 hint="fix the value or override the schema")
+            values[i] = v
+        stripped = np.where(missing, MISSING,
+                            np.array([_format_number(v) for v in values], dtype=object))
+        distinct = sorted({s for s in stripped if s != MISSING}, key=float)
+    else:
+        distinct = sorted({s for s in stripped if s != MISSING})
+        values = None
+    vocab = distinct + ([MISSING] if missing.any() else [])
+    lookup = {tok: i for i, tok in enumerate(vocab)}
+    codes = np.fromiter((lookup[s] for s in stripped), dtype=np.int64, count=len(stripped))
+    scalar_map: dict[str, float] = {}
+    if schema == "pairwise":
+        for tok in vocab:
+            low = tok.lower()
+            scalar_map[tok] = 1.0 if low in PAIRWISE_POSITIVE else 0.0 if low in PAIRWISE_NEGATIVE else 0.5
+    elif schema == "binary":
+        for tok in vocab:
+            low = tok.lower()
+            num = _parse_float(tok)
+            if low in BINARY_POSITIVE or num == 1.0:
+                scalar_map[tok] = 1.0
+            elif low in BINARY_NEGATIVE or num == 0.0:
+                scalar_map[tok] = 0.0
+            else:
+                scalar_map[tok] = 0.5
+    elif schema == "rubric":
+        observed = values[~np.isnan(values)]
+        lo, hi = value_range if value_range else (
+            (float(observed.min()), float(observed.max())) if observed.size else (0.0, 1.0))
+        value_range = (lo, hi)
+        for tok in vocab:
+            if tok == MISSING or hi == lo:
+                scalar_map[tok] = 0.5
+            else:
+                scalar_map[tok] = float(np.clip((float(tok) - lo) / (hi - lo), 0.0, 1.0))
+    return JudgeColumn(name=name, schema=schema, codes=codes, vocab=vocab, values=values,
+                       scalar_map=scalar_map, value_range=value_range)
+
+
+def _format_number(v: float) -> str:
+    if math.isnan(v):
+        return MISSING
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def _continuous_column(name: str, raw: np.ndarray, first_line: int) -> JudgeColumn:
+    values = np.full(len(raw), np.nan)
+    for i, tok in enumerate(raw):
+        if is_missing(tok):
+            continue
+        v = _parse_float(tok)
+        if v is None or not math.isfinite(v):
+            raise PanelError(f"continuous judge output {tok!r} is not a finite number",
+                             line=first_line + i, column=name,
+                             hint="fix the value, leave it empty for a missing output, or override the schema")
+        values[i] = v
+    return JudgeColumn(name=name, schema="continuous", codes=None, vocab=[], values=values)
+
+
+def build_judge_column(name: str, raw: Sequence[str], *, schema: str | None = None,
+                       first_line: int = 2,
+                       value_range: tuple[float, float] | None = None) -> JudgeColumn:
+    """Classify (or take ``schema``) and encode one judge column of strings."""
+    raw = np.asarray(raw, dtype=object)
+    if all(is_missing(t) for t in raw):
+        raise PanelError("judge column is empty in every row", column=name,
+                         hint="drop the column or leave it out of --judges")
+    schema = schema or detect_schema(np.unique(raw.astype(str)))
+    if schema not in SCHEMAS:
+        raise PanelError(f"unknown schema {schema!r}; use one of {', '.join(SCHEMAS)}", column=name)
+    if schema == "continuous":
+        return _continuous_column(name, raw, first_line)
+    return _discrete_column(name, schema, raw, first_line, value_range)
+
+
+def map_labels(raw: Sequence[str], *, column: str = "label", first_line: int = 2,
+               label_range: tuple[float, float] | None = None) -> tuple[np.ndarray, str]:
+    """Map label strings to [0, 1] (NaN = unlabelled). Returns (labels, note)."""
+    raw = np.asarray(raw, dtype=object)
+    out = np.full(len(raw), np.nan)
+    numeric_rows: list[int] = []
+    for i, tok in enumerate(raw):
+        t = str(tok).strip()
+        low = t.lower()
+        if low in MISSING_TOKENS:
+            continue
+        v = _parse_float(t)
+        if v is not None:
+            if not math.isfinite(v):
+                raise PanelError(f"label {t!r} is not a finite number", line=first_line + i,
+                                 column=column, hint="use a number in [0,1], A/B, or leave it empty for an unlabelled row")
+            out[i] = v
+            numeric_rows.append(i)
+        elif low in PAIRWISE_POSITIVE:
+            out[i] = 1.0
+        elif low in PAIRWISE_NEGATIVE:
+            out[i] = 0.0
+        elif low in TIE_TOKENS:
+            out[i] = 0.5
+        elif low in BINARY_POSITIVE:
+            out[i] = 1.0
+        elif low in BINARY_NEGATIVE:
+            out[i] = 0.0
+        else:
+            raise PanelError(f"label {t!r} cannot be mapped to [0,1]", line=first_line + i,
+                             column=column,
+                             hint="use numbers in [0,1], A/B preferences, correct/incorrect, or integer rubric scores with --label-range")
+    note = ""
+    if numeric_rows:
+        idx = np.asarray(numeric_rows)
+        vals = out[idx]
+        if label_range is not None:
+            lo, hi = label_range
+            if not hi > lo:
+                raise PanelError(f"label range {lo},{hi} is empty", column=column)
+            bad = np.flatnonzero((vals < lo) | (vals > hi))
+            if bad.size:
+                i = int(idx[bad[0]])
+                raise PanelError(f"label {raw[i]!r} is outside the declared range [{lo:g}, {hi:g}]",
+                                 line=first_line + i, column=column)
+            out[idx] = (vals - lo) / (hi - lo)
+            note = f"labels normalised from [{lo:g}, {hi:g}]"
+        elif (vals < 0).any() or (vals > 1).any():
+            if np.all(np.mod(vals, 1) == 0):
+                lo, hi = float(vals.min()), float(vals.max())
+                if hi == lo:
+                    raise PanelError(f"every numeric label is {lo:g}: cannot infer a rubric range",
+                                     column=column, hint="pass --label-range LO,HI")
+                out[idx] = (vals - lo) / (hi - lo)
+                note = f"integer rubric labels normalised from the observed range [{lo:g}, {hi:g}]"
+            else:
+                i = int(idx[np.flatnonzero((vals < 0) | (vals > 1))[0]])
+                raise PanelError(f"label {raw[i]!r} is outside [0,1] and not an integer rubric score",
+                                 line=first_line + i, column=column,
+                                 hint="rescale labels to [0,1] or pass --label-range LO,HI")
+    return out, note
+
+
+@dataclass
+class Panel:
+    """Judge outputs for ``n`` items, with labels (NaN = unlabelled), groups and blocks."""
+
+    item_ids: np.ndarray
+    group_ids: np.ndarray
+    labels: np.ndarray
+    judges: list[JudgeColumn]
+    blocks: np.ndarray | None = None
+    name: str = "panel"
+    label_note: str = ""
+
+    def __post_init__(self) -> None:
+        n = len(self.item_ids)
+        for arr, what in ((self.group_ids, "group_ids"), (self.labels, "labels")):
+            if len(arr) != n:
+                raise PanelError(f"{what} has {len(arr)} entries for {n} items")
+        if not self.judges:
+            raise PanelError("the panel has no judge columns",
+                             hint="name the judge columns with --judges")
+        names = [j.name for j in self.judges]
+        if len(set(names)) != len(names):
+            dup = next(x for x in names if names.count(x) > 1)
+            raise PanelError(f"judge {dup!r} appears twice")
+
+    # -- basic facts -------------------------------------------------------------------
+    @property
+    def n_rows(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def judge_names(self) -> list[str]:
+        return [j.name for j in self.judges]
+
+    @property
+    def labelled(self) -> np.ndarray:
+        return ~np.isnan(self.labels)
+
+    @property
+    def n_labelled(self) -> int:
+        return int(self.labelled.sum())
+
+    @property
+    def schema(self) -> str:
+        """The panel's schema: the judges' common schema, or ``mixed (a, b)``."""
+        kinds = sorted({j.schema for j in self.judges})
+        if len(kinds) == 1:
+            return kinds[0]
+        counts = {k: sum(j.schema == k for j in self.judges) for k in kinds}
+        major = max(kinds, key=lambda k: counts[k])
+        return f"{major} (mixed: " + ", ".join(f"{counts[k]} {k}" for k in kinds) + ")"
+
+    def judge(self, name: str) -> JudgeColumn:
+        for j in self.judges:
+            if j.name == name:
+                return j
+        raise PanelError(f"no judge named {name!r}; judges are {', '.join(self.judge_names[:10])}"
+                         + (" ..." if len(self.judges) > 10 else ""))
+
+    def subset_judges(self, names: Sequence[str]) -> "Panel":
+        return Panel(item_ids=self.item_ids, group_ids=self.group_ids, labels=self.labels,
+                     judges=[self.judge(n) for n in names], blocks=self.blocks,
+                     name=self.name, label_note=self.label_note)
+
+    def with_labels(self, labels: np.ndarray) -> "Panel":
+        return Panel(item_ids=self.item_ids, group_ids=self.group_ids,
+                     labels=np.asarray(labels, dtype=float), judges=self.judges,
+                     blocks=self.blocks, name=self.name, label_note=self.label_note)
+
+    def take(self, rows: np.ndarray) -> "Panel":
+        """A panel restricted to (or reordered by) ``rows``."""
+        rows = np.asarray(rows)
+        judges = [JudgeColumn(name=j.name, schema=j.schema,
+                              codes=None if j.codes is None else j.codes[rows], vocab=j.vocab,
+                              values=None if j.values is None else j.values[rows],
+                              scalar_map=j.scalar_map, value_range=j.value_range)
+                  for j in self.judges]
+        return Panel(item_ids=self.item_ids[rows], group_ids=self.group_ids[rows],
+                     labels=self.labels[rows], judges=judges,
+                     blocks=None if self.blocks is None else self.blocks[rows],
+                     name=self.name, label_note=self.label_note)
+
+    def collapse_neutral(self) -> "Panel":
+        """Merge tie and parse_error (and other neutral outputs) into one ``neutral`` cell
+        value on pairwise/binary judges (paper Table tab:tie-parse-fairness)."""
+        judges = []
+        for j in self.judges:
+            if j.schema not in ("pairwise", "binary"):
+                judges.append(j)
+                continue
+            merged = ["neutral" if t.lower() in NEUTRAL_TOKENS else t for t in j.vocab]
+            vocab = sorted(set(merged), key=merged.index)
+            remap = np.array([vocab.index(t) for t in merged], dtype=np.int64)
+            scalar_map = {t: (0.5 if t == "neutral" else j.scalar_map[t]) for t in vocab}
+            judges.append(JudgeColumn(name=j.name, schema=j.schema, codes=remap[j.codes],
+                                      vocab=vocab, values=None, scalar_map=scalar_map))
+        return Panel(item_ids=self.item_ids, group_ids=self.group_ids, labels=self.labels,
+                     judges=judges, blocks=self.blocks, name=self.name, label_note=self.label_note)
+
+    # -- construction ------------------------------------------------------------------
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] | None = None,
+                     item_column: str = "item_id", group_column: str = "group_id",
+                     label_column: str = "label", block_column: str | None = "block",
+                     schema: str | Mapping[str, str] | None = None,
+                     label_range: tuple[float, float] | None = None,
+                     judge_range: tuple[float, float] | None = None,
+                     require_labels: bool = True, name: str = "panel",
+                     first_line: int = 2) -> "Panel":
+        """Build a panel from string columns (``first_line`` = file line of the first row)."""
+        names = list(columns)
+        if not names:
+            raise PanelError("no columns")
+        n = len(columns[names[0]])
+        if n == 0:
+            raise PanelError("the panel has a header but no data rows")
+        if label_column not in columns:
+            if require_labels:
+                raise PanelError(f"no label column {label_column!r}; columns are "
+                                 + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""),
+                                 hint="name it with --label-column")
+            labels, note = np.full(n, np.nan), ""
+        else:
+            labels, note = map_labels(columns[label_column], column=label_column,
+                                      first_line=first_line, label_range=label_range)
+        if item_column in columns:
+            item_ids = np.array([str(x).strip() for x in columns[item_column]], dtype=object)
+            blank = np.flatnonzero(item_ids == "")
+            if blank.size:
+                raise PanelError("empty item id", line=first_line + int(blank[0]), column=item_column)
+        else:
+            item_ids = np.array([str(i + 1) for i in range(n)], dtype=object)
+        if group_column in columns:
+            group_ids = np.array([str(x).strip() for x in columns[group_column]], dtype=object)
+            group_ids = np.where(group_ids == "", item_ids, group_ids)
+        else:
+            group_ids = item_ids.copy()
+        _check_duplicate_items(item_ids, labels, first_line, item_column)
+        blocks = None
+        use_block = block_column if (block_column and block_column in columns) else None
+        if use_block:
+            blocks = _parse_blocks(columns[use_block], labels, first_line, use_block)
+        reserved = {item_column, group_column, label_column, use_block}
+        if judges is None:
+            judge_names = [c for c in names if c not in reserved]
+        else:
+            judge_names = list(judges)
+            for j in judge_names:
+                if j not in columns:
+                    raise PanelError(f"judge column {j!r} is not in the file; columns are "
+                                     + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""))
+                if j in reserved:
+                    raise PanelError(f"column {j!r} is the item/group/label/block column and cannot be a judge")
+        if not judge_names:
+            raise PanelError("the panel has no judge columns",
+                             hint="every column other than item/group/label/block is a judge")
+        judge_cols = []
+        for j in judge_names:
+            s = schema.get(j) if isinstance(schema, Mapping) else schema
+            judge_cols.append(build_judge_column(j, columns[j], schema=s, first_line=first_line,
+                                                 value_range=judge_range))
+        return cls(item_ids=item_ids, group_ids=group_ids, labels=labels, judges=judge_cols,
+                   blocks=blocks, name=name, label_note=note)
+
+
+def _check_duplicate_items(item_ids: np.ndarray, labels: np.ndarray, first_line: int,
+                           column: str) -> None:
+    order = np.argsort(item_ids, kind="stable")
+    sorted_ids = item_ids[order]
+    same = np.flatnonzero(sorted_ids[1:] == sorted_ids[:-1])
+    for k in same:
+        a, b = int(order[k]), int(order[k + 1])
+        la, lb = labels[a], labels[b]
+        if not (np.isnan(la) and np.isnan(lb)) and not (la == lb):
+            raise PanelError(
+                f"item id {item_ids[a]!r} appears on lines {first_line + a} and {first_line + b} "
+                f"with different labels ({_fmt(la)} vs {_fmt(lb)})", column=column,
+                hint="give each item one label or distinct ids")
+
+
+def _fmt(v: float) -> str:
+    return "unlabelled" if np.isnan(v) else f"{v:g}"
+
+
+def _parse_blocks(raw: Sequence[str], labels: np.ndarray, first_line: int, column: str) -> np.ndarray:
+    out = np.empty(len(raw), dtype=object)
+    for i, tok in enumerate(raw):
+        t = str(tok).strip().lower()
+        if t in MISSING_TOKENS:
+            out[i] = ""
+            continue
+        if t not in BLOCK_NAMES:
+            raise PanelError(f"block {tok!r} is not one of S, M, V, T", line=first_line + i,
+                             column=column, hint="leave it empty to keep the row out of every block")
+        out[i] = BLOCK_NAMES[t]
+        if np.isnan(labels[i]):
+            raise PanelError(f"row is in block {out[i]} but has no label", line=first_line + i,
+                             column=column, hint="label it or leave its block empty")
+    return out

@@ -1,0 +1,204 @@
+"""Judge path rules (paper section "Judge Paths and Prefixes"; appendix
+"Calibration-Frontier Path Diagnostic").
+
+A path rule orders the judge pool using the **selection block only** (labels of S, judge
+outputs of S, and the planned calibration size n_M). Prefixes of the ordering are the
+candidate panels. Rules:
+
+``info_first``            judges sorted by single-judge oracle risk on S (the in-sample MSE
+                          of the cell-mean table, i.e. the Bayes table fitted on S).
+``random``                a seeded permutation (null baseline).
+``complexity_penalized``  greedy: add the judge maximising
+                          [oracle gain(prefix + j) - oracle gain(prefix)]
+                          - penalty * [H(prefix + j) - H(prefix)] / n_M,
+                          with H the entropy-effective support on S (natural log).
+``cfps``                  calibration frontier: subsets grown by beam search and scored by S
+                          oracle gain and the exact binomial expected cell pressure
+                          E[sum_z p_z 1{N_z>0}/N_z] + E[unseen mass] with N_z ~ Bin(n_M, p_z)
+                          (Eq. eq:cell-pressure); the Pareto frontier (gain up, pressure down)
+                          capped at ``max_paths`` = 32 subsets, each one candidate panel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import binom
+
+from .errors import MenuError
+
+PATH_RULES = ("info_first", "random", "complexity_penalized", "cfps")
+
+
+@dataclass(frozen=True)
+class JudgePath:
+    """An ordering of judge indices and the prefix sizes it offers as candidates."""
+
+    rule: str
+    judges: tuple[int, ...]
+    prefix_sizes: tuple[int, ...]
+    label: str = ""   # distinguishes several paths of one rule (cfps)
+
+
+# -- S-block statistics -------------------------------------------------------------------
+def dense_ids(codes: np.ndarray) -> np.ndarray:
+    """Dense joint-pattern ids (0..S-1) for the rows of a codes matrix (rows x judges)."""
+    if codes.shape[1] == 0:
+        return np.zeros(codes.shape[0], dtype=np.int64)
+    _, inv = np.unique(codes, axis=0, return_inverse=True)
+    return inv.reshape(-1)
+
+
+def extend_ids(ids: np.ndarray, codes_j: np.ndarray) -> np.ndarray:
+    """Dense ids of (pattern, next judge's code) from dense ids of the pattern."""
+    combined = ids * (int(codes_j.max()) + 2) + (codes_j + 1)
+    _, inv = np.unique(combined, return_inverse=True)
+    return inv
+
+
+def oracle_gain(ids: np.ndarray, y: np.ndarray) -> float:
+    """Variance of y explained by the in-sample cell-mean table: var(y) - MSE(oracle)."""
+    n = len(y)
+    if n == 0:
+        return 0.0
+    counts = np.bincount(ids)
+    sums = np.bincount(ids, weights=y)
+    occupied = counts > 0
+    return float(np.sum(sums[occupied] ** 2 / counts[occupied]) / n - (y.mean()) ** 2)
+
+
+def oracle_mse(ids: np.ndarray, y: np.ndarray) -> float:
+    return float(np.var(y) - oracle_gain(ids, y)) if len(y) else 0.0
+
+
+def effective_support(ids: np.ndarray) -> float:
+    """H = exp(-sum p log p) of the pattern frequencies (natural log)."""
+    if len(ids) == 0:
+        return 0.0
+    p = np.bincount(ids) / len(ids)
+    p = p[p > 0]
+    return float(np.exp(-np.sum(p * np.log(p))))
+
+
+def expected_cell_pressure(p: np.ndarray, n_cal: int) -> float:
+    """Exact binomial E[sum_z p_z 1{N_z>0}/N_z + sum_z p_z 1{N_z=0}], N_z ~ Bin(n_cal, p_z)."""
+    p = np.asarray(p, dtype=float)
+    p = p[p > 0]
+    if n_cal <= 0:
+        return 1.0
+    unseen = np.sum(p * (1 - p) ** n_cal)
+    pmax = float(p.max())
+    k_hi = int(min(n_cal, np.ceil(n_cal * pmax + 10 * np.sqrt(n_cal * pmax * (1 - pmax)) + 10)))
+    k = np.arange(1, k_hi + 1)
+    pmf = binom.pmf(k[None, :], n_cal, p[:, None])
+    inv_count = pmf @ (1.0 / k)
+    return float(np.sum(p * inv_count) + unseen)
+
+
+# -- rules ------------------------------------------------------------------------------
+def info_first(codes_S: np.ndarray, y_S: np.ndarray) -> list[int]:
+    risks = [oracle_mse(dense_ids(codes_S[:, [j]]), y_S) for j in range(codes_S.shape[1])]
+    return sorted(range(codes_S.shape[1]), key=lambda j: (risks[j], j))
+
+
+def random_path(n_judges: int, seed: int) -> list[int]:
+    return [int(j) for j in np.random.default_rng(seed).permutation(n_judges)]
+
+
+def complexity_penalized(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int,
+                         penalty: float = 1.0) -> list[int]:
+    remaining = list(range(codes_S.shape[1]))
+    order: list[int] = []
+    ids = np.zeros(codes_S.shape[0], dtype=np.int64)
+    gain, support = oracle_gain(ids, y_S), effective_support(ids)
+    n_cal = max(int(n_cal), 1)
+    while remaining:
+        best = None
+        for j in remaining:
+            new_ids = extend_ids(ids, codes_S[:, j])
+            g, h = oracle_gain(new_ids, y_S), effective_support(new_ids)
+            score = (g - gain) - penalty * (h - support) / n_cal
+            key = (-score, j)
+            if best is None or key < best[0]:
+                best = (key, j, new_ids, g, h)
+        _, j, ids, gain, support = best
+        order.append(j)
+        remaining.remove(j)
+    return order
+
+
+def cfps_paths(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int, *, max_size: int,
+               max_paths: int = 32, beam_width: int = 8) -> list[tuple[int, ...]]:
+    """Calibration-frontier subsets (as ordered tuples), at most ``max_paths``."""
+    n_j = codes_S.shape[1]
+    var_y = float(np.var(y_S)) if len(y_S) else 0.0
+    evaluated: dict[frozenset, tuple[tuple[int, ...], float, float]] = {}
+
+    def evaluate(order: tuple[int, ...], ids: np.ndarray) -> None:
+        key = frozenset(order)
+        if key in evaluated:
+            return
+        p = np.bincount(ids) / len(ids)
+        evaluated[key] = (order, oracle_gain(ids, y_S), expected_cell_pressure(p, n_cal))
+
+    beam = []
+    for j in range(n_j):
+        ids = dense_ids(codes_S[:, [j]])
+        evaluate((j,), ids)
+        beam.append(((j,), ids))
+    for _size in range(2, max_size + 1):
+        beam.sort(key=lambda t: -(evaluated[frozenset(t[0])][1] - var_y * evaluated[frozenset(t[0])][2]))
+        beam = beam[:beam_width]
+        grown = []
+        for order, ids in beam:
+            for j in range(n_j):
+                if j in order:
+                    continue
+                new = order + (j,)
+                if frozenset(new) in evaluated:
+                    continue
+                new_ids = extend_ids(ids, codes_S[:, j])
+                evaluate(new, new_ids)
+                grown.append((new, new_ids))
+        if not grown:
+            break
+        beam = grown
+    # Pareto frontier: no other subset has gain >= and pressure <= with one strict.
+    points = sorted(evaluated.values(), key=lambda t: (t[2], -t[1], len(t[0]), t[0]))
+    frontier = []
+    best_gain = -np.inf
+    for order, g, pr in points:
+        if g > best_gain + 1e-15:
+            frontier.append((order, g, pr))
+            best_gain = g
+    frontier.sort(key=lambda t: (-(t[1] - var_y * t[2]), len(t[0]), t[0]))
+    return [t[0] for t in frontier[:max_paths]]
+
+
+def build_paths(rules: list[str], codes_S: np.ndarray, y_S: np.ndarray, n_cal: int, *,
+                table_k_max: int, seed: int, penalty: float = 1.0,
+                cfps_max_paths: int = 32) -> list[JudgePath]:
+    """Paths for every requested rule. Orderings cover the whole pool (scalar families may
+    use any prefix); cfps paths offer only their own subset size."""
+    unknown = [r for r in rules if r not in PATH_RULES]
+    if unknown:
+        raise MenuError(f"unknown path rule(s) {', '.join(unknown)}; use {', '.join(PATH_RULES)}")
+    if codes_S.shape[0] == 0:
+        raise MenuError("the selection block is empty: path rules need S labels")
+    n_j = codes_S.shape[1]
+    all_sizes = tuple(range(1, n_j + 1))
+    out: list[JudgePath] = []
+    for rule in rules:
+        if rule == "info_first":
+            out.append(JudgePath(rule, tuple(info_first(codes_S, y_S)), all_sizes))
+        elif rule == "random":
+            out.append(JudgePath(rule, tuple(random_path(n_j, seed)), all_sizes))
+        elif rule == "complexity_penalized":
+            out.append(JudgePath(rule, tuple(complexity_penalized(codes_S, y_S, n_cal, penalty)),
+                                 all_sizes))
+        elif rule == "cfps":
+            for i, subset in enumerate(cfps_paths(codes_S, y_S, n_cal, max_size=min(table_k_max, n_j),
+                                                  max_paths=cfps_max_paths)):
+                out.append(JudgePath(rule, tuple(subset), (len(subset),), label=f"cfps#{i + 1}"))
+    return out

@@ -1,0 +1,475 @@
+"""The FCPS selector (paper Eq. eq:general-selection and section "FCPS Protocol").
+
+Protocol (paper Table tab:protocol-guardrails), enforced by construction:
+
+1. encoders (continuous bins, data-fitted scalar maps) are fitted on the calibration
+   block M;
+2. path rules see only the selection block S (and the planned n_M);
+3. every candidate (path, K, family[, hyperparameters]) is fitted on M;
+4. the candidate with the lowest validation risk on V (MSE/Brier or NLL) is selected;
+   hyperparameter grids (backoff/residual shrinkage, residual base) are tuned on V and
+   count toward the menu size |C|;
+5. only then does :meth:`SelectionResult.audit` evaluate candidates on the research test
+   block T. ``_choose`` never receives T rows, so T cannot change the selection.
+
+The guarded mode (``guard='one_se'``) keeps the prior family's best candidate unless the
+selected candidate's upper one-SE validation risk is below the prior's lower one-SE risk
+(paper, Cold-Start Few-Label Diagnostic).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .diagnostics import (GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics, losses,
+                          metric_suite, prefix_diagnostics, regime_quadrant, theorem1_bound,
+                          validation_scale)
+from .encoding import EncodedPanel, encode_panel, nominal_cells, pattern_labels, prefix_patterns
+from .errors import MenuError, SplitError
+from .families import FAMILIES, PAIRWISE_FEATURE, REGISTRY, PrefixFeatures, get_family
+from .panel import Panel
+from .paths import PATH_RULES, JudgePath, build_paths
+from .splits import Blocks
+
+DEFAULT_PATHS = ("info_first", "complexity_penalized", "random")
+DEFAULT_TABLE_K_MAX = 8
+DEFAULT_PAIRWISE_K_MAX = 12
+
+
+@dataclass
+class Candidate:
+    """One (path, K, family) entry of the menu with its validation and diagnostic record."""
+
+    index: int
+    path_rule: str
+    path_label: str
+    judges: list[str]
+    judge_idx: tuple[int, ...]
+    K: int
+    family: str
+    params: dict
+    grid_size: int
+    val_mse: float
+    val_nll: float
+    val_risk: float
+    val_se: float
+    diagnostics: PrefixDiagnostics | None
+    test_mse: float | None = None
+    test_nll: float | None = None
+
+    def to_dict(self) -> dict:
+        d = {"index": self.index, "path_rule": self.path_rule, "path": self.path_label or self.path_rule,
+             "judges": self.judges, "K": self.K, "family": self.family, "params": self.params,
+             "grid_size": self.grid_size, "val_mse": self.val_mse, "val_nll": self.val_nll,
+             "val_risk": self.val_risk, "val_se": self.val_se,
+             "test_mse": self.test_mse, "test_nll": self.test_nll}
+        diag = self.diagnostics.to_dict() if self.diagnostics else {
+            k: None for k in ("Q_K", "S_K", "H_K", "unseen_val", "unseen_test", "V_cell",
+                              "V_proxy", "cell_pressure_sum")}
+        d.update(diag)
+        return d
+
+
+@dataclass
+class FCPSSelector:
+    """Finite-Calibration Panel Selection over paths x K x families.
+
+    Parameters
+    ----------
+    paths : path rules (``info_first``, ``random``, ``complexity_penalized``, ``cfps``).
+    families : aggregator families (see ``fcps_core.families``).
+    k_max : largest prefix for every family (None = the whole pool for scalar families).
+    table_k_max : largest prefix for table-like families (default 8; nominal tables grow as
+        |alphabet|^K).
+    pairwise_k_max : largest prefix for pairwise-feature stackers (K(K-1)/2 features).
+    alpha, fallback : ``table`` smoothing and unseen-pattern fallback.
+    objective : ``mse`` (Brier, the theory's loss) or ``nll``.
+    guard : None or ``one_se``; ``prior_family`` None = task-type prior (``one_coin_iso``
+        for pairwise/binary panels, ``ridge_iso`` otherwise).
+    refit : ``frozen`` (deploy the M-fitted candidate) or ``refit`` (refit the chosen
+        candidate on S+M+V before deployment).
+    n_bins : quantile bins for continuous judges (fitted on M).
+    seed : seeds the random path.
+    """
+
+    paths: Sequence[str] = DEFAULT_PATHS
+    families: Sequence[str] = FAMILIES
+    k_max: int | None = None
+    table_k_max: int = DEFAULT_TABLE_K_MAX
+    pairwise_k_max: int = DEFAULT_PAIRWISE_K_MAX
+    alpha: float = 0.5
+    fallback: str = "global"
+    objective: str = "mse"
+    guard: str | None = None
+    prior_family: str | None = None
+    refit: str = "frozen"
+    n_bins: int = 5
+    seed: int = 0
+    complexity_penalty: float = 1.0
+    cfps_max_paths: int = 32
+    gain_threshold: float = GAIN_THRESHOLD
+    pressure_threshold: float = PRESSURE_THRESHOLD
+    family_options: dict = field(default_factory=dict)
+    progress: Callable[[float, str], None] | None = None
+
+    def validate(self, n_judges: int) -> None:
+        for f in self.families:
+            get_family(f)
+        for r in self.paths:
+            if r not in PATH_RULES:
+                raise MenuError(f"unknown path rule {r!r}; use {', '.join(PATH_RULES)}")
+        if not self.families:
+            raise MenuError("the family menu is empty")
+        if not self.paths:
+            raise MenuError("the path-rule menu is empty")
+        if self.objective not in ("mse", "nll"):
+            raise MenuError(f"objective must be mse or nll, not {self.objective!r}")
+        if self.guard not in (None, "one_se"):
+            raise MenuError(f"guard must be one_se or none, not {self.guard!r}")
+        if self.refit not in ("frozen", "refit"):
+            raise MenuError(f"refit must be frozen or refit, not {self.refit!r}")
+        if self.k_max is not None and self.k_max < 1:
+            raise MenuError("k_max must be at least 1")
+        if self.alpha < 0:
+            raise MenuError("alpha must be >= 0")
+        if self.fallback not in ("global", "lower_prefix"):
+            raise MenuError("fallback must be global or lower_prefix")
+        if self.prior_family is not None:
+            get_family(self.prior_family)
+
+    # -- K limits ------------------------------------------------------------------------
+    def k_limit(self, family: str, n_judges: int) -> int:
+        limit = n_judges if self.k_max is None else min(self.k_max, n_judges)
+        if REGISTRY[family].table_like:
+            limit = min(limit, self.table_k_max)
+        if family in PAIRWISE_FEATURE:
+            limit = min(limit, self.pairwise_k_max)
+        return limit
+
+    def family_instance(self, family: str, params: dict):
+        cls = get_family(family)
+        if family == "table":
+            params = {"alpha": self.alpha, "fallback": self.fallback, **params}
+        return cls(**params)
+
+    def family_grid(self, family: str) -> list[dict]:
+        return get_family(family).grid(**self.family_options)
+
+    # -- main ----------------------------------------------------------------------------
+    def fit(self, panel: Panel, blocks: Blocks) -> "SelectionResult":
+        t0 = time.perf_counter()
+        self.validate(len(panel.judges))
+        for b in ("S", "M", "V"):
+            if len(getattr(blocks, b)) == 0:
+                raise SplitError(f"block {b} is empty: FCPS needs selection, calibration and validation labels")
+        y = panel.labels
+        for b in ("S", "M", "V", "T"):
+            rows = getattr(blocks, b)
+            if len(rows) and np.isnan(y[rows]).any():
+                raise SplitError(f"block {b} contains unlabelled rows")
+        report = self.progress or (lambda frac, msg: None)
+        encoded = encode_panel(panel, blocks.M, n_bins=self.n_bins)
+        alph = encoded.alphabet_sizes
+        report(0.02, "building judge paths on the selection block")
+        paths = build_paths(list(self.paths), encoded.codes[blocks.S], y[blocks.S], len(blocks.M),
+                            table_k_max=min(self.table_k_max, self.k_max or self.table_k_max),
+                            seed=self.seed, penalty=self.complexity_penalty,
+                            cfps_max_paths=self.cfps_max_paths)
+        names = panel.judge_names
+        not_M = np.setdiff1d(np.arange(panel.n_rows), blocks.M)
+        work = []  # (path, K)
+        for path in paths:
+            top = max(self.k_limit(f, len(path.judges)) for f in self.families)
+            for K in path.prefix_sizes:
+                if K <= top:
+                    work.append((path, K))
+        if not work:
+            raise MenuError("no candidate fits the K limits; raise --k-max")
+        fits: dict[tuple, dict] = {}        # cache: (judges, family, params) -> fitted record
+        diag_cache: dict[tuple, PrefixDiagnostics | None] = {}
+        pattern_cache: dict[tuple, list] = {}
+        candidates: list[Candidate] = []
+        models: dict[int, object] = {}
+        menu_size = 0
+        for w, (path, K) in enumerate(work):
+            report(0.05 + 0.9 * w / len(work), f"{path.label or path.rule}: K={K}")
+            judges = path.judges[:K]
+            feats = self._features(encoded, path, K, pattern_cache)
+            if judges not in diag_cache:
+                diag_cache[judges] = self._diagnostics(feats, blocks, alph[list(judges)])
+            diag = diag_cache[judges]
+            X_M, X_V = feats.take(blocks.M), feats.take(blocks.V)
+            X_rest = feats.take(not_M)
+            for family in self.families:
+                cls = REGISTRY[family]
+                if K > self.k_limit(family, len(path.judges)):
+                    continue
+                if cls.needs_patterns and feats.patterns[K - 1] is None:
+                    continue
+                best = None
+                grid = self.family_grid(family)
+                for params in grid:
+                    key = (judges, family, tuple(sorted(params.items())))
+                    if key not in fits:
+                        model = self.family_instance(family, params)
+                        model.fit(X_M, y[blocks.M], X_rest if cls.uses_unlabelled else None)
+                        pred_V = model.predict(X_V)
+                        fits[key] = {"model": model, "pred_V": pred_V}
+                    rec = fits[key]
+                    risk = float(np.mean(losses(self.objective, y[blocks.V], rec["pred_V"])))
+                    if best is None or risk < best[0] - 1e-15:
+                        best = (risk, params, rec)
+                risk, params, rec = best
+                menu_size += len(grid)
+                lv = losses(self.objective, y[blocks.V], rec["pred_V"])
+                cand = Candidate(
+                    index=len(candidates), path_rule=path.rule, path_label=path.label,
+                    judges=[names[j] for j in judges], judge_idx=judges, K=K, family=family,
+                    params=dict(params), grid_size=len(grid),
+                    val_mse=float(np.mean(losses("mse", y[blocks.V], rec["pred_V"]))),
+                    val_nll=float(np.mean(losses("nll", y[blocks.V], rec["pred_V"]))),
+                    val_risk=risk, val_se=float(np.std(lv, ddof=1) / math.sqrt(len(lv))) if len(lv) > 1 else math.nan,
+                    diagnostics=diag)
+                candidates.append(cand)
+                models[cand.index] = rec["model"]
+        if not candidates:
+            raise MenuError("the menu produced no candidates (every family was out of its K range)")
+        report(0.96, "selecting on the validation block")
+        selected_index, guard_info = self._choose(candidates, panel)
+        result = SelectionResult(panel=panel, blocks=blocks, selector=self, encoded=encoded,
+                                 paths=paths, candidates=candidates, models=models,
+                                 menu_size=menu_size, selected_index=selected_index,
+                                 guard=guard_info, feature_cache=pattern_cache)
+        result._compute_regime()
+        result.audit()
+        result.timings["select_seconds"] = time.perf_counter() - t0
+        report(1.0, "done")
+        return result
+
+    def _features(self, encoded: EncodedPanel, path: JudgePath, K: int, cache: dict) -> PrefixFeatures:
+        judges = path.judges[:K]
+        # Pattern ids depend only on the ordered judges: share them across paths.
+        if judges not in cache:
+            cache[judges] = prefix_patterns(encoded.codes[:, list(judges)],
+                                            encoded.alphabet_sizes[list(judges)])
+        return PrefixFeatures(patterns=cache[judges], scores=encoded.scores[:, list(judges)])
+
+    @staticmethod
+    def _diagnostics(feats: PrefixFeatures, blocks: Blocks, alph: np.ndarray) -> PrefixDiagnostics | None:
+        ids = feats.patterns[feats.K - 1]
+        if ids is None:
+            return None
+        return prefix_diagnostics(ids[blocks.M], ids[blocks.V],
+                                  ids[blocks.T] if len(blocks.T) else None, nominal_cells(alph))
+
+    def default_prior(self, panel: Panel) -> str:
+        kinds = {j.schema for j in panel.judges}
+        return "one_coin_iso" if kinds <= {"pairwise", "binary"} else "ridge_iso"
+
+    def _choose(self, candidates: list[Candidate], panel: Panel) -> tuple[int, dict | None]:
+        """Validation argmin (ties: smaller K, simpler family, menu order). Uses no T data."""
+        def key(c: Candidate):
+            return (c.val_risk, c.K, REGISTRY[c.family].complexity_rank, c.index)
+        best = min(candidates, key=key)
+        if self.guard != "one_se":
+            return best.index, None
+        prior = self.prior_family or self.default_prior(panel)
+        pool = [c for c in candidates if c.family == prior]
+        if not pool:
+            return best.index, {"mode": "one_se", "prior_family": prior, "adapted": True,
+                                "reason": "prior family not in the menu"}
+        prior_best = min(pool, key=key)
+        if best.family == prior:
+            return best.index, {"mode": "one_se", "prior_family": prior, "adapted": False,
+                                "reason": "the validation argmin is already the prior family"}
+        upper = best.val_risk + (best.val_se if math.isfinite(best.val_se) else 0.0)
+        lower = prior_best.val_risk - (prior_best.val_se if math.isfinite(prior_best.val_se) else 0.0)
+        adapted = upper < lower
+        return (best.index if adapted else prior_best.index), {
+            "mode": "one_se", "prior_family": prior, "adapted": bool(adapted),
+            "argmin_index": best.index, "prior_index": prior_best.index,
+            "argmin_upper": upper, "prior_lower": lower}
+
+
+@dataclass
+class SelectionResult:
+    """Everything a selection produced: candidates, the choice, diagnostics, the predictor."""
+
+    panel: Panel
+    blocks: Blocks
+    selector: FCPSSelector
+    encoded: EncodedPanel
+    paths: list[JudgePath]
+    candidates: list[Candidate]
+    models: dict
+    menu_size: int
+    selected_index: int
+    guard: dict | None
+    feature_cache: dict
+    regime: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def selected(self) -> Candidate:
+        return self.candidates[self.selected_index]
+
+    @property
+    def n_val(self) -> int:
+        return len(self.blocks.V)
+
+    @property
+    def validation_scale(self) -> float:
+        return validation_scale(self.menu_size, self.n_val)
+
+    @property
+    def theorem1_bound(self) -> float:
+        return theorem1_bound(self.menu_size, self.n_val)
+
+    def features(self, cand: Candidate) -> PrefixFeatures:
+        ids = self.feature_cache[cand.judge_idx]
+        return PrefixFeatures(patterns=ids, scores=self.encoded.scores[:, list(cand.judge_idx)])
+
+    def predict_rows(self, cand: Candidate, rows: np.ndarray) -> np.ndarray:
+        return self.models[cand.index].predict(self.features(cand).take(rows))
+
+    def audit(self) -> None:
+        """Research-test audit: T metrics for every candidate, after selection is fixed."""
+        T = self.blocks.T
+        if len(T) == 0:
+            return
+        y = self.panel.labels[T]
+        done: dict[int, tuple[float, float]] = {}
+        for c in self.candidates:
+            mid = id(self.models[c.index])
+            if mid not in done:
+                p = self.predict_rows(c, T)
+                done[mid] = (float(np.mean(losses("mse", y, p))), float(np.mean(losses("nll", y, p))))
+            c.test_mse, c.test_nll = done[mid]
+
+    def _compute_regime(self) -> None:
+        table_like = [c for c in self.candidates if REGISTRY[c.family].table_like and c.diagnostics]
+        scalar = [c for c in self.candidates if not REGISTRY[c.family].table_like]
+        s = self.selector
+        if not table_like or not scalar:
+            self.regime = regime_quadrant(None, None, gain_threshold=s.gain_threshold,
+                                          pressure_threshold=s.pressure_threshold)
+            return
+        best_t = min(table_like, key=lambda c: (c.val_risk, c.K, c.index))
+        best_s = min(scalar, key=lambda c: (c.val_risk, c.K, c.index))
+        n_M = len(self.blocks.M)
+        pressure = best_t.diagnostics.H_K / n_M + best_t.diagnostics.unseen_val
+        gain = best_s.val_risk - best_t.val_risk
+        # Paired SE of the validation loss difference: how far the gain is from noise.
+        yV = self.panel.labels[self.blocks.V]
+        diff = losses(s.objective, yV, self.predict_rows(best_s, self.blocks.V)) - \
+            losses(s.objective, yV, self.predict_rows(best_t, self.blocks.V))
+        se = float(np.std(diff, ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else math.nan
+        self.regime = regime_quadrant(gain, pressure, gain_threshold=s.gain_threshold,
+                                      pressure_threshold=s.pressure_threshold)
+        self.regime.update({"interaction_gain_se": se, "best_table_like_index": best_t.index,
+                            "best_scalar_index": best_s.index})
+
+    # -- per-cell audit ------------------------------------------------------------------
+    def cell_table(self, cand: Candidate | int | None = None, *, limit: int | None = None) -> list[dict]:
+        """Per-pattern audit of a candidate's prefix: pattern, N_z (M), mean label (M),
+        prediction, and V/T frequencies; sorted by N_z descending, unseen cells last."""
+        if cand is None:
+            cand = self.selected
+        elif isinstance(cand, int):
+            cand = self.candidates[cand]
+        feats = self.features(cand)
+        ids = feats.patterns[cand.K - 1]
+        if ids is None:
+            return []
+        b = self.blocks
+        y = self.panel.labels
+        model = self.models[cand.index]
+        rows_all = np.concatenate([b.M, b.V, b.T])
+        uniq = np.unique(ids[rows_all])
+        out = []
+        codes = self.encoded.codes[:, list(cand.judge_idx)]
+        first_row = {}
+        for r in rows_all:
+            first_row.setdefault(int(ids[r]), int(r))
+        pred_all = model.predict(feats.take(rows_all))
+        pred_by_id: dict[int, list[float]] = {}
+        for r, p in zip(rows_all, pred_all):
+            pred_by_id.setdefault(int(ids[r]), []).append(float(p))
+        n_V, n_T = max(len(b.V), 1), max(len(b.T), 1)
+        for z in uniq:
+            z = int(z)
+            in_M = b.M[ids[b.M] == z]
+            out.append({
+                "pattern": pattern_labels(codes[first_row[z]], self.encoded.encoders),
+                "N_z": int(len(in_M)),
+                "mean_label": float(y[in_M].mean()) if len(in_M) else None,
+                "prediction": float(np.mean(pred_by_id[z])),
+                "freq_val": float(np.sum(ids[b.V] == z) / n_V),
+                "freq_test": float(np.sum(ids[b.T] == z) / n_T) if len(b.T) else None,
+                "unseen": len(in_M) == 0,
+            })
+        out.sort(key=lambda d: (d["unseen"], -d["N_z"], -d["freq_val"], d["pattern"]))
+        return out[:limit] if limit else out
+
+    # -- deployment ----------------------------------------------------------------------
+    def predictor(self):
+        """The deployable predictor of the selected candidate under the refit policy."""
+        from .predictor import FCPSPredictor
+        return FCPSPredictor.from_selection(self)
+
+    # -- reporting -----------------------------------------------------------------------
+    def to_dict(self, *, cells_limit: int = 200) -> dict:
+        sel = self.selected
+        sizes = self.blocks.sizes()
+        return {
+            "panel": {"name": self.panel.name, "rows": self.panel.n_rows,
+                      "labelled": self.panel.n_labelled, "judges": self.panel.judge_names,
+                      "schema": self.panel.schema,
+                      "judge_schemas": {j.name: j.schema for j in self.panel.judges},
+                      "label_note": self.panel.label_note or None},
+            "split": {**sizes, "seed": self.blocks.seed, "source": self.blocks.source,
+                      "groups": {b: int(len(set(self.panel.group_ids[getattr(self.blocks, b)])))
+                                 for b in ("S", "M", "V", "T")}},
+            "menu": {"paths": list(self.selector.paths), "families": list(self.selector.families),
+                     "k_max": self.selector.k_max, "table_k_max": self.selector.table_k_max,
+                     "pairwise_k_max": self.selector.pairwise_k_max, "alpha": self.selector.alpha,
+                     "fallback": self.selector.fallback, "objective": self.selector.objective,
+                     "guard": self.selector.guard, "refit": self.selector.refit,
+                     "n_bins": self.selector.n_bins},
+            "menu_size": self.menu_size,
+            "n_candidates": len(self.candidates),
+            "validation_scale": self.validation_scale,
+            "theorem1_bound": self.theorem1_bound,
+            "selected": {"path_rule": sel.path_rule, "path": sel.path_label or sel.path_rule,
+                         "judges": sel.judges, "K": sel.K, "family": sel.family,
+                         "params": sel.params, "val_mse": sel.val_mse, "val_nll": sel.val_nll,
+                         "test_mse": sel.test_mse, "test_nll": sel.test_nll,
+                         "index": sel.index},
+            "guard": self.guard,
+            "paths": [{"rule": p.rule, "label": p.label or p.rule,
+                       "judges": [self.panel.judge_names[j] for j in p.judges],
+                       "prefix_sizes": list(p.prefix_sizes) if p.rule == "cfps" else None}
+                      for p in self.paths],
+            "candidates": [c.to_dict() for c in self.candidates],
+            "regime": self.regime,
+            "cells": self.cell_table(sel, limit=cells_limit),
+            "timings": self.timings,
+        }
+
+
+def select(panel: Panel, blocks: Blocks, **options) -> SelectionResult:
+    """Run FCPS on ``panel`` with ``blocks``; ``options`` are :class:`FCPSSelector` fields."""
+    return FCPSSelector(**options).fit(panel, blocks)
+
+
+def progress_to_stderr(frac: float, message: str) -> None:
+    sys.stderr.write(f"\r[{frac * 100:5.1f}%] {message[:70]:<70}")
+    if frac >= 1.0:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
