@@ -1,0 +1,91 @@
+"""Diagnostics against hand computations of the paper's definitions."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fcps_core.diagnostics import (metric_suite, nll_losses, prefix_diagnostics, regime_quadrant,
+                                   theorem1_bound, validation_scale)
+from fcps_core.paths import expected_cell_pressure
+
+
+def test_prefix_diagnostics_by_hand():
+    ids_M = np.array([1, 1, 1, 2])          # N_1 = 3, N_2 = 1, n_M = 4
+    ids_V = np.array([1, 2, 3, 3])          # pattern 3 unseen in M
+    ids_T = np.array([2, 2, 1, 4, 1])       # pattern 4 unseen in M
+    d = prefix_diagnostics(ids_M, ids_V, ids_T, Q_K=9.0)
+    assert d.S_K == 2 and d.Q_K == 9.0
+    # H_K = exp(-sum p log p), p = (3/4, 1/4)
+    assert d.H_K == pytest.approx(math.exp(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25))))
+    assert d.unseen_val == pytest.approx(2 / 4)
+    assert d.unseen_test == pytest.approx(1 / 5)
+    # V_cell = sum_{N_z>0} p_T(z)/N_z + u_T = (2/5)/3 + (2/5)/1 + 1/5
+    assert d.V_cell == pytest.approx((2 / 5) / 3 + (2 / 5) / 1 + 1 / 5)
+    assert d.V_proxy == pytest.approx(d.H_K / 4 + 1 / 5)
+
+
+def test_prefix_diagnostics_without_test_block_use_validation():
+    d = prefix_diagnostics(np.array([1, 1, 2]), np.array([1, 5]), None, Q_K=4.0)
+    assert d.unseen_test is None
+    assert d.V_cell == pytest.approx((1 / 2) / 2 + 1 / 2)
+    assert d.V_proxy == pytest.approx(d.H_K / 3 + 1 / 2)
+
+
+@pytest.mark.parametrize("n_V,menu,expected", [
+    # Paper Table tab:candidate-menu-validation (values as printed, 3 decimals).
+    (300, 21, 0.101), (300, 42, 0.112), (100, 21, 0.174), (100, 42, 0.193),
+    (192, 21, 0.126), (192, 42, 0.139), (200, 21, 0.123), (200, 42, 0.137)])
+def test_validation_scale_matches_paper_table(n_V, menu, expected):
+    # The paper prints 3 decimals (0.1395 appears as 0.139): agree to that precision.
+    assert validation_scale(menu, n_V) == pytest.approx(expected, abs=1e-3)
+
+
+def test_theorem1_bound_formula():
+    # 2 sqrt(log(2|C|/delta) / (2 n_V))
+    assert theorem1_bound(21, 100, delta=0.05) == pytest.approx(2 * math.sqrt(math.log(840) / 200))
+
+
+def test_expected_cell_pressure_equals_brute_force_binomial_sum():
+    p = np.array([0.5, 0.3, 0.15, 0.05])
+    n = 12
+    expect = 0.0
+    for pz in p:
+        e_inv = sum(math.comb(n, k) * pz ** k * (1 - pz) ** (n - k) / k for k in range(1, n + 1))
+        expect += pz * e_inv + pz * (1 - pz) ** n
+    assert expected_cell_pressure(p, n) == pytest.approx(expect, abs=1e-12)
+
+
+def test_expected_cell_pressure_falls_with_calibration_size():
+    p = np.full(16, 1 / 16)
+    values = [expected_cell_pressure(p, n) for n in (8, 32, 128, 512)]
+    assert all(a > b for a, b in zip(values, values[1:]))
+
+
+def test_nll_clips_and_handles_soft_labels():
+    assert nll_losses(np.array([0.5]), np.array([0.5]))[0] == pytest.approx(math.log(2))
+    assert math.isfinite(nll_losses(np.array([1.0]), np.array([0.0]))[0])
+
+
+def test_metric_suite():
+    y = np.array([1.0, 0.0, 1.0, 0.0])
+    p = np.array([0.9, 0.2, 0.4, 0.1])
+    m = metric_suite(y, p)
+    assert m["mse"] == pytest.approx(np.mean((y - p) ** 2))
+    assert m["accuracy"] == pytest.approx(0.75)
+    assert -1 <= m["pearson"] <= 1 and -1 <= m["spearman"] <= 1
+
+
+@pytest.mark.parametrize("gain,pressure,quadrant", [
+    (0.02, 0.01, "joint_table"), (0.02, 0.5, "shrink_or_collect"),
+    (-0.01, 0.01, "keep_scalar"), (0.0, 0.5, "prefer_scalar")])
+def test_regime_quadrants(gain, pressure, quadrant):
+    assert regime_quadrant(gain, pressure)["quadrant"] == quadrant
+
+
+def test_regime_thresholds_are_overridable():
+    assert regime_quadrant(0.005, 0.05, gain_threshold=0.01)["quadrant"] == "keep_scalar"
+    assert regime_quadrant(0.005, 0.05, pressure_threshold=0.01)["quadrant"] == "shrink_or_collect"
+    assert regime_quadrant(None, 0.1)["quadrant"] is None

@@ -1,0 +1,257 @@
+"""Each family against a hand computation of its stated model, plus shared properties.
+
+Pattern ids are given directly (PrefixFeatures.patterns[k] = id of the first k+1 judges),
+so the expected numbers below are the paper's formulas evaluated by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression, Ridge
+
+from fcps_core.families import FAMILIES, REGISTRY, PrefixFeatures
+from fcps_core.families.base import pairwise_features
+
+
+def feats(patterns, scores=None):
+    patterns = [np.asarray(p, dtype=np.int64) for p in patterns]
+    n = len(patterns[0])
+    if scores is None:
+        scores = np.zeros((n, len(patterns)))
+    return PrefixFeatures(patterns=patterns, scores=np.asarray(scores, dtype=float))
+
+
+# -- table: Eq. (eq:smooth-estimator) ---------------------------------------------------------
+def test_table_matches_smoothed_estimator_by_hand():
+    # Calibration: pattern 10 has labels 1,1,0; pattern 20 has label 0. ybar = 2/4 = 0.5.
+    X = feats([[10, 10, 10, 20]])
+    y = np.array([1.0, 1.0, 0.0, 0.0])
+    model = REGISTRY["table"](alpha=0.5).fit(X, y)
+    pred = model.predict(feats([[10, 20, 30]]))
+    # g(z) = (sum y + alpha * ybar) / (N_z + alpha); unseen -> ybar
+    assert pred[0] == pytest.approx((2 + 0.5 * 0.5) / (3 + 0.5), abs=1e-15)
+    assert pred[1] == pytest.approx((0 + 0.5 * 0.5) / (1 + 0.5), abs=1e-15)
+    assert pred[2] == pytest.approx(0.5, abs=1e-15)
+
+
+def test_table_alpha_zero_is_cell_mean():
+    X = feats([[1, 1, 2, 2, 2]])
+    y = np.array([1.0, 0.0, 1.0, 1.0, 0.0])
+    pred = REGISTRY["table"](alpha=0.0).fit(X, y).predict(feats([[1, 2]]))
+    assert pred.tolist() == pytest.approx([0.5, 2 / 3])
+
+
+def test_table_lower_prefix_fallback_by_hand():
+    # Level 0 = first judge's pattern, level 1 = joint pattern of two judges.
+    X = feats([[0, 0, 1, 1], [0, 1, 2, 3]])
+    y = np.array([1.0, 1.0, 0.0, 1.0])  # ybar = 0.75
+    model = REGISTRY["table"](alpha=0.5, fallback="lower_prefix").fit(X, y)
+    # Row A: full pattern 1 seen -> full-table value. Row B: full pattern 99 unseen, first
+    # judge's pattern 0 seen -> level-0 value. Row C: both unseen -> ybar.
+    pred = model.predict(feats([[0, 0, 7], [1, 99, 99]]))
+    assert pred[0] == pytest.approx((1 + 0.5 * 0.75) / 1.5)
+    assert pred[1] == pytest.approx((2 + 0.5 * 0.75) / 2.5)
+    assert pred[2] == pytest.approx(0.75)
+    glob = REGISTRY["table"](alpha=0.5, fallback="global").fit(X, y)
+    assert glob.predict(feats([[0], [99]]))[0] == pytest.approx(0.75)
+
+
+def test_never_seen_output_is_unseen_pattern():
+    X = feats([[0, 0, 1]])
+    model = REGISTRY["table"]().fit(X, np.array([1.0, 1.0, 0.0]))
+    assert model.predict(feats([[-1]]))[0] == pytest.approx(2 / 3)
+
+
+# -- backoff ---------------------------------------------------------------------------------
+def test_backoff_by_hand():
+    X = feats([[0, 0, 1], [0, 1, 2]])
+    y = np.array([1.0, 0.0, 0.0])        # ybar = 1/3
+    lam = 2.0
+    model = REGISTRY["backoff"](shrinkage=lam).fit(X, y)
+    ybar = 1 / 3
+    g1_0 = (1.0 + lam * ybar) / (2 + lam)          # level-1 cell "judge1 = 0": labels 1, 0
+    g2_00 = (1.0 + lam * g1_0) / (1 + lam)         # joint (0, pattern 0): label 1
+    g2_unseen = g1_0                                # unseen joint pattern inherits its parent
+    pred = model.predict(feats([[0, 0, 5], [0, 42, 42]]))
+    assert pred[0] == pytest.approx(g2_00)
+    assert pred[1] == pytest.approx(g2_unseen)
+    assert pred[2] == pytest.approx(ybar)
+
+
+# -- residual --------------------------------------------------------------------------------
+def test_residual_adds_count_shrunk_cell_residual():
+    rng = np.random.default_rng(0)
+    scores = rng.random((40, 2))
+    pats = [np.arange(40) % 3, np.arange(40) % 5]
+    y = (rng.random(40) < scores.mean(axis=1)).astype(float)
+    X = feats(pats, scores)
+    model = REGISTRY["residual"](base="mean_iso", shrinkage=4.0).fit(X, y)
+    base = REGISTRY["mean_iso"]().fit(X, y)
+    r = y - base.predict(X)
+    z = pats[1]
+    for cell in range(5):
+        rows = np.flatnonzero(z == cell)
+        expect = base.predict(X.take(rows)) + r[rows].sum() / (len(rows) + 4.0)
+        assert np.allclose(model.predict(X.take(rows)), np.clip(expect, 0, 1))
+    unseen = feats([[0], [77]], scores[:1])
+    assert model.predict(unseen)[0] == pytest.approx(base.predict(X.take(np.array([0])))[0])
+
+
+# -- scalar families -------------------------------------------------------------------------
+def test_mean_iso_is_isotonic_of_mean():
+    rng = np.random.default_rng(1)
+    s = rng.choice([0.0, 0.5, 1.0], size=(60, 3))
+    y = (rng.random(60) < s.mean(axis=1)).astype(float)
+    X = feats([np.zeros(60)], s)
+    got = REGISTRY["mean_iso"]().fit(X, y).predict(X)
+    iso = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(s.mean(axis=1), y)
+    assert np.allclose(got, iso.predict(s.mean(axis=1)))
+
+
+def test_one_coin_weights_by_hand():
+    # Judge 1 is right on 3 of 4 rows; judge 2 abstains (tie) on row 0 and is right on 3 of 3.
+    s = np.array([[1.0, 0.5], [1.0, 1.0], [0.0, 0.0], [1.0, 0.0]])
+    y = np.array([1.0, 1.0, 0.0, 0.0])
+    model = REGISTRY["one_coin_iso"]().fit(feats([np.zeros(4)], s), y)
+    acc1 = (3 + 1) / (4 + 2)
+    acc2 = (3 + 1) / (3 + 2)
+    assert model.weights_ == pytest.approx([math.log(acc1 / (1 - acc1)), math.log(acc2 / (1 - acc2))])
+    prior = (2 + 1) / (4 + 2)
+    assert model.prior_logit_ == pytest.approx(math.log(prior / (1 - prior)))
+
+
+def test_one_coin_accuracy_is_clipped():
+    s = np.ones((200, 1))
+    y = np.ones(200)
+    y[0] = 0.0
+    model = REGISTRY["one_coin_iso"]().fit(feats([np.zeros(200)], s), y)
+    assert model.weights_[0] == pytest.approx(math.log(0.95 / 0.05))
+
+
+def test_ridge_iso_matches_sklearn_pipeline():
+    rng = np.random.default_rng(2)
+    s = rng.random((80, 4))
+    y = (rng.random(80) < s[:, 0]).astype(float)
+    got = REGISTRY["ridge_iso"]().fit(feats([np.zeros(80)], s), y).predict(feats([np.zeros(80)], s))
+    lin = Ridge(alpha=1.0).fit(s, y).predict(s)
+    iso = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(lin, y)
+    assert np.allclose(got, iso.predict(lin))
+
+
+def test_logistic_binary_matches_sklearn():
+    rng = np.random.default_rng(3)
+    s = rng.random((100, 3))
+    y = (rng.random(100) < s[:, 1]).astype(float)
+    got = REGISTRY["logistic"]().fit(feats([np.zeros(100)], s), y).predict(feats([np.zeros(100)], s))
+    ref = LogisticRegression(C=1.0, max_iter=1000).fit(s, y).predict_proba(s)[:, 1]
+    assert np.allclose(got, ref, atol=1e-6)
+
+
+def test_logistic_soft_labels_solve_penalised_likelihood():
+    rng = np.random.default_rng(4)
+    s = rng.random((150, 2))
+    y = np.clip(s[:, 0] + 0.1 * rng.standard_normal(150), 0, 1)
+    model = REGISTRY["logistic"]().fit(feats([np.zeros(150)], s), y)
+    p = model.predict(feats([np.zeros(150)], s))
+    # Stationarity of sum_i [y log p + (1-y) log(1-p)] - |w|^2 / (2C): X'(y - p) = w / C.
+    grad_w = s.T @ (y - p) - model.coef_ / 1.0
+    grad_b = np.sum(y - p)
+    assert np.max(np.abs(grad_w)) < 1e-3 and abs(grad_b) < 1e-3
+
+
+def test_pairwise_features_products():
+    s = np.array([[0.1, 0.2, 0.3]])
+    f = pairwise_features(s)
+    assert f.tolist()[0] == pytest.approx([0.1, 0.2, 0.3, 0.02, 0.03, 0.06])
+
+
+def test_ds_jury_recovers_reliable_judges_and_uses_unlabelled():
+    rng = np.random.default_rng(5)
+    n = 3000
+    truth = rng.random(n) < 0.5
+    acc = np.array([0.9, 0.8, 0.7, 0.55])
+    correct = rng.random((n, 4)) < acc
+    votes = np.where(correct, truth[:, None], ~truth[:, None]).astype(float)
+    y = truth.astype(float)
+    X_all = feats([np.zeros(n)], votes)
+    lab = np.arange(200)
+    model = REGISTRY["ds_jury"]().fit(X_all.take(lab), y[lab], X_all.take(np.arange(200, n)))
+    # Per-judge log-odds weight of a 1-vote should rank the judges by accuracy.
+    assert list(np.argsort(-model.w1_)) == [0, 1, 2, 3]
+    p = model.predict(X_all)
+    assert np.mean((p > 0.5) == truth) > 0.9
+    without = REGISTRY["ds_jury"]().fit(X_all.take(lab), y[lab], None)
+    assert not np.allclose(without.w1_, model.w1_)
+
+
+def test_ds_jury_orients_against_adversarial_votes():
+    rng = np.random.default_rng(6)
+    truth = rng.random(400) < 0.5
+    votes = np.where(rng.random((400, 3)) < 0.85, ~truth[:, None], truth[:, None]).astype(float)
+    model = REGISTRY["ds_jury"]().fit(feats([np.zeros(400)], votes), truth.astype(float))
+    assert model.orientation_ == -1.0
+    assert np.mean((model.predict(feats([np.zeros(400)], votes)) > 0.5) == truth) > 0.9
+
+
+# -- properties shared by every family --------------------------------------------------------
+def _random_features(rng, n, K):
+    codes = rng.integers(0, 3, size=(n, K))
+    pats = []
+    cur = np.zeros(n, dtype=np.int64)
+    for k in range(K):
+        cur = cur * 3 + codes[:, k]
+        pats.append(cur.copy())
+    scores = np.where(codes == 0, 0.0, np.where(codes == 1, 1.0, 0.5))
+    return PrefixFeatures(patterns=pats, scores=scores)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_json_round_trip_gives_identical_predictions(family):
+    rng = np.random.default_rng(7)
+    X = _random_features(rng, 120, 3)
+    y = rng.random(120).round(1)
+    model = REGISTRY[family]().fit(X, y, X)
+    state = json.loads(json.dumps(model.get_state()))
+    clone = REGISTRY[family].from_state(state)
+    Xn = _random_features(np.random.default_rng(8), 50, 3)
+    assert np.array_equal(model.predict(Xn), clone.predict(Xn))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("case", ["single_class", "constant_judge", "one_row"])
+def test_degenerate_calibration_blocks_do_not_crash(family, case):
+    rng = np.random.default_rng(9)
+    X = _random_features(rng, 30, 2)
+    y = rng.integers(0, 2, 30).astype(float)
+    if case == "single_class":
+        y[:] = 1.0
+    elif case == "constant_judge":
+        X.scores[:, 0] = 1.0
+        X.patterns[0][:] = 0
+    elif case == "one_row":
+        X, y = X.take(np.array([0])), y[:1]
+    model = REGISTRY[family]().fit(X, y, None)
+    p = model.predict(_random_features(np.random.default_rng(10), 20, 2))
+    assert np.all((p >= 0) & (p <= 1)) and np.all(np.isfinite(p))
+    if case == "single_class":
+        # Every family falls back to (or reproduces) the constant calibration mean.
+        assert np.allclose(p, 1.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 60), K=st.integers(1, 4),
+       family=st.sampled_from(FAMILIES))
+def test_predictions_are_probabilities(seed, n, K, family):
+    rng = np.random.default_rng(seed)
+    X = _random_features(rng, n, K)
+    y = rng.random(n)
+    model = REGISTRY[family]().fit(X, y, X)
+    p = model.predict(_random_features(np.random.default_rng(seed + 1), 40, K))
+    assert np.all(np.isfinite(p)) and p.min() >= 0.0 and p.max() <= 1.0
