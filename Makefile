@@ -21,7 +21,7 @@ test: install
 	$(PY) -m pytest -q tests
 
 bench: install
-	$(PY) bench/bench_select.py
+	PYTHONPATH=. $(PY) bench/bench_select.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

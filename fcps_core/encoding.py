@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .panel import MISSING, JudgeColumn, Panel, is_missing
+from .panel import MISSING, JudgeColumn, Panel
 
 INT64_SAFE = 2 ** 62
 
@@ -184,7 +184,3 @@ def pattern_labels(codes_row: np.ndarray, encoders: list[JudgeEncoder]) -> str:
     for c, enc in zip(codes_row, encoders):
         parts.append("<unseen>" if c < 0 else enc.vocab[int(c)])
     return "|".join(parts)
-
-
-def missing_token(token: str) -> bool:  # re-exported for readers of this module
-    return is_missing(token)

@@ -394,6 +394,7 @@ class SelectionResult:
         uniq = np.unique(ids[rows_all])
         out = []
         codes = self.encoded.codes[:, list(cand.judge_idx)]
+        encoders = [self.encoded.encoders[j] for j in cand.judge_idx]
         first_row = {}
         for r in rows_all:
             first_row.setdefault(int(ids[r]), int(r))
@@ -406,7 +407,7 @@ class SelectionResult:
             z = int(z)
             in_M = b.M[ids[b.M] == z]
             out.append({
-                "pattern": pattern_labels(codes[first_row[z]], self.encoded.encoders),
+                "pattern": pattern_labels(codes[first_row[z]], encoders),
                 "N_z": int(len(in_M)),
                 "mean_label": float(y[in_M].mean()) if len(in_M) else None,
                 "prediction": float(np.mean(pred_by_id[z])),

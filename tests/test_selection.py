@@ -178,12 +178,19 @@ def test_cfps_paths_run_on_a_65_judge_pool():
 
 
 def test_cell_table_counts_match_the_calibration_block(small_panel):
-    r = select(small_panel, make_blocks(small_panel), families=["table"], paths=["info_first"], k_max=3)
+    r = select(small_panel, make_blocks(small_panel), families=["table"], paths=["random"], k_max=3,
+               seed=5)
     cand = max(r.candidates, key=lambda c: c.K)
+    assert list(cand.judge_idx) != sorted(cand.judge_idx)   # a path that is not 0, 1, 2
     cells = r.cell_table(cand)
     assert sum(c["N_z"] for c in cells) == len(r.blocks.M)
     assert sum(c["freq_val"] for c in cells) == pytest.approx(1.0)
     assert cand.diagnostics.S_K == sum(1 for c in cells if c["N_z"] > 0)
+    # Pattern labels are the raw outputs of the candidate's judges, in path order.
+    raw = {j.name: j.raw_outputs() for j in small_panel.judges}
+    patterns = {c["pattern"]: c for c in cells}
+    for row in r.blocks.M[:50]:
+        assert "|".join(raw[name][row] for name in cand.judges) in patterns
     ybar = small_panel.labels[r.blocks.M].mean()
     for c in cells:
         if c["N_z"]:
@@ -236,3 +243,15 @@ def test_predictor_rejects_bad_files(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(PredictorError, match="cannot read"):
         FCPSPredictor.load(str(bad))
+
+
+def test_cell_patterns_are_the_raw_outputs_of_judges_with_different_vocabularies():
+    panel = read_panel("data/llmbar.csv").subset_judges(
+        ["GPT-4/CoT", "GPT-4/Rating", "PaLM2/CoT", "ChatGPT/Rating"])
+    r = select(panel, make_blocks(panel, seed=0), families=["table"], paths=["info_first", "random"],
+               seed=3)
+    raw = {j.name: j.raw_outputs() for j in panel.judges}
+    for cand in r.candidates:
+        patterns = {c["pattern"] for c in r.cell_table(cand)}
+        for row in r.blocks.M:
+            assert "|".join(raw[name][row] for name in cand.judges) in patterns
