@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 
 from .errors import FCPSError, MenuError, PanelError, PredictorError, SplitError  # noqa: E402
 from .io import read_panel  # noqa: E402
+load_panel = read_panel
 from .panel import Panel  # noqa: E402
 from .splits import Blocks, draw_blocks, make_blocks, repeated_blocks  # noqa: E402
 from .selection import FCPSSelector, SelectionResult, select  # noqa: E402
@@ -21,6 +22,6 @@ from .families import FAMILIES, REGISTRY  # noqa: E402
 from .paths import PATH_RULES  # noqa: E402
 
 __all__ = ["__version__", "FCPSError", "MenuError", "PanelError", "PredictorError", "SplitError",
-           "read_panel", "Panel", "Blocks", "draw_blocks", "make_blocks", "repeated_blocks",
+           "read_panel", "load_panel", "Panel", "Blocks", "draw_blocks", "make_blocks", "repeated_blocks",
            "FCPSSelector", "SelectionResult", "select", "FCPSPredictor", "FAMILIES", "REGISTRY",
            "PATH_RULES"]

@@ -23,6 +23,7 @@ class PanelError(FCPSError):
         self.line = line
         self.column = column
         self.hint = hint
+        self.detail = message
         where = []
         if line is not None:
             where.append(f"line {line}")
@@ -33,6 +34,11 @@ class PanelError(FCPSError):
             text += f" ({hint})"
         self.message = text
         super().__init__(text)
+
+
+    def with_item(self, item: str) -> "PanelError":
+        """The same error located by item id (for long files, whose items span many lines)."""
+        return PanelError(f"item {item!r}: {self.detail}", column=self.column, hint=self.hint)
 
 
 class SplitError(FCPSError):

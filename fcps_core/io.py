@@ -191,13 +191,19 @@ def read_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
         first_line_reported = first_line
     else:
         raise PanelError(f"unknown layout {layout!r}; use wide, long or auto")
-    panel = Panel.from_columns(columns, judges=judges, item_column=item_column,
-                               group_column=group_column, label_column=label_column,
-                               block_column=block_column, schema=schema, label_range=label_range,
-                               judge_range=judge_range, require_labels=require_labels,
-                               name=name or os.path.splitext(os.path.basename(path))[0],
-                               first_line=first_line_reported or 2)
-    return panel
+    try:
+        return Panel.from_columns(columns, judges=judges, item_column=item_column,
+                                  group_column=group_column, label_column=label_column,
+                                  block_column=block_column, schema=schema, label_range=label_range,
+                                  judge_range=judge_range, require_labels=require_labels,
+                                  name=name or os.path.splitext(os.path.basename(path))[0],
+                                  first_line=first_line_reported or 2)
+    except PanelError as exc:
+        if first_line_reported is not None or exc.line is None:
+            raise
+        # A pivoted long file has no line per item: name the item instead.
+        item = columns[item_column][exc.line - 2]
+        raise exc.with_item(item) from None
 
 
 def panel_to_wide_rows(panel: Panel) -> tuple[list[str], list[list[str]]]:

@@ -255,3 +255,14 @@ def test_cell_patterns_are_the_raw_outputs_of_judges_with_different_vocabularies
         patterns = {c["pattern"] for c in r.cell_table(cand)}
         for row in r.blocks.M:
             assert "|".join(raw[name][row] for name in cand.judges) in patterns
+
+
+@pytest.mark.parametrize("regime,kwargs", [("parity", {"parity_order": 3}), ("strength", {"gamma": 1.0})])
+def test_planted_three_way_interaction_with_ample_labels_selects_table_like(regime, kwargs):
+    panel = make_regime(regime, rows=6000, judges=7, seed=21, **kwargs)
+    r = select(panel, make_blocks(panel, split="1:2:1:1", seed=2))
+    assert REGISTRY[r.selected.family].table_like
+    assert {"J1", "J2", "J3"} <= set(r.selected.judges)
+    best_scalar = min((c for c in r.candidates if not REGISTRY[c.family].table_like),
+                      key=lambda c: c.val_risk)
+    assert r.selected.test_mse < best_scalar.test_mse
