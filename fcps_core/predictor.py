@@ -50,7 +50,7 @@ class FCPSPredictor:
         feats = PrefixFeatures(patterns=prefix_patterns(encoded.codes, encoded.alphabet_sizes),
                                scores=encoded.scores)
         model = result.selector.family_instance(sel.family, sel.params)
-        rest = np.setdiff1d(np.arange(result.panel.n_rows), rows)
+        rest = np.setdiff1d(np.arange(result.panel.n_rows), np.concatenate([rows, b.T]))
         model.fit(feats.take(rows), result.panel.labels[rows],
                   feats.take(rest) if type(model).uses_unlabelled else None)
         meta["refit_rows"] = int(len(rows))

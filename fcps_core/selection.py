@@ -10,7 +10,11 @@ Protocol (paper Table tab:protocol-guardrails), enforced by construction:
    hyperparameter grids (backoff/residual shrinkage, residual base) are tuned on V and
    count toward the menu size |C|;
 5. only then does :meth:`SelectionResult.audit` evaluate candidates on the research test
-   block T. ``_choose`` never receives T rows, so T cannot change the selection.
+   block T. ``_choose`` never receives T rows, so T cannot change the selection; ``ds_jury``'s
+   label-free EM runs on M plus the unlabelled traffic outside T.
+
+Schema-level preprocessing (output vocabularies, the observed rubric range) reads the judge
+outputs of all rows, never labels.
 
 The guarded mode (``guard='one_se'``) keeps the prior family's best candidate unless the
 selected candidate's upper one-SE validation risk is below the prior's lower one-SE risk
@@ -182,7 +186,9 @@ class FCPSSelector:
                             seed=self.seed, penalty=self.complexity_penalty,
                             cfps_max_paths=self.cfps_max_paths)
         names = panel.judge_names
-        not_M = np.setdiff1d(np.arange(panel.n_rows), blocks.M)
+        # Unlabelled traffic for unsupervised families: every row outside M and T (T is
+        # held out from every fit, even label-free ones).
+        traffic = np.setdiff1d(np.arange(panel.n_rows), np.concatenate([blocks.M, blocks.T]))
         work = []  # (path, K)
         for path in paths:
             top = max(self.k_limit(f, len(path.judges)) for f in self.families)
@@ -205,7 +211,7 @@ class FCPSSelector:
                 diag_cache[judges] = self._diagnostics(feats, blocks, alph[list(judges)])
             diag = diag_cache[judges]
             X_M, X_V = feats.take(blocks.M), feats.take(blocks.V)
-            X_rest = feats.take(not_M)
+            X_rest = feats.take(traffic)
             for family in self.families:
                 cls = REGISTRY[family]
                 if K > self.k_limit(family, len(path.judges)):

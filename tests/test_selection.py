@@ -266,3 +266,19 @@ def test_planted_three_way_interaction_with_ample_labels_selects_table_like(regi
     best_scalar = min((c for c in r.candidates if not REGISTRY[c.family].table_like),
                       key=lambda c: c.val_risk)
     assert r.selected.test_mse < best_scalar.test_mse
+
+
+def test_test_block_outputs_do_not_change_the_selection(small_panel):
+    """Scrambling T rows' judge outputs (not just labels) changes no validation number."""
+    blocks = make_blocks(small_panel)
+    base = select(small_panel, blocks)
+    rng = np.random.default_rng(1)
+    perm = np.arange(small_panel.n_rows)
+    perm[blocks.T] = rng.choice(blocks.S, size=len(blocks.T))   # T rows copy S rows' outputs
+    scrambled = small_panel.take(perm)
+    scrambled.labels = small_panel.labels
+    scrambled.item_ids, scrambled.group_ids = small_panel.item_ids, small_panel.group_ids
+    scrambled.blocks = small_panel.blocks
+    other = select(scrambled, blocks)
+    assert other.selected_index == base.selected_index
+    assert _summary(other) == _summary(base)

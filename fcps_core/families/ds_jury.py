@@ -5,8 +5,8 @@ Model: a latent binary truth T with prior pi; judge j votes 1 with probability
 sensitivity_j when T = 1 and votes 0 with probability specificity_j when T = 0; votes are
 conditionally independent given T. Votes are scalar scores binarised at 1/2 (1/2 =
 abstain). The parameters are fitted by EM (Laplace-smoothed M-step, majority-vote
-start) on **all rows the selector passes as unlabelled traffic plus the calibration
-rows**, without labels. The posterior log-odds is then oriented (its sign is flipped if it
+start) on the calibration rows plus **all unlabelled traffic the selector passes** (every
+row outside M and the research test block T), without labels. The posterior log-odds is then oriented (its sign is flipped if it
 correlates negatively with the calibration labels) and isotonic-calibrated on the
 calibration block. Prediction on new rows uses the fitted parameters (no refit).
 """
