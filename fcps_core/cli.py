@@ -71,11 +71,22 @@ def load_panel_from_args(args):
     return panel.collapse_neutral() if args.collapse_ties else panel
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one ``fcps: error:`` line (exit 2), like every other bad input."""
+
+    def error(self, message: str):
+        self.exit(2, f"fcps: error: {message} (see python -m fcps_core {self._subcommand()}--help)\n")
+
+    def _subcommand(self) -> str:
+        name = self.prog.split("fcps_core", 1)[-1].strip()
+        return f"{name} " if name else ""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m fcps_core",
+    parser = OneLineParser(prog="python -m fcps_core",
                                      description="Finite-Calibration Panel Selection")
     parser.add_argument("--version", action="version", version=f"fcps {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     s = sub.add_parser("select", help="select a judge panel and aggregator")
     add_panel_arguments(s)
