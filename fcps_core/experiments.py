@@ -1,0 +1,252 @@
+"""Calibration-growth sweeps (paper section "Experiments", Tables tab:regime-comparison,
+tab:selected-k-instability, tab:k-family-ablation, tab:oracle-interaction-gap-full).
+
+Protocol per split r (R grouped splits, default 30): groups are shuffled once; the first
+groups fill S, V and T to their fixed sizes, and calibration blocks for every budget n_M
+are nested prefixes of the remaining groups, so budgets differ only in M. For each
+(split, budget) one full-menu selection is run; every menu's decision is the validation
+argmin over that menu's own candidates (identical to running FCPS on the menu alone,
+because path rules do not depend on the families). The research test block T is used only
+to report risks after each decision.
+
+Menus: ``table`` (joint table over the path rules), ``scalar`` (the six scalar and
+reliability families), ``table_like`` (table + backoff + residual), ``full`` (all).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .errors import SplitError
+from .families import PAIRWISE_FEATURE, PAPER_SCALAR, REGISTRY
+from .panel import Panel
+from .selection import DEFAULT_PATHS, Candidate, FCPSSelector
+from .splits import Blocks
+
+MENUS = {
+    "table": ("table",),
+    "scalar": PAPER_SCALAR,
+    "table_like": ("table", "backoff", "residual"),
+}
+MENUS["full"] = tuple(dict.fromkeys(MENUS["table_like"] + PAPER_SCALAR + ("ds_jury",)))
+Z95 = 1.959963984540054
+
+
+def nested_blocks(panel: Panel, budgets: Sequence[int], *, n_select: int, n_val: int,
+                  n_test: int, seed: int) -> list[Blocks]:
+    """Blocks for every budget of one split: S, V, T fixed; M nested across budgets."""
+    labelled = np.flatnonzero(panel.labelled)
+    groups = panel.group_ids[labelled]
+    uniq, inverse = np.unique(groups, return_inverse=True)
+    members = [[] for _ in uniq]
+    for row, g in zip(labelled, inverse):
+        members[g].append(row)
+    order = np.random.default_rng(seed).permutation(len(uniq))
+    need = n_select + n_val + n_test + max(budgets)
+    if need > len(labelled):
+        raise SplitError(f"the sweep needs {need} labelled rows (S {n_select} + V {n_val} + "
+                         f"T {n_test} + largest n_M {max(budgets)}) but the panel has "
+                         f"{len(labelled)}; lower the budgets or block sizes")
+    fixed: dict[str, list[int]] = {"S": [], "V": [], "T": []}
+    targets = [("S", n_select), ("V", n_val), ("T", n_test)]
+    pool: list[int] = []
+    t = 0
+    for g in order:
+        while t < len(targets) and len(fixed[targets[t][0]]) >= targets[t][1]:
+            t += 1
+        if t < len(targets):
+            fixed[targets[t][0]].extend(members[g])
+        else:
+            pool.append(g)
+    out = []
+    for n_M in budgets:
+        rows: list[int] = []
+        for g in pool:
+            if len(rows) >= n_M:
+                break
+            rows.extend(members[g])
+        if len(rows) < n_M:
+            raise SplitError(f"only {len(rows)} labelled rows are left for calibration; "
+                             f"budget n_M={n_M} cannot be met")
+        out.append(Blocks(S=np.array(sorted(fixed["S"]), dtype=np.int64),
+                          M=np.array(sorted(rows), dtype=np.int64),
+                          V=np.array(sorted(fixed["V"]), dtype=np.int64),
+                          T=np.array(sorted(fixed["T"]), dtype=np.int64),
+                          seed=seed, source="counts"))
+    return out
+
+
+def _argmin(cands: list[Candidate]) -> Candidate | None:
+    if not cands:
+        return None
+    return min(cands, key=lambda c: (c.val_risk, c.K, REGISTRY[c.family].complexity_rank, c.index))
+
+
+def split_record(result, budget: int, split: int, k_short: int = 3) -> dict:
+    """What one (split, budget) selection contributes to the sweep tables."""
+    cands = result.candidates
+    k_top = max(c.K for c in cands if c.family == "table") if any(c.family == "table" for c in cands) else None
+    rec: dict = {"split": split, "n_M": budget, "menus": {}}
+    for menu, fams in MENUS.items():
+        pool = [c for c in cands if c.family in fams]
+        sel = _argmin(pool)
+        if sel is None:
+            continue
+        d = sel.diagnostics
+        oracle = min(pool, key=lambda c: c.test_mse)      # non-deployable: chosen on T
+        rec["menus"][menu] = {
+            "test_mse": sel.test_mse, "test_nll": sel.test_nll, "val_mse": sel.val_mse,
+            "K": sel.K, "family": sel.family, "path_rule": sel.path_rule,
+            "unseen_test": d.unseen_test if d else None, "V_cell": d.V_cell if d else None,
+            "V_proxy": d.V_proxy if d else None, "H_K": d.H_K if d else None,
+            "pairwise": sel.family in PAIRWISE_FEATURE,
+            "oracle_test_mse": oracle.test_mse,
+        }
+    # K-versus-family ablation (Table tab:k-family-ablation): fixed largest prefix vs selected K.
+    ablation = {}
+    for menu in ("table", "scalar", "full"):
+        pool = [c for c in cands if c.family in MENUS[menu]]
+        if not pool:
+            continue
+        top = max(c.K for c in pool if c.family != "table" or c.K <= (k_top or c.K))
+        fixed = _argmin([c for c in pool if c.K == (k_top if menu == "table" else top)])
+        ablation[menu] = {"fixed_K": fixed.test_mse if fixed else None,
+                          "selected_K": rec["menus"][menu]["test_mse"]}
+    rec["ablation"] = ablation
+    # Regret of the unrestricted table selector against a K <= 3 rule (Table tab:selected-k-instability).
+    short = _argmin([c for c in cands if c.family == "table" and c.K <= k_short])
+    if short is not None and "table" in rec["menus"]:
+        rec["regret_vs_short"] = rec["menus"]["table"]["test_mse"] - short.test_mse
+    return rec
+
+
+def _mean_se(values: Sequence[float]) -> tuple[float, float]:
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
+    if len(v) == 0:
+        return math.nan, math.nan
+    se = float(np.std(v, ddof=1) / math.sqrt(len(v))) if len(v) > 1 else math.nan
+    return float(v.mean()), se
+
+
+def summarise_budget(records: list[dict]) -> dict:
+    """Per-budget summary over splits: the JSON ``cells`` entry of a sweep."""
+    n_M = records[0]["n_M"]
+    cell: dict = {"n_M": n_M, "splits": len(records), "menus": {}}
+    for menu in MENUS:
+        rows = [r["menus"][menu] for r in records if menu in r["menus"]]
+        if not rows:
+            continue
+        mean, se = _mean_se([x["test_mse"] for x in rows])
+        o_mean, o_se = _mean_se([x["oracle_test_mse"] for x in rows])
+        Ks = [x["K"] for x in rows]
+        k_mode, k_count = Counter(Ks).most_common(1)[0]
+        fams = Counter(x["family"] for x in rows)
+        cell["menus"][menu] = {
+            "test_mse_mean": mean, "test_mse_se": se,
+            "oracle_test_mse_mean": o_mean, "oracle_test_mse_se": o_se,
+            "K_mean": float(np.mean(Ks)), "K_sd": float(np.std(Ks, ddof=1)) if len(Ks) > 1 else 0.0,
+            "K_mode": int(k_mode), "K_mode_share": k_count / len(Ks),
+            "family_shares": {f: n / len(rows) for f, n in fams.most_common()},
+            "unseen_mean": _mean_se([x["unseen_test"] for x in rows])[0],
+            "V_cell_mean": _mean_se([x["V_cell"] for x in rows])[0],
+            "V_proxy_mean": _mean_se([x["V_proxy"] for x in rows])[0],
+            "pairwise_share": float(np.mean([x["pairwise"] for x in rows])),
+        }
+    # Paired table-minus-scalar difference over splits with a normal 95% interval.
+    pairs = [(r["menus"]["table"]["test_mse"], r["menus"]["scalar"]["test_mse"])
+             for r in records if "table" in r["menus"] and "scalar" in r["menus"]]
+    if pairs:
+        diff = np.array([a - b for a, b in pairs])
+        m = float(diff.mean())
+        se = float(diff.std(ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else math.nan
+        cell.update({"delta": m, "delta_se": se, "ci_low": m - Z95 * se, "ci_high": m + Z95 * se})
+    tm, sm = cell["menus"].get("table", {}), cell["menus"].get("scalar", {})
+    cell.update({"table_test_mse": tm.get("test_mse_mean"), "scalar_test_mse": sm.get("test_mse_mean"),
+                 "table_K_mean": tm.get("K_mean"), "unseen_mean": tm.get("unseen_mean"),
+                 "V_cell_mean": tm.get("V_cell_mean"), "V_proxy_mean": tm.get("V_proxy_mean")})
+    abl: dict = {}
+    for menu in ("table", "scalar", "full"):
+        vals = [r["ablation"][menu] for r in records if menu in r.get("ablation", {})]
+        if vals:
+            abl[menu] = {"fixed_K": _mean_se([v["fixed_K"] for v in vals])[0],
+                         "selected_K": _mean_se([v["selected_K"] for v in vals])[0]}
+    cell["ablation"] = abl
+    regrets = [r["regret_vs_short"] for r in records if "regret_vs_short" in r]
+    if regrets:
+        cell["regret_vs_K_le_3"], cell["regret_vs_K_le_3_se"] = _mean_se(regrets)
+    return cell
+
+
+@dataclass
+class SweepResult:
+    panel: str
+    budgets: list[int]
+    settings: dict
+    records: list[dict]
+    cells: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"panel": self.panel, "budgets": self.budgets, "settings": self.settings,
+                "cells": self.cells, "records": self.records}
+
+
+def _run_split(panel: Panel, budgets: list[int], split: int, seed: int, sizes: dict,
+               selector_options: dict) -> list[dict]:
+    blocks_per_budget = nested_blocks(panel, budgets, seed=seed, **sizes)
+    out = []
+    for n_M, blocks in zip(budgets, blocks_per_budget):
+        result = FCPSSelector(seed=seed, **selector_options).fit(panel, blocks)
+        out.append(split_record(result, n_M, split))
+    return out
+
+
+def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n_val: int,
+                       n_test: int, splits: int = 30, seed: int = 0,
+                       families: Sequence[str] | None = None,
+                       paths: Sequence[str] = DEFAULT_PATHS, workers: int = 1,
+                       backend: str = "loky",
+                       progress: Callable[[float, str], None] | None = None,
+                       **selector_options) -> SweepResult:
+    """Sweep n_M over ``budgets`` with fixed n_S, n_V, n_T over ``splits`` grouped splits.
+
+    ``workers`` > 1 runs splits in parallel with joblib (``backend`` is any joblib backend:
+    ``loky`` locally, or ``dask``/``ray`` when their joblib integration is registered).
+    """
+    budgets = sorted(int(b) for b in budgets)
+    if not budgets or budgets[0] < 1:
+        raise SplitError("budgets must be positive integers")
+    if n_test < 1:
+        raise SplitError("a sweep reports test risk: give n_test >= 1")
+    families = tuple(families or MENUS["full"])
+    sizes = {"n_select": n_select, "n_val": n_val, "n_test": n_test}
+    options = {"families": families, "paths": tuple(paths), **selector_options}
+    seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(splits)]
+    report = progress or (lambda f, m: None)
+    # Fail fast on impossible sizes before any worker starts.
+    nested_blocks(panel, budgets, seed=seeds[0], **sizes)
+    records: list[dict] = []
+    if workers == 1:
+        for r, s in enumerate(seeds):
+            records += _run_split(panel, budgets, r, s, sizes, options)
+            report((r + 1) / splits, f"split {r + 1}/{splits}")
+    else:
+        from joblib import Parallel, delayed, parallel_config
+        with parallel_config(backend=backend, n_jobs=workers):
+            done = 0
+            for recs in Parallel(return_as="generator")(
+                    delayed(_run_split)(panel, budgets, r, s, sizes, options)
+                    for r, s in enumerate(seeds)):
+                records += recs
+                done += 1
+                report(done / splits, f"split {done}/{splits}")
+    records.sort(key=lambda r: (r["n_M"], r["split"]))
+    cells = [summarise_budget([r for r in records if r["n_M"] == b]) for b in budgets]
+    settings = {**sizes, "splits": splits, "seed": seed, "families": list(families),
+                "paths": list(paths), **{k: v for k, v in selector_options.items() if k != "progress"}}
+    return SweepResult(panel=panel.name, budgets=budgets, settings=settings, records=records,
+                       cells=cells)
