@@ -90,7 +90,6 @@ def _argmin(cands: list[Candidate]) -> Candidate | None:
 def split_record(result, budget: int, split: int, k_short: int = 3) -> dict:
     """What one (split, budget) selection contributes to the sweep tables."""
     cands = result.candidates
-    k_top = max(c.K for c in cands if c.family == "table") if any(c.family == "table" for c in cands) else None
     rec: dict = {"split": split, "n_M": budget, "menus": {}}
     for menu, fams in MENUS.items():
         pool = [c for c in cands if c.family in fams]
@@ -113,8 +112,8 @@ def split_record(result, budget: int, split: int, k_short: int = 3) -> dict:
         pool = [c for c in cands if c.family in MENUS[menu]]
         if not pool:
             continue
-        top = max(c.K for c in pool if c.family != "table" or c.K <= (k_top or c.K))
-        fixed = _argmin([c for c in pool if c.K == (k_top if menu == "table" else top)])
+        # The largest prefix the menu offers (all judges, unless K limits cap the tables).
+        fixed = _argmin([c for c in pool if c.K == max(x.K for x in pool)])
         ablation[menu] = {"fixed_K": fixed.test_mse if fixed else None,
                           "selected_K": rec["menus"][menu]["test_mse"]}
     rec["ablation"] = ablation
