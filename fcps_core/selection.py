@@ -156,11 +156,12 @@ class FCPSSelector:
             limit = min(limit, self.pairwise_k_max)
         return limit
 
+    def family_fixed(self, family: str) -> dict:
+        """Hyperparameters the menu fixes (not tuned on V)."""
+        return {"alpha": self.alpha, "fallback": self.fallback} if family == "table" else {}
+
     def family_instance(self, family: str, params: dict):
-        cls = get_family(family)
-        if family == "table":
-            params = {"alpha": self.alpha, "fallback": self.fallback, **params}
-        return cls(**params)
+        return get_family(family)(**self.family_fixed(family), **params)
 
     def family_grid(self, family: str) -> list[dict]:
         return get_family(family).grid(**self.family_options)
@@ -220,13 +221,16 @@ class FCPSSelector:
                     continue
                 best = None
                 grid = self.family_grid(family)
-                for params in grid:
-                    key = (judges, family, tuple(sorted(params.items())))
-                    if key not in fits:
-                        model = self.family_instance(family, params)
-                        model.fit(X_M, y[blocks.M], X_rest if cls.uses_unlabelled else None)
-                        pred_V = model.predict(X_V)
-                        fits[key] = {"model": model, "pred_V": pred_V}
+                keys = [(judges, family, tuple(sorted(p.items()))) for p in grid]
+                todo = [p for p, k in zip(grid, keys) if k not in fits]
+                if todo:
+                    fitted = cls.fit_grid(todo, X_M, y[blocks.M],
+                                          X_rest if cls.uses_unlabelled else None,
+                                          **self.family_fixed(family))
+                    for params, model in zip(todo, fitted):
+                        fits[(judges, family, tuple(sorted(params.items())))] = {
+                            "model": model, "pred_V": model.predict(X_V)}
+                for params, key in zip(grid, keys):
                     rec = fits[key]
                     risk = float(np.mean(losses(self.objective, y[blocks.V], rec["pred_V"])))
                     if best is None or risk < best[0] - 1e-15:

@@ -255,3 +255,14 @@ def test_predictions_are_probabilities(seed, n, K, family):
     model = REGISTRY[family]().fit(X, y, X)
     p = model.predict(_random_features(np.random.default_rng(seed + 1), 40, K))
     assert np.all(np.isfinite(p)) and p.min() >= 0.0 and p.max() <= 1.0
+
+
+def test_residual_grid_shares_the_base_fit_without_changing_predictions():
+    rng = np.random.default_rng(11)
+    X = _random_features(rng, 200, 3)
+    y = (rng.random(200) < X.scores.mean(axis=1)).astype(float)
+    grid = REGISTRY["residual"].grid()
+    shared = REGISTRY["residual"].fit_grid(grid, X, y, None)
+    for params, model in zip(grid, shared):
+        alone = REGISTRY["residual"](**params).fit(X, y, None)
+        assert np.array_equal(model.predict(X), alone.predict(X))

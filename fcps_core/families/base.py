@@ -70,6 +70,12 @@ class Aggregator:
     def predict(self, X: PrefixFeatures) -> np.ndarray:
         return np.clip(np.asarray(self._predict(X), dtype=float), 0.0, 1.0)
 
+    @classmethod
+    def fit_grid(cls, settings: list[dict], X: PrefixFeatures, y: np.ndarray,
+                 unlabelled: PrefixFeatures | None = None, **fixed) -> list["Aggregator"]:
+        """Fit one model per hyperparameter setting; families may share work across the grid."""
+        return [cls(**fixed, **params).fit(X, y, unlabelled) for params in settings]
+
     # JSON state --------------------------------------------------------------------------
     def get_state(self) -> dict:
         return {"params": self.get_params(), "ybar": self.ybar_, **self._state()}

@@ -43,6 +43,22 @@ class ResidualTable(Aggregator):
         from . import REGISTRY
         return REGISTRY[self.base]
 
+    @classmethod
+    def fit_grid(cls, settings, X, y, unlabelled=None, **fixed):
+        """One base fit per base family, shared by every shrinkage value (same models as
+        fitting each setting on its own)."""
+        bases: dict[str, object] = {}
+        models = []
+        for params in settings:
+            model = cls(**fixed, **params)
+            if model.base not in bases:
+                bases[model.base] = model._base_class()().fit(X, y, unlabelled)
+            model.ybar_ = float(np.mean(y))
+            model.base_ = bases[model.base]
+            model._fit_residuals(X, y, model.base_.predict(X))
+            models.append(model)
+        return models
+
     def _fit(self, X, y, unlabelled):
         self.base_ = self._base_class()().fit(X, y, unlabelled)
         self._fit_residuals(X, y, self.base_.predict(X))
