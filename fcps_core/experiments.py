@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .diagnostics import metric_suite
 from .errors import SplitError
 from .families import PAIRWISE_FEATURE, PAPER_SCALAR, REGISTRY
 from .panel import Panel
@@ -81,10 +82,10 @@ def nested_blocks(panel: Panel, budgets: Sequence[int], *, n_select: int, n_val:
     return out
 
 
-def _argmin(cands: list[Candidate]) -> Candidate | None:
+def _argmin(cands: list[Candidate], attr: str = "val_risk") -> Candidate | None:
     if not cands:
         return None
-    return min(cands, key=lambda c: (c.val_risk, c.K, REGISTRY[c.family].complexity_rank, c.index))
+    return min(cands, key=lambda c: (getattr(c, attr), c.K, REGISTRY[c.family].complexity_rank, c.index))
 
 
 def split_record(result, budget: int, split: int, k_short: int = 3) -> dict:
@@ -98,6 +99,10 @@ def split_record(result, budget: int, split: int, k_short: int = 3) -> dict:
             continue
         d = sel.diagnostics
         oracle = min(pool, key=lambda c: c.test_mse)      # non-deployable: chosen on T
+        by_nll = _argmin(pool, "val_nll")                 # the same menu selected by validation NLL
+        # Post-selection audit on T only (paper Table tab:metric-robustness).
+        metrics = metric_suite(result.panel.labels[result.blocks.T],
+                               result.predict_rows(sel, result.blocks.T))
         rec["menus"][menu] = {
             "test_mse": sel.test_mse, "test_nll": sel.test_nll, "val_mse": sel.val_mse,
             "K": sel.K, "family": sel.family, "path_rule": sel.path_rule,
@@ -105,6 +110,8 @@ def split_record(result, budget: int, split: int, k_short: int = 3) -> dict:
             "V_proxy": d.V_proxy if d else None, "H_K": d.H_K if d else None,
             "pairwise": sel.family in PAIRWISE_FEATURE,
             "oracle_test_mse": oracle.test_mse,
+            "nll_selected_test_mse": by_nll.test_mse, "nll_selected_test_nll": by_nll.test_nll,
+            "metrics": metrics,
         }
     # K-versus-family ablation (Table tab:k-family-ablation): fixed largest prefix vs selected K.
     ablation = {}
@@ -155,6 +162,11 @@ def summarise_budget(records: list[dict]) -> dict:
             "V_cell_mean": _mean_se([x["V_cell"] for x in rows])[0],
             "V_proxy_mean": _mean_se([x["V_proxy"] for x in rows])[0],
             "pairwise_share": float(np.mean([x["pairwise"] for x in rows])),
+            "test_nll_mean": _mean_se([x["test_nll"] for x in rows])[0],
+            "nll_selected_test_mse_mean": _mean_se([x.get("nll_selected_test_mse") for x in rows])[0],
+            "nll_selected_test_nll_mean": _mean_se([x.get("nll_selected_test_nll") for x in rows])[0],
+            "metrics": {m: dict(zip(("mean", "se"), _mean_se([x["metrics"][m] for x in rows if "metrics" in x])))
+                        for m in ("mse", "nll", "accuracy", "pearson", "spearman")},
         }
     # Paired table-minus-scalar difference over splits with a normal 95% interval.
     pairs = [(r["menus"]["table"]["test_mse"], r["menus"]["scalar"]["test_mse"])
