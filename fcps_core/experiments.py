@@ -88,11 +88,13 @@ def _argmin(cands: list[Candidate], attr: str = "val_risk") -> Candidate | None:
     return min(cands, key=lambda c: (getattr(c, attr), c.K, REGISTRY[c.family].complexity_rank, c.index))
 
 
-def split_record(result, budget: int, split: int, k_short: int = 3) -> dict:
+def split_record(result, budget: int, split: int, k_short: int = 3,
+                 menus: dict[str, Sequence[str]] | None = None) -> dict:
     """What one (split, budget) selection contributes to the sweep tables."""
     cands = result.candidates
+    menus = menus or MENUS
     rec: dict = {"split": split, "n_M": budget, "menus": {}}
-    for menu, fams in MENUS.items():
+    for menu, fams in menus.items():
         pool = [c for c in cands if c.family in fams]
         sel = _argmin(pool)
         if sel is None:
@@ -116,9 +118,9 @@ def split_record(result, budget: int, split: int, k_short: int = 3) -> dict:
     # K-versus-family ablation (Table tab:k-family-ablation): fixed largest prefix vs selected K.
     ablation = {}
     for menu in ("table", "scalar", "full"):
-        pool = [c for c in cands if c.family in MENUS[menu]]
-        if not pool:
+        if menu not in rec["menus"]:
             continue
+        pool = [c for c in cands if c.family in menus[menu]]
         # The largest prefix the menu offers (all judges, unless K limits cap the tables).
         fixed = _argmin([c for c in pool if c.K == max(x.K for x in pool)])
         ablation[menu] = {"fixed_K": fixed.test_mse if fixed else None,
@@ -143,7 +145,8 @@ def summarise_budget(records: list[dict]) -> dict:
     """Per-budget summary over splits: the JSON ``cells`` entry of a sweep."""
     n_M = records[0]["n_M"]
     cell: dict = {"n_M": n_M, "splits": len(records), "menus": {}}
-    for menu in MENUS:
+    names = list(dict.fromkeys(m for r in records for m in r["menus"]))
+    for menu in names:
         rows = [r["menus"][menu] for r in records if menu in r["menus"]]
         if not rows:
             continue
@@ -207,12 +210,12 @@ class SweepResult:
 
 
 def _run_split(panel: Panel, budgets: list[int], split: int, seed: int, sizes: dict,
-               selector_options: dict) -> list[dict]:
+               selector_options: dict, menus: dict | None = None) -> list[dict]:
     blocks_per_budget = nested_blocks(panel, budgets, seed=seed, **sizes)
     out = []
     for n_M, blocks in zip(budgets, blocks_per_budget):
         result = FCPSSelector(seed=seed, **selector_options).fit(panel, blocks)
-        out.append(split_record(result, n_M, split))
+        out.append(split_record(result, n_M, split, menus=menus))
     return out
 
 
@@ -222,18 +225,22 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
                        paths: Sequence[str] = DEFAULT_PATHS, workers: int = 1,
                        backend: str = "loky",
                        progress: Callable[[float, str], None] | None = None,
+                       menus: dict[str, Sequence[str]] | None = None,
                        **selector_options) -> SweepResult:
     """Sweep n_M over ``budgets`` with fixed n_S, n_V, n_T over ``splits`` grouped splits.
 
     ``workers`` > 1 runs splits in parallel with joblib (``backend`` is any joblib backend:
     ``loky`` locally, or ``dask``/``ray`` when their joblib integration is registered).
+    ``menus`` maps a menu name to its families (default :data:`MENUS`); each menu's decision
+    is its own validation argmin. ``families`` (default: the union of the menus) is what gets
+    fitted.
     """
     budgets = sorted(int(b) for b in budgets)
     if not budgets or budgets[0] < 1:
         raise SplitError("budgets must be positive integers")
     if n_test < 1:
         raise SplitError("a sweep reports test risk: give n_test >= 1")
-    families = tuple(families or MENUS["full"])
+    families = tuple(families or dict.fromkeys(f for fams in (menus or MENUS).values() for f in fams))
     sizes = {"n_select": n_select, "n_val": n_val, "n_test": n_test}
     options = {"families": families, "paths": tuple(paths), **selector_options}
     seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(splits)]
@@ -243,14 +250,14 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
     records: list[dict] = []
     if workers == 1:
         for r, s in enumerate(seeds):
-            records += _run_split(panel, budgets, r, s, sizes, options)
+            records += _run_split(panel, budgets, r, s, sizes, options, menus)
             report((r + 1) / splits, f"split {r + 1}/{splits}")
     else:
         from joblib import Parallel, delayed, parallel_config
         with parallel_config(backend=backend, n_jobs=workers):
             done = 0
             for recs in Parallel(return_as="generator")(
-                    delayed(_run_split)(panel, budgets, r, s, sizes, options)
+                    delayed(_run_split)(panel, budgets, r, s, sizes, options, menus)
                     for r, s in enumerate(seeds)):
                 records += recs
                 done += 1

@@ -125,3 +125,16 @@ def test_synth_and_sweep_cli(tmp_path):
                           "--n-select", "100", "--n-val", "100", "--n-test", "200", "--quiet"],
                          cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "needs" in bad.stderr
+
+
+def test_custom_menus_select_within_each_family():
+    panel = make_regime("and", rows=1500, judges=4, seed=9)
+    menus = {"table": ("table",), "ridge_iso": ("ridge_iso",), "logistic": ("logistic",)}
+    res = calibration_growth(panel, [200], n_select=200, n_val=200, n_test=400, splits=2, seed=0,
+                             menus=menus)
+    assert set(res.settings["families"]) == {"table", "ridge_iso", "logistic"}
+    for rec in res.records:
+        assert set(rec["menus"]) == set(menus)
+        for name, fams in menus.items():
+            assert rec["menus"][name]["family"] in fams
+    assert set(res.cells[0]["menus"]) == set(menus)
