@@ -1,4 +1,4 @@
-"""Command line: ``python -m fcps_core {select,sweep,synth,score} ...``.
+"""Command line: ``python -m fcps_core {select,sweep,synth,report,score} ...``.
 
 JSON goes to stdout (``--json``), logs and progress to stderr. Bad input exits with
 status 2 and one line naming the row/column and what to do.
@@ -148,6 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--group-size", type=int, default=1)
     sy.add_argument("--out", required=True)
 
+    rp = sub.add_parser("report", help="run the reproduction report (controlled regimes + real panels)")
+    rp.add_argument("--out", default="docs/reproduction.md")
+    rp.add_argument("--splits", type=int, default=30)
+    rp.add_argument("--seed", type=int, default=0)
+    rp.add_argument("--workers", type=int, default=2)
+    rp.add_argument("--quick", action="store_true", help="small panels and budgets (a smoke run)")
+
     sc = sub.add_parser("score", help="apply a saved predictor to a panel")
     sc.add_argument("model", help="predictor JSON written by select --save-model")
     add_panel_arguments(sc)
@@ -237,6 +244,16 @@ def cmd_synth(args) -> int:
                         group_size=args.group_size)
     to_wide_csv(panel, args.out)
     sys.stderr.write(f"wrote {args.rows} rows x {args.judges} judges ({args.regime}) to {args.out}\n")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .report import write_report
+    command = f"python -m fcps_core report --out {args.out} --splits {args.splits} --seed {args.seed}" \
+        + (" --quick" if args.quick else "")
+    write_report(args.out, splits=args.splits, seed=args.seed, workers=args.workers, quick=args.quick,
+                 command=command, progress=lambda m: sys.stderr.write(m + "\n"))
+    sys.stderr.write(f"report written to {args.out}\n")
     return 0
 
 
@@ -342,6 +359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_sweep(args)
         if args.command == "synth":
             return cmd_synth(args)
+        if args.command == "report":
+            return cmd_report(args)
     except FCPSError as exc:
         sys.stderr.write(f"fcps: error: {exc}\n")
         return 2

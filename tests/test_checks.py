@@ -89,3 +89,14 @@ def test_cold_start_prior_guard_and_adaptation():
     assert r["adaptation_rate"] > 0 and r["guarded_test_mse"] < r["prior_test_mse"]
     small = cold_start(additive, [16], n_test=400, splits=2, seed=0, families=("table", "one_coin_iso"))
     assert small[0]["n_h"] == 16 and np.isfinite(small[0]["guarded_test_mse"])
+
+
+def test_quick_reproduction_report_has_every_section(tmp_path):
+    from fcps_core.report import write_report
+    text = write_report(str(tmp_path / "r.md"), splits=2, quick=True, workers=1)
+    for heading in ("Calibration-growth gaps", "Semi-real calibration-growth gaps", "Parity regime detail",
+                    "Controlled aggregator regimes", "Interaction-strength sweep",
+                    "Cross-budget regime comparison"):
+        assert heading in text
+    assert "| parity |" in text and "| llmbar | 20 |" in text and "| hanna | 32 |" in text
+    assert "nan" not in text.lower()
