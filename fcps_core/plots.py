@@ -54,3 +54,128 @@ def regime_map(points: list[dict], *, gain_threshold: float, pressure_threshold:
                       xaxis_range=[0, x_hi], yaxis_range=[y_lo, y_hi], showlegend=False,
                       margin=dict(l=40, r=20, t=30, b=40))
     return fig
+
+
+# -- sweep figures -------------------------------------------------------------------------------
+_Z95 = 1.959963984540054
+
+
+def _band(fig, x, mean, se, name, color):
+    upper = [m + _Z95 * s if s == s else m for m, s in zip(mean, se)]
+    lower = [m - _Z95 * s if s == s else m for m, s in zip(mean, se)]
+    fig.add_trace(go.Scatter(x=list(x) + list(x)[::-1], y=upper + lower[::-1], fill="toself",
+                             fillcolor=color.replace("rgb", "rgba").replace(")", ",0.15)"),
+                             line=dict(width=0), hoverinfo="skip", showlegend=False))
+    fig.add_trace(go.Scatter(x=list(x), y=list(mean), mode="lines+markers", name=name,
+                             line=dict(color=color)))
+
+
+def calibration_growth_risk(cells: list[dict], menus: tuple[str, ...] = ("table", "scalar")) -> go.Figure:
+    """Test risk over n_M per menu with 95% bands (mean +- 1.96 SE over splits)."""
+    colors = {"table": "rgb(214,39,40)", "scalar": "rgb(31,119,180)", "table_like": "rgb(255,127,14)",
+              "full": "rgb(44,160,44)"}
+    fig = go.Figure()
+    for menu in menus:
+        rows = [c for c in cells if menu in c.get("menus", {})]
+        if not rows:
+            continue
+        _band(fig, [c["n_M"] for c in rows], [c["menus"][menu]["test_mse_mean"] for c in rows],
+              [c["menus"][menu]["test_mse_se"] for c in rows], menu, colors.get(menu, "rgb(100,100,100)"))
+    fig.update_layout(xaxis_title="calibration labels n_M", yaxis_title="test MSE", xaxis_type="log",
+                      margin=dict(l=40, r=20, t=30, b=40))
+    return fig
+
+
+def selected_k_over_budget(cells: list[dict], menu: str = "table") -> go.Figure:
+    rows = [c for c in cells if menu in c.get("menus", {})]
+    fig = go.Figure(go.Scatter(
+        x=[c["n_M"] for c in rows], y=[c["menus"][menu]["K_mean"] for c in rows], mode="lines+markers",
+        error_y=dict(type="data", array=[c["menus"][menu]["K_sd"] for c in rows]), name=f"{menu} K"))
+    fig.update_layout(xaxis_title="calibration labels n_M", yaxis_title=f"selected K ({menu}, mean +- sd)",
+                      xaxis_type="log", margin=dict(l=40, r=20, t=30, b=40))
+    return fig
+
+
+def unseen_over_budget(cells: list[dict], menu: str = "table") -> go.Figure:
+    rows = [c for c in cells if menu in c.get("menus", {})]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[c["n_M"] for c in rows], y=[c["menus"][menu]["unseen_mean"] for c in rows],
+                             mode="lines+markers", name="unseen rate (T)"))
+    fig.add_trace(go.Scatter(x=[c["n_M"] for c in rows], y=[c["menus"][menu]["V_cell_mean"] for c in rows],
+                             mode="lines+markers", name="V_cell"))
+    fig.update_layout(xaxis_title="calibration labels n_M", yaxis_title="rate", xaxis_type="log",
+                      margin=dict(l=40, r=20, t=30, b=40))
+    return fig
+
+
+def gap_forest(cells: list[dict]) -> go.Figure:
+    """Forest plot of the paired table-minus-scalar delta per budget (positive favours scalar)."""
+    rows = [c for c in cells if c.get("delta") is not None]
+    labels = [f"n_M={c['n_M']}" for c in rows]
+    fig = go.Figure(go.Scatter(
+        x=[c["delta"] for c in rows], y=labels, mode="markers",
+        error_x=dict(type="data", symmetric=False, array=[c["ci_high"] - c["delta"] for c in rows],
+                     arrayminus=[c["delta"] - c["ci_low"] for c in rows]),
+        marker=dict(size=10), hovertemplate="delta=%{x:.4f}<extra>%{y}</extra>"))
+    fig.add_vline(x=0, line_dash="dash", line_color="gray")
+    fig.update_layout(xaxis_title="table - scalar test MSE (paired 95% CI; > 0 favours scalar)",
+                      yaxis=dict(autorange="reversed"), margin=dict(l=40, r=20, t=30, b=40))
+    return fig
+
+
+def family_shares(cells: list[dict], menu: str = "full") -> go.Figure:
+    fams = sorted({f for c in cells for f in c.get("menus", {}).get(menu, {}).get("family_shares", {})})
+    fig = go.Figure()
+    for f in fams:
+        fig.add_trace(go.Bar(x=[str(c["n_M"]) for c in cells],
+                             y=[c["menus"].get(menu, {}).get("family_shares", {}).get(f, 0.0) for c in cells],
+                             name=f))
+    fig.update_layout(barmode="stack", xaxis_title="n_M", yaxis_title=f"share of splits ({menu} menu)",
+                      margin=dict(l=40, r=20, t=30, b=40))
+    return fig
+
+
+def ablation_bars(cells: list[dict]) -> go.Figure:
+    """K-versus-family ablation: fixed largest K vs selected K per menu (Table tab:k-family-ablation)."""
+    fig = go.Figure()
+    for which, label in (("fixed_K", "largest K"), ("selected_K", "selected K")):
+        xs, ys = [], []
+        for c in cells:
+            for menu, v in c.get("ablation", {}).items():
+                xs.append(f"{menu} n_M={c['n_M']}")
+                ys.append(v[which])
+        fig.add_trace(go.Bar(x=xs, y=ys, name=label))
+    fig.update_layout(barmode="group", yaxis_title="test MSE", margin=dict(l=40, r=20, t=30, b=40))
+    return fig
+
+
+def oracle_gap(cells: list[dict]) -> go.Figure:
+    """Finite (validation-selected) vs non-deployable test-oracle risk per menu and budget."""
+    fig = go.Figure()
+    for menu in ("table", "scalar"):
+        rows = [c for c in cells if menu in c.get("menus", {})]
+        fig.add_trace(go.Scatter(x=[c["n_M"] for c in rows], y=[c["menus"][menu]["test_mse_mean"] for c in rows],
+                                 mode="lines+markers", name=f"{menu} (validation-selected)"))
+        fig.add_trace(go.Scatter(x=[c["n_M"] for c in rows],
+                                 y=[c["menus"][menu]["oracle_test_mse_mean"] for c in rows],
+                                 mode="lines", line=dict(dash="dot"), name=f"{menu} oracle (non-deployable)"))
+    fig.update_layout(xaxis_title="n_M", yaxis_title="test MSE", xaxis_type="log",
+                      margin=dict(l=40, r=20, t=30, b=40))
+    return fig
+
+
+# -- cell-pressure figures ------------------------------------------------------------------------
+def risk_vs_pressure(candidates: list[dict], n_M: int, *, x: str = "unseen_val",
+                     risk: str = "val_mse") -> go.Figure:
+    """Table-like candidates' risk against unseen rate or H_K / n_M (paper Figures
+    fig:unseen-risk and fig:complexity-risk)."""
+    fams = sorted({c["family"] for c in candidates})
+    fig = go.Figure()
+    for f in fams:
+        rows = [c for c in candidates if c["family"] == f and c.get("H_K") is not None]
+        xs = [c["H_K"] / n_M if x == "H_K/n_M" else c[x] for c in rows]
+        fig.add_trace(go.Scatter(x=xs, y=[c[risk] for c in rows], mode="markers", name=f,
+                                 text=[f"K={c['K']} {c['path']}" for c in rows],
+                                 hovertemplate="%{text}<br>x=%{x:.3f}<br>risk=%{y:.4f}<extra>" + f + "</extra>"))
+    fig.update_layout(xaxis_title=x, yaxis_title=risk, margin=dict(l=40, r=20, t=30, b=40))
+    return fig
