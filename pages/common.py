@@ -1,14 +1,18 @@
-"""Cached loaders shared by the pages (no statistics here)."""
+"""Shared page helpers: panel sources, cached runs, downloads (no statistics here)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
-from fcps_core import read_panel
+from fcps_core import FCPSError, make_blocks, read_panel, select
+from fcps_core.experiments import calibration_growth
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 EMBEDDED = {"LLMBar (pairwise, 65 judges)": "llmbar.csv",
@@ -20,10 +24,70 @@ def load_embedded(filename: str):
     return read_panel(str(DATA_DIR / filename))
 
 
-def load_upload(name: str, data: bytes):
+@st.cache_data(show_spinner="Reading upload...", max_entries=8)
+def load_bytes(name: str, data: bytes, options_json: str = "{}"):
+    """Parse uploaded bytes with the library's reader (errors surface as FCPSError)."""
+    options = json.loads(options_json)
     suffix = "".join(Path(name).suffixes) or ".csv"
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "upload" + suffix)
         with open(path, "wb") as fh:
             fh.write(data)
-        return read_panel(path, name=Path(name).stem)
+        return read_panel(path, name=Path(name).stem, **options)
+
+
+def panel_sources() -> dict[str, tuple]:
+    """Label -> loader arguments for every panel this session can use."""
+    sources = {label: ("embedded", fn) for label, fn in EMBEDDED.items()}
+    for name, (data, options_json) in st.session_state.get("uploads", {}).items():
+        sources[f"uploaded: {name}"] = ("upload", name, data, options_json)
+    if "lab_panel" in st.session_state:
+        sources["synthetic lab panel"] = ("lab",)
+    return sources
+
+
+def get_panel(source: tuple):
+    if source[0] == "embedded":
+        return load_embedded(source[1])
+    if source[0] == "upload":
+        return load_bytes(source[1], source[2], source[3])
+    return st.session_state["lab_panel"]
+
+
+def panel_picker(key: str = "panel"):
+    """Radio over the available panels; returns (label, panel) or stops the page with an error."""
+    sources = panel_sources()
+    label = st.selectbox("Panel", list(sources), key=key)
+    try:
+        return label, get_panel(sources[label])
+    except FCPSError as exc:
+        st.error(str(exc))
+        st.stop()
+
+
+def split_sizes_table(panel, blocks) -> pd.DataFrame:
+    return pd.DataFrame([{"block": b, "labelled rows": len(getattr(blocks, b)),
+                          "groups": len(set(panel.group_ids[getattr(blocks, b)]))} for b in "SMVT"])
+
+
+def run_selection(panel, split, counts, seed, progress, **menu):
+    blocks = make_blocks(panel, split=split, counts=counts, seed=seed)
+    return select(panel, blocks, seed=seed, progress=progress, **menu)
+
+
+def run_sweep(panel, budgets, progress, **kwargs):
+    return calibration_growth(panel, budgets, progress=progress, **kwargs).to_dict()
+
+
+def digest(obj) -> str:
+    return hashlib.sha1(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def figure_download(fig, name: str) -> None:
+    st.download_button(f"Download {name} (HTML)", fig.to_html(include_plotlyjs="cdn"), f"{name}.html",
+                       mime="text/html", key=f"dl-{name}")
+
+
+def table_download(df: pd.DataFrame, name: str) -> None:
+    st.download_button(f"Download {name} (CSV)", df.to_csv(index=False), f"{name}.csv", mime="text/csv",
+                       key=f"dl-{name}")

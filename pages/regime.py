@@ -1,0 +1,66 @@
+import streamlit as st
+
+from fcps_core import FCPSError
+from fcps_core.experiments import MENUS
+from fcps_core.plots import calibration_growth_risk, regime_map
+from fcps_core.plots import selected_k_over_budget, unseen_over_budget
+from pages.common import figure_download, panel_picker, run_sweep
+
+st.title("Regime map")
+st.markdown("Where does the panel sit? **Interaction gain** = validation risk of the best scalar candidate "
+            "minus the best table-like one; **table pressure** = H_K / n_M + unseen rate of that table.")
+label, panel = panel_picker()
+
+points = []
+sel_state = st.session_state.get("selection")
+if sel_state and sel_state["label"] == label and sel_state["dict"]["regime"].get("quadrant"):
+    rg = sel_state["dict"]["regime"]
+    points.append({**rg, "label": f"selection (n_M={sel_state['dict']['split']['n_M']})"})
+sweep = st.session_state.get("sweep")
+if sweep and sweep["label"] == label:
+    for rec_cell in sweep["data"]["cells"]:
+        t = rec_cell["menus"].get("table_like") or rec_cell["menus"].get("table")
+        s = rec_cell["menus"].get("scalar")
+        if t and s and t.get("V_proxy_mean") is not None:
+            points.append({"interaction_gain": s["test_mse_mean"] - t["test_mse_mean"],
+                           "table_pressure": t["V_proxy_mean"], "label": f"n_M={rec_cell['n_M']} (sweep)"})
+if points:
+    g, p = (points[0].get("gain_threshold", 0.001), points[0].get("pressure_threshold", 0.1))
+    fig = regime_map(points, gain_threshold=g, pressure_threshold=p)
+    st.plotly_chart(fig)
+    figure_download(fig, "regime-map")
+    if "advice" in points[0]:
+        st.info(points[0]["advice"])
+    st.caption("Sweep points use mean test risks over splits (a research audit); the selection point uses validation only.")
+else:
+    st.info("Run a selection on the Select page, or a calibration-growth sweep below, to place this panel on the map.")
+
+st.subheader("Calibration growth")
+with st.form("sweep_form"):
+    c1, c2, c3 = st.columns(3)
+    budgets = c1.text_input("n_M budgets", "25,50,100,200")
+    splits = c1.number_input("splits", 2, 100, 10)
+    n_select = c2.number_input("n_S", 1, value=max(1, panel.n_labelled // 8))
+    n_val = c2.number_input("n_V", 1, value=max(1, panel.n_labelled // 8))
+    n_test = c3.number_input("n_T", 1, value=max(1, panel.n_labelled // 4))
+    k_max = c3.number_input("K max", 1, len(panel.judges), min(len(panel.judges), 7))
+    menu = st.multiselect("families", MENUS["full"], default=list(MENUS["full"]))
+    go = st.form_submit_button("Run sweep", type="primary")
+if go:
+    bar = st.progress(0.0, text="starting")
+    try:
+        data = run_sweep(panel, [int(b) for b in budgets.split(",") if b.strip()],
+                         lambda f, m: bar.progress(min(f, 1.0), text=m), n_select=int(n_select),
+                         n_val=int(n_val), n_test=int(n_test), splits=int(splits), families=menu,
+                         k_max=int(k_max), workers=1)
+    except (FCPSError, ValueError) as exc:
+        st.error(str(exc))
+        st.stop()
+    st.session_state["sweep"] = {"label": label, "data": data}
+    st.rerun()
+if sweep and sweep["label"] == label:
+    cells = sweep["data"]["cells"]
+    for fig, name in ((calibration_growth_risk(cells), "risk-over-budget"),
+                      (selected_k_over_budget(cells), "selected-K"), (unseen_over_budget(cells), "unseen-rate")):
+        st.plotly_chart(fig)
+        figure_download(fig, name)
