@@ -54,10 +54,14 @@ def get_panel(source: tuple):
     return st.session_state["lab_panel"]
 
 
-def panel_picker(key: str = "panel"):
+def panel_picker():
     """Radio over the available panels; returns (label, panel) or stops the page with an error."""
     sources = panel_sources()
-    label = st.selectbox("Panel", list(sources), key=key)
+    options = list(sources)
+    current = st.session_state.get("current_panel")
+    # The last panel picked on any page stays picked on the others.
+    label = st.selectbox("Panel", options, index=options.index(current) if current in options else 0)
+    st.session_state["current_panel"] = label
     try:
         return label, get_panel(sources[label])
     except FCPSError as exc:

@@ -25,7 +25,7 @@ elif mode == "counts":
 seed = st.number_input("seed", 0, 1_000_000, 0)
 try:
     blocks = make_blocks(panel, split=split, counts=counts, seed=int(seed))
-    st.dataframe(split_sizes_table(panel, blocks).T, column_config=None)
+    st.dataframe(split_sizes_table(panel, blocks), hide_index=True)
 except FCPSError as exc:
     st.error(str(exc))
     st.stop()
