@@ -88,7 +88,8 @@ def digest(obj) -> str:
 
 
 def figure_download(fig, name: str) -> None:
-    st.download_button(f"Download {name} (HTML)", fig.to_html(include_plotlyjs="cdn"), f"{name}.html",
+    # plotly.js is embedded so the file opens offline; built only when clicked (it is ~4 MB).
+    st.download_button(f"Download {name} (HTML)", lambda: fig.to_html(include_plotlyjs=True), f"{name}.html",
                        mime="text/html", key=f"dl-{name}")
 
 
