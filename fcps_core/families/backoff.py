@@ -38,7 +38,7 @@ class BackoffTable(Aggregator):
         return [{"shrinkage": lam} for lam in options.get("backoff_grid", LAMBDA_GRID)]
 
     def _fit(self, X, y, unlabelled):
-        self.levels_ = [pattern_table(X.patterns[k], y) for k in range(X.K)]
+        self.levels_ = [pattern_table(X.patterns[k], y, X.weight) for k in range(X.K)]
 
     def _predict(self, X):
         pred = np.full(X.n_rows, self.ybar_)

@@ -25,6 +25,61 @@ def _binary_votes(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (scores > 0.5).astype(float), (scores < 0.5).astype(float)
 
 
+def distinct_votes(scores: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct rows of the (1-vote, 0-vote) indicators with their total weight.
+
+    Rows with the same votes get the same posterior at every EM step, so EM on the distinct
+    vote patterns with counts is EM on the rows.
+    """
+    ones, zeros = _binary_votes(scores)
+    K = scores.shape[1]
+    if K == 0 or K > 39:        # 3**K must fit in int64; no compression needed then
+        return ones, zeros, np.asarray(weight, float)
+    code = (ones + 2 * zeros) @ (3.0 ** np.arange(K))      # exact below 2**53
+    uniq, first, inv = np.unique(code, return_index=True, return_inverse=True)
+    return ones[first], zeros[first], np.bincount(inv, weights=weight, minlength=len(uniq))
+
+
+def em_fit(ones: np.ndarray, zeros: np.ndarray, count: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Dawid-Skene EM (one-coin-per-class, binary truth) on vote rows with multiplicities.
+
+    Returns (prior log-odds, weight of a 1-vote, weight of a 0-vote) after at most
+    ``MAX_ITER`` iterations, stopping when no row's posterior moves by ``TOL``.
+    """
+    K = ones.shape[1]
+    observed = ones + zeros
+    n_obs = observed.sum(axis=1)
+    t = np.where(n_obs > 0, ones.sum(axis=1) / np.maximum(n_obs, 1), 0.5)
+    total = count.sum()
+    pos_stats = np.hstack([ones, observed])       # sum t*w over these: 1-votes, observed
+    neg_stats = np.hstack([zeros, observed])
+    votes = np.hstack([ones, zeros])
+    for _ in range(MAX_ITER):
+        tw = t * count
+        a = tw @ pos_stats
+        b = (count - tw) @ neg_stats
+        pi = min(max(float(tw.sum()) / total, 1e-3), 1 - 1e-3)
+        sens = (a[:K] + 1.0) / (a[K:] + 2.0)
+        spec = (b[:K] + 1.0) / (b[K:] + 2.0)
+        prior_logit = float(np.log(pi / (1 - pi)))
+        w1 = np.log(sens) - np.log(1 - spec)      # weight of a 1-vote
+        w0 = np.log(1 - sens) - np.log(spec)      # weight of a 0-vote
+        new_t = 1.0 / (1.0 + np.exp(-np.clip(prior_logit + votes @ np.concatenate([w1, w0]), -35, 35)))
+        done = np.max(np.abs(new_t - t)) < TOL
+        t = new_t
+        if done:
+            break
+    return prior_logit, w1, w0
+
+
+def _weighted_corr(a: np.ndarray, b: np.ndarray, weight: np.ndarray | None) -> float:
+    if weight is None:
+        return float(np.corrcoef(a, b)[0, 1])
+    w = weight / weight.sum()
+    da, db = a - w @ a, b - w @ b
+    return float((w * da) @ db / np.sqrt((w * da) @ da * ((w * db) @ db)))
+
+
 class DawidSkeneJury(Aggregator):
     name = "ds_jury"
     complexity_rank = 7
@@ -32,27 +87,14 @@ class DawidSkeneJury(Aggregator):
 
     def _fit(self, X, y, unlabelled):
         S = X.scores if unlabelled is None else np.vstack([X.scores, unlabelled.scores])
-        ones, zeros = _binary_votes(S)
-        observed = ones + zeros
-        n_obs = observed.sum(axis=1)
-        t = np.where(n_obs > 0, ones.sum(axis=1) / np.maximum(n_obs, 1), 0.5)
-        for _ in range(MAX_ITER):
-            pi = np.clip(t.mean(), 1e-3, 1 - 1e-3)
-            sens = (t @ ones + 1.0) / (t @ observed + 2.0)
-            spec = ((1 - t) @ zeros + 1.0) / ((1 - t) @ observed + 2.0)
-            self.prior_logit_ = float(np.log(pi / (1 - pi)))
-            self.w1_ = np.log(sens) - np.log(1 - spec)      # weight of a 1-vote
-            self.w0_ = np.log(1 - sens) - np.log(spec)      # weight of a 0-vote
-            new_t = 1.0 / (1.0 + np.exp(-np.clip(self._logodds(S), -35, 35)))
-            done = np.max(np.abs(new_t - t)) < TOL
-            t = new_t
-            if done:
-                break
+        w = X.w if unlabelled is None else np.concatenate([X.w, unlabelled.w])
+        ones, zeros, count = distinct_votes(S, w)
+        self.prior_logit_, self.w1_, self.w0_ = em_fit(ones, zeros, count)
         raw = self._logodds(X.scores)
         self.orientation_ = 1.0
-        if np.ptp(raw) > 0 and np.ptp(y) > 0 and np.corrcoef(raw, y)[0, 1] < 0:
+        if np.ptp(raw) > 0 and np.ptp(y) > 0 and _weighted_corr(raw, y, X.weight) < 0:
             self.orientation_ = -1.0
-        self.iso_ = IsotonicMap().fit(self.orientation_ * raw, y)
+        self.iso_ = IsotonicMap().fit(self.orientation_ * raw, y, X.weight)
 
     def _logodds(self, scores):
         ones, zeros = _binary_votes(scores)
