@@ -16,6 +16,13 @@ Protocol (paper Table tab:protocol-guardrails), enforced by construction:
 Schema-level preprocessing (output vocabularies, the observed rubric range) reads the judge
 outputs of all rows, never labels.
 
+Distinct rows. For a prefix whose judges are all discrete, a row's scalar scores are a
+function of its joint pattern, so every family sees block M as its distinct
+(pattern, label) rows with their counts (``PrefixFeatures.weight``), V and T are scored the
+same way with count-weighted losses, and the unlabelled traffic as distinct patterns.
+Each family's weighted fit equals its fit on the expanded rows (tests check both and the
+whole selection with ``compress=False``), so this changes cost, not results.
+
 The guarded mode (``guard='one_se'``) keeps the prior family's best candidate unless the
 selected candidate's upper one-SE validation risk is below the prior's lower one-SE risk
 (paper, Cold-Start Few-Label Diagnostic).
@@ -34,7 +41,8 @@ import numpy as np
 from .diagnostics import (GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics, losses,
                           metric_suite, prefix_diagnostics, regime_quadrant, theorem1_bound,
                           validation_scale)
-from .encoding import EncodedPanel, encode_panel, nominal_cells, pattern_labels, prefix_patterns
+from .encoding import (INT64_SAFE, EncodedPanel, encode_panel, nominal_cells, pattern_labels,
+                       prefix_patterns)
 from .errors import MenuError, SplitError
 from .families import FAMILIES, PAIRWISE_FEATURE, REGISTRY, PrefixFeatures, get_family
 from .panel import Panel
@@ -121,6 +129,7 @@ class FCPSSelector:
     pressure_threshold: float = PRESSURE_THRESHOLD
     family_options: dict = field(default_factory=dict)
     progress: Callable[[float, str], None] | None = None
+    compress: bool = True   # fit and score on distinct (pattern, label) rows with counts
 
     def validate(self, n_judges: int) -> None:
         for f in self.families:
@@ -190,6 +199,7 @@ class FCPSSelector:
         # Unlabelled traffic for unsupervised families: every row outside M and T (T is
         # held out from every fit, even label-free ones).
         traffic = np.setdiff1d(np.arange(panel.n_rows), np.concatenate([blocks.M, blocks.T]))
+        need_traffic = any(REGISTRY[f].uses_unlabelled for f in self.families)
         work = []  # (path, K)
         for path in paths:
             top = max(self.k_limit(f, len(path.judges)) for f in self.families)
@@ -201,6 +211,7 @@ class FCPSSelector:
         fits: dict[tuple, dict] = {}        # cache: (judges, family, params) -> fitted record
         diag_cache: dict[tuple, PrefixDiagnostics | None] = {}
         pattern_cache: dict[tuple, list] = {}
+        views = _ViewCache(encoded, blocks, y, traffic, pattern_cache, self.compress)
         candidates: list[Candidate] = []
         models: dict[int, object] = {}
         menu_size = 0
@@ -208,44 +219,48 @@ class FCPSSelector:
             report(0.05 + 0.9 * w / len(work), f"{path.label or path.rule}: K={K}")
             judges = path.judges[:K]
             feats = self._features(encoded, path, K, pattern_cache)
+            vM, vV = views.get(judges, "M"), views.get(judges, "V")
             if judges not in diag_cache:
-                diag_cache[judges] = self._diagnostics(feats, blocks, alph[list(judges)])
+                diag_cache[judges] = self._diagnostics(feats, views, judges, blocks,
+                                                       alph[list(judges)])
             diag = diag_cache[judges]
-            X_M, X_V = feats.take(blocks.M), feats.take(blocks.V)
-            X_rest = feats.take(traffic)
+            vR = views.get(judges, "rest") if need_traffic else None
             for family in self.families:
                 cls = REGISTRY[family]
                 if K > self.k_limit(family, len(path.judges)):
                     continue
                 if cls.needs_patterns and feats.patterns[K - 1] is None:
                     continue
-                best = None
                 grid = self.family_grid(family)
                 keys = [(judges, family, tuple(sorted(p.items()))) for p in grid]
                 todo = [p for p, k in zip(grid, keys) if k not in fits]
                 if todo:
-                    fitted = cls.fit_grid(todo, X_M, y[blocks.M],
-                                          X_rest if cls.uses_unlabelled else None,
-                                          **self.family_fixed(family))
+                    extra = {}
+                    if family == "residual":
+                        # The residual bases are the scalar families' own fits: share them.
+                        extra["base_models"] = {
+                            b: self._fit_one(fits, judges, b, {}, vM, vR, vV)["model"]
+                            for b in dict.fromkeys(p["base"] for p in todo)}
+                    fitted = cls.fit_grid(todo, vM.X, vM.y,
+                                          vR.X if cls.uses_unlabelled else None,
+                                          **self.family_fixed(family), **extra)
                     for params, model in zip(todo, fitted):
-                        fits[(judges, family, tuple(sorted(params.items())))] = {
-                            "model": model, "pred_V": model.predict(X_V)}
+                        fits[(judges, family, tuple(sorted(params.items())))] = \
+                            _record(model, vV)
+                best = None
                 for params, key in zip(grid, keys):
                     rec = fits[key]
-                    risk = float(np.mean(losses(self.objective, y[blocks.V], rec["pred_V"])))
+                    risk = rec[self.objective]
                     if best is None or risk < best[0] - 1e-15:
                         best = (risk, params, rec)
                 risk, params, rec = best
                 menu_size += len(grid)
-                lv = losses(self.objective, y[blocks.V], rec["pred_V"])
                 cand = Candidate(
                     index=len(candidates), path_rule=path.rule, path_label=path.label,
                     judges=[names[j] for j in judges], judge_idx=judges, K=K, family=family,
                     params=dict(params), grid_size=len(grid),
-                    val_mse=float(np.mean(losses("mse", y[blocks.V], rec["pred_V"]))),
-                    val_nll=float(np.mean(losses("nll", y[blocks.V], rec["pred_V"]))),
-                    val_risk=risk, val_se=float(np.std(lv, ddof=1) / math.sqrt(len(lv))) if len(lv) > 1 else math.nan,
-                    diagnostics=diag)
+                    val_mse=rec["mse"], val_nll=rec["nll"], val_risk=risk,
+                    val_se=rec["se_" + self.objective], diagnostics=diag)
                 candidates.append(cand)
                 models[cand.index] = rec["model"]
         if not candidates:
@@ -255,28 +270,45 @@ class FCPSSelector:
         result = SelectionResult(panel=panel, blocks=blocks, selector=self, encoded=encoded,
                                  paths=paths, candidates=candidates, models=models,
                                  menu_size=menu_size, selected_index=selected_index,
-                                 guard=guard_info, feature_cache=pattern_cache)
+                                 guard=guard_info, feature_cache=pattern_cache, views=views)
         result._compute_regime()
         result.audit()
         result.timings["select_seconds"] = time.perf_counter() - t0
         report(1.0, "done")
         return result
 
+    def _fit_one(self, fits: dict, judges: tuple, family: str, params: dict, vM, vR, vV) -> dict:
+        """Fit (or fetch) one (judges, family, params) model and its validation record."""
+        key = (judges, family, tuple(sorted(params.items())))
+        if key not in fits:
+            cls = REGISTRY[family]
+            model = self.family_instance(family, params).fit(
+                vM.X, vM.y, vR.X if cls.uses_unlabelled and vR is not None else None)
+            fits[key] = _record(model, vV)
+        return fits[key]
+
     def _features(self, encoded: EncodedPanel, path: JudgePath, K: int, cache: dict) -> PrefixFeatures:
         judges = path.judges[:K]
-        # Pattern ids depend only on the ordered judges: share them across paths.
+        # Pattern ids depend only on the ordered judges: share them across paths, and the
+        # levels of a prefix are the first levels of its path (computed once per path).
         if judges not in cache:
-            cache[judges] = prefix_patterns(encoded.codes[:, list(judges)],
-                                            encoded.alphabet_sizes[list(judges)])
+            full = path.judges
+            if full not in cache:
+                cache[full] = prefix_patterns(encoded.codes[:, list(full)],
+                                              encoded.alphabet_sizes[list(full)])
+            cache[judges] = cache[full][:K]
         return PrefixFeatures(patterns=cache[judges], scores=encoded.scores[:, list(judges)])
 
     @staticmethod
-    def _diagnostics(feats: PrefixFeatures, blocks: Blocks, alph: np.ndarray) -> PrefixDiagnostics | None:
-        ids = feats.patterns[feats.K - 1]
-        if ids is None:
+    def _diagnostics(feats: PrefixFeatures, views: "_ViewCache", judges: tuple, blocks: Blocks,
+                     alph: np.ndarray) -> PrefixDiagnostics | None:
+        if feats.patterns[feats.K - 1] is None:
             return None
-        return prefix_diagnostics(ids[blocks.M], ids[blocks.V],
-                                  ids[blocks.T] if len(blocks.T) else None, nominal_cells(alph))
+        vM, vV = views.get(judges, "M"), views.get(judges, "V")
+        vT = views.get(judges, "T") if len(blocks.T) else None
+        return prefix_diagnostics(vM.ids, vV.ids, vT.ids if vT is not None else None,
+                                  nominal_cells(alph), w_M=vM.X.weight, w_V=vV.X.weight,
+                                  w_T=vT.X.weight if vT is not None else None)
 
     def default_prior(self, panel: Panel) -> str:
         kinds = {j.schema for j in panel.judges}
@@ -322,6 +354,7 @@ class SelectionResult:
     selected_index: int
     guard: dict | None
     feature_cache: dict
+    views: "_ViewCache | None" = None
     regime: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
 
@@ -353,13 +386,16 @@ class SelectionResult:
         T = self.blocks.T
         if len(T) == 0:
             return
-        y = self.panel.labels[T]
+        views = self.views or _ViewCache(self.encoded, self.blocks, self.panel.labels,
+                                         np.zeros(0, dtype=np.int64), self.feature_cache, False)
         done: dict[int, tuple[float, float]] = {}
         for c in self.candidates:
             mid = id(self.models[c.index])
             if mid not in done:
-                p = self.predict_rows(c, T)
-                done[mid] = (float(np.mean(losses("mse", y, p))), float(np.mean(losses("nll", y, p))))
+                vT = views.get(c.judge_idx, "T")
+                p = self.models[c.index].predict(vT.X)
+                done[mid] = (_wmean(losses("mse", vT.y, p), vT.X.weight),
+                             _wmean(losses("nll", vT.y, p), vT.X.weight))
             c.test_mse, c.test_nll = done[mid]
 
     def _compute_regime(self) -> None:
@@ -472,6 +508,88 @@ class SelectionResult:
             "cells": self.cell_table(sel, limit=cells_limit),
             "timings": self.timings,
         }
+
+
+# -- distinct-row views of the blocks ---------------------------------------------------------
+@dataclass
+class _View:
+    """A block's rows for one prefix: distinct (pattern, label) rows with counts when the
+    prefix allows it (``X.weight``), else the raw rows. ``ids``: the prefix pattern ids."""
+
+    X: PrefixFeatures
+    y: np.ndarray | None
+    ids: np.ndarray | None
+
+
+class _ViewCache:
+    """Per-(judges, block) views, built once per selection and shared by every family."""
+
+    def __init__(self, encoded: EncodedPanel, blocks: Blocks, labels: np.ndarray,
+                 traffic: np.ndarray, pattern_cache: dict, compress: bool):
+        self.encoded, self.labels, self.pattern_cache = encoded, labels, pattern_cache
+        self.rows = {"M": blocks.M, "V": blocks.V, "T": blocks.T, "rest": traffic}
+        self.compress = compress
+        self.continuous = np.array([e.schema == "continuous" for e in encoded.encoders])
+        self._cache: dict[tuple, _View] = {}
+
+    def get(self, judges: tuple, block: str) -> _View:
+        key = (judges, block)
+        if key not in self._cache:
+            self._cache[key] = self._build(judges, block)
+        return self._cache[key]
+
+    def _build(self, judges: tuple, block: str) -> _View:
+        rows = self.rows[block]
+        patterns = self.pattern_cache[judges]
+        scores = self.encoded.scores[:, list(judges)]
+        top = patterns[-1]
+        labelled = block != "rest"
+        y = self.labels[rows] if labelled else None
+        # Scores are a function of the pattern when no judge is continuous (binned).
+        if (self.compress and top is not None and len(rows)
+                and not self.continuous[list(judges)].any()):
+            ids = top[rows]
+            if ids.min() >= 0:
+                key = ids
+                if labelled:
+                    levels, ycode = np.unique(y, return_inverse=True)
+                    if int(ids.max()) < INT64_SAFE // max(len(levels), 1):
+                        key = ids * len(levels) + ycode
+                    else:
+                        _, dense = np.unique(ids, return_inverse=True)
+                        key = dense * len(levels) + ycode
+                _, first, counts = np.unique(key, return_index=True, return_counts=True)
+                sel = rows[first]
+                X = PrefixFeatures(patterns=[None if p is None else p[sel] for p in patterns],
+                                   scores=scores[sel], weight=counts.astype(float))
+                return _View(X=X, y=self.labels[sel] if labelled else None, ids=top[sel])
+        X = PrefixFeatures(patterns=[None if p is None else p[rows] for p in patterns],
+                           scores=scores[rows])
+        return _View(X=X, y=y, ids=None if top is None else top[rows])
+
+
+def _wmean(values: np.ndarray, weight: np.ndarray | None) -> float:
+    return float(np.mean(values)) if weight is None else float(weight @ values / weight.sum())
+
+
+def _wse(values: np.ndarray, weight: np.ndarray | None) -> float:
+    """Standard error of the mean of the expanded rows (std with ddof=1 / sqrt(n))."""
+    n = len(values) if weight is None else float(weight.sum())
+    if n <= 1:
+        return math.nan
+    m = _wmean(values, weight)
+    dev = (values - m) ** 2
+    ss = float(dev.sum()) if weight is None else float(weight @ dev)
+    return math.sqrt(ss / (n - 1)) / math.sqrt(n)
+
+
+def _record(model, vV: _View) -> dict:
+    """A fitted model with its validation risks (both objectives) and their SEs."""
+    p = model.predict(vV.X)
+    w = vV.X.weight
+    l_mse, l_nll = losses("mse", vV.y, p), losses("nll", vV.y, p)
+    return {"model": model, "mse": _wmean(l_mse, w), "nll": _wmean(l_nll, w),
+            "se_mse": _wse(l_mse, w), "se_nll": _wse(l_nll, w)}
 
 
 def select(panel: Panel, blocks: Blocks, **options) -> SelectionResult:
