@@ -212,6 +212,7 @@ class FCPSSelector:
         diag_cache: dict[tuple, PrefixDiagnostics | None] = {}
         pattern_cache: dict[tuple, list] = {}
         views = _ViewCache(encoded, blocks, y, traffic, pattern_cache, self.compress)
+        self._fit_batched(work, encoded, pattern_cache, views, fits, need_traffic)
         candidates: list[Candidate] = []
         models: dict[int, object] = {}
         menu_size = 0
@@ -260,7 +261,7 @@ class FCPSSelector:
                     judges=[names[j] for j in judges], judge_idx=judges, K=K, family=family,
                     params=dict(params), grid_size=len(grid),
                     val_mse=rec["mse"], val_nll=rec["nll"], val_risk=risk,
-                    val_se=rec["se_" + self.objective], diagnostics=diag)
+                    val_se=_se(rec, self.objective), diagnostics=diag)
                 candidates.append(cand)
                 models[cand.index] = rec["model"]
         if not candidates:
@@ -276,6 +277,31 @@ class FCPSSelector:
         result.timings["select_seconds"] = time.perf_counter() - t0
         report(1.0, "done")
         return result
+
+    def _fit_batched(self, work, encoded, pattern_cache, views, fits, need_traffic) -> None:
+        """Pre-fit families that share work across prefixes (``batch_fit``: ds_jury's EMs
+        run as one batch); the main loop then finds them in ``fits``."""
+        for family in self.families:
+            cls = REGISTRY[family]
+            if not cls.batch_fit:
+                continue
+            jobs = []
+            for path, K in work:
+                judges = path.judges[:K]
+                feats = self._features(encoded, path, K, pattern_cache)
+                if K > self.k_limit(family, len(path.judges)) or judges in jobs:
+                    continue
+                if cls.needs_patterns and feats.patterns[K - 1] is None:
+                    continue
+                jobs.append(judges)
+            fixed = self.family_fixed(family)
+            for params in self.family_grid(family):
+                problems = [(views.get(j, "M").X, views.get(j, "M").y,
+                             views.get(j, "rest").X if cls.uses_unlabelled and need_traffic else None)
+                            for j in jobs]
+                for judges, model in zip(jobs, cls.fit_many(problems, **fixed, **params)):
+                    fits[(judges, family, tuple(sorted(params.items())))] = \
+                        _record(model, views.get(judges, "V"))
 
     def _fit_one(self, fits: dict, judges: tuple, family: str, params: dict, vM, vR, vV) -> dict:
         """Fit (or fetch) one (judges, family, params) model and its validation record."""
@@ -584,12 +610,20 @@ def _wse(values: np.ndarray, weight: np.ndarray | None) -> float:
 
 
 def _record(model, vV: _View) -> dict:
-    """A fitted model with its validation risks (both objectives) and their SEs."""
+    """A fitted model with its validation risks (both objectives); ``_se`` adds their SEs."""
     p = model.predict(vV.X)
     w = vV.X.weight
     l_mse, l_nll = losses("mse", vV.y, p), losses("nll", vV.y, p)
     return {"model": model, "mse": _wmean(l_mse, w), "nll": _wmean(l_nll, w),
-            "se_mse": _wse(l_mse, w), "se_nll": _wse(l_nll, w)}
+            "losses": (l_mse, l_nll), "weight": w}
+
+
+def _se(rec: dict, objective: str) -> float:
+    """SE of a record's mean validation loss (computed for the grid's chosen entry only)."""
+    key = "se_" + objective
+    if key not in rec:
+        rec[key] = _wse(rec["losses"][0 if objective == "mse" else 1], rec["weight"])
+    return rec[key]
 
 
 def select(panel: Panel, blocks: Blocks, **options) -> SelectionResult:

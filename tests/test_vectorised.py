@@ -25,7 +25,7 @@ from fcps_core.diagnostics import prefix_diagnostics
 from fcps_core.families import FAMILIES, REGISTRY, IsotonicMap, PrefixFeatures
 from fcps_core.families._linear import logistic_fit, logistic_objective, ridge_fit
 from fcps_core.families._reference import RefDSJury, reference_candidates, reference_model
-from fcps_core.families.ds_jury import distinct_votes, em_fit
+from fcps_core.families.ds_jury import distinct_votes, em_fit, em_fit_batch
 from fcps_core.selection import FCPSSelector
 from fcps_core.synthetic import make_regime
 
@@ -320,3 +320,55 @@ def test_selection_is_deterministic():
     b = FCPSSelector(seed=3).fit(panel, blocks).to_dict()
     a.pop("timings"), b.pop("timings")
     assert a == b
+
+
+def test_batched_em_equals_one_problem_at_a_time():
+    rng = np.random.default_rng(11)
+    problems = []
+    for K in (1, 3, 2, 5, 4, 7):
+        n = int(rng.integers(30, 400))
+        truth = rng.random(n) < 0.5
+        votes = np.where(rng.random((n, K)) < rng.uniform(0.5, 0.9, K), truth[:, None],
+                         ~truth[:, None]).astype(float)
+        votes[rng.random((n, K)) < 0.15] = 0.5
+        problems.append(distinct_votes(votes, rng.integers(1, 4, n).astype(float)))
+    batched = em_fit_batch(problems)
+    for prob, (prior, w1, w0) in zip(problems, batched):
+        p1, a1, b1 = em_fit(*prob)
+        assert prior == pytest.approx(p1, abs=1e-9)
+        np.testing.assert_allclose(w1, a1, atol=1e-9)
+        np.testing.assert_allclose(w0, b1, atol=1e-9)
+    # Problems that stop at different iterations keep their own stopping point.
+    quick = distinct_votes(np.ones((50, 2)), np.ones(50))
+    mixed = em_fit_batch([quick, problems[-1]])
+    assert mixed[0][0] == pytest.approx(em_fit(*quick)[0], abs=1e-12)
+
+
+def test_ds_jury_fit_many_equals_fit():
+    rng = np.random.default_rng(12)
+    problems = []
+    for K in (1, 2, 4):
+        X = random_features(rng, 120, K)
+        y = (rng.random(120) < 0.5).astype(float)
+        problems.append((X, y, random_features(rng, 80, K)))
+    for (X, y, U), model in zip(problems, REGISTRY["ds_jury"].fit_many(problems)):
+        alone = REGISTRY["ds_jury"]().fit(X, y, U)
+        probe = random_features(np.random.default_rng(13), 50, X.K)
+        np.testing.assert_allclose(model.predict(probe), alone.predict(probe), atol=1e-9)
+        assert model.get_state().keys() == alone.get_state().keys()
+
+
+@pytest.mark.parametrize("family", ["backoff", "residual"])
+def test_grid_sharing_equals_separate_fits(family):
+    rng = np.random.default_rng(14)
+    X = random_features(rng, 150, 3)
+    y = (rng.random(150) < X.scores.mean(axis=1)).astype(float)
+    W, yw = compress(X, y)
+    grid = REGISTRY[family].grid()
+    probe = random_features(np.random.default_rng(15), 60, 3, alphabet=4)
+    for data in ((X, y), (W, yw)):
+        shared = REGISTRY[family].fit_grid(grid, *data, None)
+        for params, model in zip(grid, shared):
+            alone = REGISTRY[family](**params).fit(*data, None)
+            assert np.array_equal(model.predict(probe), alone.predict(probe))
+            assert model.get_state() == alone.get_state()

@@ -69,6 +69,7 @@ class Aggregator:
     needs_patterns: ClassVar[bool] = False  # needs joint-pattern ids
     complexity_rank: ClassVar[int] = 0      # ladder position: ties go to the simpler family
     uses_unlabelled: ClassVar[bool] = False
+    batch_fit: ClassVar[bool] = False       # fit_many shares work across problems
 
     def get_params(self) -> dict:
         return {}
@@ -98,6 +99,12 @@ class Aggregator:
                  unlabelled: PrefixFeatures | None = None, **fixed) -> list["Aggregator"]:
         """Fit one model per hyperparameter setting; families may share work across the grid."""
         return [cls(**fixed, **params).fit(X, y, unlabelled) for params in settings]
+
+    @classmethod
+    def fit_many(cls, problems: list, **params) -> list["Aggregator"]:
+        """Fit one model per (X, y, unlabelled) problem (families with ``batch_fit`` share
+        work across problems; the result equals fitting each on its own)."""
+        return [cls(**params).fit(X, y, U) for X, y, U in problems]
 
     # JSON state --------------------------------------------------------------------------
     def get_state(self) -> dict:

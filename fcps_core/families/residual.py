@@ -50,17 +50,19 @@ class ResidualTable(Aggregator):
         model of that family already fitted on the same X, y) lets the selector share its
         scalar-family fits."""
         bases: dict[str, object] = dict(base_models or {})
-        base_pred: dict[str, np.ndarray] = {}
+        tables: dict[str, tuple] = {}      # base -> residual table (shrinkage-free)
+        ybar = weighted_mean(y, X.weight)
         models = []
         for params in settings:
             model = cls(**fixed, **params)
             if model.base not in bases:
                 bases[model.base] = model._base_class()().fit(X, y, unlabelled)
-            if model.base not in base_pred:
-                base_pred[model.base] = bases[model.base].predict(X)
-            model.ybar_ = weighted_mean(y, X.weight)
+            model.ybar_ = ybar
             model.base_ = bases[model.base]
-            model._fit_residuals(X, y, base_pred[model.base])
+            if model.base not in tables:
+                model._fit_residuals(X, y, model.base_.predict(X))
+                tables[model.base] = (model.uniq_, model.sums_, model.counts_)
+            model.uniq_, model.sums_, model.counts_ = tables[model.base]
             models.append(model)
         return models
 
