@@ -198,8 +198,9 @@ class FCPSSelector:
         names = panel.judge_names
         # Unlabelled traffic for unsupervised families: every row outside M and T (T is
         # held out from every fit, even label-free ones).
-        traffic = np.setdiff1d(np.arange(panel.n_rows), np.concatenate([blocks.M, blocks.T]))
-        need_traffic = any(REGISTRY[f].uses_unlabelled for f in self.families)
+        outside = np.ones(panel.n_rows, dtype=bool)
+        outside[blocks.M] = outside[blocks.T] = False
+        traffic = np.flatnonzero(outside)
         work = []  # (path, K)
         for path in paths:
             top = max(self.k_limit(f, len(path.judges)) for f in self.families)
@@ -212,26 +213,27 @@ class FCPSSelector:
         diag_cache: dict[tuple, PrefixDiagnostics | None] = {}
         pattern_cache: dict[tuple, list] = {}
         views = _ViewCache(encoded, blocks, y, traffic, pattern_cache, self.compress)
-        self._fit_batched(work, encoded, pattern_cache, views, fits, need_traffic)
+        self._fit_batched(work, encoded, pattern_cache, views, fits)
         candidates: list[Candidate] = []
         models: dict[int, object] = {}
         menu_size = 0
         for w, (path, K) in enumerate(work):
             report(0.05 + 0.9 * w / len(work), f"{path.label or path.rule}: K={K}")
             judges = path.judges[:K]
-            feats = self._features(encoded, path, K, pattern_cache)
-            vM, vV = views.get(judges, "M"), views.get(judges, "V")
+            patterns = self._patterns(encoded, path, K, pattern_cache)
             if judges not in diag_cache:
-                diag_cache[judges] = self._diagnostics(feats, views, judges, blocks,
+                diag_cache[judges] = self._diagnostics(patterns, views, judges, blocks,
                                                        alph[list(judges)])
             diag = diag_cache[judges]
-            vR = views.get(judges, "rest") if need_traffic else None
             for family in self.families:
                 cls = REGISTRY[family]
                 if K > self.k_limit(family, len(path.judges)):
                     continue
-                if cls.needs_patterns and feats.patterns[K - 1] is None:
+                if cls.needs_patterns and patterns[K - 1] is None:
                     continue
+                kind = _view_kind(cls)
+                vM, vV = views.get(judges, "M", kind), views.get(judges, "V", kind)
+                vR = views.get(judges, "rest", kind) if cls.uses_unlabelled else None
                 grid = self.family_grid(family)
                 keys = [(judges, family, tuple(sorted(p.items()))) for p in grid]
                 todo = [p for p, k in zip(grid, keys) if k not in fits]
@@ -240,7 +242,7 @@ class FCPSSelector:
                     if family == "residual":
                         # The residual bases are the scalar families' own fits: share them.
                         extra["base_models"] = {
-                            b: self._fit_one(fits, judges, b, {}, vM, vR, vV)["model"]
+                            b: self._fit_one(fits, views, judges, b)["model"]
                             for b in dict.fromkeys(p["base"] for p in todo)}
                     fitted = cls.fit_grid(todo, vM.X, vM.y,
                                           vR.X if cls.uses_unlabelled else None,
@@ -278,7 +280,7 @@ class FCPSSelector:
         report(1.0, "done")
         return result
 
-    def _fit_batched(self, work, encoded, pattern_cache, views, fits, need_traffic) -> None:
+    def _fit_batched(self, work, encoded, pattern_cache, views, fits) -> None:
         """Pre-fit families that share work across prefixes (``batch_fit``: ds_jury's EMs
         run as one batch); the main loop then finds them in ``fits``."""
         for family in self.families:
@@ -288,32 +290,36 @@ class FCPSSelector:
             jobs = []
             for path, K in work:
                 judges = path.judges[:K]
-                feats = self._features(encoded, path, K, pattern_cache)
+                patterns = self._patterns(encoded, path, K, pattern_cache)
                 if K > self.k_limit(family, len(path.judges)) or judges in jobs:
                     continue
-                if cls.needs_patterns and feats.patterns[K - 1] is None:
+                if cls.needs_patterns and patterns[K - 1] is None:
                     continue
                 jobs.append(judges)
             fixed = self.family_fixed(family)
+            kind = _view_kind(cls)
             for params in self.family_grid(family):
-                problems = [(views.get(j, "M").X, views.get(j, "M").y,
-                             views.get(j, "rest").X if cls.uses_unlabelled and need_traffic else None)
+                problems = [(views.get(j, "M", kind).X, views.get(j, "M", kind).y,
+                             views.get(j, "rest", kind).X if cls.uses_unlabelled else None)
                             for j in jobs]
                 for judges, model in zip(jobs, cls.fit_many(problems, **fixed, **params)):
                     fits[(judges, family, tuple(sorted(params.items())))] = \
-                        _record(model, views.get(judges, "V"))
+                        _record(model, views.get(judges, "V", kind))
 
-    def _fit_one(self, fits: dict, judges: tuple, family: str, params: dict, vM, vR, vV) -> dict:
-        """Fit (or fetch) one (judges, family, params) model and its validation record."""
-        key = (judges, family, tuple(sorted(params.items())))
+    def _fit_one(self, fits: dict, views: "_ViewCache", judges: tuple, family: str) -> dict:
+        """Fit (or fetch) a default-parameter model of ``family`` and its validation record."""
+        key = (judges, family, ())
         if key not in fits:
             cls = REGISTRY[family]
-            model = self.family_instance(family, params).fit(
-                vM.X, vM.y, vR.X if cls.uses_unlabelled and vR is not None else None)
-            fits[key] = _record(model, vV)
+            kind = _view_kind(cls)
+            vM = views.get(judges, "M", kind)
+            model = self.family_instance(family, {}).fit(
+                vM.X, vM.y, views.get(judges, "rest", kind).X if cls.uses_unlabelled else None)
+            fits[key] = _record(model, views.get(judges, "V", kind))
         return fits[key]
 
-    def _features(self, encoded: EncodedPanel, path: JudgePath, K: int, cache: dict) -> PrefixFeatures:
+    def _patterns(self, encoded: EncodedPanel, path: JudgePath, K: int, cache: dict) -> list:
+        """Joint-pattern ids (every row) of each level of the path's K-prefix."""
         judges = path.judges[:K]
         # Pattern ids depend only on the ordered judges: share them across paths, and the
         # levels of a prefix are the first levels of its path (computed once per path).
@@ -323,12 +329,12 @@ class FCPSSelector:
                 cache[full] = prefix_patterns(encoded.codes[:, list(full)],
                                               encoded.alphabet_sizes[list(full)])
             cache[judges] = cache[full][:K]
-        return PrefixFeatures(patterns=cache[judges], scores=encoded.scores[:, list(judges)])
+        return cache[judges]
 
     @staticmethod
-    def _diagnostics(feats: PrefixFeatures, views: "_ViewCache", judges: tuple, blocks: Blocks,
+    def _diagnostics(patterns: list, views: "_ViewCache", judges: tuple, blocks: Blocks,
                      alph: np.ndarray) -> PrefixDiagnostics | None:
-        if feats.patterns[feats.K - 1] is None:
+        if patterns[-1] is None:
             return None
         vM, vV = views.get(judges, "M"), views.get(judges, "V")
         vT = views.get(judges, "T") if len(blocks.T) else None
@@ -418,7 +424,7 @@ class SelectionResult:
         for c in self.candidates:
             mid = id(self.models[c.index])
             if mid not in done:
-                vT = views.get(c.judge_idx, "T")
+                vT = views.get(c.judge_idx, "T", _view_kind(REGISTRY[c.family]))
                 p = self.models[c.index].predict(vT.X)
                 done[mid] = (_wmean(losses("mse", vT.y, p), vT.X.weight),
                              _wmean(losses("nll", vT.y, p), vT.X.weight))
@@ -539,16 +545,46 @@ class SelectionResult:
 # -- distinct-row views of the blocks ---------------------------------------------------------
 @dataclass
 class _View:
-    """A block's rows for one prefix: distinct (pattern, label) rows with counts when the
-    prefix allows it (``X.weight``), else the raw rows. ``ids``: the prefix pattern ids."""
+    """A block's rows for one prefix: distinct rows with counts (``X.weight``) when the
+    prefix allows it, else the raw rows. ``ids``: the prefix's joint-pattern ids."""
 
     X: PrefixFeatures
     y: np.ndarray | None
     ids: np.ndarray | None
 
 
+def _view_kind(cls) -> str:
+    """Families that read pattern ids get table views; the others see only the scores."""
+    return "table" if cls.needs_patterns else "scalar"
+
+
+#: key ranges up to this size are grouped by counting (no sort)
+_COUNTING_LIMIT = 1 << 22
+
+
+def _group(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """(a representative position, count) of each distinct value of ``key`` (ints in
+    [0, bound)), in increasing key order. Rows sharing a key are identical in everything
+    the view keeps, so which row represents them does not matter."""
+    if bound <= max(_COUNTING_LIMIT, 4 * len(key)):
+        counts = np.bincount(key, minlength=bound)
+        present = np.flatnonzero(counts)
+        rep = np.empty(bound, dtype=np.int64)
+        rep[key] = np.arange(len(key))
+        return rep[present], counts[present]
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    return first, counts
+
+
 class _ViewCache:
-    """Per-(judges, block) views, built once per selection and shared by every family."""
+    """Per-(judges, block, kind) views, built once per selection, shared by every family.
+
+    ``kind='table'``: distinct (joint pattern, label) rows, for families that read pattern
+    ids (their scores are a function of the pattern). ``kind='scalar'``: distinct
+    (score vector, label) rows, for families that read only the scores (tie and parse_error
+    share a score, so this is coarser). Unlabelled traffic (block ``rest``) is grouped
+    without labels. A prefix with a continuous judge keeps its raw rows.
+    """
 
     def __init__(self, encoded: EncodedPanel, blocks: Blocks, labels: np.ndarray,
                  traffic: np.ndarray, pattern_cache: dict, compress: bool):
@@ -557,41 +593,70 @@ class _ViewCache:
         self.compress = compress
         self.continuous = np.array([e.schema == "continuous" for e in encoded.encoders])
         self._cache: dict[tuple, _View] = {}
+        self._ycode: dict[str, tuple[int, np.ndarray]] = {}
+        self._score_code: dict[int, tuple[int, np.ndarray]] = {}
 
-    def get(self, judges: tuple, block: str) -> _View:
-        key = (judges, block)
+    def get(self, judges: tuple, block: str, kind: str = "table") -> _View:
+        key = (judges, block, kind)
         if key not in self._cache:
-            self._cache[key] = self._build(judges, block)
+            self._cache[key] = self._build(judges, block, kind)
         return self._cache[key]
 
-    def _build(self, judges: tuple, block: str) -> _View:
+    def _labels_code(self, block: str) -> tuple[int, np.ndarray]:
+        if block not in self._ycode:
+            levels, code = np.unique(self.labels[self.rows[block]], return_inverse=True)
+            self._ycode[block] = (len(levels), code.astype(np.int64))
+        return self._ycode[block]
+
+    def _scores_code(self, j: int) -> tuple[int, np.ndarray]:
+        """(number of distinct scores, per-row index of the row's score) for judge j."""
+        if j not in self._score_code:
+            values, index = np.unique(self.encoded.encoders[j].code_scores(), return_inverse=True)
+            self._score_code[j] = (len(values), index[self.encoded.codes[:, j]])
+        return self._score_code[j]
+
+    def _build(self, judges: tuple, block: str, kind: str) -> _View:
         rows = self.rows[block]
+        cols = list(judges)
         patterns = self.pattern_cache[judges]
-        scores = self.encoded.scores[:, list(judges)]
         top = patterns[-1]
         labelled = block != "rest"
-        y = self.labels[rows] if labelled else None
-        # Scores are a function of the pattern when no judge is continuous (binned).
-        if (self.compress and top is not None and len(rows)
-                and not self.continuous[list(judges)].any()):
-            ids = top[rows]
-            if ids.min() >= 0:
+        table_kind = kind == "table"
+        if (self.compress and len(rows) and not self.continuous[cols].any()
+                and (top is not None or not table_kind)):
+            if table_kind:
+                ids, bound = top[rows], None
+            else:
+                ids, bound = np.zeros(len(rows), dtype=np.int64), 1
+                for j in cols:
+                    radix, code = self._scores_code(j)
+                    if bound * radix >= INT64_SAFE:
+                        ids = None
+                        break
+                    ids = ids * radix + code[rows]
+                    bound *= radix
+            if ids is not None and ids.min() >= 0:
+                if bound is None:
+                    bound = int(ids.max()) + 1
                 key = ids
                 if labelled:
-                    levels, ycode = np.unique(y, return_inverse=True)
-                    if int(ids.max()) < INT64_SAFE // max(len(levels), 1):
-                        key = ids * len(levels) + ycode
-                    else:
-                        _, dense = np.unique(ids, return_inverse=True)
-                        key = dense * len(levels) + ycode
-                _, first, counts = np.unique(key, return_index=True, return_counts=True)
-                sel = rows[first]
-                X = PrefixFeatures(patterns=[None if p is None else p[sel] for p in patterns],
-                                   scores=scores[sel], weight=counts.astype(float))
-                return _View(X=X, y=self.labels[sel] if labelled else None, ids=top[sel])
+                    n_levels, ycode = self._labels_code(block)
+                    if bound >= INT64_SAFE // max(n_levels, 1):
+                        ids = np.unique(ids, return_inverse=True)[1]
+                        bound = int(ids.max()) + 1
+                    key, bound = ids * n_levels + ycode, bound * n_levels
+                pos, counts = _group(key, bound)
+                sel = rows[pos]
+                pats = ([None if p is None else p[sel] for p in patterns] if table_kind
+                        else [None] * len(cols))
+                X = PrefixFeatures(patterns=pats, scores=self.encoded.scores[np.ix_(sel, cols)],
+                                   weight=counts.astype(float))
+                return _View(X=X, y=self.labels[sel] if labelled else None,
+                             ids=top[sel] if table_kind else None)
         X = PrefixFeatures(patterns=[None if p is None else p[rows] for p in patterns],
-                           scores=scores[rows])
-        return _View(X=X, y=y, ids=None if top is None else top[rows])
+                           scores=self.encoded.scores[np.ix_(rows, cols)])
+        return _View(X=X, y=self.labels[rows] if labelled else None,
+                     ids=None if top is None else top[rows])
 
 
 def _wmean(values: np.ndarray, weight: np.ndarray | None) -> float:

@@ -372,3 +372,26 @@ def test_grid_sharing_equals_separate_fits(family):
             alone = REGISTRY[family](**params).fit(*data, None)
             assert np.array_equal(model.predict(probe), alone.predict(probe))
             assert model.get_state() == alone.get_state()
+
+
+def test_dense_ids_equal_numpy_unique_rows():
+    from fcps_core.paths import dense_ids, extend_ids
+    rng = np.random.default_rng(16)
+    for n, k, a in ((1, 1, 2), (50, 3, 4), (500, 5, 3), (300, 2, 40)):
+        codes = rng.integers(-1, a, size=(n, k))
+        ref = np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1)
+        assert np.array_equal(dense_ids(codes), ref)
+        big = rng.integers(0, 2 ** 40, n)              # a key range too large for counting
+        assert np.array_equal(extend_ids(big, codes[:, 0]),
+                              np.unique(big * (codes[:, 0].max() + 2) + codes[:, 0] + 1,
+                                        return_inverse=True)[1].reshape(-1))
+
+
+def test_grouping_by_counting_equals_unique():
+    from fcps_core.selection import _group
+    rng = np.random.default_rng(17)
+    for bound in (1, 7, 1000, 1 << 30):
+        key = rng.integers(0, bound, 500)
+        pos, counts = _group(key, bound)
+        uniq, ref_counts = np.unique(key, return_counts=True)
+        assert np.array_equal(key[pos], uniq) and np.array_equal(counts, ref_counts)
