@@ -608,11 +608,17 @@ class _ViewCache:
             self._ycode[block] = (len(levels), code.astype(np.int64))
         return self._ycode[block]
 
-    def _scores_code(self, j: int) -> tuple[int, np.ndarray]:
-        """(number of distinct scores, per-row index of the row's score) for judge j."""
+    def _scores_code(self, j: int) -> tuple[int, np.ndarray] | None:
+        """(number of distinct scores, per-row index of the row's score) for judge j; None
+        when a row holds a code the encoder never saw (its score is the default)."""
         if j not in self._score_code:
-            values, index = np.unique(self.encoded.encoders[j].code_scores(), return_inverse=True)
-            self._score_code[j] = (len(values), index[self.encoded.codes[:, j]])
+            codes = self.encoded.codes[:, j]
+            if len(codes) and codes.min() < 0:
+                self._score_code[j] = None
+            else:
+                values, index = np.unique(self.encoded.encoders[j].code_scores(),
+                                          return_inverse=True)
+                self._score_code[j] = (len(values), index[codes])
         return self._score_code[j]
 
     def _build(self, judges: tuple, block: str, kind: str) -> _View:
@@ -629,12 +635,12 @@ class _ViewCache:
             else:
                 ids, bound = np.zeros(len(rows), dtype=np.int64), 1
                 for j in cols:
-                    radix, code = self._scores_code(j)
-                    if bound * radix >= INT64_SAFE:
+                    coded = self._scores_code(j)
+                    if coded is None or bound * coded[0] >= INT64_SAFE:
                         ids = None
                         break
-                    ids = ids * radix + code[rows]
-                    bound *= radix
+                    ids = ids * coded[0] + coded[1][rows]
+                    bound *= coded[0]
             if ids is not None and ids.min() >= 0:
                 if bound is None:
                     bound = int(ids.max()) + 1

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Aggregator, IsotonicMap
+from .base import Aggregator, IsotonicMap, rowwise_dot
 
 NEWTON_MAX_ITER = 100
 NEWTON_GTOL = 1e-9
@@ -95,7 +95,7 @@ class _Linear(Aggregator):
         return self.constant_
 
     def _linear(self, X):
-        return self.features(X.scores) @ self.coef_ + self.intercept_
+        return rowwise_dot(self.features(X.scores), self.coef_, self.intercept_)
 
 
 class _RidgeIsotonic(_Linear):
@@ -112,7 +112,7 @@ class _RidgeIsotonic(_Linear):
             self.iso_ = None
             return
         self.coef_, self.intercept_ = ridge_fit(F, y, self.ridge_alpha, X.weight)
-        self.iso_ = IsotonicMap().fit(F @ self.coef_ + self.intercept_, y, X.weight)
+        self.iso_ = IsotonicMap().fit(rowwise_dot(F, self.coef_, self.intercept_), y, X.weight)
 
     def _predict(self, X):
         if self.iso_ is None:

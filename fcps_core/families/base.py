@@ -180,6 +180,20 @@ class IsotonicMap:
         return obj
 
 
+def rowwise_dot(A: np.ndarray, w: np.ndarray, start: float = 0.0) -> np.ndarray:
+    """start + A @ w, accumulated column by column in a fixed order.
+
+    Each row's value depends only on that row, never on its position in ``A`` (a BLAS
+    matrix-vector product may sum rows in different orders and give identical rows values an
+    ulp apart). Scores that feed an isotonic map must keep ties as ties: identical inputs,
+    identical calibrated outputs, whether a block is passed as raw or as distinct rows.
+    """
+    out = np.full(A.shape[0], float(start))
+    for j in range(A.shape[1]):
+        out += A[:, j] * w[j]
+    return out
+
+
 def _pool_starts(x: np.ndarray) -> np.ndarray:
     """Start index of each pooled run of sorted ``x`` under sklearn's ``_make_unique`` rule:
     a new run starts where x exceeds the run's *first* value by at least ``_X_EPS``."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from .base import Aggregator, IsotonicMap, weighted_mean
+from .base import Aggregator, IsotonicMap, rowwise_dot, weighted_mean
 
 MAX_ITER = 200
 TOL = 1e-7
@@ -36,7 +36,8 @@ def distinct_votes(scores: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, 
     K = scores.shape[1]
     if K == 0 or K > 39:        # 3**K must fit in int64; no compression needed then
         return ones, zeros, np.asarray(weight, float)
-    code = (ones + 2 * zeros) @ (3.0 ** np.arange(K))      # exact below 2**53
+    digits = (ones + 2 * zeros).astype(np.int64)
+    code = digits @ (3 ** np.arange(K, dtype=np.int64))    # exact int64: 3**39 < 2**63
     uniq, first, inv = np.unique(code, return_index=True, return_inverse=True)
     return ones[first], zeros[first], np.bincount(inv, weights=weight, minlength=len(uniq))
 
@@ -189,7 +190,8 @@ class DawidSkeneJury(Aggregator):
 
     def _logodds(self, scores):
         ones, zeros = _binary_votes(scores)
-        return self.prior_logit_ + ones @ self.w1_ + zeros @ self.w0_
+        return rowwise_dot(np.hstack([ones, zeros]), np.concatenate([self.w1_, self.w0_]),
+                           self.prior_logit_)
 
     def _predict(self, X):
         return self.iso_.predict(self.orientation_ * self._logodds(X.scores))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Aggregator, IsotonicMap
+from .base import Aggregator, IsotonicMap, rowwise_dot
 
 
 def votes(scores: np.ndarray) -> np.ndarray:
@@ -42,7 +42,7 @@ class OneCoinIsotonic(Aggregator):
         self.iso_ = IsotonicMap().fit(self._score(X), y, X.weight)
 
     def _score(self, X):
-        return self.prior_logit_ + votes(X.scores) @ self.weights_
+        return rowwise_dot(votes(X.scores), self.weights_, self.prior_logit_)
 
     def _predict(self, X):
         return self.iso_.predict(self._score(X))
