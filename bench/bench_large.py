@@ -60,12 +60,14 @@ def main() -> None:
     print(f"panel: {panel.n_rows:,} rows x {len(panel.judges)} judges, blocks "
           f"{blocks.sizes()} (built in {t_build:.1f} s, not timed below); "
           f"load average {os.getloadavg()[0]:.2f}; RSS after build {peak_rss_gib():.2f} GiB")
-    t0 = time.perf_counter()
+    cpu0, t0 = time.process_time(), time.perf_counter()
     result = select(panel, blocks)
     t_sel = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
     rss = peak_rss_gib()
     sel = result.selected
-    print(f"selection: {t_sel:.2f} s wall; {result.menu_size} fitted candidates in "
+    print(f"selection: {t_sel:.2f} s wall, {cpu:.2f} s CPU (wall well above CPU = other load "
+          f"on the machine); {result.menu_size} fitted candidates in "
           f"{len(result.candidates)} (path, K, family) entries")
     print(f"selected: {sel.family} K={sel.K} ({sel.path_rule}) val_mse {sel.val_mse:.5f} "
           f"test_mse {sel.test_mse:.5f}; regime {result.regime.get('quadrant')}")
