@@ -122,27 +122,42 @@ class PrefixDiagnostics:
                 "cell_pressure_sum": self.pressure_sum}
 
 
-def _seen_share(uniq_M: np.ndarray, counts_M: np.ndarray, ids: np.ndarray):
-    """(unseen share, sum over seen rows of 1/(n N_z)) for held-out pattern ids."""
+def _seen_share(uniq_M: np.ndarray, counts_M: np.ndarray, ids: np.ndarray,
+                weight: np.ndarray | None = None):
+    """(unseen share, sum over seen rows of 1/(n N_z)) for held-out pattern ids; ``weight``
+    gives each id's row count (None = one row each)."""
     if len(ids) == 0:
         return math.nan, math.nan
+    w = np.ones(len(ids)) if weight is None else np.asarray(weight, float)
+    n = float(w.sum())
     pos = np.minimum(np.searchsorted(uniq_M, ids), len(uniq_M) - 1)
     seen = (uniq_M[pos] == ids) & (ids >= 0)
-    unseen = 1.0 - seen.mean()
-    pressure = float(np.sum(1.0 / counts_M[pos[seen]]) / len(ids))
+    unseen = 1.0 - float(w[seen].sum()) / n
+    pressure = float(np.sum(w[seen] / counts_M[pos[seen]]) / n)
     return float(unseen), pressure
 
 
 def prefix_diagnostics(ids_M: np.ndarray, ids_V: np.ndarray, ids_T: np.ndarray | None,
-                       Q_K: float) -> PrefixDiagnostics:
-    """All prefix diagnostics from the pattern ids of the M, V and (optional) T rows."""
-    uniq_M, counts_M = np.unique(ids_M, return_counts=True)
-    counts_M = counts_M.astype(float)
+                       Q_K: float, *, w_M: np.ndarray | None = None,
+                       w_V: np.ndarray | None = None,
+                       w_T: np.ndarray | None = None) -> PrefixDiagnostics:
+    """All prefix diagnostics from the pattern ids of the M, V and (optional) T rows.
+
+    ``w_*`` (optional) are row counts when the ids are distinct rows with multiplicities;
+    the diagnostics are those of the expanded rows.
+    """
+    if w_M is None:
+        uniq_M, counts_M = np.unique(ids_M, return_counts=True)
+        counts_M = counts_M.astype(float)
+        n_M = len(ids_M)
+    else:
+        uniq_M, inv = np.unique(ids_M, return_inverse=True)
+        counts_M = np.bincount(inv, weights=w_M, minlength=len(uniq_M))
+        n_M = float(np.sum(w_M))
     H = effective_support(counts_M)
-    n_M = len(ids_M)
-    unseen_val, pressure_val = _seen_share(uniq_M, counts_M, ids_V)
+    unseen_val, pressure_val = _seen_share(uniq_M, counts_M, ids_V, w_V)
     if ids_T is not None and len(ids_T):
-        unseen_test, pressure_test = _seen_share(uniq_M, counts_M, ids_T)
+        unseen_test, pressure_test = _seen_share(uniq_M, counts_M, ids_T, w_T)
         u, pressure = unseen_test, pressure_test
     else:
         unseen_test = None

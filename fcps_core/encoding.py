@@ -100,6 +100,14 @@ class JudgeEncoder:
                          dtype=float)
         return table[col.codes] if len(table) else np.full(len(col.codes), self.default_score)
 
+    def code_scores(self) -> np.ndarray | None:
+        """The scalar score of each table code (None for continuous judges, whose score is
+        not a function of the bin)."""
+        if self.schema == "continuous":
+            return None
+        return np.array([self.scalar_map.get(tok, self.default_score) for tok in self.vocab],
+                        dtype=float)
+
     # -- JSON ----------------------------------------------------------------------------
     def to_dict(self) -> dict:
         return {"name": self.name, "schema": self.schema, "vocab": self.vocab,

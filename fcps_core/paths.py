@@ -42,19 +42,34 @@ class JudgePath:
 
 
 # -- S-block statistics -------------------------------------------------------------------
+def _densify(key: np.ndarray) -> np.ndarray:
+    """Rank of each value of a non-negative integer key among its distinct values (the
+    inverse of ``np.unique``), by counting when the key range is small."""
+    if len(key) == 0:
+        return key.astype(np.int64)
+    bound = int(key.max()) + 1
+    if bound <= max(1 << 22, 4 * len(key)):
+        present = np.zeros(bound, dtype=np.int64)
+        present[key] = 1
+        return (np.cumsum(present) - 1)[key]
+    return np.unique(key, return_inverse=True)[1].reshape(-1)
+
+
 def dense_ids(codes: np.ndarray) -> np.ndarray:
-    """Dense joint-pattern ids (0..S-1) for the rows of a codes matrix (rows x judges)."""
-    if codes.shape[1] == 0:
-        return np.zeros(codes.shape[0], dtype=np.int64)
-    _, inv = np.unique(codes, axis=0, return_inverse=True)
-    return inv.reshape(-1)
+    """Dense joint-pattern ids (0..S-1) for the rows of a codes matrix (rows x judges),
+    numbered in the lexicographic order of the rows (as ``np.unique(axis=0)``)."""
+    ids = np.zeros(codes.shape[0], dtype=np.int64)
+    for j in range(codes.shape[1]):
+        ids = extend_ids(ids, codes[:, j])
+    return ids
 
 
 def extend_ids(ids: np.ndarray, codes_j: np.ndarray) -> np.ndarray:
     """Dense ids of (pattern, next judge's code) from dense ids of the pattern."""
+    if len(ids) == 0:
+        return ids
     combined = ids * (int(codes_j.max()) + 2) + (codes_j + 1)
-    _, inv = np.unique(combined, return_inverse=True)
-    return inv
+    return _densify(combined)
 
 
 def oracle_gain(ids: np.ndarray, y: np.ndarray) -> float:

@@ -16,6 +16,13 @@ Protocol (paper Table tab:protocol-guardrails), enforced by construction:
 Schema-level preprocessing (output vocabularies, the observed rubric range) reads the judge
 outputs of all rows, never labels.
 
+Distinct rows. For a prefix whose judges are all discrete, a row's scalar scores are a
+function of its joint pattern, so every family sees block M as its distinct
+(pattern, label) rows with their counts (``PrefixFeatures.weight``), V and T are scored the
+same way with count-weighted losses, and the unlabelled traffic as distinct patterns.
+Each family's weighted fit equals its fit on the expanded rows (tests check both and the
+whole selection with ``compress=False``), so this changes cost, not results.
+
 The guarded mode (``guard='one_se'``) keeps the prior family's best candidate unless the
 selected candidate's upper one-SE validation risk is below the prior's lower one-SE risk
 (paper, Cold-Start Few-Label Diagnostic).
@@ -34,7 +41,8 @@ import numpy as np
 from .diagnostics import (GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics, losses,
                           metric_suite, prefix_diagnostics, regime_quadrant, theorem1_bound,
                           validation_scale)
-from .encoding import EncodedPanel, encode_panel, nominal_cells, pattern_labels, prefix_patterns
+from .encoding import (INT64_SAFE, EncodedPanel, encode_panel, nominal_cells, pattern_labels,
+                       prefix_patterns)
 from .errors import MenuError, SplitError
 from .families import FAMILIES, PAIRWISE_FEATURE, REGISTRY, PrefixFeatures, get_family
 from .panel import Panel
@@ -121,6 +129,7 @@ class FCPSSelector:
     pressure_threshold: float = PRESSURE_THRESHOLD
     family_options: dict = field(default_factory=dict)
     progress: Callable[[float, str], None] | None = None
+    compress: bool = True   # fit and score on distinct (pattern, label) rows with counts
 
     def validate(self, n_judges: int) -> None:
         for f in self.families:
@@ -189,7 +198,9 @@ class FCPSSelector:
         names = panel.judge_names
         # Unlabelled traffic for unsupervised families: every row outside M and T (T is
         # held out from every fit, even label-free ones).
-        traffic = np.setdiff1d(np.arange(panel.n_rows), np.concatenate([blocks.M, blocks.T]))
+        outside = np.ones(panel.n_rows, dtype=bool)
+        outside[blocks.M] = outside[blocks.T] = False
+        traffic = np.flatnonzero(outside)
         work = []  # (path, K)
         for path in paths:
             top = max(self.k_limit(f, len(path.judges)) for f in self.families)
@@ -201,51 +212,58 @@ class FCPSSelector:
         fits: dict[tuple, dict] = {}        # cache: (judges, family, params) -> fitted record
         diag_cache: dict[tuple, PrefixDiagnostics | None] = {}
         pattern_cache: dict[tuple, list] = {}
+        views = _ViewCache(encoded, blocks, y, traffic, pattern_cache, self.compress)
+        self._fit_batched(work, encoded, pattern_cache, views, fits)
         candidates: list[Candidate] = []
         models: dict[int, object] = {}
         menu_size = 0
         for w, (path, K) in enumerate(work):
             report(0.05 + 0.9 * w / len(work), f"{path.label or path.rule}: K={K}")
             judges = path.judges[:K]
-            feats = self._features(encoded, path, K, pattern_cache)
+            patterns = self._patterns(encoded, path, K, pattern_cache)
             if judges not in diag_cache:
-                diag_cache[judges] = self._diagnostics(feats, blocks, alph[list(judges)])
+                diag_cache[judges] = self._diagnostics(patterns, views, judges, blocks,
+                                                       alph[list(judges)])
             diag = diag_cache[judges]
-            X_M, X_V = feats.take(blocks.M), feats.take(blocks.V)
-            X_rest = feats.take(traffic)
             for family in self.families:
                 cls = REGISTRY[family]
                 if K > self.k_limit(family, len(path.judges)):
                     continue
-                if cls.needs_patterns and feats.patterns[K - 1] is None:
+                if cls.needs_patterns and patterns[K - 1] is None:
                     continue
-                best = None
+                kind = _view_kind(cls)
+                vM, vV = views.get(judges, "M", kind), views.get(judges, "V", kind)
+                vR = views.get(judges, "rest", kind) if cls.uses_unlabelled else None
                 grid = self.family_grid(family)
                 keys = [(judges, family, tuple(sorted(p.items()))) for p in grid]
                 todo = [p for p, k in zip(grid, keys) if k not in fits]
                 if todo:
-                    fitted = cls.fit_grid(todo, X_M, y[blocks.M],
-                                          X_rest if cls.uses_unlabelled else None,
-                                          **self.family_fixed(family))
+                    extra = {}
+                    if family == "residual":
+                        # The residual bases are the scalar families' own fits: share them.
+                        extra["base_models"] = {
+                            b: self._fit_one(fits, views, judges, b)["model"]
+                            for b in dict.fromkeys(p["base"] for p in todo)}
+                    fitted = cls.fit_grid(todo, vM.X, vM.y,
+                                          vR.X if cls.uses_unlabelled else None,
+                                          **self.family_fixed(family), **extra)
                     for params, model in zip(todo, fitted):
-                        fits[(judges, family, tuple(sorted(params.items())))] = {
-                            "model": model, "pred_V": model.predict(X_V)}
+                        fits[(judges, family, tuple(sorted(params.items())))] = \
+                            _record(model, vV)
+                best = None
                 for params, key in zip(grid, keys):
                     rec = fits[key]
-                    risk = float(np.mean(losses(self.objective, y[blocks.V], rec["pred_V"])))
+                    risk = rec[self.objective]
                     if best is None or risk < best[0] - 1e-15:
                         best = (risk, params, rec)
                 risk, params, rec = best
                 menu_size += len(grid)
-                lv = losses(self.objective, y[blocks.V], rec["pred_V"])
                 cand = Candidate(
                     index=len(candidates), path_rule=path.rule, path_label=path.label,
                     judges=[names[j] for j in judges], judge_idx=judges, K=K, family=family,
                     params=dict(params), grid_size=len(grid),
-                    val_mse=float(np.mean(losses("mse", y[blocks.V], rec["pred_V"]))),
-                    val_nll=float(np.mean(losses("nll", y[blocks.V], rec["pred_V"]))),
-                    val_risk=risk, val_se=float(np.std(lv, ddof=1) / math.sqrt(len(lv))) if len(lv) > 1 else math.nan,
-                    diagnostics=diag)
+                    val_mse=rec["mse"], val_nll=rec["nll"], val_risk=risk,
+                    val_se=_se(rec, self.objective), diagnostics=diag)
                 candidates.append(cand)
                 models[cand.index] = rec["model"]
         if not candidates:
@@ -255,28 +273,74 @@ class FCPSSelector:
         result = SelectionResult(panel=panel, blocks=blocks, selector=self, encoded=encoded,
                                  paths=paths, candidates=candidates, models=models,
                                  menu_size=menu_size, selected_index=selected_index,
-                                 guard=guard_info, feature_cache=pattern_cache)
+                                 guard=guard_info, feature_cache=pattern_cache, views=views)
         result._compute_regime()
         result.audit()
         result.timings["select_seconds"] = time.perf_counter() - t0
         report(1.0, "done")
         return result
 
-    def _features(self, encoded: EncodedPanel, path: JudgePath, K: int, cache: dict) -> PrefixFeatures:
+    def _fit_batched(self, work, encoded, pattern_cache, views, fits) -> None:
+        """Pre-fit families that share work across prefixes (``batch_fit``: ds_jury's EMs
+        run as one batch); the main loop then finds them in ``fits``."""
+        for family in self.families:
+            cls = REGISTRY[family]
+            if not cls.batch_fit:
+                continue
+            jobs = []
+            for path, K in work:
+                judges = path.judges[:K]
+                patterns = self._patterns(encoded, path, K, pattern_cache)
+                if K > self.k_limit(family, len(path.judges)) or judges in jobs:
+                    continue
+                if cls.needs_patterns and patterns[K - 1] is None:
+                    continue
+                jobs.append(judges)
+            fixed = self.family_fixed(family)
+            kind = _view_kind(cls)
+            for params in self.family_grid(family):
+                problems = [(views.get(j, "M", kind).X, views.get(j, "M", kind).y,
+                             views.get(j, "rest", kind).X if cls.uses_unlabelled else None)
+                            for j in jobs]
+                for judges, model in zip(jobs, cls.fit_many(problems, **fixed, **params)):
+                    fits[(judges, family, tuple(sorted(params.items())))] = \
+                        _record(model, views.get(judges, "V", kind))
+
+    def _fit_one(self, fits: dict, views: "_ViewCache", judges: tuple, family: str) -> dict:
+        """Fit (or fetch) a default-parameter model of ``family`` and its validation record."""
+        key = (judges, family, ())
+        if key not in fits:
+            cls = REGISTRY[family]
+            kind = _view_kind(cls)
+            vM = views.get(judges, "M", kind)
+            model = self.family_instance(family, {}).fit(
+                vM.X, vM.y, views.get(judges, "rest", kind).X if cls.uses_unlabelled else None)
+            fits[key] = _record(model, views.get(judges, "V", kind))
+        return fits[key]
+
+    def _patterns(self, encoded: EncodedPanel, path: JudgePath, K: int, cache: dict) -> list:
+        """Joint-pattern ids (every row) of each level of the path's K-prefix."""
         judges = path.judges[:K]
-        # Pattern ids depend only on the ordered judges: share them across paths.
+        # Pattern ids depend only on the ordered judges: share them across paths, and the
+        # levels of a prefix are the first levels of its path (computed once per path).
         if judges not in cache:
-            cache[judges] = prefix_patterns(encoded.codes[:, list(judges)],
-                                            encoded.alphabet_sizes[list(judges)])
-        return PrefixFeatures(patterns=cache[judges], scores=encoded.scores[:, list(judges)])
+            full = path.judges
+            if full not in cache:
+                cache[full] = prefix_patterns(encoded.codes[:, list(full)],
+                                              encoded.alphabet_sizes[list(full)])
+            cache[judges] = cache[full][:K]
+        return cache[judges]
 
     @staticmethod
-    def _diagnostics(feats: PrefixFeatures, blocks: Blocks, alph: np.ndarray) -> PrefixDiagnostics | None:
-        ids = feats.patterns[feats.K - 1]
-        if ids is None:
+    def _diagnostics(patterns: list, views: "_ViewCache", judges: tuple, blocks: Blocks,
+                     alph: np.ndarray) -> PrefixDiagnostics | None:
+        if patterns[-1] is None:
             return None
-        return prefix_diagnostics(ids[blocks.M], ids[blocks.V],
-                                  ids[blocks.T] if len(blocks.T) else None, nominal_cells(alph))
+        vM, vV = views.get(judges, "M"), views.get(judges, "V")
+        vT = views.get(judges, "T") if len(blocks.T) else None
+        return prefix_diagnostics(vM.ids, vV.ids, vT.ids if vT is not None else None,
+                                  nominal_cells(alph), w_M=vM.X.weight, w_V=vV.X.weight,
+                                  w_T=vT.X.weight if vT is not None else None)
 
     def default_prior(self, panel: Panel) -> str:
         kinds = {j.schema for j in panel.judges}
@@ -322,6 +386,7 @@ class SelectionResult:
     selected_index: int
     guard: dict | None
     feature_cache: dict
+    views: "_ViewCache | None" = None
     regime: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
 
@@ -353,13 +418,16 @@ class SelectionResult:
         T = self.blocks.T
         if len(T) == 0:
             return
-        y = self.panel.labels[T]
+        views = self.views or _ViewCache(self.encoded, self.blocks, self.panel.labels,
+                                         np.zeros(0, dtype=np.int64), self.feature_cache, False)
         done: dict[int, tuple[float, float]] = {}
         for c in self.candidates:
             mid = id(self.models[c.index])
             if mid not in done:
-                p = self.predict_rows(c, T)
-                done[mid] = (float(np.mean(losses("mse", y, p))), float(np.mean(losses("nll", y, p))))
+                vT = views.get(c.judge_idx, "T", _view_kind(REGISTRY[c.family]))
+                p = self.models[c.index].predict(vT.X)
+                done[mid] = (_wmean(losses("mse", vT.y, p), vT.X.weight),
+                             _wmean(losses("nll", vT.y, p), vT.X.weight))
             c.test_mse, c.test_nll = done[mid]
 
     def _compute_regime(self) -> None:
@@ -472,6 +540,161 @@ class SelectionResult:
             "cells": self.cell_table(sel, limit=cells_limit),
             "timings": self.timings,
         }
+
+
+# -- distinct-row views of the blocks ---------------------------------------------------------
+@dataclass
+class _View:
+    """A block's rows for one prefix: distinct rows with counts (``X.weight``) when the
+    prefix allows it, else the raw rows. ``ids``: the prefix's joint-pattern ids."""
+
+    X: PrefixFeatures
+    y: np.ndarray | None
+    ids: np.ndarray | None
+
+
+def _view_kind(cls) -> str:
+    """Families that read pattern ids get table views; the others see only the scores."""
+    return "table" if cls.needs_patterns else "scalar"
+
+
+#: key ranges up to this size are grouped by counting (no sort)
+_COUNTING_LIMIT = 1 << 22
+
+
+def _group(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """(a representative position, count) of each distinct value of ``key`` (ints in
+    [0, bound)), in increasing key order. Rows sharing a key are identical in everything
+    the view keeps, so which row represents them does not matter."""
+    if bound <= max(_COUNTING_LIMIT, 4 * len(key)):
+        counts = np.bincount(key, minlength=bound)
+        present = np.flatnonzero(counts)
+        rep = np.empty(bound, dtype=np.int64)
+        rep[key] = np.arange(len(key))
+        return rep[present], counts[present]
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    return first, counts
+
+
+class _ViewCache:
+    """Per-(judges, block, kind) views, built once per selection, shared by every family.
+
+    ``kind='table'``: distinct (joint pattern, label) rows, for families that read pattern
+    ids (their scores are a function of the pattern). ``kind='scalar'``: distinct
+    (score vector, label) rows, for families that read only the scores (tie and parse_error
+    share a score, so this is coarser). Unlabelled traffic (block ``rest``) is grouped
+    without labels. A prefix with a continuous judge keeps its raw rows.
+    """
+
+    def __init__(self, encoded: EncodedPanel, blocks: Blocks, labels: np.ndarray,
+                 traffic: np.ndarray, pattern_cache: dict, compress: bool):
+        self.encoded, self.labels, self.pattern_cache = encoded, labels, pattern_cache
+        self.rows = {"M": blocks.M, "V": blocks.V, "T": blocks.T, "rest": traffic}
+        self.compress = compress
+        self.continuous = np.array([e.schema == "continuous" for e in encoded.encoders])
+        self._cache: dict[tuple, _View] = {}
+        self._ycode: dict[str, tuple[int, np.ndarray]] = {}
+        self._score_code: dict[int, tuple[int, np.ndarray]] = {}
+
+    def get(self, judges: tuple, block: str, kind: str = "table") -> _View:
+        key = (judges, block, kind)
+        if key not in self._cache:
+            self._cache[key] = self._build(judges, block, kind)
+        return self._cache[key]
+
+    def _labels_code(self, block: str) -> tuple[int, np.ndarray]:
+        if block not in self._ycode:
+            levels, code = np.unique(self.labels[self.rows[block]], return_inverse=True)
+            self._ycode[block] = (len(levels), code.astype(np.int64))
+        return self._ycode[block]
+
+    def _scores_code(self, j: int) -> tuple[int, np.ndarray] | None:
+        """(number of distinct scores, per-row index of the row's score) for judge j; None
+        when a row holds a code the encoder never saw (its score is the default)."""
+        if j not in self._score_code:
+            codes = self.encoded.codes[:, j]
+            if len(codes) and codes.min() < 0:
+                self._score_code[j] = None
+            else:
+                values, index = np.unique(self.encoded.encoders[j].code_scores(),
+                                          return_inverse=True)
+                self._score_code[j] = (len(values), index[codes])
+        return self._score_code[j]
+
+    def _build(self, judges: tuple, block: str, kind: str) -> _View:
+        rows = self.rows[block]
+        cols = list(judges)
+        patterns = self.pattern_cache[judges]
+        top = patterns[-1]
+        labelled = block != "rest"
+        table_kind = kind == "table"
+        if (self.compress and len(rows) and not self.continuous[cols].any()
+                and (top is not None or not table_kind)):
+            if table_kind:
+                ids, bound = top[rows], None
+            else:
+                ids, bound = np.zeros(len(rows), dtype=np.int64), 1
+                for j in cols:
+                    coded = self._scores_code(j)
+                    if coded is None or bound * coded[0] >= INT64_SAFE:
+                        ids = None
+                        break
+                    ids = ids * coded[0] + coded[1][rows]
+                    bound *= coded[0]
+            if ids is not None and ids.min() >= 0:
+                if bound is None:
+                    bound = int(ids.max()) + 1
+                key = ids
+                if labelled:
+                    n_levels, ycode = self._labels_code(block)
+                    if bound >= INT64_SAFE // max(n_levels, 1):
+                        ids = np.unique(ids, return_inverse=True)[1]
+                        bound = int(ids.max()) + 1
+                    key, bound = ids * n_levels + ycode, bound * n_levels
+                pos, counts = _group(key, bound)
+                sel = rows[pos]
+                pats = ([None if p is None else p[sel] for p in patterns] if table_kind
+                        else [None] * len(cols))
+                X = PrefixFeatures(patterns=pats, scores=self.encoded.scores[np.ix_(sel, cols)],
+                                   weight=counts.astype(float))
+                return _View(X=X, y=self.labels[sel] if labelled else None,
+                             ids=top[sel] if table_kind else None)
+        X = PrefixFeatures(patterns=[None if p is None else p[rows] for p in patterns],
+                           scores=self.encoded.scores[np.ix_(rows, cols)])
+        return _View(X=X, y=self.labels[rows] if labelled else None,
+                     ids=None if top is None else top[rows])
+
+
+def _wmean(values: np.ndarray, weight: np.ndarray | None) -> float:
+    return float(np.mean(values)) if weight is None else float(weight @ values / weight.sum())
+
+
+def _wse(values: np.ndarray, weight: np.ndarray | None) -> float:
+    """Standard error of the mean of the expanded rows (std with ddof=1 / sqrt(n))."""
+    n = len(values) if weight is None else float(weight.sum())
+    if n <= 1:
+        return math.nan
+    m = _wmean(values, weight)
+    dev = (values - m) ** 2
+    ss = float(dev.sum()) if weight is None else float(weight @ dev)
+    return math.sqrt(ss / (n - 1)) / math.sqrt(n)
+
+
+def _record(model, vV: _View) -> dict:
+    """A fitted model with its validation risks (both objectives); ``_se`` adds their SEs."""
+    p = model.predict(vV.X)
+    w = vV.X.weight
+    l_mse, l_nll = losses("mse", vV.y, p), losses("nll", vV.y, p)
+    return {"model": model, "mse": _wmean(l_mse, w), "nll": _wmean(l_nll, w),
+            "losses": (l_mse, l_nll), "weight": w}
+
+
+def _se(rec: dict, objective: str) -> float:
+    """SE of a record's mean validation loss (computed for the grid's chosen entry only)."""
+    key = "se_" + objective
+    if key not in rec:
+        rec[key] = _wse(rec["losses"][0 if objective == "mse" else 1], rec["weight"])
+    return rec[key]
 
 
 def select(panel: Panel, blocks: Blocks, **options) -> SelectionResult:

@@ -38,7 +38,21 @@ class BackoffTable(Aggregator):
         return [{"shrinkage": lam} for lam in options.get("backoff_grid", LAMBDA_GRID)]
 
     def _fit(self, X, y, unlabelled):
-        self.levels_ = [pattern_table(X.patterns[k], y) for k in range(X.K)]
+        self.levels_ = [pattern_table(X.patterns[k], y, X.weight) for k in range(X.K)]
+
+    @classmethod
+    def fit_grid(cls, settings, X, y, unlabelled=None, **fixed):
+        """The level tables do not depend on the shrinkage: count once, share across the grid
+        (same models as fitting each setting on its own)."""
+        models = []
+        for params in settings:
+            model = cls(**fixed, **params)
+            if models:
+                model.ybar_, model.levels_ = models[0].ybar_, models[0].levels_
+            else:
+                model.fit(X, y, unlabelled)
+            models.append(model)
+        return models
 
     def _predict(self, X):
         pred = np.full(X.n_rows, self.ybar_)

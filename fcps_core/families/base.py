@@ -4,6 +4,12 @@ Every family is a small estimator in the scikit-learn style: hyperparameters in
 ``__init__``, ``fit(X, y, unlabelled=None)`` on the calibration block, ``predict(X)``
 returning a probability in [0, 1] for any rows, fitted state in trailing-underscore
 attributes, and ``get_state``/``from_state`` for JSON persistence (no pickle).
+
+Row multiplicities. ``PrefixFeatures.weight`` (None = every row once) lets the selector
+hand a family each *distinct* (pattern, label) row once with its count instead of the raw
+rows. Every family's fit is defined so that a row of weight w is exactly w copies of that
+row (weighted sums, weighted normal equations, weighted likelihood); tests check each
+family against the same fit on the expanded rows and against scikit-learn.
 """
 
 from __future__ import annotations
@@ -12,7 +18,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
+from scipy.optimize import isotonic_regression
+
+#: scikit-learn merges isotonic inputs closer than this (``np.finfo(float).resolution``).
+_X_EPS = float(np.finfo(np.float64).resolution)
 
 
 @dataclass
@@ -21,11 +30,13 @@ class PrefixFeatures:
 
     ``patterns[k]`` is the joint-pattern id of the first k+1 judges (-1 = holds an output
     never seen by the encoders; ``None`` = table too large to index). ``scores`` is the
-    (rows, K) matrix of scalar scores in [0, 1].
+    (rows, K) matrix of scalar scores in [0, 1]. ``weight`` (optional) is each row's
+    multiplicity: the view stands for every row repeated ``weight`` times.
     """
 
     patterns: list
     scores: np.ndarray
+    weight: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
@@ -35,9 +46,19 @@ class PrefixFeatures:
     def K(self) -> int:
         return self.scores.shape[1]
 
+    @property
+    def w(self) -> np.ndarray:
+        """Row multiplicities (ones when the view is unweighted)."""
+        return np.ones(self.n_rows) if self.weight is None else self.weight
+
     def take(self, rows: np.ndarray) -> "PrefixFeatures":
         return PrefixFeatures(patterns=[None if p is None else p[rows] for p in self.patterns],
-                              scores=self.scores[rows])
+                              scores=self.scores[rows],
+                              weight=None if self.weight is None else self.weight[rows])
+
+
+def weighted_mean(values: np.ndarray, weight: np.ndarray | None) -> float:
+    return float(np.mean(values)) if weight is None else float(weight @ values / weight.sum())
 
 
 class Aggregator:
@@ -48,6 +69,7 @@ class Aggregator:
     needs_patterns: ClassVar[bool] = False  # needs joint-pattern ids
     complexity_rank: ClassVar[int] = 0      # ladder position: ties go to the simpler family
     uses_unlabelled: ClassVar[bool] = False
+    batch_fit: ClassVar[bool] = False       # fit_many shares work across problems
 
     def get_params(self) -> dict:
         return {}
@@ -63,7 +85,9 @@ class Aggregator:
             raise ValueError(f"{X.n_rows} feature rows for {len(y)} labels")
         if len(y) == 0:
             raise ValueError("cannot fit on an empty calibration block")
-        self.ybar_ = float(y.mean())
+        if X.weight is not None and (len(X.weight) != len(y) or np.any(X.weight <= 0)):
+            raise ValueError("row weights must be positive, one per row")
+        self.ybar_ = weighted_mean(y, X.weight)
         self._fit(X, y, unlabelled)
         return self
 
@@ -75,6 +99,12 @@ class Aggregator:
                  unlabelled: PrefixFeatures | None = None, **fixed) -> list["Aggregator"]:
         """Fit one model per hyperparameter setting; families may share work across the grid."""
         return [cls(**fixed, **params).fit(X, y, unlabelled) for params in settings]
+
+    @classmethod
+    def fit_many(cls, problems: list, **params) -> list["Aggregator"]:
+        """Fit one model per (X, y, unlabelled) problem (families with ``batch_fit`` share
+        work across problems; the result equals fitting each on its own)."""
+        return [cls(**params).fit(X, y, U) for X, y, U in problems]
 
     # JSON state --------------------------------------------------------------------------
     def get_state(self) -> dict:
@@ -102,18 +132,35 @@ class Aggregator:
 
 
 class IsotonicMap:
-    """Monotone increasing calibration map to [0, 1] (scikit-learn's isotonic fit).
+    """Monotone increasing calibration map to [0, 1].
 
-    Prediction interpolates linearly between the fitted thresholds and clips outside them,
-    exactly as ``IsotonicRegression(out_of_bounds='clip').predict``; storing the thresholds
-    keeps predictions identical after a JSON round trip.
+    The fit is scikit-learn's ``IsotonicRegression(y_min=0, y_max=1, increasing=True,
+    out_of_bounds='clip')`` step for step, without its per-call input validation: sort by
+    (x, y), pool inputs closer than ``np.finfo(float).resolution`` into their weighted mean
+    (sklearn's ``_make_unique``), pool adjacent violators (scipy's PAVA, the routine sklearn
+    calls), clip to [0, 1], drop interior points equal to both neighbours. Tests check the
+    thresholds against sklearn. Prediction interpolates linearly between the thresholds and
+    clips outside them; storing the thresholds keeps predictions identical after a JSON
+    round trip.
     """
 
-    def fit(self, x: np.ndarray, y: np.ndarray) -> "IsotonicMap":
-        iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
-        iso.fit(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
-        self.x_ = np.asarray(iso.X_thresholds_, dtype=float)
-        self.y_ = np.asarray(iso.y_thresholds_, dtype=float)
+    def fit(self, x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> "IsotonicMap":
+        x = np.asarray(x, dtype=float)
+        y = np.asarray(y, dtype=float)
+        w = np.ones(len(x)) if w is None else np.asarray(w, dtype=float)
+        keep = w > 0
+        if not keep.all():
+            x, y, w = x[keep], y[keep], w[keep]
+        order = np.lexsort((y, x))
+        x, y, w = x[order], y[order], w[order]
+        starts = _pool_starts(x)
+        w_u = np.add.reduceat(w, starts)
+        y_u = np.add.reduceat(y * w, starts) / w_u
+        x_u = x[starts]
+        fitted = np.clip(isotonic_regression(y_u, weights=w_u).x, 0.0, 1.0)
+        keep = np.ones(len(fitted), dtype=bool)
+        keep[1:-1] = (fitted[1:-1] != fitted[:-2]) | (fitted[1:-1] != fitted[2:])
+        self.x_, self.y_ = x_u[keep], fitted[keep]
         return self
 
     def predict(self, x: np.ndarray) -> np.ndarray:
@@ -133,6 +180,39 @@ class IsotonicMap:
         return obj
 
 
+def rowwise_dot(A: np.ndarray, w: np.ndarray, start: float = 0.0) -> np.ndarray:
+    """start + A @ w, accumulated column by column in a fixed order.
+
+    Each row's value depends only on that row, never on its position in ``A`` (a BLAS
+    matrix-vector product may sum rows in different orders and give identical rows values an
+    ulp apart). Scores that feed an isotonic map must keep ties as ties: identical inputs,
+    identical calibrated outputs, whether a block is passed as raw or as distinct rows.
+    """
+    out = np.full(A.shape[0], float(start))
+    for j in range(A.shape[1]):
+        out += A[:, j] * w[j]
+    return out
+
+
+def _pool_starts(x: np.ndarray) -> np.ndarray:
+    """Start index of each pooled run of sorted ``x`` under sklearn's ``_make_unique`` rule:
+    a new run starts where x exceeds the run's *first* value by at least ``_X_EPS``."""
+    n = len(x)
+    starts = np.flatnonzero(np.diff(x) >= _X_EPS) + 1
+    starts = np.concatenate([[0], starts])
+    ends = np.append(starts[1:], n)
+    if np.all(x[ends - 1] - x[starts] < _X_EPS):
+        return starts
+    # Rare: a chain of sub-eps steps spans more than eps; replay the sequential rule.
+    out = [0]
+    current = x[0]
+    for j in range(1, n):
+        if x[j] - current >= _X_EPS:
+            out.append(j)
+            current = x[j]
+    return np.asarray(out, dtype=np.intp)
+
+
 def pairwise_features(scores: np.ndarray) -> np.ndarray:
     """Scores plus all products s_i * s_j (i < j): the second-order stacking features."""
     K = scores.shape[1]
@@ -140,10 +220,13 @@ def pairwise_features(scores: np.ndarray) -> np.ndarray:
     return np.hstack([scores, scores[:, iu] * scores[:, ju]])
 
 
-def pattern_table(ids: np.ndarray, values: np.ndarray):
-    """Sorted distinct pattern ids with their value sums and counts."""
+def pattern_table(ids: np.ndarray, values: np.ndarray, weight: np.ndarray | None = None):
+    """Sorted distinct pattern ids with their (weighted) value sums and counts."""
     uniq, inv = np.unique(ids, return_inverse=True)
-    return uniq, np.bincount(inv, weights=values), np.bincount(inv).astype(float)
+    if weight is None:
+        return uniq, np.bincount(inv, weights=values), np.bincount(inv).astype(float)
+    return (uniq, np.bincount(inv, weights=values * weight, minlength=len(uniq)),
+            np.bincount(inv, weights=weight, minlength=len(uniq)))
 
 
 def lookup(uniq: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

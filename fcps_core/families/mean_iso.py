@@ -14,7 +14,7 @@ class MeanIsotonic(Aggregator):
     complexity_rank = 1
 
     def _fit(self, X, y, unlabelled):
-        self.iso_ = IsotonicMap().fit(X.scores.mean(axis=1), y)
+        self.iso_ = IsotonicMap().fit(X.scores.mean(axis=1), y, X.weight)
 
     def _predict(self, X):
         return self.iso_.predict(X.scores.mean(axis=1))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Aggregator, IsotonicMap
+from .base import Aggregator, IsotonicMap, rowwise_dot
 
 
 def votes(scores: np.ndarray) -> np.ndarray:
@@ -29,19 +29,20 @@ class OneCoinIsotonic(Aggregator):
 
     def _fit(self, X, y, unlabelled):
         v = votes(X.scores)
+        w = X.w                         # row multiplicities: counts are weighted sums
         yb = np.sign(y - 0.5)           # +1 / -1 / 0 (neutral label, left out)
         usable = (v != 0) & (yb != 0)[:, None]
-        correct = ((v == yb[:, None]) & usable).sum(axis=0)
-        total = usable.sum(axis=0)
+        correct = w @ ((v == yb[:, None]) & usable)
+        total = w @ usable
         acc = np.clip((correct + 1.0) / (total + 2.0), 0.05, 0.95)
         self.weights_ = np.log(acc / (1.0 - acc))
-        pos, neg = float((yb > 0).sum()), float((yb < 0).sum())
+        pos, neg = float(w @ (yb > 0)), float(w @ (yb < 0))
         prior = (pos + 1.0) / (pos + neg + 2.0)
         self.prior_logit_ = float(np.log(prior / (1.0 - prior)))
-        self.iso_ = IsotonicMap().fit(self._score(X), y)
+        self.iso_ = IsotonicMap().fit(self._score(X), y, X.weight)
 
     def _score(self, X):
-        return self.prior_logit_ + votes(X.scores) @ self.weights_
+        return rowwise_dot(votes(X.scores), self.weights_, self.prior_logit_)
 
     def _predict(self, X):
         return self.iso_.predict(self._score(X))

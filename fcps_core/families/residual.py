@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Aggregator, ids_from_json, ids_to_json, lookup, pattern_table
+from .base import Aggregator, ids_from_json, ids_to_json, lookup, pattern_table, weighted_mean
 
 BASES = ("mean_iso", "one_coin_iso", "ridge_iso", "logistic")
 SHRINK_GRID = (2.0, 8.0, 32.0)
@@ -44,18 +44,25 @@ class ResidualTable(Aggregator):
         return REGISTRY[self.base]
 
     @classmethod
-    def fit_grid(cls, settings, X, y, unlabelled=None, **fixed):
+    def fit_grid(cls, settings, X, y, unlabelled=None, base_models=None, **fixed):
         """One base fit per base family, shared by every shrinkage value (same models as
-        fitting each setting on its own)."""
-        bases: dict[str, object] = {}
+        fitting each setting on its own). ``base_models`` (base name -> a default-parameter
+        model of that family already fitted on the same X, y) lets the selector share its
+        scalar-family fits."""
+        bases: dict[str, object] = dict(base_models or {})
+        tables: dict[str, tuple] = {}      # base -> residual table (shrinkage-free)
+        ybar = weighted_mean(y, X.weight)
         models = []
         for params in settings:
             model = cls(**fixed, **params)
             if model.base not in bases:
                 bases[model.base] = model._base_class()().fit(X, y, unlabelled)
-            model.ybar_ = float(np.mean(y))
+            model.ybar_ = ybar
             model.base_ = bases[model.base]
-            model._fit_residuals(X, y, model.base_.predict(X))
+            if model.base not in tables:
+                model._fit_residuals(X, y, model.base_.predict(X))
+                tables[model.base] = (model.uniq_, model.sums_, model.counts_)
+            model.uniq_, model.sums_, model.counts_ = tables[model.base]
             models.append(model)
         return models
 
@@ -64,7 +71,8 @@ class ResidualTable(Aggregator):
         self._fit_residuals(X, y, self.base_.predict(X))
 
     def _fit_residuals(self, X, y, base_pred):
-        self.uniq_, self.sums_, self.counts_ = pattern_table(X.patterns[X.K - 1], y - base_pred)
+        self.uniq_, self.sums_, self.counts_ = pattern_table(X.patterns[X.K - 1], y - base_pred,
+                                                            X.weight)
 
     def _predict(self, X):
         return self._predict_from(X, self.base_.predict(X))

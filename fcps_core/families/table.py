@@ -45,7 +45,7 @@ class JointTable(Aggregator):
     def _fit(self, X, y, unlabelled):
         self.tables_ = {}
         for level in self._levels(X):
-            uniq, sums, counts = pattern_table(X.patterns[level], y)
+            uniq, sums, counts = pattern_table(X.patterns[level], y, X.weight)
             self.tables_[level] = (uniq, sums, counts)
 
     def _cell_values(self, level: int) -> tuple[np.ndarray, np.ndarray]:

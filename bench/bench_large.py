@@ -1,0 +1,80 @@
+"""One full-menu selection on 1,000,000 rows x 10 judges: wall time and peak RSS.
+
+The panel is built in memory from integer codes (``JudgeColumn`` objects made directly,
+no string parsing: the target is selection, not reading files). It follows
+``make_regime('mixed', tie_rate=0.1)``: verdicts A/B at random, 10% of outputs a tie (80%)
+or parse_error (20%), the label Bernoulli(1/2 additive + 1/2 three-way parity). Blocks are
+drawn by ratio 1:2:1:1 (S:M:V:T) over groups of two rows; the menu is the default one
+(info_first, complexity_penalized, random; every family; K up to 10, tables up to 8).
+
+Targets (issue 3): <= 10 s wall for the selection, <= 4 GiB peak RSS for the process.
+Run: PYTHONPATH=. .venv/bin/python bench/bench_large.py [--rows N] [--judges J]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+
+import numpy as np
+
+from fcps_core import make_blocks, select
+from fcps_core.panel import JudgeColumn, Panel
+from fcps_core.synthetic import target_probability
+
+VOCAB = ["A", "B", "parse_error", "tie"]          # sorted, as the CSV reader orders them
+SCALAR = {"A": 1.0, "B": 0.0, "parse_error": 0.5, "tie": 0.5}
+
+
+def build_panel(rows: int, judges: int, seed: int = 0) -> Panel:
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 2, size=(rows, judges)).astype(float)
+    codes = np.where(x == 1, 0, 1).astype(np.int64)                 # A = 0, B = 1
+    tie = rng.random((rows, judges)) < 0.1
+    kind = rng.random((rows, judges)) < 0.8
+    codes[tie] = np.where(kind[tie], 3, 2)                           # tie = 3, parse_error = 2
+    x[tie] = 0.5
+    y = (rng.random(rows) < target_probability("mixed", x)).astype(float)
+    cols = [JudgeColumn(name=f"J{j + 1}", schema="pairwise", codes=np.ascontiguousarray(codes[:, j]),
+                        vocab=list(VOCAB), values=None, scalar_map=dict(SCALAR))
+            for j in range(judges)]
+    ids = np.arange(rows, dtype=np.int64)
+    return Panel(item_ids=ids, group_ids=ids // 2, labels=y, judges=cols, name="large-mixed")
+
+
+def peak_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20   # KiB on Linux
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--judges", type=int, default=10)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    panel = build_panel(args.rows, args.judges)
+    blocks = make_blocks(panel, split="1:2:1:1", seed=0)
+    t_build = time.perf_counter() - t0
+    print(f"panel: {panel.n_rows:,} rows x {len(panel.judges)} judges, blocks "
+          f"{blocks.sizes()} (built in {t_build:.1f} s, not timed below); "
+          f"load average {os.getloadavg()[0]:.2f}; RSS after build {peak_rss_gib():.2f} GiB")
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    result = select(panel, blocks)
+    t_sel = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
+    rss = peak_rss_gib()
+    sel = result.selected
+    print(f"selection: {t_sel:.2f} s wall, {cpu:.2f} s CPU (wall well above CPU = other load "
+          f"on the machine); {result.menu_size} fitted candidates in "
+          f"{len(result.candidates)} (path, K, family) entries")
+    print(f"selected: {sel.family} K={sel.K} ({sel.path_rule}) val_mse {sel.val_mse:.5f} "
+          f"test_mse {sel.test_mse:.5f}; regime {result.regime.get('quadrant')}")
+    print(f"peak RSS (whole process): {rss:.2f} GiB")
+    print(f"target: <= 10 s: {'met' if t_sel <= 10 else 'NOT met'}; "
+          f"<= 4 GiB: {'met' if rss <= 4 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
