@@ -122,7 +122,8 @@ def split_record(result, budget: int, split: int, k_short: int = 3,
             continue
         pool = [c for c in cands if c.family in menus[menu]]
         # The largest prefix the menu offers (all judges, unless K limits cap the tables).
-        fixed = _argmin([c for c in pool if c.K == max(x.K for x in pool)])
+        top = max(c.K for c in pool)
+        fixed = _argmin([c for c in pool if c.K == top])
         ablation[menu] = {"fixed_K": fixed.test_mse if fixed else None,
                           "selected_K": rec["menus"][menu]["test_mse"]}
     rec["ablation"] = ablation
