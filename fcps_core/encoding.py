@@ -54,7 +54,7 @@ class JudgeEncoder:
                 vals = col.values[~np.isnan(col.values)]
             qs = np.quantile(vals, np.linspace(0, 1, n_bins + 1)[1:-1]) if vals.size else np.array([])
             edges = np.unique(qs).tolist()
-            vocab = [f"bin{b}" for b in range(len(edges) + 1)]
+            vocab = bin_labels(edges)
             if col.has_missing:
                 vocab.append(MISSING)
             lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
@@ -122,6 +122,15 @@ class JudgeEncoder:
                    bin_edges=d.get("bin_edges"),
                    scale=tuple(d["scale"]) if d.get("scale") else None,
                    default_score=float(d.get("default_score", 0.5)))
+
+
+def bin_labels(edges: list[float]) -> list[str]:
+    """Readable cell values of quantile bins: ``<0.31``, ``[0.31,0.52)``, ..., ``>=0.87``.
+    Codes follow ``np.searchsorted(edges, x, side='right')``."""
+    if not edges:
+        return ["all"]
+    fmt = [f"{e:.3g}" for e in edges]
+    return [f"<{fmt[0]}"] + [f"[{a},{b})" for a, b in zip(fmt, fmt[1:])] + [f">={fmt[-1]}"]
 
 
 @dataclass

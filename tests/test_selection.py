@@ -282,3 +282,17 @@ def test_test_block_outputs_do_not_change_the_selection(small_panel):
     other = select(scrambled, blocks)
     assert other.selected_index == base.selected_index
     assert _summary(other) == _summary(base)
+
+
+def test_continuous_judges_are_binned_on_the_calibration_block_with_readable_cells():
+    from fcps_core.encoding import encode_panel
+    panel = read_panel("data/hanna.csv").subset_judges(["ChatGPT/prompt1", "BERTScore F1"])
+    blocks = make_blocks(panel, split="1:2:1:1", seed=0)
+    enc = encode_panel(panel, blocks.M, n_bins=4)
+    bert = enc.encoders[1]
+    # Inner edges are the calibration block's quartiles: about a quarter of M per bin.
+    counts = np.bincount(enc.codes[blocks.M, 1], minlength=4)
+    assert np.all(np.abs(counts / len(blocks.M) - 0.25) < 0.02)
+    assert bert.vocab[0].startswith("<") and bert.vocab[-1].startswith(">=")
+    r = select(panel, blocks, families=["table"], paths=["info_first"])
+    assert all("bin" not in c["pattern"] for c in r.cell_table())
