@@ -236,11 +236,12 @@ def _fetch_strings(con, rel, header: list[str], limits: ImportLimits,
 
 def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = None,
                  limits: ImportLimits = DEFAULT_LIMITS, max_rows: int | None = None,
-                 max_columns: int | None = None) -> RawTable:
+                 check_width: bool = False) -> RawTable:
     """Read a panel file into string columns with DuckDB.
 
-    ``max_rows`` reads only the first rows (preview). ``max_columns`` rejects a file whose
-    header is wider before any data is read.
+    ``max_rows`` reads only the first rows (preview). ``check_width`` rejects a header with
+    more columns than ``limits.max_judges`` judges plus the four per-item columns before any
+    data is read.
     """
     _check_file(path, limits)
     fmt = detect_format(path, fmt)
@@ -250,8 +251,8 @@ def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = N
             if delimiter is None:
                 delimiter = "\t" if fmt == "tsv" else ","
             header = _delimited_header(path, delimiter)
-            if max_columns is not None and len(header) > max_columns:
-                raise _too_many_columns(len(header), max_columns)
+            if check_width:
+                _check_width(header, limits)
             try:
                 # Explicit dialect and columns: DuckDB's sniffer would otherwise guess and may
                 # silently skip malformed leading lines. Line 1 (the header) is skipped.
@@ -274,8 +275,8 @@ def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = N
             except duckdb.Error as exc:
                 raise _structured_error(exc, path, fmt) from None
             header = _check_header(list(rel.columns))
-            if max_columns is not None and len(header) > max_columns:
-                raise _too_many_columns(len(header), max_columns)
+            if check_width:
+                _check_width(header, limits)
             for name, typ in zip(rel.columns, rel.types):
                 t = str(typ).upper()
                 if t.startswith(("STRUCT", "MAP", "UNION")) or t.endswith("]"):
@@ -303,10 +304,12 @@ def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = N
     return table
 
 
-def _too_many_columns(n: int, limit: int) -> PanelError:
-    return PanelError(f"the file has {n:,} columns, above the limit of {limit:,} judges "
-                      "(plus item/group/label/block)", line=1,
-                      hint="keep the judges you need with --judges, or raise the limit with --max-judges")
+def _check_width(header: list[str], limits: ImportLimits) -> None:
+    if len(header) > limits.max_judges + 4:
+        raise PanelError(f"the file has {len(header):,} columns, more than the limit of "
+                         f"{limits.max_judges:,} judges plus the item/group/label/block columns",
+                         line=1, hint="keep the judges you need with --judges, "
+                                      "or raise the limit with --max-judges")
 
 
 def _structured_error(exc: Exception, path: str, fmt: str) -> PanelError:
@@ -578,8 +581,8 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
         raise PanelError(f"unknown layout {layout!r}; use wide, long or auto")
     # A header wider than the judge limit plus the four per-item columns is rejected before
     # any data row is read (a long file has a handful of columns and never hits this).
-    early = None if (layout == "long" or judges is not None) else limits.max_judges + 4
-    table = read_columns(path, fmt=fmt, delimiter=delimiter, limits=limits, max_columns=early)
+    table = read_columns(path, fmt=fmt, delimiter=delimiter, limits=limits,
+                         check_width=layout != "long" and judges is None)
     columns, first_line = table.columns, table.first_line
     if layout == "auto":
         layout = "long" if judge_column in columns and output_column in columns else "wide"
