@@ -169,6 +169,11 @@ RUN_CHILD_TABLES = ("run_candidates", "run_cells", "sweep_cells", "sweep_menu_ce
 CONTENT_TABLES = ("panels", "judges", "items", "outputs", "runs") + RUN_CHILD_TABLES + ("meta",)
 
 
+def _newer_store(version: int) -> StoreError:
+    return StoreError(f"the store was written by a newer fcps (schema version {version}; this "
+                      f"fcps knows up to {LATEST_VERSION}); upgrade fcps to use it")
+
+
 def migrate(cur, *, target: int | None = None) -> list[int]:
     """Bring the store's schema to ``target`` (default: the latest); each step is one
     transaction. Returns the versions applied."""
@@ -179,8 +184,7 @@ def migrate(cur, *, target: int | None = None) -> list[int]:
     current = cur.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0]
     cur.execute("COMMIT")
     if current > LATEST_VERSION:
-        raise StoreError(f"the store was written by a newer fcps (schema version {current}; this "
-                         f"fcps knows up to {LATEST_VERSION})", )
+        raise _newer_store(current)
     applied = []
     for version, description, statements in MIGRATIONS:
         if version <= current or version > target:
@@ -196,6 +200,17 @@ def migrate(cur, *, target: int | None = None) -> list[int]:
             raise
         applied.append(version)
     return applied
+
+
+def _version(con) -> int:
+    """The store's schema version (0 when it has none yet)."""
+    try:
+        return int(con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0])
+    except Exception as exc:            # no schema_version table: an empty database file
+        import duckdb
+        if isinstance(exc, duckdb.CatalogException):
+            return 0
+        raise
 
 
 # -- process-wide access to one store file ---------------------------------------------------
@@ -301,16 +316,25 @@ class _FileAccess:
                 if gap > 0 and self._waiter_seen():
                     self.cond.wait(gap)         # another process is waiting: give it a turn
                     continue
-                need_rw = write or not self.schema_ready or not self.path.exists()
-                con = self._open("rw" if need_rw else "ro", deadline, timeout)
+                # A reader needs the write lock only to create or migrate the store.
+                mode = "rw" if write or not self.path.exists() else "ro"
+                con = self._open(mode, deadline, timeout)
                 try:
+                    found = _version(con) if not self.schema_ready and mode == "ro" else LATEST_VERSION
+                    if found > LATEST_VERSION:
+                        raise _newer_store(found)
+                    if found < LATEST_VERSION:    # an old or empty file: migrate it first
+                        con.close()
+                        mode = "rw"
+                        con = self._open(mode, deadline, timeout)
                     if not self.schema_ready:
-                        migrate(con)
+                        if mode == "rw":
+                            migrate(con)
                         self.schema_ready = True
                 except BaseException:
                     con.close()
                     raise
-                self.con, self.mode = con, "rw" if need_rw else "ro"
+                self.con, self.mode = con, mode
                 self.opened_at = time.monotonic()
                 self.users = 1
                 return con
