@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -6,7 +6,6 @@ are accepted, each with the behaviour it gets, and the 1,000,000-row file.
 
 from __future__ import annotations
 
-import gzip
 import json
 import subprocess
 import textwrap
@@ -14,7 +13,7 @@ import textwrap
 import pytest
 
 from fcps_core import make_blocks, select
-from fcps_core.errors import FCPSError, PanelError
+from fcps_core.errors import FCPSError
 from fcps_core.ingest import ImportLimits, import_file
 from fcps_core.io import read_panel
 from fcps_core.store import Store, StoreError

@@ -8,7 +8,6 @@ Most commands run in-process through ``fcps_core.cli.main`` (fast); the error co
 from __future__ import annotations
 
 import csv
-import io
 import json
 
 import pandas as pd
