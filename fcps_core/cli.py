@@ -1,4 +1,5 @@
-"""Command line: ``python -m fcps_core {select,sweep,synth,report,score} ...``.
+"""Command line: ``python -m fcps_core {select,sweep,synth,report,score} ...`` and the store
+commands of :mod:`fcps_core.cli_store` (import, panels, show, delete, export, runs, seed).
 
 JSON goes to stdout (``--json``), logs and progress to stderr. Bad input exits with
 status 2 and one line naming the row/column and what to do.
@@ -13,6 +14,7 @@ import sys
 from typing import Sequence
 
 from . import __version__
+from .cli_store import record_failure, save_result
 from .errors import FCPSError
 from .families import FAMILIES
 from .paths import PATH_RULES
@@ -60,6 +62,11 @@ def add_panel_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def load_panel_from_args(args):
+    # store: a stored panel name works wherever a panel file does (cli_store.py)
+    from .cli_store import load_stored_panel, remember_file_panel
+    stored = load_stored_panel(args)
+    if stored is not None:
+        return stored.collapse_neutral() if args.collapse_ties else stored
     from .io import read_panel
     panel = read_panel(args.panel, layout=args.layout, judges=args.judges,
                        item_column=args.item_column, group_column=args.group_column,
@@ -68,6 +75,7 @@ def load_panel_from_args(args):
                        labels_path=args.labels_path, schema=args.schema,
                        label_range=_range(args.label_range), judge_range=_range(args.judge_range),
                        require_labels=getattr(args, "require_labels", True))
+    remember_file_panel(args, panel)        # store: --save stores a panel file first
     return panel.collapse_neutral() if args.collapse_ties else panel
 
 
@@ -160,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_panel_arguments(sc)
     sc.add_argument("--out", help="write item_id,prediction CSV here (default stdout)")
     sc.set_defaults(require_labels=False)
+
+    # store: import/panels/show/delete/export/runs/seed, and select/sweep --save (cli_store.py)
+    from .cli_store import add_save_arguments, add_store_commands
+    add_save_arguments(s)
+    add_save_arguments(sw)
+    add_store_commands(sub)
     return parser
 
 
@@ -194,6 +208,7 @@ def cmd_select(args) -> int:
         gain_threshold=args.gain_threshold, pressure_threshold=args.pressure_threshold,
         progress=None if args.quiet else progress_to_stderr)
     result = selector.fit(panel, blocks)
+    save_result(args, "select", result)     # store: --save
     if args.save_model:
         result.predictor().save(args.save_model)
         _log(args, f"predictor written to {args.save_model}")
@@ -219,6 +234,7 @@ def cmd_sweep(args) -> int:
         paths=_names(args.paths) or DEFAULT_PATHS, workers=args.workers, k_max=args.k_max,
         alpha=args.alpha, objective=args.objective,
         progress=None if args.quiet else progress_to_stderr)
+    save_result(args, "sweep", result)      # store: --save
     if args.json:
         json.dump(_jsonable({k: v for k, v in result.to_dict().items() if k != "records"}),
                   sys.stdout, indent=1, allow_nan=False)
@@ -361,7 +377,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_synth(args)
         if args.command == "report":
             return cmd_report(args)
+        if hasattr(args, "handler"):        # store commands (cli_store.py)
+            return args.handler(args)
     except FCPSError as exc:
+        record_failure(args, exc)           # store: select/sweep --save keeps a failed run
         sys.stderr.write(f"fcps: error: {exc}\n")
         return 2
     except BrokenPipeError:

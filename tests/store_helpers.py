@@ -1,0 +1,105 @@
+"""Shared helpers for the store and import tests (not a test module)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
+PYTHON = str(VENV_PYTHON) if VENV_PYTHON.exists() else sys.executable
+
+
+def assert_same_panel(a, b, *, check_name: bool = False) -> None:
+    """Two panels hold the same rows, labels, groups, blocks and judge encodings."""
+    assert a.item_ids.tolist() == b.item_ids.tolist()
+    assert a.group_ids.tolist() == b.group_ids.tolist()
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert a.label_note == b.label_note
+    assert (a.blocks is None) == (b.blocks is None)
+    if a.blocks is not None:
+        assert a.blocks.tolist() == b.blocks.tolist()
+    assert [j.name for j in a.judges] == [j.name for j in b.judges]
+    for x, y in zip(a.judges, b.judges):
+        assert (x.schema, x.vocab, x.scalar_map, x.value_range) == \
+            (y.schema, y.vocab, y.scalar_map, y.value_range), x.name
+        assert (x.codes is None) == (y.codes is None)
+        if x.codes is not None:
+            np.testing.assert_array_equal(x.codes, y.codes)
+        assert (x.values is None) == (y.values is None)
+        if x.values is not None:
+            np.testing.assert_array_equal(x.values, y.values)
+    if check_name:
+        assert a.name == b.name
+
+
+def csv_text(rows: list[list[str]], sep: str = ",") -> str:
+    return "".join(sep.join(r) + "\n" for r in rows)
+
+
+def good_rows(n: int = 60, seed: int = 0, judges: int = 3) -> list[list[str]]:
+    """A valid wide pairwise panel (header first): labels 0/1, two rows per group, judges
+    that agree with the label 85%, 75%, 65% of the time plus a few ties."""
+    rng = np.random.default_rng(seed)
+    rows = [["item_id", "group_id", "label"] + [f"j{k + 1}" for k in range(judges)]]
+    acc = np.linspace(0.85, 0.65, judges)
+    for i in range(n):
+        y = int(rng.integers(0, 2))
+        outs = []
+        for a in acc:
+            u = rng.random()
+            outs.append("tie" if u < 0.05 else ("A" if (rng.random() < a) == (y == 1) else "B"))
+        rows.append([f"it{i}", f"g{i // 2}", str(y)] + outs)
+    return rows
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8", newline="")
+    return path
+
+
+def write_big_csv(path: Path, rows: int, judges: int, seed: int = 0) -> None:
+    """A large wide pairwise panel written in vectorised chunks."""
+    rng = np.random.default_rng(seed)
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write("item_id,group_id,label," + ",".join(f"judge{j}" for j in range(judges)) + "\n")
+        for start in range(0, rows, 200_000):
+            n = min(200_000, rows - start)
+            y = rng.integers(0, 2, n)
+            verdict = np.where(rng.random((n, judges)) < 0.8, y[:, None], 1 - y[:, None])
+            tok = np.array(["B", "A"], dtype=object)[verdict]
+            ids = np.arange(start, start + n).astype(str).astype(object)
+            lines = ("it" + ids + ",g" + (np.arange(start, start + n) // 2).astype(str).astype(object)
+                     + "," + y.astype(str).astype(object))
+            for j in range(judges):
+                lines = lines + "," + tok[:, j]
+            fh.write("\n".join(lines.tolist()) + "\n")
+
+
+def run_cli(*args: str, env: dict | None = None, timeout: float = 300,
+            cwd: Path = ROOT) -> tuple[int, str, str]:
+    """``python -m fcps_core ARGS`` from the project root; (returncode, stdout, stderr)."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run([PYTHON, "-m", "fcps_core", *args], cwd=cwd, capture_output=True,
+                          timeout=timeout, env=full_env)
+    return (proc.returncode, proc.stdout.decode("utf-8", "replace"),
+            proc.stderr.decode("utf-8", "replace"))
+
+
+def assert_one_line_error(result: tuple[int, str, str]) -> str:
+    """The CLI error contract: exit 2, empty stdout, one ``fcps: error:`` line."""
+    code, out, err = result
+    assert "Traceback" not in err, err
+    assert code == 2, (code, out, err)
+    assert out == "", out
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("fcps: error:"), err
+    return lines[0]
