@@ -9,5 +9,6 @@ pages = [st.Page("pages/overview.py", title="Overview", default=True),
          st.Page("pages/regime.py", title="Regime map"),
          st.Page("pages/audit.py", title="Cell-pressure audit"),
          st.Page("pages/gaps.py", title="Scalar vs table gaps"),
+         st.Page("pages/results.py", title="Results browser"),
          st.Page("pages/lab.py", title="Synthetic lab")]
 st.navigation(pages).run()

@@ -15,13 +15,24 @@ from fcps_core import FCPSError, make_blocks, read_panel, select
 from fcps_core.experiments import calibration_growth
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
-EMBEDDED = {"LLMBar (pairwise, 65 judges)": "llmbar.csv",
-            "HANNA (continuous scores, 92 judges)": "hanna.csv"}
+STORED = "stored: "
 
 
-@st.cache_data(show_spinner="Reading panel...")
-def load_embedded(filename: str):
-    return read_panel(str(DATA_DIR / filename))
+@st.cache_resource(show_spinner="Opening the store (first start seeds the demo panels and runs)...")
+def get_store():
+    """The process's store handle, created and seeded with the demo content on first start."""
+    from fcps_core.seed import ensure_default_store
+    return ensure_default_store()
+
+
+@st.cache_data(show_spinner="Loading panel...", max_entries=16)
+def load_stored(name: str, created_at: str):
+    # created_at is part of the cache key: a re-imported panel of the same name reloads.
+    return get_store().load_panel(name)
+
+
+def stored_panels() -> list[dict]:
+    return get_store().panels()
 
 
 @st.cache_data(show_spinner="Reading upload...", max_entries=8)
@@ -38,7 +49,7 @@ def load_bytes(name: str, data: bytes, options_json: str = "{}"):
 
 def panel_sources() -> dict[str, tuple]:
     """Label -> loader arguments for every panel this session can use."""
-    sources = {label: ("embedded", fn) for label, fn in EMBEDDED.items()}
+    sources = {f"{STORED}{p['name']}": ("stored", p["name"], str(p["created_at"])) for p in stored_panels()}
     for name, (data, options_json) in st.session_state.get("uploads", {}).items():
         sources[f"uploaded: {name}"] = ("upload", name, data, options_json)
     if "lab_panel" in st.session_state:
@@ -47,8 +58,8 @@ def panel_sources() -> dict[str, tuple]:
 
 
 def get_panel(source: tuple):
-    if source[0] == "embedded":
-        return load_embedded(source[1])
+    if source[0] == "stored":
+        return load_stored(source[1], source[2])
     if source[0] == "upload":
         return load_bytes(source[1], source[2], source[3])
     return st.session_state["lab_panel"]
@@ -80,7 +91,23 @@ def run_selection(panel, split, counts, seed, progress, **menu):
 
 
 def run_sweep(panel, budgets, progress, **kwargs):
-    return calibration_growth(panel, budgets, progress=progress, **kwargs).to_dict()
+    return calibration_growth(panel, budgets, progress=progress, **kwargs)
+
+
+def stored_name(label: str) -> str | None:
+    """The store's panel name behind a picker label, or None for unsaved panels."""
+    return label[len(STORED):] if label.startswith(STORED) else None
+
+
+def save_run(kind: str, label: str, result) -> int | None:
+    """Store a selection or sweep run on a stored panel; returns the run id (None if unsaved)."""
+    name = stored_name(label)
+    if name is None:
+        return None
+    store = get_store()
+    run_id = store.save_selection(result, panel=name) if kind == "select" else store.save_sweep(result, panel=name)
+    st.cache_data.clear()   # run lists and panel facts changed
+    return run_id
 
 
 def digest(obj) -> str:

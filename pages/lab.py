@@ -31,7 +31,7 @@ if go:
     except ValueError as exc:
         st.error(str(exc))
         st.stop()
-    st.session_state["sweep"] = {"label": "synthetic lab panel", "data": data}
+    st.session_state["sweep"] = {"label": "synthetic lab panel", "data": data.to_dict()}
 sweep = st.session_state.get("sweep")
 if sweep and sweep["label"] == "synthetic lab panel":
     cells = sweep["data"]["cells"]

@@ -1,18 +1,38 @@
+import pandas as pd
 import streamlit as st
 
-from pages.common import EMBEDDED, load_embedded
+from pages.common import get_store, stored_panels
 
 st.title("Finite-Calibration Panel Selection")
 st.markdown("""
 FCPS decides **which judges to deploy and how to combine them** with a small budget of human labels.
 1. Labels are split into selection (S: order judges into paths), calibration (M: fit each aggregator) and validation (V: pick one) blocks, plus an optional research test block T that only audits.
 2. Every (path, prefix size K, aggregator family) candidate is fitted on M and scored on V.
-3. The lowest validation risk wins, and the report says *why*: effective support H_K, unseen-pattern rate, cell pressure and the regime quadrant (interaction gain x table pressure).
-4. A joint table must earn its cells: it wins only when interactions are real **and** the calibration labels cover its patterns.
+3. The lowest validation risk wins; the report says *why*: effective support H_K, unseen-pattern rate, cell pressure, and the regime quadrant (interaction gain x table pressure).
+4. A joint table must earn its cells: it wins only when interactions are real **and** calibration labels cover its patterns.
+5. Real judge panels usually sit on the scalar side of the map; planted interactions flip it once labels grow.
 """)
-st.subheader("Embedded panels")
-for label, filename in EMBEDDED.items():
-    panel = load_embedded(filename)
-    st.write(f"**{label}**: {panel.n_rows} rows, {panel.n_labelled} labelled, "
-             f"{len(panel.judges)} judges, schema {panel.schema}")
-st.page_link("pages/select.py", label="Run a selection", icon=":material/play_arrow:")
+store = get_store()
+if st.button("Open the demo: a six-way parity panel with its stored selection and sweep", type="primary"):
+    demo = "synthetic-parity"
+    runs = {r["kind"]: r["run_id"] for r in reversed(store.runs(panel=demo)) if r["status"] == "done"}
+    st.session_state["current_panel"] = f"stored: {demo}"
+    if "sweep" in runs:
+        st.session_state["sweep"] = {"label": f"stored: {demo}", "data": store.run(runs["sweep"])["result"],
+                                     "run_id": runs["sweep"]}
+    st.switch_page("pages/regime.py")
+
+st.subheader("Stored panels")
+panels = pd.DataFrame(stored_panels())
+if panels.empty:
+    st.info("The store holds no panels yet: upload one on the Upload page.")
+else:
+    st.dataframe(panels.drop(columns=["source"], errors="ignore"), hide_index=True)
+st.subheader("Latest runs")
+runs = pd.DataFrame(store.runs()[:10])
+if runs.empty:
+    st.info("No runs stored yet.")
+else:
+    st.dataframe(runs[["run_id", "panel", "kind", "status", "family", "K", "val_mse", "test_mse", "finished_at"]],
+                 hide_index=True)
+    st.page_link("pages/results.py", label="Browse every stored run", icon=":material/table_view:")

@@ -4,7 +4,7 @@ from fcps_core import FCPSError
 from fcps_core.experiments import MENUS
 from fcps_core.plots import calibration_growth_risk, regime_map
 from fcps_core.plots import selected_k_over_budget, unseen_over_budget
-from pages.common import figure_download, panel_picker, run_sweep
+from pages.common import figure_download, panel_picker, run_sweep, save_run
 
 st.title("Regime map")
 st.markdown("Where does the panel sit? **Interaction gain** = validation risk of the best scalar candidate "
@@ -56,7 +56,8 @@ if go:
     except (FCPSError, ValueError) as exc:
         st.error(str(exc))
         st.stop()
-    st.session_state["sweep"] = {"label": label, "data": data}
+    run_id = save_run("sweep", label, data)
+    st.session_state["sweep"] = {"label": label, "data": data.to_dict(), "run_id": run_id}
     st.rerun()
 if sweep and sweep["label"] == label:
     cells = sweep["data"]["cells"]

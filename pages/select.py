@@ -5,7 +5,8 @@ import streamlit as st
 
 from fcps_core import FAMILIES, PATH_RULES, FCPSError, make_blocks
 from fcps_core.plots import validation_risk_over_k
-from pages.common import figure_download, panel_picker, run_selection, split_sizes_table, table_download
+from pages.common import (figure_download, panel_picker, run_selection, save_run, split_sizes_table,
+                          table_download)
 
 st.title("Select a panel and aggregator")
 label, panel = panel_picker()
@@ -52,8 +53,9 @@ if run:
     except FCPSError as exc:
         st.error(str(exc))
         st.stop()
+    run_id = save_run("select", label, result)
     st.session_state["selection"] = {"label": label, "result": result, "dict": result.to_dict(),
-                                     "predictor": json.dumps(result.predictor().to_dict())}
+                                     "predictor": json.dumps(result.predictor().to_dict()), "run_id": run_id}
 
 sel_state = st.session_state.get("selection")
 if sel_state and sel_state["label"] == label:
@@ -68,6 +70,11 @@ if sel_state and sel_state["label"] == label:
     m[3].metric("validation scale", f"{d['validation_scale']:.3f}", help="sqrt(log|C| / n_V)")
     m[4].metric("Theorem 1 bound", f"{d['theorem1_bound']:.3f}")
     st.write("Judges: " + ", ".join(sel["judges"]))
+    if sel_state.get("run_id") is not None:
+        st.page_link("pages/results.py", label=f"Stored as run {sel_state['run_id']}: open in the results browser",
+                     query_params={"run": str(sel_state["run_id"])})
+    else:
+        st.caption("This panel is not in the store, so the run was not stored (save it on the Upload page).")
     if d["guard"]:
         st.caption(f"guard one_se toward {d['guard']['prior_family']}: "
                    + ("adapted" if d["guard"].get("adapted") else "kept the prior"))

@@ -5,7 +5,7 @@ import streamlit as st
 
 from fcps_core import FCPSError
 from fcps_core.io import detect_layout
-from pages.common import load_bytes
+from pages.common import get_store, load_bytes
 
 st.title("Upload a panel")
 st.markdown("Wide files: one row per item, one column per judge. Long files: one row per (item, judge) "
@@ -62,6 +62,19 @@ st.dataframe(pd.DataFrame([{"judge": j.name, "schema": j.schema,
                             "distinct outputs": len(j.vocab) if j.vocab else "binned"} for j in panel.judges]),
              hide_index=True)
 name = st.text_input("Name", up.name.rsplit(".", 1)[0])
-if st.button("Use this panel", type="primary"):
+licence = st.text_input("Licence / provenance note (stored with the panel)", "")
+c1, c2 = st.columns(2)
+if c1.button("Save to the store", type="primary"):
+    try:
+        get_store().add_panel(panel, name=name, provenance={"uploaded_file": up.name, "note": licence},
+                              licence=licence or None, source=up.name, layout=options["layout"])
+    except FCPSError as exc:
+        st.error(str(exc))
+    else:
+        st.cache_data.clear()
+        st.session_state["current_panel"] = f"stored: {name}"
+        st.success(f"'{name}' is stored; Select, Regime map and Audit now offer it, and runs on it are kept.")
+if c2.button("Use this panel"):
     st.session_state.setdefault("uploads", {})[name] = (data, json.dumps(options))
-    st.success(f"'{name}' is now available on the Select, Regime map and Audit pages.")
+    st.session_state["current_panel"] = f"uploaded: {name}"
+    st.success(f"'{name}' is now available on the Select, Regime map and Audit pages (this session only).")

@@ -103,3 +103,16 @@ def assert_one_line_error(result: tuple[int, str, str]) -> str:
     assert len(lines) == 1, err
     assert lines[0].startswith("fcps: error:"), err
     return lines[0]
+
+
+def demo_store(path) -> str:
+    """A small seeded store (LLMBar, a parity regime, their runs) for the dashboard tests;
+    returns its path. Seeding marks the store, so the app does not seed it again."""
+    from fcps_core.seed import SeedSpec, seed_store
+    from fcps_core.store import Store
+    spec = SeedSpec(real=("llmbar",), regimes=("parity",), rows=1500, judges=6, k_max=4,
+                    families=("table", "backoff", "one_coin_iso", "logistic"),
+                    sweep_budgets=(50, 200), sweep_splits=2,
+                    sweep_sizes={"n_select": 150, "n_val": 150, "n_test": 300})
+    seed_store(Store(path), spec)
+    return str(path)

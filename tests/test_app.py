@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from fcps_core.io import write_wide_csv
 from fcps_core.synthetic import make_regime
+from tests.store_helpers import demo_store
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 300
@@ -29,6 +31,22 @@ def page(name: str) -> AppTest:
     return at
 
 
+@pytest.fixture(scope="module", autouse=True)
+def seeded_store(tmp_path_factory):
+    """Point the app at a small pre-seeded store (the app caches its handle per process)."""
+    path = demo_store(tmp_path_factory.mktemp("store") / "fcps.duckdb")
+    old = os.environ.get("FCPS_STORE")
+    os.environ["FCPS_STORE"] = path
+    from pages.common import get_store
+    get_store.clear()
+    yield path
+    get_store.clear()
+    if old is None:
+        os.environ.pop("FCPS_STORE", None)
+    else:
+        os.environ["FCPS_STORE"] = old
+
+
 @pytest.fixture(scope="module")
 def panel_csv(tmp_path_factory) -> bytes:
     path = tmp_path_factory.mktemp("up") / "mixed.csv"
@@ -42,7 +60,7 @@ def test_overview_renders():
     assert "Finite-Calibration Panel Selection" in at.title[0].value
 
 
-@pytest.mark.parametrize("name", ["upload", "select", "regime", "audit", "gaps", "lab"])
+@pytest.mark.parametrize("name", ["upload", "select", "regime", "audit", "gaps", "results", "lab"])
 def test_every_page_renders_without_state(name):
     page(name)
 
@@ -108,3 +126,52 @@ def test_synthetic_lab_shows_the_winner_by_budget():
     by_label(at.button, "Generate and sweep").click().run()
     assert not at.exception, at.exception
     assert "n_M=200: table" in at.markdown[-1].value or any("n_M=200: table" in m.value for m in at.markdown)
+
+
+def test_overview_lists_the_store_and_opens_the_demo():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    names = at.dataframe[0].value["name"].tolist()
+    assert "synthetic-parity" in names and "llmbar" in names
+    assert len(at.dataframe[1].value) >= 1                   # latest runs
+    by_label(at.button, "Open the demo: a six-way parity panel with its stored selection and sweep").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["current_panel"] == "stored: synthetic-parity"
+    assert len(at.session_state["sweep"]["data"]["cells"]) == 2
+    assert at.title[0].value == "Regime map"
+
+
+def test_results_browser_deep_link_filters_and_comparison(seeded_store):
+    from fcps_core.store import Store
+    runs = Store(seeded_store).runs()
+    select_run = next(r["run_id"] for r in runs if r["kind"] == "select")
+    sweep_run = next(r["run_id"] for r in runs if r["kind"] == "sweep")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["run"] = str(select_run)
+    at.run()
+    at.switch_page("pages/results.py").run()
+    assert not at.exception, at.exception
+    assert by_label(at.multiselect, "Open runs (two or more: side by side)").value == [select_run]
+    assert any(f"Run {select_run}" in m.value for m in at.markdown)
+    by_label(at.multiselect, "kind").set_value(["sweep"]).run()
+    assert set(at.dataframe[0].value["kind"]) == {"sweep"}
+    by_label(at.multiselect, "Open runs (two or more: side by side)").set_value([select_run, sweep_run]).run()
+    assert not at.exception
+    assert at.query_params["compare"] in (f"{select_run},{sweep_run}", [f"{select_run},{sweep_run}"])
+    assert sum(f"Run {i}" in m.value for m in at.markdown for i in (select_run, sweep_run)) == 2
+
+
+def test_upload_saves_to_the_store_and_selections_are_stored_runs(panel_csv, seeded_store):
+    from fcps_core.store import Store
+    at = page("upload")
+    at.file_uploader[0].set_value(("kept.csv", panel_csv, "text/csv")).run()
+    by_label(at.text_input, "Name").set_value("kept-panel")
+    by_label(at.button, "Save to the store").click().run()
+    assert not at.exception and not at.error, at.error
+    assert Store(seeded_store).has_panel("kept-panel")
+    at.switch_page("pages/select.py").run()
+    assert by_label(at.selectbox, "Panel").value == "stored: kept-panel"
+    _select(at)
+    run_id = at.session_state["selection"]["run_id"]
+    stored = Store(seeded_store).run(run_id)
+    assert stored["panel_name"] == "kept-panel" and stored["status"] == "done"
+    assert stored["result"]["selected"]["family"] == at.session_state["selection"]["dict"]["selected"]["family"]
