@@ -142,11 +142,16 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--objective", choices=["mse", "nll"], default="mse")
     sw.add_argument("--seed", type=int, default=0)
     sw.add_argument("--workers", type=int, default=1, help="parallel splits (joblib)")
+    sw.add_argument("--backend", default="loky",
+                    help="joblib backend for --workers > 1: loky (local processes), threading, or dask "
+                         "(needs a dask.distributed Client, e.g. DASK_SCHEDULER_ADDRESS)")
     sw.add_argument("--json", action="store_true")
     sw.add_argument("--quiet", action="store_true")
 
     sy = sub.add_parser("synth", help="write a controlled-regime panel as a wide CSV")
     sy.add_argument("--regime", required=True, choices=["additive", "mixed", "parity", "xor", "and", "strength"])
+    sy.add_argument("--from", dest="from_panel",
+                    help="semi-real: resample this real panel's joint output patterns and attach the regime's target")
     sy.add_argument("--rows", type=int, default=2000)
     sy.add_argument("--judges", type=int, default=7)
     sy.add_argument("--seed", type=int, default=0)
@@ -231,7 +236,8 @@ def cmd_sweep(args) -> int:
     result = calibration_growth(
         panel, budgets, n_select=args.n_select, n_val=args.n_val, n_test=args.n_test,
         splits=args.splits, seed=args.seed, families=_names(args.menu),
-        paths=_names(args.paths) or DEFAULT_PATHS, workers=args.workers, k_max=args.k_max,
+        paths=_names(args.paths) or DEFAULT_PATHS, workers=args.workers, backend=_backend(args.backend),
+        k_max=args.k_max,
         alpha=args.alpha, objective=args.objective,
         progress=None if args.quiet else progress_to_stderr)
     save_result(args, "sweep", result)      # store: --save
@@ -251,15 +257,38 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def _backend(name: str) -> str:
+    """Validate the joblib backend; for dask, connect a Client (it registers the backend)."""
+    if name in ("loky", "threading", "multiprocessing"):
+        return name
+    if name == "dask":
+        import os
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            raise FCPSError("--backend dask needs dask[distributed] installed") from None
+        address = os.environ.get("DASK_SCHEDULER_ADDRESS")
+        Client(address) if address else Client(processes=False)
+        return "dask"
+    raise FCPSError(f"unknown --backend {name!r}; use loky, threading, multiprocessing or dask")
+
+
 def cmd_synth(args) -> int:
     from .synthetic import make_regime, to_wide_csv
     if args.rows < 1 or args.judges < 1:
         raise FCPSError("--rows and --judges must be positive")
-    panel = make_regime(args.regime, rows=args.rows, judges=args.judges, seed=args.seed,
-                        gamma=args.gamma, parity_order=args.parity_order, tie_rate=args.tie_rate,
-                        group_size=args.group_size)
+    if args.from_panel:
+        from .io import read_panel
+        from .synthetic import semi_real
+        source = read_panel(args.from_panel, require_labels=False)
+        panel = semi_real(source, args.regime, rows=args.rows, seed=args.seed, gamma=args.gamma,
+                          parity_order=args.parity_order)
+    else:
+        panel = make_regime(args.regime, rows=args.rows, judges=args.judges, seed=args.seed,
+                            gamma=args.gamma, parity_order=args.parity_order, tie_rate=args.tie_rate,
+                            group_size=args.group_size)
     to_wide_csv(panel, args.out)
-    sys.stderr.write(f"wrote {args.rows} rows x {args.judges} judges ({args.regime}) to {args.out}\n")
+    sys.stderr.write(f"wrote {panel.n_rows} rows x {len(panel.judges)} judges ({args.regime}) to {args.out}\n")
     return 0
 
 

@@ -44,9 +44,16 @@ def regime_map(points: list[dict], *, gain_threshold: float, pressure_threshold:
         fig.add_annotation(x=(x0 + x1) / 2, y=y1 if y1 > 0 else y0, text=key.replace("_", " "),
                            showarrow=False, yanchor="top" if y1 > 0 else "bottom",
                            hovertext=QUADRANTS[key][1], font=dict(size=11, color="#555"))
-    fig.add_trace(go.Scatter(x=[p["table_pressure"] for p in points],
-                             y=[p["interaction_gain"] for p in points], mode="markers+text",
-                             text=[p.get("label", "") for p in points], textposition="top center",
+    main = [p for p in points if p.get("label")]
+    minor = [p for p in points if not p.get("label")]
+    if minor:   # individual candidates: small, unlabelled, named on hover
+        fig.add_trace(go.Scatter(x=[p["table_pressure"] for p in minor], y=[p["interaction_gain"] for p in minor],
+                                 mode="markers", marker=dict(size=6, color="rgba(120,120,120,0.7)"),
+                                 text=[p.get("hover", "") for p in minor], name="candidates",
+                                 hovertemplate="pressure=%{x:.4f}<br>gain=%{y:.4f}<extra>%{text}</extra>"))
+    fig.add_trace(go.Scatter(x=[p["table_pressure"] for p in main],
+                             y=[p["interaction_gain"] for p in main], mode="markers+text",
+                             text=[p.get("label", "") for p in main], textposition="top center",
                              marker=dict(size=11), name="panel",
                              hovertemplate="pressure=%{x:.4f}<br>gain=%{y:.4f}<extra>%{text}</extra>"))
     fig.update_layout(xaxis_title="table pressure  (H_K / n_M + unseen rate)",

@@ -2,6 +2,7 @@ import streamlit as st
 
 from fcps_core import FCPSError
 from fcps_core.experiments import MENUS
+from fcps_core.families import REGISTRY
 from fcps_core.plots import calibration_growth_risk, regime_map
 from fcps_core.plots import selected_k_over_budget, unseen_over_budget
 from pages.common import figure_download, panel_picker, run_sweep, save_run
@@ -14,8 +15,16 @@ label, panel = panel_picker()
 points = []
 sel_state = st.session_state.get("selection")
 if sel_state and sel_state["label"] == label and sel_state["dict"]["regime"].get("quadrant"):
-    rg = sel_state["dict"]["regime"]
-    points.append({**rg, "label": f"selection (n_M={sel_state['dict']['split']['n_M']})"})
+    d = sel_state["dict"]
+    rg = d["regime"]
+    points.append({**rg, "label": f"selection (n_M={d['split']['n_M']})"})
+    # Every table-like candidate, placed against the best scalar candidate's validation risk.
+    best_scalar = d["candidates"][rg["best_scalar_index"]]["val_risk"]
+    for c in d["candidates"]:
+        if REGISTRY[c["family"]].table_like and c["H_K"] is not None and c["path_rule"] != "cfps":
+            points.append({"interaction_gain": best_scalar - c["val_risk"],
+                           "table_pressure": c["H_K"] / d["split"]["n_M"] + c["unseen_val"],
+                           "label": "", "hover": f"{c['family']} K={c['K']} {c['path']}"})
 sweep = st.session_state.get("sweep")
 if sweep and sweep["label"] == label:
     for rec_cell in sweep["data"]["cells"]:

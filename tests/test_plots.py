@@ -48,3 +48,7 @@ def test_selection_figures(result):
     rm = regime_map([{**rg, "label": "p"}], gain_threshold=rg["gain_threshold"],
                     pressure_threshold=rg["pressure_threshold"])
     assert rm.data[0].x[0] == rg["table_pressure"] and rm.data[0].y[0] == rg["interaction_gain"]
+    both = regime_map([{**rg, "label": "p"}, {"interaction_gain": -0.01, "table_pressure": 0.3, "label": "",
+                                              "hover": "table K=7"}],
+                      gain_threshold=rg["gain_threshold"], pressure_threshold=rg["pressure_threshold"])
+    assert [t.name for t in both.data] == ["candidates", "panel"] and list(both.data[0].text) == ["table K=7"]
