@@ -84,6 +84,24 @@ def metric_suite(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
     return out
 
 
+# -- choosing among candidates ---------------------------------------------------------------
+def risk_tolerance(best: float) -> float:
+    """Risks this close to the best are ties: mathematically equal candidates differ by
+    floating-point rounding (summation order, compressed rows), which must not decide."""
+    return 1e-12 + 1e-9 * abs(best)
+
+
+def argmin_with_ties(items, risk, tie_key):
+    """The item of lowest ``risk``; items within :func:`risk_tolerance` of it are ties,
+    broken by ``tie_key`` (e.g. smaller K, simpler family, menu order)."""
+    items = list(items)
+    if not items:
+        return None
+    best = min(risk(i) for i in items)
+    tied = [i for i in items if risk(i) <= best + risk_tolerance(best)]
+    return min(tied, key=tie_key)
+
+
 # -- finite-menu validation ------------------------------------------------------------------
 def validation_scale(menu_size: int, n_val: int) -> float:
     """sqrt(log|C| / n_V), the menu-dependent part of the validation term."""

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .diagnostics import metric_suite
+from .diagnostics import argmin_with_ties, metric_suite
 from .errors import SplitError
 from .families import PAIRWISE_FEATURE, PAPER_SCALAR, REGISTRY
 from .panel import Panel
@@ -83,9 +83,8 @@ def nested_blocks(panel: Panel, budgets: Sequence[int], *, n_select: int, n_val:
 
 
 def _argmin(cands: list[Candidate], attr: str = "val_risk") -> Candidate | None:
-    if not cands:
-        return None
-    return min(cands, key=lambda c: (getattr(c, attr), c.K, REGISTRY[c.family].complexity_rank, c.index))
+    return argmin_with_ties(cands, lambda c: getattr(c, attr),
+                            lambda c: (c.K, REGISTRY[c.family].complexity_rank, c.index))
 
 
 def split_record(result, budget: int, split: int, k_short: int = 3,

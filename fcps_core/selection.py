@@ -38,7 +38,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .diagnostics import (GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics, losses,
+from .diagnostics import (argmin_with_ties, GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics, losses,
                           metric_suite, prefix_diagnostics, regime_quadrant, theorem1_bound,
                           validation_scale)
 from .encoding import (INT64_SAFE, EncodedPanel, encode_panel, nominal_cells, pattern_labels,
@@ -250,13 +250,10 @@ class FCPSSelector:
                     for params, model in zip(todo, fitted):
                         fits[(judges, family, tuple(sorted(params.items())))] = \
                             _record(model, vV)
-                best = None
-                for params, key in zip(grid, keys):
-                    rec = fits[key]
-                    risk = rec[self.objective]
-                    if best is None or risk < best[0] - 1e-15:
-                        best = (risk, params, rec)
-                risk, params, rec = best
+                # Grid entries within rounding of the best are ties: the first (simplest) wins.
+                risk, params, rec = argmin_with_ties(
+                    [(fits[k][self.objective], p, fits[k], i) for i, (p, k) in enumerate(zip(grid, keys))],
+                    lambda t: t[0], lambda t: t[3])[:3]
                 menu_size += len(grid)
                 cand = Candidate(
                     index=len(candidates), path_rule=path.rule, path_label=path.label,
@@ -348,9 +345,12 @@ class FCPSSelector:
 
     def _choose(self, candidates: list[Candidate], panel: Panel) -> tuple[int, dict | None]:
         """Validation argmin (ties: smaller K, simpler family, menu order). Uses no T data."""
-        def key(c: Candidate):
-            return (c.val_risk, c.K, REGISTRY[c.family].complexity_rank, c.index)
-        best = min(candidates, key=key)
+        def ties(c: Candidate):
+            return (c.K, REGISTRY[c.family].complexity_rank, c.index)
+
+        def pick(pool):
+            return argmin_with_ties(pool, lambda c: c.val_risk, ties)
+        best = pick(candidates)
         if self.guard != "one_se":
             return best.index, None
         prior = self.prior_family or self.default_prior(panel)
@@ -358,7 +358,7 @@ class FCPSSelector:
         if not pool:
             return best.index, {"mode": "one_se", "prior_family": prior, "adapted": True,
                                 "reason": "prior family not in the menu"}
-        prior_best = min(pool, key=key)
+        prior_best = pick(pool)
         if best.family == prior:
             return best.index, {"mode": "one_se", "prior_family": prior, "adapted": False,
                                 "reason": "the validation argmin is already the prior family"}
@@ -438,8 +438,8 @@ class SelectionResult:
             self.regime = regime_quadrant(None, None, gain_threshold=s.gain_threshold,
                                           pressure_threshold=s.pressure_threshold)
             return
-        best_t = min(table_like, key=lambda c: (c.val_risk, c.K, c.index))
-        best_s = min(scalar, key=lambda c: (c.val_risk, c.K, c.index))
+        best_t = argmin_with_ties(table_like, lambda c: c.val_risk, lambda c: (c.K, c.index))
+        best_s = argmin_with_ties(scalar, lambda c: c.val_risk, lambda c: (c.K, c.index))
         n_M = len(self.blocks.M)
         pressure = best_t.diagnostics.H_K / n_M + best_t.diagnostics.unseen_val
         gain = best_s.val_risk - best_t.val_risk

@@ -296,3 +296,17 @@ def test_continuous_judges_are_binned_on_the_calibration_block_with_readable_cel
     assert bert.vocab[0].startswith("<") and bert.vocab[-1].startswith(">=")
     r = select(panel, blocks, families=["table"], paths=["info_first"])
     assert all("bin" not in c["pattern"] for c in r.cell_table())
+
+
+@pytest.mark.parametrize("objective", ["mse", "nll"])
+def test_rounding_ties_follow_the_documented_rule_with_and_without_compression(objective):
+    panel = make_regime("additive", rows=600, judges=4, seed=3)
+    blocks = make_blocks(panel, split="1:2:1:1", seed=0)
+    labels = panel.labels.copy()
+    labels[blocks.M] = 1.0                     # every family predicts the constant 1: all tie
+    panel = panel.with_labels(labels)
+    picks = []
+    for compress in (True, False):
+        r = select(panel, blocks, objective=objective, compress=compress)
+        picks.append((r.selected.family, r.selected.K, r.selected.path_rule))
+    assert picks[0] == picks[1] == ("mean_iso", 1, "info_first")

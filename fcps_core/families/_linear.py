@@ -139,17 +139,21 @@ class _Logistic(_Linear):
     def _fit(self, X, y, unlabelled):
         F = self.features(X.scores)
         if self._constant(y):
-            self.coef_, self.intercept_ = np.zeros(F.shape[1]), float(np.log((self.ybar_ + 1e-12) / (1 - self.ybar_ + 1e-12)))
+            # One label value: predict it exactly (a logit round trip would be off by ~1e-12).
+            self.coef_, self.intercept_ = np.zeros(F.shape[1]), 0.0
             return
         self.coef_, self.intercept_ = logistic_fit(F, y, self.C, X.weight)
 
     def _predict(self, X):
+        if self.constant_:
+            return np.full(X.n_rows, self.ybar_)
         z = np.clip(self._linear(X), -35, 35)
         return 1.0 / (1.0 + np.exp(-z))
 
     def _state(self):
-        return {"coef": self.coef_.tolist(), "intercept": self.intercept_}
+        return {"coef": self.coef_.tolist(), "intercept": self.intercept_, "constant": self.constant_}
 
     def _load(self, state):
         self.coef_ = np.asarray(state["coef"], float)
         self.intercept_ = float(state["intercept"])
+        self.constant_ = bool(state.get("constant", False))
