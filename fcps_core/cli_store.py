@@ -304,11 +304,13 @@ def cmd_runs(args) -> int:
 
 
 def _run_ref(store: Store, ref: str) -> int | None:
-    """``run:ID`` (or a bare number that is not a panel name) -> run id."""
-    m = re.fullmatch(r"(?:run:|#)?(\d+)", ref.strip())
+    """``run:ID`` (or a bare number that is not a panel name) -> run id. Panel names may not
+    start with ``run:``, so a stored panel is never mistaken for a run (names like ``#1`` are
+    panels)."""
+    m = re.fullmatch(r"(?:run:)?(\d+)", ref.strip(), flags=re.IGNORECASE)
     if ref.lower().startswith("run:") and not m:
         raise StoreError(f"{ref!r} is not a run reference; write run:ID (see python -m fcps_core runs)")
-    if m and (ref.lower().startswith(("run:", "#")) or not store.has_panel(ref)):
+    if m and (ref.lower().startswith("run:") or not store.has_panel(ref)):
         return int(m.group(1))
     return None
 

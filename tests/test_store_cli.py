@@ -173,3 +173,25 @@ def test_cli_errors_are_one_line_in_a_real_process(tmp_path, panel_csv):
     bad = write(tmp_path / "not-a-store.duckdb", b"this is not a database")
     line = assert_one_line_error(run_cli("panels", "--store", str(bad)))
     assert "not a readable fcps store" in line
+
+
+def test_a_panel_named_like_a_run_number_is_deleted_as_a_panel(tmp_path):
+    """'#1' is a panel name, not run 1: deleting it must not touch another panel's run."""
+    from fcps_core.io import write_wide_csv
+    from fcps_core.store import Store
+    from fcps_core.synthetic import make_regime
+    store_path = tmp_path / "s.duckdb"
+    csv = tmp_path / "p.csv"
+    write_wide_csv(make_regime("additive", rows=300, judges=3, seed=0), str(csv))
+    env = {"FCPS_STORE": str(store_path)}
+    for name in ("other", "#1"):
+        code, _, err = run_cli("import", str(csv), "--name", name, env=env)
+        assert code == 0, err
+    code, _, err = run_cli("select", "other", "--save", "--quiet", "--families", "table", env=env)
+    assert code == 0, err
+    run_ids = [r["run_id"] for r in Store(store_path).runs()]
+    code, _, err = run_cli("delete", "#1", env=env)
+    assert code == 0, err
+    store = Store(store_path)
+    assert not store.has_panel("#1") and store.has_panel("other")
+    assert [r["run_id"] for r in store.runs()] == run_ids
