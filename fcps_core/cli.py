@@ -195,6 +195,20 @@ def _counts(args) -> dict | None:
     return {"n_S": args.n_select, "n_M": args.n_cal, "n_V": args.n_val, "n_T": args.n_test or 0}
 
 
+def _check_numbers(args) -> None:
+    """Reject impossible numeric flags with one line before any work starts."""
+    import math as _m
+    for flag, low in (("seed", 0), ("n_bins", 1), ("splits", 1), ("workers", 1), ("k_max", 1),
+                      ("table_k_max", 1), ("pairwise_k_max", 1), ("rows", 1), ("judges", 1)):
+        v = getattr(args, flag, None)
+        if v is not None and v < low:
+            raise FCPSError(f"--{flag.replace('_', '-')} must be at least {low} (got {v})")
+    for flag in ("alpha", "gain_threshold", "pressure_threshold", "test_share", "gamma"):
+        v = getattr(args, flag, None)
+        if v is not None and not _m.isfinite(v):
+            raise FCPSError(f"--{flag.replace('_', '-')} must be a finite number (got {v})")
+
+
 def cmd_select(args) -> int:
     from .selection import DEFAULT_PATHS, FCPSSelector, progress_to_stderr
     from .splits import make_blocks
@@ -306,6 +320,10 @@ def cmd_score(args) -> int:
     import csv
     from .predictor import FCPSPredictor
     predictor = FCPSPredictor.load(args.model)
+    if args.schema is None:
+        # Read each judge as the predictor saw it (a new file may look continuous where the
+        # calibration panel was a rubric, etc.).
+        args.schema = {e.name: e.schema for e in predictor.encoders}
     panel = load_panel_from_args(args)
     pred = predictor.predict(panel)
     fh = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
@@ -396,6 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _check_numbers(args)
         if args.command == "select":
             return cmd_select(args)
         if args.command == "score":
@@ -414,5 +433,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except OSError as exc:      # an unwritable --out, a missing directory, a full disk
+        where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
+        sys.stderr.write(f"fcps: error: cannot use{where}: {exc.strerror or exc}\n")
+        return 2
     parser.error(f"unknown command {args.command}")
     return 2

@@ -74,8 +74,15 @@ class JudgeEncoder:
                    scalar_map=dict(col.scalar_map))
 
     # -- transform -----------------------------------------------------------------------
+    def _check_schema(self, col: JudgeColumn) -> None:
+        if col.schema != self.schema and "continuous" in (col.schema, self.schema):
+            from .errors import PredictorError
+            raise PredictorError(f"judge {self.name!r} was {self.schema} when the predictor was made but is "
+                                 f"{col.schema} here; read the panel with --schema {self.schema}")
+
     def codes_for(self, col: JudgeColumn) -> np.ndarray:
         """Table codes for a column of the same judge (possibly from another panel)."""
+        self._check_schema(col)
         if self.schema == "continuous":
             vals = col.values
             codes = np.searchsorted(np.asarray(self.bin_edges, dtype=float), vals, side="right")
@@ -91,6 +98,7 @@ class JudgeEncoder:
 
     def scores_for(self, col: JudgeColumn) -> np.ndarray:
         """Scalar scores in [0, 1] for a column of the same judge."""
+        self._check_schema(col)
         if self.schema == "continuous":
             lo, hi = self.scale
             vals = col.values

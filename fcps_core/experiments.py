@@ -240,6 +240,8 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
         raise SplitError("budgets must be positive integers")
     if n_test < 1:
         raise SplitError("a sweep reports test risk: give n_test >= 1")
+    if splits < 1 or workers < 1:
+        raise SplitError(f"splits and workers must be at least 1 (got {splits} and {workers})")
     families = tuple(families or dict.fromkeys(f for fams in (menus or MENUS).values() for f in fams))
     sizes = {"n_select": n_select, "n_val": n_val, "n_test": n_test}
     options = {"families": families, "paths": tuple(paths), **selector_options}

@@ -94,7 +94,7 @@ class FCPSPredictor:
             encoders = [JudgeEncoder.from_dict(e) for e in d["encoders"]]
             return cls(judges=list(d["judges"]), encoders=encoders, family=d["family"],
                        model=model, metadata=d.get("metadata", {}))
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise PredictorError(f"predictor file is malformed: {exc!r}") from None
 
     @classmethod

@@ -47,7 +47,7 @@ from .errors import MenuError, SplitError
 from .families import FAMILIES, PAIRWISE_FEATURE, REGISTRY, PrefixFeatures, get_family
 from .panel import Panel
 from .paths import PATH_RULES, JudgePath, build_paths
-from .splits import Blocks
+from .splits import Blocks, check_blocks
 
 DEFAULT_PATHS = ("info_first", "complexity_penalized", "random")
 DEFAULT_TABLE_K_MAX = 8
@@ -149,8 +149,10 @@ class FCPSSelector:
             raise MenuError(f"refit must be frozen or refit, not {self.refit!r}")
         if self.k_max is not None and self.k_max < 1:
             raise MenuError("k_max must be at least 1")
-        if self.alpha < 0:
-            raise MenuError("alpha must be >= 0")
+        if not (self.alpha >= 0 and math.isfinite(self.alpha)):
+            raise MenuError(f"alpha must be a finite number >= 0 (got {self.alpha})")
+        if self.n_bins < 1:
+            raise MenuError(f"n_bins must be at least 1 (got {self.n_bins})")
         if self.fallback not in ("global", "lower_prefix"):
             raise MenuError("fallback must be global or lower_prefix")
         if self.prior_family is not None:
@@ -182,6 +184,7 @@ class FCPSSelector:
         for b in ("S", "M", "V"):
             if len(getattr(blocks, b)) == 0:
                 raise SplitError(f"block {b} is empty: FCPS needs selection, calibration and validation labels")
+        check_blocks(panel, blocks)
         y = panel.labels
         for b in ("S", "M", "V", "T"):
             rows = getattr(blocks, b)

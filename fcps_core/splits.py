@@ -29,7 +29,7 @@ class Blocks:
     V: np.ndarray
     T: np.ndarray
     seed: int | None = None
-    source: str = "ratio"   # ratio | counts | column
+    source: str = "manual"  # ratio | counts | column (drawn here) | manual (built by hand)
 
     def sizes(self) -> dict[str, int]:
         return {f"n_{b}": int(len(getattr(self, b))) for b in BLOCKS}
@@ -62,6 +62,22 @@ def blocks_from_column(panel: Panel) -> Blocks:
                              "S, M and V each need labelled rows")
     _check_groups_do_not_cross(panel, out)
     return Blocks(**out, seed=None, source="column")
+
+
+def check_blocks(panel: Panel, blocks: Blocks) -> None:
+    """Blocks must not share rows, and (for hand-built blocks) no group may span two blocks."""
+    rows = np.concatenate([getattr(blocks, b) for b in BLOCKS]).astype(np.int64)
+    if len(rows) and (rows.min() < 0 or rows.max() >= panel.n_rows):
+        raise SplitError(f"block rows must be between 0 and {panel.n_rows - 1}")
+    seen = np.zeros(panel.n_rows, dtype=np.int8)
+    np.add.at(seen, rows, 1)
+    if (seen > 1).any():
+        r = int(np.flatnonzero(seen > 1)[0])
+        inside = [b for b in BLOCKS if r in set(getattr(blocks, b).tolist())]
+        raise SplitError(f"row {r} (item {panel.item_ids[r]!r}) is in more than one block ({', '.join(inside)}); "
+                         "blocks must be disjoint")
+    if blocks.source == "manual":
+        _check_groups_do_not_cross(panel, {b: getattr(blocks, b) for b in BLOCKS})
 
 
 def _check_groups_do_not_cross(panel: Panel, blocks: dict[str, np.ndarray]) -> None:

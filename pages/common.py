@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from fcps_core import FCPSError, make_blocks, read_panel, select
+from fcps_core import FCPSError, make_blocks, select
 from fcps_core.experiments import calibration_growth
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -35,23 +33,40 @@ def stored_panels() -> list[dict]:
     return get_store().panels()
 
 
+def upload_path(name: str, data: bytes) -> str:
+    """Uploaded bytes saved under the store's ``uploads/`` folder (content-addressed; the
+    user's file name contributes only its suffix, so it cannot escape the folder)."""
+    from fcps_core.ingest import save_upload
+    return str(save_upload(data, name, get_store().path.parent))
+
+
+@st.cache_data(show_spinner="Reading upload...", max_entries=8)
+def upload_preview(name: str, data: bytes) -> dict:
+    from fcps_core.ingest import preview
+    return preview(upload_path(name, data))
+
+
 @st.cache_data(show_spinner="Reading upload...", max_entries=8)
 def load_bytes(name: str, data: bytes, options_json: str = "{}"):
-    """Parse uploaded bytes with the library's reader (errors surface as FCPSError)."""
-    options = json.loads(options_json)
-    suffix = "".join(Path(name).suffixes) or ".csv"
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "upload" + suffix)
-        with open(path, "wb") as fh:
-            fh.write(data)
-        return read_panel(path, name=Path(name).stem, **options)
+    """Parse uploaded bytes with the importer (CSV/TSV/Parquet/JSONL; errors are FCPSError)."""
+    from fcps_core.ingest import load_panel
+    return load_panel(upload_path(name, data), name=Path(name).name.split(".")[0], **json.loads(options_json))
+
+
+def import_upload(name: str, data: bytes, options: dict, *, panel_name: str, licence: str):
+    """Store an upload through the same checks and limits as ``python -m fcps_core import``."""
+    from fcps_core.ingest import import_file
+    info = import_file(get_store(), upload_path(name, data), name=panel_name, licence=licence or None,
+                       provenance={"uploaded_file": name, "note": licence}, **options)
+    st.cache_data.clear()
+    return info
 
 
 def panel_sources() -> dict[str, tuple]:
     """Label -> loader arguments for every panel this session can use."""
     sources = {f"{STORED}{p['name']}": ("stored", p["name"], str(p["created_at"])) for p in stored_panels()}
-    for name, (data, options_json) in st.session_state.get("uploads", {}).items():
-        sources[f"uploaded: {name}"] = ("upload", name, data, options_json)
+    for name, (filename, data, options_json) in st.session_state.get("uploads", {}).items():
+        sources[f"uploaded: {name}"] = ("upload", filename, data, options_json)
     if "lab_panel" in st.session_state:
         sources["synthetic lab panel"] = ("lab",)
     return sources
@@ -121,5 +136,12 @@ def figure_download(fig, name: str) -> None:
 
 
 def table_download(df: pd.DataFrame, name: str) -> None:
-    st.download_button(f"Download {name} (CSV)", df.to_csv(index=False), f"{name}.csv", mime="text/csv",
+    """CSV download with spreadsheet-formula cells (= + - @ ...) neutralised, as in exports."""
+    from fcps_core.store import neutralise_cell
+    safe = df.copy()
+    for col in safe.columns:
+        if safe[col].dtype == object or pd.api.types.is_string_dtype(safe[col]):
+            safe[col] = safe[col].map(lambda v: v if v is None or not isinstance(v, str) else neutralise_cell(v))
+    safe.columns = [neutralise_cell(str(c)) for c in safe.columns]
+    st.download_button(f"Download {name} (CSV)", safe.to_csv(index=False), f"{name}.csv", mime="text/csv",
                        key=f"dl-{name}")

@@ -5,22 +5,22 @@ import streamlit as st
 
 from fcps_core import FCPSError
 from fcps_core.io import detect_layout
-from pages.common import get_store, load_bytes
+from pages.common import import_upload, load_bytes, upload_preview
 
 st.title("Upload a panel")
 st.markdown("Wide files: one row per item, one column per judge. Long files: one row per (item, judge) "
             "with an `output` column. Labels may be numbers in [0,1], A/B, correct/incorrect or integer "
             "rubric scores; rows without a label are unlabelled traffic.")
-up = st.file_uploader("Panel file", type=["csv", "tsv", "gz"])
+up = st.file_uploader("Panel file (CSV, TSV, Parquet or JSON Lines; optionally .gz)",
+                      type=["csv", "tsv", "parquet", "jsonl", "gz"])
 if up is None:
     st.stop()
 data = up.getvalue()
 try:
-    head = data[:200_000].decode("utf-8-sig", errors="replace").splitlines()
-    delim = "\t" if up.name.endswith((".tsv", ".tsv.gz")) else ","
-    columns = [c.strip() for c in head[0].split(delim)] if head else []
-except Exception:  # the reader below reports the precise problem
-    columns = []
+    columns = upload_preview(up.name, data)["columns"]
+except FCPSError as exc:
+    st.error(str(exc))
+    st.stop()
 
 
 def guess(options, *names):
@@ -66,15 +66,13 @@ licence = st.text_input("Licence / provenance note (stored with the panel)", "")
 c1, c2 = st.columns(2)
 if c1.button("Save to the store", type="primary"):
     try:
-        get_store().add_panel(panel, name=name, provenance={"uploaded_file": up.name, "note": licence},
-                              licence=licence or None, source=up.name, layout=options["layout"])
+        import_upload(up.name, data, options, panel_name=name, licence=licence)
     except FCPSError as exc:
         st.error(str(exc))
     else:
-        st.cache_data.clear()
         st.session_state["current_panel"] = f"stored: {name}"
         st.success(f"'{name}' is stored; Select, Regime map and Audit now offer it, and runs on it are kept.")
 if c2.button("Use this panel"):
-    st.session_state.setdefault("uploads", {})[name] = (data, json.dumps(options))
+    st.session_state.setdefault("uploads", {})[name] = (up.name, data, json.dumps(options))
     st.session_state["current_panel"] = f"uploaded: {name}"
     st.success(f"'{name}' is now available on the Select, Regime map and Audit pages (this session only).")

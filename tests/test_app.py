@@ -175,3 +175,32 @@ def test_upload_saves_to_the_store_and_selections_are_stored_runs(panel_csv, see
     stored = Store(seeded_store).run(run_id)
     assert stored["panel_name"] == "kept-panel" and stored["status"] == "done"
     assert stored["result"]["selected"]["family"] == at.session_state["selection"]["dict"]["selected"]["family"]
+
+
+def test_dashboard_saves_use_the_import_checks(seeded_store):
+    """A panel the CLI import rejects (one label value) is rejected by the dashboard too."""
+    from fcps_core.store import Store
+    at = page("upload")
+    one_class = "item_id,label,j1,j2\n" + "".join(f"{i},1,{'A' if i % 2 else 'B'},A\n" for i in range(30))
+    at.file_uploader[0].set_value(("oneclass.csv", one_class.encode(), "text/csv")).run()
+    by_label(at.text_input, "Name").set_value("one-class")
+    by_label(at.button, "Save to the store").click().run()
+    assert not at.exception
+    assert at.error and "same label" in at.error[0].value
+    assert not Store(seeded_store).has_panel("one-class")
+    assert (Path(seeded_store).parent / "uploads").is_dir()
+
+
+def test_csv_downloads_neutralise_formulas():
+    import pandas as pd
+    from pages import common
+    captured = {}
+    original = common.st.download_button
+    common.st.download_button = lambda label, data, *a, **k: captured.setdefault("csv", data)
+    try:
+        common.table_download(pd.DataFrame({"pattern": ['=HYPERLINK("http://x")|A', "A|B"], "N_z": [3, 4]}), "t")
+    finally:
+        common.st.download_button = original
+    text = captured["csv"]
+    assert "'=HYPERLINK" in text
+    assert not any(line.startswith("=") for line in text.splitlines())

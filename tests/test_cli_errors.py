@@ -326,3 +326,39 @@ def test_argparse_usage_errors_are_one_line(tmp_path):
     line = assert_one_line_error(run_cli(tmp_path, "item_id,label,j1\n1,1,A\n", "--n-select", "abc",
                                          "--n-cal", "1", "--n-val", "1"))
     assert "--n-select" in line and "abc" in line
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["--seed", "-1"], "--seed must be at least 0"),
+    (["--n-bins", "0"], "--n-bins must be at least 1"),
+    (["--alpha", "nan"], "--alpha must be a finite number"),
+    (["--k-max", "0"], "--k-max must be at least 1"),
+    (["--save-model", "/nonexistent-dir/m.json"], "cannot use '/nonexistent-dir/m.json'"),
+])
+def test_bad_numbers_and_unwritable_paths_are_one_line(tmp_path, args, expect):
+    rows = [["item_id", "label", "j1", "j2"]] + [[str(i), str(i % 2), "A" if i % 3 else "B", "B" if i % 5 else "A"]
+                                                  for i in range(80)]
+    line = assert_one_line_error(run_cli(tmp_path, csv_text(rows), "--quiet", *args))
+    assert expect in line
+
+
+def test_score_reads_judges_with_the_predictors_schemas(tmp_path):
+    """A rubric judge stays a rubric when a new file happens to hold fractional values."""
+    rows = [["item_id", "label", "j1", "j2"]] + [[str(i), str(i % 2), str(1 + (i * 7) % 5), "A" if i % 2 else "B"]
+                                                  for i in range(120)]
+    path = tmp_path / "train.csv"
+    path.write_text(csv_text(rows))
+    model = tmp_path / "m.json"
+    proc = subprocess.run([PYTHON, "-m", "fcps_core", "select", str(path), "--quiet", "--families", "ridge_iso",
+                           "table", "--save-model", str(model)], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    new = tmp_path / "new.csv"
+    new.write_text("item_id,j1,j2\nx,2.37,A\ny,4,B\n")
+    proc = subprocess.run([PYTHON, "-m", "fcps_core", "score", str(model), str(new)], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert "Traceback" not in proc.stderr
+    if proc.returncode == 0:
+        lines = proc.stdout.strip().splitlines()
+        assert lines[0] == "item_id,prediction" and len(lines) == 3
+    else:
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1

@@ -310,3 +310,13 @@ def test_rounding_ties_follow_the_documented_rule_with_and_without_compression(o
         r = select(panel, blocks, objective=objective, compress=compress)
         picks.append((r.selected.family, r.selected.K, r.selected.path_rule))
     assert picks[0] == picks[1] == ("mean_iso", 1, "info_first")
+
+
+def test_overlapping_or_group_crossing_blocks_are_rejected():
+    from fcps_core.splits import Blocks
+    panel = make_regime("additive", rows=400, judges=3, seed=0, group_size=2)
+    rows = np.arange(400)
+    with pytest.raises(SplitError, match="more than one block"):
+        select(panel, Blocks(S=rows[:100], M=rows[100:300], V=rows[300:], T=rows[250:300]))
+    with pytest.raises(SplitError, match="a group must stay in one block"):
+        select(panel, Blocks(S=rows[:101], M=rows[101:300], V=rows[300:], T=rows[:0]))
