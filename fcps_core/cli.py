@@ -201,11 +201,11 @@ def _check_numbers(args) -> None:
     for flag, low in (("seed", 0), ("n_bins", 1), ("splits", 1), ("workers", 1), ("k_max", 1),
                       ("table_k_max", 1), ("pairwise_k_max", 1), ("rows", 1), ("judges", 1)):
         v = getattr(args, flag, None)
-        if v is not None and v < low:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v < low:
             raise FCPSError(f"--{flag.replace('_', '-')} must be at least {low} (got {v})")
     for flag in ("alpha", "gain_threshold", "pressure_threshold", "test_share", "gamma"):
         v = getattr(args, flag, None)
-        if v is not None and not _m.isfinite(v):
+        if isinstance(v, float) and not _m.isfinite(v):
             raise FCPSError(f"--{flag.replace('_', '-')} must be a finite number (got {v})")
 
 

@@ -49,9 +49,7 @@ class JudgeEncoder:
             smoothing: float = 1.0) -> "JudgeEncoder":
         if col.schema == "continuous":
             vals = col.values[fit_rows]
-            vals = vals[~np.isnan(vals)]
-            if vals.size == 0:
-                vals = col.values[~np.isnan(col.values)]
+            vals = vals[~np.isnan(vals)]    # calibration rows only: never T (or any other block)
             qs = np.quantile(vals, np.linspace(0, 1, n_bins + 1)[1:-1]) if vals.size else np.array([])
             edges = np.unique(qs).tolist()
             vocab = bin_labels(edges)
@@ -70,6 +68,15 @@ class JudgeEncoder:
             smap = {tok: float(means[i]) for i, tok in enumerate(col.vocab)}
             return cls(name=col.name, schema=col.schema, vocab=list(col.vocab), scalar_map=smap,
                        default_score=ybar)
+        if col.schema == "rubric" and not col.range_declared:
+            # Undeclared rubric scale: its range comes from the calibration block, like the
+            # continuous scaling, so no held-out output can rescale the features.
+            vals = col.values[fit_rows]
+            vals = vals[~np.isnan(vals)]
+            lo, hi = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 1.0)
+            smap = {tok: (0.5 if tok == MISSING or hi == lo else float(np.clip((float(tok) - lo) / (hi - lo), 0, 1)))
+                    for tok in col.vocab}
+            return cls(name=col.name, schema=col.schema, vocab=list(col.vocab), scalar_map=smap)
         return cls(name=col.name, schema=col.schema, vocab=list(col.vocab),
                    scalar_map=dict(col.scalar_map))
 

@@ -396,7 +396,8 @@ def judge_column(name: str, raw: Sequence[str], *, schema: str | None = None,
     return JudgeColumn(name=col.name, schema=col.schema,
                        codes=None if col.codes is None else col.codes[codes], vocab=col.vocab,
                        values=None if col.values is None else col.values[codes],
-                       scalar_map=col.scalar_map, value_range=col.value_range)
+                       scalar_map=col.scalar_map, value_range=col.value_range,
+                       range_declared=col.range_declared)
 
 
 def _strip(values: np.ndarray) -> np.ndarray:

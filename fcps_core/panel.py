@@ -43,6 +43,7 @@ BINARY_POSITIVE = frozenset({"correct", "safe", "yes", "true", "pass", "positive
 BINARY_NEGATIVE = frozenset({"incorrect", "unsafe", "no", "false", "fail", "negative", "bad",
                              "0", "0.0", "wrong", "harmful"})
 MAX_RUBRIC_LEVELS = 21
+INFERRED_LABEL_NOTE = "integer rubric labels normalised from the observed range"
 BLOCK_NAMES = {"s": "S", "selection": "S", "select": "S",
                "m": "M", "calibration": "M", "cal": "M", "calibrate": "M",
                "v": "V", "validation": "V", "val": "V",
@@ -76,6 +77,7 @@ class JudgeColumn:
     values: np.ndarray | None
     scalar_map: dict[str, float] = field(default_factory=dict)
     value_range: tuple[float, float] | None = None
+    range_declared: bool = False    # rubric: value_range came from the user, not the data
 
     @property
     def has_missing(self) -> bool:
@@ -136,6 +138,7 @@ def _discrete_column(name: str, schema: str, raw: np.ndarray, first_line: int,
         distinct = sorted({s for s in stripped if s != MISSING})
         values = None
     vocab = distinct + ([MISSING] if missing.any() else [])
+    declared = False
     lookup = {tok: i for i, tok in enumerate(vocab)}
     codes = np.fromiter((lookup[s] for s in stripped), dtype=np.int64, count=len(stripped))
     scalar_map: dict[str, float] = {}
@@ -154,6 +157,7 @@ def _discrete_column(name: str, schema: str, raw: np.ndarray, first_line: int,
             else:
                 scalar_map[tok] = 0.5
     elif schema == "rubric":
+        declared = value_range is not None
         observed = values[~np.isnan(values)]
         lo, hi = value_range if value_range else (
             (float(observed.min()), float(observed.max())) if observed.size else (0.0, 1.0))
@@ -164,7 +168,7 @@ def _discrete_column(name: str, schema: str, raw: np.ndarray, first_line: int,
             else:
                 scalar_map[tok] = float(np.clip((float(tok) - lo) / (hi - lo), 0.0, 1.0))
     return JudgeColumn(name=name, schema=schema, codes=codes, vocab=vocab, values=values,
-                       scalar_map=scalar_map, value_range=value_range)
+                       scalar_map=scalar_map, value_range=value_range, range_declared=declared)
 
 
 def _format_number(v: float) -> str:
@@ -257,7 +261,7 @@ def map_labels(raw: Sequence[str], *, column: str = "label", first_line: int = 2
                     raise PanelError(f"every numeric label is {lo:g}: cannot infer a rubric range",
                                      column=column, hint="pass --label-range LO,HI")
                 out[idx] = (vals - lo) / (hi - lo)
-                note = f"integer rubric labels normalised from the observed range [{lo:g}, {hi:g}]"
+                note = f"{INFERRED_LABEL_NOTE} [{lo:g}, {hi:g}]"
             else:
                 i = int(idx[np.flatnonzero((vals < 0) | (vals > 1))[0]])
                 raise PanelError(f"label {raw[i]!r} is outside [0,1] and not an integer rubric score",
@@ -301,6 +305,11 @@ class Panel:
         return [j.name for j in self.judges]
 
     @property
+    def label_range_inferred(self) -> bool:
+        """Integer rubric labels were normalised by their observed range (not a declared one)."""
+        return self.label_note.startswith(INFERRED_LABEL_NOTE)
+
+    @property
     def labelled(self) -> np.ndarray:
         return ~np.isnan(self.labels)
 
@@ -341,7 +350,8 @@ class Panel:
         judges = [JudgeColumn(name=j.name, schema=j.schema,
                               codes=None if j.codes is None else j.codes[rows], vocab=j.vocab,
                               values=None if j.values is None else j.values[rows],
-                              scalar_map=j.scalar_map, value_range=j.value_range)
+                              scalar_map=j.scalar_map, value_range=j.value_range,
+                              range_declared=j.range_declared)
                   for j in self.judges]
         return Panel(item_ids=self.item_ids[rows], group_ids=self.group_ids[rows],
                      labels=self.labels[rows], judges=judges,

@@ -185,6 +185,7 @@ class FCPSSelector:
             if len(getattr(blocks, b)) == 0:
                 raise SplitError(f"block {b} is empty: FCPS needs selection, calibration and validation labels")
         check_blocks(panel, blocks)
+        panel = deployable_label_scale(panel, blocks)
         y = panel.labels
         for b in ("S", "M", "V", "T"):
             rows = getattr(blocks, b)
@@ -372,6 +373,19 @@ class FCPSSelector:
             "mode": "one_se", "prior_family": prior, "adapted": bool(adapted),
             "argmin_index": best.index, "prior_index": prior_best.index,
             "argmin_upper": upper, "prior_lower": lower}
+
+
+def deployable_label_scale(panel: Panel, blocks: Blocks) -> Panel:
+    """Integer rubric labels normalised by their *observed* range used every row, T included.
+    Re-scale them to the range of the deployable blocks S, M, V (an affine map of the stored
+    labels, so no raw labels are needed); T labels outside that range are clipped."""
+    if not panel.label_range_inferred:
+        return panel
+    rows = np.concatenate([blocks.S, blocks.M, blocks.V])
+    lo, hi = float(np.min(panel.labels[rows])), float(np.max(panel.labels[rows]))
+    if (lo, hi) == (0.0, 1.0) or hi <= lo:
+        return panel
+    return panel.with_labels(np.clip((panel.labels - lo) / (hi - lo), 0.0, 1.0))
 
 
 @dataclass

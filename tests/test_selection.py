@@ -320,3 +320,31 @@ def test_overlapping_or_group_crossing_blocks_are_rejected():
         select(panel, Blocks(S=rows[:100], M=rows[100:300], V=rows[300:], T=rows[250:300]))
     with pytest.raises(SplitError, match="a group must stay in one block"):
         select(panel, Blocks(S=rows[:101], M=rows[101:300], V=rows[300:], T=rows[:0]))
+
+
+def _rubric_panel_csv(tmp_path, *, t_label=4, t_output=4, t_metric=0.5):
+    """Integer rubric labels 1-4, a rubric judge, a continuous judge and a pairwise judge,
+    with a block column; the last row is in T and its label/outputs are parameters."""
+    rng = np.random.default_rng(0)
+    lines = ["item_id,block,label,rubric_judge,metric,pairwise"]
+    n = 400
+    for i in range(n - 1):
+        y = int(rng.integers(1, 5))
+        block = "SMMVT"[i % 5]
+        lines.append(f"i{i},{block},{y},{int(np.clip(y + rng.integers(-1, 2), 1, 4))},"
+                     f"{y / 4 + rng.normal(0, 0.2):.4f},{'A' if y > 2 else 'B'}")
+    lines.append(f"i{n - 1},T,{t_label},{t_output},{t_metric},A")
+    path = tmp_path / f"rubric-{t_label}-{t_output}-{t_metric}.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return read_panel(str(path))
+
+
+@pytest.mark.parametrize("change", [{"t_label": 5}, {"t_output": 9}, {"t_metric": 1000.0}])
+def test_test_block_rubric_labels_and_outliers_cannot_move_the_selection(tmp_path, change):
+    base_panel = _rubric_panel_csv(tmp_path)
+    other_panel = _rubric_panel_csv(tmp_path, **change)
+    base = select(base_panel, make_blocks(base_panel), seed=1)
+    other = select(other_panel, make_blocks(other_panel), seed=1)
+    assert other.selected_index == base.selected_index
+    assert [c.val_risk for c in other.candidates] == pytest.approx([c.val_risk for c in base.candidates],
+                                                                    abs=1e-12)
