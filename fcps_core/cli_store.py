@@ -404,8 +404,13 @@ def remember_file_panel(args, panel) -> None:
     digest = file_sha256(args.panel)
     if store.has_panel(name):
         info = store.panel_info(name)
-        if info.get("source_sha256") != digest:
-            raise StoreError(f"the store already holds a different panel named {name!r}",)
+        stored_judges = [j["name"] for j in info.get("judges", [])]
+        if info.get("source_sha256") != digest or stored_judges != panel.judge_names \
+                or int(info.get("n_labelled", -1)) != panel.n_labelled:
+            # Same name, different content (another file, or other --judges/mapping flags):
+            # reusing it would store a run the stored panel cannot reproduce.
+            raise StoreError(f"the store already holds a different panel named {name!r} "
+                             f"(other file or other column mapping); pass --panel-name NEW_NAME")
     else:
         check_importable(panel, label_column=args.label_column, group_column=args.group_column)
         store.add_panel(panel, name=name, source=os.path.basename(args.panel), source_sha256=digest,

@@ -186,6 +186,18 @@ def prefix_diagnostics(ids_M: np.ndarray, ids_V: np.ndarray, ids_T: np.ndarray |
 
 
 # -- regime ---------------------------------------------------------------------------------
+def table_pressure(H_K: float, n_M: int, unseen: float) -> float:
+    """The regime map's table pressure: H_K / n_M + unseen rate (the proxy V-tilde)."""
+    return H_K / n_M + unseen
+
+
+def gap_verdict(ci_low: float | None, ci_high: float | None) -> str:
+    """Winner of a table-minus-scalar paired interval: ``table`` when it lies below 0,
+    ``scalar`` when above, ``no clear winner`` when it straddles 0."""
+    if ci_low is None or ci_high is None or not (math.isfinite(ci_low) and math.isfinite(ci_high)):
+        return "no clear winner"
+    return "table" if ci_high < 0 else "scalar" if ci_low > 0 else "no clear winner"
+
 def regime_quadrant(interaction_gain: float | None, table_pressure: float | None, *,
                     gain_threshold: float = GAIN_THRESHOLD,
                     pressure_threshold: float = PRESSURE_THRESHOLD) -> dict:

@@ -127,7 +127,7 @@ def _discrete_column(name: str, schema: str, raw: np.ndarray, first_line: int,
         for i in np.flatnonzero(~missing):
             v = _parse_float(stripped[i])
             if v is None or not math.isfinite(v):
-                raise PanelError(f"rubric judge output {stripped[i]!r} is not a number",
+                raise PanelError(f"rubric judge output {str(stripped[i])!r} is not a number",
                                  line=first_line + int(i), column=name,
                                  hint="fix the value or override the schema")
             values[i] = v

@@ -38,9 +38,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .diagnostics import (argmin_with_ties, GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics, losses,
-                          metric_suite, prefix_diagnostics, regime_quadrant, theorem1_bound,
-                          validation_scale)
+from .diagnostics import (GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics, argmin_with_ties,
+                          losses, metric_suite, prefix_diagnostics, regime_quadrant, table_pressure, theorem1_bound, validation_scale)
 from .encoding import (INT64_SAFE, EncodedPanel, encode_panel, nominal_cells, pattern_labels,
                        prefix_patterns)
 from .errors import MenuError, SplitError
@@ -458,7 +457,7 @@ class SelectionResult:
         best_t = argmin_with_ties(table_like, lambda c: c.val_risk, lambda c: (c.K, c.index))
         best_s = argmin_with_ties(scalar, lambda c: c.val_risk, lambda c: (c.K, c.index))
         n_M = len(self.blocks.M)
-        pressure = best_t.diagnostics.H_K / n_M + best_t.diagnostics.unseen_val
+        pressure = table_pressure(best_t.diagnostics.H_K, n_M, best_t.diagnostics.unseen_val)
         gain = best_s.val_risk - best_t.val_risk
         # Paired SE of the validation loss difference: how far the gain is from noise.
         yV = self.panel.labels[self.blocks.V]

@@ -1,5 +1,6 @@
 import streamlit as st
 
+from fcps_core.diagnostics import gap_verdict
 from fcps_core.plots import calibration_growth_risk, gap_forest
 from fcps_core.synthetic import make_regime
 from pages.common import figure_download, run_sweep
@@ -35,8 +36,8 @@ if go:
 sweep = st.session_state.get("sweep")
 if sweep and sweep["label"] == "synthetic lab panel":
     cells = sweep["data"]["cells"]
-    winners = ", ".join(f"n_M={c['n_M']}: {'table' if c['delta'] < 0 else 'scalar'}" for c in cells)
-    st.subheader("Winner by budget")
+    winners = ", ".join(f"n_M={c['n_M']}: {gap_verdict(c.get('ci_low'), c.get('ci_high'))}" for c in cells)
+    st.subheader("Winner by budget (paired 95% interval of table minus scalar)")
     st.write(winners)
     for fig, name in ((calibration_growth_risk(cells), "lab-risk"), (gap_forest(cells), "lab-gaps")):
         st.plotly_chart(fig)

@@ -2,6 +2,7 @@ import streamlit as st
 
 from fcps_core import FCPSError
 from fcps_core.experiments import MENUS
+from fcps_core.diagnostics import table_pressure
 from fcps_core.families import REGISTRY
 from fcps_core.plots import calibration_growth_risk, regime_map
 from fcps_core.plots import selected_k_over_budget, unseen_over_budget
@@ -23,7 +24,7 @@ if sel_state and sel_state["label"] == label and sel_state["dict"]["regime"].get
     for c in d["candidates"]:
         if REGISTRY[c["family"]].table_like and c["H_K"] is not None and c["path_rule"] != "cfps":
             points.append({"interaction_gain": best_scalar - c["val_risk"],
-                           "table_pressure": c["H_K"] / d["split"]["n_M"] + c["unseen_val"],
+                           "table_pressure": table_pressure(c["H_K"], d["split"]["n_M"], c["unseen_val"]),
                            "label": "", "hover": f"{c['family']} K={c['K']} {c['path']}"})
 sweep = st.session_state.get("sweep")
 if sweep and sweep["label"] == label:

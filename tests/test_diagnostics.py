@@ -89,3 +89,12 @@ def test_regime_thresholds_are_overridable():
     assert regime_quadrant(0.005, 0.05, gain_threshold=0.01)["quadrant"] == "keep_scalar"
     assert regime_quadrant(0.005, 0.05, pressure_threshold=0.01)["quadrant"] == "shrink_or_collect"
     assert regime_quadrant(None, 0.1)["quadrant"] is None
+
+
+def test_gap_verdict_uses_the_interval():
+    from fcps_core.diagnostics import gap_verdict, table_pressure
+    assert gap_verdict(-0.03, -0.01) == "table"
+    assert gap_verdict(0.001, 0.02) == "scalar"
+    assert gap_verdict(-0.01, 0.02) == "no clear winner"
+    assert gap_verdict(None, 0.1) == "no clear winner"
+    assert table_pressure(8.0, 400, 0.05) == pytest.approx(0.07)

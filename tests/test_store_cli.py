@@ -195,3 +195,18 @@ def test_a_panel_named_like_a_run_number_is_deleted_as_a_panel(tmp_path):
     store = Store(store_path)
     assert not store.has_panel("#1") and store.has_panel("other")
     assert [r["run_id"] for r in store.runs()] == run_ids
+
+
+def test_select_save_refuses_to_reuse_a_panel_stored_with_other_judges(tmp_path):
+    from fcps_core.io import write_wide_csv
+    from fcps_core.synthetic import make_regime
+    csv = tmp_path / "tr.csv"
+    write_wide_csv(make_regime("additive", rows=300, judges=3, seed=0), str(csv))
+    env = {"FCPS_STORE": str(tmp_path / "s.duckdb")}
+    code, _, err = run_cli("select", str(csv), "--judges", "J1", "J2", "--save", "--quiet", env=env)
+    assert code == 0, err
+    code, out, err = run_cli("select", str(csv), "--judges", "J3", "--save", "--quiet", env=env)
+    assert code == 2 and "--panel-name" in err and err.count("\n") == 1
+    code, _, err = run_cli("select", str(csv), "--judges", "J3", "--save", "--quiet", "--panel-name", "tr-j3",
+                           env=env)
+    assert code == 0, err
