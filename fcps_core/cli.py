@@ -42,7 +42,7 @@ def _range(text: str | None) -> tuple[float, float] | None:
 
 def add_panel_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("panel file")
-    g.add_argument("panel", help="panel file (wide or long CSV/TSV, optionally .gz)")
+    g.add_argument("panel", help="panel file (wide or long CSV/TSV/Parquet/JSONL, optionally .gz) or a stored panel name")
     g.add_argument("--layout", choices=["auto", "wide", "long"], default="auto")
     g.add_argument("--item-column", default="item_id")
     g.add_argument("--group-column", default="group_id")
@@ -67,7 +67,9 @@ def load_panel_from_args(args):
     stored = load_stored_panel(args)
     if stored is not None:
         return stored.collapse_neutral() if args.collapse_ties else stored
-    from .io import read_panel
+    # Files are read by the DuckDB importer (CSV/TSV/Parquet/JSONL, .gz), the same reader as
+    # `import`; fcps_core.io.read_panel stays the row-by-row reference it is tested against.
+    from .ingest import load_panel as read_panel
     panel = read_panel(args.panel, layout=args.layout, judges=args.judges,
                        item_column=args.item_column, group_column=args.group_column,
                        label_column=args.label_column, block_column=args.block_column,
