@@ -294,7 +294,7 @@ def cmd_synth(args) -> int:
     if args.rows < 1 or args.judges < 1:
         raise FCPSError("--rows and --judges must be positive")
     if args.from_panel:
-        from .io import read_panel
+        from .ingest import load_panel as read_panel
         from .synthetic import semi_real
         source = read_panel(args.from_panel, require_labels=False)
         panel = semi_real(source, args.regime, rows=args.rows, seed=args.seed, gamma=args.gamma,
