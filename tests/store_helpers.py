@@ -102,6 +102,7 @@ def assert_one_line_error(result: tuple[int, str, str]) -> str:
     lines = err.splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("fcps: error:"), err
+    assert err.endswith("\n")
     return lines[0]
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from store_helpers import assert_one_line_error
+
 ROOT = Path(__file__).resolve().parents[1]
 VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
 PYTHON = str(VENV_PYTHON) if VENV_PYTHON.exists() else sys.executable
@@ -42,19 +44,6 @@ def run_cli(tmp_path: Path, content: str | bytes | None, *args: str,
 
 def csv_text(rows: list[list[str]]) -> str:
     return "".join(",".join(r) + "\n" for r in rows)
-
-
-def assert_one_line_error(result: tuple[int, str, str]) -> str:
-    """The common part of the contract; returns the single error line."""
-    code, out, err = result
-    assert "Traceback" not in err, err
-    assert code == 2, (code, out, err)
-    assert out == "", out
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("fcps: error:"), err
-    assert err.endswith("\n")
-    return lines[0]
 
 
 def judge_outputs(label: str, rng: random.Random, accuracy: float) -> str:
