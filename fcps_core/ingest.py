@@ -34,8 +34,9 @@ import numpy as np
 import pandas as pd
 
 from .errors import PanelError
+from .io import check_header
 from .panel import (MISSING, JudgeColumn, Panel, _check_duplicate_items, _parse_blocks,
-                    build_judge_column, detect_schema, is_missing, map_labels)
+                    build_judge_column, detect_schema, is_missing, map_labels, resolve_judge_names)
 
 __all__ = ["ImportLimits", "DEFAULT_LIMITS", "FORMATS", "detect_format", "read_columns",
            "load_panel", "build_panel", "judge_column", "long_to_wide", "check_importable",
@@ -146,22 +147,6 @@ class RawTable:
         return len(self.columns[self.header[0]]) if self.header else 0
 
 
-def _check_header(header: list[str]) -> list[str]:
-    header = [h.strip() for h in header]
-    if not any(header):
-        raise PanelError("the header row is empty", line=1)
-    seen: dict[str, int] = {}
-    for i, h in enumerate(header):
-        if h == "":
-            raise PanelError(f"column {i + 1} has an empty name", line=1,
-                             hint="name every column in the header")
-        if h in seen:
-            raise PanelError(f"duplicated column name {h!r} (columns {seen[h] + 1} and {i + 1})",
-                             line=1, hint="rename one of them")
-        seen[h] = i
-    return header
-
-
 def _delimited_header(path: str, delimiter: str) -> list[str]:
     head = _head(path)
     if not head.strip():
@@ -178,7 +163,7 @@ def _delimited_header(path: str, delimiter: str) -> list[str]:
     except csv.Error as exc:
         raise PanelError(f"malformed header: {exc}", line=1,
                          hint="quote column names that contain the delimiter") from None
-    return _check_header(header)
+    return check_header(header)
 
 
 _DUCK_LINE = re.compile(r"CSV Error on Line: (\d+)")
@@ -274,7 +259,7 @@ def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = N
                     rel = con.read_json(path, format="auto")
             except duckdb.Error as exc:
                 raise _structured_error(exc, path, fmt) from None
-            header = _check_header(list(rel.columns))
+            header = check_header(list(rel.columns))
             if check_width:
                 _check_width(header, limits)
             for name, typ in zip(rel.columns, rel.types):
@@ -451,20 +436,7 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
     use_block = block_column if (block_column and block_column in cols) else None
     if use_block:
         blocks = _parse_blocks(cols[use_block], labels, first_line, use_block)
-    reserved = {item_column, group_column, label_column, use_block}
-    if judges is None:
-        judge_names = [c for c in names if c not in reserved]
-    else:
-        judge_names = list(judges)
-        for j in judge_names:
-            if j not in cols:
-                raise PanelError(f"judge column {j!r} is not in the file; columns are "
-                                 + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""))
-            if j in reserved:
-                raise PanelError(f"column {j!r} is the item/group/label/block column and cannot be a judge")
-    if not judge_names:
-        raise PanelError("the panel has no judge columns",
-                         hint="every column other than item/group/label/block is a judge")
+    judge_names = resolve_judge_names(names, judges, {item_column, group_column, label_column, use_block})
     if limits is not None and len(judge_names) > limits.max_judges:
         raise PanelError(f"the panel has {len(judge_names):,} judges, above the limit of "
                          f"{limits.max_judges:,}",

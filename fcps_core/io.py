@@ -46,6 +46,23 @@ def _read_text(path: str) -> str:
     return text
 
 
+def check_header(header: list[str]) -> list[str]:
+    """Stripped column names; an empty header, an unnamed or a duplicated column is an error."""
+    header = [h.strip() for h in header]
+    if not any(header):
+        raise PanelError("the header row is empty", line=1)
+    seen: dict[str, int] = {}
+    for i, h in enumerate(header):
+        if h == "":
+            raise PanelError(f"column {i + 1} has an empty name", line=1,
+                             hint="name every column in the header")
+        if h in seen:
+            raise PanelError(f"duplicated column name {h!r} (columns {seen[h] + 1} and {i + 1})",
+                             line=1, hint="rename one of them")
+        seen[h] = i
+    return header
+
+
 def read_table(path: str, *, delimiter: str | None = None) -> tuple[dict[str, list[str]], int]:
     """Read a delimited text file into string columns. Returns (columns, first data line)."""
     text = _read_text(path)
@@ -59,18 +76,7 @@ def read_table(path: str, *, delimiter: str | None = None) -> tuple[dict[str, li
         raise PanelError("file is empty") from None
     except csv.Error as exc:
         raise PanelError(f"malformed CSV header: {exc}", line=1) from None
-    header = [h.strip() for h in header]
-    if not any(header):
-        raise PanelError("the header row is empty", line=1)
-    seen: dict[str, int] = {}
-    for i, h in enumerate(header):
-        if h == "":
-            raise PanelError(f"column {i + 1} has an empty name", line=1,
-                             hint="name every column in the header")
-        if h in seen:
-            raise PanelError(f"duplicated column name {h!r} (columns {seen[h] + 1} and {i + 1})",
-                             line=1, hint="rename one of them")
-        seen[h] = i
+    header = check_header(header)
     width = len(header)
     rows: list[list[str]] = []
     try:

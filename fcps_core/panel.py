@@ -418,20 +418,7 @@ class Panel:
         use_block = block_column if (block_column and block_column in columns) else None
         if use_block:
             blocks = _parse_blocks(columns[use_block], labels, first_line, use_block)
-        reserved = {item_column, group_column, label_column, use_block}
-        if judges is None:
-            judge_names = [c for c in names if c not in reserved]
-        else:
-            judge_names = list(judges)
-            for j in judge_names:
-                if j not in columns:
-                    raise PanelError(f"judge column {j!r} is not in the file; columns are "
-                                     + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""))
-                if j in reserved:
-                    raise PanelError(f"column {j!r} is the item/group/label/block column and cannot be a judge")
-        if not judge_names:
-            raise PanelError("the panel has no judge columns",
-                             hint="every column other than item/group/label/block is a judge")
+        judge_names = resolve_judge_names(names, judges, {item_column, group_column, label_column, use_block})
         judge_cols = []
         for j in judge_names:
             s = schema.get(j) if isinstance(schema, Mapping) else schema
@@ -439,6 +426,25 @@ class Panel:
                                                  value_range=judge_range))
         return cls(item_ids=item_ids, group_ids=group_ids, labels=labels, judges=judge_cols,
                    blocks=blocks, name=name, label_note=note)
+
+
+def resolve_judge_names(names: Sequence[str], judges: Sequence[str] | None, reserved: set) -> list[str]:
+    """The judge columns: ``judges`` if given (each must exist and not be a reserved
+    item/group/label/block column), else every non-reserved column."""
+    if judges is None:
+        judge_names = [c for c in names if c not in reserved]
+    else:
+        judge_names = list(judges)
+        for j in judge_names:
+            if j not in names:
+                raise PanelError(f"judge column {j!r} is not in the file; columns are "
+                                 + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""))
+            if j in reserved:
+                raise PanelError(f"column {j!r} is the item/group/label/block column and cannot be a judge")
+    if not judge_names:
+        raise PanelError("the panel has no judge columns",
+                         hint="every column other than item/group/label/block is a judge")
+    return judge_names
 
 
 def _check_duplicate_items(item_ids: np.ndarray, labels: np.ndarray, first_line: int,
