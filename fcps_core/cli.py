@@ -18,6 +18,8 @@ from .cli_store import record_failure, save_result
 from .errors import FCPSError
 from .families import FAMILIES
 from .paths import PATH_RULES
+from .selection import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PROTOCOL,
+                        DEFAULT_REPEATS, ESTIMATES, PROTOCOLS)
 
 
 def _names(values: Sequence[str] | None) -> list[str] | None:
@@ -119,6 +121,18 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--fallback", choices=["global", "lower_prefix"], default="global")
     m.add_argument("--n-bins", type=int, default=5, help="quantile bins for continuous judges")
     m.add_argument("--objective", choices=["mse", "nll"], default="mse")
+    pr = s.add_argument_group("protocol and choice")
+    pr.add_argument("--protocol", choices=list(PROTOCOLS), default=DEFAULT_PROTOCOL,
+                    help="crossfit: repeated grouped K-fold over every labelled row outside T "
+                         "(default); split: the paper's S/M/V blocks")
+    pr.add_argument("--folds", type=int, default=DEFAULT_FOLDS, help="crossfit folds (default 5)")
+    pr.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="crossfit repeats (default 2)")
+    pr.add_argument("--choice", choices=list(CHOICES),
+                    help=f"choice rule (default {DEFAULT_CHOICE}; argmin with --guard)")
+    pr.add_argument("--max-members", type=int, default=10, help="tie_average: most members averaged")
+    pr.add_argument("--estimate", choices=list(ESTIMATES), default="bbc",
+                    help="deployed-risk estimate: bbc (bootstrap bias-corrected, default), nested, none")
+    pr.add_argument("--n-boot", type=int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples (default 200)")
     m.add_argument("--guard", choices=["none", "one_se"], default="none")
     m.add_argument("--prior-family", help="guard's prior family (default by task type)")
     m.add_argument("--refit", choices=["frozen", "refit"], default="frozen")
@@ -201,6 +215,7 @@ def _check_numbers(args) -> None:
     """Reject impossible numeric flags with one line before any work starts."""
     import math as _m
     for flag, low in (("seed", 0), ("n_bins", 1), ("splits", 1), ("workers", 1), ("k_max", 1),
+                      ("folds", 2), ("repeats", 1), ("n_boot", 10), ("max_members", 1),
                       ("table_k_max", 1), ("pairwise_k_max", 1), ("rows", 1), ("judges", 1)):
         v = getattr(args, flag, None)
         if isinstance(v, (int, float)) and not isinstance(v, bool) and v < low:
@@ -214,6 +229,7 @@ def _check_numbers(args) -> None:
 def cmd_select(args) -> int:
     from .selection import DEFAULT_PATHS, FCPSSelector, progress_to_stderr
     from .splits import make_blocks
+    choice = args.choice or ("argmin" if args.guard != "none" else DEFAULT_CHOICE)
     panel = load_panel_from_args(args)
     counts = _counts(args)
     blocks = make_blocks(panel, split=args.split, test_share=args.test_share, counts=counts,
@@ -227,6 +243,8 @@ def cmd_select(args) -> int:
         guard=None if args.guard == "none" else args.guard, prior_family=args.prior_family,
         refit=args.refit, n_bins=args.n_bins, seed=args.seed,
         gain_threshold=args.gain_threshold, pressure_threshold=args.pressure_threshold,
+        protocol=args.protocol, choice=choice, folds=args.folds, repeats=args.repeats,
+        estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members,
         progress=None if args.quiet else progress_to_stderr)
     result = selector.fit(panel, blocks)
     save_result(args, "select", result)     # store: --save
@@ -325,7 +343,7 @@ def cmd_score(args) -> int:
     if args.schema is None:
         # Read each judge as the predictor saw it (a new file may look continuous where the
         # calibration panel was a rubric, etc.).
-        args.schema = {e.name: e.schema for e in predictor.encoders}
+        args.schema = predictor.judge_schemas()
     panel = load_panel_from_args(args)
     pred = predictor.predict(panel)
     fh = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
@@ -374,31 +392,63 @@ def render_result(result, *, top: int = 15) -> str:
     d = result.to_dict(cells_limit=12)
     sel = d["selected"]
     sp = d["split"]
+    if d["protocol"] == "crossfit":
+        blocks = (f"cross-fitted: {sp['folds']} grouped folds x {sp['repeats']} repeats over "
+                  f"{sp['n_deployable']} deployable rows; T={sp['n_T']}  seed={sp['seed']}")
+        risk_word = "cross-fitted"
+    else:
+        blocks = (f"blocks ({sp['source']}): S={sp['n_S']} M={sp['n_M']} V={sp['n_V']} "
+                  f"T={sp['n_T']}  seed={sp['seed']}")
+        risk_word = "validation"
     lines = [
         f"panel {d['panel']['name']}: {d['panel']['rows']} rows, {d['panel']['labelled']} labelled, "
         f"{len(d['panel']['judges'])} judges, schema {d['panel']['schema']}",
-        f"blocks ({sp['source']}): S={sp['n_S']} M={sp['n_M']} V={sp['n_V']} T={sp['n_T']}  seed={sp['seed']}",
+        blocks,
         f"menu: {d['menu_size']} fitted candidates ({d['n_candidates']} path x K x family rows); "
         f"validation scale sqrt(log|C|/n_V) = {d['validation_scale']:.4f}; "
-        f"Theorem 1 bound (delta=0.05) = {d['theorem1_bound']:.4f}",
+        f"Theorem 1 bound (delta=0.05) = {d['theorem1_bound']:.4f}; choice rule {d['choice']}",
         "",
-        f"SELECTED  {sel['family']}  K={sel['K']}  path={sel['path']}  "
-        f"val_mse={_fmt(sel['val_mse'])}  test_mse={_fmt(sel['test_mse'])}",
-        "  judges: " + ", ".join(sel["judges"]),
     ]
+    if sel["family"] == "tie_average":
+        lines.append(f"SELECTED  tie_average of {len(sel['members'])} tied candidates over {sel['K']} judges  "
+                     f"{risk_word}_mse={_fmt(sel['val_mse'])}  test_mse={_fmt(sel['test_mse'])}")
+        for m in sel["members"]:
+            lines.append(f"  member {m['family']} K={m['K']} path={m['path']} {risk_word}_risk={_fmt(m['val_risk'])}")
+    else:
+        lines.append(f"SELECTED  {sel['family']}  K={sel['K']}  path={sel['path']}  "
+                     f"{risk_word}_mse={_fmt(sel['val_mse'])}  test_mse={_fmt(sel['test_mse'])}")
+        lines.append("  judges: " + ", ".join(sel["judges"]))
+    dr = d.get("deployed_risk")
+    if dr:
+        lines.append(f"  deployed risk ({dr['method']}, {dr['objective']}): {_fmt(dr['estimate'])} "
+                     f"[95% {_fmt(dr['ci'][0])}, {_fmt(dr['ci'][1])}]"
+                     + (f"; the winner's own {risk_word} risk {_fmt(dr['optimistic'])} is optimistic"
+                        if dr.get("optimistic") is not None else ""))
+    tie = d.get("tie") or {}
+    if tie.get("tied"):
+        alts = "; ".join(f"{a['family']} K={a['K']} ({a['path']}) {_fmt(a['risk'])}"
+                         for a in tie.get("alternatives", [])[:3])
+        lines.append(f"  statistical tie: {tie['n_tied']} other candidate(s) within one paired SE"
+                     + (f", e.g. {alts}" if alts else ""))
     if d["guard"]:
         g = d["guard"]
         lines.append(f"  guard one_se toward {g['prior_family']}: "
                      + ("adapted away from the prior" if g.get("adapted") else "kept the prior"))
+    if d.get("baselines"):
+        lines += ["", "baselines on the same held-out rows (diff = baseline - selection; > 0: selection better):"]
+        lines.append(render_table([[b["label"], b["risk"], b["diff_vs_selected"],
+                                    None if b["ci"] is None else f"[{_fmt(b['ci'][0])}, {_fmt(b['ci'][1])}]"]
+                                   for b in d["baselines"]], ["baseline", "risk", "diff", "95% CI"]))
     rg = d["regime"]
-    lines += ["", f"REGIME  {rg.get('quadrant') or 'n/a'}: interaction gain {_fmt(rg.get('interaction_gain'))}, "
-              f"table pressure {_fmt(rg.get('table_pressure'))}", f"  {rg.get('advice', '')}", ""]
+    lines += ["", f"REGIME  {rg.get('quadrant') or 'n/a'}: interaction gain {_fmt(rg.get('interaction_gain'))}"
+              + (f" (SE {_fmt(rg.get('interaction_gain_se'))})" if rg.get("interaction_gain_se") is not None else "")
+              + f", table pressure {_fmt(rg.get('table_pressure'))}", f"  {rg.get('advice', '')}", ""]
     cands = sorted(d["candidates"], key=lambda c: (c["val_risk"], c["K"]))[:top]
     rows = [[c["family"], c["path"], c["K"], c["val_mse"], c["val_nll"], c["test_mse"], c["H_K"],
              c["unseen_val"], c["V_cell"], c["V_proxy"]] for c in cands]
-    lines.append(f"top {len(rows)} candidates by validation {result.selector.objective}:")
-    lines.append(render_table(rows, ["family", "path", "K", "val_mse", "val_nll", "test_mse", "H_K",
-                                     "unseen_V", "V_cell", "V_proxy"]))
+    lines.append(f"top {len(rows)} candidates by {risk_word} {result.selector.objective}:")
+    lines.append(render_table(rows, ["family", "path", "K", f"{risk_word[:5]}_mse", f"{risk_word[:5]}_nll",
+                                     "test_mse", "H_K", "unseen", "V_cell", "V_proxy"]))
     if d["cells"]:
         lines.append("cells of the selected prefix (N_z = calibration count):")
         lines.append(render_table([[c["pattern"], c["N_z"], c["mean_label"], c["prediction"], c["freq_val"],

@@ -26,7 +26,7 @@ from .diagnostics import argmin_with_ties, metric_suite
 from .errors import SplitError
 from .families import PAIRWISE_FEATURE, PAPER_SCALAR, REGISTRY
 from .panel import Panel
-from .selection import DEFAULT_PATHS, Candidate, FCPSSelector
+from .selection import DEFAULT_PATHS, PAPER_PROTOCOL, Candidate, FCPSSelector
 from .splits import Blocks
 
 MENUS = {
@@ -214,7 +214,7 @@ def _run_split(panel: Panel, budgets: list[int], split: int, seed: int, sizes: d
     blocks_per_budget = nested_blocks(panel, budgets, seed=seed, **sizes)
     out = []
     for n_M, blocks in zip(budgets, blocks_per_budget):
-        result = FCPSSelector(seed=seed, **selector_options).fit(panel, blocks)
+        result = FCPSSelector(seed=seed, **{**PAPER_PROTOCOL, **selector_options}).fit(panel, blocks)
         out.append(split_record(result, n_M, split, menus=menus))
     return out
 

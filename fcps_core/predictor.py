@@ -20,7 +20,10 @@ from .families import PrefixFeatures, get_family
 from .panel import Panel
 
 FORMAT = "fcps-predictor"
-FORMAT_VERSION = 1
+#: version 2 adds tie_average predictors (``members``); version 1 files read unchanged
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+TIE_AVERAGE = "tie_average"
 
 
 @dataclass
@@ -31,15 +34,32 @@ class FCPSPredictor:
     model: object
     metadata: dict = field(default_factory=dict)
 
+    members: list["FCPSPredictor"] | None = None   # tie_average: the averaged predictors
+
     @classmethod
     def from_selection(cls, result) -> "FCPSPredictor":
-        sel = result.selected
+        """The deployed predictor: the selected candidate, or under ``tie_average`` the
+        average of its members (each with its own judges, encoders and fitted model)."""
+        base = {"refit": result.selector.refit, "panel": result.panel.name,
+                "protocol": result.protocol, "choice": result.selector.choice,
+                "split": result.split_dict(), "seed": result.blocks.seed}
+        if not result.members:
+            return cls._from_candidate(result, result.selected, base)
+        members = [cls._from_candidate(result, c, base) for c in result.deployed_members]
+        wanted = {j for m in members for j in m.judges}
+        judges = [j for j in result.panel.judge_names if j in wanted]
+        meta = {**base, **(result.selected_val or {}), **(result.selected_test or {}),
+                "n_members": len(members)}
+        return cls(judges=judges, encoders=[], family=TIE_AVERAGE, model=None, metadata=meta,
+                   members=members)
+
+    @classmethod
+    def _from_candidate(cls, result, sel, base: dict) -> "FCPSPredictor":
         sel_idx = list(sel.judge_idx)
-        meta = {"path_rule": sel.path_rule, "K": sel.K, "params": sel.params,
-                "val_mse": sel.val_mse, "test_mse": sel.test_mse,
-                "refit": result.selector.refit, "panel": result.panel.name,
-                "split": result.blocks.sizes(), "seed": result.blocks.seed}
-        if result.selector.refit == "frozen":
+        meta = {**base, "path_rule": sel.path_rule, "K": sel.K, "params": sel.params,
+                "val_mse": sel.val_mse, "test_mse": sel.test_mse}
+        # Under crossfit the models were already refitted on every deployable label.
+        if result.selector.refit == "frozen" or result.protocol == "crossfit":
             encoders = [result.encoded.encoders[j] for j in sel_idx]
             return cls(judges=sel.judges, encoders=encoders, family=sel.family,
                        model=result.models[sel.index], metadata=meta)
@@ -57,6 +77,10 @@ class FCPSPredictor:
         return cls(judges=sel.judges, encoders=encoded.encoders, family=sel.family, model=model,
                    metadata=meta)
 
+    def judge_schemas(self) -> dict[str, str]:
+        """Each judge's schema as the predictor saw it at fitting time."""
+        return {e.name: e.schema for m in (self.members or [self]) for e in m.encoders}
+
     # -- predict -------------------------------------------------------------------------
     def features(self, panel: Panel) -> PrefixFeatures:
         missing = [j for j in self.judges if j not in panel.judge_names]
@@ -69,13 +93,19 @@ class FCPSPredictor:
 
     def predict(self, panel: Panel) -> np.ndarray:
         """P(label = 1) in [0, 1] for every row of ``panel``."""
+        if self.members:
+            self.features(panel)      # one clear error naming every missing judge
+            return np.mean([m.predict(panel) for m in self.members], axis=0)
         return self.model.predict(self.features(panel))
 
     # -- JSON ----------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"format": FORMAT, "format_version": FORMAT_VERSION, "fcps_version": __version__,
-                "judges": self.judges, "family": self.family,
-                "encoders": [e.to_dict() for e in self.encoders],
+        head = {"format": FORMAT, "format_version": FORMAT_VERSION, "fcps_version": __version__,
+                "judges": self.judges, "family": self.family}
+        if self.members:
+            return {**head, "members": [m.to_dict() for m in self.members],
+                    "metadata": self.metadata}
+        return {**head, "encoders": [e.to_dict() for e in self.encoders],
                 "model": self.model.get_state(), "metadata": self.metadata}
 
     def save(self, path: str) -> None:
@@ -86,9 +116,22 @@ class FCPSPredictor:
     def from_dict(cls, d: dict) -> "FCPSPredictor":
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise PredictorError("not an fcps predictor file (missing format 'fcps-predictor')")
-        if d.get("format_version") != FORMAT_VERSION:
+        if d.get("format_version") not in READABLE_VERSIONS:
             raise PredictorError(f"predictor format version {d.get('format_version')} is not supported "
-                                 f"(this fcps reads version {FORMAT_VERSION})")
+                                 f"(this fcps reads versions {', '.join(map(str, READABLE_VERSIONS))})")
+        if d.get("family") == TIE_AVERAGE:
+            members = d.get("members")
+            if not isinstance(members, list) or not members or \
+                    any(isinstance(m, dict) and m.get("family") == TIE_AVERAGE for m in members):
+                raise PredictorError("predictor file is malformed: a tie_average needs a list of "
+                                     "single-family members")
+            parsed = [cls.from_dict(m) for m in members]
+            judges = d.get("judges")
+            if not isinstance(judges, list) or set(judges) != {j for m in parsed for j in m.judges}:
+                raise PredictorError("predictor file is malformed: the judges of a tie_average must "
+                                     "be the union of its members' judges")
+            return cls(judges=list(judges), encoders=[], family=TIE_AVERAGE, model=None,
+                       metadata=d.get("metadata", {}), members=parsed)
         try:
             model = get_family(d["family"]).from_state(d["model"])
             encoders = [JudgeEncoder.from_dict(e) for e in d["encoders"]]

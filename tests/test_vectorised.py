@@ -388,11 +388,11 @@ def test_dense_ids_equal_numpy_unique_rows():
 
 
 def test_grouping_by_counting_equals_unique():
-    from fcps_core.selection import _group
+    from fcps_core.selection.views import group_rows
     rng = np.random.default_rng(17)
     for bound in (1, 7, 1000, 1 << 30):
         key = rng.integers(0, bound, 500)
-        pos, counts = _group(key, bound)
+        pos, counts = group_rows(key, bound)
         uniq, ref_counts = np.unique(key, return_counts=True)
         assert np.array_equal(key[pos], uniq) and np.array_equal(counts, ref_counts)
 

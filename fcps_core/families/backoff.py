@@ -24,6 +24,7 @@ class BackoffTable(Aggregator):
     table_like = True
     needs_patterns = True
     complexity_rank = 8
+    ladder = 4
 
     def __init__(self, shrinkage: float = 2.0):
         if shrinkage <= 0:

@@ -68,8 +68,14 @@ class Aggregator:
     table_like: ClassVar[bool] = False      # estimates a joint-pattern table (regime map)
     needs_patterns: ClassVar[bool] = False  # needs joint-pattern ids
     complexity_rank: ClassVar[int] = 0      # ladder position: ties go to the simpler family
+    #: the paper's complexity ladder: 0 mean/vote < 1 one-coin (and Dawid-Skene) <
+    #: 2 ridge/logistic < 3 pairwise stackers < 4 table-like (simplest_within_se)
+    ladder: ClassVar[int] = 2
     uses_unlabelled: ClassVar[bool] = False
     batch_fit: ClassVar[bool] = False       # fit_many shares work across problems
+    pairwise: ClassVar[bool] = False        # K(K-1)/2 product features: K limited by pairwise_k_max
+    shares_base_models: ClassVar[bool] = False  # fit_grid takes the scalar families' fits
+    menu_fixed: ClassVar[tuple] = ()        # parameters the selector's menu fixes (not tuned)
 
     def get_params(self) -> dict:
         return {}

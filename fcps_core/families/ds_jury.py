@@ -153,6 +153,7 @@ def _weighted_corr(a: np.ndarray, b: np.ndarray, weight: np.ndarray | None) -> f
 class DawidSkeneJury(Aggregator):
     name = "ds_jury"
     complexity_rank = 7
+    ladder = 1
     uses_unlabelled = True
     batch_fit = True
 

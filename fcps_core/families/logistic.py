@@ -10,3 +10,4 @@ from ._linear import _Logistic
 class LogisticStack(_Logistic):
     name = "logistic"
     complexity_rank = 4
+    ladder = 2

@@ -10,4 +10,6 @@ from .base import pairwise_features
 class LogisticPairwise(_Logistic):
     name = "logistic_pairwise"
     complexity_rank = 6
+    ladder = 3
+    pairwise = True
     features = staticmethod(pairwise_features)

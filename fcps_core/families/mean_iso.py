@@ -12,6 +12,7 @@ from .base import Aggregator, IsotonicMap
 class MeanIsotonic(Aggregator):
     name = "mean_iso"
     complexity_rank = 1
+    ladder = 0
 
     def _fit(self, X, y, unlabelled):
         self.iso_ = IsotonicMap().fit(X.scores.mean(axis=1), y, X.weight)

@@ -26,6 +26,7 @@ def votes(scores: np.ndarray) -> np.ndarray:
 class OneCoinIsotonic(Aggregator):
     name = "one_coin_iso"
     complexity_rank = 2
+    ladder = 1
 
     def _fit(self, X, y, unlabelled):
         v = votes(X.scores)

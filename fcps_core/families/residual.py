@@ -24,6 +24,8 @@ class ResidualTable(Aggregator):
     table_like = True
     needs_patterns = True
     complexity_rank = 7
+    ladder = 4
+    shares_base_models = True
 
     def __init__(self, base: str = "ridge_iso", shrinkage: float = 8.0):
         if base not in BASES:

@@ -10,3 +10,4 @@ from ._linear import _RidgeIsotonic
 class RidgeIsotonic(_RidgeIsotonic):
     name = "ridge_iso"
     complexity_rank = 3
+    ladder = 2

@@ -11,4 +11,6 @@ from .base import pairwise_features
 class RidgePairwiseIsotonic(_RidgeIsotonic):
     name = "ridge_pairwise_iso"
     complexity_rank = 5
+    ladder = 3
+    pairwise = True
     features = staticmethod(pairwise_features)

@@ -26,6 +26,8 @@ class JointTable(Aggregator):
     table_like = True
     needs_patterns = True
     complexity_rank = 9
+    ladder = 4
+    menu_fixed = ("alpha", "fallback")
 
     def __init__(self, alpha: float = 0.5, fallback: str = "global"):
         if alpha < 0:

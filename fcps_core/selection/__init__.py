@@ -1,0 +1,23 @@
+"""The FCPS selection package.
+
+* :mod:`.selector` -- :class:`FCPSSelector`: the menu (paths x K x families), one pass of
+  fits, and the split protocol (paper section "FCPS Protocol").
+* :mod:`.crossfit` -- the cross-fitted protocol over all deployable labels.
+* :mod:`.choice` -- choice rules (argmin, simplest_within_se, tie_average) with paired,
+  group-clustered SEs.
+* :mod:`.honesty` -- the bias-corrected deployed-risk estimate, baselines, ties, regime verdict.
+* :mod:`.baselines` -- fixed recipes on the same folds.
+* :mod:`.result` -- :class:`SelectionResult` and :class:`Candidate`.
+* :mod:`.views` -- distinct-row views of the blocks.
+"""
+
+from .choice import CHOICES
+from .result import Candidate, SelectionResult
+from .selector import (DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PAIRWISE_K_MAX, DEFAULT_PATHS,
+                       DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX, ESTIMATES, PAPER_PROTOCOL, PROTOCOLS,
+                       FCPSSelector, MenuFit, deployable_label_scale, progress_to_stderr, select)
+
+__all__ = ["CHOICES", "DEFAULT_BOOTSTRAP", "Candidate", "SelectionResult", "DEFAULT_CHOICE", "DEFAULT_FOLDS",
+           "DEFAULT_PAIRWISE_K_MAX", "DEFAULT_PATHS", "DEFAULT_PROTOCOL", "DEFAULT_REPEATS",
+           "DEFAULT_TABLE_K_MAX", "ESTIMATES", "PAPER_PROTOCOL", "PROTOCOLS", "FCPSSelector", "MenuFit",
+           "deployable_label_scale", "progress_to_stderr", "select"]

@@ -1,0 +1,165 @@
+"""Choice rules over a matrix of held-out losses, with paired, group-clustered errors.
+
+The input is each candidate's held-out prediction for every row (out-of-fold rows under the
+cross-fitted protocol, V rows under the split protocol). A rule turns it into the deployed
+choice:
+
+* ``argmin`` -- the lowest mean held-out risk (the paper's Eq. eq:general-selection);
+  exact ties go to the smaller K, the simpler family, the earlier candidate.
+* ``simplest_within_se`` -- among candidates whose risk is within one paired SE of the
+  best, the simplest on the paper's complexity ladder (mean/vote < one-coin < ridge/logistic
+  < pairwise stackers < table-like), then the smaller K.
+* ``tie_average`` -- the average of the statistically tied candidates' predictions (within
+  one paired SE of the best; identical prediction columns counted once; at most
+  ``max_members``, lowest risk first), deployed as one predictor.
+
+Paired SE. For candidates c and b the per-row loss differences d_i = l_ic - l_ib are summed
+within each group g (rows of one group are dependent), D_g, and the SE of the mean
+difference is sqrt(G/(G-1) * sum_g (D_g - dbar n_g)^2) / n with n rows in G groups (the
+cluster-robust variance of a mean). Bootstrap weights w_g (how often group g was drawn)
+enter every sum, so the same code serves the bias-corrected bootstrap of :mod:`.honesty`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..diagnostics import losses, risk_tolerance
+from ..families import REGISTRY
+
+CHOICES = ("argmin", "simplest_within_se", "tie_average")
+
+
+@dataclass
+class Choice:
+    best: int                 # the lowest-risk candidate (column)
+    chosen: int               # the deployed candidate (tie_average: its best member)
+    members: list[int] | None  # tie_average: the averaged columns
+    tied: np.ndarray          # columns within one paired SE of the best
+
+
+class GroupedLosses:
+    """Per-group sums of a (rows, candidates) loss matrix, for means and clustered SEs."""
+
+    def __init__(self, row_losses: np.ndarray, groups: np.ndarray):
+        uniq, inv = np.unique(groups, return_inverse=True)
+        self.n_groups = len(uniq)
+        self.group_of_row = inv
+        self.rows_per_group = np.bincount(inv, minlength=self.n_groups).astype(float)
+        self.sums = np.zeros((self.n_groups, row_losses.shape[1]))
+        np.add.at(self.sums, inv, row_losses)
+
+    def means(self, w: np.ndarray | None = None) -> np.ndarray:
+        if w is None:
+            return self.sums.sum(axis=0) / self.rows_per_group.sum()
+        return (w @ self.sums) / (w @ self.rows_per_group)
+
+    def paired_se(self, ref: int, w: np.ndarray | None = None,
+                  means: np.ndarray | None = None) -> np.ndarray:
+        """Clustered SE of mean(loss_c - loss_ref) for every column c (0 for c = ref)."""
+        w = np.ones(self.n_groups) if w is None else w
+        means = self.means(w) if means is None else means
+        n = float(w @ self.rows_per_group)
+        drawn = float(w.sum())
+        if drawn <= 1 or n <= 0:
+            return np.full(self.sums.shape[1], np.nan)
+        diff = self.sums - self.sums[:, [ref]]
+        resid = diff - np.outer(self.rows_per_group, means - means[ref])
+        var = (w @ resid ** 2) * (drawn / (drawn - 1)) / n ** 2
+        return np.sqrt(np.maximum(var, 0.0))
+
+
+def complexity_order(candidates) -> np.ndarray:
+    """Rank of each candidate on (ladder level, K, menu order): smaller is simpler."""
+    keys = [(REGISTRY[c.family].ladder, c.K, c.index) for c in candidates]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[order] = np.arange(len(keys))
+    return rank
+
+
+def tie_break_order(candidates) -> np.ndarray:
+    """The argmin's tie rule (smaller K, simpler family, menu order) as a rank."""
+    keys = [(c.K, REGISTRY[c.family].complexity_rank, c.index) for c in candidates]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[order] = np.arange(len(keys))
+    return rank
+
+
+def prediction_signatures(preds: np.ndarray) -> np.ndarray:
+    """An id per candidate column; columns with identical held-out predictions share it
+    (the same model reached by two paths must not count twice in an average)."""
+    flat = np.ascontiguousarray(np.round(preds.reshape(-1, preds.shape[-1]).T, 12))
+    seen: dict[bytes, int] = {}
+    return np.array([seen.setdefault(col.tobytes(), len(seen)) for col in flat], dtype=np.int64)
+
+
+def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_rank: np.ndarray,
+           signatures: np.ndarray, max_members: int, w: np.ndarray | None = None) -> Choice:
+    """Apply ``rule`` to (possibly bootstrap-weighted) grouped losses."""
+    means = grouped.means(w)
+    lo = float(means.min())
+    near = np.flatnonzero(means <= lo + risk_tolerance(lo))
+    best = int(near[np.argmin(tie_rank[near])])
+    if rule == "argmin":
+        return Choice(best, best, None, np.array([best]))
+    se = grouped.paired_se(best, w, means)
+    se = np.where(np.isfinite(se), se, 0.0)
+    tied = np.flatnonzero(means - means[best] <= se + risk_tolerance(lo))
+    if rule == "simplest_within_se":
+        chosen = int(tied[np.argmin(simple_rank[tied])])
+        return Choice(best, chosen, None, tied)
+    # tie_average: lowest risk first, one column per distinct prediction vector
+    order = tied[np.lexsort((tie_rank[tied], means[tied]))]
+    members, seen = [], set()
+    for c in order:
+        if signatures[c] not in seen:
+            seen.add(signatures[c])
+            members.append(int(c))
+        if len(members) >= max_members:
+            break
+    return Choice(best, members[0], members if len(members) > 1 else None, tied)
+
+
+def deployed_row_losses(objective: str, y: np.ndarray, preds: np.ndarray, choice: Choice,
+                        rows: np.ndarray | None = None) -> np.ndarray:
+    """Per-row held-out loss of a choice (averaged over repeats): the chosen column, or the
+    loss of the members' average prediction."""
+    P = preds if rows is None else preds[:, rows]
+    yy = y if rows is None else y[rows]
+    if choice.members:
+        p = P[:, :, choice.members].mean(axis=2)
+    else:
+        p = P[:, :, choice.chosen]
+    return np.mean([losses(objective, yy, p[r]) for r in range(P.shape[0])], axis=0)
+
+
+def row_losses(objective: str, y: np.ndarray, preds: np.ndarray) -> np.ndarray:
+    """(rows, candidates) loss averaged over the repeats of (repeats, rows, candidates)."""
+    out = np.zeros(preds.shape[1:])
+    for r in range(preds.shape[0]):
+        out += losses(objective, y[:, None], preds[r])
+    return out / preds.shape[0]
+
+
+def apply_choice_rule(result, selector, preds: np.ndarray, rows: np.ndarray) -> Choice:
+    """Choose on held-out predictions ``preds`` (repeats, len(rows), candidates) of
+    ``rows`` and record the choice on ``result`` (selected index, members, risks)."""
+    y = result.panel.labels[rows]
+    cands = result.candidates
+    grouped = GroupedLosses(row_losses(selector.objective, y, preds), result.panel.group_ids[rows])
+    ch = choose(selector.choice, grouped, tie_rank=tie_break_order(cands),
+                simple_rank=complexity_order(cands), signatures=prediction_signatures(preds),
+                max_members=selector.max_members)
+    result.selected_index = ch.chosen
+    result.members = ch.members
+    result.choice_info = {"rule": selector.choice, "best_index": ch.best,
+                          "tied_count": int(len(ch.tied))}
+    if ch.members:
+        result.selected_val = {
+            "val_mse": float(deployed_row_losses("mse", y, preds, ch).mean()),
+            "val_nll": float(deployed_row_losses("nll", y, preds, ch).mean())}
+    return ch

@@ -1,0 +1,208 @@
+"""The cross-fitted protocol: every deployable label serves both fitting and validation.
+
+Deployable rows D = S + M + V (every labelled row outside the research test block T). They
+are split into ``folds`` grouped folds (a group never straddles two folds), ``repeats``
+times with independent shuffles. For each fold the whole menu is built on the fold's
+training groups only: continuous bins and encoders, judge paths (the path rules see the
+training rows as their selection rows), and every candidate (path rule, K, family, grid
+point) is fitted on them; the fold's held-out rows are only predicted. Label-free work that
+is identical in every fold (raw output codes) is all that is shared. T's labels never
+enter a fit or a choice; ds_jury's label-free EM sees the training rows plus the panel's
+unlabelled rows, never held-out or T rows.
+
+A candidate's cross-fitted risk is the mean over D of its held-out loss (averaged over the
+repeats); its diagnostics (H_K, unseen rate, V_cell, V_proxy) are averaged over folds, with
+N_z from the fold's training part and frequencies from its held-out part. The deployed
+predictor is the chosen candidate refitted on all of D, with the judge set its path rule
+gives on D; ``judge_set_stability`` is the mean Jaccard overlap between the judges a
+candidate used in each fold and the deployed judge set.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..diagnostics import PrefixDiagnostics
+from ..errors import SplitError
+from ..families import PrefixFeatures
+from ..panel import Panel
+from ..splits import Blocks
+from .baselines import baseline_predictions
+from .choice import GroupedLosses, apply_choice_rule, row_losses
+from .result import SelectionResult
+
+_DIAG_FIELDS = ("Q_K", "S_K", "H_K", "unseen_val", "V_cell", "V_proxy", "pressure_sum")
+
+
+@dataclass
+class HeldOut:
+    """Held-out predictions of every candidate and baseline on the same rows."""
+
+    rows: np.ndarray            # panel rows (D under crossfit, V under split)
+    preds: np.ndarray           # (repeats, rows, candidates)
+    baselines: dict             # name -> (repeats, rows); single_judges -> (repeats, rows, judges)
+
+
+def grouped_folds(groups: np.ndarray, folds: int, repeats: int, seed: int) -> list[tuple]:
+    """``repeats`` x ``folds`` (repeat, train positions, held-out positions) into ``groups``;
+    each repeat shuffles the groups with its own seed and deals them to folds in turn."""
+    uniq, inv = np.unique(groups, return_inverse=True)
+    if len(uniq) < folds:
+        raise SplitError(f"cross-fitting needs at least {folds} labelled groups outside T "
+                         f"(found {len(uniq)}); lower --folds or label more groups")
+    out = []
+    for r, s in enumerate(np.random.SeedSequence(seed).generate_state(repeats)):
+        order = np.random.default_rng(int(s)).permutation(len(uniq))
+        fold_of_group = np.empty(len(uniq), dtype=np.int64)
+        fold_of_group[order] = np.arange(len(uniq)) % folds
+        fold = fold_of_group[inv]
+        for f in range(folds):
+            out.append((r, np.flatnonzero(fold != f), np.flatnonzero(fold == f)))
+    return out
+
+
+def candidate_key(c) -> tuple:
+    return (c.path_label or c.path_rule, c.K, c.family, tuple(sorted(c.params.items())))
+
+
+def _predict_candidates(menu, rows: np.ndarray) -> dict[tuple, np.ndarray]:
+    out, done = {}, {}
+    for c in menu.candidates:
+        model = menu.models[c.index]
+        if id(model) not in done:
+            feats = PrefixFeatures(patterns=menu.pattern_cache[c.judge_idx],
+                                   scores=menu.encoded.scores[:, list(c.judge_idx)])
+            done[id(model)] = model.predict(feats.take(rows))
+        out[candidate_key(c)] = done[id(model)]
+    return out
+
+
+def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
+    t0 = time.perf_counter()
+    report = selector.progress or (lambda frac, msg: None)
+    D = np.sort(np.concatenate([blocks.S, blocks.M, blocks.V])).astype(np.int64)
+    if len(D) == 0:
+        raise SplitError("no labelled rows outside the test block: cross-fitting needs labels")
+    panel = selector.checked_panel(panel, blocks, crossfit=True)
+    T = np.asarray(blocks.T, dtype=np.int64)
+    labelled_or_test = np.zeros(panel.n_rows, dtype=bool)
+    labelled_or_test[D] = labelled_or_test[T] = True
+    unlabelled = np.flatnonzero(~labelled_or_test)
+    empty = np.zeros(0, dtype=np.int64)
+    fold_list = grouped_folds(panel.group_ids[D], selector.folds, selector.repeats, selector.seed)
+    R, n_units = selector.repeats, len(fold_list) + 1
+    preds: dict[tuple, np.ndarray] = {}
+    diag_sum: dict[tuple, np.ndarray] = {}
+    diag_n: dict[tuple, int] = {}
+    judge_sets: dict[tuple, list] = {}
+    base: dict[str, np.ndarray] = {}
+    for u, (r, tr, va) in enumerate(fold_list):
+        label = f"fold {u % selector.folds + 1}/{selector.folds}, repeat {r + 1}/{R}"
+        rows = {"S": D[tr], "M": D[tr], "V": D[va], "T": empty, "rest": unlabelled}
+        menu = selector.fit_menu(panel, rows, expand_grid=True,
+                                 progress=lambda f, m, u=u, label=label:
+                                 report(0.92 * (u + f) / n_units, f"{label}: {m}"))
+        for key, p in _predict_candidates(menu, D[va]).items():
+            if key not in preds:
+                preds[key] = np.full((R, len(D)), np.nan)
+            preds[key][r, va] = p
+        for c in menu.candidates:
+            key = candidate_key(c)
+            judge_sets.setdefault(key, []).append(frozenset(c.judge_idx))
+            if c.diagnostics is not None:
+                vals = np.array([getattr(c.diagnostics, f) for f in _DIAG_FIELDS], dtype=float)
+                diag_sum[key] = diag_sum.get(key, 0.0) + vals
+                diag_n[key] = diag_n.get(key, 0) + 1
+        if selector.with_baselines:
+            fold_base = baseline_predictions(menu.encoded.scores, panel.labels, D[tr], D[va], unlabelled)
+            for name, p in fold_base.items():
+                if name not in base:
+                    base[name] = np.full((R, len(D)) + p.shape[1:], np.nan)
+                base[name][r, va] = p
+    report(0.92 * (n_units - 1) / n_units, "refitting the menu on all deployable labels")
+    rows = {"S": D, "M": D, "V": D, "T": T, "rest": unlabelled}
+    final = selector.fit_menu(panel, rows, expand_grid=True,
+                              progress=lambda f, m: report(0.92 * (n_units - 1 + f) / n_units,
+                                                           f"final refit: {m}"))
+    n_folds_total = len(fold_list)
+    kept, models, columns = [], {}, []
+    for c in final.candidates:
+        key = candidate_key(c)
+        p = preds.get(key)
+        if p is None or np.isnan(p).any():
+            continue      # not offered in every fold (e.g. a cfps frontier of another size)
+        old_index = c.index
+        c.index = len(kept)
+        models[c.index] = final.models[old_index]
+        if key in diag_sum and diag_n[key] == n_folds_total:
+            m = diag_sum[key] / diag_n[key]
+            final_diag = c.diagnostics
+            c.diagnostics = PrefixDiagnostics(
+                Q_K=float(m[0]), S_K=float(m[1]), H_K=float(m[2]), unseen_val=float(m[3]),
+                unseen_test=final_diag.unseen_test if final_diag is not None else None,
+                V_cell=float(m[4]), V_proxy=float(m[5]), pressure_sum=float(m[6]))
+        else:
+            c.diagnostics = None
+        c.stability = float(np.mean([len(s & set(c.judge_idx)) / len(s | set(c.judge_idx))
+                                     for s in judge_sets[key]]))
+        kept.append(c)
+        columns.append(p)
+    if not kept:
+        raise SplitError("no candidate was offered in every fold; use fixed path rules")
+    P = np.stack(columns, axis=2)                 # (repeats, rows, candidates)
+    y = panel.labels[D]
+    groups = panel.group_ids[D]
+    for objective, field in (("mse", "val_mse"), ("nll", "val_nll")):
+        L = row_losses(objective, y, P)
+        grouped = GroupedLosses(L, groups)
+        means = grouped.means()
+        se = _own_se(grouped, means)
+        for c in kept:
+            setattr(c, field, float(means[c.index]))
+            if objective == selector.objective:
+                c.val_risk, c.val_se = float(means[c.index]), float(se[c.index])
+    result = SelectionResult(
+        panel=panel, blocks=blocks, selector=selector, encoded=final.encoded, paths=final.paths,
+        candidates=kept, models=models, menu_size=len(kept), selected_index=0, guard=None,
+        feature_cache=final.pattern_cache, views=final.views,
+        protocol_info={"protocol": "crossfit", "folds": selector.folds, "repeats": R,
+                       "n_deployable": int(len(D)), "n_T": int(len(T))},
+        fit_rows=D, val_rows=D, n_fit=float(np.mean([len(tr) for _, tr, _ in fold_list])),
+        stability={c.index: c.stability for c in kept})
+    report(0.93, f"choosing ({selector.choice}) on the cross-fitted risks")
+    if selector.choice == "argmin":
+        result.selected_index, result.guard = selector._choose(kept, panel)
+    else:
+        apply_choice_rule(result, selector, P, D)
+    result.audit()
+    from .honesty import assess
+    heldout = HeldOut(rows=D, preds=P, baselines=base)
+    result.heldout = heldout
+    report(0.95, "bias-corrected risk estimate (bootstrap over groups, no refits)")
+    assess(result, heldout)
+    if selector.estimate == "nested":
+        from .honesty import nested_estimate
+        result.deployed_risk = nested_estimate(selector, panel, blocks, D, report)
+    result.timings["select_seconds"] = time.perf_counter() - t0
+    report(1.0, "done")
+    return result
+
+
+def _own_se(grouped: GroupedLosses, means: np.ndarray) -> np.ndarray:
+    """Group-clustered SE of each candidate's mean held-out loss."""
+    G = grouped.n_groups
+    n = grouped.rows_per_group.sum()
+    if G <= 1:
+        return np.full(len(means), np.nan)
+    resid = grouped.sums - np.outer(grouped.rows_per_group, means)
+    return np.sqrt((resid ** 2).sum(axis=0) * G / (G - 1)) / n
+
+
+def inner_selector(selector):
+    """The selector nested estimation runs inside each outer fold (no estimate of its own)."""
+    return replace(selector, estimate="none", with_baselines=False, progress=None)
+
+

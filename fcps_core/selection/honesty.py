@@ -1,0 +1,233 @@
+"""How sure the selection is: the deployed risk, the baselines, ties and the regime verdict.
+
+* **Deployed risk** (``deployed_risk``): the bootstrap bias-corrected cross-validation of
+  Tsamardinos, Greasidou and Borboudakis (2018, "BBC-CV"). The held-out prediction matrix
+  (rows x candidates) is resampled by groups; the choice rule is applied to the in-bag
+  rows and the chosen configuration is scored on the out-of-bag rows; no model is refitted.
+  The estimate is the mean out-of-bag risk, the interval its 2.5-97.5 % percentiles. It
+  corrects the optimism of reporting the winner's own held-out risk (the winner's curse of
+  an argmin over |C| candidates). Under the split protocol the same bootstrap runs over
+  the validation block. ``nested`` (crossfit only) runs the whole cross-fitted selection
+  inside each outer grouped fold instead and scores the deployed predictor on the fold.
+* **Baselines**: fixed recipes (:mod:`.baselines`) on the same rows; ``diff_vs_selected``
+  = baseline risk - the procedure's risk, paired within each bootstrap draw (positive: the
+  selection is better), with its 2.5-97.5 % bootstrap interval.
+* **Tie**: the candidates whose held-out risk is within one paired, group-clustered SE of
+  the selected one (:mod:`.choice`) are its statistical ties.
+* **Regime**: the interaction gain (best scalar minus best table-like held-out risk) has a
+  paired, clustered SE; the quadrant is asserted only when the gain's 95 % interval lies
+  on one side of the gain threshold, otherwise it is ``undetermined`` and the number of
+  held-out labels that would make the interval clear the threshold is estimated from
+  SE ~ 1/sqrt(n).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..diagnostics import argmin_with_ties, losses, regime_quadrant, table_pressure
+from ..families import REGISTRY
+from .choice import (GroupedLosses, choose, complexity_order, prediction_signatures, row_losses,
+                     tie_break_order)
+
+Z95 = 1.959963984540054
+BASELINE_LABELS = {
+    "best_single_judge": "best single judge (isotonic)",
+    "mean_vote_iso": "mean vote + isotonic",
+    "majority_vote": "majority vote (ties 1/2)",
+    "ridge_iso_all": "ridge + isotonic over all judges",
+    "logistic_all": "logistic over all judges",
+    "ds_jury_all": "Dawid-Skene jury over all judges",
+}
+
+
+def assess_regime_only(result, rows: np.ndarray) -> None:
+    """The regime verdict alone (sweeps under the paper's protocol): predicts only the two
+    candidates it compares."""
+    y = result.panel.labels[rows]
+    groups = result.panel.group_ids[rows]
+    obj = result.selector.objective
+
+    def loss_of(cands):
+        L = np.column_stack([losses(obj, y, result.predict_rows(c, rows)) for c in cands])
+        return GroupedLosses(L, groups)
+    result.regime = _regime(result, loss_of)
+    result.tie = None
+
+
+def assess(result, heldout) -> None:
+    """Fill ``result.regime``, ``.tie``, ``.deployed_risk`` and ``.baselines``."""
+    sel = result.selector
+    y = result.panel.labels[heldout.rows]
+    groups = result.panel.group_ids[heldout.rows]
+    L = row_losses(sel.objective, y, heldout.preds)
+    grouped = GroupedLosses(L, groups)
+    result.regime = _regime(result, lambda cands: GroupedLosses(L[:, [c.index for c in cands]], groups))
+    result.tie = _tie(result, grouped)
+    base_losses = _baseline_losses(result, heldout, y)
+    if sel.estimate == "none":
+        result.deployed_risk = None
+        result.baselines = [{"name": n, "label": BASELINE_LABELS[n.split(":")[0]],
+                             "risk": float(v.mean()), "diff_vs_selected": None, "ci": None}
+                            for n, v in base_losses.items()]
+        return
+    result.deployed_risk, result.baselines = _bbc(result, heldout, grouped, y, base_losses)
+
+
+def _baseline_losses(result, heldout, y) -> dict[str, np.ndarray]:
+    obj = result.selector.objective
+    out = {}
+    for name, p in heldout.baselines.items():
+        if name == "single_judges":
+            continue
+        out[name] = np.mean([losses(obj, y, p[r]) for r in range(p.shape[0])], axis=0)
+    if "single_judges" in heldout.baselines:
+        sj = heldout.baselines["single_judges"]
+        per_judge = np.mean([losses(obj, y[:, None], sj[r]) for r in range(sj.shape[0])], axis=0)
+        j = int(np.argmin(per_judge.mean(axis=0)))
+        out[f"best_single_judge:{result.panel.judge_names[j]}"] = per_judge[:, j]
+    order = {n: i for i, n in enumerate(BASELINE_LABELS)}
+    return dict(sorted(out.items(), key=lambda kv: order[kv[0].split(":")[0]]))
+
+
+def _bbc(result, heldout, grouped: GroupedLosses, y, base_losses: dict):
+    sel = result.selector
+    cands = result.candidates
+    rule = sel.choice
+    tie_rank, simple_rank = tie_break_order(cands), complexity_order(cands)
+    signatures = prediction_signatures(heldout.preds)
+    rng = np.random.default_rng(np.random.SeedSequence([sel.seed, 2018]))
+    G = grouped.n_groups
+    row_group = grouped.group_of_row
+    L = None
+    proc, base = [], {n: [] for n in base_losses}
+    for _ in range(sel.n_boot):
+        w = np.bincount(rng.integers(0, G, G), minlength=G).astype(float)
+        oob_rows = (w == 0)[row_group]
+        if not oob_rows.any():
+            continue
+        ch = choose(rule, grouped, tie_rank=tie_rank, simple_rank=simple_rank,
+                    signatures=signatures, max_members=sel.max_members, w=w)
+        if ch.members:
+            avg = heldout.preds[:, :, ch.members][:, oob_rows].mean(axis=2)     # (repeats, oob rows)
+            loss = np.mean([losses(sel.objective, y[oob_rows], a) for a in avg], axis=0)
+        else:
+            if L is None:
+                L = row_losses(sel.objective, y, heldout.preds)
+            loss = L[oob_rows, ch.chosen]
+        proc.append(float(loss.mean()))
+        for n, bl in base_losses.items():
+            base[n].append(float(bl[oob_rows].mean()) - proc[-1])
+    proc = np.asarray(proc)
+    deployed = {"estimate": float(proc.mean()),
+                "ci": [float(np.percentile(proc, 2.5)), float(np.percentile(proc, 97.5))],
+                "method": "bbc", "n_boot": int(len(proc)), "objective": sel.objective,
+                "rule": rule if not result.guard else "argmin (guard not replayed)",
+                "optimistic": _deployed_heldout_risk(result, grouped)}
+    baselines = []
+    for n, bl in base_losses.items():
+        d = np.asarray(base[n])
+        name, _, judge = n.partition(":")
+        baselines.append({"name": name, "label": BASELINE_LABELS[name] + (f": {judge}" if judge else ""),
+                          "risk": float(bl.mean()), "diff_vs_selected": float(d.mean()),
+                          "ci": [float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))],
+                          **({"judge": judge} if judge else {})})
+    return deployed, baselines
+
+
+def _deployed_heldout_risk(result, grouped) -> float:
+    """The deployed choice's own (optimistic) held-out risk."""
+    if result.members and result.selected_val:
+        return float(result.selected_val["val_" + result.selector.objective])
+    return float(result.selected.val_risk)
+
+
+def _tie(result, grouped: GroupedLosses, limit: int = 5) -> dict:
+    ref = result.selected_index
+    means = grouped.means()
+    se = grouped.paired_se(ref, means=means)
+    members = set(result.members or [ref])
+    tied = [int(c) for c in np.argsort(means, kind="stable")
+            if c not in members and means[c] - means[ref] <= (se[c] if np.isfinite(se[c]) else 0.0)]
+    alternatives = []
+    seen = set()
+    for c in tied:
+        cand = result.candidates[c]
+        key = (cand.family, tuple(cand.judge_idx))
+        if key in seen:
+            continue
+        seen.add(key)
+        alternatives.append({"index": c, "family": cand.family, "K": cand.K,
+                             "path": cand.path_label or cand.path_rule, "judges": cand.judges,
+                             "risk": float(means[c]), "diff": float(means[c] - means[ref]),
+                             "se": float(se[c])})
+        if len(alternatives) >= limit:
+            break
+    return {"tied": bool(tied) or bool(result.members), "n_tied": len(tied),
+            "alternatives": alternatives,
+            "rule": "within one paired, group-clustered SE of the selected candidate"}
+
+
+def _regime(result, grouped_pair) -> dict:
+    s = result.selector
+    cands = result.candidates
+    table_like = [c for c in cands if REGISTRY[c.family].table_like and c.diagnostics]
+    scalar = [c for c in cands if not REGISTRY[c.family].table_like]
+    if not table_like or not scalar:
+        out = regime_quadrant(None, None, gain_threshold=s.gain_threshold,
+                              pressure_threshold=s.pressure_threshold)
+        out["determined"] = False
+        return out
+    best_t = argmin_with_ties(table_like, lambda c: c.val_risk, lambda c: (c.K, c.index))
+    best_s = argmin_with_ties(scalar, lambda c: c.val_risk, lambda c: (c.K, c.index))
+    pressure = table_pressure(best_t.diagnostics.H_K, result.n_fit, best_t.diagnostics.unseen_val)
+    gain = best_s.val_risk - best_t.val_risk
+    se = float(grouped_pair([best_t, best_s]).paired_se(0)[1])
+    out = regime_quadrant(gain, pressure, gain_threshold=s.gain_threshold,
+                          pressure_threshold=s.pressure_threshold)
+    lo, hi = gain - Z95 * se, gain + Z95 * se
+    determined = bool(math.isfinite(se) and (lo > s.gain_threshold or hi <= s.gain_threshold))
+    out.update({"interaction_gain_se": se, "interaction_gain_ci": [lo, hi],
+                "best_table_like_index": best_t.index, "best_scalar_index": best_s.index,
+                "determined": determined})
+    if not determined:
+        n = len(result.val_rows)
+        margin = abs(gain - s.gain_threshold)
+        more = (math.ceil(n * (Z95 * se / margin) ** 2) - n) if margin > 0 and math.isfinite(se) else None
+        out.update({"point_quadrant": out["quadrant"], "quadrant": "undetermined",
+                    "description": "the interaction gain's 95% interval contains its threshold",
+                    "labels_to_resolve": more,
+                    "advice": ("Undetermined: the interaction gain "
+                               f"{gain:+.4f} (95% interval {lo:+.4f} to {hi:+.4f}) is not clearly "
+                               f"{'above' if gain > s.gain_threshold else 'below'} the threshold "
+                               f"{s.gain_threshold:g}. "
+                               + (f"About {more} more held-out labels would resolve it "
+                                  "(its SE shrinks as 1/sqrt(n))." if more is not None else
+                                  "More labels would not resolve it: the gain sits on the threshold."))})
+    return out
+
+
+def nested_estimate(selector, panel, blocks, D: np.ndarray, report) -> dict:
+    """Nested grouped cross-validation of the whole cross-fitted procedure: each outer fold
+    is held out, the selection runs on the rest (its own inner folds), and the deployed
+    predictor is scored on the outer fold."""
+    from ..splits import Blocks
+    from .crossfit import grouped_folds, inner_selector
+    inner = inner_selector(selector)
+    empty = np.zeros(0, dtype=np.int64)
+    row_loss = np.full(len(D), np.nan)
+    outer = grouped_folds(panel.group_ids[D], selector.folds, 1, selector.seed + 1)
+    for k, (_, tr, va) in enumerate(outer):
+        report(0.96 + 0.03 * k / len(outer), f"nested estimate: outer fold {k + 1}/{len(outer)}")
+        res = inner.fit(panel, Blocks(S=D[tr], M=empty, V=empty, T=D[va], seed=selector.seed,
+                                      source="manual"))
+        row_loss[va] = losses(selector.objective, panel.labels[D[va]], res.predict_deployed(D[va]))
+    grouped = GroupedLosses(row_loss[:, None], panel.group_ids[D])
+    est = float(row_loss.mean())
+    G = grouped.n_groups
+    resid = grouped.sums[:, 0] - grouped.rows_per_group * est
+    se = math.sqrt((resid ** 2).sum() * G / max(G - 1, 1)) / len(D)
+    return {"estimate": est, "ci": [est - Z95 * se, est + Z95 * se], "method": "nested",
+            "outer_folds": len(outer), "objective": selector.objective}

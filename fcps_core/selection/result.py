@@ -1,0 +1,289 @@
+"""What a selection produced: the candidates with their risks and diagnostics, the choice,
+the regime, the research-test audit, per-cell tables and the deployable predictor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..diagnostics import PrefixDiagnostics, losses, theorem1_bound, validation_scale
+from ..encoding import EncodedPanel, pattern_labels
+from ..families import REGISTRY, PrefixFeatures
+from ..panel import Panel
+from ..paths import JudgePath
+from ..splits import Blocks
+from .views import ViewCache, view_kind, weighted_mean_loss
+
+
+@dataclass
+class Candidate:
+    """One (path, K, family) entry of the menu with its validation and diagnostic record."""
+
+    index: int
+    path_rule: str
+    path_label: str
+    judges: list[str]
+    judge_idx: tuple[int, ...]
+    K: int
+    family: str
+    params: dict
+    grid_size: int
+    val_mse: float
+    val_nll: float
+    val_risk: float
+    val_se: float
+    diagnostics: PrefixDiagnostics | None
+    test_mse: float | None = None
+    test_nll: float | None = None
+    stability: float | None = None   # crossfit: mean Jaccard of the fold judge sets to the deployed one
+
+    def to_dict(self) -> dict:
+        d = {"index": self.index, "path_rule": self.path_rule, "path": self.path_label or self.path_rule,
+             "judges": self.judges, "K": self.K, "family": self.family, "params": self.params,
+             "grid_size": self.grid_size, "val_mse": self.val_mse, "val_nll": self.val_nll,
+             "val_risk": self.val_risk, "val_se": self.val_se,
+             "test_mse": self.test_mse, "test_nll": self.test_nll}
+        if self.stability is not None:
+            d["judge_set_stability"] = self.stability
+        diag = self.diagnostics.to_dict() if self.diagnostics else {
+            k: None for k in ("Q_K", "S_K", "H_K", "unseen_val", "unseen_test", "V_cell",
+                              "V_proxy", "cell_pressure_sum")}
+        d.update(diag)
+        return d
+
+
+@dataclass
+class SelectionResult:
+    """Everything a selection produced: candidates, the choice, diagnostics, the predictor.
+
+    Under the split protocol candidates are fitted on M (``fit_rows``) and validated on V
+    (``val_rows``); under the cross-fitted protocol their risks are out-of-fold risks over
+    the deployable rows S+M+V, and ``models`` are the candidates refitted on all of them
+    (``fit_rows`` = ``val_rows`` = the deployable rows; ``protocol_info`` says how).
+    """
+
+    panel: Panel
+    blocks: Blocks
+    selector: object
+    encoded: EncodedPanel
+    paths: list[JudgePath]
+    candidates: list[Candidate]
+    models: dict
+    menu_size: int
+    selected_index: int
+    guard: dict | None
+    feature_cache: dict
+    views: "ViewCache | None" = None
+    regime: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    protocol_info: dict | None = None           # None = the paper's split protocol
+    fit_rows: np.ndarray | None = None
+    val_rows: np.ndarray | None = None
+    n_fit: float | None = None                  # rows each candidate was fitted on (mean over folds)
+    members: list[int] | None = None            # tie_average: the averaged candidates
+    choice_info: dict = field(default_factory=dict)
+    baselines: list = field(default_factory=list)
+    deployed_risk: dict | None = None
+    tie: dict | None = None
+    selected_val: dict | None = None            # risks of a tie_average (not one candidate)
+    selected_test: dict | None = None
+    stability: dict | None = None               # crossfit: judge-set stability per candidate
+    heldout: object | None = None               # held-out predictions (crossfit.HeldOut)
+
+    def __post_init__(self):
+        if self.fit_rows is None:
+            self.fit_rows = self.blocks.M
+        if self.val_rows is None:
+            self.val_rows = self.blocks.V
+        if self.n_fit is None:
+            self.n_fit = float(len(self.fit_rows))
+
+    @property
+    def protocol(self) -> str:
+        return "split" if self.protocol_info is None else self.protocol_info["protocol"]
+
+    @property
+    def selected(self) -> Candidate:
+        return self.candidates[self.selected_index]
+
+    @property
+    def deployed_members(self) -> list[Candidate]:
+        """The candidates the deployed predictor averages (one unless tie_average)."""
+        return [self.candidates[i] for i in (self.members or [self.selected_index])]
+
+    @property
+    def n_val(self) -> int:
+        return len(self.val_rows)
+
+    @property
+    def validation_scale(self) -> float:
+        return validation_scale(self.menu_size, self.n_val)
+
+    @property
+    def theorem1_bound(self) -> float:
+        return theorem1_bound(self.menu_size, self.n_val)
+
+    def features(self, cand: Candidate) -> PrefixFeatures:
+        ids = self.feature_cache[cand.judge_idx]
+        return PrefixFeatures(patterns=ids, scores=self.encoded.scores[:, list(cand.judge_idx)])
+
+    def predict_rows(self, cand: Candidate, rows: np.ndarray) -> np.ndarray:
+        return self.models[cand.index].predict(self.features(cand).take(rows))
+
+    def predict_deployed(self, rows: np.ndarray) -> np.ndarray:
+        """The deployed predictor's predictions (the members' average under tie_average)."""
+        return np.mean([self.predict_rows(c, rows) for c in self.deployed_members], axis=0)
+
+    def val_prediction_matrix(self) -> np.ndarray:
+        """(1, n_V, candidates) validation predictions of the split protocol's candidates."""
+        out = np.empty((1, len(self.blocks.V), len(self.candidates)))
+        done: dict[int, np.ndarray] = {}
+        for c in self.candidates:
+            mid = id(self.models[c.index])
+            if mid not in done:
+                done[mid] = self.predict_rows(c, self.blocks.V)
+            out[0, :, c.index] = done[mid]
+        return out
+
+    def audit(self) -> None:
+        """Research-test audit: T metrics for every candidate, after selection is fixed."""
+        T = self.blocks.T
+        if len(T) == 0:
+            return
+        views = self.views or ViewCache(self.encoded, {"M": self.fit_rows, "V": self.val_rows,
+                                                       "T": T, "rest": np.zeros(0, dtype=np.int64)},
+                                        self.panel.labels, self.feature_cache, False)
+        done: dict[int, tuple[float, float]] = {}
+        for c in self.candidates:
+            mid = id(self.models[c.index])
+            if mid not in done:
+                vT = views.get(c.judge_idx, "T", view_kind(REGISTRY[c.family]))
+                p = self.models[c.index].predict(vT.X)
+                done[mid] = (weighted_mean_loss(losses("mse", vT.y, p), vT.X.weight),
+                             weighted_mean_loss(losses("nll", vT.y, p), vT.X.weight))
+            c.test_mse, c.test_nll = done[mid]
+        if self.members:
+            p = self.predict_deployed(T)
+            y = self.panel.labels[T]
+            self.selected_test = {"test_mse": float(np.mean(losses("mse", y, p))),
+                                  "test_nll": float(np.mean(losses("nll", y, p)))}
+
+    # -- per-cell audit ------------------------------------------------------------------
+    def cell_table(self, cand: Candidate | int | None = None, *, limit: int | None = None) -> list[dict]:
+        """Per-pattern audit of a candidate's prefix: pattern, N_z (M), mean label (M),
+        prediction, and V/T frequencies; sorted by N_z descending, unseen cells last."""
+        if cand is None:
+            cand = self.selected
+        elif isinstance(cand, int):
+            cand = self.candidates[cand]
+        feats = self.features(cand)
+        ids = feats.patterns[cand.K - 1]
+        if ids is None:
+            return []
+        b = self.blocks
+        fit_rows, val_rows = self.fit_rows, self.val_rows
+        y = self.panel.labels
+        model = self.models[cand.index]
+        rows_all = np.unique(np.concatenate([fit_rows, val_rows, b.T]))
+        uniq = np.unique(ids[rows_all])
+        out = []
+        codes = self.encoded.codes[:, list(cand.judge_idx)]
+        encoders = [self.encoded.encoders[j] for j in cand.judge_idx]
+        first_row = {}
+        for r in rows_all:
+            first_row.setdefault(int(ids[r]), int(r))
+        pred_all = model.predict(feats.take(rows_all))
+        pred_by_id: dict[int, list[float]] = {}
+        for r, p in zip(rows_all, pred_all):
+            pred_by_id.setdefault(int(ids[r]), []).append(float(p))
+        n_V, n_T = max(len(val_rows), 1), max(len(b.T), 1)
+        for z in uniq:
+            z = int(z)
+            in_M = fit_rows[ids[fit_rows] == z]
+            out.append({
+                "pattern": pattern_labels(codes[first_row[z]], encoders),
+                "N_z": int(len(in_M)),
+                "mean_label": float(y[in_M].mean()) if len(in_M) else None,
+                "prediction": float(np.mean(pred_by_id[z])),
+                "freq_val": float(np.sum(ids[val_rows] == z) / n_V),
+                "freq_test": float(np.sum(ids[b.T] == z) / n_T) if len(b.T) else None,
+                "unseen": len(in_M) == 0,
+            })
+        out.sort(key=lambda d: (d["unseen"], -d["N_z"], -d["freq_val"], d["pattern"]))
+        return out[:limit] if limit else out
+
+    # -- deployment ----------------------------------------------------------------------
+    def predictor(self):
+        """The deployable predictor of the selected candidate under the refit policy."""
+        from ..predictor import FCPSPredictor
+        return FCPSPredictor.from_selection(self)
+
+    # -- reporting -----------------------------------------------------------------------
+    def selected_dict(self) -> dict:
+        """The deployed choice: one candidate, or a tie_average over ``members``."""
+        sel = self.selected
+        out = {"path_rule": sel.path_rule, "path": sel.path_label or sel.path_rule,
+               "judges": sel.judges, "K": sel.K, "family": sel.family,
+               "params": sel.params, "val_mse": sel.val_mse, "val_nll": sel.val_nll,
+               "test_mse": sel.test_mse, "test_nll": sel.test_nll, "index": sel.index}
+        if self.members:
+            names = self.panel.judge_names
+            union = sorted({j for c in self.deployed_members for j in c.judge_idx})
+            out.update({"family": "tie_average", "path_rule": None, "path": "tie_average",
+                        "judges": [names[j] for j in union], "K": len(union), "params": {},
+                        "members": [{"index": c.index, "path_rule": c.path_rule,
+                                     "path": c.path_label or c.path_rule, "judges": c.judges,
+                                     "K": c.K, "family": c.family, "params": c.params,
+                                     "val_risk": c.val_risk} for c in self.deployed_members],
+                        **(self.selected_val or {}), **(self.selected_test or {})})
+        if self.stability is not None:
+            out["judge_set_stability"] = self.stability.get(sel.index)
+        return out
+
+    def split_dict(self) -> dict:
+        if self.protocol_info is not None:
+            return {**self.protocol_info, "seed": self.blocks.seed, "source": self.blocks.source,
+                    "groups": {"deployable": int(len(set(self.panel.group_ids[self.fit_rows]))),
+                               "T": int(len(set(self.panel.group_ids[self.blocks.T])))}}
+        return {**self.blocks.sizes(), "protocol": "split", "seed": self.blocks.seed,
+                "source": self.blocks.source,
+                "groups": {b: int(len(set(self.panel.group_ids[getattr(self.blocks, b)])))
+                           for b in ("S", "M", "V", "T")}}
+
+    def to_dict(self, *, cells_limit: int = 200) -> dict:
+        sel = self.selected
+        s = self.selector
+        return {
+            "panel": {"name": self.panel.name, "rows": self.panel.n_rows,
+                      "labelled": self.panel.n_labelled, "judges": self.panel.judge_names,
+                      "schema": self.panel.schema,
+                      "judge_schemas": {j.name: j.schema for j in self.panel.judges},
+                      "label_note": self.panel.label_note or None},
+            "protocol": self.protocol,
+            "choice": s.choice,
+            "split": self.split_dict(),
+            "menu": {"paths": list(s.paths), "families": list(s.families),
+                     "k_max": s.k_max, "table_k_max": s.table_k_max,
+                     "pairwise_k_max": s.pairwise_k_max, "alpha": s.alpha,
+                     "fallback": s.fallback, "objective": s.objective,
+                     "guard": s.guard, "refit": s.refit, "n_bins": s.n_bins},
+            "menu_size": self.menu_size,
+            "n_candidates": len(self.candidates),
+            "validation_scale": self.validation_scale,
+            "theorem1_bound": self.theorem1_bound,
+            "selected": self.selected_dict(),
+            "guard": self.guard,
+            "deployed_risk": self.deployed_risk,
+            "baselines": self.baselines,
+            "tie": self.tie,
+            "choice_info": self.choice_info,
+            "paths": [{"rule": p.rule, "label": p.label or p.rule,
+                       "judges": [self.panel.judge_names[j] for j in p.judges],
+                       "prefix_sizes": list(p.prefix_sizes) if p.rule == "cfps" else None}
+                      for p in self.paths],
+            "candidates": [c.to_dict() for c in self.candidates],
+            "regime": self.regime,
+            "cells": self.cell_table(sel, limit=cells_limit),
+            "timings": self.timings,
+        }

@@ -1,0 +1,175 @@
+"""Distinct-row views of a selection's blocks and the validation records of fitted models.
+
+Every family sees a block as its distinct (pattern, label) or (score vector, label) rows with
+their counts (``PrefixFeatures.weight``); each family's weighted fit equals its fit on the
+expanded rows, so the views change cost, not results.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..diagnostics import losses
+from ..encoding import INT64_SAFE, EncodedPanel
+from ..families import PrefixFeatures
+
+
+# -- distinct-row views of the blocks ---------------------------------------------------------
+@dataclass
+class BlockView:
+    """A block's rows for one prefix: distinct rows with counts (``X.weight``) when the
+    prefix allows it, else the raw rows. ``ids``: the prefix's joint-pattern ids."""
+
+    X: PrefixFeatures
+    y: np.ndarray | None
+    ids: np.ndarray | None
+
+
+def view_kind(cls) -> str:
+    """Families that read pattern ids get table views; the others see only the scores."""
+    return "table" if cls.needs_patterns else "scalar"
+
+
+#: key ranges up to this size are grouped by counting (no sort)
+COUNTING_LIMIT = 1 << 22
+
+
+def group_rows(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """(a representative position, count) of each distinct value of ``key`` (ints in
+    [0, bound)), in increasing key order. Rows sharing a key are identical in everything
+    the view keeps, so which row represents them does not matter."""
+    if bound <= max(COUNTING_LIMIT, 4 * len(key)):
+        counts = np.bincount(key, minlength=bound)
+        present = np.flatnonzero(counts)
+        rep = np.empty(bound, dtype=np.int64)
+        rep[key] = np.arange(len(key))
+        return rep[present], counts[present]
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    return first, counts
+
+
+class ViewCache:
+    """Per-(judges, block, kind) views, built once per selection, shared by every family.
+
+    ``kind='table'``: distinct (joint pattern, label) rows, for families that read pattern
+    ids (their scores are a function of the pattern). ``kind='scalar'``: distinct
+    (score vector, label) rows, for families that read only the scores (tie and parse_error
+    share a score, so this is coarser). Unlabelled traffic (block ``rest``) is grouped
+    without labels. A prefix with a continuous judge keeps its raw rows.
+    """
+
+    def __init__(self, encoded: EncodedPanel, rows: dict[str, np.ndarray], labels: np.ndarray,
+                 pattern_cache: dict, compress: bool):
+        # rows: block name (M, V, T, rest = unlabelled traffic) -> row indices
+        self.encoded, self.labels, self.pattern_cache = encoded, labels, pattern_cache
+        self.rows = rows
+        self.compress = compress
+        self.continuous = np.array([e.schema == "continuous" for e in encoded.encoders])
+        self._cache: dict[tuple, BlockView] = {}
+        self._ycode: dict[str, tuple[int, np.ndarray]] = {}
+        self._score_code: dict[int, tuple[int, np.ndarray]] = {}
+
+    def get(self, judges: tuple, block: str, kind: str = "table") -> BlockView:
+        key = (judges, block, kind)
+        if key not in self._cache:
+            self._cache[key] = self._build(judges, block, kind)
+        return self._cache[key]
+
+    def _labels_code(self, block: str) -> tuple[int, np.ndarray]:
+        if block not in self._ycode:
+            levels, code = np.unique(self.labels[self.rows[block]], return_inverse=True)
+            self._ycode[block] = (len(levels), code.astype(np.int64))
+        return self._ycode[block]
+
+    def _scores_code(self, j: int) -> tuple[int, np.ndarray] | None:
+        """(number of distinct scores, per-row index of the row's score) for judge j; None
+        when a row holds a code the encoder never saw (its score is the default)."""
+        if j not in self._score_code:
+            codes = self.encoded.codes[:, j]
+            if len(codes) and codes.min() < 0:
+                self._score_code[j] = None
+            else:
+                values, index = np.unique(self.encoded.encoders[j].code_scores(),
+                                          return_inverse=True)
+                self._score_code[j] = (len(values), index[codes])
+        return self._score_code[j]
+
+    def _build(self, judges: tuple, block: str, kind: str) -> BlockView:
+        rows = self.rows[block]
+        cols = list(judges)
+        patterns = self.pattern_cache[judges]
+        top = patterns[-1]
+        labelled = block != "rest"
+        table_kind = kind == "table"
+        if (self.compress and len(rows) and not self.continuous[cols].any()
+                and (top is not None or not table_kind)):
+            if table_kind:
+                ids, bound = top[rows], None
+            else:
+                ids, bound = np.zeros(len(rows), dtype=np.int64), 1
+                for j in cols:
+                    coded = self._scores_code(j)
+                    if coded is None or bound * coded[0] >= INT64_SAFE:
+                        ids = None
+                        break
+                    ids = ids * coded[0] + coded[1][rows]
+                    bound *= coded[0]
+            if ids is not None and ids.min() >= 0:
+                if bound is None:
+                    bound = int(ids.max()) + 1
+                key = ids
+                if labelled:
+                    n_levels, ycode = self._labels_code(block)
+                    if bound >= INT64_SAFE // max(n_levels, 1):
+                        ids = np.unique(ids, return_inverse=True)[1]
+                        bound = int(ids.max()) + 1
+                    key, bound = ids * n_levels + ycode, bound * n_levels
+                pos, counts = group_rows(key, bound)
+                sel = rows[pos]
+                pats = ([None if p is None else p[sel] for p in patterns] if table_kind
+                        else [None] * len(cols))
+                X = PrefixFeatures(patterns=pats, scores=self.encoded.scores[np.ix_(sel, cols)],
+                                   weight=counts.astype(float))
+                return BlockView(X=X, y=self.labels[sel] if labelled else None,
+                             ids=top[sel] if table_kind else None)
+        X = PrefixFeatures(patterns=[None if p is None else p[rows] for p in patterns],
+                           scores=self.encoded.scores[np.ix_(rows, cols)])
+        return BlockView(X=X, y=self.labels[rows] if labelled else None,
+                     ids=None if top is None else top[rows])
+
+
+def weighted_mean_loss(values: np.ndarray, weight: np.ndarray | None) -> float:
+    return float(np.mean(values)) if weight is None else float(weight @ values / weight.sum())
+
+
+def weighted_se(values: np.ndarray, weight: np.ndarray | None) -> float:
+    """Standard error of the mean of the expanded rows (std with ddof=1 / sqrt(n))."""
+    n = len(values) if weight is None else float(weight.sum())
+    if n <= 1:
+        return math.nan
+    m = weighted_mean_loss(values, weight)
+    dev = (values - m) ** 2
+    ss = float(dev.sum()) if weight is None else float(weight @ dev)
+    return math.sqrt(ss / (n - 1)) / math.sqrt(n)
+
+
+def validation_record(model, vV: BlockView) -> dict:
+    """A fitted model with its validation risks (both objectives); ``record_se`` adds their SEs."""
+    p = model.predict(vV.X)
+    w = vV.X.weight
+    l_mse, l_nll = losses("mse", vV.y, p), losses("nll", vV.y, p)
+    return {"model": model, "mse": weighted_mean_loss(l_mse, w), "nll": weighted_mean_loss(l_nll, w),
+            "losses": (l_mse, l_nll), "weight": w}
+
+
+def record_se(rec: dict, objective: str) -> float:
+    """SE of a record's mean validation loss (computed for the grid's chosen entry only)."""
+    key = "se_" + objective
+    if key not in rec:
+        rec[key] = weighted_se(rec["losses"][0 if objective == "mse" else 1], rec["weight"])
+    return rec[key]
+
+
