@@ -7,21 +7,47 @@ import plotly.graph_objects as go
 from .diagnostics import QUADRANTS
 
 
-def validation_risk_over_k(candidates: list[dict], *, objective: str = "val_mse") -> go.Figure:
-    """Validation risk against prefix size K, one line per (family, path)."""
+#: one colour per family, shared by every figure
+FAMILY_COLORS = {
+    "mean_iso": "#1f77b4", "one_coin_iso": "#17becf", "ridge_iso": "#2ca02c", "logistic": "#98df8a",
+    "ridge_pairwise_iso": "#bcbd22", "logistic_pairwise": "#8c564b", "ds_jury": "#9467bd",
+    "table": "#d62728", "backoff": "#ff7f0e", "residual": "#e377c2",
+}
+
+
+def validation_risk_over_k(candidates: list[dict], *, objective: str = "val_mse",
+                           selected: dict | None = None) -> go.Figure:
+    """Held-out risk against prefix size K: one line per family (its best candidate over
+    the paths at each K), the deployed candidate(s) marked with a star."""
     fig = go.Figure()
-    series: dict[tuple[str, str], list[dict]] = {}
+    best: dict[str, dict[int, dict]] = {}
     for c in candidates:
-        if c["path_rule"] == "cfps":
+        if c["path_rule"] == "cfps" or c.get(objective) is None:
             continue
-        series.setdefault((c["family"], c["path"]), []).append(c)
-    for (family, path), rows in sorted(series.items()):
-        rows = sorted(rows, key=lambda r: r["K"])
-        fig.add_trace(go.Scatter(x=[r["K"] for r in rows], y=[r[objective] for r in rows],
-                                 mode="lines+markers", name=f"{family} / {path}",
-                                 hovertemplate="K=%{x}<br>risk=%{y:.4f}<extra>%{fullData.name}</extra>"))
-    fig.update_layout(xaxis_title="prefix size K", yaxis_title=objective.replace("_", " "),
-                      legend_title="family / path", margin=dict(l=40, r=20, t=30, b=40))
+        row = best.setdefault(c["family"], {})
+        if c["K"] not in row or c[objective] < row[c["K"]][objective]:
+            row[c["K"]] = c
+    for family, by_k in sorted(best.items()):
+        rows = [by_k[k] for k in sorted(by_k)]
+        fig.add_trace(go.Scatter(
+            x=[r["K"] for r in rows], y=[r[objective] for r in rows], mode="lines+markers",
+            name=family, line=dict(color=FAMILY_COLORS.get(family)), marker=dict(size=5),
+            customdata=[r["path"] for r in rows],
+            hovertemplate="K=%{x}<br>risk=%{y:.4f}<br>path %{customdata}<extra>%{fullData.name}</extra>"))
+    if selected is not None:
+        marks = selected.get("members") or [selected]
+        by_index = {c["index"]: c for c in candidates}
+        pts = [by_index[m["index"]] for m in marks if m.get("index") in by_index]
+        if pts:
+            fig.add_trace(go.Scatter(
+                x=[p["K"] for p in pts], y=[p[objective] for p in pts], mode="markers",
+                name="deployed" if len(pts) == 1 else "deployed (averaged)",
+                marker=dict(symbol="star", size=16, color="gold", line=dict(color="black", width=1)),
+                hovertemplate="%{text}<extra>deployed</extra>",
+                text=[f"{p['family']} K={p['K']} {p['path']}" for p in pts]))
+    fig.update_layout(xaxis_title="prefix size K (judges used)",
+                      yaxis_title=objective.replace("val_", "held-out ").replace("_", " "),
+                      legend_title="family", margin=dict(l=40, r=20, t=30, b=40))
     return fig
 
 

@@ -17,7 +17,7 @@ default = d["selected"]["index"] if d["selected"]["index"] in {c["index"] for c 
 labels = {c["index"]: f"{c['family']} K={c['K']} {c['path']} (val {c['val_mse']:.4f})" for c in cands}
 choice = st.selectbox("Candidate", list(labels), index=list(labels).index(default), format_func=labels.get)
 cand = next(c for c in d["candidates"] if c["index"] == choice)
-n_M = d["split"]["n_M"]
+n_M = d["split"]["n_fit"]
 m = st.columns(6)
 for col, key in zip(m, ("H_K", "S_K", "Q_K", "unseen_val", "V_cell", "V_proxy")):
     col.metric(key, f"{cand[key]:.4g}" if isinstance(cand[key], float) else cand[key])
@@ -34,7 +34,7 @@ def shade(row):
 
 st.dataframe(cells.drop(columns=["unseen"]).style.apply(shade, axis=1), hide_index=True)
 st.caption(f"{(cells['status'] == 'unseen').sum()} unseen and {(cells['status'] == 'thin').sum()} thin cells; "
-           f"N_z counts the calibration block (n_M = {n_M}).")
+           f"N_z counts the rows the candidates were fitted on ({n_M:.0f}).")
 table_download(cells, "cells")
 table_like = [c for c in d["candidates"] if REGISTRY[c["family"]].table_like and c["H_K"] is not None]
 c1, c2 = st.columns(2)

@@ -18,13 +18,21 @@ sel_state = st.session_state.get("selection")
 if sel_state and sel_state["label"] == label and sel_state["dict"]["regime"].get("quadrant"):
     d = sel_state["dict"]
     rg = d["regime"]
-    points.append({**rg, "label": f"selection (n_M={d['split']['n_M']})"})
+    verdict = "undetermined" if rg["quadrant"] == "undetermined" else rg["quadrant"].replace("_", " ")
+    points.append({**rg, "label": f"selection: {verdict} (fitted on {d['split']['n_fit']:.0f} rows)"})
+    if rg["quadrant"] == "undetermined":
+        st.warning(rg["advice"])
+    else:
+        lo, hi = rg.get("interaction_gain_ci") or (None, None)
+        st.info(f"**{verdict}**: interaction gain {rg['interaction_gain']:+.4f}"
+                + (f" (95% interval {lo:+.4f} to {hi:+.4f})" if lo is not None else "")
+                + f", table pressure {rg['table_pressure']:.3f}. {rg['advice']}")
     # Every table-like candidate, placed against the best scalar candidate's validation risk.
     best_scalar = d["candidates"][rg["best_scalar_index"]]["val_risk"]
     for c in d["candidates"]:
         if REGISTRY[c["family"]].table_like and c["H_K"] is not None and c["path_rule"] != "cfps":
             points.append({"interaction_gain": best_scalar - c["val_risk"],
-                           "table_pressure": table_pressure(c["H_K"], d["split"]["n_M"], c["unseen_val"]),
+                           "table_pressure": table_pressure(c["H_K"], d["split"]["n_fit"], c["unseen_val"]),
                            "label": "", "hover": f"{c['family']} K={c['K']} {c['path']}"})
 sweep = st.session_state.get("sweep")
 if sweep and sweep["label"] == label:

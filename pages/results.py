@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core import FCPSError
+from fcps_core.explain import verdict
 from fcps_core.plots import calibration_growth_risk, gap_forest, validation_risk_over_k
 from pages.common import figure_download, get_store, table_download
 
@@ -70,13 +71,15 @@ def show_run(run_id: int) -> None:
     res = run["result"]
     if run["kind"] == "select":
         sel = res["selected"]
-        st.metric("selected", f"{sel['family']} K={sel['K']}", f"val {sel['val_mse']:.4f}", delta_color="off")
+        st.metric("selected", f"{sel['family']} K={sel['K']}")
+        if "deployed_risk" in res:
+            st.write(verdict(res))
         st.caption(", ".join(sel["judges"]))
         rg = res.get("regime") or {}
         if rg.get("quadrant"):
             st.info(f"{rg['quadrant'].replace('_', ' ')}: gain {rg['interaction_gain']:.4f}, "
                     f"pressure {rg['table_pressure']:.4f}")
-        fig = validation_risk_over_k(res["candidates"])
+        fig = validation_risk_over_k(res["candidates"], selected=sel)
         st.plotly_chart(fig, key=f"k-{run_id}")
         figure_download(fig, f"run-{run_id}-risk-over-K")
         cands = pd.DataFrame(res["candidates"]).drop(columns=["params", "judges"], errors="ignore")

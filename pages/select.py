@@ -4,7 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core import FAMILIES, PATH_RULES, FCPSError, make_blocks
+from fcps_core.explain import verdict
 from fcps_core.plots import validation_risk_over_k
+from fcps_core.selection import (CHOICES, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PROTOCOL, DEFAULT_REPEATS,
+                                 PROTOCOLS)
 from pages.common import (figure_download, panel_picker, run_selection, save_run, split_sizes_table,
                           table_download)
 
@@ -31,7 +34,18 @@ except FCPSError as exc:
     st.error(str(exc))
     st.stop()
 
+st.caption("Under the cross-fitted protocol (default) S, M and V are pooled: every labelled row outside T "
+           "is used for fitting and, in other folds, for validation; T only audits.")
 with st.form("menu_form"):
+    p1, p2, p3, p4 = st.columns(4)
+    protocol = p1.selectbox("protocol", PROTOCOLS, index=PROTOCOLS.index(DEFAULT_PROTOCOL),
+                            help="crossfit: repeated grouped K-fold over all deployable labels; "
+                                 "split: the paper's S/M/V blocks")
+    choice = p2.selectbox("choice rule", CHOICES, index=CHOICES.index(DEFAULT_CHOICE),
+                          help="argmin: lowest held-out risk; simplest_within_se: the simplest candidate within one "
+                               "paired SE of the best; tie_average: average the statistically tied candidates")
+    folds = p3.number_input("folds", 2, 20, DEFAULT_FOLDS)
+    repeats = p4.number_input("repeats", 1, 10, DEFAULT_REPEATS)
     c1, c2, c3 = st.columns(3)
     families = c1.multiselect("families", FAMILIES, default=list(FAMILIES))
     paths = c1.multiselect("path rules", PATH_RULES, default=["info_first", "complexity_penalized", "random"])
@@ -39,7 +53,8 @@ with st.form("menu_form"):
     alpha = c2.number_input("table alpha", 0.0, 10.0, 0.5, step=0.1)
     fallback = c2.selectbox("table fallback", ["global", "lower_prefix"])
     objective = c3.selectbox("objective", ["mse", "nll"])
-    guard = c3.selectbox("guard", ["none", "one_se"], help="one_se keeps the task-type prior family unless the winner is clearly better")
+    guard = c3.selectbox("guard", ["none", "one_se"], help="one_se keeps the task-type prior family unless the "
+                         "winner is clearly better (needs the argmin choice rule)")
     refit = c3.selectbox("deployment", ["frozen", "refit"], help="refit re-fits the chosen candidate on S+M+V")
     run = st.form_submit_button("Run selection", type="primary")
 
@@ -49,7 +64,8 @@ if run:
         result = run_selection(panel, split, counts, int(seed), lambda f, m: bar.progress(min(f, 1.0), text=m),
                                families=families, paths=paths, k_max=int(k_max) or None, alpha=alpha,
                                fallback=fallback, objective=objective,
-                               guard=None if guard == "none" else guard, refit=refit)
+                               guard=None if guard == "none" else guard, refit=refit,
+                               protocol=protocol, choice=choice, folds=int(folds), repeats=int(repeats))
     except FCPSError as exc:
         st.error(str(exc))
         st.stop()
@@ -62,13 +78,40 @@ if sel_state and sel_state["label"] == label:
     d = sel_state["dict"]
     sel = d["selected"]
     sp = d["split"]
-    st.subheader(f"Selected: {sel['family']}, K={sel['K']} ({sel['path']})")
+    st.subheader("Verdict")
+    st.success(verdict(d))
+    held = "cross-fitted" if d["protocol"] == "crossfit" else "validation"
+    dr = d.get("deployed_risk") or {}
     m = st.columns(5)
-    m[0].metric("validation MSE", f"{sel['val_mse']:.4f}")
-    m[1].metric("test MSE", "-" if sel["test_mse"] is None else f"{sel['test_mse']:.4f}")
-    m[2].metric("menu size |C|", d["menu_size"])
-    m[3].metric("validation scale", f"{d['validation_scale']:.3f}", help="sqrt(log|C| / n_V)")
-    m[4].metric("Theorem 1 bound", f"{d['theorem1_bound']:.3f}")
+    m[0].metric("deployed risk (estimate)", "-" if not dr else f"{dr['estimate']:.4f}",
+                help="Bias-corrected estimate of the deployed predictor's risk on new items "
+                     "(bootstrap over groups of the held-out predictions, choice rule replayed in-bag)"
+                     + (f"; 95% interval {dr['ci'][0]:.4f} to {dr['ci'][1]:.4f}" if dr else ""))
+    m[1].metric(f"{held} MSE of the winner", f"{sel['val_mse']:.4f}",
+                help="The winner's own held-out risk: optimistic, because it was the minimum over the menu")
+    m[2].metric("test MSE (T, audit only)", "-" if sel["test_mse"] is None else f"{sel['test_mse']:.4f}")
+    m[3].metric("menu size |C|", d["menu_size"])
+    m[4].metric("validation scale", f"{d['validation_scale']:.3f}", help="sqrt(log|C| / n_V)")
+    if dr:
+        st.caption(f"Deployed risk 95% interval: {dr['ci'][0]:.4f} to {dr['ci'][1]:.4f} "
+                   f"({dr['method'].upper()}, {dr['n_boot'] if 'n_boot' in dr else dr.get('outer_folds')} resamples/folds).")
+    tie = d.get("tie") or {}
+    if tie.get("n_tied"):
+        alts = pd.DataFrame([{"family": a["family"], "K": a["K"], "path": a["path"], f"{held} risk": a["risk"],
+                              "difference": a["diff"], "paired SE": a["se"]} for a in tie["alternatives"]])
+        st.warning(f"Statistical tie: {tie['n_tied']} other candidate(s) lie within one paired standard error of "
+                   "the selected one. These would serve about as well:")
+        st.dataframe(alts, hide_index=True)
+    if d.get("baselines"):
+        st.markdown("**Baselines on the same held-out rows** (difference = baseline risk - selection risk; "
+                    "above 0 means the selection is better)")
+        st.dataframe(pd.DataFrame([{"baseline": b["label"], "risk": b["risk"], "difference": b["diff_vs_selected"],
+                                    "95% low": (b["ci"] or [None, None])[0], "95% high": (b["ci"] or [None, None])[1]}
+                                   for b in d["baselines"]]), hide_index=True)
+    if sel["family"] == "tie_average":
+        st.markdown(f"**Deployed: the average of {len(sel['members'])} tied candidates**")
+        st.dataframe(pd.DataFrame([{"family": mm["family"], "K": mm["K"], "path": mm["path"],
+                                    f"{held} risk": mm["val_risk"]} for mm in sel["members"]]), hide_index=True)
     st.write("Judges: " + ", ".join(sel["judges"]))
     if sel_state.get("run_id") is not None:
         st.page_link("pages/results.py", label=f"Stored as run {sel_state['run_id']}: open in the results browser",
@@ -79,9 +122,11 @@ if sel_state and sel_state["label"] == label:
         st.caption(f"guard one_se toward {d['guard']['prior_family']}: "
                    + ("adapted" if d["guard"].get("adapted") else "kept the prior"))
     rg = d["regime"]
-    if rg.get("quadrant"):
+    if rg.get("quadrant") == "undetermined":
+        st.warning(f"**Regime: undetermined.** {rg['advice']}")
+    elif rg.get("quadrant"):
         st.info(f"**Regime: {rg['quadrant'].replace('_', ' ')}** ({rg['description']}). {rg['advice']}")
-    fig = validation_risk_over_k(d["candidates"])
+    fig = validation_risk_over_k(d["candidates"], selected=sel)
     st.plotly_chart(fig)
     figure_download(fig, "validation-risk-over-K")
     table = pd.DataFrame(d["candidates"]).drop(columns=["params", "judges", "index"])

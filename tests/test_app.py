@@ -83,8 +83,22 @@ def test_upload_then_select_the_uploaded_panel(panel_csv):
     at.switch_page("pages/select.py").run()
     by_label(at.selectbox, "Panel").set_value("uploaded: mixed").run()
     _select(at)
-    assert at.subheader[0].value.startswith("Selected:")
+    assert at.subheader[0].value == "Verdict" and at.success[-1].value.startswith("Deploy ")
     assert at.session_state["selection"]["label"] == "uploaded: mixed"
+    d = at.session_state["selection"]["dict"]
+    assert d["protocol"] == "crossfit" and d["deployed_risk"]["method"] == "bbc"
+    # the baselines table lists every recipe the result carries
+    shown = [df.value for df in at.dataframe if "baseline" in df.value.columns]
+    assert shown and list(shown[0]["baseline"]) == [b["label"] for b in d["baselines"]]
+
+
+def test_select_page_runs_the_paper_protocol_on_request(panel_csv):
+    at = page("select")
+    by_label(at.selectbox, "protocol").set_value("split")
+    by_label(at.selectbox, "choice rule").set_value("argmin")
+    _select(at)
+    d = at.session_state["selection"]["dict"]
+    assert d["protocol"] == "split" and d["choice"] == "argmin" and d["selected"]["family"] != "tie_average"
 
 
 def test_bad_upload_shows_the_library_message():

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fcps_core import make_blocks, select
+from fcps_core import make_blocks
+from paper_protocol import select
 from fcps_core.checks import (cold_start, fixed_budget_allocation, metric_robustness,
                               objective_comparison, pool_perturbation, smoothing_sensitivity,
                               task_prior, tie_collapse_check)

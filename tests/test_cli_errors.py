@@ -36,7 +36,9 @@ def run_cli(tmp_path: Path, content: str | bytes | None, *args: str,
         path.write_bytes(content)
     elif content is not None:
         path.write_text(content, encoding="utf-8", newline="")
-    proc = subprocess.run([PYTHON, "-m", "fcps_core", "select", str(path), *args],
+    # Input handling is not about the protocol: the paper's split protocol keeps it fast.
+    proc = subprocess.run([PYTHON, "-m", "fcps_core", "select", str(path), "--protocol", "split",
+                           "--choice", "argmin", *args],
                           cwd=ROOT, capture_output=True, timeout=300)
     return (proc.returncode, proc.stdout.decode("utf-8", "replace"),
             proc.stderr.decode("utf-8", "replace"))

@@ -2,7 +2,8 @@
 
 import pytest
 
-from fcps_core import make_blocks, select
+from fcps_core import make_blocks
+from paper_protocol import select
 from fcps_core.experiments import calibration_growth
 from fcps_core.plots import (ablation_bars, calibration_growth_risk, family_shares, gap_forest, oracle_gap,
                              regime_map, risk_vs_pressure, selected_k_over_budget, unseen_over_budget,

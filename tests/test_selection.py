@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from fcps_core import FCPSPredictor, MenuError, SplitError, make_blocks, read_panel, select
+from fcps_core import FCPSPredictor, MenuError, SplitError, make_blocks, read_panel
+from paper_protocol import select
 from fcps_core.families import REGISTRY
 from fcps_core.panel import Panel
 from fcps_core.synthetic import make_regime

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fcps_core import make_blocks, select
+from fcps_core import make_blocks
+from paper_protocol import select
 from fcps_core.experiments import calibration_growth
 from fcps_core.ingest import import_file, load_panel
 from fcps_core.io import read_panel

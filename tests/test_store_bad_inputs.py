@@ -12,7 +12,8 @@ import textwrap
 
 import pytest
 
-from fcps_core import make_blocks, select
+from fcps_core import make_blocks
+from paper_protocol import select
 from fcps_core.errors import FCPSError
 from fcps_core.ingest import ImportLimits, import_file
 from fcps_core.io import read_panel

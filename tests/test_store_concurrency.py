@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from fcps_core import make_blocks, select
+from fcps_core import make_blocks
+from paper_protocol import select
 from fcps_core.store import Store
 from fcps_core.synthetic import make_regime
 
@@ -101,7 +102,11 @@ def test_a_run_killed_midway_leaves_no_trace(populated):
     digest = store.content_digest()
     child = spawn(f"""
         import time
-        from fcps_core import make_blocks, select
+        from functools import partial
+        import fcps_core
+        from fcps_core import make_blocks
+        from fcps_core.selection import PAPER_PROTOCOL
+        select = partial(fcps_core.select, **PAPER_PROTOCOL)
         from fcps_core.store import Store
         store = Store({str(store.path)!r})
         panel = store.load_panel("base")
@@ -129,7 +134,11 @@ def test_cli_import_while_another_process_holds_the_store_and_two_threads_write_
     n_runs = 12
     holder = spawn(f"""
         import json, threading, time
-        from fcps_core import make_blocks, select
+        from functools import partial
+        import fcps_core
+        from fcps_core import make_blocks
+        from fcps_core.selection import PAPER_PROTOCOL
+        select = partial(fcps_core.select, **PAPER_PROTOCOL)
         from fcps_core.store import Store
         store = Store({str(store.path)!r})
         panel = store.load_panel("base")

@@ -51,7 +51,7 @@ OUTPUTS = ["A", "B", "tie", "parse_error", ""]
 # ---------------------------------------------------------------------------------------
 def run_select(csv_path: Path, *extra: str) -> dict:
     cmd = [PYTHON, "-m", "fcps_core", "select", str(csv_path), "--json", "--quiet",
-           "--families", "table", *extra]
+           "--families", "table", "--protocol", "split", "--choice", "argmin", *extra]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"engine failed ({proc.returncode}):\n{proc.stderr}"
     return json.loads(proc.stdout)

@@ -26,7 +26,7 @@ from fcps_core.families import FAMILIES, REGISTRY, IsotonicMap, PrefixFeatures
 from fcps_core.families._linear import logistic_fit, logistic_objective, ridge_fit
 from fcps_core.families._reference import RefDSJury, reference_candidates, reference_model
 from fcps_core.families.ds_jury import distinct_votes, em_fit, em_fit_batch
-from fcps_core.selection import FCPSSelector
+from paper_protocol import FCPSSelector
 from fcps_core.synthetic import make_regime
 
 

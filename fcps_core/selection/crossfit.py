@@ -123,7 +123,7 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
                     base[name] = np.full((R, len(D)) + p.shape[1:], np.nan)
                 base[name][r, va] = p
     report(0.92 * (n_units - 1) / n_units, "refitting the menu on all deployable labels")
-    rows = {"S": D, "M": D, "V": D, "T": T, "rest": unlabelled}
+    rows = {"S": D, "M": D, "V": empty, "T": T, "rest": unlabelled}   # risks come from the folds
     final = selector.fit_menu(panel, rows, expand_grid=True,
                               progress=lambda f, m: report(0.92 * (n_units - 1 + f) / n_units,
                                                            f"final refit: {m}"))

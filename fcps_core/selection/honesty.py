@@ -29,7 +29,7 @@ import numpy as np
 
 from ..diagnostics import argmin_with_ties, losses, regime_quadrant, table_pressure
 from ..families import REGISTRY
-from .choice import (GroupedLosses, choose, complexity_order, prediction_signatures, row_losses,
+from .choice import (GroupedLosses, complexity_order, prediction_signatures, row_losses,
                      tie_break_order)
 
 Z95 = 1.959963984540054
@@ -93,42 +93,74 @@ def _baseline_losses(result, heldout, y) -> dict[str, np.ndarray]:
 
 
 def _bbc(result, heldout, grouped: GroupedLosses, y, base_losses: dict):
+    """All bootstrap draws at once: with W (draws x groups) the draw counts of each group,
+    every in-bag mean, paired clustered SE and out-of-bag sum is a matrix product with the
+    per-group loss sums (:class:`.choice.GroupedLosses`), so the rule is replayed exactly
+    (same tie tolerance, same SE) without a loop over candidates."""
     sel = result.selector
     cands = result.candidates
     rule = sel.choice
     tie_rank, simple_rank = tie_break_order(cands), complexity_order(cands)
-    signatures = prediction_signatures(heldout.preds)
     rng = np.random.default_rng(np.random.SeedSequence([sel.seed, 2018]))
     G = grouped.n_groups
-    row_group = grouped.group_of_row
-    L = None
-    proc, base = [], {n: [] for n in base_losses}
-    for _ in range(sel.n_boot):
-        w = np.bincount(rng.integers(0, G, G), minlength=G).astype(float)
-        oob_rows = (w == 0)[row_group]
-        if not oob_rows.any():
-            continue
-        ch = choose(rule, grouped, tie_rank=tie_rank, simple_rank=simple_rank,
-                    signatures=signatures, max_members=sel.max_members, w=w)
-        if ch.members:
-            avg = heldout.preds[:, :, ch.members][:, oob_rows].mean(axis=2)     # (repeats, oob rows)
-            loss = np.mean([losses(sel.objective, y[oob_rows], a) for a in avg], axis=0)
-        else:
-            if L is None:
-                L = row_losses(sel.objective, y, heldout.preds)
-            loss = L[oob_rows, ch.chosen]
-        proc.append(float(loss.mean()))
-        for n, bl in base_losses.items():
-            base[n].append(float(bl[oob_rows].mean()) - proc[-1])
-    proc = np.asarray(proc)
+    S, ng = grouped.sums, grouped.rows_per_group
+    W = np.zeros((sel.n_boot, G))
+    for b in range(sel.n_boot):
+        W[b] = np.bincount(rng.integers(0, G, G), minlength=G)
+    O = (W == 0).astype(float)
+    keep = O @ ng > 0                                  # draws with out-of-bag rows
+    W, O = W[keep], O[keep]
+    N = W @ ng
+    M = (W @ S) / N[:, None]
+    lo = M.min(axis=1)
+    tol = 1e-12 + 1e-9 * np.abs(lo)
+    big = len(cands) + 1
+    best = np.where(M <= (lo + tol)[:, None], tie_rank[None, :], big).argmin(axis=1)
+    chosen = best.copy()
+    rows_b = np.arange(len(best))
+    if rule != "argmin":
+        drawn = W.sum(axis=1)
+        Mb = M[rows_b, best]
+        delta = M - Mb[:, None]
+        Q = W @ (S ** 2)
+        GN = W @ (S * ng[:, None])
+        NN = W @ (ng ** 2)
+        X = (W * S[:, best].T) @ S                     # sum_g w_g S_gc S_g,best
+        Qb, GNb = Q[rows_b, best], GN[rows_b, best]
+        ss = Q - 2 * X + Qb[:, None] + delta ** 2 * NN[:, None] - 2 * delta * (GN - GNb[:, None])
+        se = np.sqrt(np.maximum(ss, 0.0) * (drawn / np.maximum(drawn - 1, 1))[:, None]) / N[:, None]
+        tied = delta <= se + tol[:, None]
+        if rule == "simplest_within_se":
+            chosen = np.where(tied, simple_rank[None, :], big).argmin(axis=1)
+    OS, ON = O @ S, O @ ng
+    proc = OS[rows_b, chosen] / ON
+    if rule == "tie_average":
+        signatures = prediction_signatures(heldout.preds)
+        row_group = grouped.group_of_row
+        for b in range(len(best)):
+            idx = np.flatnonzero(tied[b])
+            order = idx[np.lexsort((tie_rank[idx], M[b, idx]))]
+            members, seen = [], set()
+            for c in order:
+                if signatures[c] not in seen:
+                    seen.add(signatures[c])
+                    members.append(int(c))
+                if len(members) >= sel.max_members:
+                    break
+            if len(members) > 1:
+                oob_rows = O[b][row_group] > 0
+                avg = heldout.preds[:, :, members][:, oob_rows].mean(axis=2)   # (repeats, oob rows)
+                proc[b] = float(np.mean([losses(sel.objective, y[oob_rows], a) for a in avg]))
     deployed = {"estimate": float(proc.mean()),
                 "ci": [float(np.percentile(proc, 2.5)), float(np.percentile(proc, 97.5))],
                 "method": "bbc", "n_boot": int(len(proc)), "objective": sel.objective,
                 "rule": rule if not result.guard else "argmin (guard not replayed)",
                 "optimistic": _deployed_heldout_risk(result, grouped)}
     baselines = []
+    row_group = grouped.group_of_row
     for n, bl in base_losses.items():
-        d = np.asarray(base[n])
+        bsum = np.bincount(row_group, weights=bl, minlength=G)
+        d = (O @ bsum) / ON - proc
         name, _, judge = n.partition(":")
         baselines.append({"name": name, "label": BASELINE_LABELS[name] + (f": {judge}" if judge else ""),
                           "risk": float(bl.mean()), "diff_vs_selected": float(d.mean()),

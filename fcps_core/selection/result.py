@@ -243,10 +243,12 @@ class SelectionResult:
 
     def split_dict(self) -> dict:
         if self.protocol_info is not None:
-            return {**self.protocol_info, "seed": self.blocks.seed, "source": self.blocks.source,
+            return {**self.protocol_info, "n_fit": self.n_fit, "seed": self.blocks.seed,
+                    "source": self.blocks.source,
                     "groups": {"deployable": int(len(set(self.panel.group_ids[self.fit_rows]))),
                                "T": int(len(set(self.panel.group_ids[self.blocks.T])))}}
-        return {**self.blocks.sizes(), "protocol": "split", "seed": self.blocks.seed,
+        return {**self.blocks.sizes(), "protocol": "split", "n_fit": int(len(self.fit_rows)),
+                "seed": self.blocks.seed,
                 "source": self.blocks.source,
                 "groups": {b: int(len(set(self.panel.group_ids[getattr(self.blocks, b)])))
                            for b in ("S", "M", "V", "T")}}

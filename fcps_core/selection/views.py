@@ -157,7 +157,12 @@ def weighted_se(values: np.ndarray, weight: np.ndarray | None) -> float:
 
 
 def validation_record(model, vV: BlockView) -> dict:
-    """A fitted model with its validation risks (both objectives); ``record_se`` adds their SEs."""
+    """A fitted model with its validation risks (both objectives); ``record_se`` adds their SEs.
+    An empty validation view (the cross-fitted protocol's final refit) gives NaN risks."""
+    if vV.X.n_rows == 0:
+        empty = np.zeros(0)
+        return {"model": model, "mse": math.nan, "nll": math.nan, "losses": (empty, empty),
+                "weight": None}
     p = model.predict(vV.X)
     w = vV.X.weight
     l_mse, l_nll = losses("mse", vV.y, p), losses("nll", vV.y, p)
