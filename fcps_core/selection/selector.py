@@ -49,7 +49,7 @@ from ..splits import Blocks, check_blocks
 from .baselines import baseline_predictions
 from .choice import CHOICES, apply_choice_rule
 from .result import Candidate, SelectionResult
-from .views import ViewCache, record_se, validation_record, view_kind
+from .views import ViewCache, record_se, unscored_record, validation_record, view_kind
 
 DEFAULT_PATHS = ("info_first", "complexity_penalized", "random")
 DEFAULT_TABLE_K_MAX = 8
@@ -260,13 +260,15 @@ class FCPSSelector:
                 raise SplitError(f"block {b} contains unlabelled rows")
         return panel
 
-    def fit_menu(self, panel: Panel, rows: dict, *, expand_grid: bool = False,
+    def fit_menu(self, panel: Panel, rows: dict, *, expand_grid: bool = False, score_val: bool = True,
                  progress: Callable[[float, str], None] | None = None) -> "MenuFit":
         """One pass over the menu: encoders fitted on ``rows['M']``, paths built on
         ``rows['S']``, every candidate fitted on M and scored on ``rows['V']``; ``rows['T']``
         only feeds the (after-the-fact) audit views, ``rows['rest']`` is the unlabelled
         traffic of label-free fits. ``expand_grid`` makes every hyperparameter grid point its
-        own candidate (the cross-fitted protocol) instead of tuning the grid on V."""
+        own candidate (the cross-fitted protocol) instead of tuning the grid on V;
+        ``score_val=False`` skips the V risks (the cross-fitted protocol scores held-out rows
+        itself; V still feeds the diagnostics' frequencies)."""
         report = progress or (lambda frac, msg: None)
         y = panel.labels
         encoded = encode_panel(panel, rows["M"], n_bins=self.n_bins)
@@ -289,7 +291,8 @@ class FCPSSelector:
         diag_cache: dict[tuple, PrefixDiagnostics | None] = {}
         pattern_cache: dict[tuple, list] = {}
         views = ViewCache(encoded, rows, y, pattern_cache, self.compress)
-        self._fit_batched(work, encoded, pattern_cache, views, fits)
+        record = validation_record if score_val else unscored_record
+        self._fit_batched(work, encoded, pattern_cache, views, fits, record)
         candidates: list[Candidate] = []
         models: dict[int, object] = {}
         menu_size = 0
@@ -319,14 +322,14 @@ class FCPSSelector:
                     if cls.shares_base_models:
                         # The residual bases are the scalar families' own fits: share them.
                         extra["base_models"] = {
-                            b: self._fit_one(fits, views, judges, b)["model"]
+                            b: self._fit_one(fits, views, judges, b, record)["model"]
                             for b in dict.fromkeys(p["base"] for p in todo)}
                     fitted = cls.fit_grid(todo, vM.X, vM.y,
                                           vR.X if cls.uses_unlabelled else None,
                                           **self.family_fixed(family), **extra)
                     for params, model in zip(todo, fitted):
                         fits[(judges, family, tuple(sorted(params.items())))] = \
-                            validation_record(model, vV)
+                            record(model, vV)
                 menu_size += len(grid)
                 entries = [(fits[k][self.objective], p, fits[k], i) for i, (p, k) in enumerate(zip(grid, keys))]
                 if not expand_grid:
@@ -346,7 +349,7 @@ class FCPSSelector:
         return MenuFit(encoded=encoded, paths=paths, candidates=candidates, models=models,
                        menu_size=menu_size, pattern_cache=pattern_cache, views=views)
 
-    def _fit_batched(self, work, encoded, pattern_cache, views, fits) -> None:
+    def _fit_batched(self, work, encoded, pattern_cache, views, fits, record) -> None:
         """Pre-fit families that share work across prefixes (``batch_fit``: ds_jury's EMs
         run as one batch); the main loop then finds them in ``fits``."""
         for family in self.families:
@@ -370,9 +373,9 @@ class FCPSSelector:
                             for j in jobs]
                 for judges, model in zip(jobs, cls.fit_many(problems, **fixed, **params)):
                     fits[(judges, family, tuple(sorted(params.items())))] = \
-                        validation_record(model, views.get(judges, "V", kind))
+                        record(model, views.get(judges, "V", kind))
 
-    def _fit_one(self, fits: dict, views: "ViewCache", judges: tuple, family: str) -> dict:
+    def _fit_one(self, fits: dict, views: "ViewCache", judges: tuple, family: str, record) -> dict:
         """Fit (or fetch) a default-parameter model of ``family`` and its validation record."""
         key = (judges, family, ())
         if key not in fits:
@@ -381,7 +384,7 @@ class FCPSSelector:
             vM = views.get(judges, "M", kind)
             model = self.family_instance(family, {}).fit(
                 vM.X, vM.y, views.get(judges, "rest", kind).X if cls.uses_unlabelled else None)
-            fits[key] = validation_record(model, views.get(judges, "V", kind))
+            fits[key] = record(model, views.get(judges, "V", kind))
         return fits[key]
 
     def _patterns(self, encoded: EncodedPanel, path: JudgePath, K: int, cache: dict) -> list:

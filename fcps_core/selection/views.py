@@ -156,13 +156,17 @@ def weighted_se(values: np.ndarray, weight: np.ndarray | None) -> float:
     return math.sqrt(ss / (n - 1)) / math.sqrt(n)
 
 
+def unscored_record(model, vV: BlockView | None = None) -> dict:
+    """A fitted model whose validation risks are not computed (NaN)."""
+    empty = np.zeros(0)
+    return {"model": model, "mse": math.nan, "nll": math.nan, "losses": (empty, empty), "weight": None}
+
+
 def validation_record(model, vV: BlockView) -> dict:
     """A fitted model with its validation risks (both objectives); ``record_se`` adds their SEs.
     An empty validation view (the cross-fitted protocol's final refit) gives NaN risks."""
     if vV.X.n_rows == 0:
-        empty = np.zeros(0)
-        return {"model": model, "mse": math.nan, "nll": math.nan, "losses": (empty, empty),
-                "weight": None}
+        return unscored_record(model)
     p = model.predict(vV.X)
     w = vV.X.weight
     l_mse, l_nll = losses("mse", vV.y, p), losses("nll", vV.y, p)
