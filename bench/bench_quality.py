@@ -86,8 +86,12 @@ def run_panel(name: str, splits: int, quiet: bool) -> dict:
         res = FCPSSelector(seed=seed).fit(panel, blocks)          # the library default
         t_cf = time.perf_counter() - t0
         pred = FCPSPredictor.from_dict(json.loads(json.dumps(res.predictor().to_dict())))
+        dr = res.deployed_risk
         rec = {"default": mse(pred.predict(panel)[T]),
-               "default_estimate": res.deployed_risk["estimate"],
+               "default_estimate": dr["estimate"],
+               "default_bbc_raw": dr.get("bbc_estimate", dr["estimate"]),
+               "default_optimistic": dr["optimistic"],
+               "default_632": 0.368 * dr["optimistic"] + 0.632 * dr.get("bbc_estimate", dr["estimate"]),
                "default_choice": res.selected_dict()["family"], "crossfit_seconds": t_cf}
         P, Dh = res.heldout.preds, res.heldout.rows
         for rule in CHOICES:
@@ -138,6 +142,9 @@ def summarise(name: str, rows: dict) -> dict:
         bias = (float(np.mean([r[est] - r[p] for r in rows.values()])) if est in mean else None)
         out["procedures"][p] = {"t_mse": mean[p], "gap": mean[p] - best_fixed[1], "bias": bias,
                                 "vs_best_single": mean[p] - best_single[1]}
+    out["estimators_of_default"] = {
+        k: float(np.mean([r[k] - r["default"] for r in rows.values()]))
+        for k in ("default_estimate", "default_bbc_raw", "default_optimistic", "default_632")}
     out["fixed"] = fixed
     out["seconds"] = {"crossfit": mean["crossfit_seconds"], "split": mean["split_seconds"]}
     return out
@@ -162,6 +169,8 @@ def main(argv=None) -> int:
         for p, v in s["procedures"].items():
             bias = "-" if v["bias"] is None else f"{v['bias']:+.4f}"
             print(f"{p:30s} {v['t_mse']:8.4f} {v['gap']:+8.4f} {bias:>8s} {v['vs_best_single']:+9.4f}")
+        print("bias of estimators of the default's T-MSE: " + ", ".join(
+            f"{k.replace('default_', '')} {v:+.4f}" for k, v in s["estimators_of_default"].items()))
         d = s["procedures"]["default"]
         ok = d["gap"] <= 0.002 and (d["bias"] is None or abs(d["bias"]) <= 0.005) and d["vs_best_single"] <= 0
         print(f"targets (gap <= +0.002, |bias| <= 0.005, not worse than best single judge): "

@@ -100,10 +100,11 @@ class _Linear(Aggregator):
 
 class _RidgeIsotonic(_Linear):
     def __init__(self, ridge_alpha: float = 1.0):
-        self.ridge_alpha = float(ridge_alpha)
+        self.ridge_alpha = ridge_alpha
 
-    def get_params(self):
-        return {"ridge_alpha": self.ridge_alpha}
+    def _validate_params(self) -> None:
+        if not (isinstance(self.ridge_alpha, (int, float)) and self.ridge_alpha >= 0):
+            raise ValueError("ridge_alpha must be >= 0")
 
     def _fit(self, X, y, unlabelled):
         F = self.features(X.scores)
@@ -131,10 +132,11 @@ class _RidgeIsotonic(_Linear):
 
 class _Logistic(_Linear):
     def __init__(self, C: float = 1.0):
-        self.C = float(C)
+        self.C = C
 
-    def get_params(self):
-        return {"C": self.C}
+    def _validate_params(self) -> None:
+        if not (isinstance(self.C, (int, float)) and self.C > 0):
+            raise ValueError("C must be > 0")
 
     def _fit(self, X, y, unlabelled):
         F = self.features(X.scores)

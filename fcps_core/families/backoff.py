@@ -27,12 +27,11 @@ class BackoffTable(Aggregator):
     ladder = 4
 
     def __init__(self, shrinkage: float = 2.0):
-        if shrinkage <= 0:
-            raise ValueError("shrinkage must be > 0")
-        self.shrinkage = float(shrinkage)
+        self.shrinkage = shrinkage
 
-    def get_params(self):
-        return {"shrinkage": self.shrinkage}
+    def _validate_params(self) -> None:
+        if not (isinstance(self.shrinkage, (int, float)) and self.shrinkage > 0):
+            raise ValueError("shrinkage must be > 0")
 
     @classmethod
     def grid(cls, **options):
@@ -48,6 +47,7 @@ class BackoffTable(Aggregator):
         models = []
         for params in settings:
             model = cls(**fixed, **params)
+            model._validate_params()
             if models:
                 model.ybar_, model.levels_ = models[0].ybar_, models[0].levels_
             else:

@@ -1,9 +1,13 @@
 """Shared pieces of the aggregator families: the feature view, the base class, isotonic.
 
-Every family is a small estimator in the scikit-learn style: hyperparameters in
-``__init__``, ``fit(X, y, unlabelled=None)`` on the calibration block, ``predict(X)``
-returning a probability in [0, 1] for any rows, fitted state in trailing-underscore
-attributes, and ``get_state``/``from_state`` for JSON persistence (no pickle).
+Every family is a scikit-learn estimator (``BaseEstimator``): hyperparameters are only
+stored in ``__init__`` (``get_params``/``set_params``/``sklearn.base.clone`` work), they are
+validated in ``fit(X, y, unlabelled=None)``, fitted state lives in trailing-underscore
+attributes, ``predict(X)`` checks the model is fitted (``check_is_fitted``) and returns a
+probability in [0, 1] for any rows, and ``get_state``/``from_state`` persist it as JSON (no
+pickle). ``X`` is a :class:`PrefixFeatures` (joint-pattern ids and scores of a prefix), not a
+plain array, so scikit-learn's data-driven estimator checks do not apply (see
+``tests/test_estimators.py``).
 
 Row multiplicities. ``PrefixFeatures.weight`` (None = every row once) lets the selector
 hand a family each *distinct* (pattern, label) row once with its count instead of the raw
@@ -19,6 +23,8 @@ from typing import ClassVar
 
 import numpy as np
 from scipy.optimize import isotonic_regression
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 #: scikit-learn merges isotonic inputs closer than this (``np.finfo(float).resolution``).
 _X_EPS = float(np.finfo(np.float64).resolution)
@@ -61,8 +67,15 @@ def weighted_mean(values: np.ndarray, weight: np.ndarray | None) -> float:
     return float(np.mean(values)) if weight is None else float(weight @ values / weight.sum())
 
 
-class Aggregator:
-    """Base class. Subclasses set ``name`` and implement ``_fit``/``_predict``/state."""
+class Aggregator(BaseEstimator):
+    """Base class. Subclasses set ``name``, store their hyperparameters in ``__init__``,
+    check them in ``_validate_params`` and implement ``_fit``/``_predict``/state.
+
+    Class attributes declare what the selector needs to know (no name checks there):
+    ``table_like``, ``needs_patterns``, ``uses_unlabelled``, ``batch_fit``, ``pairwise`` (K
+    limited by ``pairwise_k_max``), ``shares_base_models``, ``menu_fixed`` (parameters the
+    menu sets), ``complexity_rank`` (argmin ties) and ``ladder`` (simplest_within_se).
+    """
 
     name: ClassVar[str] = ""
     table_like: ClassVar[bool] = False      # estimates a joint-pattern table (regime map)
@@ -77,8 +90,11 @@ class Aggregator:
     shares_base_models: ClassVar[bool] = False  # fit_grid takes the scalar families' fits
     menu_fixed: ClassVar[tuple] = ()        # parameters the selector's menu fixes (not tuned)
 
-    def get_params(self) -> dict:
-        return {}
+    def _validate_params(self) -> None:
+        """Raise ValueError for an impossible hyperparameter (called by ``fit``)."""
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "ybar_")
 
     @classmethod
     def grid(cls, **options) -> list[dict]:
@@ -86,6 +102,7 @@ class Aggregator:
         return [{}]
 
     def fit(self, X: PrefixFeatures, y: np.ndarray, unlabelled: PrefixFeatures | None = None):
+        self._validate_params()
         y = np.asarray(y, dtype=float)
         if X.n_rows != len(y):
             raise ValueError(f"{X.n_rows} feature rows for {len(y)} labels")
@@ -98,6 +115,7 @@ class Aggregator:
         return self
 
     def predict(self, X: PrefixFeatures) -> np.ndarray:
+        check_is_fitted(self)
         return np.clip(np.asarray(self._predict(X), dtype=float), 0.0, 1.0)
 
     @classmethod
@@ -114,11 +132,12 @@ class Aggregator:
 
     # JSON state --------------------------------------------------------------------------
     def get_state(self) -> dict:
-        return {"params": self.get_params(), "ybar": self.ybar_, **self._state()}
+        return {"params": self.get_params(deep=False), "ybar": self.ybar_, **self._state()}
 
     @classmethod
     def from_state(cls, state: dict) -> "Aggregator":
         obj = cls(**state.get("params", {}))
+        obj._validate_params()
         obj.ybar_ = float(state["ybar"])
         obj._load(state)
         return obj

@@ -42,11 +42,12 @@ def distinct_votes(scores: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, 
     return ones[first], zeros[first], np.bincount(inv, weights=weight, minlength=len(uniq))
 
 
-def em_fit(ones: np.ndarray, zeros: np.ndarray, count: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+def em_fit(ones: np.ndarray, zeros: np.ndarray, count: np.ndarray, *, max_iter: int = MAX_ITER,
+           tol: float = TOL) -> tuple[float, np.ndarray, np.ndarray]:
     """Dawid-Skene EM (one-coin-per-class, binary truth) on vote rows with multiplicities.
 
     Returns (prior log-odds, weight of a 1-vote, weight of a 0-vote) after at most
-    ``MAX_ITER`` iterations, stopping when no row's posterior moves by ``TOL``.
+    ``max_iter`` iterations, stopping when no row's posterior moves by ``tol``.
     """
     K = ones.shape[1]
     observed = ones + zeros
@@ -56,7 +57,7 @@ def em_fit(ones: np.ndarray, zeros: np.ndarray, count: np.ndarray) -> tuple[floa
     pos_stats = np.hstack([ones, observed])       # sum t*w over these: 1-votes, observed
     neg_stats = np.hstack([zeros, observed])
     votes = np.hstack([ones, zeros])
-    for _ in range(MAX_ITER):
+    for _ in range(max_iter):
         tw = t * count
         a = tw @ pos_stats
         b = (count - tw) @ neg_stats
@@ -67,14 +68,15 @@ def em_fit(ones: np.ndarray, zeros: np.ndarray, count: np.ndarray) -> tuple[floa
         w1 = np.log(sens) - np.log(1 - spec)      # weight of a 1-vote
         w0 = np.log(1 - sens) - np.log(spec)      # weight of a 0-vote
         new_t = 1.0 / (1.0 + np.exp(-np.clip(prior_logit + votes @ np.concatenate([w1, w0]), -35, 35)))
-        done = np.max(np.abs(new_t - t)) < TOL
+        done = np.max(np.abs(new_t - t)) < tol
         t = new_t
         if done:
             break
     return prior_logit, w1, w0
 
 
-def em_fit_batch(problems: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+def em_fit_batch(problems: list[tuple[np.ndarray, np.ndarray, np.ndarray]], *, max_iter: int = MAX_ITER,
+                 tol: float = TOL
                  ) -> list[tuple[float, np.ndarray, np.ndarray]]:
     """:func:`em_fit` for many independent problems at once (same iterations, same stopping
     rule per problem), so one selection's EM fits cost one loop instead of one per prefix.
@@ -118,7 +120,7 @@ def em_fit_batch(problems: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     FK = F * Kmax
     active = np.ones(F, dtype=bool)
     out_prior, out_w1, out_w0 = np.zeros(F), np.zeros((F, Kmax)), np.zeros((F, Kmax))
-    for _ in range(MAX_ITER):
+    for _ in range(max_iter):
         tw = t * count
         s = M_step @ tw
         a1, a_obs = s[:FK].reshape(F, Kmax), s[FK:2 * FK].reshape(F, Kmax)
@@ -131,7 +133,7 @@ def em_fit_batch(problems: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
         w0 = np.log(1 - sens) - np.log(spec)
         lo = prior[seg] + E_step @ np.concatenate([w1.ravel(), w0.ravel()])
         new_t = 1.0 / (1.0 + np.exp(-np.clip(lo, -35, 35)))
-        done = active & (np.maximum.reduceat(np.abs(new_t - t), starts) < TOL)
+        done = active & (np.maximum.reduceat(np.abs(new_t - t), starts) < tol)
         out_prior[done], out_w1[done], out_w0[done] = prior[done], w1[done], w0[done]
         active &= ~done
         t = new_t
@@ -157,8 +159,18 @@ class DawidSkeneJury(Aggregator):
     uses_unlabelled = True
     batch_fit = True
 
+    def __init__(self, max_iter: int = MAX_ITER, tol: float = TOL):
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _validate_params(self) -> None:
+        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
+            raise ValueError("max_iter must be an integer >= 1")
+        if not (isinstance(self.tol, (int, float)) and self.tol > 0):
+            raise ValueError("tol must be > 0")
+
     def _fit(self, X, y, unlabelled):
-        self._finish(X, y, em_fit(*self._em_rows(X, unlabelled)))
+        self._finish(X, y, em_fit(*self._em_rows(X, unlabelled), max_iter=self.max_iter, tol=self.tol))
 
     @staticmethod
     def _em_rows(X, unlabelled):
@@ -179,7 +191,9 @@ class DawidSkeneJury(Aggregator):
     @classmethod
     def fit_many(cls, problems: list, **params) -> list["DawidSkeneJury"]:
         """Fit one model per (X, y, unlabelled) problem, the EMs batched (:func:`em_fit_batch`)."""
-        em = em_fit_batch([cls._em_rows(X, U) for X, _, U in problems])
+        proto = cls(**params)
+        proto._validate_params()
+        em = em_fit_batch([cls._em_rows(X, U) for X, _, U in problems], max_iter=proto.max_iter, tol=proto.tol)
         models = []
         for (X, y, U), fitted in zip(problems, em):
             model = cls(**params)

@@ -28,13 +28,14 @@ class ResidualTable(Aggregator):
     shares_base_models = True
 
     def __init__(self, base: str = "ridge_iso", shrinkage: float = 8.0):
-        if base not in BASES:
-            raise ValueError(f"residual base must be one of {BASES}")
         self.base = base
-        self.shrinkage = float(shrinkage)
+        self.shrinkage = shrinkage
 
-    def get_params(self):
-        return {"base": self.base, "shrinkage": self.shrinkage}
+    def _validate_params(self) -> None:
+        if self.base not in BASES:
+            raise ValueError(f"residual base must be one of {BASES}")
+        if not (isinstance(self.shrinkage, (int, float)) and self.shrinkage >= 0):
+            raise ValueError("shrinkage must be >= 0")
 
     @classmethod
     def grid(cls, **options):
@@ -57,6 +58,7 @@ class ResidualTable(Aggregator):
         models = []
         for params in settings:
             model = cls(**fixed, **params)
+            model._validate_params()
             if model.base not in bases:
                 bases[model.base] = model._base_class()().fit(X, y, unlabelled)
             model.ybar_ = ybar

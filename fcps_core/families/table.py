@@ -30,15 +30,14 @@ class JointTable(Aggregator):
     menu_fixed = ("alpha", "fallback")
 
     def __init__(self, alpha: float = 0.5, fallback: str = "global"):
-        if alpha < 0:
-            raise ValueError("alpha must be >= 0")
-        if fallback not in FALLBACKS:
-            raise ValueError(f"fallback must be one of {FALLBACKS}")
-        self.alpha = float(alpha)
+        self.alpha = alpha
         self.fallback = fallback
 
-    def get_params(self) -> dict:
-        return {"alpha": self.alpha, "fallback": self.fallback}
+    def _validate_params(self) -> None:
+        if not (isinstance(self.alpha, (int, float)) and self.alpha >= 0):
+            raise ValueError("alpha must be >= 0")
+        if self.fallback not in FALLBACKS:
+            raise ValueError(f"fallback must be one of {FALLBACKS}")
 
     def _levels(self, X: PrefixFeatures) -> list[int]:
         top = X.K - 1
