@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import io
 import json
 import os
 import sys

@@ -8,7 +8,7 @@ shrinkages), the six scalar families, ds_jury), n_S = 300, n_V = 300, n_T = 400.
 
 * engine: ``calibration_growth(panel, budgets, ..., splits=30, workers=2)``, wall time
   including the worker pool start.
-* baseline: ``fcps_core.families._reference.reference_candidates`` -- every menu entry
+* baseline: ``bench.reference.families.reference_candidates`` -- every menu entry
   fitted on its own (pandas groupby for table cells, one sklearn Ridge /
   IsotonicRegression / LogisticRegression per candidate, row-level Python EM for ds_jury),
   on the same nested blocks and the same path rules, in one process. By default it runs on
@@ -33,7 +33,7 @@ import numpy as np
 
 from fcps_core.experiments import MENUS, calibration_growth, nested_blocks
 from fcps_core.families import REGISTRY
-from fcps_core.families._reference import reference_candidates
+from bench.reference.families import reference_candidates
 from fcps_core.selection import FCPSSelector
 from fcps_core.synthetic import make_regime
 

@@ -9,11 +9,11 @@ Public API::
     result.selected, result.regime, result.predictor().save("model.json")
 """
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 from .errors import FCPSError, MenuError, PanelError, PredictorError, SplitError  # noqa: E402
-from .io import read_panel  # noqa: E402
-load_panel = read_panel
+from .ingest import load_panel  # noqa: E402
+read_panel = load_panel   # the one panel reader, under its two documented names
 from .panel import Panel  # noqa: E402
 from .splits import Blocks, draw_blocks, make_blocks, repeated_blocks  # noqa: E402
 from .selection import FCPSSelector, SelectionResult, select  # noqa: E402

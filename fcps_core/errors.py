@@ -51,3 +51,7 @@ class MenuError(FCPSError):
 
 class PredictorError(FCPSError):
     """A saved predictor cannot be loaded or applied to a panel."""
+
+
+class StoreError(FCPSError):
+    """A store operation cannot be done (unknown panel, name taken, bad name, newer schema)."""

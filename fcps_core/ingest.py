@@ -3,12 +3,12 @@ gzipped), column mapping, preview, size limits and the checks a stored panel mus
 
 Large files are parsed by DuckDB (a multi-threaded C++ reader), never row by row in
 Python. Values are kept as strings and handed to :mod:`fcps_core.panel`, so a file imported
-here yields exactly the panel that :func:`fcps_core.io.read_panel` builds from it:
+here yields exactly the panel that the row-by-row reference reader (``tests/reference/row_reader.py``) builds from it:
 
-* :func:`build_panel` is :meth:`Panel.from_columns` computed on each column's *distinct*
+* :func:`build_panel` is the reference ``panel_from_columns`` computed on each column's *distinct*
   values (``pandas.factorize``) and broadcast back, which is what makes a 1,000,000-row
   import fast. Errors are re-located to the first file line holding the offending value.
-* :func:`long_to_wide` is a vectorised :func:`fcps_core.io.long_to_wide`.
+* :func:`long_to_wide` is a vectorised reference ``long_to_wide``.
 
 Every problem is one :class:`PanelError` naming the line and/or column and what to do.
 Limits (:class:`ImportLimits`) bound the file size, rows, judges and distinct outputs per
@@ -34,8 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import PanelError
-from .io import check_header
-from .panel import (MISSING, JudgeColumn, Panel, _check_duplicate_items, _parse_blocks,
+from .panel import (MISSING, check_header, JudgeColumn, Panel, check_duplicate_items, parse_blocks,
                     build_judge_column, detect_schema, is_missing, map_labels, resolve_judge_names)
 
 __all__ = ["ImportLimits", "DEFAULT_LIMITS", "FORMATS", "detect_format", "read_columns",
@@ -399,7 +398,7 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
                 judge_range: tuple[float, float] | None = None,
                 require_labels: bool = True, name: str = "panel", first_line: int = 2,
                 limits: ImportLimits | None = None) -> Panel:
-    """The panel :meth:`Panel.from_columns` builds from the same string columns (same
+    """The panel the reference ``panel_from_columns`` builds from the same string columns (same
     checks in the same order, same errors), computed on distinct values; plus the judge
     count and distinct-output limits when ``limits`` is given."""
     names = list(columns)
@@ -431,11 +430,11 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
     else:
         group_ids = item_ids.copy()
     if len(pd.unique(item_ids)) < n:     # the exact (slower) check only when ids repeat
-        _check_duplicate_items(item_ids, labels, first_line, item_column)
+        check_duplicate_items(item_ids, labels, first_line, item_column)
     blocks = None
     use_block = block_column if (block_column and block_column in cols) else None
     if use_block:
-        blocks = _parse_blocks(cols[use_block], labels, first_line, use_block)
+        blocks = parse_blocks(cols[use_block], labels, first_line, use_block)
     judge_names = resolve_judge_names(names, judges, {item_column, group_column, label_column, use_block})
     if limits is not None and len(judge_names) > limits.max_judges:
         raise PanelError(f"the panel has {len(judge_names):,} judges, above the limit of "
@@ -453,12 +452,19 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
 
 # -- long layout -----------------------------------------------------------------------------
 
+def detect_layout(columns, *, judge_column: str = "judge", output_column: str = "output") -> str:
+    """``long`` when the file has judge and output columns, else ``wide`` (``columns``: the
+    column names, or a mapping keyed by them)."""
+    return "long" if judge_column in columns and output_column in columns else "wide"
+
+
+
 def long_to_wide(columns: Mapping[str, Sequence[str]], *, item_column: str = "item_id",
                  judge_column: str = "judge", output_column: str = "output",
                  group_column: str = "group_id", label_column: str = "label",
                  block_column: str = "block", first_line: int = 2,
                  max_judges: int | None = None) -> dict[str, np.ndarray]:
-    """Vectorised :func:`fcps_core.io.long_to_wide` (same result, same first error)."""
+    """Vectorised reference ``long_to_wide`` (same result, same first error)."""
     for needed in (item_column, judge_column, output_column):
         if needed not in columns:
             raise PanelError(f"long-format file has no {needed!r} column",
@@ -547,7 +553,7 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
                limits: ImportLimits = DEFAULT_LIMITS) -> Panel:
     """Read a wide or long panel file (CSV, TSV, Parquet, JSON Lines; optionally gzipped).
 
-    Same mapping options and the same resulting panel as :func:`fcps_core.io.read_panel`,
+    Same mapping options and the same resulting panel as the row-by-row reference reader (``tests/reference/row_reader.py``),
     plus ``fmt``/``delimiter`` and ``limits``.
     """
     if layout not in ("auto", "wide", "long"):
@@ -558,7 +564,7 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
                          check_width=layout != "long" and judges is None)
     columns, first_line = table.columns, table.first_line
     if layout == "auto":
-        layout = "long" if judge_column in columns and output_column in columns else "wide"
+        layout = detect_layout(columns, judge_column=judge_column, output_column=output_column)
     panel_name = name or Path(path).name.split(".")[0]
     if layout == "long":
         wide = long_to_wide(columns, item_column=item_column, judge_column=judge_column,
@@ -643,7 +649,7 @@ def import_file(store, path: str, *, name: str, provenance=None, licence: str | 
     before the store is touched, and written in one transaction: a rejected file leaves
     the store exactly as it was.
     """
-    from .store import validate_name
+    from .names import validate_name
     validate_name(name)
     panel = load_panel(path, fmt=fmt, delimiter=delimiter, limits=limits, name=name, **mapping)
     if collapse_ties:
@@ -672,7 +678,7 @@ def preview(path: str, *, rows: int = 10, layout: str = "auto",
     table = read_columns(path, fmt=fmt, delimiter=delimiter, limits=limits, max_rows=sample_rows)
     cols = table.columns
     if layout == "auto":
-        layout = "long" if judge_column in cols and output_column in cols else "wide"
+        layout = detect_layout(cols, judge_column=judge_column, output_column=output_column)
     fixed = {item_column: "item", group_column: "group", label_column: "label",
              block_column: "block"}
     if layout == "long":

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -375,58 +375,6 @@ class Panel:
         return Panel(item_ids=self.item_ids, group_ids=self.group_ids, labels=self.labels,
                      judges=judges, blocks=self.blocks, name=self.name, label_note=self.label_note)
 
-    # -- construction ------------------------------------------------------------------
-    @classmethod
-    def from_columns(cls, columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] | None = None,
-                     item_column: str = "item_id", group_column: str = "group_id",
-                     label_column: str = "label", block_column: str | None = "block",
-                     schema: str | Mapping[str, str] | None = None,
-                     label_range: tuple[float, float] | None = None,
-                     judge_range: tuple[float, float] | None = None,
-                     require_labels: bool = True, name: str = "panel",
-                     first_line: int = 2) -> "Panel":
-        """Build a panel from string columns (``first_line`` = file line of the first row)."""
-        names = list(columns)
-        if not names:
-            raise PanelError("no columns")
-        n = len(columns[names[0]])
-        if n == 0:
-            raise PanelError("the panel has a header but no data rows")
-        if label_column not in columns:
-            if require_labels:
-                raise PanelError(f"no label column {label_column!r}; columns are "
-                                 + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""),
-                                 hint="name it with --label-column")
-            labels, note = np.full(n, np.nan), ""
-        else:
-            labels, note = map_labels(columns[label_column], column=label_column,
-                                      first_line=first_line, label_range=label_range)
-        if item_column in columns:
-            item_ids = np.array([str(x).strip() for x in columns[item_column]], dtype=object)
-            blank = np.flatnonzero(item_ids == "")
-            if blank.size:
-                raise PanelError("empty item id", line=first_line + int(blank[0]), column=item_column)
-        else:
-            item_ids = np.array([str(i + 1) for i in range(n)], dtype=object)
-        if group_column in columns:
-            group_ids = np.array([str(x).strip() for x in columns[group_column]], dtype=object)
-            group_ids = np.where(group_ids == "", item_ids, group_ids)
-        else:
-            group_ids = item_ids.copy()
-        _check_duplicate_items(item_ids, labels, first_line, item_column)
-        blocks = None
-        use_block = block_column if (block_column and block_column in columns) else None
-        if use_block:
-            blocks = _parse_blocks(columns[use_block], labels, first_line, use_block)
-        judge_names = resolve_judge_names(names, judges, {item_column, group_column, label_column, use_block})
-        judge_cols = []
-        for j in judge_names:
-            s = schema.get(j) if isinstance(schema, Mapping) else schema
-            judge_cols.append(build_judge_column(j, columns[j], schema=s, first_line=first_line,
-                                                 value_range=judge_range))
-        return cls(item_ids=item_ids, group_ids=group_ids, labels=labels, judges=judge_cols,
-                   blocks=blocks, name=name, label_note=note)
-
 
 def resolve_judge_names(names: Sequence[str], judges: Sequence[str] | None, reserved: set) -> list[str]:
     """The judge columns: ``judges`` if given (each must exist and not be a reserved
@@ -447,7 +395,7 @@ def resolve_judge_names(names: Sequence[str], judges: Sequence[str] | None, rese
     return judge_names
 
 
-def _check_duplicate_items(item_ids: np.ndarray, labels: np.ndarray, first_line: int,
+def check_duplicate_items(item_ids: np.ndarray, labels: np.ndarray, first_line: int,
                            column: str) -> None:
     order = np.argsort(item_ids, kind="stable")
     sorted_ids = item_ids[order]
@@ -466,7 +414,7 @@ def _fmt(v: float) -> str:
     return "unlabelled" if np.isnan(v) else f"{v:g}"
 
 
-def _parse_blocks(raw: Sequence[str], labels: np.ndarray, first_line: int, column: str) -> np.ndarray:
+def parse_blocks(raw: Sequence[str], labels: np.ndarray, first_line: int, column: str) -> np.ndarray:
     out = np.empty(len(raw), dtype=object)
     for i, tok in enumerate(raw):
         t = str(tok).strip().lower()
@@ -481,3 +429,20 @@ def _parse_blocks(raw: Sequence[str], labels: np.ndarray, first_line: int, colum
             raise PanelError(f"row is in block {out[i]} but has no label", line=first_line + i,
                              column=column, hint="label it or leave its block empty")
     return out
+
+
+def check_header(header: list[str]) -> list[str]:
+    """Stripped column names; an empty header, an unnamed or a duplicated column is an error."""
+    header = [h.strip() for h in header]
+    if not any(header):
+        raise PanelError("the header row is empty", line=1)
+    seen: dict[str, int] = {}
+    for i, h in enumerate(header):
+        if h == "":
+            raise PanelError(f"column {i + 1} has an empty name", line=1,
+                             hint="name every column in the header")
+        if h in seen:
+            raise PanelError(f"duplicated column name {h!r} (columns {seen[h] + 1} and {i + 1})",
+                             line=1, hint="rename one of them")
+        seen[h] = i
+    return header

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import __version__
+from .version import __version__
 from .experiments import calibration_growth
 from .families import PAPER_SCALAR
-from .io import read_panel
+from .ingest import load_panel as read_panel
 from .synthetic import make_regime, semi_real
 
 DATA = Path(__file__).resolve().parent.parent / "data"

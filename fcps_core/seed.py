@@ -49,7 +49,7 @@ class SeedSpec:
 
 def _panels(spec: SeedSpec):
     """(name, builder, store options) for every seed panel; builders run only if needed."""
-    from .io import read_panel
+    from .ingest import load_panel as read_panel
     from .ingest import file_sha256
     from .synthetic import make_regime
     out = []

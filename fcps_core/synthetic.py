@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .encoding import encode_panel
-from .io import write_wide_csv
+from .writers import write_wide_csv
 from .panel import Panel, build_judge_column
 
 REGIMES = ("additive", "mixed", "parity", "xor", "and", "strength")

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core import FCPSError
-from fcps_core.io import detect_layout
+from fcps_core.ingest import detect_layout
 from pages.common import import_upload, load_bytes, upload_preview
 
 st.title("Upload a panel")
@@ -33,7 +33,7 @@ def guess(options, *names):
 none = "(none)"
 opts = [none] + columns
 layout = st.radio("Layout", ["auto", "wide", "long"], horizontal=True,
-                  help=f"auto picked: {detect_layout({c: [] for c in columns})}")
+                  help=f"auto picked: {detect_layout(columns)}")
 c1, c2, c3, c4 = st.columns(4)
 item_col = c1.selectbox("item id column", opts, index=guess(opts, "item_id", "id", "item"))
 group_col = c2.selectbox("group column", opts, index=guess(opts, "group_id", "group", none))

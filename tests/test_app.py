@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fcps_core.io import write_wide_csv
-from fcps_core.synthetic import make_regime
-from tests.store_helpers import demo_store
+from store_helpers import demo_store
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 300
@@ -47,11 +45,6 @@ def seeded_store(tmp_path_factory):
         os.environ["FCPS_STORE"] = old
 
 
-@pytest.fixture(scope="module")
-def panel_csv(tmp_path_factory) -> bytes:
-    path = tmp_path_factory.mktemp("up") / "mixed.csv"
-    write_wide_csv(make_regime("mixed", rows=600, judges=4, seed=3, tie_rate=0.05), str(path))
-    return path.read_bytes()
 
 
 def test_overview_renders():
@@ -73,9 +66,9 @@ def _select(at: AppTest, families=("table", "logistic", "one_coin_iso")) -> AppT
     return at
 
 
-def test_upload_then_select_the_uploaded_panel(panel_csv):
+def test_upload_then_select_the_uploaded_panel(upload_csv_bytes):
     at = page("upload")
-    at.file_uploader[0].set_value(("mixed.csv", panel_csv, "text/csv")).run()
+    at.file_uploader[0].set_value(("mixed.csv", upload_csv_bytes, "text/csv")).run()
     assert not at.exception and not at.error
     assert "600 rows" in at.success[0].value
     by_label(at.button, "Use this panel").click().run()
@@ -92,7 +85,7 @@ def test_upload_then_select_the_uploaded_panel(panel_csv):
     assert shown and list(shown[0]["baseline"]) == [b["label"] for b in d["baselines"]]
 
 
-def test_select_page_runs_the_paper_protocol_on_request(panel_csv):
+def test_select_page_runs_the_paper_protocol_on_request(upload_csv_bytes):
     at = page("select")
     by_label(at.selectbox, "protocol").set_value("split")
     by_label(at.selectbox, "choice rule").set_value("argmin")
@@ -174,10 +167,10 @@ def test_results_browser_deep_link_filters_and_comparison(seeded_store):
     assert sum(f"Run {i}" in m.value for m in at.markdown for i in (select_run, sweep_run)) == 2
 
 
-def test_upload_saves_to_the_store_and_selections_are_stored_runs(panel_csv, seeded_store):
+def test_upload_saves_to_the_store_and_selections_are_stored_runs(upload_csv_bytes, seeded_store):
     from fcps_core.store import Store
     at = page("upload")
-    at.file_uploader[0].set_value(("kept.csv", panel_csv, "text/csv")).run()
+    at.file_uploader[0].set_value(("kept.csv", upload_csv_bytes, "text/csv")).run()
     by_label(at.text_input, "Name").set_value("kept-panel")
     by_label(at.button, "Save to the store").click().run()
     assert not at.exception and not at.error, at.error

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from fcps_core.io import write_wide_csv
+from fcps_core.writers import write_wide_csv
 from fcps_core.synthetic import make_regime
-from tests.store_helpers import demo_store
+from store_helpers import demo_store
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / ".e2e-screenshots"

@@ -1,6 +1,6 @@
 """The DuckDB import path builds exactly the panel of the reference reader.
 
-``fcps_core.io.read_panel`` / ``Panel.from_columns`` (row-by-row Python) are the reference;
+``reference.row_reader.read_panel`` / ``panel_from_columns`` (row-by-row Python, tests/reference/) are the reference;
 ``fcps_core.ingest`` must produce the same panel (rows, labels, groups, blocks, judge
 schemas, vocabularies, codes, values) and the same first error, for every format.
 """
@@ -16,11 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fcps_core import io as fio
+import reference.row_reader as fio
 from fcps_core.errors import PanelError
 from fcps_core.ingest import (ImportLimits, build_panel, load_panel, long_to_wide, preview,
                               save_upload)
-from fcps_core.panel import Panel
 
 from store_helpers import ROOT, assert_same_panel, csv_text, good_rows, write
 
@@ -88,7 +87,7 @@ def test_jsonl_numbers_and_mixed_types_become_the_csv_strings(tmp_path):
     assert panel.judge("j2").values.tolist() == [[3.0, 4.5, 2.0][i % 3] for i in range(12)]
 
 
-# -- property tests: the distinct-value fast path equals Panel.from_columns ---------------------
+# -- property tests: the distinct-value fast path equals panel_from_columns ---------------------
 
 GOOD_LABELS = ["0", "1", "0.5", "A", "B", "tie", "", "NaN", " 1 "]
 BAD_LABELS = ["2", "3", "maybe", "inf", "1.5"]
@@ -131,7 +130,7 @@ def _outcome(fn):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(wide_tables(), st.sampled_from([None, (0.0, 5.0)]))
 def test_build_panel_equals_from_columns(cols, label_range):
-    ref, ref_err = _outcome(lambda: Panel.from_columns(cols, label_range=label_range))
+    ref, ref_err = _outcome(lambda: fio.panel_from_columns(cols, label_range=label_range))
     got, got_err = _outcome(lambda: build_panel(cols, label_range=label_range))
     assert ref_err == got_err
     if ref is not None:

@@ -18,7 +18,7 @@ from fcps_core import make_blocks
 from paper_protocol import select
 from fcps_core.experiments import calibration_growth
 from fcps_core.ingest import import_file, load_panel
-from fcps_core.io import read_panel
+from reference.row_reader import panel_from_columns, read_panel
 from fcps_core.panel import Panel, build_judge_column
 from fcps_core.store import (LATEST_VERSION, MIGRATIONS, Store, StoreError, migrate,
                              neutralise_cell)
@@ -29,9 +29,6 @@ from store_helpers import ROOT, assert_same_panel, csv_text, good_rows, write
 DATA = ROOT / "data"
 
 
-@pytest.fixture
-def store(tmp_path):
-    return Store(tmp_path / "store.duckdb")
 
 
 def small_selection(panel, **kw):
@@ -106,7 +103,7 @@ def test_round_trip_keeps_missing_outputs_unlabelled_rows_blocks_and_ranges(stor
             "rub": [str(int(rng.integers(1, 5))) if i % 5 else "" for i in range(n)],
             "cont": [repr(float(v)) for v in rng.normal(size=n)],
             "cat": [["red", "green", "", "n/a"][i % 4] for i in range(n)]}
-    panel = Panel.from_columns(cols, label_range=(0, 3), judge_range=(0, 6))
+    panel = panel_from_columns(cols, label_range=(0, 3), judge_range=(0, 6))
     store.add_panel(panel, name="mixed bag")
     back = store.load_panel("mixed bag")
     assert_same_panel(panel, back)
@@ -374,7 +371,7 @@ def test_neutralise_cell(cell, expected):
 def test_csv_export_neutralises_formulas_but_keeps_numbers(store, tmp_path):
     cols = {"item_id": ["=HYPERLINK(\"x\")", "b", "c", "d"], "label": ["1", "0", "1", "0"],
             "@judge": ["=1+1", "A", "-2", "B"], "rating": ["-1.5", "2", "-3", "0"]}
-    store.add_panel(Panel.from_columns(cols, schema={"@judge": "categorical"}), name="f")
+    store.add_panel(panel_from_columns(cols, schema={"@judge": "categorical"}), name="f")
     text = store.export_panel("f", "csv").decode()
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[0] == ["item_id", "group_id", "label", "'@judge", "rating"]

@@ -12,11 +12,9 @@ import textwrap
 
 import pytest
 
-from fcps_core import make_blocks
-from paper_protocol import select
 from fcps_core.errors import FCPSError
 from fcps_core.ingest import ImportLimits, import_file
-from fcps_core.io import read_panel
+from reference.row_reader import read_panel
 from fcps_core.store import Store, StoreError
 from fcps_core.synthetic import make_regime
 
@@ -169,16 +167,6 @@ BAD = [
 ]
 
 
-@pytest.fixture(scope="module")
-def populated(tmp_path_factory):
-    """A store holding a panel and a run: what a rejected import must leave untouched."""
-    store = Store(tmp_path_factory.mktemp("store") / "store.duckdb")
-    panel = make_regime("mixed", rows=400, judges=4, seed=0)
-    store.add_panel(panel, name="earlier", provenance={"why": "kept"}, licence="MIT")
-    store.save_selection(select(panel, make_blocks(panel, split="1:2:1:1", seed=0),
-                                families=["table", "logistic"], paths=["info_first"]),
-                         panel="earlier")
-    return store
 
 
 def test_the_corpus_has_at_least_twenty_distinct_bad_inputs():
@@ -186,12 +174,12 @@ def test_the_corpus_has_at_least_twenty_distinct_bad_inputs():
 
 
 @pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
-def test_bad_input_is_rejected_clearly_and_the_store_is_unchanged(populated, tmp_path, case):
+def test_bad_input_is_rejected_clearly_and_the_store_is_unchanged(populated_store, tmp_path, case):
     _, build, options, fragments, line, column = case
     path = build(tmp_path)
-    before = populated.content_digest()
+    before = populated_store.content_digest()
     with pytest.raises(FCPSError) as exc:
-        import_file(populated, str(path), name="new panel", **options)
+        import_file(populated_store, str(path), name="new panel", **options)
     message = str(exc.value)
     assert "\n" not in message
     for fragment in fragments:
@@ -202,17 +190,17 @@ def test_bad_input_is_rejected_clearly_and_the_store_is_unchanged(populated, tmp
     if column is not None:
         assert exc.value.column == column, message
         assert f"column {column!r}" in message
-    assert populated.content_digest() == before
-    assert [p["name"] for p in populated.panels()] == ["earlier"]
+    assert populated_store.content_digest() == before
+    assert [p["name"] for p in populated_store.panels()] == ["earlier"]
 
 
 @pytest.mark.parametrize("name,fragment", [("tab\there", "control characters"), ("earlier", "already exists")])
-def test_bad_names_are_rejected_and_the_store_is_unchanged(populated, tmp_path, name, fragment):
+def test_bad_names_are_rejected_and_the_store_is_unchanged(populated_store, tmp_path, name, fragment):
     path = write(tmp_path / "p.csv", csv_text(good_rows(60)))
-    before = populated.content_digest()
+    before = populated_store.content_digest()
     with pytest.raises(StoreError, match=fragment):
-        import_file(populated, str(path), name=name)
-    assert populated.content_digest() == before
+        import_file(populated_store, str(path), name=name)
+    assert populated_store.content_digest() == before
 
 
 @pytest.mark.parametrize("case", [c for c in BAD if c[0] in (
@@ -232,53 +220,53 @@ def test_the_cli_reports_bad_inputs_in_one_line_and_leaves_the_store_alone(tmp_p
 
 # -- accepted, with a defined behaviour ---------------------------------------------------------
 
-def test_bom_is_stripped_from_the_first_column_name(populated, tmp_path):
+def test_bom_is_stripped_from_the_first_column_name(populated_store, tmp_path):
     path = write(tmp_path / "bom.csv", b"\xef\xbb\xbf" + good_bytes())
-    info = import_file(populated, str(path), name="bom")
+    info = import_file(populated_store, str(path), name="bom")
     try:
-        assert populated.load_panel("bom").item_ids[0] == "it0"
+        assert populated_store.load_panel("bom").item_ids[0] == "it0"
         assert info["n_rows"] == 60
     finally:
-        populated.delete_panel("bom")
+        populated_store.delete_panel("bom")
 
 
-def test_nan_label_means_an_unlabelled_row(populated, tmp_path):
+def test_nan_label_means_an_unlabelled_row(populated_store, tmp_path):
     path = write(tmp_path / "nan.csv", csv_text(rows_with(set_cell(5, 2, "NaN"))))
-    info = import_file(populated, str(path), name="nan")
+    info = import_file(populated_store, str(path), name="nan")
     try:
         assert (info["n_rows"], info["n_labelled"]) == (60, 59)
     finally:
-        populated.delete_panel("nan")
+        populated_store.delete_panel("nan")
 
 
-def test_crlf_quotes_blank_lines_and_padding_are_read_like_the_reference(populated, tmp_path):
+def test_crlf_quotes_blank_lines_and_padding_are_read_like_the_reference(populated_store, tmp_path):
     rows = good_rows(60)
     rows[3][0] = '"id, with comma"'
     rows[4][0] = '"line\nbreak"'
     text = csv_text(rows).replace("\n", "\r\n").replace("\r\n\r\n", "\r\n")
     text = text.replace("it9,", "\r\n it9 ,", 1)                   # a blank line, padded id
     path = write(tmp_path / "crlf.csv", text)
-    info = import_file(populated, str(path), name="crlf")
+    info = import_file(populated_store, str(path), name="crlf")
     try:
-        panel = populated.load_panel("crlf")
+        panel = populated_store.load_panel("crlf")
         assert info["n_rows"] == 60
         assert panel.item_ids[2] == "id, with comma" and panel.item_ids[3] == "line\r\nbreak"
         assert panel.item_ids[9] == "it9"
         assert_same_panel(read_panel(str(path)), panel)
     finally:
-        populated.delete_panel("crlf")
+        populated_store.delete_panel("crlf")
 
 
-def test_ten_thousand_distinct_numbers_make_a_continuous_judge(populated, tmp_path):
+def test_ten_thousand_distinct_numbers_make_a_continuous_judge(populated_store, tmp_path):
     rows = [["item_id", "label", "j1", "metric"]]
     rows += [[f"i{k}", str(k % 2), "AB"[k % 2], f"{k / 7:.6f}"] for k in range(10_000)]
-    info = import_file(populated, str(write(tmp_path / "m.csv", csv_text(rows))), name="metric")
+    info = import_file(populated_store, str(write(tmp_path / "m.csv", csv_text(rows))), name="metric")
     try:
         judges = {j["name"]: j for j in info["judges"]}
         assert judges["metric"]["schema"] == "continuous"
         assert judges["metric"]["n_distinct"] == 10_000
     finally:
-        populated.delete_panel("metric")
+        populated_store.delete_panel("metric")
 
 
 def test_a_million_rows_are_accepted_within_memory(tmp_path):

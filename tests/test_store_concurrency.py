@@ -13,10 +13,7 @@ import textwrap
 import threading
 import time
 
-import pytest
 
-from fcps_core import make_blocks
-from paper_protocol import select
 from fcps_core.store import Store
 from fcps_core.synthetic import make_regime
 
@@ -27,16 +24,6 @@ from store_helpers import (PYTHON, ROOT, assert_one_line_error, assert_same_pane
 LOCK_WORDS = ("lock", "Conflicting", "IO Error", "Traceback", "_duckdb")
 
 
-@pytest.fixture
-def populated(tmp_path):
-    """A store with a panel and a finished run: the earlier work that must survive."""
-    store = Store(tmp_path / "shared.duckdb")
-    panel = make_regime("mixed", rows=400, judges=4, seed=0)
-    store.add_panel(panel, name="base", licence="MIT")
-    result = select(panel, make_blocks(panel, split="1:2:1:1", seed=0), families=["table", "logistic"],
-                    paths=["info_first"])
-    run_id = store.save_selection(result, panel="base")
-    return store, panel, run_id
 
 
 def spawn(script: str, env: dict | None = None) -> subprocess.Popen:
@@ -66,8 +53,8 @@ def assert_intact(store: Store, panel, run_id: int, digest: str) -> None:
     assert [p["name"] for p in json.loads(out)["panels"]] == ["base"]
 
 
-def test_an_import_killed_midway_leaves_no_trace(populated, tmp_path):
-    store, panel, run_id = populated
+def test_an_import_killed_midway_leaves_no_trace(populated_run, tmp_path):
+    store, panel, run_id = populated_run
     digest = store.content_digest()
     big = tmp_path / "big.csv"
     write_big_csv(big, rows=300_000, judges=6)      # big enough for DuckDB to write row groups
@@ -97,8 +84,8 @@ def test_an_import_killed_midway_leaves_no_trace(populated, tmp_path):
     assert store.has_panel("after")
 
 
-def test_a_run_killed_midway_leaves_no_trace(populated):
-    store, panel, run_id = populated
+def test_a_run_killed_midway_leaves_no_trace(populated_run):
+    store, panel, run_id = populated_run
     digest = store.content_digest()
     child = spawn(f"""
         import time
@@ -129,8 +116,8 @@ def test_a_run_killed_midway_leaves_no_trace(populated):
     assert [r["run_id"] for r in store.runs()] == [run_id]
 
 
-def test_cli_import_while_another_process_holds_the_store_and_two_threads_write_runs(populated, tmp_path):
-    store, panel, run_id = populated
+def test_cli_import_while_another_process_holds_the_store_and_two_threads_write_runs(populated_run, tmp_path):
+    store, panel, run_id = populated_run
     n_runs = 12
     holder = spawn(f"""
         import json, threading, time
@@ -184,8 +171,8 @@ def test_cli_import_while_another_process_holds_the_store_and_two_threads_write_
     assert max(r["finished_at"] for r in runs if r["label"]) > created
 
 
-def test_readers_in_two_processes_share_the_store(populated):
-    store, _, _ = populated
+def test_readers_in_two_processes_share_the_store(populated_run):
+    store, _, _ = populated_run
     reader = spawn(f"""
         import time
         from fcps_core.store import Store
@@ -206,8 +193,8 @@ def test_readers_in_two_processes_share_the_store(populated):
     assert cli_done < reader_done            # it did not wait for the other reader to finish
 
 
-def test_a_store_held_past_the_timeout_gives_a_plain_message(populated, tmp_path):
-    store, panel, run_id = populated
+def test_a_store_held_past_the_timeout_gives_a_plain_message(populated_run, tmp_path):
+    store, panel, run_id = populated_run
     digest = store.content_digest()
     holder = spawn(f"""
         import os, time

@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 import threading
 
-import pytest
 
 from fcps_core import make_blocks
 from fcps_core.selection import FCPSSelector
 from fcps_core.seed import DATA_DIR, SEED_VERSION, SeedSpec, ensure_seeded, seed_store
-from fcps_core.store import Store
 
 SMALL = SeedSpec(real=("llmbar",), regimes=("mixed",), rows=400, judges=4,
                  families=("table", "logistic"), paths=("info_first",), k_max=4,
@@ -20,9 +18,6 @@ SMALL = SeedSpec(real=("llmbar",), regimes=("mixed",), rows=400, judges=4,
 LABELS = {"seed:select:llmbar", "seed:select:synthetic-mixed", "seed:sweep:synthetic-mixed"}
 
 
-@pytest.fixture
-def store(tmp_path):
-    return Store(tmp_path / "seeded.duckdb")
 
 
 def test_seeding_adds_panels_with_provenance_and_precomputed_runs(store):

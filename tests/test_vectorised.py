@@ -5,7 +5,7 @@
   row-level loop);
 * count weights: every family fitted on distinct rows with counts equals the same family
   fitted on the expanded rows;
-* every family against its reference (``fcps_core.families._reference``: pandas groupby,
+* every family against its reference (``bench/reference/families.py``: pandas groupby,
   sklearn, loops);
 * the whole selection: distinct-row compression on/off, and against the reference loop that
   fits every menu entry on its own.
@@ -24,7 +24,7 @@ from fcps_core import make_blocks
 from fcps_core.diagnostics import prefix_diagnostics
 from fcps_core.families import FAMILIES, REGISTRY, IsotonicMap, PrefixFeatures
 from fcps_core.families._linear import logistic_fit, logistic_objective, ridge_fit
-from fcps_core.families._reference import RefDSJury, reference_candidates, reference_model
+from bench.reference.families import RefDSJury, reference_candidates, reference_model
 from fcps_core.families.ds_jury import distinct_votes, em_fit, em_fit_batch
 from paper_protocol import FCPSSelector
 from fcps_core.synthetic import make_regime

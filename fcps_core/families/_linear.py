@@ -87,7 +87,7 @@ def logistic_fit(F: np.ndarray, y: np.ndarray, C: float,
     return beta[:p].copy(), float(beta[p])
 
 
-class _Linear(Aggregator):
+class LinearBase(Aggregator):
     features = staticmethod(lambda s: s)
 
     def _constant(self, y) -> bool:
@@ -98,7 +98,7 @@ class _Linear(Aggregator):
         return rowwise_dot(self.features(X.scores), self.coef_, self.intercept_)
 
 
-class _RidgeIsotonic(_Linear):
+class RidgeIsotonicBase(LinearBase):
     def __init__(self, ridge_alpha: float = 1.0):
         self.ridge_alpha = ridge_alpha
 
@@ -130,7 +130,7 @@ class _RidgeIsotonic(_Linear):
         self.iso_ = None if state["isotonic"] is None else IsotonicMap.from_dict(state["isotonic"])
 
 
-class _Logistic(_Linear):
+class LogisticBase(LinearBase):
     def __init__(self, C: float = 1.0):
         self.C = C
 

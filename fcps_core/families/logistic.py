@@ -4,10 +4,10 @@ Model: P(Y=1 | x) = sigmoid(w'x + b), fitted by penalised maximum likelihood (C 
 the calibration block; fractional labels enter as soft targets (see ``_linear``).
 """
 
-from ._linear import _Logistic
+from ._linear import LogisticBase
 
 
-class LogisticStack(_Logistic):
+class LogisticStack(LogisticBase):
     name = "logistic"
     complexity_rank = 4
     ladder = 2

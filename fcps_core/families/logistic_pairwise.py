@@ -3,11 +3,11 @@
 Model: P(Y=1 | x) = sigmoid(w'phi(x) + b), phi as in ``ridge_pairwise_iso``.
 """
 
-from ._linear import _Logistic
+from ._linear import LogisticBase
 from .base import pairwise_features
 
 
-class LogisticPairwise(_Logistic):
+class LogisticPairwise(LogisticBase):
     name = "logistic_pairwise"
     complexity_rank = 6
     ladder = 3

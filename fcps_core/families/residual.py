@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .logistic import LogisticStack
+from .mean_iso import MeanIsotonic
+from .one_coin_iso import OneCoinIsotonic
+from .ridge_iso import RidgeIsotonic
 from .base import Aggregator, ids_from_json, ids_to_json, lookup, pattern_table, weighted_mean
 
-BASES = ("mean_iso", "one_coin_iso", "ridge_iso", "logistic")
+_BASE_CLASSES = {cls.name: cls for cls in (MeanIsotonic, OneCoinIsotonic, RidgeIsotonic, LogisticStack)}
+BASES = tuple(_BASE_CLASSES)
 SHRINK_GRID = (2.0, 8.0, 32.0)
 
 
@@ -43,8 +48,7 @@ class ResidualTable(Aggregator):
                 for k in options.get("residual_grid", SHRINK_GRID)]
 
     def _base_class(self):
-        from . import REGISTRY
-        return REGISTRY[self.base]
+        return _BASE_CLASSES[self.base]
 
     @classmethod
     def fit_grid(cls, settings, X, y, unlabelled=None, base_models=None, **fixed):

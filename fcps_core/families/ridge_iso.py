@@ -4,10 +4,10 @@ Model: P(Y=1 | x) = m(w'x + b), (w, b) = ridge regression of y on the scores (al
 m isotonic increasing, both fitted on the calibration block (paper Prop. prop:stacking).
 """
 
-from ._linear import _RidgeIsotonic
+from ._linear import RidgeIsotonicBase
 
 
-class RidgeIsotonic(_RidgeIsotonic):
+class RidgeIsotonic(RidgeIsotonicBase):
     name = "ridge_iso"
     complexity_rank = 3
     ladder = 2

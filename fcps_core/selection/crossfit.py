@@ -21,7 +21,7 @@ candidate used in each fold and the deployed judge set.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -31,37 +31,11 @@ from ..families import PrefixFeatures
 from ..panel import Panel
 from ..splits import Blocks
 from .baselines import baseline_predictions
+from .folds import HeldOut, grouped_folds
 from .choice import GroupedLosses, apply_choice_rule, row_losses
 from .result import SelectionResult
 
 _DIAG_FIELDS = ("Q_K", "S_K", "H_K", "unseen_val", "V_cell", "V_proxy", "pressure_sum")
-
-
-@dataclass
-class HeldOut:
-    """Held-out predictions of every candidate and baseline on the same rows."""
-
-    rows: np.ndarray            # panel rows (D under crossfit, V under split)
-    preds: np.ndarray           # (repeats, rows, candidates)
-    baselines: dict             # name -> (repeats, rows); single_judges -> (repeats, rows, judges)
-
-
-def grouped_folds(groups: np.ndarray, folds: int, repeats: int, seed: int) -> list[tuple]:
-    """``repeats`` x ``folds`` (repeat, train positions, held-out positions) into ``groups``;
-    each repeat shuffles the groups with its own seed and deals them to folds in turn."""
-    uniq, inv = np.unique(groups, return_inverse=True)
-    if len(uniq) < folds:
-        raise SplitError(f"cross-fitting needs at least {folds} labelled groups outside T "
-                         f"(found {len(uniq)}); lower --folds or label more groups")
-    out = []
-    for r, s in enumerate(np.random.SeedSequence(seed).generate_state(repeats)):
-        order = np.random.default_rng(int(s)).permutation(len(uniq))
-        fold_of_group = np.empty(len(uniq), dtype=np.int64)
-        fold_of_group[order] = np.arange(len(uniq)) % folds
-        fold = fold_of_group[inv]
-        for f in range(folds):
-            out.append((r, np.flatnonzero(fold != f), np.flatnonzero(fold == f)))
-    return out
 
 
 def candidate_key(c) -> tuple:
@@ -208,11 +182,6 @@ def _own_se(grouped: GroupedLosses, means: np.ndarray) -> np.ndarray:
         return np.full(len(means), np.nan)
     resid = grouped.sums - np.outer(grouped.rows_per_group, means)
     return np.sqrt((resid ** 2).sum(axis=0) * G / (G - 1)) / n
-
-
-def inner_selector(selector):
-    """The selector nested estimation runs inside each outer fold (no estimate of its own)."""
-    return replace(selector, estimate="none", with_baselines=False, progress=None)
 
 
 

@@ -24,11 +24,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from ..diagnostics import argmin_with_ties, losses, regime_quadrant, table_pressure
 from ..families import REGISTRY
+from .folds import grouped_folds
 from .choice import (GroupedLosses, complexity_order, prediction_signatures, row_losses,
                      tie_break_order)
 
@@ -246,8 +248,7 @@ def nested_estimate(selector, panel, blocks, D: np.ndarray, report) -> dict:
     is held out, the selection runs on the rest (its own inner folds), and the deployed
     predictor is scored on the outer fold."""
     from ..splits import Blocks
-    from .crossfit import grouped_folds, inner_selector
-    inner = inner_selector(selector)
+    inner = replace(selector, estimate="none", with_baselines=False, progress=None)
     empty = np.zeros(0, dtype=np.int64)
     row_loss = np.full(len(D), np.nan)
     outer = grouped_folds(panel.group_ids[D], selector.folds, 1, selector.seed + 1)

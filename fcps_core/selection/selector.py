@@ -42,7 +42,7 @@ from ..diagnostics import (GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics
                            prefix_diagnostics)
 from ..encoding import EncodedPanel, encode_panel, nominal_cells, prefix_patterns
 from ..errors import MenuError, SplitError
-from ..families import FAMILIES, REGISTRY, PrefixFeatures, get_family
+from ..families import FAMILIES, REGISTRY, get_family
 from ..panel import Panel
 from ..paths import PATH_RULES, JudgePath, build_paths
 from ..splits import Blocks, check_blocks
@@ -233,7 +233,7 @@ class FCPSSelector:
             assess_regime_only(result, blocks.V)      # sweeps: the verdict only, no extra fits
         else:
             report(0.97, "bias-corrected risk estimate (bootstrap over validation groups)")
-            from .crossfit import HeldOut
+            from .folds import HeldOut
             base = {}
             if self.with_baselines:
                 base = {name: p[None] for name, p in baseline_predictions(

@@ -1,8 +1,8 @@
-"""Readers for wide and long (crowd-kit style) panel files.
+"""The row-by-row panel reader: the oracle the package's DuckDB reader is tested against.
 
-Every problem is reported as a :class:`PanelError` naming the file line and column:
-non-UTF-8 bytes, ragged rows, duplicated headers, empty files, unmappable labels,
-conflicting duplicate items, empty judge columns.
+Plain Python over ``csv``: read the file as text, pivot a long file, then build the panel
+column by column (:func:`panel_from_columns`). ``fcps_core.ingest`` computes the same panel
+on distinct values with DuckDB; ``tests/test_ingest.py`` checks the two agree, errors included.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .errors import PanelError
-from .panel import Panel, is_missing
-
-__all__ = ["PanelError", "read_panel", "read_table", "detect_layout"]
+from fcps_core.errors import PanelError
+from fcps_core.panel import (Panel, build_judge_column, check_duplicate_items, check_header, is_missing,
+                             map_labels, parse_blocks, resolve_judge_names)
 
 
 def _read_text(path: str) -> str:
@@ -44,23 +43,6 @@ def _read_text(path: str) -> str:
                          "cannot be decoded", line=line,
                          hint="re-save the file as UTF-8") from None
     return text
-
-
-def check_header(header: list[str]) -> list[str]:
-    """Stripped column names; an empty header, an unnamed or a duplicated column is an error."""
-    header = [h.strip() for h in header]
-    if not any(header):
-        raise PanelError("the header row is empty", line=1)
-    seen: dict[str, int] = {}
-    for i, h in enumerate(header):
-        if h == "":
-            raise PanelError(f"column {i + 1} has an empty name", line=1,
-                             hint="name every column in the header")
-        if h in seen:
-            raise PanelError(f"duplicated column name {h!r} (columns {seen[h] + 1} and {i + 1})",
-                             line=1, hint="rename one of them")
-        seen[h] = i
-    return header
 
 
 def read_table(path: str, *, delimiter: str | None = None) -> tuple[dict[str, list[str]], int]:
@@ -198,7 +180,7 @@ def read_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
     else:
         raise PanelError(f"unknown layout {layout!r}; use wide, long or auto")
     try:
-        return Panel.from_columns(columns, judges=judges, item_column=item_column,
+        return panel_from_columns(columns, judges=judges, item_column=item_column,
                                   group_column=group_column, label_column=label_column,
                                   block_column=block_column, schema=schema, label_range=label_range,
                                   judge_range=judge_range, require_labels=require_labels,
@@ -212,25 +194,52 @@ def read_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
         raise exc.with_item(item) from None
 
 
-def panel_to_wide_rows(panel: Panel) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a wide CSV for ``panel`` (labels in [0,1], outputs as recorded)."""
-    header = ["item_id", "group_id", "label"] + (["block"] if panel.blocks is not None else []) \
-        + panel.judge_names
-    outs = [j.raw_outputs() for j in panel.judges]
-    rows = []
-    for i in range(panel.n_rows):
-        y = panel.labels[i]
-        row = [panel.item_ids[i], panel.group_ids[i], "" if np.isnan(y) else repr(float(y))]
-        if panel.blocks is not None:
-            row.append(panel.blocks[i])
-        row += ["" if o[i] == "<missing>" else o[i] for o in outs]
-        rows.append(row)
-    return header, rows
-
-
-def write_wide_csv(panel: Panel, path: str) -> None:
-    header, rows = panel_to_wide_rows(panel)
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
+def panel_from_columns(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] | None = None,
+                 item_column: str = "item_id", group_column: str = "group_id",
+                 label_column: str = "label", block_column: str | None = "block",
+                 schema: str | Mapping[str, str] | None = None,
+                 label_range: tuple[float, float] | None = None,
+                 judge_range: tuple[float, float] | None = None,
+                 require_labels: bool = True, name: str = "panel",
+                 first_line: int = 2) -> Panel:
+    """Build a panel from string columns (``first_line`` = file line of the first row)."""
+    names = list(columns)
+    if not names:
+        raise PanelError("no columns")
+    n = len(columns[names[0]])
+    if n == 0:
+        raise PanelError("the panel has a header but no data rows")
+    if label_column not in columns:
+        if require_labels:
+            raise PanelError(f"no label column {label_column!r}; columns are "
+                             + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""),
+                             hint="name it with --label-column")
+        labels, note = np.full(n, np.nan), ""
+    else:
+        labels, note = map_labels(columns[label_column], column=label_column,
+                                  first_line=first_line, label_range=label_range)
+    if item_column in columns:
+        item_ids = np.array([str(x).strip() for x in columns[item_column]], dtype=object)
+        blank = np.flatnonzero(item_ids == "")
+        if blank.size:
+            raise PanelError("empty item id", line=first_line + int(blank[0]), column=item_column)
+    else:
+        item_ids = np.array([str(i + 1) for i in range(n)], dtype=object)
+    if group_column in columns:
+        group_ids = np.array([str(x).strip() for x in columns[group_column]], dtype=object)
+        group_ids = np.where(group_ids == "", item_ids, group_ids)
+    else:
+        group_ids = item_ids.copy()
+    check_duplicate_items(item_ids, labels, first_line, item_column)
+    blocks = None
+    use_block = block_column if (block_column and block_column in columns) else None
+    if use_block:
+        blocks = parse_blocks(columns[use_block], labels, first_line, use_block)
+    judge_names = resolve_judge_names(names, judges, {item_column, group_column, label_column, use_block})
+    judge_cols = []
+    for j in judge_names:
+        s = schema.get(j) if isinstance(schema, Mapping) else schema
+        judge_cols.append(build_judge_column(j, columns[j], schema=s, first_line=first_line,
+                                             value_range=judge_range))
+    return Panel(item_ids=item_ids, group_ids=group_ids, labels=labels, judges=judge_cols,
+               blocks=blocks, name=name, label_note=note)

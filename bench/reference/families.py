@@ -22,10 +22,10 @@ import pandas as pd
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression, Ridge
 
-from ..diagnostics import losses, prefix_diagnostics
-from ..encoding import encode_panel, nominal_cells, prefix_patterns
-from ..paths import build_paths
-from .base import PrefixFeatures, pairwise_features
+from fcps_core.diagnostics import losses, prefix_diagnostics
+from fcps_core.encoding import encode_panel, nominal_cells, prefix_patterns
+from fcps_core.families.base import PrefixFeatures, pairwise_features
+from fcps_core.paths import build_paths
 
 
 # -- building blocks ------------------------------------------------------------------------
@@ -263,7 +263,7 @@ def reference_candidates(panel, blocks, selector, *, logistic_tol: float = 1e-4)
     """Every menu entry fitted on its own, scored on V (and T), with the prefix diagnostics:
     the same menu and the same per-candidate numbers as :class:`FCPSSelector`, computed the
     obvious way. Returns one dict per (path, K, family) with the V-best grid setting."""
-    from . import REGISTRY
+    from fcps_core.families import REGISTRY
     y = panel.labels
     encoded = encode_panel(panel, blocks.M, n_bins=selector.n_bins)
     paths = build_paths(list(selector.paths), encoded.codes[blocks.S], y[blocks.S],

@@ -1,5 +1,4 @@
-"""Store commands of the command line, and the hooks ``select``/``sweep`` use to read a
-stored panel and ``--save`` their results.
+"""Store commands: import, panels, show, delete, export, runs, seed.
 
     python -m fcps_core import FILE --name NAME [mapping flags] [--preview]
     python -m fcps_core panels | show NAME | delete NAME|run:ID | runs [--panel NAME]
@@ -13,31 +12,17 @@ CLI contract: one ``fcps: error:`` line, exit status 2.
 
 from __future__ import annotations
 
-import argparse
-import datetime as _dt
 import json
 import os
 import re
 import sys
 
-from .errors import FCPSError, PanelError
-from .store import DEFAULT_PATH, ENV_PATH, Store, StoreError, resolve_store_path
-
-__all__ = ["add_store_commands", "add_save_arguments", "load_stored_panel", "remember_file_panel",
-           "save_result", "record_failure"]
-
-STORE_HELP = f"store file (default: ${ENV_PATH}, else data/fcps.duckdb)"
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")   # all but newline
-
-
-def _safe(text) -> str:
-    """Terminal-safe text: a stored name never moves the cursor or recolours the screen."""
-    return _CONTROL.sub("?", str(text))
-
-
-def _range_arg(text):
-    from .cli import _range
-    return _range(text)
+from ..errors import FCPSError
+from ..jsonutil import json_ready
+from ..store import DEFAULT_PATH, ENV_PATH, Store, StoreError, resolve_store_path
+from .args import add_panel_arguments, parse_names, parse_range
+from .render import log, render_table, safe
+from .store_hooks import STORE_HELP
 
 
 # -- opening the store -------------------------------------------------------------------
@@ -51,19 +36,14 @@ def open_store(args, *, must_exist: bool = False) -> Store:
     store = Store(path)
     explicit = getattr(args, "store", None) or os.environ.get(ENV_PATH, "").strip()
     if not explicit and path.resolve() == DEFAULT_PATH.resolve():
-        from .seed import ensure_seeded
-        ensure_seeded(store, progress=lambda m: _log(args, f"first start: {m}"))
+        from ..seed import ensure_seeded
+        ensure_seeded(store, progress=lambda m: log(args, f"first start: {m}"))
     return store
-
-
-def _log(args, message: str) -> None:
-    if not getattr(args, "quiet", False):
-        sys.stderr.write(_safe(message) + "\n")
 
 
 def _store_errors(handler):
     """Run a command so that a database failure is one located line, never a traceback."""
-    def run(args):
+    def run(args, ctx=None):
         import duckdb
         try:
             return handler(args)
@@ -76,17 +56,7 @@ def _store_errors(handler):
 
 # -- argument parsers --------------------------------------------------------------------
 
-def add_save_arguments(p: argparse.ArgumentParser) -> None:
-    """``select``/``sweep``: read a stored panel by name, and ``--save`` the result."""
-    g = p.add_argument_group("store")
-    g.add_argument("--store", help=STORE_HELP)
-    g.add_argument("--save", action="store_true",
-                   help="store the result as a run (a panel file is stored first, under --panel-name)")
-    g.add_argument("--panel-name", help="name for a panel file stored by --save (default: file name)")
-
-
 def add_store_commands(sub) -> None:
-    from .cli import add_panel_arguments
     imp = sub.add_parser("import", help="import a panel file into the store")
     add_panel_arguments(imp)
     imp.add_argument("--name", required=True, help="panel name in the store")
@@ -149,7 +119,7 @@ def add_store_commands(sub) -> None:
 # -- import --------------------------------------------------------------------------------
 
 def _limits(args):
-    from .ingest import MB, ImportLimits
+    from ..ingest import MB, ImportLimits
     if args.max_mb <= 0:
         raise FCPSError("--max-mb must be positive")
     return ImportLimits(max_bytes=int(args.max_mb * MB), max_rows=args.max_rows,
@@ -169,18 +139,17 @@ def _provenance(text: str | None):
 
 
 def _mapping(args) -> dict:
-    from .cli import _names
-    return {"layout": args.layout, "judges": _names(args.judges), "item_column": args.item_column,
+    return {"layout": args.layout, "judges": parse_names(args.judges), "item_column": args.item_column,
             "group_column": args.group_column, "label_column": args.label_column,
             "block_column": args.block_column, "judge_column": args.judge_column,
             "output_column": args.output_column, "labels_path": args.labels_path,
-            "schema": args.schema, "label_range": _range_arg(args.label_range),
-            "judge_range": _range_arg(args.judge_range)}
+            "schema": args.schema, "label_range": parse_range(args.label_range),
+            "judge_range": parse_range(args.judge_range)}
 
 
 def cmd_import(args) -> int:
-    from .ingest import import_file, preview
-    from .store import validate_name
+    from ..ingest import import_file, preview
+    from ..store import validate_name
     limits = _limits(args)
     mapping = _mapping(args)
     if args.preview is not None:
@@ -200,7 +169,7 @@ def cmd_import(args) -> int:
     if args.json:
         _dump({"panel": _brief(info), "store": str(store.path)})
     else:
-        sys.stdout.write(_safe(f"imported {info['name']!r}: {info['n_rows']:,} rows "
+        sys.stdout.write(safe(f"imported {info['name']!r}: {info['n_rows']:,} rows "
                                f"({info['n_labelled']:,} labelled), {info['n_judges']} judges, "
                                f"schema {info['schema']}") + f"\nstore: {store.path}\n")
     return 0
@@ -210,15 +179,14 @@ def _print_preview(info: dict, as_json: bool) -> None:
     if as_json:
         _dump(info)
         return
-    from .cli import render_table
-    sys.stdout.write(_safe(f"{info['file']}: {info['format']}, {info['layout']} layout, "
+    sys.stdout.write(safe(f"{info['file']}: {info['format']}, {info['layout']} layout, "
                            f"{len(info['columns'])} columns (schemas from the first "
                            f"{info['sample_rows']:,} rows)") + "\n")
     rows = [[c, info["roles"][c], info["judge_schemas"].get(c, "")] for c in info["columns"]]
-    sys.stdout.write(_safe(render_table(rows, ["column", "role", "schema"])))
+    sys.stdout.write(safe(render_table(rows, ["column", "role", "schema"])))
     if info["rows"]:
         sys.stdout.write("first rows:\n")
-        sys.stdout.write(_safe(render_table([[v[:24] for v in r] for r in info["rows"]],
+        sys.stdout.write(safe(render_table([[v[:24] for v in r] for r in info["rows"]],
                                             [c[:24] for c in info["columns"]])))
     sys.stdout.write("nothing stored (preview)\n")
 
@@ -232,13 +200,11 @@ def _brief(info: dict) -> dict:
 
 
 def _dump(obj) -> None:
-    from .store import _plain
-    json.dump(_plain(obj), sys.stdout, indent=1, default=str, allow_nan=False)
+    json.dump(json_ready(obj), sys.stdout, indent=1, default=str, allow_nan=False)
     sys.stdout.write("\n")
 
 
 def cmd_panels(args) -> int:
-    from .cli import render_table
     store = open_store(args)
     panels = store.panels()
     if args.json:
@@ -249,13 +215,12 @@ def cmd_panels(args) -> int:
         return 0
     rows = [[p["name"], p["n_rows"], p["n_labelled"], p["n_judges"], p["schema"], p["runs"],
              f"{p['created_at']:%Y-%m-%d %H:%M}"] for p in panels]
-    sys.stdout.write(_safe(render_table(rows, ["name", "rows", "labelled", "judges", "schema",
+    sys.stdout.write(safe(render_table(rows, ["name", "rows", "labelled", "judges", "schema",
                                                "runs", "created (UTC)"])))
     return 0
 
 
 def cmd_show(args) -> int:
-    from .cli import render_table
     store = open_store(args)
     info = store.panel_info(args.name)
     runs = store.runs(panel=args.name)
@@ -280,12 +245,11 @@ def cmd_show(args) -> int:
         out.append(render_table([[r["run_id"], r["kind"], r["status"], r["family"], r["K"],
                                   r["val_mse"], r["test_mse"]] for r in runs],
                                 ["run", "kind", "status", "family", "K", "val_mse", "test_mse"]))
-    sys.stdout.write(_safe("\n".join(out)) + "\n")
+    sys.stdout.write(safe("\n".join(out)) + "\n")
     return 0
 
 
 def cmd_runs(args) -> int:
-    from .cli import render_table
     store = open_store(args)
     runs = store.runs(panel=args.panel, kind=args.kind)
     if args.json:
@@ -297,7 +261,7 @@ def cmd_runs(args) -> int:
     rows = [[r["run_id"], r["panel"], r["kind"], r["status"], r["family"], r["K"], r["val_mse"],
              r["test_mse"], r["seconds"], f"{r['finished_at']:%Y-%m-%d %H:%M}", r["label"] or ""]
             for r in runs]
-    sys.stdout.write(_safe(render_table(rows, ["run", "panel", "kind", "status", "family", "K",
+    sys.stdout.write(safe(render_table(rows, ["run", "panel", "kind", "status", "family", "K",
                                                "val_mse", "test_mse", "seconds", "finished (UTC)",
                                                "label"])))
     return 0
@@ -323,7 +287,7 @@ def cmd_delete(args) -> int:
         sys.stdout.write(f"deleted run {run_id}\n")
         return 0
     counts = store.delete_panel(args.name)
-    sys.stdout.write(_safe(f"deleted panel {args.name!r}: {counts['items']:,} rows, "
+    sys.stdout.write(safe(f"deleted panel {args.name!r}: {counts['items']:,} rows, "
                            f"{counts['judges']} judges, {counts['runs']} runs") + "\n")
     return 0
 
@@ -344,116 +308,9 @@ def cmd_export(args) -> int:
 
 
 def cmd_seed(args) -> int:
-    from .seed import seed_store
+    from ..seed import seed_store
     store = Store(resolve_store_path(args.store))
-    added = seed_store(store, progress=lambda m: _log(args, m))
+    added = seed_store(store, progress=lambda m: log(args, m))
     sys.stdout.write(f"seeded {store.path}: {len(added['panels'])} panels and "
                      f"{len(added['runs'])} runs added\n")
     return 0
-
-
-# -- hooks for select / sweep ----------------------------------------------------------------
-
-_FILE_ONLY = ("layout", "item_column", "group_column", "label_column", "block_column",
-              "judge_column", "output_column", "labels_path", "schema", "label_range", "judge_range")
-
-
-def load_stored_panel(args):
-    """The stored panel ``args.panel`` names, or None when it is a file (a file wins) or
-    no store exists yet. Column-mapping flags belong to files and are refused here."""
-    args.fcps_started = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
-    ref = args.panel
-    if os.path.exists(ref):
-        return None
-    path = resolve_store_path(getattr(args, "store", None))
-    if not path.exists():
-        if getattr(args, "store", None):
-            raise StoreError(f"file {ref!r} does not exist and there is no store at {path}")
-        return None
-    store = Store(path)
-    if not store.has_panel(ref):
-        raise PanelError(f"file {ref!r} does not exist and the store has no panel of that name",
-                         hint="list stored panels with: python -m fcps_core panels")
-    defaults = _file_flag_defaults()
-    changed = [k for k in _FILE_ONLY if getattr(args, k, None) != defaults[k]]
-    if changed:
-        flag = "--" + changed[0].replace("_", "-").replace("labels-path", "labels")
-        raise FCPSError(f"{flag} maps the columns of a file; the stored panel {ref!r} was mapped "
-                        "when it was imported (re-import the file to change it)")
-    from .cli import _names
-    panel = store.load_panel(ref, judges=_names(args.judges))
-    args.fcps_store_panel = ref
-    return panel
-
-
-def _file_flag_defaults() -> dict:
-    from .cli import add_panel_arguments
-    p = argparse.ArgumentParser(add_help=False)
-    add_panel_arguments(p)
-    return {k: p.get_default(k) for k in _FILE_ONLY}
-
-
-def remember_file_panel(args, panel) -> None:
-    """``--save`` with a panel file: store the file's panel first (a run needs a stored
-    panel). An identical file stored before under that name is reused."""
-    if not getattr(args, "save", False):
-        return
-    from .ingest import check_importable, file_sha256
-    name = args.panel_name or os.path.basename(args.panel).split(".")[0]
-    store = Store(resolve_store_path(args.store))
-    digest = file_sha256(args.panel)
-    if store.has_panel(name):
-        info = store.panel_info(name)
-        stored_judges = [j["name"] for j in info.get("judges", [])]
-        if info.get("source_sha256") != digest or stored_judges != panel.judge_names \
-                or int(info.get("n_labelled", -1)) != panel.n_labelled:
-            # Same name, different content (another file, or other --judges/mapping flags):
-            # reusing it would store a run the stored panel cannot reproduce.
-            raise StoreError(f"the store already holds a different panel named {name!r} "
-                             f"(other file or other column mapping); pass --panel-name NEW_NAME")
-    else:
-        check_importable(panel, label_column=args.label_column, group_column=args.group_column)
-        store.add_panel(panel, name=name, source=os.path.basename(args.panel), source_sha256=digest,
-                        layout=args.layout, import_options={"stored_by": args.command})
-        _log(args, f"stored panel {name!r} in {store.path}")
-    args.fcps_store_panel = name
-
-
-def _cli_params(args) -> dict:
-    skip = {"handler", "command", "quiet", "json", "save", "store", "panel_name", "top",
-            "save_model", "fcps_started", "fcps_store_panel"}
-    return {k: v for k, v in sorted(vars(args).items()) if k not in skip and v is not None}
-
-
-def save_result(args, kind: str, result) -> int | None:
-    """``--save``: store a finished select/sweep result as a run; returns the run id."""
-    name = getattr(args, "fcps_store_panel", None)
-    if not getattr(args, "save", False) or name is None:
-        return None
-    store = Store(resolve_store_path(args.store))
-    if kind == "select":
-        from .store import selection_params
-        params = {**selection_params(result), "cli": _cli_params(args)}
-        run_id = store.save_selection(result, panel=name, params=params, started_at=args.fcps_started)
-    else:
-        params = {"budgets": result.budgets, **result.settings, "cli": _cli_params(args)}
-        seconds = (_dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
-                   - args.fcps_started).total_seconds()
-        run_id = store.save_sweep(result, panel=name, params=params, started_at=args.fcps_started,
-                                  seconds=seconds)
-    _log(args, f"saved as run {run_id} in {store.path}")
-    return run_id
-
-
-def record_failure(args, exc: Exception) -> None:
-    """``--save``: a select/sweep that failed after its panel was resolved is stored as a
-    ``failed`` run with the error, so the attempt is visible next to the finished ones."""
-    name = getattr(args, "fcps_store_panel", None)
-    if not getattr(args, "save", False) or name is None or isinstance(exc, StoreError):
-        return
-    try:
-        Store(resolve_store_path(args.store)).save_failed_run(
-            panel=name, kind=args.command, params={"cli": _cli_params(args)}, error=str(exc),
-            seed=getattr(args, "seed", None), started_at=getattr(args, "fcps_started", None))
-    except FCPSError:
-        pass    # the original error is the one the user must see; recording is best effort

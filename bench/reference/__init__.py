@@ -1,0 +1,1 @@
+"""Frozen baselines that benchmarks time against and tests check the engine with."""

@@ -1,0 +1,165 @@
+"""The engine commands: select, sweep, synth, report, score."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..errors import FCPSError
+from ..families import FAMILIES
+from ..selection import DEFAULT_CHOICE
+from .args import block_counts, parse_names, parse_range
+from .context import RunContext
+from .render import fmt, jsonable, log, render_result, render_table
+from .store_hooks import load_stored_panel, remember_file_panel, save_result
+
+
+def load_panel_from_args(args, ctx: RunContext):
+    # store: a stored panel name works wherever a panel file does (store_hooks.py)
+    stored = load_stored_panel(args, ctx)
+    if stored is not None:
+        return stored.collapse_neutral() if args.collapse_ties else stored
+    # Files are read by the DuckDB importer (CSV/TSV/Parquet/JSONL, .gz), the same reader as
+    # `import` and the library's read_panel.
+    from ..ingest import load_panel as read_panel
+    panel = read_panel(args.panel, layout=args.layout, judges=args.judges,
+                       item_column=args.item_column, group_column=args.group_column,
+                       label_column=args.label_column, block_column=args.block_column,
+                       judge_column=args.judge_column, output_column=args.output_column,
+                       labels_path=args.labels_path, schema=args.schema,
+                       label_range=parse_range(args.label_range), judge_range=parse_range(args.judge_range),
+                       require_labels=getattr(args, "require_labels", True))
+    remember_file_panel(args, ctx, panel)   # store: --save stores a panel file first
+    return panel.collapse_neutral() if args.collapse_ties else panel
+
+
+def cmd_select(args, ctx: RunContext) -> int:
+    from ..selection import DEFAULT_PATHS, FCPSSelector, progress_to_stderr
+    from ..splits import make_blocks
+    choice = args.choice or ("argmin" if args.guard != "none" else DEFAULT_CHOICE)
+    panel = load_panel_from_args(args, ctx)
+    counts = block_counts(args)
+    blocks = make_blocks(panel, split=args.split, test_share=args.test_share, counts=counts,
+                         seed=args.seed)
+    if blocks.source == "column":
+        log(args, f"using the {args.block_column!r} column's blocks exactly")
+    selector = FCPSSelector(
+        paths=parse_names(args.paths) or DEFAULT_PATHS, families=parse_names(args.families) or FAMILIES,
+        k_max=args.k_max, table_k_max=args.table_k_max, pairwise_k_max=args.pairwise_k_max,
+        alpha=args.alpha, fallback=args.fallback, objective=args.objective,
+        guard=None if args.guard == "none" else args.guard, prior_family=args.prior_family,
+        refit=args.refit, n_bins=args.n_bins, seed=args.seed,
+        gain_threshold=args.gain_threshold, pressure_threshold=args.pressure_threshold,
+        protocol=args.protocol, choice=choice, folds=args.folds, repeats=args.repeats,
+        estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members,
+        progress=None if args.quiet else progress_to_stderr)
+    result = selector.fit(panel, blocks)
+    save_result(args, ctx, "select", result)     # store: --save
+    if args.save_model:
+        result.predictor().save(args.save_model)
+        log(args, f"predictor written to {args.save_model}")
+    if args.json:
+        json.dump(jsonable(result.to_dict()), sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_result(result, top=args.top))
+    return 0
+
+
+def cmd_sweep(args, ctx: RunContext) -> int:
+    from ..experiments import calibration_growth
+    from ..selection import DEFAULT_PATHS, progress_to_stderr
+    panel = load_panel_from_args(args, ctx)
+    try:
+        budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
+    except ValueError:
+        raise FCPSError(f"--budgets {args.budgets!r} must be comma-separated integers (e.g. 50,100,200)") from None
+    result = calibration_growth(
+        panel, budgets, n_select=args.n_select, n_val=args.n_val, n_test=args.n_test,
+        splits=args.splits, seed=args.seed, families=parse_names(args.menu),
+        paths=parse_names(args.paths) or DEFAULT_PATHS, workers=args.workers, backend=_backend(args.backend),
+        k_max=args.k_max,
+        alpha=args.alpha, objective=args.objective,
+        progress=None if args.quiet else progress_to_stderr)
+    save_result(args, ctx, "sweep", result)      # store: --save
+    if args.json:
+        json.dump(jsonable({k: v for k, v in result.to_dict().items() if k != "records"}),
+                  sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        rows = [[c["n_M"], c.get("table_test_mse"), c.get("scalar_test_mse"), c.get("delta"),
+                 f"[{fmt(c.get('ci_low'))}, {fmt(c.get('ci_high'))}]", c.get("table_K_mean"),
+                 c.get("unseen_mean"), c.get("V_cell_mean")] for c in result.cells]
+        sys.stdout.write(f"calibration growth on {result.panel}: {args.splits} grouped splits, "
+                         f"S={args.n_select} V={args.n_val} T={args.n_test}\n")
+        sys.stdout.write(render_table(rows, ["n_M", "table", "scalar", "delta", "95% CI", "table K",
+                                             "unseen", "V_cell"]))
+        sys.stdout.write("delta = table minus scalar test MSE (positive favours scalar)\n")
+    return 0
+
+
+def _backend(name: str) -> str:
+    """Validate the joblib backend; for dask, connect a Client (it registers the backend)."""
+    if name in ("loky", "threading", "multiprocessing"):
+        return name
+    if name == "dask":
+        import os
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            raise FCPSError("--backend dask needs dask[distributed] installed") from None
+        address = os.environ.get("DASK_SCHEDULER_ADDRESS")
+        Client(address) if address else Client(processes=False)
+        return "dask"
+    raise FCPSError(f"unknown --backend {name!r}; use loky, threading, multiprocessing or dask")
+
+
+def cmd_synth(args, ctx: RunContext) -> int:
+    from ..synthetic import make_regime, to_wide_csv
+    if args.rows < 1 or args.judges < 1:
+        raise FCPSError("--rows and --judges must be positive")
+    if args.from_panel:
+        from ..ingest import load_panel as read_panel
+        from ..synthetic import semi_real
+        source = read_panel(args.from_panel, require_labels=False)
+        panel = semi_real(source, args.regime, rows=args.rows, seed=args.seed, gamma=args.gamma,
+                          parity_order=args.parity_order)
+    else:
+        panel = make_regime(args.regime, rows=args.rows, judges=args.judges, seed=args.seed,
+                            gamma=args.gamma, parity_order=args.parity_order, tie_rate=args.tie_rate,
+                            group_size=args.group_size)
+    to_wide_csv(panel, args.out)
+    sys.stderr.write(f"wrote {panel.n_rows} rows x {len(panel.judges)} judges ({args.regime}) to {args.out}\n")
+    return 0
+
+
+def cmd_report(args, ctx: RunContext) -> int:
+    from ..report import write_report
+    command = f"python -m fcps_core report --out {args.out} --splits {args.splits} --seed {args.seed}" \
+        + (" --quick" if args.quick else "")
+    write_report(args.out, splits=args.splits, seed=args.seed, workers=args.workers, quick=args.quick,
+                 command=command, progress=lambda m: sys.stderr.write(m + "\n"))
+    sys.stderr.write(f"report written to {args.out}\n")
+    return 0
+
+
+def cmd_score(args, ctx: RunContext) -> int:
+    import csv
+    from ..predictor import FCPSPredictor
+    predictor = FCPSPredictor.load(args.model)
+    if args.schema is None:
+        # Read each judge as the predictor saw it (a new file may look continuous where the
+        # calibration panel was a rubric, etc.).
+        args.schema = predictor.judge_schemas()
+    panel = load_panel_from_args(args, ctx)
+    pred = predictor.predict(panel)
+    fh = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
+    try:
+        w = csv.writer(fh)
+        w.writerow(["item_id", "prediction"])
+        for item, p in zip(panel.item_ids, pred):
+            w.writerow([item, f"{p:.6f}"])
+    finally:
+        if args.out:
+            fh.close()
+    return 0

@@ -1,0 +1,145 @@
+"""``python -m fcps_core``: the parser and the one dispatch every command goes through."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from ..version import __version__
+from ..errors import FCPSError
+from ..families import FAMILIES
+from ..paths import PATH_RULES
+from ..selection import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PROTOCOL,
+                         DEFAULT_REPEATS, ESTIMATES, PROTOCOLS)
+from .args import OneLineParser, add_panel_arguments, check_numbers
+from .context import RunContext
+from .engine_commands import cmd_report, cmd_score, cmd_select, cmd_sweep, cmd_synth
+from .store_commands import add_store_commands
+from .store_hooks import add_save_arguments, record_failure
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m fcps_core",
+                                     description="Finite-Calibration Panel Selection")
+    parser.add_argument("--version", action="version", version=f"fcps {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+
+    s = sub.add_parser("select", help="select a judge panel and aggregator")
+    add_panel_arguments(s)
+    g = s.add_argument_group("blocks")
+    g.add_argument("--split", help="S:M:V or S:M:V:T ratio (default 1:2:1)")
+    g.add_argument("--test-share", type=float, default=0.0, help="share of labelled rows for T")
+    g.add_argument("--n-select", type=int)
+    g.add_argument("--n-cal", type=int)
+    g.add_argument("--n-val", type=int)
+    g.add_argument("--n-test", type=int, default=0)
+    g.add_argument("--seed", type=int, default=0)
+    m = s.add_argument_group("menu")
+    m.add_argument("--families", nargs="+", help=f"families (default all): {', '.join(FAMILIES)}")
+    m.add_argument("--paths", nargs="+",
+                   help=f"path rules (default info_first complexity_penalized random): {', '.join(PATH_RULES)}")
+    m.add_argument("--k-max", type=int, help="largest prefix size (default: whole pool; tables 8)")
+    m.add_argument("--table-k-max", type=int, default=8)
+    m.add_argument("--pairwise-k-max", type=int, default=12)
+    m.add_argument("--alpha", type=float, default=0.5, help="table smoothing (Eq. smooth-estimator)")
+    m.add_argument("--fallback", choices=["global", "lower_prefix"], default="global")
+    m.add_argument("--n-bins", type=int, default=5, help="quantile bins for continuous judges")
+    m.add_argument("--objective", choices=["mse", "nll"], default="mse")
+    pr = s.add_argument_group("protocol and choice")
+    pr.add_argument("--protocol", choices=list(PROTOCOLS), default=DEFAULT_PROTOCOL,
+                    help="crossfit: repeated grouped K-fold over every labelled row outside T "
+                         "(default); split: the paper's S/M/V blocks")
+    pr.add_argument("--folds", type=int, default=DEFAULT_FOLDS, help="crossfit folds (default 5)")
+    pr.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="crossfit repeats (default 2)")
+    pr.add_argument("--choice", choices=list(CHOICES),
+                    help=f"choice rule (default {DEFAULT_CHOICE}; argmin with --guard)")
+    pr.add_argument("--max-members", type=int, default=10, help="tie_average: most members averaged")
+    pr.add_argument("--estimate", choices=list(ESTIMATES), default="bbc",
+                    help="deployed-risk estimate: bbc (bootstrap bias-corrected, default), nested, none")
+    pr.add_argument("--n-boot", type=int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples (default 200)")
+    m.add_argument("--guard", choices=["none", "one_se"], default="none")
+    m.add_argument("--prior-family", help="guard's prior family (default by task type)")
+    m.add_argument("--refit", choices=["frozen", "refit"], default="frozen")
+    m.add_argument("--gain-threshold", type=float, default=0.001)
+    m.add_argument("--pressure-threshold", type=float, default=0.1)
+    o = s.add_argument_group("output")
+    o.add_argument("--json", action="store_true", help="print the JSON result on stdout")
+    o.add_argument("--save-model", help="write the deployable predictor (JSON) here")
+    o.add_argument("--top", type=int, default=15, help="candidates shown in the table")
+    o.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    sw = sub.add_parser("sweep", help="calibration-growth sweep over n_M budgets")
+    add_panel_arguments(sw)
+    sw.add_argument("--budgets", default="50,100,200,400,800", help="comma-separated n_M values")
+    sw.add_argument("--splits", type=int, default=30)
+    sw.add_argument("--n-select", type=int, required=True)
+    sw.add_argument("--n-val", type=int, required=True)
+    sw.add_argument("--n-test", type=int, required=True)
+    sw.add_argument("--menu", nargs="+", help="families to fit (default: the full menu)")
+    sw.add_argument("--paths", nargs="+", help="path rules (default info_first complexity_penalized random)")
+    sw.add_argument("--k-max", type=int)
+    sw.add_argument("--alpha", type=float, default=0.5)
+    sw.add_argument("--objective", choices=["mse", "nll"], default="mse")
+    sw.add_argument("--seed", type=int, default=0)
+    sw.add_argument("--workers", type=int, default=1, help="parallel splits (joblib)")
+    sw.add_argument("--backend", default="loky",
+                    help="joblib backend for --workers > 1: loky (local processes), threading, or dask "
+                         "(needs a dask.distributed Client, e.g. DASK_SCHEDULER_ADDRESS)")
+    sw.add_argument("--json", action="store_true")
+    sw.add_argument("--quiet", action="store_true")
+
+    sy = sub.add_parser("synth", help="write a controlled-regime panel as a wide CSV")
+    sy.add_argument("--regime", required=True, choices=["additive", "mixed", "parity", "xor", "and", "strength"])
+    sy.add_argument("--from", dest="from_panel",
+                    help="semi-real: resample this real panel's joint output patterns and attach the regime's target")
+    sy.add_argument("--rows", type=int, default=2000)
+    sy.add_argument("--judges", type=int, default=7)
+    sy.add_argument("--seed", type=int, default=0)
+    sy.add_argument("--gamma", type=float, default=0.5, help="interaction strength (regime strength)")
+    sy.add_argument("--parity-order", type=int, default=6)
+    sy.add_argument("--tie-rate", type=float, default=0.0)
+    sy.add_argument("--group-size", type=int, default=1)
+    sy.add_argument("--out", required=True)
+
+    rp = sub.add_parser("report", help="run the reproduction report (controlled regimes + real panels)")
+    rp.add_argument("--out", default="docs/reproduction.md")
+    rp.add_argument("--splits", type=int, default=30)
+    rp.add_argument("--seed", type=int, default=0)
+    rp.add_argument("--workers", type=int, default=2)
+    rp.add_argument("--quick", action="store_true", help="small panels and budgets (a smoke run)")
+
+    sc = sub.add_parser("score", help="apply a saved predictor to a panel")
+    sc.add_argument("model", help="predictor JSON written by select --save-model")
+    add_panel_arguments(sc)
+    sc.add_argument("--out", help="write item_id,prediction CSV here (default stdout)")
+    sc.set_defaults(require_labels=False, handler=cmd_score)
+    s.set_defaults(handler=cmd_select)
+    sw.set_defaults(handler=cmd_sweep)
+    sy.set_defaults(handler=cmd_synth)
+    rp.set_defaults(handler=cmd_report)
+
+    # store: import/panels/show/delete/export/runs/seed, and select/sweep --save
+    add_save_arguments(s)
+    add_save_arguments(sw)
+    add_store_commands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    ctx = RunContext()
+    try:
+        check_numbers(args)
+        return args.handler(args, ctx)
+    except FCPSError as exc:
+        record_failure(args, ctx, exc)      # store: select/sweep --save keeps a failed run
+        sys.stderr.write(f"fcps: error: {exc}\n")
+        return 2
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:      # an unwritable --out, a missing directory, a full disk
+        where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
+        sys.stderr.write(f"fcps: error: cannot use{where}: {exc.strerror or exc}\n")
+        return 2

@@ -1,0 +1,113 @@
+"""Text and JSON rendering of results for the terminal."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+
+from ..jsonutil import json_ready
+
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")   # all but newline
+
+
+def safe(text) -> str:
+    """Terminal-safe text: a stored name never moves the cursor or recolours the screen."""
+    return _CONTROL.sub("?", str(text))
+
+
+def log(args, message: str) -> None:
+    """A progress or status line on stderr (silent with --quiet)."""
+    if not getattr(args, "quiet", False):
+        sys.stderr.write(safe(message) + "\n")
+
+
+def jsonable(obj):
+    """Replace NaN/inf with null so stdout is strict JSON."""
+    return json_ready(obj)
+
+
+def fmt(v, digits=4):
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def render_table(rows: list[list], header: list[str]) -> str:
+    cells = [[fmt(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in cells]
+    return "\n".join(out) + "\n"
+
+
+def render_result(result, *, top: int = 15) -> str:
+    d = result.to_dict(cells_limit=12)
+    sel = d["selected"]
+    sp = d["split"]
+    if d["protocol"] == "crossfit":
+        blocks = (f"cross-fitted: {sp['folds']} grouped folds x {sp['repeats']} repeats over "
+                  f"{sp['n_deployable']} deployable rows; T={sp['n_T']}  seed={sp['seed']}")
+        risk_word = "cross-fitted"
+    else:
+        blocks = (f"blocks ({sp['source']}): S={sp['n_S']} M={sp['n_M']} V={sp['n_V']} "
+                  f"T={sp['n_T']}  seed={sp['seed']}")
+        risk_word = "validation"
+    lines = [
+        f"panel {d['panel']['name']}: {d['panel']['rows']} rows, {d['panel']['labelled']} labelled, "
+        f"{len(d['panel']['judges'])} judges, schema {d['panel']['schema']}",
+        blocks,
+        f"menu: {d['menu_size']} fitted candidates ({d['n_candidates']} path x K x family rows); "
+        f"validation scale sqrt(log|C|/n_V) = {d['validation_scale']:.4f}; "
+        f"Theorem 1 bound (delta=0.05) = {d['theorem1_bound']:.4f}; choice rule {d['choice']}",
+        "",
+    ]
+    if sel["family"] == "tie_average":
+        lines.append(f"SELECTED  tie_average of {len(sel['members'])} tied candidates over {sel['K']} judges  "
+                     f"{risk_word}_mse={fmt(sel['val_mse'])}  test_mse={fmt(sel['test_mse'])}")
+        for m in sel["members"]:
+            lines.append(f"  member {m['family']} K={m['K']} path={m['path']} {risk_word}_risk={fmt(m['val_risk'])}")
+    else:
+        lines.append(f"SELECTED  {sel['family']}  K={sel['K']}  path={sel['path']}  "
+                     f"{risk_word}_mse={fmt(sel['val_mse'])}  test_mse={fmt(sel['test_mse'])}")
+        lines.append("  judges: " + ", ".join(sel["judges"]))
+    dr = d.get("deployed_risk")
+    if dr:
+        lines.append(f"  deployed risk ({dr['method']}, {dr['objective']}): {fmt(dr['estimate'])} "
+                     f"[95% {fmt(dr['ci'][0])}, {fmt(dr['ci'][1])}]"
+                     + (f"; the winner's own {risk_word} risk {fmt(dr['optimistic'])} is optimistic"
+                        if dr.get("optimistic") is not None else ""))
+    tie = d.get("tie") or {}
+    if tie.get("tied"):
+        alts = "; ".join(f"{a['family']} K={a['K']} ({a['path']}) {fmt(a['risk'])}"
+                         for a in tie.get("alternatives", [])[:3])
+        lines.append(f"  statistical tie: {tie['n_tied']} other candidate(s) within one paired SE"
+                     + (f", e.g. {alts}" if alts else ""))
+    if d["guard"]:
+        g = d["guard"]
+        lines.append(f"  guard one_se toward {g['prior_family']}: "
+                     + ("adapted away from the prior" if g.get("adapted") else "kept the prior"))
+    if d.get("baselines"):
+        lines += ["", "baselines on the same held-out rows (diff = baseline - selection; > 0: selection better):"]
+        lines.append(render_table([[b["label"], b["risk"], b["diff_vs_selected"],
+                                    None if b["ci"] is None else f"[{fmt(b['ci'][0])}, {fmt(b['ci'][1])}]"]
+                                   for b in d["baselines"]], ["baseline", "risk", "diff", "95% CI"]))
+    rg = d["regime"]
+    lines += ["", f"REGIME  {rg.get('quadrant') or 'n/a'}: interaction gain {fmt(rg.get('interaction_gain'))}"
+              + (f" (SE {fmt(rg.get('interaction_gain_se'))})" if rg.get("interaction_gain_se") is not None else "")
+              + f", table pressure {fmt(rg.get('table_pressure'))}", f"  {rg.get('advice', '')}", ""]
+    cands = sorted(d["candidates"], key=lambda c: (c["val_risk"], c["K"]))[:top]
+    rows = [[c["family"], c["path"], c["K"], c["val_mse"], c["val_nll"], c["test_mse"], c["H_K"],
+             c["unseen_val"], c["V_cell"], c["V_proxy"]] for c in cands]
+    lines.append(f"top {len(rows)} candidates by {risk_word} {result.selector.objective}:")
+    lines.append(render_table(rows, ["family", "path", "K", f"{risk_word[:5]}_mse", f"{risk_word[:5]}_nll",
+                                     "test_mse", "H_K", "unseen", "V_cell", "V_proxy"]))
+    if d["cells"]:
+        lines.append("cells of the selected prefix (N_z = calibration count):")
+        lines.append(render_table([[c["pattern"], c["N_z"], c["mean_label"], c["prediction"], c["freq_val"],
+                                    c["freq_test"]] for c in d["cells"]],
+                                  ["pattern", "N_z", "mean_y", "pred", "freq_V", "freq_T"]))
+    return "\n".join(lines) + "\n"

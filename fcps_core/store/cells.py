@@ -1,0 +1,103 @@
+"""Cell and value encodings shared by the repository and the exporters."""
+
+from __future__ import annotations
+
+import csv
+import io as _io
+import json
+import math
+import os
+from pathlib import Path
+
+
+from ..errors import StoreError
+from ..jsonutil import json_ready
+
+
+# -- names and cells -------------------------------------------------------------------------
+
+_NUMBER_CHARS = set("0123456789.eE+-")
+
+
+def neutralise_cell(value) -> str:
+    """Text for a CSV cell that no spreadsheet runs as a formula.
+
+    A cell beginning with ``=``, ``+``, ``-``, ``@`` (or tab / carriage return) gets a
+    leading apostrophe, unless it is a plain number such as ``-0.5`` (a spreadsheet reads
+    that as a number, and rewriting it would corrupt negative scores).
+    """
+    text = "" if value is None else str(value)
+    if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        if set(text) <= _NUMBER_CHARS:
+            try:
+                float(text)
+                return text
+            except ValueError:
+                pass
+        return "'" + text
+    return text
+
+
+def to_json(value) -> str:
+    return json.dumps(json_ready(value), sort_keys=True, allow_nan=False)
+
+
+def to_number(value) -> float | None:
+    if value is None:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def rows_to_dicts(cur) -> list[dict]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+
+def emit(data: bytes, out) -> bytes | None:
+    if out is None:
+        return data
+    tmp = Path(f"{out}.{os.getpid()}.part")
+    tmp.write_bytes(data)
+    os.replace(tmp, out)       # a reader never sees half an export
+    return None
+
+
+def emit_table(header: list, rows: list, fmt: str, out) -> bytes | None:
+    if fmt == "csv":
+        buf = _io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow([neutralise_cell(h) for h in header])
+        for r in rows:
+            w.writerow([neutralise_cell(csv_value(v)) for v in r])
+        return emit(buf.getvalue().encode("utf-8"), out)
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        cols = {}
+        for k, h in enumerate(header):
+            vals = [json_ready(r[k]) for r in rows]
+            cols[f"{h}" if h not in cols else f"{h}_{k}"] = pa.array(
+                [None if v is None else v for v in vals]) if uniform_type(vals) else \
+                pa.array([None if v is None else str(v) for v in vals], pa.string())
+        buf = pa.BufferOutputStream()
+        pq.write_table(pa.table(cols), buf)
+        return emit(buf.getvalue().to_pybytes(), out)
+    raise StoreError(f"unknown export format {fmt!r}; use csv, parquet or json")
+
+
+def uniform_type(vals: list) -> bool:
+    kinds = {type(v) for v in vals if v is not None}
+    return len(kinds) <= 1 or kinds <= {int, float}
+
+
+def csv_value(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else ""
+    return str(v)

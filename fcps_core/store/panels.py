@@ -1,0 +1,188 @@
+"""Panels in the store: import, list, describe, load, delete."""
+
+from __future__ import annotations
+
+import json
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import StoreError
+from ..panel import MISSING, Panel
+from ..names import validate_name
+from .cells import rows_to_dicts, to_json
+from .location import utc_now
+
+
+class PanelStore:
+    """Panel methods of :class:`~fcps_core.store.Store`."""
+
+    def add_panel(self, panel: Panel, *, name: str | None = None, provenance=None,
+                  licence: str | None = None, source: str | None = None,
+                  source_sha256: str | None = None, layout: str | None = None,
+                  import_options: dict | None = None, replace: bool = False) -> dict:
+        """Store ``panel`` under ``name`` (default ``panel.name``) in one transaction.
+
+        ``provenance`` is text or a JSON-able dict. With ``replace`` an existing panel of
+        that name and its runs are deleted in the same transaction.
+        """
+        name = validate_name(panel.name if name is None else name)
+        # Arrow tables are built before the transaction so the file is held only to write.
+        import pyarrow as pa
+        n = panel.n_rows
+        row_pos = np.arange(n, dtype=np.int32)
+        items = pa.table({
+            "row_pos": row_pos,
+            "item_id": pa.array(panel.item_ids.tolist(), pa.string()),
+            "group_id": pa.array(panel.group_ids.tolist(), pa.string()),
+            "label": pa.array(panel.labels, pa.float64(), from_pandas=True),
+            "block": pa.array([None if not b else b for b in panel.blocks.tolist()]
+                              if panel.blocks is not None else [None] * n, pa.string()),
+        })
+        judge_rows, judge_tables = [], []
+        for pos, j in enumerate(panel.judges):
+            if j.schema == "continuous":
+                keep = ~np.isnan(j.values)
+                out = pa.array(j.values[keep], pa.float64())
+                n_distinct = int(len(np.unique(j.values[keep])))
+            else:
+                miss = j.vocab.index(MISSING) if MISSING in j.vocab else -1
+                keep = j.codes != miss
+                out = pa.DictionaryArray.from_arrays(pa.array(j.codes[keep].astype(np.int32)),
+                                                     pa.array(j.vocab, pa.string()))
+                n_distinct = len(j.vocab) - (miss >= 0)
+            judge_tables.append(pa.table({"row_pos": row_pos[keep], "output": out}))
+            lo, hi = j.value_range if j.value_range else (None, None)
+            judge_rows.append([pos, j.name, j.schema, lo, hi, n_distinct, int(n - keep.sum())])
+        prov = provenance if provenance is None or isinstance(provenance, str) else to_json(provenance)
+        with self.transaction() as cur:
+            old = cur.execute("SELECT panel_id, created_at FROM panels WHERE name = ?", [name]).fetchone()
+            if old is not None:
+                if not replace:
+                    raise StoreError(f"a panel named {name!r} already exists (stored {old[1]:%Y-%m-%d %H:%M}); "
+                                     "choose another name, or replace it (import --replace)")
+                self._delete_panel_rows(cur, old[0])
+            pid = cur.execute("SELECT coalesce(max(panel_id), 0) + 1 FROM panels").fetchone()[0]
+            cur.execute("INSERT INTO panels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [pid, name, panel.schema, n, panel.n_labelled, len(panel.judges),
+                         panel.blocks is not None, panel.label_note or None, source,
+                         source_sha256, layout, prov, licence,
+                         None if import_options is None else to_json(import_options), utc_now()])
+            cur.executemany("INSERT INTO judges VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            [[pid] + r for r in judge_rows])
+            self._insert_items(cur, pid, items)
+            for pos, table in enumerate(judge_tables):
+                self._insert_outputs(cur, pid, pos, table, panel.judges[pos].schema == "continuous")
+        return self.panel_info(name)
+
+    # Each bulk step is its own method so a test can interrupt an import between them.
+    @staticmethod
+    def _insert_items(cur, pid: int, table) -> None:
+        cur.register("fcps_stage_items", table)
+        try:
+            cur.execute("INSERT INTO items SELECT ?, row_pos, item_id, group_id, label, block "
+                        "FROM fcps_stage_items", [pid])
+        finally:
+            cur.unregister("fcps_stage_items")
+
+    @staticmethod
+    def _insert_outputs(cur, pid: int, judge_pos: int, table, numeric: bool) -> None:
+        cur.register("fcps_stage_outputs", table)
+        try:
+            # DuckDB prints a double as its shortest round-trip text, so a reload is exact.
+            cur.execute("INSERT INTO outputs SELECT ?, row_pos, ?, CAST(output AS VARCHAR) "
+                        "FROM fcps_stage_outputs", [pid, judge_pos])
+        finally:
+            cur.unregister("fcps_stage_outputs")
+
+    def has_panel(self, name: str) -> bool:
+        with self.reading() as cur:
+            return cur.execute("SELECT count(*) FROM panels WHERE name = ?", [name]).fetchone()[0] > 0
+
+    def panels(self) -> list[dict]:
+        """Stored panels with their facts and run counts, by name."""
+        with self.reading() as cur:
+            cur.execute("""SELECT p.name, p.schema, p.n_rows, p.n_labelled, p.n_judges, p.source,
+                                  p.licence, p.created_at, count(r.run_id) AS runs
+                           FROM panels p LEFT JOIN runs r USING (panel_id)
+                           GROUP BY ALL ORDER BY p.name""")
+            return rows_to_dicts(cur)
+
+    def _panel_row(self, cur, name: str) -> dict:
+        cur.execute("SELECT * FROM panels WHERE name = ?", [name])
+        rows = rows_to_dicts(cur)
+        if not rows:
+            known = [r[0] for r in cur.execute("SELECT name FROM panels ORDER BY name LIMIT 8").fetchall()]
+            raise StoreError(f"no stored panel named {name!r}"
+                             + (f"; stored panels include {', '.join(repr(k) for k in known)}" if known
+                                else "; the store holds no panels yet (import one first)"))
+        return rows[0]
+
+    def panel_info(self, name: str) -> dict:
+        """Everything stored about a panel except its rows: facts, judges, provenance, runs."""
+        with self.reading() as cur:
+            info = self._panel_row(cur, name)
+            cur.execute("SELECT name, schema, range_lo, range_hi, n_distinct, n_missing FROM judges "
+                        "WHERE panel_id = ? ORDER BY judge_pos", [info["panel_id"]])
+            info["judges"] = rows_to_dicts(cur)
+            info["runs"] = cur.execute("SELECT count(*) FROM runs WHERE panel_id = ?",
+                                       [info["panel_id"]]).fetchone()[0]
+        for key in ("provenance", "import_options"):
+            if info.get(key):
+                try:
+                    info[key] = json.loads(info[key])
+                except ValueError:
+                    pass    # free-text provenance stays text
+        return info
+
+    def load_panel(self, name: str, *, judges: Sequence[str] | None = None) -> Panel:
+        """The stored panel, rebuilt exactly as it was imported (same codes, vocabularies,
+        scalar maps and value ranges)."""
+        from ..ingest import judge_column
+        with self.reading() as cur:
+            info = self._panel_row(cur, name)
+            pid, n = info["panel_id"], info["n_rows"]
+            cur.execute("SELECT judge_pos, name, schema, range_lo, range_hi FROM judges "
+                        "WHERE panel_id = ? ORDER BY judge_pos", [pid])
+            jrows = cur.fetchall()
+            if judges is not None:
+                by_name = {r[1]: r for r in jrows}
+                missing = [j for j in judges if j not in by_name]
+                if missing:
+                    raise StoreError(f"panel {name!r} has no judge {missing[0]!r}")
+                jrows = [by_name[j] for j in judges]
+            items = cur.execute("SELECT item_id, group_id, coalesce(label, 'NaN'::DOUBLE) AS label, "
+                                "coalesce(block, '') AS block FROM items WHERE panel_id = ? "
+                                "ORDER BY row_pos", [pid]).fetchnumpy()
+            raw_outputs = []
+            for pos, *_ in jrows:
+                got = cur.execute("SELECT row_pos, output FROM outputs WHERE panel_id = ? AND "
+                                  "judge_pos = ?", [pid, pos]).fetchnumpy()
+                col = np.full(n, "", dtype=object)
+                col[np.asarray(got["row_pos"], dtype=np.int64)] = np.asarray(got["output"], dtype=object)
+                raw_outputs.append(col)
+        cols = [judge_column(jname, raw, schema=schema,
+                             value_range=None if lo is None else (lo, hi))
+                for (pos, jname, schema, lo, hi), raw in zip(jrows, raw_outputs)]
+        return Panel(item_ids=np.asarray(items["item_id"], dtype=object),
+                     group_ids=np.asarray(items["group_id"], dtype=object),
+                     labels=np.asarray(items["label"], dtype=float), judges=cols,
+                     blocks=np.asarray(items["block"], dtype=object) if info["has_blocks"] else None,
+                     name=name, label_note=info["label_note"] or "")
+
+    def delete_panel(self, name: str) -> dict:
+        """Delete a panel, its rows and its runs in one transaction; returns what went."""
+        with self.transaction() as cur:
+            info = self._panel_row(cur, name)
+            return self._delete_panel_rows(cur, info["panel_id"])
+
+    def _delete_panel_rows(self, cur, pid: int) -> dict:
+        runs = [r[0] for r in cur.execute("SELECT run_id FROM runs WHERE panel_id = ?", [pid]).fetchall()]
+        for run_id in runs:
+            self._delete_run_rows(cur, run_id)
+        counts = {"runs": len(runs)}
+        for table in ("outputs", "items", "judges", "panels"):
+            counts[table] = cur.execute(f"DELETE FROM {table} WHERE panel_id = ?", [pid]).fetchone()[0]
+        return counts
+
+    # -- runs ----------------------------------------------------------------------------

@@ -1,0 +1,236 @@
+"""Runs in the store: selections, sweeps, failed attempts; list, read, delete."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+
+
+from ..errors import StoreError
+from ..jsonutil import json_ready
+from .cells import rows_to_dicts, to_json, to_number
+from .location import utc_now
+from .records import (CANDIDATE_COLUMNS, SWEEP_CELL_NUMBERS, SWEEP_MENU_AFTER_MODE, SWEEP_MENU_BEFORE_MODE,
+                      selection_params)
+from .schema import RUN_CHILD_TABLES
+
+
+class RunStore:
+    """Run methods of :class:`~fcps_core.store.Store`."""
+
+    def _new_run(self, cur, panel: str, kind: str, status: str, params: dict, seed,
+                 started_at, seconds, timings, summary, error, label) -> int:
+        info = self._panel_row(cur, panel)
+        run_id = cur.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()[0]
+        from ..version import __version__
+        finished = utc_now()
+        if started_at is None and seconds is not None:
+            started_at = finished - _dt.timedelta(seconds=seconds)
+        cur.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [run_id, info["panel_id"], panel, kind, status, label, to_json(params),
+                     None if seed is None else int(seed), __version__, started_at, finished,
+                     to_number(seconds), None if timings is None else to_json(timings),
+                     None if summary is None else to_json(summary), error])
+        return run_id
+
+    def save_selection(self, result, *, panel: str, params: dict | None = None,
+                       started_at: _dt.datetime | None = None, label: str | None = None,
+                       if_absent: bool = False) -> int:
+        """Store a :class:`~fcps_core.selection.SelectionResult` (run row, every candidate,
+        the selected prefix's cells) in one transaction; returns the run id.
+
+        ``panel`` is the stored panel the selection ran on; ``params`` defaults to the
+        selector's settings and the split. ``label`` tags the run; with ``if_absent`` a
+        finished run with the same label is kept and its id returned (idempotent seeding).
+        """
+        import pyarrow as pa
+        d = result.to_dict(cells_limit=0)
+        params = params if params is not None else selection_params(result)
+        summary = {k: v for k, v in d.items() if k not in ("candidates", "cells", "timings")}
+        sel_index = d["selected"]["index"]
+        cand_cols = {c: [] for c in CANDIDATE_COLUMNS}
+        for c in d["candidates"]:
+            for col in CANDIDATE_COLUMNS:
+                if col == "judges":
+                    cand_cols[col].append(to_json(c["judges"]))
+                elif col == "params":
+                    cand_cols[col].append(to_json(c.get("params", {})))
+                elif col == "selected":
+                    cand_cols[col].append(c["index"] == sel_index)
+                elif col in ("cand_index",):
+                    cand_cols[col].append(int(c["index"]))
+                elif col in ("path_rule", "path", "family"):
+                    cand_cols[col].append(c.get(col))
+                elif col in ("K", "grid_size"):
+                    cand_cols[col].append(None if c.get(col) is None else int(c[col]))
+                else:
+                    cand_cols[col].append(to_number(c.get(col)))
+        candidates = pa.table(cand_cols)
+        cells = d["cells"]
+        cell_table = pa.table({
+            "cand_index": pa.array([sel_index] * len(cells), pa.int32()),
+            "cell_pos": pa.array(range(len(cells)), pa.int32()),
+            "pattern": pa.array([str(c["pattern"]) for c in cells], pa.string()),
+            "N_z": pa.array([int(c["N_z"]) for c in cells], pa.int64()),
+            "mean_label": pa.array([to_number(c["mean_label"]) for c in cells], pa.float64()),
+            "prediction": pa.array([to_number(c["prediction"]) for c in cells], pa.float64()),
+            "freq_val": pa.array([to_number(c["freq_val"]) for c in cells], pa.float64()),
+            "freq_test": pa.array([to_number(c["freq_test"]) for c in cells], pa.float64()),
+            "unseen": pa.array([bool(c["unseen"]) for c in cells], pa.bool_()),
+        })
+        seconds = (d.get("timings") or {}).get("select_seconds")
+        with self.transaction() as cur:
+            if if_absent and (existing := self._labelled_run(cur, label)) is not None:
+                return existing
+            run_id = self._new_run(cur, panel, "select", "done", params, params.get("seed"),
+                                   started_at, seconds, d.get("timings"), summary, None, label)
+            self._insert_candidates(cur, run_id, candidates)
+            self._insert_cells(cur, run_id, cell_table)
+        return run_id
+
+    @staticmethod
+    def _insert_candidates(cur, run_id: int, table) -> None:
+        cur.register("fcps_stage_candidates", table)
+        try:
+            cur.execute("INSERT INTO run_candidates SELECT ?, " + ", ".join(CANDIDATE_COLUMNS)
+                        + " FROM fcps_stage_candidates", [run_id])
+        finally:
+            cur.unregister("fcps_stage_candidates")
+
+    @staticmethod
+    def _insert_cells(cur, run_id: int, table) -> None:
+        cur.register("fcps_stage_cells", table)
+        try:
+            cur.execute("INSERT INTO run_cells SELECT ?, cand_index, cell_pos, pattern, N_z, "
+                        "mean_label, prediction, freq_val, freq_test, unseen FROM fcps_stage_cells",
+                        [run_id])
+        finally:
+            cur.unregister("fcps_stage_cells")
+
+    def save_sweep(self, result, *, panel: str, params: dict | None = None,
+                   started_at: _dt.datetime | None = None, seconds: float | None = None,
+                   label: str | None = None, if_absent: bool = False) -> int:
+        """Store a :class:`~fcps_core.experiments.SweepResult` (per-budget cells, per-menu
+        cells, per-split records) in one transaction; returns the run id (``label`` and
+        ``if_absent`` as in :meth:`save_selection`)."""
+        d = json_ready(result.to_dict())
+        params = params if params is not None else {"budgets": d.get("budgets"), **(d.get("settings") or {})}
+        cells, menu_cells, records = [], [], []
+        for c in d.get("cells", []):
+            cells.append([int(c["n_M"]), c.get("splits")] + [to_number(c.get(k)) for k in SWEEP_CELL_NUMBERS]
+                         + [to_json(c)])
+            for menu, m in (c.get("menus") or {}).items():
+                menu_cells.append([int(c["n_M"]), menu]
+                                  + [to_number(m.get(k)) for k in SWEEP_MENU_BEFORE_MODE]
+                                  + [None if m.get("K_mode") is None else int(m["K_mode"])]
+                                  + [to_number(m.get(k)) for k in SWEEP_MENU_AFTER_MODE]
+                                  + [to_json(m.get("family_shares") or {})])
+        for r in d.get("records", []):
+            for menu, m in (r.get("menus") or {}).items():
+                records.append([int(r["split"]), int(r["n_M"]), menu, to_number(m.get("test_mse")),
+                                to_number(m.get("test_nll")), to_number(m.get("val_mse")),
+                                None if m.get("K") is None else int(m["K"]), m.get("family"),
+                                m.get("path_rule"), to_number(m.get("unseen_test")), to_number(m.get("V_cell")),
+                                to_number(m.get("V_proxy")), to_number(m.get("H_K")),
+                                None if m.get("pairwise") is None else bool(m["pairwise"]),
+                                to_number(m.get("oracle_test_mse"))])
+        summary = {"panel": d.get("panel"), "budgets": d.get("budgets"), "settings": d.get("settings"),
+                   "extra": {k: v for k, v in d.items()
+                             if k not in ("panel", "budgets", "settings", "cells", "records")}}
+        with self.transaction() as cur:
+            if if_absent and (existing := self._labelled_run(cur, label)) is not None:
+                return existing
+            run_id = self._new_run(cur, panel, "sweep", "done", params, params.get("seed"),
+                                   started_at, seconds, None, summary, None, label)
+            for table, rows in (("sweep_cells", cells), ("sweep_menu_cells", menu_cells),
+                                ("sweep_records", records)):
+                if rows:
+                    marks = ", ".join(["?"] * (len(rows[0]) + 1))
+                    cur.executemany(f"INSERT INTO {table} VALUES ({marks})", [[run_id] + r for r in rows])
+        return run_id
+
+    def save_failed_run(self, *, panel: str, kind: str, params: dict, error: str,
+                        seed: int | None = None, started_at: _dt.datetime | None = None,
+                        label: str | None = None) -> int:
+        """Record a run that stopped with ``error`` (status ``failed``, no results)."""
+        with self.transaction() as cur:
+            seconds = None if started_at is None else (utc_now() - started_at).total_seconds()
+            return self._new_run(cur, panel, kind, "failed", params, seed, started_at, seconds,
+                                 None, None, str(error), label)
+
+    def runs(self, *, panel: str | None = None, kind: str | None = None) -> list[dict]:
+        """Stored runs (newest first) with their headline result."""
+        with self.reading() as cur:
+            cur.execute("""SELECT r.run_id, r.panel_name AS panel, r.kind, r.status, r.label, r.seed,
+                                  r.version, r.finished_at, r.seconds, c.family, c.K, c.val_mse,
+                                  c.test_mse, r.error
+                           FROM runs r LEFT JOIN run_candidates c
+                             ON c.run_id = r.run_id AND c.selected
+                           WHERE (? IS NULL OR r.panel_name = ?) AND (? IS NULL OR r.kind = ?)
+                           ORDER BY r.run_id DESC""", [panel, panel, kind, kind])
+            return rows_to_dicts(cur)
+
+    def find_run(self, label: str) -> int | None:
+        """The newest finished run tagged ``label``, or None."""
+        with self.reading() as cur:
+            return self._labelled_run(cur, label)
+
+    @staticmethod
+    def _labelled_run(cur, label: str | None) -> int | None:
+        if label is None:
+            return None
+        return cur.execute("SELECT max(run_id) FROM runs WHERE label = ? AND status = 'done'",
+                           [label]).fetchone()[0]
+
+    def run(self, run_id: int) -> dict:
+        """A stored run in full. A selection's ``result`` has the shape of
+        :meth:`SelectionResult.to_dict` (candidates, cells); a sweep's has cells and records."""
+        with self.reading() as cur:
+            cur.execute("SELECT * FROM runs WHERE run_id = ?", [int(run_id)])
+            rows = rows_to_dicts(cur)
+            if not rows:
+                raise StoreError(f"no stored run with id {run_id}; list them with: python -m fcps_core runs")
+            run = rows[0]
+            for key in ("params", "timings", "summary"):
+                run[key] = json.loads(run[key]) if run[key] else None
+            summary = run.pop("summary") or {}
+            if run["kind"] == "select":
+                cur.execute("SELECT * EXCLUDE (run_id) FROM run_candidates WHERE run_id = ? "
+                            "ORDER BY cand_index", [run_id])
+                cands = []
+                for c in rows_to_dicts(cur):
+                    c = {"index": c.pop("cand_index"), **c}
+                    c["judges"] = json.loads(c["judges"])
+                    c["params"] = json.loads(c["params"])
+                    cands.append(json_ready(c))
+                cur.execute("SELECT * EXCLUDE (run_id, cand_index, cell_pos) FROM run_cells "
+                            "WHERE run_id = ? ORDER BY cell_pos", [run_id])
+                cells = [json_ready(c) for c in rows_to_dicts(cur)]
+                run["result"] = {**summary, "candidates": cands, "cells": cells,
+                                 "timings": run["timings"]} if run["status"] == "done" else None
+            else:
+                cur.execute("SELECT detail FROM sweep_cells WHERE run_id = ? ORDER BY n_M", [run_id])
+                cells = [json.loads(r[0]) for r in cur.fetchall()]
+                cur.execute("SELECT * EXCLUDE (run_id) FROM sweep_records WHERE run_id = ? "
+                            "ORDER BY n_M, split, menu", [run_id])
+                records = [json_ready(r) for r in rows_to_dicts(cur)]
+                run["result"] = {"panel": summary.get("panel"), "budgets": summary.get("budgets"),
+                                 "settings": summary.get("settings"), "cells": cells,
+                                 "records": records, **(summary.get("extra") or {})} \
+                    if run["status"] == "done" else None
+        return json_ready(run)
+
+    def delete_run(self, run_id: int) -> dict:
+        with self.transaction() as cur:
+            if cur.execute("SELECT count(*) FROM runs WHERE run_id = ?", [int(run_id)]).fetchone()[0] == 0:
+                raise StoreError(f"no stored run with id {run_id}")
+            return self._delete_run_rows(cur, int(run_id))
+
+    @staticmethod
+    def _delete_run_rows(cur, run_id: int) -> dict:
+        counts = {}
+        for table in RUN_CHILD_TABLES + ("runs",):
+            counts[table] = cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id]).fetchone()[0]
+        return counts
+
+    # -- metadata and integrity -----------------------------------------------------------

@@ -1,0 +1,125 @@
+"""The store schema and its migrations (applied in order; a newer store is refused by name)."""
+
+from __future__ import annotations
+
+
+
+from ..errors import StoreError
+from .location import utc_now
+
+
+# -- schema and migrations -----------------------------------------------------------------
+
+MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
+    (1, "panels, judges, items, judge outputs (long form), runs, candidates, cells", (
+        """CREATE TABLE panels (
+            panel_id INTEGER PRIMARY KEY, name VARCHAR NOT NULL UNIQUE, schema VARCHAR NOT NULL,
+            n_rows BIGINT NOT NULL, n_labelled BIGINT NOT NULL, n_judges INTEGER NOT NULL,
+            has_blocks BOOLEAN NOT NULL, label_note VARCHAR, source VARCHAR,
+            source_sha256 VARCHAR, layout VARCHAR, provenance VARCHAR, licence VARCHAR,
+            import_options VARCHAR, created_at TIMESTAMP NOT NULL)""",
+        """CREATE TABLE judges (
+            panel_id INTEGER NOT NULL, judge_pos INTEGER NOT NULL, name VARCHAR NOT NULL,
+            schema VARCHAR NOT NULL, range_lo DOUBLE, range_hi DOUBLE, n_distinct BIGINT,
+            n_missing BIGINT, PRIMARY KEY (panel_id, judge_pos))""",
+        # No key constraints on the two large tables: an index over 10^7 output rows would
+        # cost more than the whole import; the writer builds them consistent by construction.
+        """CREATE TABLE items (
+            panel_id INTEGER NOT NULL, row_pos INTEGER NOT NULL, item_id VARCHAR NOT NULL,
+            group_id VARCHAR NOT NULL, label DOUBLE, block VARCHAR)""",
+        """CREATE TABLE outputs (
+            panel_id INTEGER NOT NULL, row_pos INTEGER NOT NULL, judge_pos INTEGER NOT NULL,
+            output VARCHAR NOT NULL)""",
+        """CREATE VIEW judge_outputs AS
+            SELECT o.panel_id, i.item_id, j.name AS judge, o.output
+            FROM outputs o JOIN items i USING (panel_id, row_pos)
+            JOIN judges j USING (panel_id, judge_pos)""",
+        """CREATE TABLE runs (
+            run_id INTEGER PRIMARY KEY, panel_id INTEGER NOT NULL, panel_name VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL CHECK (kind IN ('select', 'sweep')),
+            status VARCHAR NOT NULL CHECK (status IN ('done', 'failed')),
+            label VARCHAR, params VARCHAR NOT NULL, seed BIGINT, version VARCHAR NOT NULL,
+            started_at TIMESTAMP, finished_at TIMESTAMP NOT NULL, seconds DOUBLE,
+            timings VARCHAR, summary VARCHAR, error VARCHAR)""",
+        """CREATE TABLE run_candidates (
+            run_id INTEGER NOT NULL, cand_index INTEGER NOT NULL, path_rule VARCHAR,
+            path VARCHAR, judges VARCHAR, K INTEGER, family VARCHAR, params VARCHAR,
+            grid_size INTEGER, val_mse DOUBLE, val_nll DOUBLE, val_risk DOUBLE, val_se DOUBLE,
+            test_mse DOUBLE, test_nll DOUBLE, Q_K DOUBLE, S_K DOUBLE, H_K DOUBLE,
+            unseen_val DOUBLE, unseen_test DOUBLE, V_cell DOUBLE, V_proxy DOUBLE,
+            cell_pressure_sum DOUBLE, selected BOOLEAN NOT NULL,
+            PRIMARY KEY (run_id, cand_index))""",
+        """CREATE TABLE run_cells (
+            run_id INTEGER NOT NULL, cand_index INTEGER NOT NULL, cell_pos INTEGER NOT NULL,
+            pattern VARCHAR, N_z BIGINT, mean_label DOUBLE, prediction DOUBLE, freq_val DOUBLE,
+            freq_test DOUBLE, unseen BOOLEAN)""",
+    )),
+    (2, "calibration-growth sweeps (cells per budget and menu, per-split records), metadata", (
+        """CREATE TABLE sweep_cells (
+            run_id INTEGER NOT NULL, n_M INTEGER NOT NULL, splits INTEGER, delta DOUBLE,
+            delta_se DOUBLE, ci_low DOUBLE, ci_high DOUBLE, table_test_mse DOUBLE,
+            scalar_test_mse DOUBLE, table_K_mean DOUBLE, unseen_mean DOUBLE,
+            V_cell_mean DOUBLE, V_proxy_mean DOUBLE, regret_vs_K_le_3 DOUBLE,
+            regret_vs_K_le_3_se DOUBLE, detail VARCHAR)""",
+        """CREATE TABLE sweep_menu_cells (
+            run_id INTEGER NOT NULL, n_M INTEGER NOT NULL, menu VARCHAR NOT NULL,
+            test_mse_mean DOUBLE, test_mse_se DOUBLE, oracle_test_mse_mean DOUBLE,
+            oracle_test_mse_se DOUBLE, K_mean DOUBLE, K_sd DOUBLE, K_mode INTEGER,
+            K_mode_share DOUBLE, unseen_mean DOUBLE, V_cell_mean DOUBLE, V_proxy_mean DOUBLE,
+            pairwise_share DOUBLE, family_shares VARCHAR)""",
+        """CREATE TABLE sweep_records (
+            run_id INTEGER NOT NULL, split INTEGER NOT NULL, n_M INTEGER NOT NULL,
+            menu VARCHAR NOT NULL, test_mse DOUBLE, test_nll DOUBLE, val_mse DOUBLE, K INTEGER,
+            family VARCHAR, path_rule VARCHAR, unseen_test DOUBLE, V_cell DOUBLE,
+            V_proxy DOUBLE, H_K DOUBLE, pairwise BOOLEAN, oracle_test_mse DOUBLE)""",
+        "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    )),
+]
+LATEST_VERSION = MIGRATIONS[-1][0]
+#: every table, in the order a panel/run delete must clear them (children first)
+RUN_CHILD_TABLES = ("run_candidates", "run_cells", "sweep_cells", "sweep_menu_cells", "sweep_records")
+CONTENT_TABLES = ("panels", "judges", "items", "outputs", "runs") + RUN_CHILD_TABLES + ("meta",)
+
+
+def newer_store_error(version: int) -> StoreError:
+    return StoreError(f"the store was written by a newer fcps (schema version {version}; this "
+                      f"fcps knows up to {LATEST_VERSION}); upgrade fcps to use it")
+
+
+def migrate(cur, *, target: int | None = None) -> list[int]:
+    """Bring the store's schema to ``target`` (default: the latest); each step is one
+    transaction. Returns the versions applied."""
+    target = LATEST_VERSION if target is None else target
+    cur.execute("BEGIN TRANSACTION")
+    cur.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, "
+                "description VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)")
+    current = cur.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0]
+    cur.execute("COMMIT")
+    if current > LATEST_VERSION:
+        raise newer_store_error(current)
+    applied = []
+    for version, description, statements in MIGRATIONS:
+        if version <= current or version > target:
+            continue
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            for sql in statements:
+                cur.execute(sql)
+            cur.execute("INSERT INTO schema_version VALUES (?, ?, ?)", [version, description, utc_now()])
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        applied.append(version)
+    return applied
+
+
+def stored_schema_version(con) -> int:
+    """The store's schema version (0 when it has none yet)."""
+    try:
+        return int(con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0])
+    except Exception as exc:            # no schema_version table: an empty database file
+        import duckdb
+        if isinstance(exc, duckdb.CatalogException):
+            return 0
+        raise

@@ -1,0 +1,1 @@
+"""Reference implementations the package is tested against (not shipped)."""
