@@ -87,3 +87,15 @@ def test_no_import_cycle_inside_the_package():
 def test_no_private_name_imported_across_modules():
     _, private = import_graph()
     assert private == []
+
+
+def test_no_module_of_the_package_is_over_500_lines():
+    sizes = {str(p.relative_to(PKG.parent)): len(p.read_text().splitlines()) for p in PKG.rglob("*.py")}
+    assert {p: n for p, n in sizes.items() if n > 500} == {}
+
+
+def test_pages_hold_only_pages():
+    pages = PKG.parent / "pages"
+    for path in pages.glob("*.py"):
+        text = path.read_text()
+        assert "from pages." not in text and "import pages" not in text, path.name

@@ -80,21 +80,19 @@ def add_store_commands(sub) -> None:
     imp.add_argument("--store", help=STORE_HELP)
     imp.set_defaults(handler=_store_errors(cmd_import))
 
-    pn = sub.add_parser("panels", help="list stored panels")
-    pn.add_argument("--json", action="store_true")
-    pn.add_argument("--store", help=STORE_HELP)
-    pn.set_defaults(handler=_store_errors(cmd_panels))
-
-    sh = sub.add_parser("show", help="show a stored panel")
-    sh.add_argument("name")
-    sh.add_argument("--json", action="store_true")
-    sh.add_argument("--store", help=STORE_HELP)
-    sh.set_defaults(handler=_store_errors(cmd_show))
-
-    de = sub.add_parser("delete", help="delete a stored panel (with its runs) or a run (run:ID)")
-    de.add_argument("name", help="panel name, or run:ID")
-    de.add_argument("--store", help=STORE_HELP)
-    de.set_defaults(handler=_store_errors(cmd_delete))
+    # the listing commands: (name, help, positional name argument help, takes --json, handler)
+    for cmd, help_text, name_help, with_json, handler in (
+            ("panels", "list stored panels", None, True, cmd_panels),
+            ("show", "show a stored panel", "", True, cmd_show),
+            ("delete", "delete a stored panel (with its runs) or a run (run:ID)", "panel name, or run:ID",
+             False, cmd_delete)):
+        p = sub.add_parser(cmd, help=help_text)
+        if name_help is not None:
+            p.add_argument("name", help=name_help or None)
+        if with_json:
+            p.add_argument("--json", action="store_true")
+        p.add_argument("--store", help=STORE_HELP)
+        p.set_defaults(handler=_store_errors(handler))
 
     ex = sub.add_parser("export", help="export a stored panel or run")
     ex.add_argument("name", help="panel name, or run:ID (a bare number means a run when no panel has that name)")

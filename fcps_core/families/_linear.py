@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Aggregator, IsotonicMap, rowwise_dot
+from .base import pairwise_features, Aggregator, IsotonicMap, rowwise_dot
 
 NEWTON_MAX_ITER = 100
 NEWTON_GTOL = 1e-9
@@ -159,3 +159,12 @@ class LogisticBase(LinearBase):
         self.coef_ = np.asarray(state["coef"], float)
         self.intercept_ = float(state["intercept"])
         self.constant_ = bool(state.get("constant", False))
+
+
+class PairwiseFeatures:
+    """Mixin of the pairwise stackers: scores plus all products s_i s_j (K + K(K-1)/2
+    features), so the selector limits their K by ``pairwise_k_max``; ladder level 3."""
+
+    ladder = 3
+    pairwise = True
+    features = staticmethod(pairwise_features)

@@ -3,13 +3,9 @@
 Model: P(Y=1 | x) = sigmoid(w'phi(x) + b), phi as in ``ridge_pairwise_iso``.
 """
 
-from ._linear import LogisticBase
-from .base import pairwise_features
+from ._linear import LogisticBase, PairwiseFeatures
 
 
-class LogisticPairwise(LogisticBase):
+class LogisticPairwise(PairwiseFeatures, LogisticBase):
     name = "logistic_pairwise"
     complexity_rank = 6
-    ladder = 3
-    pairwise = True
-    features = staticmethod(pairwise_features)

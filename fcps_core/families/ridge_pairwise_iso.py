@@ -4,13 +4,9 @@ Model: P(Y=1 | x) = m(w'phi(x) + b) with phi(x) = (x_1..x_K, x_i x_j for i < j):
 second-order interaction features (K + K(K-1)/2 of them).
 """
 
-from ._linear import RidgeIsotonicBase
-from .base import pairwise_features
+from ._linear import RidgeIsotonicBase, PairwiseFeatures
 
 
-class RidgePairwiseIsotonic(RidgeIsotonicBase):
+class RidgePairwiseIsotonic(PairwiseFeatures, RidgeIsotonicBase):
     name = "ridge_pairwise_iso"
     complexity_rank = 5
-    ladder = 3
-    pairwise = True
-    features = staticmethod(pairwise_features)

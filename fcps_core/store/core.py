@@ -17,15 +17,8 @@ from .schema import CONTENT_TABLES
 # -- the store -------------------------------------------------------------------------------
 
 class StoreCore:
-    """Panels and runs in one DuckDB file (see the module doc for guarantees).
-
-    Parameters
-    ----------
-    path : store file; default ``$FCPS_STORE`` or ``data/fcps.duckdb``. Created with the
-        latest schema on first use; an older store is migrated.
-    timeout : seconds to wait for another process holding the file (default
-        ``$FCPS_STORE_TIMEOUT`` or 60).
-    """
+    """The connection part of :class:`~fcps_core.store.Store` (its parameters are
+    documented there)."""
 
     def __init__(self, path: str | os.PathLike | None = None, *, timeout: float | None = None):
         self.path = resolve_store_path(path)

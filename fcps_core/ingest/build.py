@@ -1,0 +1,137 @@
+"""The distinct-value fast path from string columns to a Panel (same panel and errors as the reference row-by-row construction)."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import PanelError
+from ..panel import (MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column,
+                    map_labels, resolve_judge_names)
+from .files import ImportLimits
+
+
+# -- distinct-value fast path for Panel construction -------------------------------------------
+
+def factorize_values(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(codes, uniques in order of first appearance, row of each unique's first appearance)."""
+    codes, uniques = pd.factorize(np.asarray(raw, dtype=object), use_na_sentinel=False)
+    first = np.full(len(uniques), len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
+    return codes, np.asarray(uniques, dtype=object), first
+
+
+def _relocate(exc: PanelError, first: np.ndarray, first_line: int) -> PanelError:
+    """An error raised on the distinct values, moved to the first row holding the value."""
+    if exc.line is None:
+        return exc
+    row = int(first[exc.line])
+    return PanelError(exc.detail, line=first_line + row, column=exc.column, hint=exc.hint)
+
+
+def labels_from_strings(raw: Sequence[str], *, column: str = "label", first_line: int = 2,
+                        label_range: tuple[float, float] | None = None) -> tuple[np.ndarray, str]:
+    """:func:`fcps_core.panel.map_labels` computed on the distinct values."""
+    codes, uniques, first = factorize_values(raw)
+    try:
+        mapped, note = map_labels(uniques, column=column, first_line=0, label_range=label_range)
+    except PanelError as exc:
+        raise _relocate(exc, first, first_line) from None
+    return mapped[codes], note
+
+
+def judge_column(name: str, raw: Sequence[str], *, schema: str | None = None,
+                 first_line: int = 2, value_range: tuple[float, float] | None = None,
+                 max_distinct: int | None = None) -> JudgeColumn:
+    """:func:`fcps_core.panel.build_judge_column` computed on the distinct values.
+
+    Vocabulary, schema, scalar map and value range depend only on the set of distinct
+    outputs, so encoding the distinct values and broadcasting the codes back is exact.
+    """
+    codes, uniques, first = factorize_values(raw)
+    try:
+        col = build_judge_column(name, uniques, schema=schema, first_line=0,
+                                 value_range=value_range)
+    except PanelError as exc:
+        raise _relocate(exc, first, first_line) from None
+    if max_distinct is not None and col.schema != "continuous":
+        n_distinct = len(col.vocab) - (MISSING in col.vocab)
+        if n_distinct > max_distinct:
+            raise PanelError(f"judge has {n_distinct:,} distinct outputs, above the limit of "
+                             f"{max_distinct:,} for a non-numeric judge (free text cannot form "
+                             "table cells)", column=name,
+                             hint="map its outputs to a few verdicts, leave it out with --judges, "
+                                  "or raise the limit with --max-distinct")
+    return JudgeColumn(name=col.name, schema=col.schema,
+                       codes=None if col.codes is None else col.codes[codes], vocab=col.vocab,
+                       values=None if col.values is None else col.values[codes],
+                       scalar_map=col.scalar_map, value_range=col.value_range,
+                       range_declared=col.range_declared)
+
+
+def strip_values(values: np.ndarray) -> np.ndarray:
+    """``str(x).strip()`` of every value, computed once per distinct value."""
+    codes, uniques, _ = factorize_values(values)
+    return np.array([str(u).strip() for u in uniques] + [""], dtype=object)[codes]
+
+
+def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] | None = None,
+                item_column: str = "item_id", group_column: str = "group_id",
+                label_column: str = "label", block_column: str | None = "block",
+                schema: str | Mapping[str, str] | None = None,
+                label_range: tuple[float, float] | None = None,
+                judge_range: tuple[float, float] | None = None,
+                require_labels: bool = True, name: str = "panel", first_line: int = 2,
+                limits: ImportLimits | None = None) -> Panel:
+    """The panel the reference ``panel_from_columns`` builds from the same string columns (same
+    checks in the same order, same errors), computed on distinct values; plus the judge
+    count and distinct-output limits when ``limits`` is given."""
+    names = list(columns)
+    if not names:
+        raise PanelError("no columns")
+    cols = {k: np.asarray(v, dtype=object) for k, v in columns.items()}
+    n = len(cols[names[0]])
+    if n == 0:
+        raise PanelError("the panel has a header but no data rows")
+    if label_column not in cols:
+        if require_labels:
+            raise PanelError(f"no label column {label_column!r}; columns are "
+                             + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""),
+                             hint="name it with --label-column")
+        labels, note = np.full(n, np.nan), ""
+    else:
+        labels, note = labels_from_strings(cols[label_column], column=label_column,
+                                           first_line=first_line, label_range=label_range)
+    if item_column in cols:
+        item_ids = strip_values(cols[item_column])
+        blank = np.flatnonzero(item_ids == "")
+        if blank.size:
+            raise PanelError("empty item id", line=first_line + int(blank[0]), column=item_column)
+    else:
+        item_ids = np.array([str(i + 1) for i in range(n)], dtype=object)
+    if group_column in cols:
+        group_ids = strip_values(cols[group_column])
+        group_ids = np.where(group_ids == "", item_ids, group_ids)
+    else:
+        group_ids = item_ids.copy()
+    if len(pd.unique(item_ids)) < n:     # the exact (slower) check only when ids repeat
+        check_duplicate_items(item_ids, labels, first_line, item_column)
+    blocks = None
+    use_block = block_column if (block_column and block_column in cols) else None
+    if use_block:
+        blocks = parse_blocks(cols[use_block], labels, first_line, use_block)
+    judge_names = resolve_judge_names(names, judges, {item_column, group_column, label_column, use_block})
+    if limits is not None and len(judge_names) > limits.max_judges:
+        raise PanelError(f"the panel has {len(judge_names):,} judges, above the limit of "
+                         f"{limits.max_judges:,}",
+                         hint="keep the judges you need with --judges, or raise the limit with --max-judges")
+    judge_cols = []
+    for j in judge_names:
+        s = schema.get(j) if isinstance(schema, Mapping) else schema
+        judge_cols.append(judge_column(j, cols[j], schema=s, first_line=first_line,
+                                       value_range=judge_range,
+                                       max_distinct=limits.max_distinct_outputs if limits else None))
+    return Panel(item_ids=item_ids, group_ids=group_ids, labels=labels, judges=judge_cols,
+                 blocks=blocks, name=name, label_note=note)

@@ -1,0 +1,184 @@
+"""Whole files to panels, the checks a stored panel must pass, imports into a store, previews."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import PanelError
+from ..panel import (Panel, detect_schema)
+from .files import DEFAULT_LIMITS, ImportLimits, file_sha256
+from .columns import read_columns
+from .build import build_panel, factorize_values, strip_values
+from .layout import detect_layout, long_to_wide
+
+
+# -- whole-file loading ---------------------------------------------------------------------
+
+def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None = None,
+               item_column: str = "item_id", group_column: str = "group_id",
+               label_column: str = "label", block_column: str | None = "block",
+               judge_column: str = "judge", output_column: str = "output",
+               labels_path: str | None = None, schema: str | Mapping[str, str] | None = None,
+               label_range: tuple[float, float] | None = None,
+               judge_range: tuple[float, float] | None = None,
+               fmt: str | None = None, delimiter: str | None = None,
+               require_labels: bool = True, name: str | None = None,
+               limits: ImportLimits = DEFAULT_LIMITS) -> Panel:
+    """Read a wide or long panel file (CSV, TSV, Parquet, JSON Lines; optionally gzipped).
+
+    Same mapping options and the same resulting panel as the row-by-row reference reader (``tests/reference/row_reader.py``),
+    plus ``fmt``/``delimiter`` and ``limits``.
+    """
+    if layout not in ("auto", "wide", "long"):
+        raise PanelError(f"unknown layout {layout!r}; use wide, long or auto")
+    # A header wider than the judge limit plus the four per-item columns is rejected before
+    # any data row is read (a long file has a handful of columns and never hits this).
+    table = read_columns(path, fmt=fmt, delimiter=delimiter, limits=limits,
+                         check_width=layout != "long" and judges is None)
+    columns, first_line = table.columns, table.first_line
+    if layout == "auto":
+        layout = detect_layout(columns, judge_column=judge_column, output_column=output_column)
+    panel_name = name or Path(path).name.split(".")[0]
+    if layout == "long":
+        wide = long_to_wide(columns, item_column=item_column, judge_column=judge_column,
+                            output_column=output_column, group_column=group_column,
+                            label_column=label_column, block_column=block_column or "block",
+                            first_line=first_line, max_judges=limits.max_judges)
+        if labels_path:
+            wide[label_column] = _labels_file(labels_path, wide[item_column], item_column,
+                                              label_column, limits)
+        try:
+            return build_panel(wide, judges=judges, item_column=item_column,
+                               group_column=group_column, label_column=label_column,
+                               block_column=block_column, schema=schema, label_range=label_range,
+                               judge_range=judge_range, require_labels=require_labels,
+                               name=panel_name, first_line=2, limits=limits)
+        except PanelError as exc:
+            if exc.line is None:
+                raise
+            # A pivoted long file has no line per item: name the item instead.
+            raise exc.with_item(wide[item_column][exc.line - 2]) from None
+    return build_panel(columns, judges=judges, item_column=item_column,
+                       group_column=group_column, label_column=label_column,
+                       block_column=block_column, schema=schema, label_range=label_range,
+                       judge_range=judge_range, require_labels=require_labels, name=panel_name,
+                       first_line=first_line, limits=limits)
+
+
+def _labels_file(path: str, item_list: np.ndarray, item_column: str, label_column: str,
+                 limits: ImportLimits) -> np.ndarray:
+    table = read_columns(path, limits=limits)
+    for needed in (item_column, label_column):
+        if needed not in table.columns:
+            raise PanelError(f"labels file has no {needed!r} column")
+    ids = strip_values(table.columns[item_column])
+    ys = strip_values(table.columns[label_column])
+    codes, uniq, first = factorize_values(ids)
+    bad = np.flatnonzero(ys != ys[first[codes]])
+    if bad.size:
+        r = int(bad[0])
+        raise PanelError(f"item {ids[r]!r} has two different labels in the labels file",
+                         line=table.first_line + r, column=label_column)
+    lookup = dict(zip(uniq.tolist(), ys[first].tolist()))
+    return np.array([lookup.get(i, "") for i in item_list], dtype=object)
+
+
+# -- checks a stored panel must pass ----------------------------------------------------------
+
+def check_importable(panel: Panel, *, label_column: str = "label",
+                     group_column: str = "group_id") -> None:
+    """Reject panels no selection can use, with the reason (the engine itself accepts
+    them and fails later, far from the file): no labels, one label value, fewer than three
+    labelled groups when no block column fixes the blocks."""
+    lab = panel.labelled
+    if not lab.any():
+        raise PanelError("no row has a label: FCPS needs human labels to select and calibrate",
+                         column=label_column,
+                         hint="check the label column mapping (--label-column); empty cells are unlabelled rows")
+    values = np.unique(panel.labels[lab])
+    if len(values) == 1:
+        raise PanelError(f"every labelled row has the same label ({values[0]:g}): one label class "
+                         "gives nothing to calibrate against", column=label_column,
+                         hint="check the label column mapping, or label items of the other class")
+    if panel.blocks is None:
+        groups = pd.unique(panel.group_ids[lab])
+        if len(groups) < 3:
+            shown = ", ".join(repr(g) for g in groups[:2])
+            raise PanelError(f"the {int(lab.sum()):,} labelled rows fall in {len(groups)} group(s) "
+                             f"({shown}); blocks S, M and V are drawn by group and need at least 3",
+                             column=group_column,
+                             hint="check the group column mapping (--group-column), or give a block column")
+
+
+# -- import into a store ---------------------------------------------------------------------
+
+def import_file(store, path: str, *, name: str, provenance=None, licence: str | None = None,
+                replace: bool = False, collapse_ties: bool = False,
+                limits: ImportLimits = DEFAULT_LIMITS, fmt: str | None = None,
+                delimiter: str | None = None, **mapping) -> dict:
+    """Read, check and store a panel file in one go; returns the stored panel's facts.
+
+    ``mapping`` takes :func:`load_panel`'s column options. The file is read and checked
+    before the store is touched, and written in one transaction: a rejected file leaves
+    the store exactly as it was.
+    """
+    from ..names import validate_name
+    validate_name(name)
+    panel = load_panel(path, fmt=fmt, delimiter=delimiter, limits=limits, name=name, **mapping)
+    if collapse_ties:
+        panel = panel.collapse_neutral()
+    check_importable(panel, label_column=mapping.get("label_column", "label"),
+                     group_column=mapping.get("group_column", "group_id"))
+    options = {k: v for k, v in {**mapping, "format": fmt, "delimiter": delimiter,
+                                 "collapse_ties": collapse_ties}.items() if v is not None}
+    return store.add_panel(panel, name=name, provenance=provenance, licence=licence,
+                           source=os.path.basename(path), source_sha256=file_sha256(path),
+                           layout=mapping.get("layout", "auto"), import_options=options,
+                           replace=replace)
+
+
+# -- preview -----------------------------------------------------------------------------------
+
+def preview(path: str, *, rows: int = 10, layout: str = "auto",
+            item_column: str = "item_id", group_column: str = "group_id",
+            label_column: str = "label", block_column: str | None = "block",
+            judge_column: str = "judge", output_column: str = "output",
+            fmt: str | None = None, delimiter: str | None = None,
+            sample_rows: int = 2_000, limits: ImportLimits = DEFAULT_LIMITS) -> dict:
+    """What an import would see, from the first ``sample_rows`` rows, without importing:
+    format, layout, the role of every column, the detected schema of each judge (on the
+    sample) and the first ``rows`` rows as strings."""
+    table = read_columns(path, fmt=fmt, delimiter=delimiter, limits=limits, max_rows=sample_rows)
+    cols = table.columns
+    if layout == "auto":
+        layout = detect_layout(cols, judge_column=judge_column, output_column=output_column)
+    fixed = {item_column: "item", group_column: "group", label_column: "label",
+             block_column: "block"}
+    if layout == "long":
+        fixed.update({judge_column: "judge name", output_column: "output"})
+    other = "ignored" if layout == "long" else "judge"
+    roles = {h: fixed.get(h, other) for h in table.header}
+    schemas: dict[str, str] = {}
+    if layout == "wide":
+        for h, role in roles.items():
+            if role == "judge":
+                schemas[h] = detect_schema(pd.unique(cols[h]).astype(str))
+    else:
+        wide = long_to_wide(cols, item_column=item_column, judge_column=judge_column,
+                            output_column=output_column, group_column=group_column,
+                            label_column=label_column, block_column=block_column or "block",
+                            first_line=table.first_line)
+        reserved = {item_column, group_column, label_column, block_column}
+        for h in wide:
+            if h not in reserved:
+                schemas[h] = detect_schema(pd.unique(wide[h]).astype(str))
+    head = [[str(cols[h][i]) for h in table.header] for i in range(min(rows, table.n_rows))]
+    return {"file": os.path.basename(path), "format": table.fmt, "layout": layout,
+            "columns": table.header, "roles": roles, "judge_schemas": schemas,
+            "sample_rows": table.n_rows, "rows": head,
+            "bytes": os.path.getsize(path)}
