@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .diagnostics import QUADRANTS
+from .diagnostics import QUADRANTS, table_pressure
+from .families import REGISTRY
 
 
 #: one colour per family, shared by every figure
@@ -49,6 +50,31 @@ def validation_risk_over_k(candidates: list[dict], *, objective: str = "val_mse"
                       yaxis_title=objective.replace("val_", "held-out ").replace("_", " "),
                       legend_title="family", margin=dict(l=40, r=20, t=30, b=40))
     return fig
+
+
+def regime_map_points(selection: dict | None, sweep: dict | None) -> list[dict]:
+    """Points of the regime map: a selection's verdict (its held-out interaction gain and
+    table pressure), every table-like candidate of it against the best scalar candidate,
+    and each sweep budget's mean test gain against its table-like V_proxy."""
+    points = []
+    if selection and (selection.get("regime") or {}).get("quadrant"):
+        rg = selection["regime"]
+        n_fit = selection["split"]["n_fit"]
+        verdict = rg["quadrant"].replace("_", " ")
+        points.append({**rg, "label": f"selection: {verdict} (fitted on {n_fit:.0f} rows)"})
+        best_scalar = selection["candidates"][rg["best_scalar_index"]]["val_risk"]
+        for c in selection["candidates"]:
+            if REGISTRY[c["family"]].table_like and c["H_K"] is not None and c["path_rule"] != "cfps":
+                points.append({"interaction_gain": best_scalar - c["val_risk"],
+                               "table_pressure": table_pressure(c["H_K"], n_fit, c["unseen_val"]),
+                               "label": "", "hover": f"{c['family']} K={c['K']} {c['path']}"})
+    for cell in (sweep or {}).get("cells", []):
+        t = cell["menus"].get("table_like") or cell["menus"].get("table")
+        s = cell["menus"].get("scalar")
+        if t and s and t.get("V_proxy_mean") is not None:
+            points.append({"interaction_gain": s["test_mse_mean"] - t["test_mse_mean"],
+                           "table_pressure": t["V_proxy_mean"], "label": f"n_M={cell['n_M']} (sweep)"})
+    return points
 
 
 def regime_map(points: list[dict], *, gain_threshold: float, pressure_threshold: float) -> go.Figure:

@@ -3,7 +3,7 @@ import streamlit as st
 
 from fcps_core.families import REGISTRY
 from fcps_core.plots import risk_vs_pressure
-from pages.common import figure_download, table_download
+from fcps_app.common import figure_download, table_download
 
 st.title("Cell-pressure audit")
 sel_state = st.session_state.get("selection")

@@ -2,7 +2,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.plots import ablation_bars, family_shares, gap_forest, oracle_gap
-from pages.common import figure_download, table_download
+from fcps_app.common import figure_download, table_download
 
 st.title("Scalar vs table gaps")
 sweep = st.session_state.get("sweep")

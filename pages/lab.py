@@ -3,7 +3,7 @@ import streamlit as st
 from fcps_core.diagnostics import gap_verdict
 from fcps_core.plots import calibration_growth_risk, gap_forest
 from fcps_core.synthetic import make_regime
-from pages.common import figure_download, run_sweep
+from fcps_app.common import figure_download, run_sweep
 
 st.title("Synthetic lab")
 st.markdown("Generate a controlled regime and watch the winner flip as calibration labels grow: additive "

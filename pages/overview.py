@@ -1,7 +1,7 @@
 import pandas as pd
 import streamlit as st
 
-from pages.common import get_store, stored_panels
+from fcps_app.common import get_store, stored_panels
 
 st.title("Finite-Calibration Panel Selection")
 st.markdown("""

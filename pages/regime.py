@@ -2,53 +2,33 @@ import streamlit as st
 
 from fcps_core import FCPSError
 from fcps_core.experiments import MENUS
-from fcps_core.diagnostics import table_pressure
-from fcps_core.families import REGISTRY
-from fcps_core.plots import calibration_growth_risk, regime_map
+from fcps_core.plots import calibration_growth_risk, regime_map, regime_map_points
 from fcps_core.plots import selected_k_over_budget, unseen_over_budget
-from pages.common import figure_download, panel_picker, run_sweep, save_run
+from fcps_app.common import figure_download, panel_picker, run_sweep, save_run
 
 st.title("Regime map")
 st.markdown("Where does the panel sit? **Interaction gain** = validation risk of the best scalar candidate "
             "minus the best table-like one; **table pressure** = H_K / n_M + unseen rate of that table.")
 label, panel = panel_picker()
 
-points = []
 sel_state = st.session_state.get("selection")
-if sel_state and sel_state["label"] == label and sel_state["dict"]["regime"].get("quadrant"):
-    d = sel_state["dict"]
-    rg = d["regime"]
-    verdict = "undetermined" if rg["quadrant"] == "undetermined" else rg["quadrant"].replace("_", " ")
-    points.append({**rg, "label": f"selection: {verdict} (fitted on {d['split']['n_fit']:.0f} rows)"})
-    if rg["quadrant"] == "undetermined":
-        st.warning(rg["advice"])
-    else:
-        lo, hi = rg.get("interaction_gain_ci") or (None, None)
-        st.info(f"**{verdict}**: interaction gain {rg['interaction_gain']:+.4f}"
-                + (f" (95% interval {lo:+.4f} to {hi:+.4f})" if lo is not None else "")
-                + f", table pressure {rg['table_pressure']:.3f}. {rg['advice']}")
-    # Every table-like candidate, placed against the best scalar candidate's validation risk.
-    best_scalar = d["candidates"][rg["best_scalar_index"]]["val_risk"]
-    for c in d["candidates"]:
-        if REGISTRY[c["family"]].table_like and c["H_K"] is not None and c["path_rule"] != "cfps":
-            points.append({"interaction_gain": best_scalar - c["val_risk"],
-                           "table_pressure": table_pressure(c["H_K"], d["split"]["n_fit"], c["unseen_val"]),
-                           "label": "", "hover": f"{c['family']} K={c['K']} {c['path']}"})
-sweep = st.session_state.get("sweep")
-if sweep and sweep["label"] == label:
-    for rec_cell in sweep["data"]["cells"]:
-        t = rec_cell["menus"].get("table_like") or rec_cell["menus"].get("table")
-        s = rec_cell["menus"].get("scalar")
-        if t and s and t.get("V_proxy_mean") is not None:
-            points.append({"interaction_gain": s["test_mse_mean"] - t["test_mse_mean"],
-                           "table_pressure": t["V_proxy_mean"], "label": f"n_M={rec_cell['n_M']} (sweep)"})
+selection = sel_state["dict"] if sel_state and sel_state["label"] == label else None
+sweep_state = st.session_state.get("sweep")
+sweep = sweep_state["data"] if sweep_state and sweep_state["label"] == label else None
+points = regime_map_points(selection, sweep)
+rg = (selection or {}).get("regime") or {}
+if rg.get("quadrant") == "undetermined":
+    st.warning(rg["advice"])
+elif rg.get("quadrant"):
+    lo, hi = rg.get("interaction_gain_ci") or (None, None)
+    st.info(f"**{rg['quadrant'].replace('_', ' ')}**: interaction gain {rg['interaction_gain']:+.4f}"
+            + (f" (95% interval {lo:+.4f} to {hi:+.4f})" if lo is not None else "")
+            + f", table pressure {rg['table_pressure']:.3f}. {rg['advice']}")
 if points:
     g, p = (points[0].get("gain_threshold", 0.001), points[0].get("pressure_threshold", 0.1))
     fig = regime_map(points, gain_threshold=g, pressure_threshold=p)
     st.plotly_chart(fig)
     figure_download(fig, "regime-map")
-    if "advice" in points[0]:
-        st.info(points[0]["advice"])
     st.caption("Sweep points use mean test risks over splits (a research audit); the selection point uses validation only.")
 else:
     st.info("Run a selection on the Select page, or a calibration-growth sweep below, to place this panel on the map.")
@@ -77,8 +57,8 @@ if go:
     run_id = save_run("sweep", label, data)
     st.session_state["sweep"] = {"label": label, "data": data.to_dict(), "run_id": run_id}
     st.rerun()
-if sweep and sweep["label"] == label:
-    cells = sweep["data"]["cells"]
+if sweep:
+    cells = sweep["cells"]
     for fig, name in ((calibration_growth_risk(cells), "risk-over-budget"),
                       (selected_k_over_budget(cells), "selected-K"), (unseen_over_budget(cells), "unseen-rate")):
         st.plotly_chart(fig)

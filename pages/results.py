@@ -6,7 +6,7 @@ import streamlit as st
 from fcps_core import FCPSError
 from fcps_core.explain import verdict
 from fcps_core.plots import calibration_growth_risk, gap_forest, validation_risk_over_k
-from pages.common import figure_download, get_store, table_download
+from fcps_app.common import figure_download, get_store, table_download
 
 st.title("Results browser")
 store = get_store()

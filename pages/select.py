@@ -6,9 +6,10 @@ import streamlit as st
 from fcps_core import FAMILIES, PATH_RULES, FCPSError, make_blocks
 from fcps_core.explain import verdict
 from fcps_core.plots import validation_risk_over_k
-from fcps_core.selection import (CHOICES, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PROTOCOL, DEFAULT_REPEATS,
-                                 PROTOCOLS)
-from pages.common import (figure_download, panel_picker, run_selection, save_run, split_sizes_table,
+from fcps_core.defaults import (DEFAULT_ALPHA, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PATHS, DEFAULT_PROTOCOL,
+                                DEFAULT_REPEATS, DEFAULT_SPLIT)
+from fcps_core.selection import CHOICES, PROTOCOLS
+from fcps_app.common import (figure_download, panel_picker, run_selection, save_run, split_sizes_table,
                           table_download)
 
 st.title("Select a panel and aggregator")
@@ -19,7 +20,9 @@ mode = st.radio("Blocks", ["ratio", "counts"] + (["block column"] if panel.block
                 horizontal=True)
 split, counts = None, None
 if mode == "ratio":
-    split = st.text_input("S:M:V[:T] ratio", "1:2:1:1", help="1:2:1 is the paper's default; a fourth part reserves a research test block")
+    split = st.text_input("S:M:V ratio, optionally :T", DEFAULT_SPLIT,
+                          help=f"{DEFAULT_SPLIT} is the paper's default; a fourth part (e.g. 1:2:1:1) reserves a "
+                               "research test block T that only audits the choice")
 elif mode == "counts":
     c = st.columns(4)
     counts = {"n_S": c[0].number_input("n_S", 1, value=max(1, panel.n_labelled // 5)),
@@ -48,9 +51,9 @@ with st.form("menu_form"):
     repeats = p4.number_input("repeats", 1, 10, DEFAULT_REPEATS)
     c1, c2, c3 = st.columns(3)
     families = c1.multiselect("families", FAMILIES, default=list(FAMILIES))
-    paths = c1.multiselect("path rules", PATH_RULES, default=["info_first", "complexity_penalized", "random"])
+    paths = c1.multiselect("path rules", PATH_RULES, default=list(DEFAULT_PATHS))
     k_max = c2.number_input("K max (0 = whole pool)", 0, len(panel.judges), min(len(panel.judges), 12))
-    alpha = c2.number_input("table alpha", 0.0, 10.0, 0.5, step=0.1)
+    alpha = c2.number_input("table alpha", 0.0, 10.0, DEFAULT_ALPHA, step=0.1)
     fallback = c2.selectbox("table fallback", ["global", "lower_prefix"])
     objective = c3.selectbox("objective", ["mse", "nll"])
     guard = c3.selectbox("guard", ["none", "one_se"], help="one_se keeps the task-type prior family unless the "

@@ -5,7 +5,7 @@ import streamlit as st
 
 from fcps_core import FCPSError
 from fcps_core.ingest import detect_layout
-from pages.common import import_upload, load_bytes, upload_preview
+from fcps_app.common import import_upload, load_bytes, upload_preview
 
 st.title("Upload a panel")
 st.markdown("Wide files: one row per item, one column per judge. Long files: one row per (item, judge) "

@@ -35,7 +35,7 @@ def seeded_store(tmp_path_factory):
     path = demo_store(tmp_path_factory.mktemp("store") / "fcps.duckdb")
     old = os.environ.get("FCPS_STORE")
     os.environ["FCPS_STORE"] = path
-    from pages.common import get_store
+    from fcps_app.common import get_store
     get_store.clear()
     yield path
     get_store.clear()
@@ -200,7 +200,7 @@ def test_dashboard_saves_use_the_import_checks(seeded_store):
 
 def test_csv_downloads_neutralise_formulas():
     import pandas as pd
-    from pages import common
+    from fcps_app import common
     captured = {}
     original = common.st.download_button
     common.st.download_button = lambda label, data, *a, **k: captured.setdefault("csv", data)

@@ -7,6 +7,7 @@ import sys
 from typing import Sequence
 
 from ..version import __version__
+from .. import defaults as D
 from ..errors import FCPSError
 from ..families import FAMILIES
 from ..paths import PATH_RULES
@@ -40,12 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--paths", nargs="+",
                    help=f"path rules (default info_first complexity_penalized random): {', '.join(PATH_RULES)}")
     m.add_argument("--k-max", type=int, help="largest prefix size (default: whole pool; tables 8)")
-    m.add_argument("--table-k-max", type=int, default=8)
-    m.add_argument("--pairwise-k-max", type=int, default=12)
-    m.add_argument("--alpha", type=float, default=0.5, help="table smoothing (Eq. smooth-estimator)")
-    m.add_argument("--fallback", choices=["global", "lower_prefix"], default="global")
-    m.add_argument("--n-bins", type=int, default=5, help="quantile bins for continuous judges")
-    m.add_argument("--objective", choices=["mse", "nll"], default="mse")
+    m.add_argument("--table-k-max", type=int, default=D.DEFAULT_TABLE_K_MAX)
+    m.add_argument("--pairwise-k-max", type=int, default=D.DEFAULT_PAIRWISE_K_MAX)
+    m.add_argument("--alpha", type=float, default=D.DEFAULT_ALPHA, help="table smoothing (Eq. smooth-estimator)")
+    m.add_argument("--fallback", choices=["global", "lower_prefix"], default=D.DEFAULT_FALLBACK)
+    m.add_argument("--n-bins", type=int, default=D.DEFAULT_N_BINS, help="quantile bins for continuous judges")
+    m.add_argument("--objective", choices=["mse", "nll"], default=D.DEFAULT_OBJECTIVE)
     pr = s.add_argument_group("protocol and choice")
     pr.add_argument("--protocol", choices=list(PROTOCOLS), default=DEFAULT_PROTOCOL,
                     help="crossfit: repeated grouped K-fold over every labelled row outside T "
@@ -54,15 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="crossfit repeats (default 2)")
     pr.add_argument("--choice", choices=list(CHOICES),
                     help=f"choice rule (default {DEFAULT_CHOICE}; argmin with --guard)")
-    pr.add_argument("--max-members", type=int, default=10, help="tie_average: most members averaged")
+    pr.add_argument("--max-members", type=int, default=D.DEFAULT_MAX_MEMBERS, help="tie_average: most members averaged")
     pr.add_argument("--estimate", choices=list(ESTIMATES), default="bbc",
                     help="deployed-risk estimate: bbc (bootstrap bias-corrected, default), nested, none")
     pr.add_argument("--n-boot", type=int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples (default 200)")
     m.add_argument("--guard", choices=["none", "one_se"], default="none")
     m.add_argument("--prior-family", help="guard's prior family (default by task type)")
     m.add_argument("--refit", choices=["frozen", "refit"], default="frozen")
-    m.add_argument("--gain-threshold", type=float, default=0.001)
-    m.add_argument("--pressure-threshold", type=float, default=0.1)
+    m.add_argument("--gain-threshold", type=float, default=D.DEFAULT_GAIN_THRESHOLD)
+    m.add_argument("--pressure-threshold", type=float, default=D.DEFAULT_PRESSURE_THRESHOLD)
     o = s.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="print the JSON result on stdout")
     o.add_argument("--save-model", help="write the deployable predictor (JSON) here")
@@ -79,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--menu", nargs="+", help="families to fit (default: the full menu)")
     sw.add_argument("--paths", nargs="+", help="path rules (default info_first complexity_penalized random)")
     sw.add_argument("--k-max", type=int)
-    sw.add_argument("--alpha", type=float, default=0.5)
-    sw.add_argument("--objective", choices=["mse", "nll"], default="mse")
+    sw.add_argument("--alpha", type=float, default=D.DEFAULT_ALPHA)
+    sw.add_argument("--objective", choices=["mse", "nll"], default=D.DEFAULT_OBJECTIVE)
     sw.add_argument("--seed", type=int, default=0)
     sw.add_argument("--workers", type=int, default=1, help="parallel splits (joblib)")
     sw.add_argument("--backend", default="loky",

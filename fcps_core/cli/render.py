@@ -100,11 +100,16 @@ def render_result(result, *, top: int = 15) -> str:
               + (f" (SE {fmt(rg.get('interaction_gain_se'))})" if rg.get("interaction_gain_se") is not None else "")
               + f", table pressure {fmt(rg.get('table_pressure'))}", f"  {rg.get('advice', '')}", ""]
     cands = sorted(d["candidates"], key=lambda c: (c["val_risk"], c["K"]))[:top]
+    stab = d["protocol"] == "crossfit"
     rows = [[c["family"], c["path"], c["K"], c["val_mse"], c["val_nll"], c["test_mse"], c["H_K"],
-             c["unseen_val"], c["V_cell"], c["V_proxy"]] for c in cands]
-    lines.append(f"top {len(rows)} candidates by {risk_word} {result.selector.objective}:")
+             c["unseen_val"], c["V_cell"], c["V_proxy"]] + ([c.get("judge_set_stability")] if stab else [])
+            for c in cands]
+    lines.append(f"top {len(rows)} candidates by {risk_word} {result.selector.objective}"
+                 + (" (stability: mean Jaccard overlap of the fold judge sets with the deployed one)" if stab else "")
+                 + ":")
     lines.append(render_table(rows, ["family", "path", "K", f"{risk_word[:5]}_mse", f"{risk_word[:5]}_nll",
-                                     "test_mse", "H_K", "unseen", "V_cell", "V_proxy"]))
+                                     "test_mse", "H_K", "unseen", "V_cell", "V_proxy"]
+                              + (["stability"] if stab else [])))
     if d["cells"]:
         lines.append("cells of the selected prefix (N_z = calibration count):")
         lines.append(render_table([[c["pattern"], c["N_z"], c["mean_label"], c["prediction"], c["freq_val"],

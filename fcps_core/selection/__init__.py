@@ -13,9 +13,10 @@
 
 from .choice import CHOICES
 from .result import Candidate, SelectionResult
-from .selector import (DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PAIRWISE_K_MAX, DEFAULT_PATHS,
-                       DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX, ESTIMATES, PAPER_PROTOCOL, PROTOCOLS,
-                       FCPSSelector, MenuFit, deployable_label_scale, progress_to_stderr, select)
+from ..defaults import (DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PAIRWISE_K_MAX, DEFAULT_PATHS,
+                        DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX)
+from .selector import (ESTIMATES, PAPER_PROTOCOL, PROTOCOLS, FCPSSelector, MenuFit, deployable_label_scale,
+                       progress_to_stderr, select)
 
 __all__ = ["CHOICES", "DEFAULT_BOOTSTRAP", "Candidate", "SelectionResult", "DEFAULT_CHOICE", "DEFAULT_FOLDS",
            "DEFAULT_PAIRWISE_K_MAX", "DEFAULT_PATHS", "DEFAULT_PROTOCOL", "DEFAULT_REPEATS",

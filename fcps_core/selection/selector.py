@@ -41,6 +41,9 @@ import numpy as np
 from ..diagnostics import (GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics, argmin_with_ties,
                            prefix_diagnostics)
 from ..encoding import EncodedPanel, encode_panel, nominal_cells, prefix_patterns
+from ..defaults import (DEFAULT_ALPHA, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FALLBACK, DEFAULT_FOLDS,
+                        DEFAULT_MAX_MEMBERS, DEFAULT_N_BINS, DEFAULT_OBJECTIVE, DEFAULT_PAIRWISE_K_MAX,
+                        DEFAULT_PATHS, DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX)
 from ..errors import MenuError, SplitError
 from ..families import FAMILIES, REGISTRY, get_family
 from ..panel import Panel
@@ -51,16 +54,8 @@ from .choice import CHOICES, apply_choice_rule
 from .result import Candidate, SelectionResult
 from .views import ViewCache, record_se, unscored_record, validation_record, view_kind
 
-DEFAULT_PATHS = ("info_first", "complexity_penalized", "random")
-DEFAULT_TABLE_K_MAX = 8
-DEFAULT_PAIRWISE_K_MAX = 12
 PROTOCOLS = ("crossfit", "split")
 ESTIMATES = ("bbc", "nested", "none")
-DEFAULT_PROTOCOL = "crossfit"
-DEFAULT_CHOICE = "tie_average"
-DEFAULT_FOLDS = 5
-DEFAULT_REPEATS = 2
-DEFAULT_BOOTSTRAP = 200
 #: the paper's protocol exactly (sweeps, checks, the reproduction report): S/M/V blocks,
 #: validation argmin, no bootstrap and no baselines
 PAPER_PROTOCOL = {"protocol": "split", "choice": "argmin", "estimate": "none", "with_baselines": False}
@@ -113,13 +108,13 @@ class FCPSSelector:
     k_max: int | None = None
     table_k_max: int = DEFAULT_TABLE_K_MAX
     pairwise_k_max: int = DEFAULT_PAIRWISE_K_MAX
-    alpha: float = 0.5
-    fallback: str = "global"
-    objective: str = "mse"
+    alpha: float = DEFAULT_ALPHA
+    fallback: str = DEFAULT_FALLBACK
+    objective: str = DEFAULT_OBJECTIVE
     guard: str | None = None
     prior_family: str | None = None
     refit: str = "frozen"
-    n_bins: int = 5
+    n_bins: int = DEFAULT_N_BINS
     seed: int = 0
     complexity_penalty: float = 1.0
     cfps_max_paths: int = 32
@@ -134,7 +129,7 @@ class FCPSSelector:
     repeats: int = DEFAULT_REPEATS
     estimate: str = "bbc"
     n_boot: int = DEFAULT_BOOTSTRAP
-    max_members: int = 10
+    max_members: int = DEFAULT_MAX_MEMBERS
     with_baselines: bool = True
 
     def validate(self, n_judges: int) -> None:

@@ -1,0 +1,1 @@
+"""Shared Streamlit helpers of the dashboard (pages/ holds only pages)."""

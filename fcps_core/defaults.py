@@ -1,0 +1,23 @@
+"""One set of defaults for the library, the command line and the dashboard."""
+
+from __future__ import annotations
+
+from .diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD
+
+#: S:M:V ratio of the paper's protocol (a fourth part reserves a research test block T)
+DEFAULT_SPLIT = "1:2:1"
+DEFAULT_PATHS = ("info_first", "complexity_penalized", "random")
+DEFAULT_TABLE_K_MAX = 8
+DEFAULT_PAIRWISE_K_MAX = 12
+DEFAULT_ALPHA = 0.5
+DEFAULT_FALLBACK = "global"
+DEFAULT_OBJECTIVE = "mse"
+DEFAULT_N_BINS = 5
+DEFAULT_PROTOCOL = "crossfit"
+DEFAULT_CHOICE = "tie_average"
+DEFAULT_FOLDS = 5
+DEFAULT_REPEATS = 2
+DEFAULT_BOOTSTRAP = 200
+DEFAULT_MAX_MEMBERS = 10
+DEFAULT_GAIN_THRESHOLD = GAIN_THRESHOLD
+DEFAULT_PRESSURE_THRESHOLD = PRESSURE_THRESHOLD
