@@ -118,7 +118,9 @@ def test_upload_select_and_regime_map_in_a_browser(server, tmp_path):
         page.get_by_role("option", name="uploaded: e2e-panel").click()
         expect(page.get_by_text("800 rows, 800 labelled").first).to_be_visible(timeout=60_000)
         page.get_by_role("button", name="Run selection").click()
-        expect(page.get_by_text("Selected:").first).to_be_visible(timeout=180_000)
+        expect(page.get_by_text("Verdict").first).to_be_visible(timeout=180_000)
+        expect(page.get_by_text("Deploy ").first).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("Baselines on the same held-out rows").first).to_be_visible(timeout=30_000)
         settle(page)
         page.screenshot(path=str(SHOTS / "3-select.png"), full_page=True)
 
@@ -126,7 +128,7 @@ def test_upload_select_and_regime_map_in_a_browser(server, tmp_path):
         # The panel picked on Select stays picked here.
         expect(page.get_by_role("combobox", name="Panel")).to_have_value("uploaded: e2e-panel", timeout=60_000)
         expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
-        expect(page.get_by_text("selection (n_M=").first).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("selection: ").first).to_be_visible(timeout=30_000)
         settle(page)
         page.screenshot(path=str(SHOTS / "4-regime-map.png"), full_page=True)
         # Page loads after the first start: a fresh session opening each page by URL.
