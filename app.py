@@ -3,12 +3,12 @@
 import streamlit as st
 
 st.set_page_config(page_title="fcps: finite-calibration panel selection", layout="wide")
-pages = [st.Page("pages/overview.py", title="Overview", default=True),
-         st.Page("pages/upload.py", title="Upload panel"),
-         st.Page("pages/select.py", title="Select"),
-         st.Page("pages/regime.py", title="Regime map"),
-         st.Page("pages/audit.py", title="Cell-pressure audit"),
-         st.Page("pages/gaps.py", title="Scalar vs table gaps"),
-         st.Page("pages/results.py", title="Results browser"),
-         st.Page("pages/lab.py", title="Synthetic lab")]
+pages = [st.Page("app_pages/overview.py", title="Overview", default=True),
+         st.Page("app_pages/upload.py", title="Upload panel"),
+         st.Page("app_pages/select.py", title="Select"),
+         st.Page("app_pages/regime.py", title="Regime map"),
+         st.Page("app_pages/audit.py", title="Cell-pressure audit"),
+         st.Page("app_pages/gaps.py", title="Scalar vs table gaps"),
+         st.Page("app_pages/results.py", title="Results browser"),
+         st.Page("app_pages/lab.py", title="Synthetic lab")]
 st.navigation(pages).run()

@@ -1,1 +1,1 @@
-"""Shared Streamlit helpers of the dashboard (pages/ holds only pages)."""
+"""Shared Streamlit helpers of the dashboard (app_pages/ holds only pages)."""

@@ -24,7 +24,7 @@ def by_label(widgets, label):
 def page(name: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     assert not at.exception
-    at.switch_page(f"pages/{name}.py").run()
+    at.switch_page(f"app_pages/{name}.py").run()
     assert not at.exception, at.exception
     return at
 
@@ -73,7 +73,7 @@ def test_upload_then_select_the_uploaded_panel(upload_csv_bytes):
     assert "600 rows" in at.success[0].value
     by_label(at.button, "Use this panel").click().run()
     assert "mixed" in at.session_state["uploads"]
-    at.switch_page("pages/select.py").run()
+    at.switch_page("app_pages/select.py").run()
     by_label(at.selectbox, "Panel").set_value("uploaded: mixed").run()
     _select(at)
     assert at.subheader[0].value == "Verdict" and at.success[-1].value.startswith("Deploy ")
@@ -106,12 +106,12 @@ def test_select_then_regime_audit_and_sweep_pages():
     at = page("select")
     _select(at)
     assert at.session_state["selection"]["dict"]["menu_size"] > 0
-    at.switch_page("pages/regime.py").run()
+    at.switch_page("app_pages/regime.py").run()
     assert not at.exception and len(at.get("plotly_chart")) >= 1
-    at.switch_page("pages/audit.py").run()
+    at.switch_page("app_pages/audit.py").run()
     assert not at.exception
     assert len(at.dataframe) >= 1
-    at.switch_page("pages/regime.py").run()
+    at.switch_page("app_pages/regime.py").run()
     by_label(at.text_input, "n_M budgets").set_value("20,60")
     by_label(at.number_input, "splits").set_value(2)
     by_label(at.multiselect, "families").set_value(["table", "logistic"])
@@ -119,7 +119,7 @@ def test_select_then_regime_audit_and_sweep_pages():
     by_label(at.button, "Run sweep").click().run()
     assert not at.exception, at.exception
     assert len(at.session_state["sweep"]["data"]["cells"]) == 2
-    at.switch_page("pages/gaps.py").run()
+    at.switch_page("app_pages/gaps.py").run()
     assert not at.exception and len(at.dataframe) == 1 and len(at.get("plotly_chart")) == 4
 
 
@@ -155,7 +155,7 @@ def test_results_browser_deep_link_filters_and_comparison(seeded_store):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["run"] = str(select_run)
     at.run()
-    at.switch_page("pages/results.py").run()
+    at.switch_page("app_pages/results.py").run()
     assert not at.exception, at.exception
     assert by_label(at.multiselect, "Open runs (two or more: side by side)").value == [select_run]
     assert any(f"Run {select_run}" in m.value for m in at.markdown)
@@ -175,7 +175,7 @@ def test_upload_saves_to_the_store_and_selections_are_stored_runs(upload_csv_byt
     by_label(at.button, "Save to the store").click().run()
     assert not at.exception and not at.error, at.error
     assert Store(seeded_store).has_panel("kept-panel")
-    at.switch_page("pages/select.py").run()
+    at.switch_page("app_pages/select.py").run()
     assert by_label(at.selectbox, "Panel").value == "stored: kept-panel"
     _select(at)
     run_id = at.session_state["selection"]["run_id"]

@@ -95,7 +95,7 @@ def test_no_module_of_the_package_is_over_500_lines():
 
 
 def test_pages_hold_only_pages():
-    pages = PKG.parent / "pages"
+    pages = PKG.parent / "app_pages"
     for path in pages.glob("*.py"):
         text = path.read_text()
-        assert "from pages." not in text and "import pages" not in text, path.name
+        assert "from app_pages" not in text and "import app_pages" not in text, path.name

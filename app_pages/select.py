@@ -52,7 +52,9 @@ with st.form("menu_form"):
     c1, c2, c3 = st.columns(3)
     families = c1.multiselect("families", FAMILIES, default=list(FAMILIES))
     paths = c1.multiselect("path rules", PATH_RULES, default=list(DEFAULT_PATHS))
-    k_max = c2.number_input("K max (0 = whole pool)", 0, len(panel.judges), min(len(panel.judges), 12))
+    k_max = c2.number_input("K max (0 = whole pool)", 0, len(panel.judges), 0,
+                            help="largest prefix for scalar families (the library's default: the whole pool, so "
+                                 "stackers over every judge are candidates); table-like families stop at 8")
     alpha = c2.number_input("table alpha", 0.0, 10.0, DEFAULT_ALPHA, step=0.1)
     fallback = c2.selectbox("table fallback", ["global", "lower_prefix"])
     objective = c3.selectbox("objective", ["mse", "nll"])
@@ -114,10 +116,11 @@ if sel_state and sel_state["label"] == label:
     if sel["family"] == "tie_average":
         st.markdown(f"**Deployed: the average of {len(sel['members'])} tied candidates**")
         st.dataframe(pd.DataFrame([{"family": mm["family"], "K": mm["K"], "path": mm["path"],
+                                    "parameters": ", ".join(f"{k}={v}" for k, v in mm["params"].items()) or "-",
                                     f"{held} risk": mm["val_risk"]} for mm in sel["members"]]), hide_index=True)
     st.write("Judges: " + ", ".join(sel["judges"]))
     if sel_state.get("run_id") is not None:
-        st.page_link("pages/results.py", label=f"Stored as run {sel_state['run_id']}: open in the results browser",
+        st.page_link("app_pages/results.py", label=f"Stored as run {sel_state['run_id']}: open in the results browser",
                      query_params={"run": str(sel_state["run_id"])})
     else:
         st.caption("This panel is not in the store, so the run was not stored (save it on the Upload page).")

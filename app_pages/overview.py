@@ -20,7 +20,7 @@ if st.button("Open the demo: a six-way parity panel with its stored selection an
     if "sweep" in runs:
         st.session_state["sweep"] = {"label": f"stored: {demo}", "data": store.run(runs["sweep"])["result"],
                                      "run_id": runs["sweep"]}
-    st.switch_page("pages/regime.py")
+    st.switch_page("app_pages/regime.py")
 
 st.subheader("Stored panels")
 panels = pd.DataFrame(stored_panels())
@@ -35,4 +35,4 @@ if runs.empty:
 else:
     st.dataframe(runs[["run_id", "panel", "kind", "status", "family", "K", "val_mse", "test_mse", "finished_at"]],
                  hide_index=True)
-    st.page_link("pages/results.py", label="Browse every stored run", icon=":material/table_view:")
+    st.page_link("app_pages/results.py", label="Browse every stored run", icon=":material/table_view:")
