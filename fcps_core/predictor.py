@@ -108,8 +108,10 @@ class FCPSPredictor:
         return {**head, "encoders": [e.to_dict() for e in self.encoders],
                 "model": self.model.get_state(), "metadata": self.metadata}
 
-    def save(self, path: str) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
+    def save(self, path: str, *, force: bool = False) -> None:
+        """Write the predictor as JSON (atomically; an existing file only with ``force``)."""
+        from .outputs import atomic_output
+        with atomic_output(path, force=force) as fh:
             json.dump(self.to_dict(), fh, indent=1, allow_nan=False, default=_json_default)
 
     @classmethod

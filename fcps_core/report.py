@@ -148,8 +148,9 @@ def build_report(*, splits: int = 30, seed: int = 0, workers: int = 2, quick: bo
     return "\n".join(parts)
 
 
-def write_report(out: str, **kwargs) -> str:
+def write_report(out: str, *, force: bool = False, **kwargs) -> str:
+    from .outputs import check_output_path, write_output
+    check_output_path(out, force=force)           # refuse before the long computation
     text = build_report(**kwargs)
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(text, encoding="utf-8")
+    write_output(out, text, force=force)
     return text

@@ -108,5 +108,5 @@ def semi_real(panel: Panel, regime: str, *, rows: int = 2000, seed: int = 0,
                  name=f"semireal-{panel.name}-{regime}")
 
 
-def to_wide_csv(panel: Panel, path: str) -> None:
-    write_wide_csv(panel, path)
+def to_wide_csv(panel: Panel, path: str, *, force: bool = False) -> None:
+    write_wide_csv(panel, path, force=force)

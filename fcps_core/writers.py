@@ -25,9 +25,11 @@ def panel_to_wide_rows(panel: Panel) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def write_wide_csv(panel: Panel, path: str) -> None:
+def write_wide_csv(panel: Panel, path: str, *, force: bool = False) -> None:
+    """The panel as a wide CSV (atomically; an existing file only with ``force``)."""
+    from .outputs import atomic_output
     header, rows = panel_to_wide_rows(panel)
-    with open(path, "w", newline="", encoding="utf-8") as fh:
+    with atomic_output(path, force=force, newline="") as fh:
         w = csv.writer(fh)
         w.writerow(header)
         w.writerows(rows)

@@ -37,6 +37,9 @@ def cmd_select(args, ctx: RunContext) -> int:
     from ..selection import DEFAULT_PATHS, FCPSSelector, progress_to_stderr
     from ..splits import make_blocks
     choice = args.choice or ("argmin" if args.guard != "none" else DEFAULT_CHOICE)
+    if args.save_model:
+        from ..outputs import check_output_path
+        check_output_path(args.save_model, force=args.force)     # before a long selection
     panel = load_panel_from_args(args, ctx)
     counts = block_counts(args)
     blocks = make_blocks(panel, split=args.split, test_share=args.test_share, counts=counts,
@@ -56,7 +59,7 @@ def cmd_select(args, ctx: RunContext) -> int:
     result = selector.fit(panel, blocks)
     save_result(args, ctx, "select", result)     # store: --save
     if args.save_model:
-        result.predictor().save(args.save_model)
+        result.predictor().save(args.save_model, force=args.force)
         log(args, f"predictor written to {args.save_model}")
     if args.json:
         json.dump(jsonable(result.to_dict()), sys.stdout, indent=1, allow_nan=False)
@@ -128,7 +131,7 @@ def cmd_synth(args, ctx: RunContext) -> int:
         panel = make_regime(args.regime, rows=args.rows, judges=args.judges, seed=args.seed,
                             gamma=args.gamma, parity_order=args.parity_order, tie_rate=args.tie_rate,
                             group_size=args.group_size)
-    to_wide_csv(panel, args.out)
+    to_wide_csv(panel, args.out, force=args.force)
     sys.stderr.write(f"wrote {panel.n_rows} rows x {len(panel.judges)} judges ({args.regime}) to {args.out}\n")
     return 0
 
@@ -137,7 +140,7 @@ def cmd_report(args, ctx: RunContext) -> int:
     from ..report import write_report
     command = f"python -m fcps_core report --out {args.out} --splits {args.splits} --seed {args.seed}" \
         + (" --quick" if args.quick else "")
-    write_report(args.out, splits=args.splits, seed=args.seed, workers=args.workers, quick=args.quick,
+    write_report(args.out, force=args.force, splits=args.splits, seed=args.seed, workers=args.workers, quick=args.quick,
                  command=command, progress=lambda m: sys.stderr.write(m + "\n"))
     sys.stderr.write(f"report written to {args.out}\n")
     return 0
@@ -146,6 +149,9 @@ def cmd_report(args, ctx: RunContext) -> int:
 def cmd_score(args, ctx: RunContext) -> int:
     import csv
     from ..predictor import FCPSPredictor
+    if args.out:
+        from ..outputs import check_output_path
+        check_output_path(args.out, force=args.force)     # before any work
     predictor = FCPSPredictor.load(args.model)
     if args.schema is None:
         # Read each judge as the predictor saw it (a new file may look continuous where the
@@ -153,13 +159,15 @@ def cmd_score(args, ctx: RunContext) -> int:
         args.schema = predictor.judge_schemas()
     panel = load_panel_from_args(args, ctx)
     pred = predictor.predict(panel)
-    fh = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
-    try:
+    def write(fh):
         w = csv.writer(fh)
         w.writerow(["item_id", "prediction"])
         for item, p in zip(panel.item_ids, pred):
             w.writerow([item, f"{p:.6f}"])
-    finally:
-        if args.out:
-            fh.close()
+    if args.out:
+        from ..outputs import atomic_output
+        with atomic_output(args.out, force=args.force, newline="") as fh:
+            write(fh)
+    else:
+        write(sys.stdout)
     return 0

@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     o = s.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="print the JSON result on stdout")
     o.add_argument("--save-model", help="write the deployable predictor (JSON) here")
+    o.add_argument("--force", action="store_true", help="replace an existing --save-model file")
     o.add_argument("--top", type=int, default=15, help="candidates shown in the table")
     o.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -102,9 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--tie-rate", type=float, default=0.0)
     sy.add_argument("--group-size", type=int, default=1)
     sy.add_argument("--out", required=True)
+    sy.add_argument("--force", action="store_true", help="replace an existing --out file")
 
     rp = sub.add_parser("report", help="run the reproduction report (controlled regimes + real panels)")
     rp.add_argument("--out", default="docs/reproduction.md")
+    rp.add_argument("--force", action="store_true", help="replace an existing --out file")
     rp.add_argument("--splits", type=int, default=30)
     rp.add_argument("--seed", type=int, default=0)
     rp.add_argument("--workers", type=int, default=2)
@@ -114,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("model", help="predictor JSON written by select --save-model")
     add_panel_arguments(sc)
     sc.add_argument("--out", help="write item_id,prediction CSV here (default stdout)")
+    sc.add_argument("--force", action="store_true", help="replace an existing --out file")
     sc.set_defaults(require_labels=False, handler=cmd_score)
     s.set_defaults(handler=cmd_select)
     sw.set_defaults(handler=cmd_sweep)

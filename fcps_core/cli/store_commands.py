@@ -98,6 +98,7 @@ def add_store_commands(sub) -> None:
     ex.add_argument("name", help="panel name, or run:ID (a bare number means a run when no panel has that name)")
     ex.add_argument("--format", dest="fmt", choices=["csv", "parquet", "json"], default="csv")
     ex.add_argument("--out", help="output file (default: stdout)")
+    ex.add_argument("--force", action="store_true", help="replace an existing --out file")
     ex.add_argument("--store", help=STORE_HELP)
     ex.set_defaults(handler=_store_errors(cmd_export))
 
@@ -291,12 +292,15 @@ def cmd_delete(args) -> int:
 
 
 def cmd_export(args) -> int:
+    if args.out:
+        from ..outputs import check_output_path
+        check_output_path(args.out, force=args.force)
     store = open_store(args)
     run_id = _run_ref(store, args.name)
     if run_id is not None:
-        data = store.export_run(run_id, args.fmt, args.out)
+        data = store.export_run(run_id, args.fmt, args.out, force=args.force)
     else:
-        data = store.export_panel(args.name, args.fmt, args.out)
+        data = store.export_panel(args.name, args.fmt, args.out, force=args.force)
     if data is not None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()

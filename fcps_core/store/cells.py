@@ -6,8 +6,6 @@ import csv
 import io as _io
 import json
 import math
-import os
-from pathlib import Path
 
 
 from ..errors import StoreError
@@ -58,23 +56,22 @@ def rows_to_dicts(cur) -> list[dict]:
 
 
 
-def emit(data: bytes, out) -> bytes | None:
+def emit(data: bytes, out, force: bool = False) -> bytes | None:
     if out is None:
         return data
-    tmp = Path(f"{out}.{os.getpid()}.part")
-    tmp.write_bytes(data)
-    os.replace(tmp, out)       # a reader never sees half an export
+    from ..outputs import write_output
+    write_output(out, data, force=force)      # atomic: a reader never sees half an export
     return None
 
 
-def emit_table(header: list, rows: list, fmt: str, out) -> bytes | None:
+def emit_table(header: list, rows: list, fmt: str, out, force: bool = False) -> bytes | None:
     if fmt == "csv":
         buf = _io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow([neutralise_cell(h) for h in header])
         for r in rows:
             w.writerow([neutralise_cell(csv_value(v)) for v in r])
-        return emit(buf.getvalue().encode("utf-8"), out)
+        return emit(buf.getvalue().encode("utf-8"), out, force)
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -86,7 +83,7 @@ def emit_table(header: list, rows: list, fmt: str, out) -> bytes | None:
                 pa.array([None if v is None else str(v) for v in vals], pa.string())
         buf = pa.BufferOutputStream()
         pq.write_table(pa.table(cols), buf)
-        return emit(buf.getvalue().to_pybytes(), out)
+        return emit(buf.getvalue().to_pybytes(), out, force)
     raise StoreError(f"unknown export format {fmt!r}; use csv, parquet or json")
 
 

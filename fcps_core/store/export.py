@@ -12,7 +12,7 @@ from .cells import emit, emit_table
 class ExportStore:
     """Export methods of :class:`~fcps_core.store.Store`."""
 
-    def export_panel(self, name: str, fmt: str, out=None) -> bytes | None:
+    def export_panel(self, name: str, fmt: str, out=None, *, force: bool = False) -> bytes | None:
         """The panel as a wide table (``csv``, ``parquet``) or ``json`` (facts + rows).
         Writes to ``out`` (a path) when given, else returns the bytes."""
         from ..writers import panel_to_wide_rows
@@ -21,15 +21,15 @@ class ExportStore:
         if fmt == "json":
             info = self.panel_info(name)
             body = {"panel": info, "columns": header, "rows": rows}
-            return emit(json.dumps(json_ready(body), default=str, indent=1).encode() + b"\n", out)
-        return emit_table(header, rows, fmt, out)
+            return emit(json.dumps(json_ready(body), default=str, indent=1).encode() + b"\n", out, force)
+        return emit_table(header, rows, fmt, out, force)
 
-    def export_run(self, run_id: int, fmt: str, out=None) -> bytes | None:
+    def export_run(self, run_id: int, fmt: str, out=None, *, force: bool = False) -> bytes | None:
         """A run as ``json`` (everything) or its main table as ``csv``/``parquet``: the
         candidates of a selection, the per-budget cells of a sweep."""
         run = self.run(run_id)
         if fmt == "json":
-            return emit(json.dumps(run, default=str, indent=1).encode() + b"\n", out)
+            return emit(json.dumps(run, default=str, indent=1).encode() + b"\n", out, force)
         result = run.get("result") or {}
         if run["kind"] == "select":
             rows = [{**c, "judges": " > ".join(c["judges"]), "params": json.dumps(c["params"])}
@@ -38,4 +38,4 @@ class ExportStore:
             rows = [{k: v for k, v in c.items() if not isinstance(v, (dict, list))}
                     for c in result.get("cells", [])]
         header = list(dict.fromkeys(k for r in rows for k in r))
-        return emit_table(header, [[r.get(k) for k in header] for r in rows], fmt, out)
+        return emit_table(header, [[r.get(k) for k in header] for r in rows], fmt, out, force)
