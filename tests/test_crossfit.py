@@ -219,3 +219,9 @@ def test_bad_protocol_settings_are_one_line_errors(panel, blocks):
         select(panel, blocks, protocol="split", estimate="nested")
     with pytest.raises(MenuError, match="argmin"):
         select(panel, blocks, guard="one_se")
+
+
+def test_parallel_folds_give_the_same_result_as_sequential(panel, blocks, result):
+    parallel = select(panel, blocks, **MENU, seed=0, n_jobs=2)
+    strip = lambda d: {k: v for k, v in d.items() if k != "timings"}  # noqa: E731
+    assert strip(parallel.to_dict()) == strip(result.to_dict())

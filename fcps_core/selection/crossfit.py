@@ -54,6 +54,53 @@ def _predict_candidates(menu, rows: np.ndarray) -> dict[tuple, np.ndarray]:
     return out
 
 
+#: panels smaller than this (deployable rows x judges) run their folds in one process: the
+#: start-up of worker processes would cost more than it saves
+PARALLEL_MIN_CELLS = 10_000
+
+
+def fold_work(selector, panel: Panel, D: np.ndarray, tr: np.ndarray, va: np.ndarray,
+              unlabelled: np.ndarray, progress=None) -> dict:
+    """Everything one fold contributes, in small arrays: each candidate's held-out
+    predictions, its judge set and diagnostics, and the baselines' held-out predictions."""
+    empty = np.zeros(0, dtype=np.int64)
+    rows = {"S": D[tr], "M": D[tr], "V": D[va], "T": empty, "rest": unlabelled}
+    menu = selector.fit_menu(panel, rows, expand_grid=True, score_val=False, progress=progress)
+    out = {"preds": _predict_candidates(menu, D[va]), "judges": {}, "diag": {}, "base": {}}
+    for c in menu.candidates:
+        key = candidate_key(c)
+        out["judges"][key] = frozenset(c.judge_idx)
+        if c.diagnostics is not None:
+            out["diag"][key] = np.array([getattr(c.diagnostics, f) for f in _DIAG_FIELDS], dtype=float)
+    if selector.with_baselines:
+        out["base"] = baseline_predictions(menu.encoded.scores, panel.labels, D[tr], D[va], unlabelled)
+    return out
+
+
+def _run_folds(selector, panel, D, fold_list, unlabelled, report, n_units):
+    """Yield (repeat, held-out positions, fold results) in fold order. Large panels run the
+    folds on every core (joblib/loky processes); every fold's seed and data are fixed before
+    it starts, so the results equal a sequential run."""
+    folds = selector.folds
+    jobs = selector.n_jobs
+    if jobs is None:
+        jobs = -1 if len(D) * len(panel.judges) >= PARALLEL_MIN_CELLS else 1
+    if jobs != 1 and len(fold_list) > 1:
+        from joblib import Parallel, delayed
+        bare = replace(selector, progress=None)
+        results = Parallel(n_jobs=jobs, return_as="generator")(
+            delayed(fold_work)(bare, panel, D, tr, va, unlabelled) for _, tr, va in fold_list)
+        for u, ((r, _, va), out) in enumerate(zip(fold_list, results)):
+            report(0.92 * (u + 1) / n_units, f"fold {u % folds + 1}/{folds}, repeat {r + 1} done")
+            yield r, va, out
+        return
+    for u, (r, tr, va) in enumerate(fold_list):
+        label = f"fold {u % folds + 1}/{folds}, repeat {r + 1}/{selector.repeats}"
+        yield r, va, fold_work(selector, panel, D, tr, va, unlabelled,
+                               progress=lambda f, m, u=u, label=label: report(0.92 * (u + f) / n_units,
+                                                                              f"{label}: {m}"))
+
+
 def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     t0 = time.perf_counter()
     report = selector.progress or (lambda frac, msg: None)
@@ -73,29 +120,20 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     diag_n: dict[tuple, int] = {}
     judge_sets: dict[tuple, list] = {}
     base: dict[str, np.ndarray] = {}
-    for u, (r, tr, va) in enumerate(fold_list):
-        label = f"fold {u % selector.folds + 1}/{selector.folds}, repeat {r + 1}/{R}"
-        rows = {"S": D[tr], "M": D[tr], "V": D[va], "T": empty, "rest": unlabelled}
-        menu = selector.fit_menu(panel, rows, expand_grid=True, score_val=False,
-                                 progress=lambda f, m, u=u, label=label:
-                                 report(0.92 * (u + f) / n_units, f"{label}: {m}"))
-        for key, p in _predict_candidates(menu, D[va]).items():
+    for u, (r, va, out) in enumerate(_run_folds(selector, panel, D, fold_list, unlabelled, report, n_units)):
+        for key, p in out["preds"].items():
             if key not in preds:
                 preds[key] = np.full((R, len(D)), np.nan)
             preds[key][r, va] = p
-        for c in menu.candidates:
-            key = candidate_key(c)
-            judge_sets.setdefault(key, []).append(frozenset(c.judge_idx))
-            if c.diagnostics is not None:
-                vals = np.array([getattr(c.diagnostics, f) for f in _DIAG_FIELDS], dtype=float)
-                diag_sum[key] = diag_sum.get(key, 0.0) + vals
-                diag_n[key] = diag_n.get(key, 0) + 1
-        if selector.with_baselines:
-            fold_base = baseline_predictions(menu.encoded.scores, panel.labels, D[tr], D[va], unlabelled)
-            for name, p in fold_base.items():
-                if name not in base:
-                    base[name] = np.full((R, len(D)) + p.shape[1:], np.nan)
-                base[name][r, va] = p
+        for key, judges in out["judges"].items():
+            judge_sets.setdefault(key, []).append(judges)
+        for key, vals in out["diag"].items():
+            diag_sum[key] = diag_sum.get(key, 0.0) + vals
+            diag_n[key] = diag_n.get(key, 0) + 1
+        for name, p in out["base"].items():
+            if name not in base:
+                base[name] = np.full((R, len(D)) + p.shape[1:], np.nan)
+            base[name][r, va] = p
     report(0.92 * (n_units - 1) / n_units, "refitting the menu on all deployable labels")
     rows = {"S": D, "M": D, "V": empty, "T": T, "rest": unlabelled}   # risks come from the folds
     final = selector.fit_menu(panel, rows, expand_grid=True, score_val=False,

@@ -99,6 +99,8 @@ class FCPSSelector:
         paper's S/M/V protocol).
     choice : ``argmin`` (the paper's rule), ``simplest_within_se``, ``tie_average`` (see
         :mod:`.choice`).
+    n_jobs : processes for the cross-fitted folds (None: all cores when deployable rows x
+        judges >= 10,000, else one; results are identical either way).
     estimate : ``bbc`` (bootstrap bias-corrected risk of the whole procedure, no refits),
         ``nested`` (nested grouped cross-validation) or ``none``; ``n_boot`` resamples.
     """
@@ -131,6 +133,7 @@ class FCPSSelector:
     n_boot: int = DEFAULT_BOOTSTRAP
     max_members: int = DEFAULT_MAX_MEMBERS
     with_baselines: bool = True
+    n_jobs: int | None = None   # crossfit folds in parallel: None = every core on large panels
 
     def validate(self, n_judges: int) -> None:
         for f in self.families:
