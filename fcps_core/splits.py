@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +48,8 @@ def parse_ratio(text: str) -> tuple[float, ...]:
         parts = tuple(float(p) for p in text.split(":"))
     except ValueError:
         raise SplitError(f"split {text!r} is not of the form S:M:V or S:M:V:T (e.g. 1:2:1)") from None
-    if len(parts) not in (3, 4) or any(p < 0 for p in parts) or not all(p > 0 for p in parts[:3]):
+    if len(parts) not in (3, 4) or not math.isfinite(sum(parts)) or any(p < 0 for p in parts) \
+            or not all(p > 0 for p in parts[:3]):
         raise SplitError(f"split {text!r}: give positive S:M:V parts and an optional T part (e.g. 1:2:1 or 1:2:1:1)")
     return parts
 

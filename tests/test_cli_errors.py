@@ -353,3 +353,39 @@ def test_score_reads_judges_with_the_predictors_schemas(tmp_path):
         assert lines[0] == "item_id,prediction" and len(lines) == 3
     else:
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--split", "1e308:1e308:1"], "give positive S:M:V parts"),
+    (["--seed", str(2 ** 64)], "--seed must be at most"),
+    (["--folds", "1"], "--folds must be at least 2"),
+    (["--folds", "1000"], "folds must be an integer from 2 to 100"),
+    (["--n-boot", "100000000"], "n_boot must be an integer from 10 to 100000"),
+    (["--choice", "argmin", "--estimate", "nested", "--protocol", "split"], "nested estimate needs the crossfit protocol"),
+    (["--choice", "tie_average", "--guard", "one_se"], "use --choice argmin with --guard"),
+])
+def test_protocol_and_number_flags_are_one_line_errors(tmp_path, args, expect):
+    rows = [["item_id", "label", "j1", "j2"]] + [[str(i), str(i % 2), "A" if i % 3 else "B", "B" if i % 5 else "A"]
+                                                  for i in range(80)]
+    path = tmp_path / "p.csv"
+    path.write_text(csv_text(rows))
+    proc = subprocess.run([PYTHON, "-m", "fcps_core", "select", str(path), "--quiet", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    line = assert_one_line_error((proc.returncode, proc.stdout, proc.stderr))
+    assert expect in line
+
+
+@pytest.mark.parametrize("flags, expect", [
+    (["--max-mb", "nan"], "--max-mb must be a finite number"),
+    (["--max-mb", "inf"], "--max-mb must be a finite number"),
+    (["--delimiter", ""], "--delimiter must be exactly one character"),
+    (["--delimiter", "||"], "--delimiter must be exactly one character"),
+])
+def test_import_flags_are_one_line_errors(tmp_path, flags, expect):
+    path = tmp_path / "p.csv"
+    path.write_text(csv_text([["item_id", "label", "j1"], ["1", "1", "A"], ["2", "0", "B"]]))
+    proc = subprocess.run([PYTHON, "-m", "fcps_core", "import", str(path), "--name", "p", "--store",
+                           str(tmp_path / "s.duckdb"), *flags], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    line = assert_one_line_error((proc.returncode, proc.stdout, proc.stderr))
+    assert expect in line
+    assert not (tmp_path / "s.duckdb").exists()      # refused before the store is touched

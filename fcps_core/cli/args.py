@@ -8,6 +8,9 @@ from typing import Sequence
 
 from ..errors import FCPSError
 
+#: seeds are 64-bit unsigned in numpy's generators; the CLI accepts 0 .. 2**63 - 1
+MAX_SEED = 2 ** 63 - 1
+
 
 def parse_names(values: Sequence[str] | None) -> list[str] | None:
     """Accept ``--families a b`` and ``--families a,b``."""
@@ -83,7 +86,14 @@ def check_numbers(args) -> None:
         v = getattr(args, flag, None)
         if isinstance(v, (int, float)) and not isinstance(v, bool) and v < low:
             raise FCPSError(f"--{flag.replace('_', '-')} must be at least {low} (got {v})")
-    for flag in ("alpha", "gain_threshold", "pressure_threshold", "test_share", "gamma"):
+    for flag in ("alpha", "gain_threshold", "pressure_threshold", "test_share", "gamma", "max_mb"):
         v = getattr(args, flag, None)
         if isinstance(v, float) and not _m.isfinite(v):
             raise FCPSError(f"--{flag.replace('_', '-')} must be a finite number (got {v})")
+    seed = getattr(args, "seed", None)
+    if isinstance(seed, int) and seed > MAX_SEED:
+        raise FCPSError(f"--seed must be at most {MAX_SEED} (got {seed})")
+    delimiter = getattr(args, "delimiter", None)
+    if delimiter is not None and len(delimiter) != 1:
+        raise FCPSError(f"--delimiter must be exactly one character (got {delimiter!r}); "
+                        "for tabs pass a literal tab or use a .tsv file")

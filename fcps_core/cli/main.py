@@ -148,3 +148,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
         sys.stderr.write(f"fcps: error: cannot use{where}: {exc.strerror or exc}\n")
         return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("fcps: interrupted\n")
+        return 130
+    except Exception as exc:    # a bug: still one line for the user, with what to report
+        first = (str(exc).splitlines() or [""])[0][:200]
+        sys.stderr.write(f"fcps: internal error ({type(exc).__name__}: {first}); please report it with "
+                         "the command line that caused it\n")
+        return 1

@@ -114,6 +114,8 @@ def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = N
     more columns than ``limits.max_judges`` judges plus the four per-item columns before any
     data is read.
     """
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
+        raise PanelError(f"the delimiter must be exactly one character (got {delimiter!r})")
     check_input_file(path, limits)
     fmt = detect_format(path, fmt)
     duckdb, con = _duck()

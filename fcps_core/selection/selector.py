@@ -167,10 +167,12 @@ class FCPSSelector:
             raise MenuError(f"choice must be one of {', '.join(CHOICES)}, not {self.choice!r}")
         if self.estimate not in ESTIMATES:
             raise MenuError(f"estimate must be one of {', '.join(ESTIMATES)}, not {self.estimate!r}")
-        for name, low in (("folds", 2), ("repeats", 1), ("n_boot", 10), ("max_members", 1)):
+        # upper bounds keep memory bounded: the bootstrap holds n_boot x groups weights
+        for name, low, high in (("folds", 2, 100), ("repeats", 1, 100), ("n_boot", 10, 100_000),
+                                ("max_members", 1, 1_000)):
             v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < low:
-                raise MenuError(f"{name} must be an integer of at least {low} (got {v!r})")
+            if not isinstance(v, (int, np.integer)) or not low <= v <= high:
+                raise MenuError(f"{name} must be an integer from {low} to {high} (got {v!r})")
         if self.estimate == "nested" and self.protocol != "crossfit":
             raise MenuError("the nested estimate needs the crossfit protocol (--protocol crossfit)")
         if self.guard is not None and self.choice != "argmin":
