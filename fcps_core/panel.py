@@ -208,8 +208,16 @@ def build_judge_column(name: str, raw: Sequence[str], *, schema: str | None = No
 
 
 def map_labels(raw: Sequence[str], *, column: str = "label", first_line: int = 2,
-               label_range: tuple[float, float] | None = None) -> tuple[np.ndarray, str]:
-    """Map label strings to [0, 1] (NaN = unlabelled). Returns (labels, note)."""
+               label_range: tuple[float, float] | None = None,
+               counts: Sequence[int] | None = None) -> tuple[np.ndarray, str]:
+    """Map label strings to [0, 1] (NaN = unlabelled). Returns (labels, note).
+
+    Integer labels outside [0, 1] are read as a rubric and normalised by their range only
+    when that range is believable: the distinct values are contiguous integers and each is
+    seen at least twice. One outlier (a ``10`` among 0/1 labels) is an error naming its row,
+    never a silent rescaling of every label; ``label_range`` states the range instead.
+    ``counts`` gives each ``raw`` entry's multiplicity (callers that pass distinct values).
+    """
     raw = np.asarray(raw, dtype=object)
     out = np.full(len(raw), np.nan)
     numeric_rows: list[int] = []
@@ -260,6 +268,7 @@ def map_labels(raw: Sequence[str], *, column: str = "label", first_line: int = 2
                 if hi == lo:
                     raise PanelError(f"every numeric label is {lo:g}: cannot infer a rubric range",
                                      column=column, hint="pass --label-range LO,HI")
+                _check_inferable_range(raw, idx, vals, counts, column, first_line)
                 out[idx] = (vals - lo) / (hi - lo)
                 note = f"{INFERRED_LABEL_NOTE} [{lo:g}, {hi:g}]"
             else:
@@ -268,6 +277,28 @@ def map_labels(raw: Sequence[str], *, column: str = "label", first_line: int = 2
                                  line=first_line + i, column=column,
                                  hint="rescale labels to [0,1] or pass --label-range LO,HI")
     return out, note
+
+
+def _check_inferable_range(raw, idx: np.ndarray, vals: np.ndarray, counts, column: str,
+                           first_line: int) -> None:
+    """Integer labels may set a rubric range only if their values are contiguous and each is
+    seen at least twice; otherwise name the first odd row."""
+    mult = np.ones(len(idx)) if counts is None else np.asarray(counts, float)[idx]
+    distinct, inverse = np.unique(vals, return_inverse=True)
+    seen = np.bincount(inverse, weights=mult)
+    hint = "fix that row, or pass --label-range LO,HI to declare the scale"
+    rare = np.flatnonzero(seen < 2)
+    gaps = np.flatnonzero(np.diff(distinct) > 1)
+    if rare.size:
+        i = int(idx[np.flatnonzero(inverse == rare[-1])[0]])
+        raise PanelError(f"label {raw[i]!r} is the only one of its value among integer labels "
+                         f"{', '.join(f'{v:g}' for v in distinct[:12])}: a rubric range is not inferred "
+                         "from a single row", line=first_line + i, column=column, hint=hint)
+    if gaps.size:
+        i = int(idx[np.flatnonzero(inverse == gaps[0] + 1)[0]])
+        raise PanelError(f"label {raw[i]!r} leaves a gap in the integer labels "
+                         f"({', '.join(f'{v:g}' for v in distinct[:12])}): a rubric range is not inferred "
+                         "from non-contiguous values", line=first_line + i, column=column, hint=hint)
 
 
 @dataclass
@@ -374,6 +405,23 @@ class Panel:
                                       vocab=vocab, values=None, scalar_map=scalar_map))
         return Panel(item_ids=self.item_ids, group_ids=self.group_ids, labels=self.labels,
                      judges=judges, blocks=self.blocks, name=self.name, label_note=self.label_note)
+
+
+def check_distinct_roles(*, item_column: str, group_column: str, label_column: str,
+                         block_column: str | None) -> None:
+    """Each role (item id, group, label, block) needs its own column: one column mapped to
+    two roles would silently read one meaning as the other."""
+    seen: dict[str, str] = {}
+    flags = {"item id": "--item-column", "group": "--group-column", "label": "--label-column",
+             "block": "--block-column"}
+    for role, col in (("item id", item_column), ("group", group_column), ("label", label_column),
+                      ("block", block_column)):
+        if col is None:
+            continue
+        if col in seen:
+            raise PanelError(f"column {col!r} is mapped to both the {seen[col]} and the {role} role",
+                             hint=f"map each role to its own column ({flags[seen[col]]}, {flags[role]})")
+        seen[col] = role
 
 
 def resolve_judge_names(names: Sequence[str], judges: Sequence[str] | None, reserved: set) -> list[str]:

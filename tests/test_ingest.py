@@ -231,3 +231,40 @@ def test_uploads_with_other_names_are_refused(tmp_path, name):
 def test_upload_size_limit(tmp_path):
     with pytest.raises(PanelError, match="above the import limit"):
         save_upload(b"x" * 2048, "big.csv", tmp_path, limits=ImportLimits(max_bytes=1024))
+
+
+@pytest.mark.parametrize("labels, message, line", [
+    (["0", "1"] * 20 + ["10"], "label '10' is the only one of its value", 42),
+    (["1", "2"] * 20 + ["5", "5"], "label '5' leaves a gap in the integer labels", 42),
+    (["0", "1"] * 20 + ["1e308"], "label .1e308. is the only one of its value", 42),
+])
+def test_one_label_outlier_never_rescales_every_label(tmp_path, labels, message, line):
+    rows = [["item_id", "label", "j1"]] + [[str(i), y, "A" if i % 2 else "B"] for i, y in enumerate(labels)]
+    path = write(tmp_path / "p.csv", csv_text(rows))
+    for reader in (load_panel, fio.read_panel):
+        with pytest.raises(PanelError, match=message) as err:
+            reader(str(path))
+        if line is not None:
+            assert err.value.line == line
+
+
+def test_a_believable_rubric_is_inferred_and_a_declared_range_always_wins(tmp_path):
+    rows = [["item_id", "label", "j1"]] + [[str(i), str(1 + i % 5), "A" if i % 2 else "B"] for i in range(50)]
+    panel = load_panel(str(write(tmp_path / "r.csv", csv_text(rows))))
+    assert sorted(set(panel.labels.tolist())) == [0.0, 0.25, 0.5, 0.75, 1.0]
+    rows = [["item_id", "label", "j1"]] + [[str(i), y, "A"] for i, y in enumerate(["0", "1"] * 10 + ["10"])]
+    panel = load_panel(str(write(tmp_path / "d.csv", csv_text(rows))), label_range=(0, 10))
+    assert panel.labels.max() == 1.0 and panel.labels[1] == pytest.approx(0.1)
+
+
+def test_a_judge_can_never_carry_a_role_name(tmp_path):
+    # long file: a judge called "label" would have become the human labels
+    long = write(tmp_path / "long.csv", "item_id,judge,output\n1,label,A\n1,j2,B\n2,label,B\n2,j2,A\n")
+    for reader in (load_panel, fio.read_panel):
+        with pytest.raises(PanelError, match="judge name 'label' is also the name of the label column"):
+            reader(str(long), require_labels=False)
+    # wide file: one column mapped to two roles
+    wide = write(tmp_path / "wide.csv", csv_text(good_rows(30, seed=2)))
+    for reader in (load_panel, fio.read_panel):
+        with pytest.raises(PanelError, match="mapped to both the item id and the label role"):
+            reader(str(wide), item_column="label")

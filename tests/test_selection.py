@@ -325,16 +325,19 @@ def test_overlapping_or_group_crossing_blocks_are_rejected():
 
 def _rubric_panel_csv(tmp_path, *, t_label=4, t_output=4, t_metric=0.5):
     """Integer rubric labels 1-4, a rubric judge, a continuous judge and a pairwise judge,
-    with a block column; the last row is in T and its label/outputs are parameters."""
+    with a block column; the last two rows are in T and their label/outputs are parameters
+    (two, so that a T label outside 1-4 is a believable rubric value, not a one-row outlier
+    the reader refuses)."""
     rng = np.random.default_rng(0)
     lines = ["item_id,block,label,rubric_judge,metric,pairwise"]
     n = 400
-    for i in range(n - 1):
+    for i in range(n - 2):
         y = int(rng.integers(1, 5))
         block = "SMMVT"[i % 5]
         lines.append(f"i{i},{block},{y},{int(np.clip(y + rng.integers(-1, 2), 1, 4))},"
                      f"{y / 4 + rng.normal(0, 0.2):.4f},{'A' if y > 2 else 'B'}")
-    lines.append(f"i{n - 1},T,{t_label},{t_output},{t_metric},A")
+    for i in (n - 2, n - 1):
+        lines.append(f"i{i},T,{t_label},{t_output},{t_metric},A")
     path = tmp_path / f"rubric-{t_label}-{t_output}-{t_metric}.csv"
     path.write_text("\n".join(lines) + "\n")
     return read_panel(str(path))

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import PanelError
-from ..panel import (MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column,
+from ..panel import (check_distinct_roles, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column,
                     map_labels, resolve_judge_names)
 from .files import ImportLimits
 
@@ -36,7 +36,8 @@ def labels_from_strings(raw: Sequence[str], *, column: str = "label", first_line
     """:func:`fcps_core.panel.map_labels` computed on the distinct values."""
     codes, uniques, first = factorize_values(raw)
     try:
-        mapped, note = map_labels(uniques, column=column, first_line=0, label_range=label_range)
+        mapped, note = map_labels(uniques, column=column, first_line=0, label_range=label_range,
+                                  counts=np.bincount(codes, minlength=len(uniques)))
     except PanelError as exc:
         raise _relocate(exc, first, first_line) from None
     return mapped[codes], note
@@ -88,6 +89,8 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
     """The panel the reference ``panel_from_columns`` builds from the same string columns (same
     checks in the same order, same errors), computed on distinct values; plus the judge
     count and distinct-output limits when ``limits`` is given."""
+    check_distinct_roles(item_column=item_column, group_column=group_column, label_column=label_column,
+                         block_column=block_column)
     names = list(columns)
     if not names:
         raise PanelError("no columns")

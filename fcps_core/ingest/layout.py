@@ -20,6 +20,19 @@ def detect_layout(columns, *, judge_column: str = "judge", output_column: str = 
 
 
 
+def reserved_roles(item_column: str, group_column: str, label_column: str, block_column: str) -> dict:
+    """Column name -> the role it plays; a judge may never carry one of these names."""
+    return {block_column: "block", group_column: "group", label_column: "label", item_column: "item id"}
+
+
+def reserved_name_error(judge: str, role: str, judge_column: str) -> PanelError:
+    flag = {"item id": "--item-column", "group": "--group-column", "label": "--label-column",
+            "block": "--block-column"}[role]
+    return PanelError(f"judge name {judge!r} is also the name of the {role} column: its outputs would be "
+                      f"read as the {role}s", column=judge_column,
+                      hint=f"rename that judge, or name the {role} column differently with {flag}")
+
+
 def long_to_wide(columns: Mapping[str, Sequence[str]], *, item_column: str = "item_id",
                  judge_column: str = "judge", output_column: str = "output",
                  group_column: str = "group_id", label_column: str = "label",
@@ -89,10 +102,10 @@ def long_to_wide(columns: Mapping[str, Sequence[str]], *, item_column: str = "it
     # the last recorded output of a repeated (item, judge) pair, as the row-by-row reader keeps
     last = np.full(len(item_list) * len(judge_list), -1, dtype=np.int64)
     np.maximum.at(last, key, np.arange(n, dtype=np.int64))
+    roles = reserved_roles(item_column, group_column, label_column, block_column)
     for k, j in enumerate(judge_list):
-        if j in wide:
-            raise PanelError(f"judge name {j!r} clashes with a per-item column name",
-                             column=judge_column)
+        if j in roles:
+            raise reserved_name_error(j, roles[j], judge_column)
         rows = last[np.arange(len(item_list)) * len(judge_list) + k]
         col = np.full(len(item_list), "", dtype=object)
         col[rows >= 0] = outputs[rows[rows >= 0]]

@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from fcps_core.errors import PanelError
-from fcps_core.panel import (Panel, build_judge_column, check_duplicate_items, check_header, is_missing,
+from fcps_core.panel import (Panel, check_distinct_roles, build_judge_column, check_duplicate_items, check_header, is_missing,
                              map_labels, parse_blocks, resolve_judge_names)
 
 
@@ -131,9 +131,15 @@ def long_to_wide(columns: Mapping[str, Sequence[str]], *, item_column: str = "it
     wide: dict[str, list[str]] = {item_column: item_list}
     for c, seen in per_item.items():
         wide[c] = [seen.get(i, ("", 0))[0] for i in item_list]
+    roles = {block_column: "block", group_column: "group", label_column: "label", item_column: "item id"}
     for j in judge_order:
-        if j in wide:
-            raise PanelError(f"judge name {j!r} clashes with a per-item column name", column=judge_column)
+        if j in roles:
+            role = roles[j]
+            flag = {"item id": "--item-column", "group": "--group-column", "label": "--label-column",
+                    "block": "--block-column"}[role]
+            raise PanelError(f"judge name {j!r} is also the name of the {role} column: its outputs would be "
+                             f"read as the {role}s", column=judge_column,
+                             hint=f"rename that judge, or name the {role} column differently with {flag}")
         wide[j] = [cells.get((i, j), "") for i in item_list]
     return wide
 
@@ -203,6 +209,8 @@ def panel_from_columns(columns: Mapping[str, Sequence[str]], *, judges: Sequence
                  require_labels: bool = True, name: str = "panel",
                  first_line: int = 2) -> Panel:
     """Build a panel from string columns (``first_line`` = file line of the first row)."""
+    check_distinct_roles(item_column=item_column, group_column=group_column, label_column=label_column,
+                         block_column=block_column)
     names = list(columns)
     if not names:
         raise PanelError("no columns")
