@@ -54,7 +54,7 @@ def is_missing(token: str) -> bool:
     return token.strip().lower() in MISSING_TOKENS
 
 
-def _parse_float(token: str) -> float | None:
+def parse_float(token: str) -> float | None:
     try:
         return float(token)
     except ValueError:
@@ -102,7 +102,7 @@ def detect_schema(tokens: Sequence[str]) -> str:
     if lowered & (PAIRWISE_POSITIVE | PAIRWISE_NEGATIVE) and lowered <= (
             PAIRWISE_POSITIVE | PAIRWISE_NEGATIVE | TIE_TOKENS | ERROR_TOKENS):
         return "pairwise"
-    numbers = [_parse_float(t) for t in distinct]
+    numbers = [parse_float(t) for t in distinct]
     if all(v is not None and math.isfinite(v) for v in numbers):
         if set(numbers) <= {0.0, 1.0}:
             return "binary"
@@ -125,7 +125,7 @@ def _discrete_column(name: str, schema: str, raw: np.ndarray, first_line: int,
         # Rubric outputs are numbers: "4" and "4.0" are the same score.
         values = np.full(len(raw), np.nan)
         for i in np.flatnonzero(~missing):
-            v = _parse_float(stripped[i])
+            v = parse_float(stripped[i])
             if v is None or not math.isfinite(v):
                 raise PanelError(f"rubric judge output {str(stripped[i])!r} is not a number",
                                  line=first_line + int(i), column=name,
@@ -149,7 +149,7 @@ def _discrete_column(name: str, schema: str, raw: np.ndarray, first_line: int,
     elif schema == "binary":
         for tok in vocab:
             low = tok.lower()
-            num = _parse_float(tok)
+            num = parse_float(tok)
             if low in BINARY_POSITIVE or num == 1.0:
                 scalar_map[tok] = 1.0
             elif low in BINARY_NEGATIVE or num == 0.0:
@@ -182,7 +182,7 @@ def _continuous_column(name: str, raw: np.ndarray, first_line: int) -> JudgeColu
     for i, tok in enumerate(raw):
         if is_missing(tok):
             continue
-        v = _parse_float(tok)
+        v = parse_float(tok)
         if v is None or not math.isfinite(v):
             raise PanelError(f"continuous judge output {tok!r} is not a finite number",
                              line=first_line + i, column=name,
@@ -205,100 +205,6 @@ def build_judge_column(name: str, raw: Sequence[str], *, schema: str | None = No
     if schema == "continuous":
         return _continuous_column(name, raw, first_line)
     return _discrete_column(name, schema, raw, first_line, value_range)
-
-
-def map_labels(raw: Sequence[str], *, column: str = "label", first_line: int = 2,
-               label_range: tuple[float, float] | None = None,
-               counts: Sequence[int] | None = None) -> tuple[np.ndarray, str]:
-    """Map label strings to [0, 1] (NaN = unlabelled). Returns (labels, note).
-
-    Integer labels outside [0, 1] are read as a rubric and normalised by their range only
-    when that range is believable: the distinct values are contiguous integers and each is
-    seen at least twice. One outlier (a ``10`` among 0/1 labels) is an error naming its row,
-    never a silent rescaling of every label; ``label_range`` states the range instead.
-    ``counts`` gives each ``raw`` entry's multiplicity (callers that pass distinct values).
-    """
-    raw = np.asarray(raw, dtype=object)
-    out = np.full(len(raw), np.nan)
-    numeric_rows: list[int] = []
-    for i, tok in enumerate(raw):
-        t = str(tok).strip()
-        low = t.lower()
-        if low in MISSING_TOKENS:
-            continue
-        v = _parse_float(t)
-        if v is not None:
-            if not math.isfinite(v):
-                raise PanelError(f"label {t!r} is not a finite number", line=first_line + i,
-                                 column=column, hint="use a number in [0,1], A/B, or leave it empty for an unlabelled row")
-            out[i] = v
-            numeric_rows.append(i)
-        elif low in PAIRWISE_POSITIVE:
-            out[i] = 1.0
-        elif low in PAIRWISE_NEGATIVE:
-            out[i] = 0.0
-        elif low in TIE_TOKENS:
-            out[i] = 0.5
-        elif low in BINARY_POSITIVE:
-            out[i] = 1.0
-        elif low in BINARY_NEGATIVE:
-            out[i] = 0.0
-        else:
-            raise PanelError(f"label {t!r} cannot be mapped to [0,1]", line=first_line + i,
-                             column=column,
-                             hint="use numbers in [0,1], A/B preferences, correct/incorrect, or integer rubric scores with --label-range")
-    note = ""
-    if numeric_rows:
-        idx = np.asarray(numeric_rows)
-        vals = out[idx]
-        if label_range is not None:
-            lo, hi = label_range
-            if not hi > lo:
-                raise PanelError(f"label range {lo},{hi} is empty", column=column)
-            bad = np.flatnonzero((vals < lo) | (vals > hi))
-            if bad.size:
-                i = int(idx[bad[0]])
-                raise PanelError(f"label {raw[i]!r} is outside the declared range [{lo:g}, {hi:g}]",
-                                 line=first_line + i, column=column)
-            out[idx] = (vals - lo) / (hi - lo)
-            note = f"labels normalised from [{lo:g}, {hi:g}]"
-        elif (vals < 0).any() or (vals > 1).any():
-            if np.all(np.mod(vals, 1) == 0):
-                lo, hi = float(vals.min()), float(vals.max())
-                if hi == lo:
-                    raise PanelError(f"every numeric label is {lo:g}: cannot infer a rubric range",
-                                     column=column, hint="pass --label-range LO,HI")
-                _check_inferable_range(raw, idx, vals, counts, column, first_line)
-                out[idx] = (vals - lo) / (hi - lo)
-                note = f"{INFERRED_LABEL_NOTE} [{lo:g}, {hi:g}]"
-            else:
-                i = int(idx[np.flatnonzero((vals < 0) | (vals > 1))[0]])
-                raise PanelError(f"label {raw[i]!r} is outside [0,1] and not an integer rubric score",
-                                 line=first_line + i, column=column,
-                                 hint="rescale labels to [0,1] or pass --label-range LO,HI")
-    return out, note
-
-
-def _check_inferable_range(raw, idx: np.ndarray, vals: np.ndarray, counts, column: str,
-                           first_line: int) -> None:
-    """Integer labels may set a rubric range only if their values are contiguous and each is
-    seen at least twice; otherwise name the first odd row."""
-    mult = np.ones(len(idx)) if counts is None else np.asarray(counts, float)[idx]
-    distinct, inverse = np.unique(vals, return_inverse=True)
-    seen = np.bincount(inverse, weights=mult)
-    hint = "fix that row, or pass --label-range LO,HI to declare the scale"
-    rare = np.flatnonzero(seen < 2)
-    gaps = np.flatnonzero(np.diff(distinct) > 1)
-    if rare.size:
-        i = int(idx[np.flatnonzero(inverse == rare[-1])[0]])
-        raise PanelError(f"label {raw[i]!r} is the only one of its value among integer labels "
-                         f"{', '.join(f'{v:g}' for v in distinct[:12])}: a rubric range is not inferred "
-                         "from a single row", line=first_line + i, column=column, hint=hint)
-    if gaps.size:
-        i = int(idx[np.flatnonzero(inverse == gaps[0] + 1)[0]])
-        raise PanelError(f"label {raw[i]!r} leaves a gap in the integer labels "
-                         f"({', '.join(f'{v:g}' for v in distinct[:12])}): a rubric range is not inferred "
-                         "from non-contiguous values", line=first_line + i, column=column, hint=hint)
 
 
 @dataclass
@@ -444,7 +350,9 @@ def resolve_judge_names(names: Sequence[str], judges: Sequence[str] | None, rese
 
 
 def check_duplicate_items(item_ids: np.ndarray, labels: np.ndarray, first_line: int,
-                           column: str) -> None:
+                           column: str, group_ids: np.ndarray | None = None) -> None:
+    """Repeated item ids must agree: one label, and one group (an item in two groups would
+    cross the grouped blocks)."""
     order = np.argsort(item_ids, kind="stable")
     sorted_ids = item_ids[order]
     same = np.flatnonzero(sorted_ids[1:] == sorted_ids[:-1])
@@ -456,6 +364,11 @@ def check_duplicate_items(item_ids: np.ndarray, labels: np.ndarray, first_line: 
                 f"item id {item_ids[a]!r} appears on lines {first_line + a} and {first_line + b} "
                 f"with different labels ({_fmt(la)} vs {_fmt(lb)})", column=column,
                 hint="give each item one label or distinct ids")
+        if group_ids is not None and group_ids[a] != group_ids[b]:
+            raise PanelError(
+                f"item id {item_ids[a]!r} appears on lines {first_line + a} and {first_line + b} "
+                f"in groups {group_ids[a]!r} and {group_ids[b]!r}", column=column,
+                hint="an item's rows must share one group; give each item one group or distinct ids")
 
 
 def _fmt(v: float) -> str:

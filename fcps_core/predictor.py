@@ -9,6 +9,7 @@ refits encoders and the family (same hyperparameters) on S + M + V.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -118,6 +119,7 @@ class FCPSPredictor:
     def from_dict(cls, d: dict) -> "FCPSPredictor":
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise PredictorError("not an fcps predictor file (missing format 'fcps-predictor')")
+        check_predictor_values(d)
         if d.get("format_version") not in READABLE_VERSIONS:
             raise PredictorError(f"predictor format version {d.get('format_version')} is not supported "
                                  f"(this fcps reads versions {', '.join(map(str, READABLE_VERSIONS))})")
@@ -150,6 +152,43 @@ class FCPSPredictor:
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise PredictorError(f"cannot read predictor {path!r}: {exc}") from None
         return cls.from_dict(d)
+
+
+#: a predictor file holds at most this many numbers (a K=8 table of a 10-output alphabet
+#: with counts and sums stays far below it)
+MAX_PREDICTOR_NUMBERS = 5_000_000
+
+
+def check_predictor_values(d: dict) -> None:
+    """Refuse a predictor file before scoring: non-finite numbers, negative counts, oversized
+    contents, or encoders that do not match the judges."""
+    total = 0
+    stack = [("", d)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k == "metadata":
+                    continue          # provenance only; never used to score
+                if k == "counts" and isinstance(x, list) and any(
+                        isinstance(c, (int, float)) and not isinstance(c, bool) and c < 0 for c in x):
+                    raise PredictorError(f"predictor file is malformed: negative counts in {where or 'the model'}")
+                stack.append((f"{where}.{k}" if where else k, x))
+        elif isinstance(v, list):
+            total += len(v)
+            if total > MAX_PREDICTOR_NUMBERS:
+                raise PredictorError(f"predictor file is too large (over {MAX_PREDICTOR_NUMBERS:,} values)")
+            stack.extend((where, x) for x in v)
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise PredictorError(f"predictor file is malformed: {where} holds a non-finite number ({v})")
+    if d.get("family") != TIE_AVERAGE:
+        encoders, judges = d.get("encoders"), d.get("judges")
+        if not isinstance(encoders, list) or not isinstance(judges, list) or not encoders \
+                or len(encoders) != len(judges):
+            raise PredictorError("predictor file is malformed: it needs one encoder per judge")
+        names = [e.get("name") if isinstance(e, dict) else None for e in encoders]
+        if names != judges:
+            raise PredictorError("predictor file is malformed: the encoders do not name the judges in order")
 
 
 def _json_default(o):

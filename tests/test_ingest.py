@@ -268,3 +268,10 @@ def test_a_judge_can_never_carry_a_role_name(tmp_path):
     for reader in (load_panel, fio.read_panel):
         with pytest.raises(PanelError, match="mapped to both the item id and the label role"):
             reader(str(wide), item_column="label")
+
+
+def test_an_item_in_two_groups_is_refused_by_both_readers(tmp_path):
+    path = write(tmp_path / "g.csv", "item_id,group_id,label,j1\n1,a,1,A\n2,c,0,B\n1,b,1,A\n")
+    for reader in (load_panel, fio.read_panel):
+        with pytest.raises(PanelError, match="item id '1' appears on lines 2 and 4 in groups 'a' and 'b'"):
+            reader(str(path))

@@ -4,6 +4,7 @@ block counts, and the parser that turns usage errors into one ``fcps: error:`` l
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Sequence
 
 from ..errors import FCPSError
@@ -29,6 +30,8 @@ def parse_range(text: str | None) -> tuple[float, float] | None:
         lo, hi = (float(x) for x in text.split(","))
     except ValueError:
         raise FCPSError(f"range {text!r} must be LO,HI (e.g. 1,5)") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+        raise FCPSError(f"range {text!r} must be two finite numbers LO,HI with LO < HI (e.g. 1,5)")
     return lo, hi
 
 

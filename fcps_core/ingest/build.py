@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import PanelError
-from ..panel import (check_distinct_roles, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column,
-                    map_labels, resolve_judge_names)
+from ..labels import map_labels
+from ..panel import (check_distinct_roles, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column, resolve_judge_names)
 from .files import ImportLimits
 
 
@@ -33,7 +33,7 @@ def _relocate(exc: PanelError, first: np.ndarray, first_line: int) -> PanelError
 
 def labels_from_strings(raw: Sequence[str], *, column: str = "label", first_line: int = 2,
                         label_range: tuple[float, float] | None = None) -> tuple[np.ndarray, str]:
-    """:func:`fcps_core.panel.map_labels` computed on the distinct values."""
+    """:func:`fcps_core.labels.map_labels` computed on the distinct values."""
     codes, uniques, first = factorize_values(raw)
     try:
         mapped, note = map_labels(uniques, column=column, first_line=0, label_range=label_range,
@@ -120,7 +120,7 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
     else:
         group_ids = item_ids.copy()
     if len(pd.unique(item_ids)) < n:     # the exact (slower) check only when ids repeat
-        check_duplicate_items(item_ids, labels, first_line, item_column)
+        check_duplicate_items(item_ids, labels, first_line, item_column, group_ids)
     blocks = None
     use_block = block_column if (block_column and block_column in cols) else None
     if use_block:

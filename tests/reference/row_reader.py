@@ -16,8 +16,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from fcps_core.errors import PanelError
-from fcps_core.panel import (Panel, check_distinct_roles, build_judge_column, check_duplicate_items, check_header, is_missing,
-                             map_labels, parse_blocks, resolve_judge_names)
+from fcps_core.labels import map_labels
+from fcps_core.panel import (Panel, check_distinct_roles, build_judge_column, check_duplicate_items, check_header, is_missing, parse_blocks, resolve_judge_names)
 
 
 def _read_text(path: str) -> str:
@@ -238,7 +238,7 @@ def panel_from_columns(columns: Mapping[str, Sequence[str]], *, judges: Sequence
         group_ids = np.where(group_ids == "", item_ids, group_ids)
     else:
         group_ids = item_ids.copy()
-    check_duplicate_items(item_ids, labels, first_line, item_column)
+    check_duplicate_items(item_ids, labels, first_line, item_column, group_ids)
     blocks = None
     use_block = block_column if (block_column and block_column in columns) else None
     if use_block:
