@@ -6,9 +6,9 @@ from fcps_app.common import get_store, stored_panels
 st.title("Finite-Calibration Panel Selection")
 st.markdown("""
 FCPS decides **which judges to deploy and how to combine them** with a small budget of human labels.
-1. Labels are split into selection (S: order judges into paths), calibration (M: fit each aggregator) and validation (V: pick one) blocks, plus an optional research test block T that only audits.
-2. Every (path, prefix size K, aggregator family) candidate is fitted on M and scored on V.
-3. The lowest validation risk wins; the report says *why*: effective support H_K, unseen-pattern rate, cell pressure, and the regime quadrant (interaction gain x table pressure).
+1. Every candidate (judge ordering, prefix size K, aggregator family) is fitted and scored by cross-fitting: each labelled row is used for fitting in some folds and for scoring in the others (the paper's S/M/V blocks are one click away). An optional research test block T only audits.
+2. Candidates that the data cannot tell apart are averaged; the deployed predictor is refitted on every label.
+3. The verdict comes with its uncertainty: a bias-corrected estimate of the deployed risk with an interval, the same held-out comparison against fixed recipes (best judge, majority vote, logistic over all judges, ...), the statistical ties, and *why*: effective support H_K, unseen-pattern rate, cell pressure and the regime quadrant (interaction gain x table pressure), stated only when its interval is clear.
 4. A joint table must earn its cells: it wins only when interactions are real **and** calibration labels cover its patterns.
 5. Real judge panels usually sit on the scalar side of the map; planted interactions flip it once labels grow.
 """)
