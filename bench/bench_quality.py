@@ -92,7 +92,6 @@ def run_panel(name: str, splits: int, quiet: bool) -> dict:
                "default_optimistic": dr["optimistic"],
                "default_632": 0.368 * dr["optimistic"] + 0.632 * dr.get("bbc_estimate", dr["estimate"]),
                "default_choice": res.selected_dict()["family"], "crossfit_seconds": t_cf}
-        P, Dh = res.heldout.preds, res.heldout.rows
         for rule in CHOICES:
             r2 = copy.copy(res)
             sel = replace(res.selector, choice=rule)
@@ -102,7 +101,7 @@ def run_panel(name: str, splits: int, quiet: bool) -> dict:
             if rule == "argmin":
                 r2.selected_index = sel._choose(res.candidates, res.panel)[0]
             else:
-                apply_choice_rule(r2, sel, P, Dh)
+                apply_choice_rule(r2, sel, res.heldout)
             assess(r2, res.heldout)
             rec[f"crossfit_{rule}"] = mse(r2.predict_deployed(T))
             rec[f"crossfit_{rule}_estimate"] = r2.deployed_risk["estimate"]

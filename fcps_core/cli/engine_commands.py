@@ -10,7 +10,8 @@ from ..families import FAMILIES
 from ..selection import DEFAULT_CHOICE
 from .args import block_counts, parse_names, parse_range
 from .context import RunContext
-from .render import fmt, jsonable, log, render_result, render_table
+from ..jsonutil import json_ready
+from .render import fmt, log, render_result, render_table
 from .store_hooks import load_stored_panel, remember_file_panel, save_result
 
 
@@ -62,7 +63,7 @@ def cmd_select(args, ctx: RunContext) -> int:
         result.predictor().save(args.save_model, force=args.force)
         log(args, f"predictor written to {args.save_model}")
     if args.json:
-        json.dump(jsonable(result.to_dict()), sys.stdout, indent=1, allow_nan=False)
+        json.dump(json_ready(result.to_dict()), sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_result(result, top=args.top))
@@ -86,7 +87,7 @@ def cmd_sweep(args, ctx: RunContext) -> int:
         progress=None if args.quiet else progress_to_stderr)
     save_result(args, ctx, "sweep", result)      # store: --save
     if args.json:
-        json.dump(jsonable({k: v for k, v in result.to_dict().items() if k != "records"}),
+        json.dump(json_ready({k: v for k, v in result.to_dict().items() if k != "records"}),
                   sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
     else:

@@ -6,7 +6,6 @@ import math
 import re
 import sys
 
-from ..jsonutil import json_ready
 
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")   # all but newline
 
@@ -20,11 +19,6 @@ def log(args, message: str) -> None:
     """A progress or status line on stderr (silent with --quiet)."""
     if not getattr(args, "quiet", False):
         sys.stderr.write(safe(message) + "\n")
-
-
-def jsonable(obj):
-    """Replace NaN/inf with null so stdout is strict JSON."""
-    return json_ready(obj)
 
 
 def fmt(v, digits=4):

@@ -56,6 +56,15 @@ class GroupedLosses:
             return self.sums.sum(axis=0) / self.rows_per_group.sum()
         return (w @ self.sums) / (w @ self.rows_per_group)
 
+    def mean_se(self, means: np.ndarray | None = None) -> np.ndarray:
+        """Clustered SE of each column's mean (no bootstrap weights)."""
+        means = self.means() if means is None else means
+        G = self.n_groups
+        if G <= 1:
+            return np.full(self.sums.shape[1], np.nan)
+        resid = self.sums - np.outer(self.rows_per_group, means)
+        return np.sqrt((resid ** 2).sum(axis=0) * G / (G - 1)) / self.rows_per_group.sum()
+
     def paired_se(self, ref: int, w: np.ndarray | None = None,
                   means: np.ndarray | None = None) -> np.ndarray:
         """Clustered SE of mean(loss_c - loss_ref) for every column c (0 for c = ref)."""
@@ -112,7 +121,14 @@ def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_ra
     if rule == "simplest_within_se":
         chosen = int(tied[np.argmin(simple_rank[tied])])
         return Choice(best, chosen, None, tied)
-    # tie_average: lowest risk first, one column per distinct prediction vector
+    members = pick_members(tied, means, tie_rank, signatures, max_members)
+    return Choice(best, members[0], members if len(members) > 1 else None, tied)
+
+
+def pick_members(tied: np.ndarray, means: np.ndarray, tie_rank: np.ndarray, signatures: np.ndarray,
+                 max_members: int) -> list[int]:
+    """tie_average's members: the tied columns, lowest risk first (ties by ``tie_rank``),
+    one column per distinct prediction vector, at most ``max_members``."""
     order = tied[np.lexsort((tie_rank[tied], means[tied]))]
     members, seen = [], set()
     for c in order:
@@ -121,20 +137,14 @@ def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_ra
             members.append(int(c))
         if len(members) >= max_members:
             break
-    return Choice(best, members[0], members if len(members) > 1 else None, tied)
+    return members
 
 
-def deployed_row_losses(objective: str, y: np.ndarray, preds: np.ndarray, choice: Choice,
-                        rows: np.ndarray | None = None) -> np.ndarray:
+def deployed_row_losses(objective: str, y: np.ndarray, preds: np.ndarray, choice: Choice) -> np.ndarray:
     """Per-row held-out loss of a choice (averaged over repeats): the chosen column, or the
     loss of the members' average prediction."""
-    P = preds if rows is None else preds[:, rows]
-    yy = y if rows is None else y[rows]
-    if choice.members:
-        p = P[:, :, choice.members].mean(axis=2)
-    else:
-        p = P[:, :, choice.chosen]
-    return np.mean([losses(objective, yy, p[r]) for r in range(P.shape[0])], axis=0)
+    p = preds[:, :, choice.members].mean(axis=2) if choice.members else preds[:, :, choice.chosen]
+    return np.mean([losses(objective, y, p[r]) for r in range(preds.shape[0])], axis=0)
 
 
 def row_losses(objective: str, y: np.ndarray, preds: np.ndarray) -> np.ndarray:
@@ -145,14 +155,13 @@ def row_losses(objective: str, y: np.ndarray, preds: np.ndarray) -> np.ndarray:
     return out / preds.shape[0]
 
 
-def apply_choice_rule(result, selector, preds: np.ndarray, rows: np.ndarray) -> Choice:
-    """Choose on held-out predictions ``preds`` (repeats, len(rows), candidates) of
-    ``rows`` and record the choice on ``result`` (selected index, members, risks)."""
-    y = result.panel.labels[rows]
+def apply_choice_rule(result, selector, heldout) -> Choice:
+    """Choose on the held-out predictions of ``heldout`` (:class:`.folds.HeldOut`) and
+    record the choice on ``result`` (selected index, members, risks)."""
+    y, preds = heldout.y, heldout.preds
     cands = result.candidates
-    grouped = GroupedLosses(row_losses(selector.objective, y, preds), result.panel.group_ids[rows])
-    ch = choose(selector.choice, grouped, tie_rank=tie_break_order(cands),
-                simple_rank=complexity_order(cands), signatures=prediction_signatures(preds),
+    ch = choose(selector.choice, heldout.grouped(selector.objective), tie_rank=tie_break_order(cands),
+                simple_rank=complexity_order(cands), signatures=heldout.signatures(),
                 max_members=selector.max_members)
     result.selected_index = ch.chosen
     result.members = ch.members

@@ -32,7 +32,8 @@ from ..panel import Panel
 from ..splits import Blocks
 from .baselines import baseline_predictions
 from .folds import HeldOut, grouped_folds
-from .choice import GroupedLosses, apply_choice_rule, row_losses
+from .choice import apply_choice_rule
+from .honesty import assess, nested_estimate
 from .result import SelectionResult
 
 _DIAG_FIELDS = ("Q_K", "S_K", "H_K", "unseen_val", "V_cell", "V_proxy", "pressure_sum")
@@ -158,20 +159,18 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
                 V_cell=float(m[4]), V_proxy=float(m[5]), pressure_sum=float(m[6]))
         else:
             c.diagnostics = None
-        c.stability = float(np.mean([len(s & set(c.judge_idx)) / len(s | set(c.judge_idx))
-                                     for s in judge_sets[key]]))
+        deployed = set(c.judge_idx)
+        c.stability = float(np.mean([len(s & deployed) / len(s | deployed) for s in judge_sets[key]]))
         kept.append(c)
         columns.append(p)
     if not kept:
         raise SplitError("no candidate was offered in every fold; use fixed path rules")
     P = np.stack(columns, axis=2)                 # (repeats, rows, candidates)
-    y = panel.labels[D]
-    groups = panel.group_ids[D]
+    heldout = HeldOut.of(panel, D, P, base)
     for objective, field in (("mse", "val_mse"), ("nll", "val_nll")):
-        L = row_losses(objective, y, P)
-        grouped = GroupedLosses(L, groups)
+        grouped = heldout.grouped(objective)
         means = grouped.means()
-        se = _own_se(grouped, means)
+        se = grouped.mean_se(means)
         for c in kept:
             setattr(c, field, float(means[c.index]))
             if objective == selector.objective:
@@ -183,16 +182,13 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
         protocol_info={"protocol": "crossfit", "folds": selector.folds, "repeats": R,
                        "n_deployable": int(len(D)), "n_T": int(len(T))},
         fit_rows=D, val_rows=D, n_fit=float(np.mean([len(tr) for _, tr, _ in fold_list])),
-        stability={c.index: c.stability for c in kept})
+        heldout=heldout)
     report(0.93, f"choosing ({selector.choice}) on the cross-fitted risks")
     if selector.choice == "argmin":
         result.selected_index, result.guard = selector._choose(kept, panel)
     else:
-        apply_choice_rule(result, selector, P, D)
+        apply_choice_rule(result, selector, heldout)
     result.audit()
-    from .honesty import assess
-    heldout = HeldOut(rows=D, preds=P, baselines=base)
-    result.heldout = heldout
     report(0.95, "bias-corrected risk estimate (bootstrap over groups, no refits)")
     assess(result, heldout)
     if selector.estimate == "bbc" and result.deployed_risk is not None:
@@ -205,23 +201,10 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
         dr["estimate"] -= delta
         dr["ci"] = [dr["ci"][0] - delta, dr["ci"][1] - delta]
     if selector.estimate == "nested":
-        from .honesty import nested_estimate
         result.deployed_risk = nested_estimate(selector, panel, blocks, D, report)
     result.timings["select_seconds"] = time.perf_counter() - t0
     report(1.0, "done")
     return result
-
-
-def _own_se(grouped: GroupedLosses, means: np.ndarray) -> np.ndarray:
-    """Group-clustered SE of each candidate's mean held-out loss."""
-    G = grouped.n_groups
-    n = grouped.rows_per_group.sum()
-    if G <= 1:
-        return np.full(len(means), np.nan)
-    resid = grouped.sums - np.outer(grouped.rows_per_group, means)
-    return np.sqrt((resid ** 2).sum(axis=0) * G / (G - 1)) / n
-
-
 
 
 def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: list, result,
@@ -252,12 +235,12 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
         if r != 0:
             continue
         g = np.unique(groups[tr])
-        keep = set(rng.permutation(g)[: max(1, len(g) // 2)].tolist())
-        half = tr[np.array([gg in keep for gg in groups[tr]])]
+        keep = rng.permutation(g)[: max(1, len(g) // 2)]
+        half = tr[np.isin(groups[tr], keep)]
         rows = {"S": D[half], "M": D[half], "V": empty, "T": empty, "rest": unlabelled}
         try:
             menu = sub.fit_menu(panel, rows, expand_grid=True, score_val=False)
-        except Exception as exc:        # too few rows for a path rule: no correction
+        except ValueError as exc:       # too few rows for a path rule or a fit: no correction
             return {"delta": 0.0, "note": f"not computed: {exc}"}
         preds = _predict_candidates(menu, D[va])
         if any(k not in preds for k in keys):

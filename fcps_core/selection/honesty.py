@@ -28,11 +28,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..diagnostics import argmin_with_ties, losses, regime_quadrant, table_pressure
+from ..diagnostics import argmin_with_ties, losses, regime_quadrant, risk_tolerance, table_pressure
 from ..families import REGISTRY
 from .folds import grouped_folds
-from .choice import (GroupedLosses, complexity_order, prediction_signatures, row_losses,
-                     tie_break_order)
+from .choice import GroupedLosses, complexity_order, pick_members, tie_break_order
 
 Z95 = 1.959963984540054
 BASELINE_LABELS = {
@@ -62,11 +61,10 @@ def assess_regime_only(result, rows: np.ndarray) -> None:
 def assess(result, heldout) -> None:
     """Fill ``result.regime``, ``.tie``, ``.deployed_risk`` and ``.baselines``."""
     sel = result.selector
-    y = result.panel.labels[heldout.rows]
-    groups = result.panel.group_ids[heldout.rows]
-    L = row_losses(sel.objective, y, heldout.preds)
-    grouped = GroupedLosses(L, groups)
-    result.regime = _regime(result, lambda cands: GroupedLosses(L[:, [c.index for c in cands]], groups))
+    y = heldout.y
+    L = heldout.losses(sel.objective)
+    grouped = heldout.grouped(sel.objective)
+    result.regime = _regime(result, lambda cands: GroupedLosses(L[:, [c.index for c in cands]], heldout.groups))
     result.tie = _tie(result, grouped)
     base_losses = _baseline_losses(result, heldout, y)
     if sel.estimate == "none":
@@ -115,7 +113,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, y, base_losses: dict):
     N = W @ ng
     M = (W @ S) / N[:, None]
     lo = M.min(axis=1)
-    tol = 1e-12 + 1e-9 * np.abs(lo)
+    tol = risk_tolerance(lo)
     big = len(cands) + 1
     best = np.where(M <= (lo + tol)[:, None], tie_rank[None, :], big).argmin(axis=1)
     chosen = best.copy()
@@ -137,18 +135,10 @@ def _bbc(result, heldout, grouped: GroupedLosses, y, base_losses: dict):
     OS, ON = O @ S, O @ ng
     proc = OS[rows_b, chosen] / ON
     if rule == "tie_average":
-        signatures = prediction_signatures(heldout.preds)
+        signatures = heldout.signatures()
         row_group = grouped.group_of_row
         for b in range(len(best)):
-            idx = np.flatnonzero(tied[b])
-            order = idx[np.lexsort((tie_rank[idx], M[b, idx]))]
-            members, seen = [], set()
-            for c in order:
-                if signatures[c] not in seen:
-                    seen.add(signatures[c])
-                    members.append(int(c))
-                if len(members) >= sel.max_members:
-                    break
+            members = pick_members(np.flatnonzero(tied[b]), M[b], tie_rank, signatures, sel.max_members)
             if len(members) > 1:
                 oob_rows = O[b][row_group] > 0
                 avg = heldout.preds[:, :, members][:, oob_rows].mean(axis=2)   # (repeats, oob rows)
@@ -157,7 +147,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, y, base_losses: dict):
                 "ci": [float(np.percentile(proc, 2.5)), float(np.percentile(proc, 97.5))],
                 "method": "bbc", "n_boot": int(len(proc)), "objective": sel.objective,
                 "rule": rule if not result.guard else "argmin (guard not replayed)",
-                "optimistic": _deployed_heldout_risk(result, grouped)}
+                "optimistic": _deployed_heldout_risk(result)}
     baselines = []
     row_group = grouped.group_of_row
     for n, bl in base_losses.items():
@@ -171,7 +161,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, y, base_losses: dict):
     return deployed, baselines
 
 
-def _deployed_heldout_risk(result, grouped) -> float:
+def _deployed_heldout_risk(result) -> float:
     """The deployed choice's own (optimistic) held-out risk."""
     if result.members and result.selected_val:
         return float(result.selected_val["val_" + result.selector.objective])
@@ -257,10 +247,7 @@ def nested_estimate(selector, panel, blocks, D: np.ndarray, report) -> dict:
         res = inner.fit(panel, Blocks(S=D[tr], M=empty, V=empty, T=D[va], seed=selector.seed,
                                       source="manual"))
         row_loss[va] = losses(selector.objective, panel.labels[D[va]], res.predict_deployed(D[va]))
-    grouped = GroupedLosses(row_loss[:, None], panel.group_ids[D])
     est = float(row_loss.mean())
-    G = grouped.n_groups
-    resid = grouped.sums[:, 0] - grouped.rows_per_group * est
-    se = math.sqrt((resid ** 2).sum() * G / max(G - 1, 1)) / len(D)
+    se = float(GroupedLosses(row_loss[:, None], panel.group_ids[D]).mean_se()[0])
     return {"estimate": est, "ci": [est - Z95 * se, est + Z95 * se], "method": "nested",
             "outer_folds": len(outer), "objective": selector.objective}

@@ -88,7 +88,6 @@ class SelectionResult:
     tie: dict | None = None
     selected_val: dict | None = None            # risks of a tie_average (not one candidate)
     selected_test: dict | None = None
-    stability: dict | None = None               # crossfit: judge-set stability per candidate
     heldout: object | None = None               # held-out predictions (crossfit.HeldOut)
 
     def __post_init__(self):
@@ -237,8 +236,8 @@ class SelectionResult:
                                      "K": c.K, "family": c.family, "params": c.params,
                                      "val_risk": c.val_risk} for c in self.deployed_members],
                         **(self.selected_val or {}), **(self.selected_test or {})})
-        if self.stability is not None:
-            out["judge_set_stability"] = self.stability.get(sel.index)
+        if sel.stability is not None:
+            out["judge_set_stability"] = sel.stability
         return out
 
     def split_dict(self) -> dict:

@@ -51,6 +51,9 @@ from ..paths import PATH_RULES, JudgePath, build_paths
 from ..splits import Blocks, check_blocks
 from .baselines import baseline_predictions
 from .choice import CHOICES, apply_choice_rule
+from .crossfit import fit_crossfit
+from .folds import HeldOut
+from .honesty import assess, assess_regime_only
 from .result import Candidate, SelectionResult
 from .views import ViewCache, record_se, unscored_record, validation_record, view_kind
 
@@ -202,7 +205,6 @@ class FCPSSelector:
         """Run the selection under ``self.protocol`` (``split``: the paper's S/M/V protocol;
         ``crossfit``: repeated grouped K-fold over S+M+V, see :mod:`.crossfit`)."""
         if self.protocol == "crossfit":
-            from .crossfit import fit_crossfit
             self.validate(len(panel.judges))
             return fit_crossfit(self, panel, blocks)
         t0 = time.perf_counter()
@@ -223,22 +225,20 @@ class FCPSSelector:
                                  menu_size=menu.menu_size, selected_index=selected_index,
                                  guard=guard_info, feature_cache=menu.pattern_cache,
                                  views=menu.views)
-        if self.choice != "argmin":
-            report(0.95, f"choice rule {self.choice} on the validation block")
-            apply_choice_rule(result, self, result.val_prediction_matrix(), blocks.V)
-
-        result.audit()
-        from .honesty import assess, assess_regime_only
         if self.estimate == "none" and not self.with_baselines and self.choice == "argmin":
+            result.audit()
             assess_regime_only(result, blocks.V)      # sweeps: the verdict only, no extra fits
         else:
-            report(0.97, "bias-corrected risk estimate (bootstrap over validation groups)")
-            from .folds import HeldOut
             base = {}
             if self.with_baselines:
                 base = {name: p[None] for name, p in baseline_predictions(
                     menu.encoded.scores, panel.labels, blocks.M, blocks.V, rows["rest"]).items()}
-            result.heldout = HeldOut(rows=blocks.V, preds=result.val_prediction_matrix(), baselines=base)
+            result.heldout = HeldOut.of(panel, blocks.V, result.val_prediction_matrix(), base)
+            if self.choice != "argmin":
+                report(0.95, f"choice rule {self.choice} on the validation block")
+                apply_choice_rule(result, self, result.heldout)
+            result.audit()
+            report(0.97, "bias-corrected risk estimate (bootstrap over validation groups)")
             assess(result, result.heldout)
         result.timings["select_seconds"] = time.perf_counter() - t0
         report(1.0, "done")

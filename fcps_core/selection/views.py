@@ -163,10 +163,7 @@ def unscored_record(model, vV: BlockView | None = None) -> dict:
 
 
 def validation_record(model, vV: BlockView) -> dict:
-    """A fitted model with its validation risks (both objectives); ``record_se`` adds their SEs.
-    An empty validation view (the cross-fitted protocol's final refit) gives NaN risks."""
-    if vV.X.n_rows == 0:
-        return unscored_record(model)
+    """A fitted model with its validation risks (both objectives); ``record_se`` adds their SEs."""
     p = model.predict(vV.X)
     w = vV.X.weight
     l_mse, l_nll = losses("mse", vV.y, p), losses("nll", vV.y, p)
