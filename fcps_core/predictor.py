@@ -70,10 +70,13 @@ class FCPSPredictor:
         encoded = encode_panel(sub, rows, n_bins=result.selector.n_bins)
         feats = PrefixFeatures(patterns=prefix_patterns(encoded.codes, encoded.alphabet_sizes),
                                scores=encoded.scores)
-        model = result.selector.family_instance(sel.family, sel.params)
+        family = get_family(sel.family)
         rest = np.setdiff1d(np.arange(result.panel.n_rows), np.concatenate([rows, b.T]))
-        model.fit(feats.take(rows), result.panel.labels[rows],
-                  feats.take(rest) if type(model).uses_unlabelled else None)
+        # fit_path: the fit the selection made for this prefix (ds_jury's EM warm-started
+        # along the path's shorter prefixes), now on S+M+V
+        model = family.fit_path(feats.take(rows), result.panel.labels[rows],
+                                feats.take(rest) if family.uses_unlabelled else None, [sel.K],
+                                **result.selector.family_fixed(sel.family), **sel.params)[0]
         meta["refit_rows"] = int(len(rows))
         return cls(judges=sel.judges, encoders=encoded.encoders, family=sel.family, model=model,
                    metadata=meta)

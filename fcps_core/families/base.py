@@ -57,6 +57,12 @@ class PrefixFeatures:
         """Row multiplicities (ones when the view is unweighted)."""
         return np.ones(self.n_rows) if self.weight is None else self.weight
 
+    def first(self, K: int) -> "PrefixFeatures":
+        """The features of the path's first K judges (a view: no copy of the scores)."""
+        if K == self.K:
+            return self
+        return PrefixFeatures(patterns=self.patterns[:K], scores=self.scores[:, :K], weight=self.weight)
+
     def take(self, rows: np.ndarray) -> "PrefixFeatures":
         return PrefixFeatures(patterns=[None if p is None else p[rows] for p in self.patterns],
                               scores=self.scores[rows],
@@ -72,9 +78,16 @@ class Aggregator(BaseEstimator):
     check them in ``_validate_params`` and implement ``_fit``/``_predict``/state.
 
     Class attributes declare what the selector needs to know (no name checks there):
-    ``table_like``, ``needs_patterns``, ``uses_unlabelled``, ``batch_fit``, ``pairwise`` (K
-    limited by ``pairwise_k_max``), ``shares_base_models``, ``menu_fixed`` (parameters the
-    menu sets), ``complexity_rank`` (argmin ties) and ``ladder`` (simplest_within_se).
+    ``table_like``, ``needs_patterns``, ``uses_unlabelled``, ``pairwise`` (K limited by
+    ``pairwise_k_max``), ``shares_base_models``, ``menu_fixed`` (parameters the menu sets),
+    ``complexity_rank`` (argmin ties) and ``ladder`` (simplest_within_se).
+
+    Paths. The candidates of a judge path are nested (prefix K+1 is prefix K plus one
+    judge), so :meth:`fit_path` fits every prefix of a path in one call and
+    :meth:`predict_path` scores them together; families override them to share work along
+    the path (one Gram matrix and its Cholesky factor for ridge, warm-started Newton for
+    logistic, warm-started EM for Dawid-Skene). The defaults fit and predict each prefix on
+    its own.
     """
 
     name: ClassVar[str] = ""
@@ -85,7 +98,6 @@ class Aggregator(BaseEstimator):
     #: 2 ridge/logistic < 3 pairwise stackers < 4 table-like (simplest_within_se)
     ladder: ClassVar[int] = 2
     uses_unlabelled: ClassVar[bool] = False
-    batch_fit: ClassVar[bool] = False       # fit_many shares work across problems
     pairwise: ClassVar[bool] = False        # K(K-1)/2 product features: K limited by pairwise_k_max
     shares_base_models: ClassVar[bool] = False  # fit_grid takes the scalar families' fits
     menu_fixed: ClassVar[tuple] = ()        # parameters the selector's menu fixes (not tuned)
@@ -102,6 +114,12 @@ class Aggregator(BaseEstimator):
         return [{}]
 
     def fit(self, X: PrefixFeatures, y: np.ndarray, unlabelled: PrefixFeatures | None = None):
+        y = self._start_fit(X, y)
+        self._fit(X, y, unlabelled)
+        return self
+
+    def _start_fit(self, X: PrefixFeatures, y: np.ndarray) -> np.ndarray:
+        """Validate parameters and data, set ``ybar_``; returns y as floats."""
         self._validate_params()
         y = np.asarray(y, dtype=float)
         if X.n_rows != len(y):
@@ -111,8 +129,7 @@ class Aggregator(BaseEstimator):
         if X.weight is not None and (len(X.weight) != len(y) or np.any(X.weight <= 0)):
             raise ValueError("row weights must be positive, one per row")
         self.ybar_ = weighted_mean(y, X.weight)
-        self._fit(X, y, unlabelled)
-        return self
+        return y
 
     def predict(self, X: PrefixFeatures) -> np.ndarray:
         check_is_fitted(self)
@@ -125,10 +142,21 @@ class Aggregator(BaseEstimator):
         return [cls(**fixed, **params).fit(X, y, unlabelled) for params in settings]
 
     @classmethod
-    def fit_many(cls, problems: list, **params) -> list["Aggregator"]:
-        """Fit one model per (X, y, unlabelled) problem (families with ``batch_fit`` share
-        work across problems; the result equals fitting each on its own)."""
-        return [cls(**params).fit(X, y, U) for X, y, U in problems]
+    def fit_path(cls, X: PrefixFeatures, y: np.ndarray, unlabelled: PrefixFeatures | None,
+                 sizes: list[int], **params) -> list["Aggregator"]:
+        """One model per prefix size in ``sizes`` (ascending), each fitted on the first K
+        columns of ``X`` (a path's judges in path order). Equal to fitting every prefix on its
+        own, except where a family documents a warm start along the path."""
+        return [cls(**params).fit(X.first(K), y, None if unlabelled is None else unlabelled.first(K))
+                for K in sizes]
+
+    @classmethod
+    def predict_path(cls, models: list["Aggregator"], sizes: list[int], X: PrefixFeatures) -> np.ndarray:
+        """(rows, len(models)) predictions of each prefix model on the path features ``X``."""
+        out = np.empty((X.n_rows, len(models)))
+        for m, (model, K) in enumerate(zip(models, sizes)):
+            out[:, m] = model.predict(X.first(K))
+        return out
 
     # JSON state --------------------------------------------------------------------------
     def get_state(self) -> dict:
@@ -216,6 +244,25 @@ def rowwise_dot(A: np.ndarray, w: np.ndarray, start: float = 0.0) -> np.ndarray:
     out = np.full(A.shape[0], float(start))
     for j in range(A.shape[1]):
         out += A[:, j] * w[j]
+    return out
+
+
+def prefix_dots(A: np.ndarray, coefs: list[np.ndarray], starts: np.ndarray) -> np.ndarray:
+    """Column m is ``rowwise_dot(A[:, :len(coefs[m])], coefs[m], starts[m])``, bit for bit,
+    for every prefix model m at once (``coefs`` ordered by length): the same products added
+    in the same order, one pass over the columns of ``A`` instead of one per model."""
+    lens = np.array([len(c) for c in coefs], dtype=np.int64)
+    out = np.empty((A.shape[0], len(coefs)))
+    out[:] = np.asarray(starts, dtype=float)
+    if not len(coefs):
+        return out
+    C = np.zeros((int(lens.max()), len(coefs)))
+    for m, c in enumerate(coefs):
+        C[:len(c), m] = c
+    for j in range(C.shape[0]):
+        first = int(np.searchsorted(lens, j, side="right"))   # models using column j
+        if first < len(coefs):
+            out[:, first:] += A[:, j:j + 1] * C[j, first:]
     return out
 
 

@@ -29,18 +29,58 @@ class OneCoinIsotonic(Aggregator):
     ladder = 1
 
     def _fit(self, X, y, unlabelled):
-        v = votes(X.scores)
-        w = X.w                         # row multiplicities: counts are weighted sums
+        self.weights_, self.prior_logit_ = self._judge_weights(votes(X.scores), y, X.w)
+        self.iso_ = IsotonicMap().fit(self._score(X), y, X.weight)
+
+    @staticmethod
+    def _judge_weights(v: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float]:
+        """Each judge's log-odds weight (from its own column only) and the prior log-odds;
+        ``w`` are row multiplicities, so counts are weighted sums."""
         yb = np.sign(y - 0.5)           # +1 / -1 / 0 (neutral label, left out)
         usable = (v != 0) & (yb != 0)[:, None]
         correct = w @ ((v == yb[:, None]) & usable)
         total = w @ usable
         acc = np.clip((correct + 1.0) / (total + 2.0), 0.05, 0.95)
-        self.weights_ = np.log(acc / (1.0 - acc))
         pos, neg = float(w @ (yb > 0)), float(w @ (yb < 0))
         prior = (pos + 1.0) / (pos + neg + 2.0)
-        self.prior_logit_ = float(np.log(prior / (1.0 - prior)))
-        self.iso_ = IsotonicMap().fit(self._score(X), y, X.weight)
+        return np.log(acc / (1.0 - acc)), float(np.log(prior / (1.0 - prior)))
+
+    @staticmethod
+    def _prefix_scores(v: np.ndarray, weights: np.ndarray, prior_logit: float) -> np.ndarray:
+        """Column K-1: the K-prefix score prior + sum_{j<K} w_j v_j, accumulated in the order
+        of ``rowwise_dot`` (so bit for bit the same as scoring each prefix on its own)."""
+        terms = np.empty((v.shape[0], v.shape[1] + 1))
+        terms[:, 0] = prior_logit
+        np.multiply(v, weights, out=terms[:, 1:])
+        return np.cumsum(terms, axis=1)[:, 1:]
+
+    @classmethod
+    def fit_path(cls, X, y, unlabelled, sizes, **params):
+        """A judge's weight reads only its own column, so the path's weights serve every
+        prefix and the prefix scores are running sums (one pass instead of one per K)."""
+        y = cls(**params)._start_fit(X, y)
+        K_max = max(sizes)
+        v = votes(X.scores[:, :K_max])
+        weights, prior = cls._judge_weights(v, y, X.w)
+        scores = cls._prefix_scores(v, weights, prior)
+        models = []
+        for K in sizes:
+            model = cls(**params)
+            model._start_fit(X, y)
+            model.weights_, model.prior_logit_ = weights[:K].copy(), prior
+            model.iso_ = IsotonicMap().fit(scores[:, K - 1], y, X.weight)
+            models.append(model)
+        return models
+
+    @classmethod
+    def predict_path(cls, models, sizes, X):
+        last = models[-1]
+        if any(m.prior_logit_ != last.prior_logit_
+               or not np.array_equal(m.weights_, last.weights_[:len(m.weights_)]) for m in models):
+            return super().predict_path(models, sizes, X)      # not one path's models
+        scores = cls._prefix_scores(votes(X.scores[:, :max(sizes)]), last.weights_, last.prior_logit_)
+        return np.column_stack([np.clip(m.iso_.predict(scores[:, K - 1]), 0.0, 1.0)
+                                for m, K in zip(models, sizes)])
 
     def _score(self, X):
         return rowwise_dot(votes(X.scores), self.weights_, self.prior_logit_)

@@ -8,7 +8,8 @@
 * :mod:`.honesty` -- the bias-corrected deployed-risk estimate, baselines, ties, regime verdict.
 * :mod:`.baselines` -- fixed recipes on the same folds.
 * :mod:`.result` -- :class:`SelectionResult` and :class:`Candidate`.
-* :mod:`.views` -- distinct-row views of the blocks.
+* :mod:`.views` -- distinct-row views of the blocks (per prefix and per path).
+* :mod:`.path_fits` -- the scalar families fitted along each judge path, every prefix at once.
 """
 
 from .choice import CHOICES

@@ -43,11 +43,18 @@ def candidate_key(c) -> tuple:
     return (c.path_label or c.path_rule, c.K, c.family, tuple(sorted(c.params.items())))
 
 
-def _predict_candidates(menu, rows: np.ndarray) -> dict[tuple, np.ndarray]:
+def _predict_candidates(menu, rows: np.ndarray, *, rows_are_V: bool = False) -> dict[tuple, np.ndarray]:
+    """Each candidate's predictions on ``rows`` (those made while fitting when ``rows`` is
+    the menu's V block)."""
     out, done = {}, {}
     for c in menu.candidates:
         model = menu.models[c.index]
         if id(model) not in done:
+            stored = menu.predictions.get(c.index, {}).get("V") if rows_are_V else None
+            if stored is not None:
+                done[id(model)] = stored.raw()
+                out[candidate_key(c)] = done[id(model)]
+                continue
             feats = PrefixFeatures(patterns=menu.pattern_cache[c.judge_idx],
                                    scores=menu.encoded.scores[:, list(c.judge_idx)])
             done[id(model)] = model.predict(feats.take(rows))
@@ -67,7 +74,7 @@ def fold_work(selector, panel: Panel, D: np.ndarray, tr: np.ndarray, va: np.ndar
     empty = np.zeros(0, dtype=np.int64)
     rows = {"S": D[tr], "M": D[tr], "V": D[va], "T": empty, "rest": unlabelled}
     menu = selector.fit_menu(panel, rows, expand_grid=True, score_val=False, progress=progress)
-    out = {"preds": _predict_candidates(menu, D[va]), "judges": {}, "diag": {}, "base": {}}
+    out = {"preds": _predict_candidates(menu, D[va], rows_are_V=True), "judges": {}, "diag": {}, "base": {}}
     for c in menu.candidates:
         key = candidate_key(c)
         out["judges"][key] = frozenset(c.judge_idx)
@@ -141,7 +148,7 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
                               progress=lambda f, m: report(0.92 * (n_units - 1 + f) / n_units,
                                                            f"final refit: {m}"))
     n_folds_total = len(fold_list)
-    kept, models, columns = [], {}, []
+    kept, models, columns, predictions = [], {}, [], {}
     for c in final.candidates:
         key = candidate_key(c)
         p = preds.get(key)
@@ -150,6 +157,8 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
         old_index = c.index
         c.index = len(kept)
         models[c.index] = final.models[old_index]
+        if old_index in final.predictions:
+            predictions[c.index] = final.predictions[old_index]
         if key in diag_sum and diag_n[key] == n_folds_total:
             m = diag_sum[key] / diag_n[key]
             final_diag = c.diagnostics
@@ -178,7 +187,7 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     result = SelectionResult(
         panel=panel, blocks=blocks, selector=selector, encoded=final.encoded, paths=final.paths,
         candidates=kept, models=models, menu_size=len(kept), selected_index=0, guard=None,
-        feature_cache=final.pattern_cache, views=final.views,
+        feature_cache=final.pattern_cache, views=final.views, predictions=predictions,
         protocol_info={"protocol": "crossfit", "folds": selector.folds, "repeats": R,
                        "n_deployable": int(len(D)), "n_T": int(len(T))},
         fit_rows=D, val_rows=D, n_fit=float(np.mean([len(tr) for _, tr, _ in fold_list])),

@@ -89,6 +89,8 @@ class SelectionResult:
     selected_val: dict | None = None            # risks of a tie_average (not one candidate)
     selected_test: dict | None = None
     heldout: object | None = None               # held-out predictions (crossfit.HeldOut)
+    #: candidate index -> block ('V', 'T') -> predictions made while fitting (path_fits)
+    predictions: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.fit_rows is None:
@@ -141,7 +143,8 @@ class SelectionResult:
         for c in self.candidates:
             mid = id(self.models[c.index])
             if mid not in done:
-                done[mid] = self.predict_rows(c, self.blocks.V)
+                stored = self.predictions.get(c.index, {}).get("V")
+                done[mid] = stored.raw() if stored is not None else self.predict_rows(c, self.blocks.V)
             out[0, :, c.index] = done[mid]
         return out
 
@@ -157,10 +160,14 @@ class SelectionResult:
         for c in self.candidates:
             mid = id(self.models[c.index])
             if mid not in done:
-                vT = views.get(c.judge_idx, "T", view_kind(REGISTRY[c.family]))
-                p = self.models[c.index].predict(vT.X)
-                done[mid] = (weighted_mean_loss(losses("mse", vT.y, p), vT.X.weight),
-                             weighted_mean_loss(losses("nll", vT.y, p), vT.X.weight))
+                stored = self.predictions.get(c.index, {}).get("T")
+                if stored is not None:
+                    p, y, w = stored.values, stored.view.y, stored.view.X.weight
+                else:
+                    vT = views.get(c.judge_idx, "T", view_kind(REGISTRY[c.family]))
+                    p, y, w = self.models[c.index].predict(vT.X), vT.y, vT.X.weight
+                done[mid] = (weighted_mean_loss(losses("mse", y, p), w),
+                             weighted_mean_loss(losses("nll", y, p), w))
             c.test_mse, c.test_nll = done[mid]
         if self.members:
             p = self.predict_deployed(T)

@@ -54,6 +54,7 @@ from .choice import CHOICES, apply_choice_rule
 from .crossfit import fit_crossfit
 from .folds import HeldOut
 from .honesty import assess, assess_regime_only
+from .path_fits import fit_path_families
 from .result import Candidate, SelectionResult
 from .views import ViewCache, record_se, unscored_record, validation_record, view_kind
 
@@ -75,6 +76,7 @@ class MenuFit:
     menu_size: int
     pattern_cache: dict
     views: ViewCache
+    predictions: dict = field(default_factory=dict)   # candidate index -> block -> BlockPrediction
 
 
 @dataclass
@@ -224,7 +226,7 @@ class FCPSSelector:
                                  paths=menu.paths, candidates=menu.candidates, models=menu.models,
                                  menu_size=menu.menu_size, selected_index=selected_index,
                                  guard=guard_info, feature_cache=menu.pattern_cache,
-                                 views=menu.views)
+                                 views=menu.views, predictions=menu.predictions)
         if self.estimate == "none" and not self.with_baselines and self.choice == "argmin":
             result.audit()
             assess_regime_only(result, blocks.V)      # sweeps: the verdict only, no extra fits
@@ -292,18 +294,28 @@ class FCPSSelector:
         pattern_cache: dict[tuple, list] = {}
         views = ViewCache(encoded, rows, y, pattern_cache, self.compress)
         record = validation_record if score_val else unscored_record
-        self._fit_batched(work, encoded, pattern_cache, views, fits, record)
         candidates: list[Candidate] = []
         models: dict[int, object] = {}
+        predictions: dict[int, dict] = {}
         menu_size = 0
         has_T = len(rows["T"]) > 0
+        current_path = None
         for w, (path, K) in enumerate(work):
             report(0.05 + 0.95 * w / len(work), f"{path.label or path.rule}: K={K}")
+            if path is not current_path:
+                # The scalar families fit every prefix of the path at once (nested features).
+                current_path = path
+                sizes = [k for p, k in work if p is path]
+                fit_path_families(self, views, path.judges, {
+                    f: [k for k in sizes if k <= self.k_limit(f, len(path.judges))
+                        and (path.judges[:k], f, ()) not in fits]
+                    for f in self.families if not REGISTRY[f].needs_patterns}, fits,
+                    score_val=score_val, has_T=has_T)
             judges = path.judges[:K]
             patterns = self._patterns(encoded, path, K, pattern_cache)
             if judges not in diag_cache:
                 diag_cache[judges] = self._diagnostics(patterns, views, judges, has_T,
-                                                       alph[list(judges)])
+                                                       alph[list(judges)], K <= self.table_k_max)
             diag = diag_cache[judges]
             for family in self.families:
                 cls = REGISTRY[family]
@@ -311,13 +323,13 @@ class FCPSSelector:
                     continue
                 if cls.needs_patterns and patterns[K - 1] is None:
                     continue
-                kind = view_kind(cls)
-                vM, vV = views.get(judges, "M", kind), views.get(judges, "V", kind)
-                vR = views.get(judges, "rest", kind) if cls.uses_unlabelled else None
                 grid = self.family_grid(family)
                 keys = [(judges, family, tuple(sorted(p.items()))) for p in grid]
                 todo = [p for p, k in zip(grid, keys) if k not in fits]
                 if todo:
+                    kind = view_kind(cls)
+                    vM, vV = views.get(judges, "M", kind), views.get(judges, "V", kind)
+                    vR = views.get(judges, "rest", kind) if cls.uses_unlabelled else None
                     extra = {}
                     if cls.shares_base_models:
                         # The residual bases are the scalar families' own fits: share them.
@@ -344,36 +356,13 @@ class FCPSSelector:
                         val_se=record_se(rec, self.objective), diagnostics=diag)
                     candidates.append(cand)
                     models[cand.index] = rec["model"]
+                    if rec.get("pred"):
+                        predictions[cand.index] = rec["pred"]
         if not candidates:
             raise MenuError("the menu produced no candidates (every family was out of its K range)")
         return MenuFit(encoded=encoded, paths=paths, candidates=candidates, models=models,
-                       menu_size=menu_size, pattern_cache=pattern_cache, views=views)
-
-    def _fit_batched(self, work, encoded, pattern_cache, views, fits, record) -> None:
-        """Pre-fit families that share work across prefixes (``batch_fit``: ds_jury's EMs
-        run as one batch); the main loop then finds them in ``fits``."""
-        for family in self.families:
-            cls = REGISTRY[family]
-            if not cls.batch_fit:
-                continue
-            jobs = []
-            for path, K in work:
-                judges = path.judges[:K]
-                patterns = self._patterns(encoded, path, K, pattern_cache)
-                if K > self.k_limit(family, len(path.judges)) or judges in jobs:
-                    continue
-                if cls.needs_patterns and patterns[K - 1] is None:
-                    continue
-                jobs.append(judges)
-            fixed = self.family_fixed(family)
-            kind = view_kind(cls)
-            for params in self.family_grid(family):
-                problems = [(views.get(j, "M", kind).X, views.get(j, "M", kind).y,
-                             views.get(j, "rest", kind).X if cls.uses_unlabelled else None)
-                            for j in jobs]
-                for judges, model in zip(jobs, cls.fit_many(problems, **fixed, **params)):
-                    fits[(judges, family, tuple(sorted(params.items())))] = \
-                        record(model, views.get(judges, "V", kind))
+                       menu_size=menu_size, pattern_cache=pattern_cache, views=views,
+                       predictions=predictions)
 
     def _fit_one(self, fits: dict, views: "ViewCache", judges: tuple, family: str, record) -> dict:
         """Fit (or fetch) a default-parameter model of ``family`` and its validation record."""
@@ -402,9 +391,16 @@ class FCPSSelector:
 
     @staticmethod
     def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
-                     alph: np.ndarray) -> PrefixDiagnostics | None:
-        if patterns[-1] is None:
+                     alph: np.ndarray, table_sized: bool) -> PrefixDiagnostics | None:
+        """Prefix diagnostics; table-sized prefixes read the (shared) table views' distinct
+        patterns, larger ones the raw pattern ids (no view is built for them)."""
+        ids = patterns[-1]
+        if ids is None:
             return None
+        if not table_sized:
+            rows = views.rows
+            return prefix_diagnostics(ids[rows["M"]], ids[rows["V"]], ids[rows["T"]] if has_T else None,
+                                      nominal_cells(alph))
         vM, vV = views.get(judges, "M"), views.get(judges, "V")
         vT = views.get(judges, "T") if has_T else None
         return prefix_diagnostics(vM.ids, vV.ids, vT.ids if vT is not None else None,

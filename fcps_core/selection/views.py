@@ -15,6 +15,7 @@ import numpy as np
 from ..diagnostics import losses
 from ..encoding import INT64_SAFE, EncodedPanel
 from ..families import PrefixFeatures
+from ..paths import extend_ids
 
 
 # -- distinct-row views of the blocks ---------------------------------------------------------
@@ -49,6 +50,22 @@ def group_rows(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
         return rep[present], counts[present]
     _, first, counts = np.unique(key, return_index=True, return_counts=True)
     return first, counts
+
+
+@dataclass
+class PathView:
+    """A block's rows for a whole path (the scalar families): distinct (score vector[,
+    label]) rows of the path's judges with counts, and each raw row's distinct row
+    (``inverse``; None = the rows are the raw rows). A K-prefix reads the first K columns:
+    rows that agree on the path agree on every prefix, so the counts stay exact."""
+
+    X: PrefixFeatures
+    y: np.ndarray | None
+    inverse: np.ndarray | None
+
+    def expand(self, values: np.ndarray) -> np.ndarray:
+        """Per-distinct-row values (first axis) on the block's raw rows."""
+        return values if self.inverse is None else values[self.inverse]
 
 
 class ViewCache:
@@ -96,6 +113,33 @@ class ViewCache:
                                           return_inverse=True)
                 self._score_code[j] = (len(values), index[codes])
         return self._score_code[j]
+
+    def path_view(self, judges: tuple, block: str) -> PathView:
+        """The block's distinct rows over all of ``judges`` (not cached: one per path)."""
+        rows = self.rows[block]
+        cols = list(judges)
+        labelled = block != "rest"
+        key = None
+        if self.compress and len(rows) and not self.continuous[cols].any():
+            key = np.zeros(len(rows), dtype=np.int64)
+            for j in cols:
+                coded = self._scores_code(j)
+                if coded is None:
+                    key = None
+                    break
+                key = extend_ids(key, coded[1][rows])       # dense ids: no overflow
+            if key is not None and labelled:
+                key = extend_ids(key, self._labels_code(block)[1])
+        if key is None:
+            X = PrefixFeatures(patterns=[None] * len(cols), scores=self.encoded.scores[np.ix_(rows, cols)])
+            return PathView(X=X, y=self.labels[rows] if labelled else None, inverse=None)
+        counts = np.bincount(key)
+        first = np.empty(len(counts), dtype=np.int64)
+        first[key[::-1]] = np.arange(len(key) - 1, -1, -1)   # first raw row of each distinct row
+        sel = rows[first]
+        X = PrefixFeatures(patterns=[None] * len(cols), scores=self.encoded.scores[np.ix_(sel, cols)],
+                           weight=counts.astype(float))
+        return PathView(X=X, y=self.labels[sel] if labelled else None, inverse=key)
 
     def _build(self, judges: tuple, block: str, kind: str) -> BlockView:
         rows = self.rows[block]
