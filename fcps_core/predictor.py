@@ -72,8 +72,7 @@ class FCPSPredictor:
                                scores=encoded.scores)
         family = get_family(sel.family)
         rest = np.setdiff1d(np.arange(result.panel.n_rows), np.concatenate([rows, b.T]))
-        # fit_path: the fit the selection made for this prefix (ds_jury's EM warm-started
-        # along the path's shorter prefixes), now on S+M+V
+        # fit_path: the fit the selection makes for this prefix, now on S+M+V
         model = family.fit_path(feats.take(rows), result.panel.labels[rows],
                                 feats.take(rest) if family.uses_unlabelled else None, [sel.K],
                                 **result.selector.family_fixed(sel.family), **sel.params)[0]

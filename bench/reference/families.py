@@ -188,9 +188,9 @@ class RefLogisticPairwise(RefLogistic):
 
 
 class RefDSJury:
-    """Row-level Dawid-Skene EM as documented in ``ds_jury`` (numpy vectors over the raw
-    rows, no compression, no acceleration), run until the posteriors move less than 1e-12:
-    the fixed point ``ds_jury``'s accelerated EM must reach."""
+    """Row-level Dawid-Skene EM as documented in ``ds_jury`` (plain EM from the majority
+    vote over the raw rows, no compression, no acceleration), run until the posteriors move
+    less than 1e-12: the fixed point ``ds_jury``'s accelerated EM must reach."""
 
     def fit(self, X, y, unlabelled=None):
         S = X.scores if unlabelled is None else np.vstack([X.scores, unlabelled.scores])

@@ -86,7 +86,7 @@ class Aggregator(BaseEstimator):
     judge), so :meth:`fit_path` fits every prefix of a path in one call and
     :meth:`predict_path` scores them together; families override them to share work along
     the path (one Gram matrix and its Cholesky factor for ridge, warm-started Newton for
-    logistic, warm-started EM for Dawid-Skene). The defaults fit and predict each prefix on
+    logistic, lockstep EMs for Dawid-Skene). The defaults fit and predict each prefix on
     its own.
     """
 
@@ -101,6 +101,7 @@ class Aggregator(BaseEstimator):
     pairwise: ClassVar[bool] = False        # K(K-1)/2 product features: K limited by pairwise_k_max
     shares_base_models: ClassVar[bool] = False  # fit_grid takes the scalar families' fits
     menu_fixed: ClassVar[tuple] = ()        # parameters the selector's menu fixes (not tuned)
+    joint_paths: ClassVar[bool] = False     # fit_paths shares work across paths
 
     def _validate_params(self) -> None:
         """Raise ValueError for an impossible hyperparameter (called by ``fit``)."""
@@ -146,9 +147,15 @@ class Aggregator(BaseEstimator):
                  sizes: list[int], **params) -> list["Aggregator"]:
         """One model per prefix size in ``sizes`` (ascending), each fitted on the first K
         columns of ``X`` (a path's judges in path order). Equal to fitting every prefix on its
-        own, except where a family documents a warm start along the path."""
+        own."""
         return [cls(**params).fit(X.first(K), y, None if unlabelled is None else unlabelled.first(K))
                 for K in sizes]
+
+    @classmethod
+    def fit_paths(cls, jobs: list[tuple], **params) -> list[list["Aggregator"]]:
+        """:meth:`fit_path` for several (X, y, unlabelled, sizes) jobs (families with
+        ``joint_paths`` share work across paths)."""
+        return [cls.fit_path(X, y, U, sizes, **params) for X, y, U, sizes in jobs]
 
     @classmethod
     def predict_path(cls, models: list["Aggregator"], sizes: list[int], X: PrefixFeatures) -> np.ndarray:

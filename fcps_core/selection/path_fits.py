@@ -12,24 +12,11 @@ instead of predicting again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..diagnostics import losses
 from ..families import REGISTRY
-from .views import PathView, weighted_mean_loss
-
-
-@dataclass
-class BlockPrediction:
-    """A model's predictions on a block's distinct rows, and the map back to its raw rows."""
-
-    values: np.ndarray
-    view: PathView
-
-    def raw(self) -> np.ndarray:
-        return self.view.expand(self.values)
+from .views import BlockPrediction, PathView, weighted_mean_loss
 
 
 def record_from_predictions(model, vV: PathView | None, pV: np.ndarray | None, score_val: bool) -> dict:
@@ -43,30 +30,61 @@ def record_from_predictions(model, vV: PathView | None, pV: np.ndarray | None, s
             "losses": (l_mse, l_nll), "weight": w}
 
 
+def fit_joint_families(selector, views, jobs: list[tuple[tuple, dict[str, list[int]]]]) -> dict:
+    """Models of the families that fit all paths together (``joint_paths``: ds_jury's EM
+    chains advance in lockstep), keyed (prefix judges, family, params); ``jobs`` lists each
+    path's judges and the sizes every family needs on it."""
+    out: dict[tuple, object] = {}
+    for family in selector.families:
+        cls = REGISTRY[family]
+        if not cls.joint_paths:
+            continue
+        wanted = [(judges, sizes[family]) for judges, sizes in jobs if sizes.get(family)]
+        if not wanted:
+            continue
+        inputs = []
+        for judges, sizes in wanted:
+            path = judges[:max(sizes)]
+            vM = views.path_view(path, "M")
+            vR = views.path_view(path, "rest") if cls.uses_unlabelled else None
+            inputs.append((vM.X, vM.y, None if vR is None else vR.X, sizes))
+        for params in selector.family_grid(family):
+            fitted = cls.fit_paths(inputs, **selector.family_fixed(family), **params)
+            key_params = tuple(sorted(params.items()))
+            for (judges, sizes), models in zip(wanted, fitted):
+                for K, model in zip(sizes, models):
+                    out[(judges[:K], family, key_params)] = model
+    return out
+
+
 def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str, list[int]],
-                      fits: dict, *, score_val: bool, has_T: bool) -> None:
+                      fits: dict, *, score_val: bool, has_T: bool, prefitted: dict | None = None) -> None:
     """Fit every (family, K) of ``sizes_by_family`` on the path ``judges`` (K ascending) and
     store each record in ``fits`` under (prefix judges, family, params), with its V (and T)
-    predictions under ``record['pred']``."""
+    predictions under ``record['pred']``; ``prefitted`` holds models already fitted
+    (:func:`fit_joint_families`)."""
     todo = {f: s for f, s in sizes_by_family.items() if s}
     if not todo:
         return
+    prefitted = prefitted or {}
     K_max = max(max(s) for s in todo.values())
     path = judges[:K_max]
     block_views = {b: views.path_view(path, b) for b in ("M", "V")}
     if has_T:
         block_views["T"] = views.path_view(path, "T")
-    if any(REGISTRY[f].uses_unlabelled for f in todo):
+    if any(REGISTRY[f].uses_unlabelled and not REGISTRY[f].joint_paths for f in todo):
         block_views["rest"] = views.path_view(path, "rest")
     vM, vV = block_views["M"], block_views["V"]
     for family, sizes in todo.items():
         cls = REGISTRY[family]
-        unlabelled = block_views["rest"].X if cls.uses_unlabelled else None
+        unlabelled = block_views["rest"].X if "rest" in block_views and cls.uses_unlabelled else None
         for params in selector.family_grid(family):
-            models = cls.fit_path(vM.X, vM.y, unlabelled, sizes, **selector.family_fixed(family), **params)
+            key_params = tuple(sorted(params.items()))
+            models = [prefitted.get((judges[:K], family, key_params)) for K in sizes]
+            if any(m is None for m in models):
+                models = cls.fit_path(vM.X, vM.y, unlabelled, sizes, **selector.family_fixed(family), **params)
             pV = cls.predict_path(models, sizes, vV.X) if vV.X.n_rows else None
             pT = cls.predict_path(models, sizes, block_views["T"].X) if has_T else None
-            key_params = tuple(sorted(params.items()))
             for i, (K, model) in enumerate(zip(sizes, models)):
                 rec = record_from_predictions(model, vV, None if pV is None else pV[:, i], score_val)
                 rec["pred"] = {}

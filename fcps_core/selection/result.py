@@ -130,7 +130,10 @@ class SelectionResult:
         return PrefixFeatures(patterns=ids, scores=self.encoded.scores[:, list(cand.judge_idx)])
 
     def predict_rows(self, cand: Candidate, rows: np.ndarray) -> np.ndarray:
-        return self.models[cand.index].predict(self.features(cand).take(rows))
+        ids = self.feature_cache[cand.judge_idx]
+        feats = PrefixFeatures(patterns=[None if p is None else p[rows] for p in ids],
+                               scores=self.encoded.scores[np.ix_(rows, list(cand.judge_idx))])
+        return self.models[cand.index].predict(feats)
 
     def predict_deployed(self, rows: np.ndarray) -> np.ndarray:
         """The deployed predictor's predictions (the members' average under tie_average)."""

@@ -54,7 +54,7 @@ from .choice import CHOICES, apply_choice_rule
 from .crossfit import fit_crossfit
 from .folds import HeldOut
 from .honesty import assess, assess_regime_only
-from .path_fits import fit_path_families
+from .path_fits import fit_joint_families, fit_path_families
 from .result import Candidate, SelectionResult
 from .views import ViewCache, record_se, unscored_record, validation_record, view_kind
 
@@ -299,18 +299,28 @@ class FCPSSelector:
         predictions: dict[int, dict] = {}
         menu_size = 0
         has_T = len(rows["T"]) > 0
+        # The scalar families fit every prefix of a path at once (nested features); the
+        # prefixes each needs per path (a prefix shared with an earlier path is fitted once).
+        path_sizes, seen = {}, set()
+        for path in dict.fromkeys(p for p, _ in work):
+            sizes = [k for p, k in work if p is path]
+            path_sizes[path] = {}
+            for f in self.families:
+                if REGISTRY[f].needs_patterns:
+                    continue
+                need = [k for k in sizes if k <= self.k_limit(f, len(path.judges))
+                        and (path.judges[:k], f) not in seen]
+                seen.update((path.judges[:k], f) for k in need)
+                path_sizes[path][f] = need
+        report(0.04, "fitting the label-free families along every path")
+        prefitted = fit_joint_families(self, views, [(p.judges, s) for p, s in path_sizes.items()])
         current_path = None
         for w, (path, K) in enumerate(work):
             report(0.05 + 0.95 * w / len(work), f"{path.label or path.rule}: K={K}")
             if path is not current_path:
-                # The scalar families fit every prefix of the path at once (nested features).
                 current_path = path
-                sizes = [k for p, k in work if p is path]
-                fit_path_families(self, views, path.judges, {
-                    f: [k for k in sizes if k <= self.k_limit(f, len(path.judges))
-                        and (path.judges[:k], f, ()) not in fits]
-                    for f in self.families if not REGISTRY[f].needs_patterns}, fits,
-                    score_val=score_val, has_T=has_T)
+                fit_path_families(self, views, path.judges, path_sizes[path], fits,
+                                  score_val=score_val, has_T=has_T, prefitted=prefitted)
             judges = path.judges[:K]
             patterns = self._patterns(encoded, path, K, pattern_cache)
             if judges not in diag_cache:

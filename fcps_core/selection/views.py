@@ -27,6 +27,11 @@ class BlockView:
     X: PrefixFeatures
     y: np.ndarray | None
     ids: np.ndarray | None
+    inverse: np.ndarray | None = None     # raw row -> distinct row (None: raw rows)
+
+    def expand(self, values: np.ndarray) -> np.ndarray:
+        """Per-distinct-row values on the block's raw rows."""
+        return values if self.inverse is None else values[self.inverse]
 
 
 def view_kind(cls) -> str:
@@ -38,18 +43,20 @@ def view_kind(cls) -> str:
 COUNTING_LIMIT = 1 << 22
 
 
-def group_rows(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+def group_rows(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(a representative position, count) of each distinct value of ``key`` (ints in
-    [0, bound)), in increasing key order. Rows sharing a key are identical in everything
-    the view keeps, so which row represents them does not matter."""
+    [0, bound)), in increasing key order, and each row's distinct value (its rank). Rows
+    sharing a key are identical in everything the view keeps, so which row represents them
+    does not matter."""
     if bound <= max(COUNTING_LIMIT, 4 * len(key)):
         counts = np.bincount(key, minlength=bound)
         present = np.flatnonzero(counts)
         rep = np.empty(bound, dtype=np.int64)
         rep[key] = np.arange(len(key))
-        return rep[present], counts[present]
-    _, first, counts = np.unique(key, return_index=True, return_counts=True)
-    return first, counts
+        rank = np.cumsum(counts > 0) - 1
+        return rep[present], counts[present], rank[key]
+    _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+    return first, counts, inverse.reshape(-1)
 
 
 @dataclass
@@ -171,14 +178,14 @@ class ViewCache:
                         ids = np.unique(ids, return_inverse=True)[1]
                         bound = int(ids.max()) + 1
                     key, bound = ids * n_levels + ycode, bound * n_levels
-                pos, counts = group_rows(key, bound)
+                pos, counts, inverse = group_rows(key, bound)
                 sel = rows[pos]
                 pats = ([None if p is None else p[sel] for p in patterns] if table_kind
                         else [None] * len(cols))
                 X = PrefixFeatures(patterns=pats, scores=self.encoded.scores[np.ix_(sel, cols)],
                                    weight=counts.astype(float))
                 return BlockView(X=X, y=self.labels[sel] if labelled else None,
-                             ids=top[sel] if table_kind else None)
+                                 ids=top[sel] if table_kind else None, inverse=inverse)
         X = PrefixFeatures(patterns=[None if p is None else p[rows] for p in patterns],
                            scores=self.encoded.scores[np.ix_(rows, cols)])
         return BlockView(X=X, y=self.labels[rows] if labelled else None,
@@ -200,19 +207,36 @@ def weighted_se(values: np.ndarray, weight: np.ndarray | None) -> float:
     return math.sqrt(ss / (n - 1)) / math.sqrt(n)
 
 
+@dataclass
+class BlockPrediction:
+    """A model's predictions on a view's distinct rows; ``raw()`` maps them to the block's
+    raw rows."""
+
+    values: np.ndarray
+    view: "BlockView | PathView"
+
+    def raw(self) -> np.ndarray:
+        return self.view.expand(self.values)
+
+
 def unscored_record(model, vV: BlockView | None = None) -> dict:
-    """A fitted model whose validation risks are not computed (NaN)."""
+    """A fitted model whose validation risks are not computed (NaN); its V predictions are
+    kept (the cross-fitted protocol's held-out rows)."""
     empty = np.zeros(0)
-    return {"model": model, "mse": math.nan, "nll": math.nan, "losses": (empty, empty), "weight": None}
+    rec = {"model": model, "mse": math.nan, "nll": math.nan, "losses": (empty, empty), "weight": None}
+    if vV is not None and vV.X.n_rows:
+        rec["pred"] = {"V": BlockPrediction(model.predict(vV.X), vV)}
+    return rec
 
 
 def validation_record(model, vV: BlockView) -> dict:
-    """A fitted model with its validation risks (both objectives); ``record_se`` adds their SEs."""
+    """A fitted model with its validation risks (both objectives) and V predictions;
+    ``record_se`` adds the SEs."""
     p = model.predict(vV.X)
     w = vV.X.weight
     l_mse, l_nll = losses("mse", vV.y, p), losses("nll", vV.y, p)
     return {"model": model, "mse": weighted_mean_loss(l_mse, w), "nll": weighted_mean_loss(l_nll, w),
-            "losses": (l_mse, l_nll), "weight": w}
+            "losses": (l_mse, l_nll), "weight": w, "pred": {"V": BlockPrediction(p, vV)}}
 
 
 def record_se(rec: dict, objective: str) -> float:
