@@ -23,6 +23,7 @@ LLMBar up to 0.03 apart in a candidate's validation MSE.)
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 from .base import Aggregator, IsotonicMap, prefix_dots, rowwise_dot
 
@@ -176,13 +177,19 @@ def em_fit_many(problems: list[tuple[np.ndarray, np.ndarray]], *, max_iter: int 
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     seg = np.repeat(np.arange(len(problems)), sizes)
     K = width // 2
+    P = len(problems)
     total = np.add.reduceat(count, starts)
-    col = np.add.reduceat(count[:, None] * votes, starts)
+    # Block operators: row (p, k) of G sums column k of problem p's vote rows (one sparse
+    # product per step for every problem's M-step; its transpose gives the E-step's dots).
+    r, k = np.nonzero(votes)
+    G = sparse.csr_matrix((votes[r, k], (seg[r] * width + k, r)), shape=(P * width, len(count)))
+    GT = G.T.tocsr()
+    col = (G @ count).reshape(P, width)
     col1, col0 = col[:, 0::2], col[:, 1::2]
 
     def m_step(t):
         tw = t * count
-        s = np.add.reduceat(tw[:, None] * votes, starts)
+        s = (G @ tw).reshape(P, width)
         a1, a0 = s[:, 0::2], s[:, 1::2]
         pi = np.clip(np.add.reduceat(tw, starts) / total, _PI_CLIP, 1 - _PI_CLIP)
         return np.log(np.hstack([(pi / (1 - pi))[:, None], (a1 + 1.0) / (a0 + 1.0),
@@ -197,10 +204,9 @@ def em_fit_many(problems: list[tuple[np.ndarray, np.ndarray]], *, max_iter: int 
 
     def e_step(theta):
         prior, w = weights(theta)
-        return 0.5 + 0.5 * np.tanh(0.5 * (prior[seg] + np.einsum("rk,rk->r", votes, w[seg])))
+        return 0.5 + 0.5 * np.tanh(0.5 * (prior[seg] + GT @ w.ravel()))
 
     t = majority_start(votes)
-    P = len(problems)
     active = np.ones(P, dtype=bool)
     out_theta = np.zeros((P, 1 + 2 * K))
     out_t = t.copy()
