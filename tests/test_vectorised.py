@@ -432,13 +432,16 @@ def test_prefix_dots_equal_rowwise_dot_bit_for_bit():
 
 def test_selection_keeps_no_per_prefix_views_beyond_table_size():
     """Memory: the scalar families read one path's views at a time, so the selection keeps
-    per-prefix views only for table-sized prefixes (table-like families, diagnostics)."""
+    per-prefix views only for table-sized prefixes (table-like families, diagnostics) and
+    for prefixes short enough to have few distinct rows (3 pairwise levels x 2 labels)."""
     panel = make_regime("additive", rows=600, judges=14, seed=4)
     blocks = make_blocks(panel, split="1:2:1:1", seed=4)
     result = FCPSSelector(seed=4, table_k_max=3).fit(panel, blocks)
     assert max(c.K for c in result.candidates) == 14
-    kept = list(result.views._cache)
-    assert kept and all(len(judges) <= 3 and kind == "table" for judges, _, kind in kept)
+    kept = result.views._cache
+    assert kept and all(len(judges) <= 3 for judges, _, kind in kept if kind == "table")
+    assert max(len(judges) for judges, _, _ in kept) < 14
+    assert all(v.X.n_rows <= 2 * 3 ** len(judges) for (judges, _, kind), v in kept.items() if kind == "scalar")
 
 
 def test_lockstep_em_equals_one_problem_at_a_time():

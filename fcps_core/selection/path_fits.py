@@ -16,10 +16,10 @@ import numpy as np
 
 from ..diagnostics import losses
 from ..families import REGISTRY
-from .views import BlockPrediction, PathView, weighted_mean_loss
+from .views import BlockPrediction, weighted_mean_loss
 
 
-def record_from_predictions(model, vV: PathView | None, pV: np.ndarray | None, score_val: bool) -> dict:
+def record_from_predictions(model, vV, pV: np.ndarray | None, score_val: bool) -> dict:
     """A fitted model's validation record (both objectives) from its V predictions."""
     if not score_val or vV is None or pV is None or len(pV) == 0:
         empty = np.zeros(0)
@@ -75,7 +75,19 @@ def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str,
     if any(REGISTRY[f].uses_unlabelled and not REGISTRY[f].joint_paths for f in todo):
         block_views["rest"] = views.path_view(path, "rest")
     vM, vV = block_views["M"], block_views["V"]
+    # Short prefixes of a long path have far fewer distinct rows than the path: fit and score
+    # those on their own (smaller) views; the results are the same, the cost is not.
+    short = set(views.short_prefixes(path, vM.X.n_rows))
+    for family, sizes in list(todo.items()):
+        cls = REGISTRY[family]
+        if cls.joint_paths:
+            continue
+        for K in (k for k in sizes if k in short):
+            _fit_prefix_alone(selector, views, judges[:K], family, fits, score_val=score_val, has_T=has_T)
+        todo[family] = [k for k in sizes if k not in short]
     for family, sizes in todo.items():
+        if not sizes:
+            continue
         cls = REGISTRY[family]
         unlabelled = block_views["rest"].X if "rest" in block_views and cls.uses_unlabelled else None
         for params in selector.family_grid(family):
@@ -93,3 +105,23 @@ def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str,
                 if pT is not None:
                     rec["pred"]["T"] = BlockPrediction(pT[:, i].copy(), block_views["T"])
                 fits[(judges[:K], family, key_params)] = rec
+
+
+def _fit_prefix_alone(selector, views, judges: tuple, family: str, fits: dict, *, score_val: bool,
+                      has_T: bool) -> None:
+    """One prefix of a scalar family fitted on its own distinct-row views (cached per
+    prefix), with its V (and T) predictions."""
+    cls = REGISTRY[family]
+    vM, vV = views.get(judges, "M", "scalar"), views.get(judges, "V", "scalar")
+    unlabelled = views.get(judges, "rest", "scalar").X if cls.uses_unlabelled else None
+    for params in selector.family_grid(family):
+        model = cls(**selector.family_fixed(family), **params).fit(vM.X, vM.y, unlabelled)
+        p = model.predict(vV.X) if vV.X.n_rows else None
+        rec = record_from_predictions(model, vV, p, score_val)
+        rec["pred"] = {}
+        if p is not None:
+            rec["pred"]["V"] = BlockPrediction(p, vV)
+        if has_T:
+            vT = views.get(judges, "T", "scalar")
+            rec["pred"]["T"] = BlockPrediction(model.predict(vT.X), vT)
+        fits[(judges, family, tuple(sorted(params.items())))] = rec

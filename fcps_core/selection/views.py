@@ -121,6 +121,23 @@ class ViewCache:
                 self._score_code[j] = (len(values), index[codes])
         return self._score_code[j]
 
+    def short_prefixes(self, judges: tuple, n_path_rows: int) -> list[int]:
+        """Prefix sizes K whose M view has at most a quarter of ``n_path_rows`` distinct
+        rows for sure (the product of the judges' score levels and the label levels)."""
+        if not self.compress or not len(self.rows["M"]):
+            return []
+        bound = self._labels_code("M")[0]
+        out = []
+        for K, j in enumerate(judges, start=1):
+            coded = None if self.continuous[j] else self._scores_code(j)
+            if coded is None:
+                break
+            bound *= coded[0]
+            if 4 * bound > n_path_rows:
+                break
+            out.append(K)
+        return out
+
     def path_view(self, judges: tuple, block: str) -> PathView:
         """The block's distinct rows over all of ``judges`` (not cached: one per path)."""
         rows = self.rows[block]
@@ -151,10 +168,11 @@ class ViewCache:
     def _build(self, judges: tuple, block: str, kind: str) -> BlockView:
         rows = self.rows[block]
         cols = list(judges)
-        patterns = self.pattern_cache[judges]
+        table_kind = kind == "table"
+        # scalar views read only the scores: their prefix's pattern ids may not exist yet
+        patterns = self.pattern_cache[judges] if table_kind else self.pattern_cache.get(judges, [None] * len(judges))
         top = patterns[-1]
         labelled = block != "rest"
-        table_kind = kind == "table"
         if (self.compress and len(rows) and not self.continuous[cols].any()
                 and (top is not None or not table_kind)):
             if table_kind:
