@@ -56,8 +56,9 @@ def test_long_layout_with_labels_file_matches(tmp_path):
                 long_rows.append([f"i{i}", j, "AB"[(i * 7 + ord(j[1])) % 2], f"g{i // 2}"])
     long_rows.append(["i0", "m1", long_rows[1][2], "g0"])    # a repeated, identical output
     write(tmp_path / "long.csv", csv_text(long_rows))
-    write(tmp_path / "labels.csv", csv_text([["item_id", "label"]] +
-                                            [[f"i{i}", str(i % 2)] for i in range(12)]))
+    present = sorted({r[0] for r in long_rows[1:]}, key=lambda s: int(s[1:]))   # a labels file
+    write(tmp_path / "labels.csv", csv_text([["item_id", "label"]] +        # naming others is refused
+                                            [[i, str(int(i[1:]) % 2)] for i in present]))
     kw = dict(labels_path=str(tmp_path / "labels.csv"))
     assert_same_panel(fio.read_panel(str(tmp_path / "long.csv"), **kw),
                       load_panel(str(tmp_path / "long.csv"), **kw))
@@ -275,3 +276,30 @@ def test_an_item_in_two_groups_is_refused_by_both_readers(tmp_path):
     for reader in (load_panel, fio.read_panel):
         with pytest.raises(PanelError, match="item id '1' appears on lines 2 and 4 in groups 'a' and 'b'"):
             reader(str(path))
+
+
+def _long_with_labels(tmp_path):
+    rows = [["item_id", "judge", "output", "label"]]
+    for i in range(6):
+        for j in ("m1", "m2"):
+            rows.append([f"i{i}", j, "AB"[(i + len(j)) % 2], str(i % 2)])
+    write(tmp_path / "long.csv", csv_text(rows))
+    return str(tmp_path / "long.csv")
+
+
+def test_labels_file_naming_unknown_items_is_refused(tmp_path):
+    path = _long_with_labels(tmp_path)
+    write(tmp_path / "labels.csv", csv_text([["item_id", "label"], ["i1", "1"], ["I-2", "0"]]))
+    with pytest.raises(PanelError, match=r"labels.csv names 1 item\(s\) the panel does not have, first 'I-2'") as exc:
+        load_panel(path, labels_path=str(tmp_path / "labels.csv"))
+    assert exc.value.line == 3 and exc.value.column == "item_id"
+
+
+def test_labels_file_disagreeing_with_the_panel_is_refused_and_agreeing_fills_in(tmp_path):
+    path = _long_with_labels(tmp_path)
+    write(tmp_path / "clash.csv", csv_text([["item_id", "label"], ["i1", "0"]]))    # i1 is 1 in the file
+    with pytest.raises(PanelError, match="item 'i1' has label '1' in the panel file but '0'"):
+        load_panel(path, labels_path=str(tmp_path / "clash.csv"))
+    write(tmp_path / "same.csv", csv_text([["item_id", "label"], ["i1", "1"], ["i2", "0"]]))
+    panel = load_panel(path, labels_path=str(tmp_path / "same.csv"))
+    assert list(panel.labels) == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]

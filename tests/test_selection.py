@@ -352,3 +352,18 @@ def test_test_block_rubric_labels_and_outliers_cannot_move_the_selection(tmp_pat
     assert other.selected_index == base.selected_index
     assert [c.val_risk for c in other.candidates] == pytest.approx([c.val_risk for c in base.candidates],
                                                                     abs=1e-12)
+
+
+def test_one_validation_group_gives_no_bootstrap_estimate_and_no_crash():
+    """Every bootstrap draw of a single group is in the bag: the bias-corrected estimate
+    cannot be made, and the result says so instead of failing."""
+    from fcps_core.selection import select as default_select
+    from fcps_core.splits import Blocks
+    panel = make_regime("mixed", rows=200, judges=3, seed=2, group_size=1)
+    g = panel.group_ids
+    v_rows = np.flatnonzero(g == g[0])
+    rest = np.setdiff1d(np.arange(panel.n_rows), v_rows)
+    blocks = Blocks(S=rest[:60], M=rest[60:], V=v_rows, T=np.zeros(0, dtype=np.int64), seed=0)
+    result = default_select(panel, blocks, protocol="split")     # default choice and estimate
+    assert result.deployed_risk is None
+    assert "one group" in result.choice_info["estimate_note"]

@@ -74,6 +74,8 @@ def render_result(result, *, top: int = 15) -> str:
                      f"[95% {fmt(dr['ci'][0])}, {fmt(dr['ci'][1])}]"
                      + (f"; the winner's own {risk_word} risk {fmt(dr['optimistic'])} is optimistic"
                         if dr.get("optimistic") is not None else ""))
+    elif (d.get("choice_info") or {}).get("estimate_note"):
+        lines.append(f"  deployed risk: {d['choice_info']['estimate_note']}")
     tie = d.get("tie") or {}
     if tie.get("tied"):
         alts = "; ".join(f"{a['family']} K={a['K']} ({a['path']}) {fmt(a['risk'])}"

@@ -50,8 +50,20 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
                             label_column=label_column, block_column=block_column or "block",
                             first_line=first_line, max_judges=limits.max_judges)
         if labels_path:
-            wide[label_column] = _labels_file(labels_path, wide[item_column], item_column,
-                                              label_column, limits)
+            from_file = _labels_file(labels_path, wide[item_column], item_column, label_column, limits)
+            own = wide.get(label_column)
+            if own is not None:
+                # Both files carry labels: they must agree wherever both have one.
+                own = np.asarray(own, dtype=object)
+                clash = np.flatnonzero((own != "") & (from_file != "") & (own != from_file))
+                if clash.size:
+                    i = int(clash[0])
+                    raise PanelError(f"item {wide[item_column][i]!r} has label {own[i]!r} in the panel file "
+                                     f"but {from_file[i]!r} in the labels file {Path(labels_path).name}",
+                                     column=label_column,
+                                     hint="keep the labels in one file, or make the two agree")
+                from_file = np.where(from_file != "", from_file, own)
+            wide[label_column] = from_file
         try:
             return build_panel(wide, judges=judges, item_column=item_column,
                                group_column=group_column, label_column=label_column,
@@ -84,6 +96,13 @@ def _labels_file(path: str, item_list: np.ndarray, item_column: str, label_colum
         r = int(bad[0])
         raise PanelError(f"item {ids[r]!r} has two different labels in the labels file",
                          line=table.first_line + r, column=label_column)
+    known = set(np.asarray(item_list, dtype=object).tolist())
+    unknown = [r for r in first.tolist() if ids[r] not in known]
+    if unknown:
+        r = unknown[0]
+        raise PanelError(f"labels file {Path(path).name} names {len(unknown)} item(s) the panel does not "
+                         f"have, first {ids[r]!r}", line=table.first_line + r, column=item_column,
+                         hint="spell item ids as in the panel file, or remove the rows of other items")
     lookup = dict(zip(uniq.tolist(), ys[first].tolist()))
     return np.array([lookup.get(i, "") for i in item_list], dtype=object)
 

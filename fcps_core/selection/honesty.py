@@ -69,11 +69,22 @@ def assess(result, heldout) -> None:
     base_losses = _baseline_losses(result, heldout, y)
     if sel.estimate == "none":
         result.deployed_risk = None
-        result.baselines = [{"name": n, "label": BASELINE_LABELS[n.split(":")[0]],
-                             "risk": float(v.mean()), "diff_vs_selected": None, "ci": None}
-                            for n, v in base_losses.items()]
+        result.baselines = _unpaired_baselines(base_losses)
+        return
+    if grouped.n_groups < 2:
+        # One validation group: no bootstrap draw leaves any group out of the bag.
+        result.deployed_risk = None
+        result.baselines = _unpaired_baselines(base_losses)
+        result.choice_info["estimate_note"] = ("no bias-corrected estimate: the validation rows form "
+                                               "one group (label more groups)")
         return
     result.deployed_risk, result.baselines = _bbc(result, heldout, grouped, y, base_losses)
+
+
+def _unpaired_baselines(base_losses: dict) -> list[dict]:
+    """The baselines' held-out risks without a paired difference (no bootstrap)."""
+    return [{"name": n, "label": BASELINE_LABELS[n.split(":")[0]], "risk": float(v.mean()),
+             "diff_vs_selected": None, "ci": None} for n, v in base_losses.items()]
 
 
 def _baseline_losses(result, heldout, y) -> dict[str, np.ndarray]:
