@@ -303,3 +303,27 @@ def test_labels_file_disagreeing_with_the_panel_is_refused_and_agreeing_fills_in
     write(tmp_path / "same.csv", csv_text([["item_id", "label"], ["i1", "1"], ["i2", "0"]]))
     panel = load_panel(path, labels_path=str(tmp_path / "same.csv"))
     assert list(panel.labels) == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+
+
+def test_parquet_with_two_same_named_columns_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    n = 30
+    table = pa.Table.from_arrays(
+        [pa.array([f"i{i}" for i in range(n)]), pa.array([str(i % 2) for i in range(n)]),
+         pa.array(["A"] * n), pa.array(["B"] * n)], names=["item_id", "label", "j1", "j1"])
+    pq.write_table(table, tmp_path / "dup.parquet")
+    with pytest.raises(PanelError, match="two columns named 'j1'"):
+        load_panel(str(tmp_path / "dup.parquet"))
+
+
+def test_jsonl_key_first_seen_late_is_kept(tmp_path):
+    n = 25_000                      # past DuckDB's default schema sample of 20,480 lines
+    with open(tmp_path / "late.jsonl", "w", encoding="utf-8") as fh:
+        for i in range(n):
+            rec = {"item_id": f"i{i}", "label": i % 2, "j1": "AB"[i % 2], "j2": "AB"[(i // 2) % 2]}
+            if i == n - 1:
+                rec["j3"] = "A"
+            fh.write(json.dumps(rec) + "\n")
+    panel = load_panel(str(tmp_path / "late.jsonl"))
+    assert "j3" in panel.judge_names

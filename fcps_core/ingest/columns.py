@@ -142,9 +142,12 @@ def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = N
                 raise PanelError(f"file {os.path.basename(path)!r} is empty")
             try:
                 if fmt == "parquet":
+                    _check_parquet_names(path)
                     rel = con.read_parquet(path)
                 else:
-                    rel = con.read_json(path, format="auto")
+                    # sample_size=-1: every line informs the columns (a key first seen on
+                    # line 30,000 would otherwise be dropped without a word)
+                    rel = con.read_json(path, format="auto", sample_size=-1)
             except duckdb.Error as exc:
                 raise _structured_error(exc, path, fmt) from None
             header = check_header(list(rel.columns))
@@ -160,7 +163,7 @@ def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = N
                 if fmt == "jsonl":
                     # Re-read with every column as VARCHAR: JSON numbers keep their text and
                     # strings lose their quotes (a cast of DuckDB's JSON type would keep them).
-                    rel = con.read_json(path, format="auto",
+                    rel = con.read_json(path, format="auto", sample_size=-1,
                                         columns={c: "VARCHAR" for c in rel.columns})
                 # Expression API: column names are passed as values, never spliced into SQL.
                 rel = rel.select(*[duckdb.ColumnExpression(c).cast(duckdb.sqltype("VARCHAR"))
@@ -175,6 +178,22 @@ def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = N
     if table.n_rows == 0:
         raise PanelError("the file has a header but no data rows", line=first_line)
     return table
+
+
+def _check_parquet_names(path: str) -> None:
+    """Two columns of one name: DuckDB would rename the second (``j1_1``), a judge the user
+    never named. Refuse them, naming the column."""
+    import pyarrow.parquet as pq
+    try:
+        names = pq.read_schema(path).names
+    except Exception:                   # unreadable: DuckDB's reader gives the message
+        return
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise PanelError(f"{os.path.basename(path)!r} has two columns named {name!r}", column=name,
+                             hint="give every column its own name before importing")
+        seen.add(name)
 
 
 def _check_width(header: list[str], limits: ImportLimits) -> None:
