@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -149,6 +151,13 @@ class FCPSPredictor:
     @classmethod
     def load(cls, path: str) -> "FCPSPredictor":
         try:
+            info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):
+                raise PredictorError(f"predictor {path!r} is not a regular file (a pipe, device, socket "
+                                     "or directory): save it to a file first")
+            if info.st_size > MAX_PREDICTOR_BYTES:
+                raise PredictorError(f"predictor {path!r} is {info.st_size / 2**20:.0f} MiB, above the "
+                                     f"{MAX_PREDICTOR_BYTES // 2**20} MiB a predictor file can hold")
             with open(path, encoding="utf-8") as fh:
                 d = json.load(fh)
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -156,6 +165,8 @@ class FCPSPredictor:
         return cls.from_dict(d)
 
 
+#: a predictor file is read only below this size (5 million numbers as JSON text)
+MAX_PREDICTOR_BYTES = 256 * 2**20
 #: a predictor file holds at most this many numbers (a K=8 table of a 10-output alphabet
 #: with counts and sums stays far below it)
 MAX_PREDICTOR_NUMBERS = 5_000_000

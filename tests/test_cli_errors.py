@@ -389,3 +389,24 @@ def test_import_flags_are_one_line_errors(tmp_path, flags, expect):
     line = assert_one_line_error((proc.returncode, proc.stdout, proc.stderr))
     assert expect in line
     assert not (tmp_path / "s.duckdb").exists()      # refused before the store is touched
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs named pipes")
+def test_a_pipe_or_a_device_is_refused_before_reading(tmp_path):
+    """A named pipe would block the reader forever and /dev/zero never ends: both are
+    refused before any byte is read, as panels, as traffic and as predictor files."""
+    import os
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    line = assert_one_line_error(run_cli(tmp_path, None, name="pipe.csv"))
+    assert "is not a regular file" in line
+    panel = tmp_path / "panel.csv"
+    panel.write_text(csv_text(wide_panel(120)), encoding="utf-8")
+    pred = tmp_path / "pred.json"
+    code, _, err = run_cli(tmp_path, None, "--save-model", str(pred), name="panel.csv")
+    assert code == 0, err
+    for args in (["/dev/zero", str(panel)], [str(pred), "/dev/zero"], [str(pred), str(fifo)]):
+        proc = subprocess.run([PYTHON, "-m", "fcps_core", "score", *args], cwd=ROOT,
+                              capture_output=True, timeout=60)
+        line = assert_one_line_error((proc.returncode, proc.stdout.decode(), proc.stderr.decode()))
+        assert "not a regular file" in line, line

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +72,11 @@ def check_input_file(path: str, limits: ImportLimits) -> int:
         raise PanelError(f"file {path!r} does not exist")
     if os.path.isdir(path):
         raise PanelError(f"{path!r} is a directory, not a panel file")
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        # A pipe would block the reader forever and a device may never end: only files
+        # whose size is known before reading are read.
+        raise PanelError(f"{path!r} is not a regular file (a pipe, device or socket)",
+                         hint="save the data to a file and import that file")
     size = os.path.getsize(path)
     if size > limits.max_bytes:
         raise PanelError(f"file is {size / MB:.1f} MB, above the import limit of "
