@@ -410,3 +410,19 @@ def test_a_pipe_or_a_device_is_refused_before_reading(tmp_path):
                               capture_output=True, timeout=60)
         line = assert_one_line_error((proc.returncode, proc.stdout.decode(), proc.stderr.decode()))
         assert "not a regular file" in line, line
+
+
+def test_gzip_bomb_is_refused_by_its_decompressed_size(tmp_path):
+    """A small .gz that expands past the import limit is refused while counting, before
+    parsing (the store's ``import --max-mb`` sets the same limit)."""
+    import gzip as gz
+    from fcps_core.errors import PanelError
+    from fcps_core.ingest.files import MB, ImportLimits
+    from fcps_core.ingest.load import load_panel
+    header = "item_id,label,j1,j2\n"
+    body = "".join(f"i{i},{i % 2},A,B\n" for i in range(400_000))     # about 6 MB of text
+    data = gz.compress((header + body).encode(), compresslevel=9)
+    assert len(data) < 2 * MB
+    (tmp_path / "bomb.csv.gz").write_bytes(data)
+    with pytest.raises(PanelError, match="expands to more than the import limit of 2 MB"):
+        load_panel(str(tmp_path / "bomb.csv.gz"), limits=ImportLimits(max_bytes=2 * MB))

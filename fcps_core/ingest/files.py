@@ -28,7 +28,7 @@ MB = 1024 * 1024
 class ImportLimits:
     """Upper bounds an import enforces, each with its own clear error.
 
-    max_bytes : file size on disk (compressed size for .gz), default 200 MB.
+    max_bytes : file size on disk, and the decompressed size of a .gz file, default 200 MB.
     max_rows : data rows (items for a wide file, item x judge rows for a long one).
     max_judges : judge columns (or distinct judges of a long file).
     max_distinct_outputs : distinct outputs of one non-numeric judge; more is free text,
@@ -82,7 +82,29 @@ def check_input_file(path: str, limits: ImportLimits) -> int:
         raise PanelError(f"file is {size / MB:.1f} MB, above the import limit of "
                          f"{limits.max_bytes / MB:.0f} MB",
                          hint="split the file, drop unused columns, or raise the limit with --max-mb")
+    if path.lower().endswith(".gz"):
+        _check_decompressed_size(path, limits)
     return size
+
+
+def _check_decompressed_size(path: str, limits: ImportLimits) -> None:
+    """A gzip file's content counts against the same limit: a few MB can expand to
+    gigabytes. Decompressed in chunks and counted, never held; stops at the limit."""
+    total = 0
+    try:
+        with gzip.open(path, "rb") as fh:
+            while True:
+                chunk = fh.read(4 * MB)
+                if not chunk:
+                    return
+                total += len(chunk)
+                if total > limits.max_bytes:
+                    raise PanelError(f"{os.path.basename(path)!r} expands to more than the import limit "
+                                     f"of {limits.max_bytes / MB:.0f} MB",
+                                     hint="split the file, drop unused columns, or raise the limit with --max-mb")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise PanelError(f"{os.path.basename(path)!r} is not a valid gzip file ({exc})",
+                         hint="re-compress it with gzip or import the uncompressed file") from None
 
 
 def read_head_bytes(path: str, nbytes: int = 1 << 20) -> bytes:
