@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ..paths import extend_ids
 from .base import Aggregator, IsotonicMap, prefix_dots, rowwise_dot
 
 MAX_ITER = 200
@@ -68,6 +69,27 @@ def majority_start(votes: np.ndarray) -> np.ndarray:
     return np.where(n_obs > 0, ones / np.maximum(n_obs, 1), 0.5)
 
 
+def _theta(pi, a1, a0, col1, col0) -> np.ndarray:
+    """The Laplace-smoothed M-step as logits (prior, sensitivities, specificities), from the
+    t-weighted 1-votes ``a1`` and 0-votes ``a0`` and each column's weighted vote count:
+    sensitivity = (a1 + 1) / (a1 + a0 + 2), specificity = (b0 + 1) / (b0 + b1 + 2) with
+    b = the votes' counts minus a. Leading axes (several problems at once) broadcast."""
+    pi = np.asarray(pi, dtype=float)[..., None]
+    return np.log(np.concatenate([pi / (1 - pi), (a1 + 1.0) / (a0 + 1.0),
+                                  (col0 - a0 + 1.0) / (col1 - a1 + 1.0)], axis=-1))
+
+
+def _vote_weights(theta: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Interleaved log-odds weights of a 1-vote and a 0-vote per judge into ``out`` (leading
+    axes broadcast); theta = (prior, logit sensitivities, logit specificities)."""
+    K = out.shape[-1] // 2
+    ls, lp = theta[..., 1:K + 1], theta[..., K + 1:]
+    d = np.logaddexp(0.0, -lp) - np.logaddexp(0.0, -ls)     # log sens - log spec
+    out[..., 0::2] = d + lp                                  # log sens - log(1 - spec)
+    out[..., 1::2] = d - ls                                  # log(1 - sens) - log spec
+    return out
+
+
 class _EM:
     """The EM map of one DS problem on vote rows with multiplicities; parameters as logits
     theta = (prior logit, logit sensitivity_j, logit specificity_j)."""
@@ -95,20 +117,11 @@ class _EM:
             a1 = tw @ self.ones
             a0 = tw_sum - a1
         pi = min(max(tw_sum / self.total, _PI_CLIP), 1 - _PI_CLIP)
-        # sensitivity = (a1 + 1) / (a1 + a0 + 2), specificity = (b0 + 1) / (b0 + b1 + 2)
-        # with b = the votes' counts minus a
-        return np.log(np.concatenate([[pi / (1 - pi)], (a1 + 1.0) / (a0 + 1.0),
-                                      (self.col0 - a0 + 1.0) / (self.col1 - a1 + 1.0)]))
+        return _theta(pi, a1, a0, self.col1, self.col0)
 
     def weights(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """(prior log-odds, interleaved vote weights)."""
-        K = self.K
-        ls, lp = theta[1:K + 1], theta[K + 1:]
-        d = np.logaddexp(0.0, -lp) - np.logaddexp(0.0, -ls)     # log sens - log spec
-        w = self.w
-        w[0::2] = d + lp                               # a 1-vote: log sens - log(1 - spec)
-        w[1::2] = d - ls                               # a 0-vote: log(1 - sens) - log spec
-        return float(theta[0]), w
+        return float(theta[0]), _vote_weights(theta, self.w)
 
     def e_step(self, theta: np.ndarray) -> np.ndarray:
         prior, w = self.weights(theta)
@@ -190,7 +203,6 @@ def em_fit_many(problems: list[tuple[np.ndarray, np.ndarray]], *, max_iter: int 
     sizes = np.array([len(c) for _, c in problems])
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     seg = np.repeat(np.arange(len(problems)), sizes)
-    K = width // 2
     P = len(problems)
     total = np.add.reduceat(count, starts)
     # Block operators: row (p, k) of G sums column k of problem p's vote rows (one sparse
@@ -206,15 +218,10 @@ def em_fit_many(problems: list[tuple[np.ndarray, np.ndarray]], *, max_iter: int 
         s = (G @ tw).reshape(P, width)
         a1, a0 = s[:, 0::2], s[:, 1::2]
         pi = np.clip(np.add.reduceat(tw, starts) / total, _PI_CLIP, 1 - _PI_CLIP)
-        return np.log(np.hstack([(pi / (1 - pi))[:, None], (a1 + 1.0) / (a0 + 1.0),
-                                 (col0 - a0 + 1.0) / (col1 - a1 + 1.0)]))
+        return _theta(pi, a1, a0, col1, col0)
 
     def weights(theta):
-        ls, lp = theta[:, 1:K + 1], theta[:, K + 1:]
-        d = np.logaddexp(0.0, -lp) - np.logaddexp(0.0, -ls)
-        w = np.empty((len(theta), 2 * K))
-        w[:, 0::2], w[:, 1::2] = d + lp, d - ls
-        return theta[:, 0], w
+        return theta[:, 0], _vote_weights(theta, np.empty((len(theta), width)))
 
     def e_step(theta):
         prior, w = weights(theta)
@@ -222,7 +229,7 @@ def em_fit_many(problems: list[tuple[np.ndarray, np.ndarray]], *, max_iter: int 
 
     t = majority_start(votes)
     active = np.ones(P, dtype=bool)
-    out_theta = np.zeros((P, 1 + 2 * K))
+    out_theta = np.zeros((P, 1 + width))
     out_t = t.copy()
     for _ in range(max_iter):
         theta = m_step(t)
@@ -319,7 +326,7 @@ class DawidSkeneJury(Aggregator):
             group = np.zeros(len(count), dtype=np.int64)   # each row's vote pattern on the prefix
             long = {}
             for K in range(1, K_max + 1):
-                group = _dense(group * 3 + digits[:, K - 1])
+                group = extend_ids(group, digits[:, K - 1])
                 if K not in sizes:
                     continue
                 n_groups = int(group.max()) + 1 if len(group) else 0
@@ -383,15 +390,6 @@ class DawidSkeneJury(Aggregator):
         self.w0_ = np.asarray(state["w0"], float)
         self.orientation_ = float(state["orientation"])
         self.iso_ = IsotonicMap.from_dict(state["isotonic"])
-
-
-def _dense(key: np.ndarray) -> np.ndarray:
-    """Ranks 0..n-1 of a small non-negative integer key's distinct values (by counting)."""
-    if len(key) == 0:
-        return key
-    present = np.zeros(int(key.max()) + 1, dtype=np.int64)
-    present[key] = 1
-    return (np.cumsum(present) - 1)[key]
 
 
 def _interleave(w1: np.ndarray, w0: np.ndarray) -> np.ndarray:

@@ -12,22 +12,8 @@ instead of predicting again.
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..diagnostics import losses
 from ..families import REGISTRY
-from .views import BlockPrediction, weighted_mean_loss
-
-
-def record_from_predictions(model, vV, pV: np.ndarray | None, score_val: bool) -> dict:
-    """A fitted model's validation record (both objectives) from its V predictions."""
-    if not score_val or vV is None or pV is None or len(pV) == 0:
-        empty = np.zeros(0)
-        return {"model": model, "mse": np.nan, "nll": np.nan, "losses": (empty, empty), "weight": None}
-    w = vV.X.weight
-    l_mse, l_nll = losses("mse", vV.y, pV), losses("nll", vV.y, pV)
-    return {"model": model, "mse": weighted_mean_loss(l_mse, w), "nll": weighted_mean_loss(l_nll, w),
-            "losses": (l_mse, l_nll), "weight": w}
+from .views import prediction_record
 
 
 def fit_joint_families(selector, views, jobs: list[tuple[tuple, dict[str, list[int]]]]) -> dict:
@@ -98,13 +84,9 @@ def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str,
             pV = cls.predict_path(models, sizes, vV.X) if vV.X.n_rows else None
             pT = cls.predict_path(models, sizes, block_views["T"].X) if has_T else None
             for i, (K, model) in enumerate(zip(sizes, models)):
-                rec = record_from_predictions(model, vV, None if pV is None else pV[:, i], score_val)
-                rec["pred"] = {}
-                if pV is not None:
-                    rec["pred"]["V"] = BlockPrediction(pV[:, i].copy(), vV)
-                if pT is not None:
-                    rec["pred"]["T"] = BlockPrediction(pT[:, i].copy(), block_views["T"])
-                fits[(judges[:K], family, key_params)] = rec
+                fits[(judges[:K], family, key_params)] = prediction_record(
+                    model, vV, None if pV is None else pV[:, i].copy(), score_val,
+                    block_views.get("T"), None if pT is None else pT[:, i].copy())
 
 
 def _fit_prefix_alone(selector, views, judges: tuple, family: str, fits: dict, *, score_val: bool,
@@ -116,12 +98,7 @@ def _fit_prefix_alone(selector, views, judges: tuple, family: str, fits: dict, *
     unlabelled = views.get(judges, "rest", "scalar").X if cls.uses_unlabelled else None
     for params in selector.family_grid(family):
         model = cls(**selector.family_fixed(family), **params).fit(vM.X, vM.y, unlabelled)
-        p = model.predict(vV.X) if vV.X.n_rows else None
-        rec = record_from_predictions(model, vV, p, score_val)
-        rec["pred"] = {}
-        if p is not None:
-            rec["pred"]["V"] = BlockPrediction(p, vV)
-        if has_T:
-            vT = views.get(judges, "T", "scalar")
-            rec["pred"]["T"] = BlockPrediction(model.predict(vT.X), vT)
-        fits[(judges, family, tuple(sorted(params.items())))] = rec
+        vT = views.get(judges, "T", "scalar") if has_T else None
+        fits[(judges, family, tuple(sorted(params.items())))] = prediction_record(
+            model, vV, model.predict(vV.X) if vV.X.n_rows else None, score_val,
+            vT, None if vT is None else model.predict(vT.X))

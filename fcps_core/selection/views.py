@@ -237,24 +237,38 @@ class BlockPrediction:
         return self.view.expand(self.values)
 
 
-def unscored_record(model, vV: BlockView | None = None) -> dict:
-    """A fitted model whose validation risks are not computed (NaN); its V predictions are
-    kept (the cross-fitted protocol's held-out rows)."""
-    empty = np.zeros(0)
-    rec = {"model": model, "mse": math.nan, "nll": math.nan, "losses": (empty, empty), "weight": None}
-    if vV is not None and vV.X.n_rows:
-        rec["pred"] = {"V": BlockPrediction(model.predict(vV.X), vV)}
+def prediction_record(model, vV, pV: np.ndarray | None, score_val: bool = True, vT=None,
+                      pT: np.ndarray | None = None) -> dict:
+    """A fitted model's record: its validation risks (both objectives; NaN unless
+    ``score_val`` and V has rows) from its predictions ``pV`` on the view ``vV``, and those
+    predictions (and ``pT`` on ``vT``) kept under ``pred`` for the choice rules, the
+    held-out matrix and the audit; ``record_se`` adds the SEs."""
+    if score_val and pV is not None and len(pV):
+        w = vV.X.weight
+        l_mse, l_nll = losses("mse", vV.y, pV), losses("nll", vV.y, pV)
+        rec = {"model": model, "mse": weighted_mean_loss(l_mse, w), "nll": weighted_mean_loss(l_nll, w),
+               "losses": (l_mse, l_nll), "weight": w}
+    else:
+        empty = np.zeros(0)
+        rec = {"model": model, "mse": math.nan, "nll": math.nan, "losses": (empty, empty), "weight": None}
+    rec["pred"] = {}
+    if pV is not None:
+        rec["pred"]["V"] = BlockPrediction(pV, vV)
+    if pT is not None:
+        rec["pred"]["T"] = BlockPrediction(pT, vT)
     return rec
 
 
+def unscored_record(model, vV: BlockView | None = None) -> dict:
+    """A fitted model whose validation risks are not computed (NaN); its V predictions are
+    kept (the cross-fitted protocol's held-out rows)."""
+    has_rows = vV is not None and vV.X.n_rows
+    return prediction_record(model, vV, model.predict(vV.X) if has_rows else None, score_val=False)
+
+
 def validation_record(model, vV: BlockView) -> dict:
-    """A fitted model with its validation risks (both objectives) and V predictions;
-    ``record_se`` adds the SEs."""
-    p = model.predict(vV.X)
-    w = vV.X.weight
-    l_mse, l_nll = losses("mse", vV.y, p), losses("nll", vV.y, p)
-    return {"model": model, "mse": weighted_mean_loss(l_mse, w), "nll": weighted_mean_loss(l_nll, w),
-            "losses": (l_mse, l_nll), "weight": w, "pred": {"V": BlockPrediction(p, vV)}}
+    """A fitted model with its validation risks (both objectives) and V predictions."""
+    return prediction_record(model, vV, model.predict(vV.X))
 
 
 def record_se(rec: dict, objective: str) -> float:
