@@ -19,6 +19,7 @@ import numpy as np
 from .version import __version__
 from .encoding import JudgeEncoder, apply_encoders, encode_panel, prefix_patterns
 from .errors import PredictorError
+from .deploy.support import calibration_support, check_support, row_support
 from .families import PrefixFeatures, get_family
 from .panel import Panel
 
@@ -38,6 +39,9 @@ class FCPSPredictor:
     metadata: dict = field(default_factory=dict)
 
     members: list["FCPSPredictor"] | None = None   # tie_average: the averaged predictors
+    #: calibration support (deploy.support.calibration_support); None in files made
+    #: before fcps recorded it: scoring works, audits say what they cannot tell
+    support: dict | None = None
 
     @classmethod
     def from_selection(cls, result) -> "FCPSPredictor":
@@ -47,14 +51,23 @@ class FCPSPredictor:
                 "protocol": result.protocol, "choice": result.selector.choice,
                 "split": result.split_dict(), "seed": result.blocks.seed}
         if not result.members:
-            return cls._from_candidate(result, result.selected, base)
-        members = [cls._from_candidate(result, c, base) for c in result.deployed_members]
-        wanted = {j for m in members for j in m.judges}
-        judges = [j for j in result.panel.judge_names if j in wanted]
-        meta = {**base, **(result.selected_val or {}), **(result.selected_test or {}),
-                "n_members": len(members)}
-        return cls(judges=judges, encoders=[], family=TIE_AVERAGE, model=None, metadata=meta,
-                   members=members)
+            predictor = cls._from_candidate(result, result.selected, base)
+        else:
+            members = [cls._from_candidate(result, c, base) for c in result.deployed_members]
+            wanted = {j for m in members for j in m.judges}
+            judges = [j for j in result.panel.judge_names if j in wanted]
+            meta = {**base, **(result.selected_val or {}), **(result.selected_test or {}),
+                    "n_members": len(members)}
+            predictor = cls(judges=judges, encoders=[], family=TIE_AVERAGE, model=None,
+                            metadata=meta, members=members)
+        # The rows the deployed models learned from (never T): M or every deployable
+        # label under crossfit; S+M+V when the split protocol refits.
+        rows = result.fit_rows
+        if result.selector.refit != "frozen" and result.protocol != "crossfit":
+            b = result.blocks
+            rows = np.sort(np.concatenate([b.S, b.M, b.V]))
+        predictor.support = calibration_support(result.panel, rows, predictor.support_encoders())
+        return predictor
 
     @classmethod
     def _from_candidate(cls, result, sel, base: dict) -> "FCPSPredictor":
@@ -82,6 +95,30 @@ class FCPSPredictor:
         return cls(judges=sel.judges, encoders=encoded.encoders, family=sel.family, model=model,
                    metadata=meta)
 
+    def support_encoders(self) -> list[JudgeEncoder]:
+        """One encoder per judge of the predictor (a tie_average's judges take the first
+        member's encoder that has them): the encoding its support is counted in."""
+        if not self.members:
+            return list(self.encoders)
+        found = {}
+        for m in self.members:
+            for e in m.encoders:
+                found.setdefault(e.name, e)
+        return [found[j] for j in self.judges]
+
+    @property
+    def table_like(self) -> bool:
+        """Whether the deployed prediction reads the joint table (any member does)."""
+        return any(get_family(m.family).table_like for m in (self.members or [self]))
+
+    def row_support(self, panel: Panel):
+        """Per-row support of ``panel`` (deploy.support.RowSupport), or None when the file
+        has no support section."""
+        if self.support is None:
+            return None
+        self.features(panel)           # one clear error naming every missing judge
+        return row_support(self.support, self.support_encoders(), panel, table_like=self.table_like)
+
     def judge_schemas(self) -> dict[str, str]:
         """Each judge's schema as the predictor saw it at fitting time."""
         return {e.name: e.schema for m in (self.members or [self]) for e in m.encoders}
@@ -107,11 +144,12 @@ class FCPSPredictor:
     def to_dict(self) -> dict:
         head = {"format": FORMAT, "format_version": FORMAT_VERSION, "fcps_version": __version__,
                 "judges": self.judges, "family": self.family}
+        extra = {} if self.support is None else {"support": self.support}
         if self.members:
             return {**head, "members": [m.to_dict() for m in self.members],
-                    "metadata": self.metadata}
+                    "metadata": self.metadata, **extra}
         return {**head, "encoders": [e.to_dict() for e in self.encoders],
-                "model": self.model.get_state(), "metadata": self.metadata}
+                "model": self.model.get_state(), "metadata": self.metadata, **extra}
 
     def save(self, path: str, *, force: bool = False) -> None:
         """Write the predictor as JSON (atomically; an existing file only with ``force``)."""
@@ -138,15 +176,23 @@ class FCPSPredictor:
             if not isinstance(judges, list) or set(judges) != {j for m in parsed for j in m.judges}:
                 raise PredictorError("predictor file is malformed: the judges of a tie_average must "
                                      "be the union of its members' judges")
-            return cls(judges=list(judges), encoders=[], family=TIE_AVERAGE, model=None,
-                       metadata=d.get("metadata", {}), members=parsed)
-        try:
-            model = get_family(d["family"]).from_state(d["model"])
-            encoders = [JudgeEncoder.from_dict(e) for e in d["encoders"]]
-            return cls(judges=list(d["judges"]), encoders=encoders, family=d["family"],
-                       model=model, metadata=d.get("metadata", {}))
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise PredictorError(f"predictor file is malformed: {exc!r}") from None
+            out = cls(judges=list(judges), encoders=[], family=TIE_AVERAGE, model=None,
+                      metadata=d.get("metadata", {}), members=parsed)
+        else:
+            try:
+                model = get_family(d["family"]).from_state(d["model"])
+                encoders = [JudgeEncoder.from_dict(e) for e in d["encoders"]]
+                out = cls(judges=list(d["judges"]), encoders=encoders, family=d["family"],
+                          model=model, metadata=d.get("metadata", {}))
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                raise PredictorError(f"predictor file is malformed: {exc!r}") from None
+        if d.get("support") is not None:
+            try:
+                check_support(d["support"], out.support_encoders())
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                raise PredictorError(f"predictor file is malformed: its support section: {exc}") from None
+            out.support = d["support"]
+        return out
 
     @classmethod
     def load(cls, path: str) -> "FCPSPredictor":

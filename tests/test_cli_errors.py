@@ -350,7 +350,7 @@ def test_score_reads_judges_with_the_predictors_schemas(tmp_path):
     assert "Traceback" not in proc.stderr
     if proc.returncode == 0:
         lines = proc.stdout.strip().splitlines()
-        assert lines[0] == "item_id,prediction" and len(lines) == 3
+        assert lines[0] == "item_id,prediction,N_z,in_support,missing_judges" and len(lines) == 3
     else:
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1
 

@@ -1,4 +1,4 @@
-"""The engine commands: select, sweep, synth, report, score."""
+"""The engine commands: select, sweep, synth, report (score and audit: deploy_commands)."""
 
 from __future__ import annotations
 
@@ -58,9 +58,10 @@ def cmd_select(args, ctx: RunContext) -> int:
         estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members,
         progress=None if args.quiet else progress_to_stderr)
     result = selector.fit(panel, blocks)
-    save_result(args, ctx, "select", result)     # store: --save
+    predictor = result.predictor() if args.save_model or getattr(args, "save", False) else None
+    save_result(args, ctx, "select", result, predictor=predictor)     # store: --save
     if args.save_model:
-        result.predictor().save(args.save_model, force=args.force)
+        predictor.save(args.save_model, force=args.force)
         log(args, f"predictor written to {args.save_model}")
     if args.json:
         json.dump(json_ready(result.to_dict()), sys.stdout, indent=1, allow_nan=False)
@@ -144,31 +145,4 @@ def cmd_report(args, ctx: RunContext) -> int:
     write_report(args.out, force=args.force, splits=args.splits, seed=args.seed, workers=args.workers, quick=args.quick,
                  command=command, progress=lambda m: sys.stderr.write(m + "\n"))
     sys.stderr.write(f"report written to {args.out}\n")
-    return 0
-
-
-def cmd_score(args, ctx: RunContext) -> int:
-    import csv
-    from ..predictor import FCPSPredictor
-    if args.out:
-        from ..outputs import check_output_path
-        check_output_path(args.out, force=args.force)     # before any work
-    predictor = FCPSPredictor.load(args.model)
-    if args.schema is None:
-        # Read each judge as the predictor saw it (a new file may look continuous where the
-        # calibration panel was a rubric, etc.).
-        args.schema = predictor.judge_schemas()
-    panel = load_panel_from_args(args, ctx)
-    pred = predictor.predict(panel)
-    def write(fh):
-        w = csv.writer(fh)
-        w.writerow(["item_id", "prediction"])
-        for item, p in zip(panel.item_ids, pred):
-            w.writerow([item, f"{p:.6f}"])
-    if args.out:
-        from ..outputs import atomic_output
-        with atomic_output(args.out, force=args.force, newline="") as fh:
-            write(fh)
-    else:
-        write(sys.stdout)
     return 0

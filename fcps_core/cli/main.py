@@ -15,7 +15,8 @@ from ..selection import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOL
                          DEFAULT_REPEATS, ESTIMATES, PROTOCOLS)
 from .args import OneLineParser, add_panel_arguments, check_numbers
 from .context import RunContext
-from .engine_commands import cmd_report, cmd_score, cmd_select, cmd_sweep, cmd_synth
+from .deploy_commands import cmd_audit, cmd_score
+from .engine_commands import cmd_report, cmd_select, cmd_sweep, cmd_synth
 from .store_commands import add_store_commands
 from .store_hooks import add_save_arguments, record_failure
 
@@ -114,11 +115,38 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="small panels and budgets (a smoke run)")
 
     sc = sub.add_parser("score", help="apply a saved predictor to a panel")
-    sc.add_argument("model", help="predictor JSON written by select --save-model")
+    sc.add_argument("model", help="predictor JSON written by select --save-model, or run:N "
+                                  "(the predictor of a stored selection)")
     add_panel_arguments(sc)
-    sc.add_argument("--out", help="write item_id,prediction CSV here (default stdout)")
+    sc.add_argument("--out", help="write item_id,prediction,N_z,in_support,missing_judges CSV here "
+                                  "(default stdout)")
     sc.add_argument("--force", action="store_true", help="replace an existing --out file")
+    sc.add_argument("--store", help="store file for run:N and stored panels (default: $FCPS_STORE, "
+                                    "else data/fcps.duckdb)")
+    sc.add_argument("--quiet", action="store_true", help="no summary line on stderr")
     sc.set_defaults(require_labels=False, handler=cmd_score)
+
+    from ..deploy.audit import DEFAULT_THRESHOLDS
+    au = sub.add_parser("audit", help="audit unlabelled traffic against a predictor's calibration support")
+    au.add_argument("model", help="predictor JSON written by select --save-model, or run:N")
+    add_panel_arguments(au)
+    au.add_argument("--json", action="store_true", help="print the audit as JSON on stdout")
+    au.add_argument("--out", help="also write the predictions with per-row support (CSV) here")
+    au.add_argument("--force", action="store_true", help="replace an existing --out file")
+    au.add_argument("--seed", type=int, default=0, help="seed of the drift tests' no-drift draws")
+    au.add_argument("--strict", action="store_true", help="exit with status 3 when the audit refuses")
+    au.add_argument("--quiet", action="store_true")
+    th = au.add_argument_group("status thresholds (shares of traffic rows; TV distance)")
+    for key, value in DEFAULT_THRESHOLDS.items():
+        th.add_argument("--" + key.replace("_", "-"), dest=key, type=float, help=f"default {value:g}")
+    g = au.add_argument_group("store")
+    g.add_argument("--store", help="store file (default: $FCPS_STORE, else data/fcps.duckdb)")
+    # dest save_audit: the traffic file itself is never stored as a panel (select --save does)
+    g.add_argument("--save", dest="save_audit", action="store_true",
+                   help="store the audit as a run of kind audit, on the predictor's calibration panel")
+    g.add_argument("--panel-name", help="the stored panel to file the audit under (default: the "
+                                        "predictor's calibration panel)")
+    au.set_defaults(require_labels=False, handler=cmd_audit)
     s.set_defaults(handler=cmd_select)
     sw.set_defaults(handler=cmd_sweep)
     sy.set_defaults(handler=cmd_synth)

@@ -94,7 +94,7 @@ def _cli_params(args) -> dict:
     return {k: v for k, v in sorted(vars(args).items()) if k not in skip and v is not None}
 
 
-def save_result(args, ctx: RunContext, kind: str, result) -> int | None:
+def save_result(args, ctx: RunContext, kind: str, result, *, predictor=None) -> int | None:
     """``--save``: store a finished select/sweep result as a run; returns the run id."""
     name = ctx.store_panel
     if not getattr(args, "save", False) or name is None:
@@ -103,7 +103,8 @@ def save_result(args, ctx: RunContext, kind: str, result) -> int | None:
     if kind == "select":
         from ..store import selection_params
         params = {**selection_params(result), "cli": _cli_params(args)}
-        run_id = store.save_selection(result, panel=name, params=params, started_at=ctx.started)
+        run_id = store.save_selection(result, panel=name, params=params, started_at=ctx.started,
+                                      predictor=None if predictor is None else predictor.to_dict())
     else:
         params = {"budgets": result.budgets, **result.settings, "cli": _cli_params(args)}
         run_id = store.save_sweep(result, panel=name, params=params, started_at=ctx.started,

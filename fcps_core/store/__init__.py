@@ -13,9 +13,11 @@ Tables (schema version :data:`LATEST_VERSION`, applied by :data:`MIGRATIONS`)::
     items    (panel_id, row_pos, item_id, group_id, label, block)   -- labels/groups/blocks
     outputs  (panel_id, row_pos, judge_pos, output)                  -- long form, no missing
     judge_outputs VIEW (panel_id, item_id, judge, output)
-    runs     (run_id, panel_id, panel_name, kind, status, label, params, seed, version,
+    runs     (run_id, panel_id, panel_name, kind (select/sweep/audit), status, label, params, seed, version,
               started_at, finished_at, seconds, timings, summary, error)
     run_candidates, run_cells                 -- a selection's candidates and audited cells
+    run_predictors (run_id, predictor)        -- the predictor a selection deploys / an audit ran
+    audit_cells    (run_id, cell_pos, pattern, N_z, q_z, p_z, traffic_rows, prediction, unseen)
     sweep_cells, sweep_menu_cells, sweep_records   -- a calibration-growth sweep
     meta     (key, value)
 

@@ -26,7 +26,7 @@ class ExportStore:
 
     def export_run(self, run_id: int, fmt: str, out=None, *, force: bool = False) -> bytes | None:
         """A run as ``json`` (everything) or its main table as ``csv``/``parquet``: the
-        candidates of a selection, the per-budget cells of a sweep."""
+        candidates of a selection, the per-budget cells of a sweep, the cell table of an audit."""
         run = self.run(run_id)
         if fmt == "json":
             return emit(json.dumps(run, default=str, indent=1).encode() + b"\n", out, force)
@@ -34,6 +34,8 @@ class ExportStore:
         if run["kind"] == "select":
             rows = [{**c, "judges": " > ".join(c["judges"]), "params": json.dumps(c["params"])}
                     for c in result.get("candidates", [])]
+        elif run["kind"] == "audit":
+            rows = result.get("cells", [])
         else:
             rows = [{k: v for k, v in c.items() if not isinstance(v, (dict, list))}
                     for c in result.get("cells", [])]

@@ -1,4 +1,5 @@
-"""Runs in the store: selections, sweeps, failed attempts; list, read, delete."""
+"""Runs in the store: selections (with their predictor), sweeps, traffic audits, failed
+attempts; list, read, delete."""
 
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ class RunStore:
 
     def save_selection(self, result, *, panel: str, params: dict | None = None,
                        started_at: _dt.datetime | None = None, label: str | None = None,
-                       if_absent: bool = False) -> int:
+                       if_absent: bool = False, predictor: dict | None = None) -> int:
         """Store a :class:`~fcps_core.selection.SelectionResult` (run row, every candidate,
-        the selected prefix's cells) in one transaction; returns the run id.
+        the selected prefix's cells, the deployable predictor) in one transaction; returns
+        the run id. ``predictor`` (``FCPSPredictor.to_dict()``) defaults to the result's.
 
         ``panel`` is the stored panel the selection ran on; ``params`` defaults to the
         selector's settings and the split. ``label`` tags the run; with ``if_absent`` a
@@ -79,6 +81,9 @@ class RunStore:
             "unseen": pa.array([bool(c["unseen"]) for c in cells], pa.bool_()),
         })
         seconds = (d.get("timings") or {}).get("select_seconds")
+        if predictor is None:
+            from ..predictor import FCPSPredictor
+            predictor = FCPSPredictor.from_selection(result).to_dict()
         with self.transaction() as cur:
             if if_absent and (existing := self._labelled_run(cur, label)) is not None:
                 return existing
@@ -86,6 +91,41 @@ class RunStore:
                                    started_at, seconds, d.get("timings"), summary, None, label)
             self._insert_candidates(cur, run_id, candidates)
             self._insert_cells(cur, run_id, cell_table)
+            cur.execute("INSERT INTO run_predictors VALUES (?, ?)", [run_id, to_json(predictor)])
+        return run_id
+
+    def run_predictor(self, run_id: int) -> dict:
+        """The predictor a stored selection deploys (or an audit ran), as
+        ``FCPSPredictor.to_dict()``."""
+        with self.reading() as cur:
+            row = cur.execute("SELECT r.kind, r.status, p.predictor FROM runs r LEFT JOIN run_predictors p "
+                              "USING (run_id) WHERE r.run_id = ?", [int(run_id)]).fetchone()
+        if row is None:
+            raise StoreError(f"no stored run with id {run_id}; list them with: python -m fcps_core runs")
+        kind, status, body = row
+        if body is None:
+            why = ("it failed" if status == "failed" else "it is a sweep" if kind == "sweep"
+                   else "it was stored by an older fcps; run the selection again with --save")
+            raise StoreError(f"run {run_id} has no stored predictor ({why})")
+        return json.loads(body)
+
+    def save_audit(self, audit, *, panel: str, predictor: dict, params: dict | None = None,
+                   started_at: _dt.datetime | None = None, seconds: float | None = None,
+                   label: str | None = None) -> int:
+        """Store a traffic audit (:class:`~fcps_core.deploy.audit.AuditResult`) as a run of
+        kind ``audit`` on ``panel`` (the panel the predictor was calibrated on): its figures,
+        its cell table and the predictor it ran, in one transaction."""
+        d = json_ready(audit.to_dict(cells_limit=0))
+        cells = audit.to_dict()["cells"]
+        with self.transaction() as cur:
+            run_id = self._new_run(cur, panel, "audit", "done", params or {}, None, started_at,
+                                   seconds, None, d, None, label)
+            cur.execute("INSERT INTO run_predictors VALUES (?, ?)", [run_id, to_json(predictor)])
+            if cells:
+                cur.executemany("INSERT INTO audit_cells VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                [[run_id, i, c["pattern"], int(c["N_z"]), to_number(c["q_z"]),
+                                  to_number(c["p_z"]), int(c["traffic_rows"]), to_number(c["prediction"]),
+                                  bool(c["unseen"])] for i, c in enumerate(cells)])
         return run_id
 
     @staticmethod
@@ -208,6 +248,11 @@ class RunStore:
                 cells = [json_ready(c) for c in rows_to_dicts(cur)]
                 run["result"] = {**summary, "candidates": cands, "cells": cells,
                                  "timings": run["timings"]} if run["status"] == "done" else None
+            elif run["kind"] == "audit":
+                cur.execute("SELECT * EXCLUDE (run_id, cell_pos) FROM audit_cells WHERE run_id = ? "
+                            "ORDER BY cell_pos", [run_id])
+                run["result"] = {**summary, "cells": [json_ready(c) for c in rows_to_dicts(cur)]} \
+                    if run["status"] == "done" else None
             else:
                 cur.execute("SELECT detail FROM sweep_cells WHERE run_id = ? ORDER BY n_M", [run_id])
                 cells = [json.loads(r[0]) for r in cur.fetchall()]

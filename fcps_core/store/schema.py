@@ -74,10 +74,30 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             V_proxy DOUBLE, H_K DOUBLE, pairwise BOOLEAN, oracle_test_mse DOUBLE)""",
         "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
     )),
+    (3, "deployment: audit runs, the deployable predictor of a selection, audited cells", (
+        # DuckDB cannot alter a CHECK constraint: the runs table is rebuilt with the new kind.
+        "ALTER TABLE runs RENAME TO runs_v2",
+        """CREATE TABLE runs (
+            run_id INTEGER PRIMARY KEY, panel_id INTEGER NOT NULL, panel_name VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL CHECK (kind IN ('select', 'sweep', 'audit')),
+            status VARCHAR NOT NULL CHECK (status IN ('done', 'failed')),
+            label VARCHAR, params VARCHAR NOT NULL, seed BIGINT, version VARCHAR NOT NULL,
+            started_at TIMESTAMP, finished_at TIMESTAMP NOT NULL, seconds DOUBLE,
+            timings VARCHAR, summary VARCHAR, error VARCHAR)""",
+        "INSERT INTO runs SELECT * FROM runs_v2",
+        "DROP TABLE runs_v2",
+        # The predictor JSON (FCPSPredictor.to_dict) a selection deploys, and the predictor an
+        # audit ran (so an audit can be read without the file it came from).
+        "CREATE TABLE run_predictors (run_id INTEGER PRIMARY KEY, predictor VARCHAR NOT NULL)",
+        """CREATE TABLE audit_cells (
+            run_id INTEGER NOT NULL, cell_pos INTEGER NOT NULL, pattern VARCHAR, N_z BIGINT,
+            q_z DOUBLE, p_z DOUBLE, traffic_rows BIGINT, prediction DOUBLE, unseen BOOLEAN)""",
+    )),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 #: every table, in the order a panel/run delete must clear them (children first)
-RUN_CHILD_TABLES = ("run_candidates", "run_cells", "sweep_cells", "sweep_menu_cells", "sweep_records")
+RUN_CHILD_TABLES = ("run_candidates", "run_cells", "sweep_cells", "sweep_menu_cells", "sweep_records",
+                    "run_predictors", "audit_cells")
 CONTENT_TABLES = ("panels", "judges", "items", "outputs", "runs") + RUN_CHILD_TABLES + ("meta",)
 
 

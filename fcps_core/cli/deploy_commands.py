@@ -1,0 +1,162 @@
+"""The deployment commands: ``score`` (predictions with per-row support) and ``audit``
+(traffic against the predictor's calibration support)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+from ..errors import FCPSError
+from ..jsonutil import json_ready
+from .context import RunContext
+from .render import fmt, log, render_table, safe
+
+
+def load_predictor(ref: str, store_path: str | None = None):
+    """A predictor file, or ``run:N``: the predictor a stored selection deploys."""
+    from ..predictor import FCPSPredictor
+    import os
+    if ref.startswith("run:") and not os.path.exists(ref):
+        from ..store import Store, resolve_store_path
+        try:
+            run_id = int(ref[4:])
+        except ValueError:
+            raise FCPSError(f"{ref!r} is not a run reference; write run:N (see: python -m fcps_core runs)") from None
+        return FCPSPredictor.from_dict(Store(resolve_store_path(store_path)).run_predictor(run_id))
+    return FCPSPredictor.load(ref)
+
+
+def _traffic(args, ctx, predictor):
+    from .engine_commands import load_panel_from_args
+    if args.schema is None:
+        # Read each judge as the predictor saw it (a new file may look continuous where the
+        # calibration panel was a rubric, etc.).
+        args.schema = predictor.judge_schemas()
+    return load_panel_from_args(args, ctx)
+
+
+def write_predictions(path, panel, pred, support, *, force: bool) -> None:
+    """``item_id,prediction`` and, when the predictor has a support section, ``N_z``
+    (calibration count of the row's joint pattern), ``in_support`` (1/0) and
+    ``missing_judges`` (';'-joined judges without an output)."""
+    def write(fh):
+        w = csv.writer(fh)
+        if support is None:
+            w.writerow(["item_id", "prediction"])
+            for item, p in zip(panel.item_ids, pred):
+                w.writerow([item, f"{p:.6f}"])
+            return
+        w.writerow(["item_id", "prediction", "N_z", "in_support", "missing_judges"])
+        for item, p, n, ok, miss in zip(panel.item_ids, pred, support.N_z, support.in_support,
+                                        support.missing_names()):
+            w.writerow([item, f"{p:.6f}", int(n), int(ok), miss])
+    if path:
+        from ..outputs import atomic_output
+        with atomic_output(path, force=force, newline="") as fh:
+            write(fh)
+    else:
+        write(sys.stdout)
+
+
+def support_summary(n: int, support, behaviour: str) -> str:
+    """One line for stderr: rows outside support, rows with missing outputs."""
+    out = int((~support.in_support).sum())
+    missing = support.missing.any(axis=1)
+    line = f"scored {n:,} rows: {out:,} ({out / max(n, 1):.1%}) outside calibration support"
+    if missing.any():
+        per = support.missing.sum(axis=0)
+        worst = sorted(((int(c), j) for c, j in zip(per, support.judges) if c), reverse=True)[:3]
+        line += (f"; {int(missing.sum()):,} with a missing judge output ("
+                 + ", ".join(f"{j} {c:,}" for c, j in worst) + f"): {behaviour}")
+    return line
+
+
+def cmd_score(args, ctx: RunContext) -> int:
+    from ..deploy.audit import missing_behaviour
+    if args.out:
+        from ..outputs import check_output_path
+        check_output_path(args.out, force=args.force)     # before any work
+    predictor = load_predictor(args.model, getattr(args, "store", None))
+    panel = _traffic(args, ctx, predictor)
+    pred = predictor.predict(panel)
+    support = predictor.row_support(panel)
+    write_predictions(args.out, panel, pred, support, force=args.force)
+    if support is None:
+        log(args, f"scored {panel.n_rows:,} rows (this predictor file has no calibration support "
+                  "section: run select again to get per-row support)")
+    else:
+        log(args, support_summary(panel.n_rows, support, missing_behaviour(predictor)))
+    return 0
+
+
+def cmd_audit(args, ctx: RunContext) -> int:
+    from ..deploy.audit import DEFAULT_THRESHOLDS, audit_traffic
+    for path in (args.out,):
+        if path:
+            from ..outputs import check_output_path
+            check_output_path(path, force=args.force)
+    predictor = load_predictor(args.model, args.store)
+    traffic = _traffic(args, ctx, predictor)
+    thresholds = {k: getattr(args, k) for k in DEFAULT_THRESHOLDS if getattr(args, k, None) is not None}
+    for k, v in thresholds.items():
+        if not 0 <= v <= 1e6:
+            raise FCPSError(f"--{k.replace('_', '-')} must be a non-negative number (got {v})")
+    audit = audit_traffic(predictor, traffic, thresholds=thresholds, seed=args.seed)
+    if args.save_audit:
+        run_id = _save_audit(args, ctx, predictor, audit)
+        log(args, f"saved as run {run_id}")
+    if args.out:
+        support = predictor.row_support(traffic)
+        write_predictions(args.out, traffic, audit.predictions, support, force=args.force)
+        log(args, f"predictions written to {args.out}")
+    if args.json:
+        json.dump(json_ready(audit.to_dict()), sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_audit(audit, source=args.panel))
+    return {"OK": 0, "WARN": 0, "REFUSE": 3}[audit.status] if args.strict else 0
+
+
+def _save_audit(args, ctx, predictor, audit) -> int:
+    from ..store import Store, StoreError, resolve_store_path
+    store = Store(resolve_store_path(args.store))
+    name = args.panel_name or predictor.metadata.get("panel")
+    if not name or not store.has_panel(name):
+        raise StoreError(f"an audit is stored with the panel its predictor was calibrated on "
+                         f"({name!r} is not in the store): import that panel, or name a stored one "
+                         "with --panel-name")
+    params = {"predictor": args.model, "traffic": args.panel, "rows": audit.n_rows,
+              "thresholds": audit.thresholds, "seed": args.seed}
+    return store.save_audit(audit, panel=name, predictor=predictor.to_dict(), params=params,
+                            started_at=ctx.started, seconds=ctx.seconds())
+
+
+def render_audit(audit, *, source: str = "traffic", cells: int = 10) -> str:
+    d = audit.to_dict()
+    p = d["predictor"]
+    what = p["family"] + (f" of {len(p['members'])} members" if p.get("members") else "")
+    out = [safe(f"audit of {source} ({d['rows']:,} rows) against the {what} predictor over "
+                f"{len(p['judges'])} judges, calibrated on {p['calibration_rows']:,} rows"
+                + (f" of {p['panel']}" if p.get("panel") else "")),
+           f"status: {d['status']}"]
+    out += [safe(f"  - {r}") for r in d["reasons"]]
+    out += ["",
+            f"deployment cell pressure   {d['pressure']:.4f}  = sum q(z)/N_z {d['pressure_sum']:.4f}"
+            f" + unseen {d['unseen_rate']:.4f}  (Eq. cell-pressure, traffic q in place of p)",
+            f"unseen-pattern rate        {d['unseen_rate']:.1%}",
+            f"outside support            {d['out_of_support_rate']:.1%} "
+            f"({'unseen joint pattern' if p['table_like'] else 'an output never seen or a value off its calibration range'})",
+            f"rows with a missing output {d['missing_rate']:.1%} (calibration {d['missing_calibration']:.1%})",
+            f"joint pattern drift        TV {fmt(d['joint_drift']['tv'], 3)} (no-drift 99% threshold "
+            f"{fmt(d['joint_drift']['threshold'], 3)}, p = {fmt(d['joint_drift']['p_value'], 3)})",
+            f"missing outputs            {d['missing_behaviour']}", ""]
+    rows = [[safe(j["judge"]), j["tv"], j["threshold"], j["psi"], "yes" if j["shifted"] else "",
+             f"{j['missing_calibration']:.1%} -> {j['missing_traffic']:.1%}",
+             f"{j['parse_error_calibration']:.1%} -> {j['parse_error_traffic']:.1%}"] for j in d["judges"]]
+    out.append(render_table(rows, ["judge", "TV", "threshold", "PSI", "drifted", "missing", "parse error"]))
+    top = [[safe(c["pattern"])[:60], c["N_z"], c["q_z"], c["prediction"], "unseen" if c["unseen"] else ""]
+           for c in d["cells"][:cells]]
+    out.append(f"most frequent traffic patterns ({min(cells, d['n_cells'])} of {d['n_cells']:,}):")
+    out.append(render_table(top, ["pattern", "N_z", "q(z)", "prediction", ""]))
+    return "\n".join(out)

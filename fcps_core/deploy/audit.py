@@ -1,0 +1,288 @@
+"""Deployment audit: unlabelled traffic against the calibration support of a predictor.
+
+The paper's cell pressure (Eq. cell-pressure) with target pattern frequencies q(z) in
+place of p_z ("Calibration Pressure": "the same inverse-count term can be estimated from
+unlabeled target traffic ... by replacing p_z with target pattern frequencies q(z)")::
+
+    V_deploy = sum_{z: N_z > 0} q(z) / N_z  +  u,     u = q(unseen patterns)
+
+where N_z are the calibration counts of the deployed judges' joint patterns (stored in the
+predictor's support section) and q(z) the share of traffic rows with pattern z. No label
+is needed.
+
+Drift. For the joint pattern and for each judge's output (table codes; continuous judges
+by their calibration bins; "never seen" is its own category) the audit reports the total
+variation distance TV = 1/2 sum |p - q|, the PSI sum (q - p) log(q / p) (each share floored
+at 1e-4), and a chi-square test of homogeneity. Both TV and PSI grow with sampling noise
+alone when categories are many and samples small, so a shift is called only when TV
+exceeds its **sampling-noise threshold**: the 99% quantile of TV between two samples of the
+calibration and traffic sizes drawn from the pooled distribution (a parametric bootstrap
+under "no drift", ``n_null`` draws, seeded). Its p-value is reported beside it.
+
+Status (thresholds in :data:`DEFAULT_THRESHOLDS`, each overridable):
+
+* **REFUSE** when the rows the deployed family cannot place exceed ``refuse_unseen`` (table-
+  like families: unseen joint patterns, which get the fallback prediction; scalar
+  families: rows with an output never seen in calibration or a continuous value outside
+  its calibration range), or when rows with a missing judge output exceed
+  ``refuse_missing`` (and more than in calibration);
+* **WARN** at ``warn_unseen``, when rows with a missing output exceed calibration's share
+  by ``warn_missing``, when a table-like deployment's pressure
+  exceeds ``warn_pressure`` (the regime map's table-pressure threshold), when the joint or
+  any judge's distribution drifted beyond noise by more than ``warn_drift`` TV, or when a
+  judge's missing or parse-error rate rose by more than ``warn_missing`` over calibration;
+* **OK** otherwise. Every WARN/REFUSE comes with its reason in plain words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..diagnostics import PRESSURE_THRESHOLD
+from ..encoding import pattern_labels
+from ..errors import PredictorError
+from ..panel import ERROR_TOKENS, MISSING, Panel
+from .support import MISSING_BEHAVIOUR
+
+#: documented status thresholds (shares of traffic rows, TV distances)
+DEFAULT_THRESHOLDS = {
+    "warn_unseen": 0.10, "refuse_unseen": 0.50,
+    "warn_missing": 0.05, "refuse_missing": 0.50,
+    "warn_pressure": PRESSURE_THRESHOLD,
+    "warn_drift": 0.05,
+}
+#: draws of the no-drift null behind each TV threshold; its quantile
+N_NULL, NULL_QUANTILE = 200, 0.99
+#: shares below this count as this in PSI (an empty category would make it infinite)
+PSI_FLOOR = 1e-4
+#: cells kept in the audit's cell table (the most frequent in traffic first)
+MAX_CELLS = 2000
+
+
+@dataclass
+class Drift:
+    """Drift of one categorical distribution, calibration -> traffic."""
+
+    tv: float
+    threshold: float           # the 99% no-drift quantile of TV at these sample sizes
+    p_value: float             # share of no-drift draws with a TV at least this large
+    psi: float
+    chi2_p: float | None
+    categories: list[str] = field(default_factory=list)
+    calibration: list[float] = field(default_factory=list)
+    traffic: list[float] = field(default_factory=list)
+
+    @property
+    def shifted(self) -> bool:
+        return self.tv > self.threshold
+
+    def to_dict(self) -> dict:
+        return {"tv": self.tv, "threshold": self.threshold, "p_value": self.p_value,
+                "psi": self.psi, "chi2_p": self.chi2_p, "shifted": self.shifted,
+                "categories": self.categories, "calibration": self.calibration,
+                "traffic": self.traffic}
+
+
+def distribution_drift(calibration_counts, traffic_counts, *, seed: int = 0,
+                       n_null: int = N_NULL, labels: list[str] | None = None) -> Drift:
+    """TV, PSI and chi-square between two count vectors over the same categories, with the
+    TV's sampling-noise threshold from a seeded two-sample parametric bootstrap."""
+    c = np.asarray(calibration_counts, dtype=float)
+    t = np.asarray(traffic_counts, dtype=float)
+    N, n = c.sum(), t.sum()
+    if N <= 0 or n <= 0:
+        return Drift(tv=float("nan"), threshold=float("nan"), p_value=float("nan"),
+                     psi=float("nan"), chi2_p=None)
+    p, q = c / N, t / n
+    tv = 0.5 * float(np.abs(p - q).sum())
+    pf, qf = np.maximum(p, PSI_FLOOR), np.maximum(q, PSI_FLOOR)
+    psi = float(np.sum((qf - pf) * np.log(qf / pf)))
+    keep = (c + t) > 0
+    chi2_p = None
+    if keep.sum() >= 2:
+        from scipy.stats import chi2_contingency
+        chi2_p = float(chi2_contingency(np.vstack([c[keep], t[keep]]))[1])
+    pooled = (c + t)[keep] / (N + n)
+    rng = np.random.default_rng(seed)
+    # Bound the null's work on huge pattern sets (many categories x many draws).
+    draws = int(max(20, min(n_null, 20_000_000 // max(int(keep.sum()), 1))))
+    null = np.empty(draws)
+    for b in range(draws):
+        cs = rng.multinomial(int(N), pooled) / N
+        ts = rng.multinomial(int(n), pooled) / n
+        null[b] = 0.5 * np.abs(cs - ts).sum()
+    threshold = float(np.quantile(null, NULL_QUANTILE))
+    p_value = float((1 + np.sum(null >= tv - 1e-12)) / (draws + 1))
+    return Drift(tv=tv, threshold=threshold, p_value=p_value, psi=psi, chi2_p=chi2_p,
+                 categories=list(labels or []), calibration=p.tolist(), traffic=q.tolist())
+
+
+@dataclass
+class AuditResult:
+    status: str                       # OK / WARN / REFUSE
+    reasons: list[str]
+    n_rows: int
+    predictor: dict                   # family, judges, calibration rows, table_like
+    pressure: float                   # sum_{N_z>0} q(z)/N_z + u
+    pressure_sum: float               # the first term
+    unseen_rate: float                # u: traffic share of patterns calibration never saw
+    out_of_range_rate: float          # rows with a never-seen output or a value off range
+    out_of_support_rate: float        # what the deployed family needs (see deploy.support)
+    missing_rate: float               # rows with at least one missing judge output
+    missing_calibration: float        # the same share over calibration
+    missing_behaviour: str
+    joint_drift: Drift
+    judges: list[dict]                # per judge: drift, missing and parse-error rate shift
+    cells: list[dict]                 # per traffic pattern (most frequent first)
+    n_cells: int
+    thresholds: dict
+    predictions: np.ndarray | None = None
+    row_flags: dict | None = None
+
+    def to_dict(self, *, cells_limit: int = MAX_CELLS) -> dict:
+        return {"status": self.status, "reasons": self.reasons, "rows": self.n_rows,
+                "predictor": self.predictor, "pressure": self.pressure,
+                "pressure_sum": self.pressure_sum, "unseen_rate": self.unseen_rate,
+                "out_of_range_rate": self.out_of_range_rate,
+                "out_of_support_rate": self.out_of_support_rate,
+                "missing_rate": self.missing_rate,
+                "missing_calibration": self.missing_calibration, "missing_behaviour": self.missing_behaviour,
+                "joint_drift": {k: v for k, v in self.joint_drift.to_dict().items()
+                                if k not in ("categories", "calibration", "traffic")},
+                "judges": self.judges, "n_cells": self.n_cells,
+                "cells": self.cells[:cells_limit], "thresholds": self.thresholds}
+
+
+def missing_behaviour(predictor) -> str:
+    """What the deployed families do with a missing judge output, in words."""
+    fams = {m.family for m in (predictor.members or [predictor])}
+    from ..families import get_family
+    parts = []
+    if any(get_family(f).table_like for f in fams):
+        parts.append(MISSING_BEHAVIOUR["table"])
+    if "ds_jury" in fams:
+        parts.append(MISSING_BEHAVIOUR["ds_jury"])
+    if any(not get_family(f).table_like and f != "ds_jury" for f in fams):
+        parts.append(MISSING_BEHAVIOUR["scalar"])
+    return "; ".join(parts)
+
+
+def audit_traffic(predictor, traffic: Panel, *, thresholds: dict | None = None,
+                  seed: int = 0) -> AuditResult:
+    """Audit ``traffic`` (labels not needed) against ``predictor``'s calibration support."""
+    if predictor.support is None:
+        raise PredictorError("this predictor file has no calibration support (it was made by an "
+                             "older fcps): run select again and save the new predictor to audit it")
+    th = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
+    unknown = set(th) - set(DEFAULT_THRESHOLDS)
+    if unknown:
+        raise PredictorError(f"unknown audit threshold(s): {', '.join(sorted(unknown))}; "
+                             f"use {', '.join(DEFAULT_THRESHOLDS)}")
+    if traffic.n_rows == 0:
+        raise PredictorError("the traffic has no rows to audit")
+    support = predictor.support
+    encoders = predictor.support_encoders()
+    rs = predictor.row_support(traffic)
+    pred = predictor.predict(traffic)
+    n = traffic.n_rows
+    N = int(support["rows"])
+
+    # -- cells: q(z), N_z, prediction (Eq. cell-pressure with q in place of p) ------------
+    distinct, inverse, rows_per = np.unique(rs.codes, axis=0, return_inverse=True, return_counts=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    N_cell = rs.N_z[np.unique(inverse, return_index=True)[1]]
+    q = rows_per / n
+    seen = N_cell > 0
+    pressure_sum = float(np.sum(q[seen] / N_cell[seen]))
+    unseen_rate = float(q[~seen].sum())
+    pred_mean = np.bincount(inverse, weights=pred, minlength=len(distinct)) / rows_per
+    order = np.argsort(-rows_per, kind="stable")
+    cells = [{"pattern": pattern_labels(distinct[i], encoders), "N_z": int(N_cell[i]),
+              "p_z": float(N_cell[i] / N) if N else 0.0, "q_z": float(q[i]),
+              "traffic_rows": int(rows_per[i]), "prediction": float(pred_mean[i]),
+              "unseen": bool(not seen[i])} for i in order[:MAX_CELLS]]
+
+    # -- joint drift: calibration patterns + one bucket per unseen traffic pattern --------
+    cal_counts = np.asarray(support["patterns"]["counts"], dtype=float)
+    cal_codes = [tuple(r) for r in support["patterns"]["codes"]]
+    index = {z: i for i, z in enumerate(cal_codes)}
+    traffic_counts = np.zeros(len(cal_codes))
+    extra = []
+    for z, cnt in zip(map(tuple, distinct.tolist()), rows_per):
+        if z in index:
+            traffic_counts[index[z]] += cnt
+        else:
+            extra.append(cnt)
+    joint = distribution_drift(np.concatenate([cal_counts, np.zeros(len(extra))]),
+                               np.concatenate([traffic_counts, np.asarray(extra, dtype=float)]),
+                               seed=seed)
+
+    # -- per judge: output distribution, missing and parse-error rates -------------------
+    judges = []
+    for k, (enc, info) in enumerate(zip(encoders, support["judges"])):
+        codes = rs.codes[:, k]
+        cal = np.append(np.asarray(info["counts"], dtype=float), float(info.get("unseen", 0)))
+        traf = np.append(np.bincount(codes[codes >= 0], minlength=enc.alphabet_size).astype(float),
+                         float((codes < 0).sum()))
+        labels = list(enc.vocab) + ["<never seen>"]
+        drift = distribution_drift(cal, traf, seed=seed + 1 + k, labels=labels)
+        cal_rows = max(float(cal.sum()), 1.0)
+        miss_code = enc.vocab.index(MISSING) if MISSING in enc.vocab else None
+        err_codes = [i for i, t in enumerate(enc.vocab) if str(t).strip().lower() in ERROR_TOKENS]
+        judges.append({"judge": enc.name, "schema": enc.schema, **drift.to_dict(),
+                       "missing_calibration": 0.0 if miss_code is None else float(cal[miss_code] / cal_rows),
+                       "missing_traffic": float(rs.missing[:, k].mean()),
+                       "parse_error_calibration": float(cal[err_codes].sum() / cal_rows) if err_codes else 0.0,
+                       "parse_error_traffic": float(rs.parse_error[:, k].mean())})
+
+    # -- status --------------------------------------------------------------------------
+    table_like = predictor.table_like
+    out_of_range = float(1.0 - rs.in_range.mean())
+    out_of_support = float(1.0 - rs.in_support.mean())
+    missing_rows = rs.missing.any(axis=1)
+    missing_rate = float(missing_rows.mean())
+    pressure = pressure_sum + unseen_rate
+    what = ("patterns calibration never saw (they get the fallback prediction)" if table_like
+            else "outputs calibration never saw or values outside the calibration range")
+    refuse, warn = [], []
+    if out_of_support >= th["refuse_unseen"]:
+        refuse.append(f"{out_of_support:.0%} of traffic rows have {what} (refuse at {th['refuse_unseen']:.0%})")
+    elif out_of_support >= th["warn_unseen"]:
+        warn.append(f"{out_of_support:.0%} of traffic rows have {what} (warn at {th['warn_unseen']:.0%})")
+    # Missing outputs count against traffic only beyond what calibration already had.
+    cal_missing = float(support.get("missing_rows", 0)) / max(N, 1)
+    missing_rise = missing_rate - cal_missing
+    if missing_rate >= th["refuse_missing"] and missing_rise > 0:
+        refuse.append(f"{missing_rate:.0%} of rows lack a judge output (calibration: {cal_missing:.0%}; "
+                      f"refuse at {th['refuse_missing']:.0%})")
+    elif missing_rise >= th["warn_missing"]:
+        warn.append(f"{missing_rate:.0%} of rows lack a judge output, {missing_rise:.0%} more than in "
+                    f"calibration (warn at +{th['warn_missing']:.0%})")
+    if table_like and pressure > th["warn_pressure"]:
+        warn.append(f"deployment cell pressure {pressure:.3f} is above {th['warn_pressure']:g} "
+                    "(the table's estimation cost on this traffic is high)")
+    if joint.shifted and joint.tv - joint.threshold > th["warn_drift"]:
+        warn.append(f"the joint output pattern drifted (TV {joint.tv:.3f}, noise threshold {joint.threshold:.3f})")
+    for j in judges:
+        if j["shifted"] and j["tv"] - j["threshold"] > th["warn_drift"]:
+            warn.append(f"judge {j['judge']!r} output distribution drifted (TV {j['tv']:.3f}, "
+                        f"noise threshold {j['threshold']:.3f})")
+        rise = max(j["missing_traffic"] - j["missing_calibration"],
+                   j["parse_error_traffic"] - j["parse_error_calibration"])
+        if rise > th["warn_missing"]:
+            warn.append(f"judge {j['judge']!r} missing/parse-error rate rose by {rise:.0%} over calibration")
+    status = "REFUSE" if refuse else "WARN" if warn else "OK"
+    info = {"family": predictor.family, "judges": predictor.judges, "table_like": table_like,
+            "calibration_rows": N, "panel": predictor.metadata.get("panel"),
+            "members": [m.family for m in predictor.members] if predictor.members else None}
+    return AuditResult(status=status, reasons=refuse + warn, n_rows=n, predictor=info,
+                       pressure=pressure, pressure_sum=pressure_sum, unseen_rate=unseen_rate,
+                       out_of_range_rate=out_of_range, out_of_support_rate=out_of_support,
+                       missing_rate=missing_rate, missing_calibration=cal_missing,
+                       missing_behaviour=missing_behaviour(predictor),
+                       joint_drift=joint, judges=judges, cells=cells, n_cells=len(distinct),
+                       thresholds=th, predictions=pred,
+                       row_flags={"N_z": rs.N_z, "in_support": rs.in_support,
+                                  "missing": rs.missing_names()})

@@ -1,0 +1,158 @@
+"""Calibration support of a deployed predictor, and where new rows stand against it.
+
+A predictor file carries a ``support`` section (made at selection time from the rows the
+deployed model learned from, never from the research test block T):
+
+* ``rows``: how many calibration rows; ``missing_rows``: how many lacked a judge output;
+* ``judges``: per judge, the count of every encoder code (table cell value, ``<missing>``
+  included), the rows with an output the encoder had never seen, and the range of the
+  judge's scalar score (continuous judges: of the raw value) over calibration;
+* ``patterns``: every joint output pattern over the predictor's judges seen in
+  calibration, with its count N_z (the paper's cell counts, Eq. cell-pressure).
+
+Per-row support (:func:`row_support`), used by ``score`` and the traffic audit:
+
+* ``N_z``: calibration count of the row's joint pattern (0 = unseen pattern; a row with a
+  never-seen output is unseen);
+* ``in_range``: every judge's output was seen in calibration and every continuous value
+  lies inside the calibration range (the nearest support measure for scalar families,
+  which extrapolate across patterns but not across outputs);
+* ``in_support``: ``N_z > 0`` when the deployed family reads the joint table (table-like
+  families, or a tie_average with a table-like member), else ``in_range``;
+* ``missing``: which judges had no output on the row (a judge was down, or a parse
+  error): see :data:`MISSING_BEHAVIOUR` for what each family then does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..encoding import JudgeEncoder, apply_encoders
+from ..panel import ERROR_TOKENS, MISSING, Panel
+
+#: what a family does with a missing judge output (stated in ``score``/``audit`` output)
+MISSING_BEHAVIOUR = {
+    "table": "a missing output is its own cell value when calibration had missing outputs; "
+             "otherwise the row's pattern is unseen and gets the fallback prediction",
+    "scalar": "a missing output gets the judge's neutral score (pairwise/binary: the tie "
+              "score 0.5; rubric/continuous: the middle of the scale; categorical: the "
+              "calibration mean label)",
+    "ds_jury": "a missing output is an abstention: the judge's vote is left out of the posterior",
+}
+
+
+def calibration_support(panel: Panel, rows: np.ndarray, encoders: list[JudgeEncoder]) -> dict:
+    """The ``support`` section of a predictor: code counts, score ranges and joint-pattern
+    counts of ``encoders``' judges over the calibration ``rows`` of ``panel``."""
+    rows = np.asarray(rows, dtype=np.int64)
+    sub = panel.subset_judges([e.name for e in encoders]).take(rows)
+    encoded = apply_encoders(sub, encoders)
+    codes, scores = encoded.codes, encoded.scores
+    cols = {c.name: c for c in sub.judges}
+    judges = []
+    missing = np.zeros(len(rows), dtype=bool)
+    for k, enc in enumerate(encoders):
+        c = codes[:, k]
+        lo = hi = None
+        if MISSING in enc.vocab:
+            missing |= c == enc.vocab.index(MISSING)
+        if enc.schema == "continuous":
+            vals = cols[enc.name].values
+            missing |= np.isnan(vals)
+            vals = vals[~np.isnan(vals)]
+            if vals.size:
+                lo, hi = float(vals.min()), float(vals.max())
+        elif len(scores):
+            lo, hi = float(scores[:, k].min()), float(scores[:, k].max())
+        judges.append({"name": enc.name,
+                       "counts": np.bincount(c[c >= 0], minlength=enc.alphabet_size).tolist(),
+                       "unseen": int((c < 0).sum()), "range": [lo, hi]})
+    seen = codes[(codes >= 0).all(axis=1)]
+    if len(seen):
+        distinct, counts = np.unique(seen, axis=0, return_counts=True)
+    else:
+        distinct, counts = np.zeros((0, len(encoders)), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return {"rows": int(len(rows)), "missing_rows": int(missing.sum()), "judges": judges,
+            "patterns": {"codes": distinct.tolist(), "counts": counts.tolist()}}
+
+
+def check_support(support: dict, encoders: list[JudgeEncoder]) -> None:
+    """Raise ValueError when a support section does not fit the predictor's encoders."""
+    judges = support["judges"]
+    if [j["name"] for j in judges] != [e.name for e in encoders]:
+        raise ValueError("support judges differ from the predictor's judges")
+    for j, e in zip(judges, encoders):
+        if len(j["counts"]) != e.alphabet_size or any(int(c) < 0 for c in j["counts"]):
+            raise ValueError(f"support counts of judge {e.name!r} do not match its outputs")
+    pats = support["patterns"]
+    if len(pats["codes"]) != len(pats["counts"]):
+        raise ValueError("support patterns and counts differ in length")
+    for row in pats["codes"]:
+        if len(row) != len(encoders) or any(not (0 <= int(c) < e.alphabet_size)
+                                            for c, e in zip(row, encoders)):
+            raise ValueError("a support pattern holds an output code outside its judge's outputs")
+
+
+@dataclass
+class RowSupport:
+    """Where each row of a scored panel stands against the calibration support."""
+
+    codes: np.ndarray          # (rows, judges) table codes with the support encoders (-1 unseen)
+    N_z: np.ndarray            # calibration count of each row's joint pattern
+    in_range: np.ndarray       # every output seen and every continuous value inside its range
+    in_support: np.ndarray     # what the deployed family needs (see module doc)
+    missing: np.ndarray        # (rows, judges) bool: the judge gave no output
+    parse_error: np.ndarray    # (rows, judges) bool: the judge's output is a parse error
+    judges: list[str]
+
+    def missing_names(self) -> list[str]:
+        """Per row, the judges without an output joined by ';' ('' when none)."""
+        names = np.asarray(self.judges, dtype=object)
+        return [";".join(names[m]) for m in self.missing]
+
+
+def pattern_lookup(support: dict, codes: np.ndarray) -> np.ndarray:
+    """N_z of every row of ``codes`` (0 for a pattern calibration never saw)."""
+    out = np.zeros(len(codes), dtype=np.int64)
+    pats = np.asarray(support["patterns"]["codes"], dtype=np.int64).reshape(-1, codes.shape[1])
+    if not len(pats) or not len(codes):
+        return out
+    distinct, inverse = np.unique(codes, axis=0, return_inverse=True)
+    counts = dict(zip(map(tuple, pats.tolist()), support["patterns"]["counts"]))
+    per_distinct = np.array([0 if min(r) < 0 else int(counts.get(tuple(r), 0))
+                             for r in distinct.tolist()], dtype=np.int64)
+    return per_distinct[np.asarray(inverse).reshape(-1)]
+
+
+def row_support(support: dict, encoders: list[JudgeEncoder], panel: Panel, *,
+                table_like: bool) -> RowSupport:
+    """Per-row support of ``panel`` against a predictor's ``support`` section."""
+    encoded = apply_encoders(panel, encoders)
+    codes = encoded.codes
+    cols = {c.name: c for c in panel.judges}
+    n = panel.n_rows
+    in_range = (codes >= 0).all(axis=1) if len(encoders) else np.ones(n, dtype=bool)
+    missing = np.zeros((n, len(encoders)), dtype=bool)
+    parse_error = np.zeros((n, len(encoders)), dtype=bool)
+    for k, (enc, info) in enumerate(zip(encoders, support["judges"])):
+        col = cols[enc.name]
+        if col.schema == "continuous":
+            missing[:, k] = np.isnan(col.values)
+            lo, hi = info["range"]
+            if lo is not None:
+                vals = col.values
+                inside = np.isnan(vals) | ((vals >= lo) & (vals <= hi))
+                in_range &= inside
+        else:
+            vocab = np.asarray(col.vocab, dtype=object)
+            is_missing = np.array([t == MISSING for t in col.vocab], dtype=bool)
+            is_error = np.array([str(t).strip().lower() in ERROR_TOKENS for t in vocab], dtype=bool)
+            if len(vocab):
+                missing[:, k] = is_missing[col.codes]
+                parse_error[:, k] = is_error[col.codes]
+    N_z = pattern_lookup(support, codes)
+    return RowSupport(codes=codes, N_z=N_z, in_range=in_range,
+                      in_support=(N_z > 0) if table_like else in_range.copy(),
+                      missing=missing, parse_error=parse_error, judges=[e.name for e in encoders])
