@@ -9,6 +9,7 @@ pages = [st.Page("app_pages/overview.py", title="Overview", default=True),
          st.Page("app_pages/regime.py", title="Regime map"),
          st.Page("app_pages/audit.py", title="Cell-pressure audit"),
          st.Page("app_pages/gaps.py", title="Scalar vs table gaps"),
+         st.Page("app_pages/deploy.py", title="Deploy & monitor"),
          st.Page("app_pages/results.py", title="Results browser"),
          st.Page("app_pages/lab.py", title="Synthetic lab")]
 st.navigation(pages).run()

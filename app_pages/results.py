@@ -7,6 +7,7 @@ from fcps_core import FCPSError
 from fcps_core.explain import verdict
 from fcps_core.plots import calibration_growth_risk, gap_forest, validation_risk_over_k
 from fcps_app.common import figure_download, get_store, table_download
+from fcps_app.deploy_view import show_audit
 
 st.title("Results browser")
 store = get_store()
@@ -84,6 +85,11 @@ def show_run(run_id: int) -> None:
         figure_download(fig, f"run-{run_id}-risk-over-K")
         cands = pd.DataFrame(res["candidates"]).drop(columns=["params", "judges"], errors="ignore")
         st.dataframe(cands.sort_values("val_mse"), hide_index=True, key=f"c-{run_id}")
+        st.page_link("app_pages/deploy.py", label="Deploy this predictor on traffic (Deploy & monitor)",
+                     query_params={"run": str(run_id)})
+    elif run["kind"] == "audit":
+        show_audit(res, key=f"audit-{run_id}")
+        st.page_link("app_pages/deploy.py", label="Audit new traffic on the Deploy & monitor page")
     else:
         cells = res["cells"]
         for fig, name in ((calibration_growth_risk(cells), "risk"), (gap_forest(cells), "gaps")):

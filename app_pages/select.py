@@ -74,9 +74,10 @@ if run:
     except FCPSError as exc:
         st.error(str(exc))
         st.stop()
-    run_id = save_run("select", label, result)
+    predictor = result.predictor().to_dict()
+    run_id = save_run("select", label, result, predictor=predictor)
     st.session_state["selection"] = {"label": label, "result": result, "dict": result.to_dict(),
-                                     "predictor": json.dumps(result.predictor().to_dict()), "run_id": run_id}
+                                     "predictor": json.dumps(predictor), "run_id": run_id}
 
 sel_state = st.session_state.get("selection")
 if sel_state and sel_state["label"] == label:
@@ -140,5 +141,7 @@ if sel_state and sel_state["label"] == label:
     table_download(table, "candidates")
     st.download_button("Download predictor (JSON)", sel_state["predictor"], "fcps-predictor.json",
                        mime="application/json")
+    st.page_link("app_pages/deploy.py", label="Deploy it: score and audit traffic (Deploy & monitor)",
+                 query_params={"run": str(sel_state["run_id"])} if sel_state.get("run_id") is not None else None)
     st.download_button("Download results (JSON)", json.dumps(d, default=str), "fcps-result.json",
                        mime="application/json")

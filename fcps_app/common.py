@@ -114,13 +114,15 @@ def stored_name(label: str) -> str | None:
     return label[len(STORED):] if label.startswith(STORED) else None
 
 
-def save_run(kind: str, label: str, result) -> int | None:
-    """Store a selection or sweep run on a stored panel; returns the run id (None if unsaved)."""
+def save_run(kind: str, label: str, result, *, predictor: dict | None = None) -> int | None:
+    """Store a selection (with its ``predictor`` dict) or sweep run on a stored panel;
+    returns the run id (None if unsaved)."""
     name = stored_name(label)
     if name is None:
         return None
     store = get_store()
-    run_id = store.save_selection(result, panel=name) if kind == "select" else store.save_sweep(result, panel=name)
+    run_id = store.save_selection(result, panel=name, predictor=predictor) if kind == "select" \
+        else store.save_sweep(result, panel=name)
     st.cache_data.clear()   # run lists and panel facts changed
     return run_id
 

@@ -238,3 +238,36 @@ def risk_vs_pressure(candidates: list[dict], n_M: int, *, x: str = "unseen_val",
                                  hovertemplate="%{text}<br>x=%{x:.3f}<br>risk=%{y:.4f}<extra>" + f + "</extra>"))
     fig.update_layout(xaxis_title=x, yaxis_title=risk, margin=dict(l=40, r=20, t=30, b=40))
     return fig
+
+
+# -- deployment audit -------------------------------------------------------------------------
+STATUS_COLORS = {"OK": "#2ca02c", "WARN": "#ff7f0e", "REFUSE": "#d62728"}
+
+
+def audit_drift_bars(judges: list[dict]) -> go.Figure:
+    """Per judge: the output distribution's drift (TV, calibration -> traffic) beside its
+    no-drift 99% threshold; judges above their threshold in orange."""
+    names = [j["judge"] for j in judges]
+    colors = ["#ff7f0e" if j.get("shifted") else "#1f77b4" for j in judges]
+    fig = go.Figure()
+    fig.add_bar(x=names, y=[j["tv"] for j in judges], marker_color=colors, name="drift (TV)",
+                hovertemplate="%{x}<br>TV %{y:.3f}<extra></extra>")
+    fig.add_scatter(x=names, y=[j["threshold"] for j in judges], mode="markers", name="no-drift 99% threshold",
+                    marker=dict(symbol="line-ew-open", size=22, color="black", line=dict(width=2)),
+                    hovertemplate="%{x}<br>threshold %{y:.3f}<extra></extra>")
+    fig.update_layout(title="Judge output drift: total variation, calibration to traffic",
+                      yaxis_title="total variation distance", xaxis_title="judge", height=380,
+                      legend=dict(orientation="h", y=-0.35), margin=dict(t=50))
+    return fig
+
+
+def judge_output_shift(judge: dict) -> go.Figure:
+    """One judge's output distribution in calibration and in traffic, side by side."""
+    cats = judge.get("categories") or []
+    fig = go.Figure()
+    fig.add_bar(x=cats, y=judge.get("calibration") or [], name="calibration", marker_color="#1f77b4")
+    fig.add_bar(x=cats, y=judge.get("traffic") or [], name="traffic", marker_color="#ff7f0e")
+    fig.update_layout(barmode="group", title=f"{judge['judge']}: share of rows per output",
+                      yaxis_title="share of rows", xaxis_title="output", yaxis_tickformat=".0%",
+                      height=340, margin=dict(t=50))
+    return fig

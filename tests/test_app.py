@@ -53,7 +53,7 @@ def test_overview_renders():
     assert "Finite-Calibration Panel Selection" in at.title[0].value
 
 
-@pytest.mark.parametrize("name", ["upload", "select", "regime", "audit", "gaps", "results", "lab"])
+@pytest.mark.parametrize("name", ["upload", "select", "regime", "audit", "gaps", "deploy", "results", "lab"])
 def test_every_page_renders_without_state(name):
     page(name)
 
@@ -211,3 +211,42 @@ def test_csv_downloads_neutralise_formulas():
     text = captured["csv"]
     assert "'=HYPERLINK" in text
     assert not any(line.startswith("=") for line in text.splitlines())
+
+
+def test_deploy_page_audits_uploaded_traffic_and_stores_the_audit(seeded_store):
+    from fcps_core.store import Store
+    store = Store(seeded_store)
+    run = next(r for r in store.runs(kind="select") if r["status"] == "done")
+    traffic = store.export_panel(run["panel"], "csv")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["run"] = str(run["run_id"])
+    at.run()
+    at.switch_page("app_pages/deploy.py").run()
+    assert not at.exception, at.exception
+    assert by_label(at.selectbox, "Deploy").value.startswith(f"run {run['run_id']} ")
+    at.file_uploader[0].set_value(("traffic.csv", traffic, "text/csv")).run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.subheader][:4] == ["1. Predictor", "2. Traffic", "3. Audit", "4. Use it"]
+    status = (at.success or at.warning or at.error)[0].value
+    assert status.startswith(("**OK**", "**WARN**", "**REFUSE**"))
+    # traffic = the calibration panel itself: every pattern was seen, nothing is missing beyond it
+    assert "0.0%" == next(m.value for m in at.metric if m.label == "unseen patterns")
+    by_label(at.button, "Store this audit").click().run()
+    assert not at.exception and not at.error, at.error
+    audits = store.runs(kind="audit")
+    assert len(audits) == 1 and audits[0]["panel"] == run["panel"]
+    assert by_label(at.selectbox, "Open a stored audit").value == audits[0]["run_id"]
+    at.query_params["run"] = str(audits[0]["run_id"])
+    at.switch_page("app_pages/results.py").run()
+    assert not at.exception, at.exception
+    assert any("audit on" in m.value for m in at.markdown)
+
+
+def test_deploy_page_refuses_a_broken_predictor_file():
+    at = page("deploy")
+    by_label(at.selectbox, "Deploy").set_value("upload a predictor file (JSON)").run()
+    at.file_uploader[0].set_value(("p.json", b'{"format": "nope"}', "application/json")).run()
+    assert not at.exception
+    at.file_uploader[1].set_value(("t.csv", b"item_id,j1\n1,A\n", "text/csv")).run()
+    assert not at.exception
+    assert at.error and "not an fcps predictor file" in at.error[0].value

@@ -1,13 +1,15 @@
 """End to end: the real server in headless Chromium (Debian's ``chromium`` via Playwright).
 
 Starts ``streamlit run app.py --server.headless true`` on a free port, waits for
-``/_stcore/health``, uploads a panel, runs a selection on it, opens the regime map and saves
+``/_stcore/health``, uploads a panel, runs a selection on it, deploys it on uploaded traffic
+(audit status shown, predictions downloaded), opens the regime map and saves
 screenshots to ``.e2e-screenshots/``. Skips on a machine without Chromium, never in CI.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -89,6 +91,12 @@ def test_upload_select_and_regime_map_in_a_browser(server, tmp_path):
     from playwright.sync_api import expect, sync_playwright
     csv_path = tmp_path / "e2e-panel.csv"
     write_wide_csv(make_regime("mixed", rows=800, judges=4, seed=5, tie_rate=0.05), str(csv_path))
+    # unlabelled traffic from the same regime: the label column dropped
+    traffic_path = tmp_path / "e2e-traffic.csv"
+    write_wide_csv(make_regime("mixed", rows=300, judges=4, seed=6, tie_rate=0.05), str(traffic_path))
+    rows = [line.split(",") for line in traffic_path.read_text().splitlines()]
+    drop = rows[0].index("label")
+    traffic_path.write_text("".join(",".join(r[:drop] + r[drop + 1:]) + "\n" for r in rows))
     SHOTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
@@ -123,6 +131,24 @@ def test_upload_select_and_regime_map_in_a_browser(server, tmp_path):
         expect(page.get_by_text("Baselines on the same held-out rows").first).to_be_visible(timeout=30_000)
         settle(page)
         page.screenshot(path=str(SHOTS / "3-select.png"), full_page=True)
+
+        # Deploy: the session's selection scores uploaded unlabelled traffic and audits it.
+        page.get_by_test_id("stPageLink-NavLink").filter(has_text="Deploy it").click()
+        expect(page.get_by_role("combobox", name="Deploy")).to_have_value(
+            "this session's selection (uploaded: e2e-panel)", timeout=60_000)
+        page.locator("input[type=file]").set_input_files(str(traffic_path))
+        expect(page.get_by_text("3. Audit").first).to_be_visible(timeout=120_000)
+        alert = page.get_by_test_id("stAlert").first
+        expect(alert).to_contain_text(re.compile(r"^(OK|WARN|REFUSE)"), timeout=60_000)
+        expect(page.get_by_text("300 traffic rows").first).to_be_visible(timeout=30_000)
+        settle(page)
+        page.screenshot(path=str(SHOTS / "3b-deploy.png"), full_page=True)
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Download predictions (CSV)").click()
+        saved = tmp_path / "predictions.csv"
+        download.value.save_as(str(saved))
+        lines = saved.read_text().splitlines()
+        assert lines[0] == "item_id,prediction,N_z,in_support,missing_judges" and len(lines) == 301
 
         page.get_by_role("link", name="Regime map").click()
         # The panel picked on Select stays picked here.

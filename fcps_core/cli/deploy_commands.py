@@ -37,20 +37,14 @@ def _traffic(args, ctx, predictor):
 
 
 def write_predictions(path, panel, pred, support, *, force: bool) -> None:
-    """``item_id,prediction`` and, when the predictor has a support section, ``N_z``
-    (calibration count of the row's joint pattern), ``in_support`` (1/0) and
-    ``missing_judges`` (';'-joined judges without an output)."""
+    """The predictions file (deploy.support.prediction_rows) to ``path`` or stdout."""
+    from ..deploy.support import prediction_rows
+    header, rows = prediction_rows(panel, pred, support)
+
     def write(fh):
         w = csv.writer(fh)
-        if support is None:
-            w.writerow(["item_id", "prediction"])
-            for item, p in zip(panel.item_ids, pred):
-                w.writerow([item, f"{p:.6f}"])
-            return
-        w.writerow(["item_id", "prediction", "N_z", "in_support", "missing_judges"])
-        for item, p, n, ok, miss in zip(panel.item_ids, pred, support.N_z, support.in_support,
-                                        support.missing_names()):
-            w.writerow([item, f"{p:.6f}", int(n), int(ok), miss])
+        w.writerow(header)
+        w.writerows(rows)
     if path:
         from ..outputs import atomic_output
         with atomic_output(path, force=force, newline="") as fh:

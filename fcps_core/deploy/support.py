@@ -156,3 +156,14 @@ def row_support(support: dict, encoders: list[JudgeEncoder], panel: Panel, *,
     return RowSupport(codes=codes, N_z=N_z, in_range=in_range,
                       in_support=(N_z > 0) if table_like else in_range.copy(),
                       missing=missing, parse_error=parse_error, judges=[e.name for e in encoders])
+
+
+def prediction_rows(panel: Panel, predictions: np.ndarray, support: RowSupport | None):
+    """(header, rows) of a predictions file: ``item_id,prediction`` and, with a support
+    section, ``N_z`` (calibration count of the row's joint pattern), ``in_support`` (1/0)
+    and ``missing_judges`` (';'-joined judges without an output)."""
+    if support is None:
+        return ["item_id", "prediction"], ([item, f"{p:.6f}"] for item, p in zip(panel.item_ids, predictions))
+    return (["item_id", "prediction", "N_z", "in_support", "missing_judges"],
+            ([item, f"{p:.6f}", int(n), int(ok), miss] for item, p, n, ok, miss in
+             zip(panel.item_ids, predictions, support.N_z, support.in_support, support.missing_names())))

@@ -112,11 +112,13 @@ class RunStore:
     def save_audit(self, audit, *, panel: str, predictor: dict, params: dict | None = None,
                    started_at: _dt.datetime | None = None, seconds: float | None = None,
                    label: str | None = None) -> int:
-        """Store a traffic audit (:class:`~fcps_core.deploy.audit.AuditResult`) as a run of
+        """Store a traffic audit (:class:`~fcps_core.deploy.audit.AuditResult` or its
+        ``to_dict()``) as a run of
         kind ``audit`` on ``panel`` (the panel the predictor was calibrated on): its figures,
         its cell table and the predictor it ran, in one transaction."""
-        d = json_ready(audit.to_dict(cells_limit=0))
-        cells = audit.to_dict()["cells"]
+        full = audit if isinstance(audit, dict) else audit.to_dict()
+        d = json_ready({k: v for k, v in full.items() if k != "cells"})
+        cells = full.get("cells") or []
         with self.transaction() as cur:
             run_id = self._new_run(cur, panel, "audit", "done", params or {}, None, started_at,
                                    seconds, None, d, None, label)
@@ -203,9 +205,11 @@ class RunStore:
         with self.reading() as cur:
             cur.execute("""SELECT r.run_id, r.panel_name AS panel, r.kind, r.status, r.label, r.seed,
                                   r.version, r.finished_at, r.seconds, c.family, c.K, c.val_mse,
-                                  c.test_mse, r.error
+                                  c.test_mse, r.error, p.run_id IS NOT NULL AS has_predictor,
+                                  json_extract_string(p.predictor, '$.family') AS deployed_family
                            FROM runs r LEFT JOIN run_candidates c
                              ON c.run_id = r.run_id AND c.selected
+                           LEFT JOIN run_predictors p ON p.run_id = r.run_id
                            WHERE (? IS NULL OR r.panel_name = ?) AND (? IS NULL OR r.kind = ?)
                            ORDER BY r.run_id DESC""", [panel, panel, kind, kind])
             return rows_to_dicts(cur)

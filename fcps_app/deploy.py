@@ -1,0 +1,73 @@
+"""Deploy & monitor helpers: which predictors can be deployed, the cached traffic audit,
+the predictor as SQL. Statistics live in fcps_core.deploy."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import streamlit as st
+
+from fcps_core.jsonutil import json_ready
+from fcps_app.common import get_panel, upload_path
+
+
+def predictor_choices(store, selection: dict | None) -> dict:
+    """Label -> a function returning the predictor's JSON: this session's selection, then
+    every finished stored selection run (newest first)."""
+    out = {}
+    if selection and selection.get("predictor"):
+        out[f"this session's selection ({selection['label']})"] = lambda: selection["predictor"]
+    for r in store.runs(kind="select"):
+        if r["status"] != "done" or not r.get("has_predictor"):
+            continue        # failed, or stored by an fcps that did not keep predictors
+        deployed = r.get("deployed_family")
+        what = deployed if deployed and deployed != r.get("family") else f"{r['family']} K={r['K']}"
+        out[f"run {r['run_id']} · {r['panel']} · {what}"] = \
+            (lambda run_id=r["run_id"]: json.dumps(store.run_predictor(run_id)))
+    return out
+
+
+def _traffic_key(traffic: tuple) -> str:
+    if traffic[0] == "upload":
+        import hashlib
+        return "upload:" + hashlib.sha256(traffic[2]).hexdigest() + ":" + traffic[3]
+    if traffic[0] == "stored":
+        return f"stored:{traffic[1]}:{traffic[2]}"
+    return f"lab:{id(st.session_state.get('lab_panel'))}"
+
+
+def run_audit(predictor_json: str, traffic: tuple):
+    """(audit dict, predictions CSV text, the predictor's calibration panel name)."""
+    return _cached_audit(predictor_json, _traffic_key(traffic), traffic)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _cached_audit(predictor_json: str, key: str, _traffic: tuple):
+    # key identifies the traffic (content hash or stored version); _traffic is not hashed
+    from fcps_core.deploy.audit import audit_traffic
+    from fcps_core.deploy.support import prediction_rows
+    from fcps_core.ingest import load_panel
+    from fcps_core.predictor import FCPSPredictor
+    predictor = FCPSPredictor.from_dict(json.loads(predictor_json))
+    if _traffic[0] == "upload":
+        _, name, data, item_col = _traffic
+        panel = load_panel(upload_path(name, data), name=name.split(".")[0], item_column=item_col,
+                           schema=predictor.judge_schemas(), require_labels=False)
+    else:
+        panel = get_panel(_traffic)
+    audit = audit_traffic(predictor, panel)
+    header, rows = prediction_rows(panel, audit.predictions, predictor.row_support(panel))
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(header)
+    w.writerows(rows)
+    return json_ready(audit.to_dict()), buf.getvalue(), predictor.metadata.get("panel")
+
+
+def sql_text(predictor_json: str) -> str:
+    """The predictor as one SQL SELECT over a table ``traffic`` (fcps_core.deploy.sql)."""
+    from fcps_core.deploy.sql import predictor_sql
+    from fcps_core.predictor import FCPSPredictor
+    return predictor_sql(FCPSPredictor.from_dict(json.loads(predictor_json)))
