@@ -94,9 +94,15 @@ def add_store_commands(sub) -> None:
         p.add_argument("--store", help=STORE_HELP)
         p.set_defaults(handler=_store_errors(handler))
 
-    ex = sub.add_parser("export", help="export a stored panel or run")
-    ex.add_argument("name", help="panel name, or run:ID (a bare number means a run when no panel has that name)")
-    ex.add_argument("--format", dest="fmt", choices=["csv", "parquet", "json"], default="csv")
+    ex = sub.add_parser("export", help="export a stored panel or run, or a predictor as one SQL query")
+    ex.add_argument("name", help="panel name, or run:ID (a bare number means a run when no panel has that "
+                                 "name), or a predictor file (an existing .json file; --format sql)")
+    ex.add_argument("--format", dest="fmt", choices=["csv", "parquet", "json", "sql"],
+                    help="csv, parquet or json for panels and runs (default csv); sql compiles the "
+                         "predictor of a predictor file or of a run:ID to one SELECT (default for a predictor file)")
+    ex.add_argument("--table", help="--format sql: the table the query scores (default traffic; "
+                                    "letters, digits, underscores, optionally schema.table)")
+    ex.add_argument("--item-column", help="--format sql: the table's item id column (default item_id)")
     ex.add_argument("--out", help="output file (default: stdout)")
     ex.add_argument("--force", action="store_true", help="replace an existing --out file")
     ex.add_argument("--store", help=STORE_HELP)
@@ -291,21 +297,55 @@ def cmd_delete(args) -> int:
     return 0
 
 
+def _is_predictor_file(name: str) -> bool:
+    return name.lower().endswith(".json") and os.path.isfile(name)
+
+
 def cmd_export(args) -> int:
+    if args.fmt != "sql":
+        for flag, value in (("--table", args.table), ("--item-column", args.item_column)):
+            if value is not None and (args.fmt is not None or not _is_predictor_file(args.name)):
+                raise FCPSError(f"{flag} applies only to --format sql")
     if args.out:
         from ..outputs import check_output_path
         check_output_path(args.out, force=args.force)
+    if args.fmt in (None, "sql") and _is_predictor_file(args.name):
+        # A predictor file needs no store: never open (or seed) one for it.
+        from ..predictor import FCPSPredictor
+        return _export_sql(args, FCPSPredictor.load(args.name))
     store = open_store(args)
     run_id = _run_ref(store, args.name)
+    if args.fmt == "sql":
+        if run_id is None:
+            raise FCPSError(f"--format sql exports a predictor, and {args.name!r} is a panel name: give a "
+                            "predictor file (.json) or a selection run (run:ID)")
+        from ..predictor import FCPSPredictor
+        return _export_sql(args, FCPSPredictor.from_dict(store.run_predictor(run_id)))
+    if run_id is None and _is_predictor_file(args.name) and not store.has_panel(args.name):
+        raise FCPSError(f"{args.name!r} is a predictor file: it exports only as SQL (--format sql)")
+    fmt = args.fmt or "csv"
     if run_id is not None:
-        data = store.export_run(run_id, args.fmt, args.out, force=args.force)
+        data = store.export_run(run_id, fmt, args.out, force=args.force)
     else:
-        data = store.export_panel(args.name, args.fmt, args.out, force=args.force)
+        data = store.export_panel(args.name, fmt, args.out, force=args.force)
     if data is not None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
         sys.stderr.write(f"wrote {args.out}\n")
+    return 0
+
+
+def _export_sql(args, predictor) -> int:
+    """The predictor as one SQL SELECT over ``--table`` (deploy/sql.py), to --out or stdout."""
+    from ..deploy.sql import predictor_sql
+    text = predictor_sql(predictor, args.table or "traffic", item_column=args.item_column or "item_id")
+    if args.out:
+        from ..outputs import write_output
+        write_output(args.out, text, force=args.force)
+        sys.stderr.write(f"wrote {args.out}\n")
+    else:
+        sys.stdout.write(text)
     return 0
 
 

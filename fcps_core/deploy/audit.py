@@ -44,7 +44,7 @@ from ..diagnostics import PRESSURE_THRESHOLD
 from ..encoding import pattern_labels
 from ..errors import PredictorError
 from ..panel import ERROR_TOKENS, MISSING, Panel
-from .support import MISSING_BEHAVIOUR
+from .support import MISSING_BEHAVIOUR, pattern_keys
 
 #: documented status thresholds (shares of traffic rows, TV distances)
 DEFAULT_THRESHOLDS = {
@@ -190,9 +190,13 @@ def audit_traffic(predictor, traffic: Panel, *, thresholds: dict | None = None,
     N = int(support["rows"])
 
     # -- cells: q(z), N_z, prediction (Eq. cell-pressure with q in place of p) ------------
-    distinct, inverse, rows_per = np.unique(rs.codes, axis=0, return_inverse=True, return_counts=True)
+    sizes = np.array([e.alphabet_size for e in encoders], dtype=np.int64)
+    keys = pattern_keys(rs.codes, sizes)
+    _, first, inverse, rows_per = np.unique(keys, return_index=True, return_inverse=True,
+                                            return_counts=True)
     inverse = np.asarray(inverse).reshape(-1)
-    N_cell = rs.N_z[np.unique(inverse, return_index=True)[1]]
+    distinct = rs.codes[first]
+    N_cell = rs.N_z[first]
     q = rows_per / n
     seen = N_cell > 0
     pressure_sum = float(np.sum(q[seen] / N_cell[seen]))
@@ -205,19 +209,18 @@ def audit_traffic(predictor, traffic: Panel, *, thresholds: dict | None = None,
               "unseen": bool(not seen[i])} for i in order[:MAX_CELLS]]
 
     # -- joint drift: calibration patterns + one bucket per unseen traffic pattern --------
+    cal_codes = np.asarray(support["patterns"]["codes"], dtype=np.int64).reshape(-1, len(encoders))
     cal_counts = np.asarray(support["patterns"]["counts"], dtype=float)
-    cal_codes = [tuple(r) for r in support["patterns"]["codes"]]
-    index = {z: i for i, z in enumerate(cal_codes)}
-    traffic_counts = np.zeros(len(cal_codes))
-    extra = []
-    for z, cnt in zip(map(tuple, distinct.tolist()), rows_per):
-        if z in index:
-            traffic_counts[index[z]] += cnt
-        else:
-            extra.append(cnt)
+    cal_keys = pattern_keys(cal_codes, sizes)
+    order = np.argsort(cal_keys, kind="stable")
+    cal_keys, cal_counts = cal_keys[order], cal_counts[order]
+    traffic_counts = np.zeros(len(cal_keys))
+    if len(cal_keys):
+        pos = np.minimum(np.searchsorted(cal_keys, keys[first]), len(cal_keys) - 1)
+        np.add.at(traffic_counts, pos[seen], rows_per[seen])
+    extra = rows_per[~seen].astype(float)      # one category per unseen traffic pattern
     joint = distribution_drift(np.concatenate([cal_counts, np.zeros(len(extra))]),
-                               np.concatenate([traffic_counts, np.asarray(extra, dtype=float)]),
-                               seed=seed)
+                               np.concatenate([traffic_counts, extra]), seed=seed)
 
     # -- per judge: output distribution, missing and parse-error rates -------------------
     judges = []

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoding import JudgeEncoder, apply_encoders
+from ..encoding import JudgeEncoder, apply_encoders, prefix_patterns
 from ..panel import ERROR_TOKENS, MISSING, Panel
 
 #: what a family does with a missing judge output (stated in ``score``/``audit`` output)
@@ -113,17 +113,36 @@ class RowSupport:
         return [";".join(names[m]) for m in self.missing]
 
 
-def pattern_lookup(support: dict, codes: np.ndarray) -> np.ndarray:
-    """N_z of every row of ``codes`` (0 for a pattern calibration never saw)."""
+def pattern_keys(codes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """One sortable key per row of ``codes`` that is equal exactly when the rows are: a
+    mixed-radix id where a never-seen output (-1) is one more digit value, or the row's
+    bytes when that id would overflow int64 (astronomically large joint tables)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if codes.shape[1] == 0:
+        return np.zeros(len(codes), dtype=np.int64)
+    ids = prefix_patterns(np.where(codes < 0, sizes, codes), sizes + 1)[-1]
+    if ids is not None:
+        return ids
+    flat = np.ascontiguousarray(codes)
+    return flat.view(np.dtype((np.void, flat.dtype.itemsize * flat.shape[1]))).reshape(-1)
+
+
+def pattern_lookup(support: dict, codes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """N_z of every row of ``codes`` (0 for a pattern calibration never saw, and for a row
+    holding an output the encoders never saw)."""
     out = np.zeros(len(codes), dtype=np.int64)
     pats = np.asarray(support["patterns"]["codes"], dtype=np.int64).reshape(-1, codes.shape[1])
     if not len(pats) or not len(codes):
         return out
-    distinct, inverse = np.unique(codes, axis=0, return_inverse=True)
-    counts = dict(zip(map(tuple, pats.tolist()), support["patterns"]["counts"]))
-    per_distinct = np.array([0 if min(r) < 0 else int(counts.get(tuple(r), 0))
-                             for r in distinct.tolist()], dtype=np.int64)
-    return per_distinct[np.asarray(inverse).reshape(-1)]
+    cal_keys = pattern_keys(pats, sizes)
+    order = np.argsort(cal_keys, kind="stable")
+    cal_keys, cal_counts = cal_keys[order], np.asarray(support["patterns"]["counts"], dtype=np.int64)[order]
+    keys = pattern_keys(codes, sizes)
+    pos = np.minimum(np.searchsorted(cal_keys, keys), len(cal_keys) - 1)
+    hit = (cal_keys[pos] == keys) & (codes >= 0).all(axis=1)
+    out[hit] = cal_counts[pos[hit]]
+    return out
 
 
 def row_support(support: dict, encoders: list[JudgeEncoder], panel: Panel, *,
@@ -152,7 +171,7 @@ def row_support(support: dict, encoders: list[JudgeEncoder], panel: Panel, *,
             if len(vocab):
                 missing[:, k] = is_missing[col.codes]
                 parse_error[:, k] = is_error[col.codes]
-    N_z = pattern_lookup(support, codes)
+    N_z = pattern_lookup(support, codes, encoded.alphabet_sizes)
     return RowSupport(codes=codes, N_z=N_z, in_range=in_range,
                       in_support=(N_z > 0) if table_like else in_range.copy(),
                       missing=missing, parse_error=parse_error, judges=[e.name for e in encoders])
