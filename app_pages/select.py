@@ -11,6 +11,7 @@ from fcps_core.defaults import (DEFAULT_ALPHA, DEFAULT_CHOICE, DEFAULT_FOLDS, DE
 from fcps_core.selection import CHOICES, PROTOCOLS
 from fcps_app.common import (figure_download, panel_picker, run_selection, save_run, split_sizes_table,
                           table_download)
+from fcps_app.costs import judge_costs_editor, show_costs
 
 st.title("Select a panel and aggregator")
 label, panel = panel_picker()
@@ -39,6 +40,7 @@ except FCPSError as exc:
 
 st.caption("Under the cross-fitted protocol (default) S, M and V are pooled: every labelled row outside T "
            "is used for fitting and, in other folds, for validation; T only audits.")
+costs = judge_costs_editor(label, panel)
 with st.form("menu_form"):
     p1, p2, p3, p4 = st.columns(4)
     protocol = p1.selectbox("protocol", PROTOCOLS, index=PROTOCOLS.index(DEFAULT_PROTOCOL),
@@ -64,13 +66,16 @@ with st.form("menu_form"):
     run = st.form_submit_button("Run selection", type="primary")
 
 if run:
+    # with judge costs the default path menu also orders judges by information per cost
+    run_paths = list(paths) + (["cost_aware"] if costs and list(paths) == list(DEFAULT_PATHS) else [])
     bar = st.progress(0.0, text="starting")
     try:
         result = run_selection(panel, split, counts, int(seed), lambda f, m: bar.progress(min(f, 1.0), text=m),
-                               families=families, paths=paths, k_max=int(k_max) or None, alpha=alpha,
+                               families=families, k_max=int(k_max) or None, alpha=alpha,
                                fallback=fallback, objective=objective,
                                guard=None if guard == "none" else guard, refit=refit,
-                               protocol=protocol, choice=choice, folds=int(folds), repeats=int(repeats))
+                               protocol=protocol, choice=choice, folds=int(folds), repeats=int(repeats),
+                               judge_costs=costs, paths=run_paths)
     except FCPSError as exc:
         st.error(str(exc))
         st.stop()
@@ -133,6 +138,8 @@ if sel_state and sel_state["label"] == label:
         st.warning(f"**Regime: undetermined.** {rg['advice']}")
     elif rg.get("quadrant"):
         st.info(f"**Regime: {rg['quadrant'].replace('_', ' ')}** ({rg['description']}). {rg['advice']}")
+    if d.get("costs"):
+        show_costs(d, held)
     fig = validation_risk_over_k(d["candidates"], selected=sel)
     st.plotly_chart(fig)
     figure_download(fig, "validation-risk-over-K")

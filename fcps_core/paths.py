@@ -17,6 +17,11 @@ candidate panels. Rules:
                           E[sum_z p_z 1{N_z>0}/N_z] + E[unseen mass] with N_z ~ Bin(n_M, p_z)
                           (Eq. eq:cell-pressure); the Pareto frontier (gain up, pressure down)
                           capped at ``max_paths`` = 32 subsets, each one candidate panel.
+``cost_aware``            (needs judge costs) greedy: add the judge with the largest drop of
+                          the S residual sum of squares of a least-squares fit of y on the
+                          prefix's judges (outputs coded by their S mean label) per unit of
+                          its cost; free judges first. Not in the paper: it gives a cheap
+                          prefix to every K so the ``cheapest_tied`` choice has one to find.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from scipy.stats import binom
 
 from .errors import MenuError
 
-PATH_RULES = ("info_first", "random", "complexity_penalized", "cfps")
+PATH_RULES = ("info_first", "random", "complexity_penalized", "cfps", "cost_aware")
 
 
 @dataclass(frozen=True)
@@ -191,9 +196,47 @@ def cfps_paths(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int, *, max_size: in
     return [t[0] for t in frontier[:max_paths]]
 
 
+def cost_aware(codes_S: np.ndarray, y_S: np.ndarray, costs: np.ndarray) -> list[int]:
+    """Judges in order of information per unit cost, redundancy counted: greedily, the
+    judge whose addition most reduces the residual sum of squares of a least-squares fit
+    of y on the chosen judges (each judge's outputs coded by their mean label on S), per
+    unit of its cost. Free judges come first; judges that add nothing go last, cheapest
+    first."""
+    n, J = codes_S.shape
+    X = np.empty((n, J))
+    for j in range(J):
+        dense = dense_ids(codes_S[:, [j]])
+        means = np.bincount(dense, weights=y_S) / np.maximum(np.bincount(dense), 1)
+        X[:, j] = means[dense]
+    costs = np.asarray(costs, dtype=float)
+    chosen: list[int] = []
+    remaining = list(range(J))
+    basis = np.ones((n, 1)) / np.sqrt(max(n, 1))        # orthonormal basis of the fitted span
+    resid = y_S - y_S.mean()
+    while remaining:
+        best = None
+        for j in remaining:
+            v = X[:, j] - basis @ (basis.T @ X[:, j])
+            norm = float(v @ v)
+            gain = float((v @ resid) ** 2 / norm) if norm > 1e-12 * max(n, 1) else 0.0
+            key = (0 if costs[j] <= 0 else 1, -(gain if costs[j] <= 0 else gain / costs[j]), costs[j], j)
+            if best is None or key < best[0]:
+                best = (key, j, v, norm, gain)
+        key, j, v, norm, gain = best
+        if gain <= 1e-12:
+            chosen += sorted(remaining, key=lambda k: (costs[k], k))
+            break
+        chosen.append(j)
+        remaining.remove(j)
+        q = v / np.sqrt(norm)
+        basis = np.hstack([basis, q[:, None]])
+        resid = resid - q * (q @ resid)
+    return chosen
+
+
 def build_paths(rules: list[str], codes_S: np.ndarray, y_S: np.ndarray, n_cal: int, *,
                 table_k_max: int, seed: int, penalty: float = 1.0,
-                cfps_max_paths: int = 32) -> list[JudgePath]:
+                cfps_max_paths: int = 32, costs: np.ndarray | None = None) -> list[JudgePath]:
     """Paths for every requested rule. Orderings cover the whole pool (scalar families may
     use any prefix); cfps paths offer only their own subset size."""
     unknown = [r for r in rules if r not in PATH_RULES]
@@ -212,6 +255,10 @@ def build_paths(rules: list[str], codes_S: np.ndarray, y_S: np.ndarray, n_cal: i
         elif rule == "complexity_penalized":
             out.append(JudgePath(rule, tuple(complexity_penalized(codes_S, y_S, n_cal, penalty)),
                                  all_sizes))
+        elif rule == "cost_aware":
+            if costs is None:
+                raise MenuError("the cost_aware path rule needs judge costs (--judge-costs FILE)")
+            out.append(JudgePath(rule, tuple(cost_aware(codes_S, y_S, costs)), all_sizes))
         elif rule == "cfps":
             for i, subset in enumerate(cfps_paths(codes_S, y_S, n_cal, max_size=min(table_k_max, n_j),
                                                   max_paths=cfps_max_paths)):

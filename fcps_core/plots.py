@@ -271,3 +271,37 @@ def judge_output_shift(judge: dict) -> go.Figure:
                       yaxis_title="share of rows", xaxis_title="output", yaxis_tickformat=".0%",
                       height=340, margin=dict(t=50))
     return fig
+
+
+# -- judge costs --------------------------------------------------------------------------------
+def risk_cost_pareto(candidates: list[dict], costs: dict, *, risk_label: str = "held-out risk") -> go.Figure:
+    """Every candidate's cost per item against its held-out risk, the Pareto front as a
+    step line, the deployed choice (star) and the cheapest statistically tied candidate
+    (diamond) marked."""
+    cost_of = {c["index"]: c["cost"] for c in costs["candidates"]}
+    by_index = {c["index"]: c for c in candidates}
+    fig = go.Figure()
+    for fam in dict.fromkeys(c["family"] for c in candidates):
+        rows = [c for c in candidates if c["family"] == fam]
+        fig.add_scatter(x=[cost_of[c["index"]] for c in rows], y=[c["val_risk"] for c in rows], mode="markers",
+                        name=fam, marker=dict(color=FAMILY_COLORS.get(fam, "#7f7f7f"), size=6, opacity=0.55),
+                        text=[f"{c['family']} K={c['K']} {c['path']}" for c in rows],
+                        hovertemplate="%{text}<br>cost %{x:.3g}<br>risk %{y:.4f}<extra></extra>")
+    front = [by_index[i] for i in costs["pareto"]]
+    fig.add_scatter(x=[cost_of[c["index"]] for c in front], y=[c["val_risk"] for c in front],
+                    mode="lines+markers", line=dict(shape="hv", color="black", width=1.5),
+                    marker=dict(color="black", size=7), name="Pareto front",
+                    hovertemplate="front: cost %{x:.3g}, risk %{y:.4f}<extra></extra>")
+    sel = costs.get("selected_point")
+    if sel:
+        fig.add_scatter(x=[sel["cost"]], y=[sel["risk"]], mode="markers", name="deployed",
+                        marker=dict(symbol="star", size=18, color="gold", line=dict(color="black", width=1)))
+    ct = costs.get("cheapest_tied")
+    if ct:
+        fig.add_scatter(x=[ct["cost"]], y=[by_index[ct["index"]]["val_risk"]], mode="markers",
+                        name="cheapest tied", marker=dict(symbol="diamond-open", size=16, color="#d62728",
+                                                          line=dict(width=2.5)))
+    fig.update_layout(title="Risk against cost per item (candidates; Pareto front in black)",
+                      xaxis_title="cost per item (sum over the candidate's judges)", yaxis_title=risk_label,
+                      height=460, legend=dict(orientation="h", y=-0.25), margin=dict(t=50))
+    return fig

@@ -250,3 +250,22 @@ def test_deploy_page_refuses_a_broken_predictor_file():
     at.file_uploader[1].set_value(("t.csv", b"item_id,j1\n1,A\n", "text/csv")).run()
     assert not at.exception
     assert at.error and "not an fcps predictor file" in at.error[0].value
+
+
+def test_select_page_uses_stored_costs_and_shows_the_pareto_chart(upload_csv_bytes, seeded_store):
+    from fcps_core.store import Store
+    store = Store(seeded_store)
+    at = page("upload")
+    at.file_uploader[0].set_value(("costed.csv", upload_csv_bytes, "text/csv")).run()
+    by_label(at.text_input, "Name").set_value("costed")
+    by_label(at.button, "Save to the store").click().run()
+    judges = [j["name"] for j in store.panel_info("costed")["judges"]]
+    store.set_judge_costs("costed", {j: {"cost": float(i + 1), "latency": 0.5} for i, j in enumerate(judges)})
+    at.switch_page("app_pages/select.py").run()
+    assert by_label(at.selectbox, "Panel").value == "stored: costed"
+    by_label(at.selectbox, "choice rule").set_value("cheapest_tied")
+    _select(at)
+    d = at.session_state["selection"]["dict"]
+    assert d["choice"] == "cheapest_tied" and d["costs"]["cheapest_tied"]["index"] == d["selected"]["index"]
+    assert any(m.value.startswith("**Cost** of the deployed choice") for m in at.markdown)
+    assert "cost_aware" in d["menu"]["paths"]

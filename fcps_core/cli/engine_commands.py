@@ -42,24 +42,32 @@ def cmd_select(args, ctx: RunContext) -> int:
         from ..outputs import check_output_path
         check_output_path(args.save_model, force=args.force)     # before a long selection
     panel = load_panel_from_args(args, ctx)
+    costs = judge_costs_for(args, ctx, panel)
     counts = block_counts(args)
     blocks = make_blocks(panel, split=args.split, test_share=args.test_share, counts=counts,
                          seed=args.seed)
     if blocks.source == "column":
         log(args, f"using the {args.block_column!r} column's blocks exactly")
     selector = FCPSSelector(
-        paths=parse_names(args.paths) or DEFAULT_PATHS, families=parse_names(args.families) or FAMILIES,
+        # with judge costs the default menu also orders judges by information per cost
+        paths=parse_names(args.paths) or (DEFAULT_PATHS + ("cost_aware",) if costs else DEFAULT_PATHS),
+        families=parse_names(args.families) or FAMILIES,
         k_max=args.k_max, table_k_max=args.table_k_max, pairwise_k_max=args.pairwise_k_max,
         alpha=args.alpha, fallback=args.fallback, objective=args.objective,
         guard=None if args.guard == "none" else args.guard, prior_family=args.prior_family,
         refit=args.refit, n_bins=args.n_bins, seed=args.seed,
         gain_threshold=args.gain_threshold, pressure_threshold=args.pressure_threshold,
         protocol=args.protocol, choice=choice, folds=args.folds, repeats=args.repeats,
-        estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members,
+        estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members, judge_costs=costs,
         progress=None if args.quiet else progress_to_stderr)
     result = selector.fit(panel, blocks)
     predictor = result.predictor() if args.save_model or getattr(args, "save", False) else None
     save_result(args, ctx, "select", result, predictor=predictor)     # store: --save
+    if costs and args.judge_costs and getattr(args, "save", False) and ctx.store_panel \
+            and not args.judges:
+        from ..store import Store, resolve_store_path
+        Store(resolve_store_path(args.store)).set_judge_costs(ctx.store_panel, costs)
+        log(args, f"judge costs stored with panel {ctx.store_panel!r}")
     if args.save_model:
         predictor.save(args.save_model, force=args.force)
         log(args, f"predictor written to {args.save_model}")
@@ -69,6 +77,21 @@ def cmd_select(args, ctx: RunContext) -> int:
     else:
         sys.stdout.write(render_result(result, top=args.top))
     return 0
+
+
+def judge_costs_for(args, ctx: RunContext, panel) -> dict | None:
+    """--judge-costs FILE, else the costs stored with a stored panel; restricted to the
+    judges in use (a --judges subset may leave some rows of the file unused)."""
+    costs = None
+    if args.judge_costs:
+        from ..judge_costs import read_judge_costs
+        costs = read_judge_costs(args.judge_costs)
+    elif ctx.store_panel:
+        from ..store import Store, resolve_store_path
+        costs = Store(resolve_store_path(args.store)).judge_costs(ctx.store_panel)
+    if costs and args.judges:
+        costs = {j: v for j, v in costs.items() if j in set(panel.judge_names)}
+    return costs
 
 
 def cmd_sweep(args, ctx: RunContext) -> int:

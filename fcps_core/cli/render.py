@@ -91,6 +91,8 @@ def render_result(result, *, top: int = 15) -> str:
         lines.append(render_table([[b["label"], b["risk"], b["diff_vs_selected"],
                                     None if b["ci"] is None else f"[{fmt(b['ci'][0])}, {fmt(b['ci'][1])}]"]
                                    for b in d["baselines"]], ["baseline", "risk", "diff", "95% CI"]))
+    if d.get("costs"):
+        lines += render_costs(d)
     rg = d["regime"]
     lines += ["", f"REGIME  {rg.get('quadrant') or 'n/a'}: interaction gain {fmt(rg.get('interaction_gain'))}"
               + (f" (SE {fmt(rg.get('interaction_gain_se'))})" if rg.get("interaction_gain_se") is not None else "")
@@ -112,3 +114,22 @@ def render_result(result, *, top: int = 15) -> str:
                                     c["freq_test"]] for c in d["cells"]],
                                   ["pattern", "N_z", "mean_y", "pred", "freq_V", "freq_T"]))
     return "\n".join(lines) + "\n"
+
+
+def render_costs(d: dict) -> list[str]:
+    """Cost lines: the deployed cost, the cheapest tied candidate, the risk-cost Pareto front."""
+    c = d["costs"]
+    by_index = {x["index"]: x for x in d["candidates"]}
+    cost_of = {x["index"]: x for x in c["candidates"]}
+    lines = ["", f"COST  deployed: {fmt(c['selected']['cost'])} per item, latency {fmt(c['selected']['latency'])}"]
+    ct = c.get("cheapest_tied")
+    if ct:
+        lines.append(f"  cheapest tied: {ct['family']} K={ct['K']} cost {fmt(ct['cost'])} latency {fmt(ct['latency'])}, "
+                     f"risk {fmt(ct['risk'])} ({ct['diff']:+.4f} vs the best, paired SE {fmt(ct['se'])}; "
+                     f"{ct['n_tied']} candidates tied)")
+    front = c["pareto"]
+    rows = [[by_index[i]["family"], by_index[i]["path"], by_index[i]["K"], cost_of[i]["cost"],
+             cost_of[i]["latency"], by_index[i]["val_risk"]] for i in front[:12]]
+    lines.append(f"  risk-cost Pareto front ({len(front)} candidates, cheapest first):")
+    lines.append(render_table(rows, ["family", "path", "K", "cost", "latency", "risk"]))
+    return lines

@@ -12,6 +12,9 @@ choice:
 * ``tie_average`` -- the average of the statistically tied candidates' predictions (within
   one paired SE of the best; identical prediction columns counted once; at most
   ``max_members``, lowest risk first), deployed as one predictor.
+* ``cheapest_tied`` -- among the same tie set, the cheapest to run (the sum of its judges'
+  costs, then the lower latency, then the simpler family and smaller K); needs judge costs
+  (:mod:`fcps_core.judge_costs`).
 
 Paired SE. For candidates c and b the per-row loss differences d_i = l_ic - l_ib are summed
 within each group g (rows of one group are dependent), D_g, and the SE of the mean
@@ -29,7 +32,9 @@ import numpy as np
 from ..diagnostics import losses, risk_tolerance
 from ..families import REGISTRY
 
-CHOICES = ("argmin", "simplest_within_se", "tie_average")
+CHOICES = ("argmin", "simplest_within_se", "tie_average", "cheapest_tied")
+#: rules that pick one member of the tie set by a fixed preference order (:func:`preference_order`)
+WITHIN_TIE_RULES = ("simplest_within_se", "cheapest_tied")
 
 
 @dataclass
@@ -89,6 +94,23 @@ def complexity_order(candidates) -> np.ndarray:
     return rank
 
 
+def cost_order(candidates, costs) -> np.ndarray:
+    """Rank of each candidate on (cost, latency, ladder level, K, menu order)."""
+    from ..judge_costs import judges_cost
+    keys = [(*judges_cost(c.judges, costs), REGISTRY[c.family].ladder, c.K, c.index) for c in candidates]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[order] = np.arange(len(keys))
+    return rank
+
+
+def preference_order(rule: str, candidates, costs=None) -> np.ndarray:
+    """The order a within-tie rule prefers: simplest first, or cheapest first."""
+    if rule == "cheapest_tied":
+        return cost_order(candidates, costs)
+    return complexity_order(candidates)
+
+
 def tie_break_order(candidates) -> np.ndarray:
     """The argmin's tie rule (smaller K, simpler family, menu order) as a rank."""
     keys = [(c.K, REGISTRY[c.family].complexity_rank, c.index) for c in candidates]
@@ -108,7 +130,8 @@ def prediction_signatures(preds: np.ndarray) -> np.ndarray:
 
 def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_rank: np.ndarray,
            signatures: np.ndarray, max_members: int, w: np.ndarray | None = None) -> Choice:
-    """Apply ``rule`` to (possibly bootstrap-weighted) grouped losses."""
+    """Apply ``rule`` to (possibly bootstrap-weighted) grouped losses; ``simple_rank`` is
+    the within-tie preference (:func:`preference_order`)."""
     means = grouped.means(w)
     lo = float(means.min())
     near = np.flatnonzero(means <= lo + risk_tolerance(lo))
@@ -118,7 +141,7 @@ def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_ra
     se = grouped.paired_se(best, w, means)
     se = np.where(np.isfinite(se), se, 0.0)
     tied = np.flatnonzero(means - means[best] <= se + risk_tolerance(lo))
-    if rule == "simplest_within_se":
+    if rule in WITHIN_TIE_RULES:
         chosen = int(tied[np.argmin(simple_rank[tied])])
         return Choice(best, chosen, None, tied)
     members = pick_members(tied, means, tie_rank, signatures, max_members)
@@ -161,7 +184,8 @@ def apply_choice_rule(result, selector, heldout) -> Choice:
     y, preds = heldout.y, heldout.preds
     cands = result.candidates
     ch = choose(selector.choice, heldout.grouped(selector.objective), tie_rank=tie_break_order(cands),
-                simple_rank=complexity_order(cands), signatures=heldout.signatures(),
+                simple_rank=preference_order(selector.choice, cands, selector.judge_costs),
+                signatures=heldout.signatures(),
                 max_members=selector.max_members)
     result.selected_index = ch.chosen
     result.members = ch.members

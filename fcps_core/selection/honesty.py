@@ -31,7 +31,7 @@ import numpy as np
 from ..diagnostics import argmin_with_ties, losses, regime_quadrant, risk_tolerance, table_pressure
 from ..families import REGISTRY
 from .folds import grouped_folds
-from .choice import GroupedLosses, complexity_order, pick_members, tie_break_order
+from .choice import WITHIN_TIE_RULES, GroupedLosses, pick_members, preference_order, tie_break_order
 
 Z95 = 1.959963984540054
 BASELINE_LABELS = {
@@ -111,7 +111,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, y, base_losses: dict):
     sel = result.selector
     cands = result.candidates
     rule = sel.choice
-    tie_rank, simple_rank = tie_break_order(cands), complexity_order(cands)
+    tie_rank, simple_rank = tie_break_order(cands), preference_order(rule, cands, sel.judge_costs)
     rng = np.random.default_rng(np.random.SeedSequence([sel.seed, 2018]))
     G = grouped.n_groups
     S, ng = grouped.sums, grouped.rows_per_group
@@ -141,7 +141,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, y, base_losses: dict):
         ss = Q - 2 * X + Qb[:, None] + delta ** 2 * NN[:, None] - 2 * delta * (GN - GNb[:, None])
         se = np.sqrt(np.maximum(ss, 0.0) * (drawn / np.maximum(drawn - 1, 1))[:, None]) / N[:, None]
         tied = delta <= se + tol[:, None]
-        if rule == "simplest_within_se":
+        if rule in WITHIN_TIE_RULES:
             chosen = np.where(tied, simple_rank[None, :], big).argmin(axis=1)
     OS, ON = O @ S, O @ ng
     proc = OS[rows_b, chosen] / ON

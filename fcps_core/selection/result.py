@@ -13,6 +13,7 @@ from ..families import REGISTRY, PrefixFeatures
 from ..panel import Panel
 from ..paths import JudgePath
 from ..splits import Blocks
+from .cost_report import cost_report
 from .views import ViewCache, view_kind, weighted_mean_loss
 
 
@@ -289,6 +290,7 @@ class SelectionResult:
             "baselines": self.baselines,
             "tie": self.tie,
             "choice_info": self.choice_info,
+            "costs": cost_report(self),
             "paths": [{"rule": p.rule, "label": p.label or p.rule,
                        "judges": [self.panel.judge_names[j] for j in p.judges],
                        "prefix_sizes": list(p.prefix_sizes) if p.rule == "cfps" else None}

@@ -139,6 +139,9 @@ class FCPSSelector:
     max_members: int = DEFAULT_MAX_MEMBERS
     with_baselines: bool = True
     n_jobs: int | None = None   # crossfit folds in parallel: None = every core on large panels
+    #: judge -> {"cost", "latency"} (fcps_core.judge_costs); candidates then carry their cost,
+    #: the result its risk-cost Pareto front, and ``cheapest_tied`` can choose
+    judge_costs: dict | None = None
 
     def validate(self, n_judges: int) -> None:
         for f in self.families:
@@ -183,6 +186,16 @@ class FCPSSelector:
         if self.guard is not None and self.choice != "argmin":
             raise MenuError("the one_se guard applies to the argmin choice; use --choice argmin with --guard")
 
+    def check_costs(self, panel: Panel) -> None:
+        """Judge costs, when given, cover exactly the panel's judges; cheapest_tied needs them."""
+        if self.judge_costs is None:
+            if self.choice == "cheapest_tied":
+                raise MenuError("the cheapest_tied choice needs judge costs (--judge-costs FILE with "
+                                "judge,cost,latency rows, or costs stored with the panel)")
+            return
+        from ..judge_costs import check_costs_cover
+        check_costs_cover(self.judge_costs, panel.judge_names)
+
     # -- K limits ------------------------------------------------------------------------
     def k_limit(self, family: str, n_judges: int) -> int:
         limit = n_judges if self.k_max is None else min(self.k_max, n_judges)
@@ -208,9 +221,11 @@ class FCPSSelector:
         ``crossfit``: repeated grouped K-fold over S+M+V, see :mod:`.crossfit`)."""
         if self.protocol == "crossfit":
             self.validate(len(panel.judges))
+            self.check_costs(panel)
             return fit_crossfit(self, panel, blocks)
         t0 = time.perf_counter()
         self.validate(len(panel.judges))
+        self.check_costs(panel)
         panel = self.checked_panel(panel, blocks)
         report = self.progress or (lambda frac, msg: None)
         # Unlabelled traffic for unsupervised families: every row outside M and T (T is
@@ -279,7 +294,9 @@ class FCPSSelector:
         paths = build_paths(list(self.paths), encoded.codes[rows["S"]], y[rows["S"]], len(rows["M"]),
                             table_k_max=min(self.table_k_max, self.k_max or self.table_k_max),
                             seed=self.seed, penalty=self.complexity_penalty,
-                            cfps_max_paths=self.cfps_max_paths)
+                            cfps_max_paths=self.cfps_max_paths,
+                            costs=None if self.judge_costs is None else
+                            np.array([self.judge_costs[j]["cost"] for j in panel.judge_names]))
         names = panel.judge_names
         work = []  # (path, K)
         for path in paths:

@@ -19,6 +19,7 @@ Tables (schema version :data:`LATEST_VERSION`, applied by :data:`MIGRATIONS`)::
     run_predictors (run_id, predictor)        -- the predictor a selection deploys / an audit ran
     audit_cells    (run_id, cell_pos, pattern, N_z, q_z, p_z, traffic_rows, prediction, unseen)
     sweep_cells, sweep_menu_cells, sweep_records   -- a calibration-growth sweep
+    judge_costs (panel_id, judge, cost, latency)   -- optional, per panel
     meta     (key, value)
 
 Guarantees

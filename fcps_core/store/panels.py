@@ -181,8 +181,30 @@ class PanelStore:
         for run_id in runs:
             self._delete_run_rows(cur, run_id)
         counts = {"runs": len(runs)}
-        for table in ("outputs", "items", "judges", "panels"):
+        for table in ("outputs", "items", "judges", "judge_costs", "panels"):
             counts[table] = cur.execute(f"DELETE FROM {table} WHERE panel_id = ?", [pid]).fetchone()[0]
         return counts
+
+    # -- judge costs ---------------------------------------------------------------------
+    def set_judge_costs(self, name: str, costs: dict) -> None:
+        """Store (replacing any earlier) the cost and latency of every judge of a panel."""
+        from ..judge_costs import check_costs_cover
+        with self.transaction() as cur:
+            info = self._panel_row(cur, name)
+            judges = [r[0] for r in cur.execute("SELECT name FROM judges WHERE panel_id = ? ORDER BY judge_pos",
+                                                [info["panel_id"]]).fetchall()]
+            check_costs_cover(costs, judges, source=f"costs for panel {name!r}")
+            cur.execute("DELETE FROM judge_costs WHERE panel_id = ?", [info["panel_id"]])
+            cur.executemany("INSERT INTO judge_costs VALUES (?, ?, ?, ?)",
+                            [[info["panel_id"], j, float(costs[j]["cost"]), float(costs[j].get("latency", 0.0))]
+                             for j in judges])
+
+    def judge_costs(self, name: str) -> dict | None:
+        """A panel's stored judge costs (``{judge: {"cost", "latency"}}``), or None."""
+        with self.reading() as cur:
+            info = self._panel_row(cur, name)
+            rows = cur.execute("SELECT judge, cost, latency FROM judge_costs WHERE panel_id = ?",
+                               [info["panel_id"]]).fetchall()
+        return {j: {"cost": c, "latency": lat} for j, c, lat in rows} or None
 
     # -- runs ----------------------------------------------------------------------------

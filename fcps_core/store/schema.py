@@ -93,12 +93,17 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             run_id INTEGER NOT NULL, cell_pos INTEGER NOT NULL, pattern VARCHAR, N_z BIGINT,
             q_z DOUBLE, p_z DOUBLE, traffic_rows BIGINT, prediction DOUBLE, unseen BOOLEAN)""",
     )),
+    (4, "judge cost and latency stored with a panel", (
+        """CREATE TABLE judge_costs (
+            panel_id INTEGER NOT NULL, judge VARCHAR NOT NULL, cost DOUBLE NOT NULL,
+            latency DOUBLE NOT NULL, PRIMARY KEY (panel_id, judge))""",
+    )),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 #: every table, in the order a panel/run delete must clear them (children first)
 RUN_CHILD_TABLES = ("run_candidates", "run_cells", "sweep_cells", "sweep_menu_cells", "sweep_records",
                     "run_predictors", "audit_cells")
-CONTENT_TABLES = ("panels", "judges", "items", "outputs", "runs") + RUN_CHILD_TABLES + ("meta",)
+CONTENT_TABLES = ("panels", "judges", "items", "outputs", "runs") + RUN_CHILD_TABLES + ("judge_costs", "meta")
 
 
 def newer_store_error(version: int) -> StoreError:

@@ -1,0 +1,66 @@
+"""Judge costs on the Select page: an editable table (stored with a stored panel) and the
+risk-cost Pareto chart of a finished selection."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from fcps_core import FCPSError
+from fcps_core.plots import risk_cost_pareto
+from fcps_app.common import figure_download, get_store, stored_name
+
+
+def judge_costs_editor(label: str, panel) -> dict | None:
+    """The costs the selection will use: the table as edited (None while any judge lacks
+    a cost). A stored panel's costs prefill it and can be saved back."""
+    name = stored_name(label)
+    stored = get_store().judge_costs(name) if name else None
+    with st.expander("Judge costs (optional): cost and latency per item" + (" · stored" if stored else "")):
+        st.caption("Cost per item in any unit (dollars per 1,000 items, tokens, ...); latency in seconds. A "
+                   "candidate costs the sum over its judges and takes the longest latency (judges run in "
+                   "parallel). With costs every candidate gets its cost, the result a risk-cost Pareto chart, and "
+                   "the choice rule cheapest_tied deploys the cheapest candidate statistically tied with the best.")
+        base = pd.DataFrame({"judge": panel.judge_names,
+                             "cost": [(stored or {}).get(j, {}).get("cost", math.nan) for j in panel.judge_names],
+                             "latency": [(stored or {}).get(j, {}).get("latency", 0.0) for j in panel.judge_names]})
+        edited = st.data_editor(base, hide_index=True, disabled=["judge"], key=f"costs-{label}",
+                                column_config={"cost": st.column_config.NumberColumn(min_value=0.0, format="%.4g"),
+                                               "latency": st.column_config.NumberColumn(min_value=0.0,
+                                                                                        format="%.4g")})
+        if edited["cost"].isna().all():
+            return None
+        if edited["cost"].isna().any():
+            missing = edited.loc[edited["cost"].isna(), "judge"].tolist()
+            st.warning(f"{len(missing)} judge(s) have no cost yet (e.g. {missing[0]}): costs are not used until "
+                       "every judge has one (0 for a free judge).")
+            return None
+        costs = {r.judge: {"cost": float(r.cost), "latency": float(0.0 if pd.isna(r.latency) else r.latency)}
+                 for r in edited.itertuples()}
+        if name and costs != stored and st.button("Save these costs with the panel"):
+            try:
+                get_store().set_judge_costs(name, costs)
+            except FCPSError as exc:
+                st.error(str(exc))
+            else:
+                st.success(f"Costs stored with {name}.")
+        return costs
+
+
+def show_costs(d: dict, held: str) -> None:
+    c = d["costs"]
+    ct = c.get("cheapest_tied")
+    sel = c["selected"]
+    st.markdown(f"**Cost** of the deployed choice: {sel['cost']:.4g} per item, latency {sel['latency']:.3g}")
+    if ct:
+        same = ct["cost"] >= sel["cost"] - 1e-12
+        st.caption(f"Cheapest candidate statistically tied with the best ({ct['n_tied']} tied): {ct['family']} "
+                   f"K={ct['K']} at {ct['cost']:.4g} per item, {held} risk {ct['risk']:.4f} "
+                   f"({ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f})"
+                   + ("; it is the deployed one." if same else
+                      "; choose rule cheapest_tied to deploy it."))
+    fig = risk_cost_pareto(d["candidates"], c, risk_label=f"{held} risk")
+    st.plotly_chart(fig)
+    figure_download(fig, "risk-cost-pareto")
