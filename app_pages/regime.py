@@ -3,8 +3,9 @@ import streamlit as st
 from fcps_core import FCPSError
 from fcps_core.experiments import MENUS
 from fcps_core.plots import calibration_growth_risk, regime_map, regime_map_points
-from fcps_core.plots import selected_k_over_budget, unseen_over_budget
-from fcps_app.common import figure_download, panel_picker, run_sweep, save_run
+from fcps_core.plots import plan_curves, selected_k_over_budget, unseen_over_budget
+from fcps_core.planning import allocation_text, sweep_plan
+from fcps_app.common import digest, figure_download, panel_picker, run_sweep, save_run
 
 st.title("Regime map")
 st.markdown("Where does the panel sit? **Interaction gain** = validation risk of the best scalar candidate "
@@ -63,3 +64,33 @@ if sweep:
                       (selected_k_over_budget(cells), "selected-K"), (unseen_over_budget(cells), "unseen-rate")):
         st.plotly_chart(fig)
         figure_download(fig, name)
+
+    st.subheader("Plan the next labels")
+    budgets = sweep.get("budgets") or [c["n_M"] for c in cells]
+    delta = int(st.number_input("more calibration labels (delta)", min_value=0, value=int(max(budgets)),
+                                step=max(1, int(max(budgets)) // 4)))
+    stored = sweep.get("plan") or {}
+    if stored.get("delta") == delta:
+        plan = stored
+    else:   # refit for this delta (fast); the allocation does not depend on delta: keep the sweep's
+        key = (digest([budgets, cells]), delta)
+        cache = st.session_state.setdefault("plan_cache", {})
+        if key not in cache:
+            cache.clear()
+            cache[key] = sweep_plan(sweep, delta=delta)
+            if (stored.get("allocation") or {}).get("status") == "ok":
+                cache[key]["allocation"] = stored["allocation"]
+        plan = cache[key]
+    if plan.get("status") != "ok":
+        st.info(plan.get("answer") or plan.get("message"))
+    else:
+        st.markdown(f"**{plan['answer']}**")
+        fig = plan_curves(plan)
+        st.plotly_chart(fig)
+        figure_download(fig, "plan-curves")
+        alloc = allocation_text(plan.get("allocation"))
+        if alloc:
+            st.markdown(alloc)
+        st.caption(f"Model: {plan['model']}. Bands: {plan['levels'][0]:.0%}-{plan['levels'][-1]:.0%} over "
+                   f"{plan['n_boot']} split-bootstrap refits; crossover searched up to n_M = {plan['horizon']:,.0f}. "
+                   "Only validation risks are fitted; the research test block informs no plan.")

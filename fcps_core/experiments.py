@@ -26,6 +26,7 @@ from .diagnostics import argmin_with_ties, metric_suite
 from .errors import SplitError
 from .families import PAIRWISE_FEATURE, PAPER_SCALAR, REGISTRY
 from .panel import Panel
+from .planning.plan import sweep_plan
 from .selection import DEFAULT_PATHS, PAPER_PROTOCOL, Candidate, FCPSSelector
 from .splits import Blocks
 
@@ -106,6 +107,9 @@ def split_record(result, budget: int, split: int, k_short: int = 3,
                                result.predict_rows(sel, result.blocks.T))
         rec["menus"][menu] = {
             "test_mse": sel.test_mse, "test_nll": sel.test_nll, "val_mse": sel.val_mse,
+            # validation side for planning (fcps_core.planning): never fitted on test risks
+            "val_risk": sel.val_risk, "val_se": sel.val_se,
+            "menu_size": int(sum(c.grid_size for c in pool)),
             "K": sel.K, "family": sel.family, "path_rule": sel.path_rule,
             "unseen_test": d.unseen_test if d else None, "V_cell": d.V_cell if d else None,
             "V_proxy": d.V_proxy if d else None, "H_K": d.H_K if d else None,
@@ -203,10 +207,14 @@ class SweepResult:
     settings: dict
     records: list[dict]
     cells: list[dict] = field(default_factory=list)
+    plan: dict | None = None      # fcps_core.planning.sweep_plan: the next labels
 
     def to_dict(self) -> dict:
-        return {"panel": self.panel, "budgets": self.budgets, "settings": self.settings,
-                "cells": self.cells, "records": self.records}
+        d = {"panel": self.panel, "budgets": self.budgets, "settings": self.settings,
+             "cells": self.cells, "records": self.records}
+        if self.plan is not None:
+            d["plan"] = self.plan
+        return d
 
 
 def _run_split(panel: Panel, budgets: list[int], split: int, seed: int, sizes: dict,
@@ -226,6 +234,7 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
                        backend: str = "loky",
                        progress: Callable[[float, str], None] | None = None,
                        menus: dict[str, Sequence[str]] | None = None,
+                       plan_options: dict | None = None,
                        **selector_options) -> SweepResult:
     """Sweep n_M over ``budgets`` with fixed n_S, n_V, n_T over ``splits`` grouped splits.
 
@@ -233,7 +242,8 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
     ``loky`` locally, or ``dask``/``ray`` when their joblib integration is registered).
     ``menus`` maps a menu name to its families (default :data:`MENUS`); each menu's decision
     is its own validation argmin. ``families`` (default: the union of the menus) is what gets
-    fitted.
+    fitted. ``plan_options`` are passed to :func:`fcps_core.planning.sweep_plan` (the result's
+    ``plan``: each menu's validation-risk curve, the crossover budget, the S/M/V allocation).
     """
     budgets = sorted(int(b) for b in budgets)
     if not budgets or budgets[0] < 1:
@@ -268,5 +278,7 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
     cells = [summarise_budget([r for r in records if r["n_M"] == b]) for b in budgets]
     settings = {**sizes, "splits": splits, "seed": seed, "families": list(families),
                 "paths": list(paths), **{k: v for k, v in selector_options.items() if k != "progress"}}
-    return SweepResult(panel=panel.name, budgets=budgets, settings=settings, records=records,
-                       cells=cells)
+    result = SweepResult(panel=panel.name, budgets=budgets, settings=settings, records=records,
+                         cells=cells)
+    result.plan = sweep_plan(result.to_dict(), **(plan_options or {}))
+    return result

@@ -305,3 +305,109 @@ def risk_cost_pareto(candidates: list[dict], costs: dict, *, risk_label: str = "
                       xaxis_title="cost per item (sum over the candidate's judges)", yaxis_title=risk_label,
                       height=460, legend=dict(orientation="h", y=-0.25), margin=dict(t=50))
     return fig
+
+
+# -- the next judge ---------------------------------------------------------------------------
+def next_judge_risk_changes(plan: dict, *, top: int = 20) -> go.Figure:
+    """Held-out risk change of adding each pool judge (the ``top`` largest reductions) and of
+    dropping each deployed judge, with 95% intervals; left of 0 the change helps."""
+    rows = [("add", e) for e in plan["add"] if e["risk_change"] is not None][:top]
+    rows += [("drop", e) for e in plan["drop"] if e["risk_change"] is not None]
+    fig = go.Figure()
+    for kind, color in (("add", "#2ca02c"), ("drop", "#d62728")):
+        pts = [e for k, e in rows if k == kind]
+        if not pts:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[e["risk_change"] for e in pts], y=[f"{kind} {e['judge']}" for e in pts], mode="markers",
+            name=f"{kind} one judge", marker=dict(color=color, size=8),
+            error_x=dict(type="data", symmetric=False, color=color,
+                         array=[e["ci"][1] - e["risk_change"] for e in pts],
+                         arrayminus=[e["risk_change"] - e["ci"][0] for e in pts]),
+            customdata=[[e["ci"][0], e["ci"][1], e["pressure_change"], e["verdict"]] for e in pts],
+            hovertemplate="%{y}<br>risk change %{x:+.4f}<br>95% [%{customdata[0]:+.4f}, "
+                          "%{customdata[1]:+.4f}]<br>pressure change %{customdata[2]:+.4f}"
+                          "<br>%{customdata[3]}<extra></extra>"))
+    fig.add_vline(x=0, line_dash="dot", line_color="grey")
+    fig.update_layout(title="Risk change of one more or one fewer judge (95% intervals)",
+                      xaxis_title="held-out risk change vs the deployed prefix (below 0 helps)",
+                      yaxis=dict(autorange="reversed"), height=max(320, 26 * len(rows) + 120),
+                      margin=dict(l=40, r=20, t=50, b=40), legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def calibrate_vs_curate(plan: dict) -> go.Figure:
+    """Cross-fitted risk (95% intervals) of the deployed prefix, the curated top-k judges and
+    the whole pool under each scalar stacker: "calibrate, don't curate"."""
+    c, dep = plan["calibrate_vs_curate"], plan["deployed"]
+    bars = [(f"deployed ({dep['family']}, K={dep['K']})", dep["risk"], dep["risk_se"], "#ff7f0e"),
+            (f"curated top-{c['curated']['k']} ({c['curated']['family']})", c["curated"]["risk"],
+             c["curated"]["se"], "#d62728")]
+    bars += [(f"whole pool: {f['family']}", f["risk"], f["se"],
+              "#2ca02c" if f["family"] == c["pool"]["family"] else "#98df8a") for f in c["pool"]["families"]]
+    bars = [b for b in bars if b[1] is not None]
+    fig = go.Figure(go.Bar(x=[b[0] for b in bars], y=[b[1] for b in bars], marker_color=[b[3] for b in bars],
+                           error_y=dict(type="data", array=[_Z95 * (b[2] or 0.0) for b in bars]),
+                           hovertemplate="%{x}<br>risk %{y:.4f}<extra></extra>"))
+    lo = min((b[1] - _Z95 * (b[2] or 0.0) for b in bars), default=0.0)
+    hi = max((b[1] + _Z95 * (b[2] or 0.0) for b in bars), default=1.0)
+    fig.update_layout(title="Calibrate, don't curate: the whole pool vs the curated top-k",
+                      yaxis_title="cross-fitted held-out risk",
+                      yaxis_range=[max(0.0, lo - 0.1 * (hi - lo)), hi + 0.1 * (hi - lo)],
+                      height=380, margin=dict(l=40, r=20, t=50, b=40))
+    return fig
+
+
+# -- the next labels (fcps_core.planning.sweep_plan) ----------------------------------------------
+def plan_curves(plan: dict) -> go.Figure:
+    """Each menu's fitted validation-risk curve a + b n_M^-c over n_M with its bootstrap band
+    (the plan's outer percentiles), dashed beyond the measured budgets, the measured means
+    (+- 1.96 SE over splits), the target n_M and the table-like/scalar crossover interval."""
+    colors = {"table": "rgb(214,39,40)", "scalar": "rgb(31,119,180)", "table_like": "rgb(255,127,14)",
+              "full": "rgb(44,160,44)"}
+    levels = plan.get("levels") or [0.1, 0.5, 0.9]
+    fig = go.Figure()
+    for menu, c in (plan.get("curves") or {}).items():
+        color = colors.get(menu, "rgb(100,100,100)")
+        name = menu.replace("_", "-")
+        grid = c.get("grid")
+        if grid:
+            x = grid["n_M"]
+            fig.add_trace(go.Scatter(x=x + x[::-1], y=grid["high"] + grid["low"][::-1], fill="toself",
+                                     fillcolor=color.replace("rgb", "rgba").replace(")", ",0.15)"),
+                                     line=dict(width=0), hoverinfo="skip", showlegend=False,
+                                     name=f"{name} {levels[0]:.0%}-{levels[-1]:.0%} band"))
+            top = max(c["budgets"])
+            inside = [i for i, n in enumerate(x) if n <= top]
+            beyond = [i for i, n in enumerate(x) if n >= top]
+            for idx, dash, label in ((inside, None, f"{name} fit"), (beyond, "dash", f"{name} extrapolated")):
+                if idx:
+                    fig.add_trace(go.Scatter(x=[x[i] for i in idx], y=[grid["fit"][i] for i in idx], mode="lines",
+                                             name=label, line=dict(color=color, dash=dash),
+                                             showlegend=dash is None,
+                                             hovertemplate="n_M=%{x:.0f}<br>risk=%{y:.4f}<extra>" + label + "</extra>"))
+        se = [1.959963984540054 * s if s is not None and s == s else 0.0 for s in c.get("se", [])]
+        fig.add_trace(go.Scatter(x=c.get("budgets", []), y=c.get("mean", []), mode="markers",
+                                 name=f"{name} measured", marker=dict(color=color, size=8),
+                                 error_y=dict(type="data", array=se, color=color),
+                                 hovertemplate="n_M=%{x}<br>validation risk=%{y:.4f}<extra>" + name + "</extra>"))
+        at = c.get("at_target") or {}
+        if at.get("risk") is not None:
+            fig.add_trace(go.Scatter(x=[at["n_M"]], y=[at["risk"]], mode="markers", showlegend=False,
+                                     marker=dict(color=color, size=11, symbol="diamond-open"),
+                                     error_y=dict(type="data", symmetric=False, color=color,
+                                                  array=[at["high"] - at["risk"]], arrayminus=[at["risk"] - at["low"]]),
+                                     hovertemplate="n_M=%{x}<br>expected %{y:.4f}<extra>" + name + "</extra>"))
+    if plan.get("target_n_M"):
+        fig.add_vline(x=plan["target_n_M"], line_dash="dot", line_color="grey",
+                      annotation_text=f"+{plan.get('delta', 0):,} labels", annotation_position="top")
+    cross = plan.get("crossover") or {}
+    if cross.get("status") == "crossover" and cross.get("n_M"):
+        hi = cross.get("high") or cross.get("horizon") or cross["n_M"]
+        fig.add_vrect(x0=cross.get("low") or cross["n_M"], x1=hi, fillcolor="rgba(255,127,14,0.08)", line_width=0)
+        fig.add_vline(x=cross["n_M"], line_dash="dash", line_color="rgb(255,127,14)",
+                      annotation_text="table-like overtakes", annotation_position="bottom right")
+    fig.update_layout(xaxis_title="calibration labels n_M", yaxis_title="validation MSE (selected candidate)",
+                      xaxis_type="log", legend=dict(orientation="h", y=-0.25), height=460,
+                      margin=dict(l=40, r=20, t=30, b=40))
+    return fig

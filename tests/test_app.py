@@ -269,3 +269,43 @@ def test_select_page_uses_stored_costs_and_shows_the_pareto_chart(upload_csv_byt
     assert d["choice"] == "cheapest_tied" and d["costs"]["cheapest_tied"]["index"] == d["selected"]["index"]
     assert any(m.value.startswith("**Cost** of the deployed choice") for m in at.markdown)
     assert "cost_aware" in d["menu"]["paths"]
+
+
+def test_next_judge_page_runs_or_reuses_the_selection_and_plans():
+    at = page("plan")
+    # no selection in this session: the page runs one itself, which the session then reuses
+    by_label(at.multiselect, "families").set_value(["table", "logistic"])
+    by_label(at.number_input, "K max (0 = whole pool)").set_value(2)
+    by_label(at.button, "Run selection").click().run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    assert at.session_state["selection"]["label"] == by_label(at.selectbox, "Panel").value
+    assert not [b for b in at.button if b.label == "Run selection"]
+    by_label(at.button, "Plan the next judge").click().run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    assert [s.value for s in at.subheader][:2] == ["Add or drop one judge", "Calibrate, don't curate"]
+    plan = at.session_state["next_judge"]["dict"]
+    deployed = at.session_state["selection"]["dict"]["selected"]
+    assert plan["deployed"]["K"] <= deployed["K"] and plan["add"] and len(at.get("plotly_chart")) == 2
+    assert len(at.dataframe[0].value) == len(plan["add"]) + len(plan["drop"])
+
+
+def test_regime_page_plans_the_next_labels_from_a_sweep():
+    at = page("regime")
+    by_label(at.text_input, "n_M budgets").set_value("20,40,80")
+    by_label(at.number_input, "splits").set_value(3)
+    by_label(at.multiselect, "families").set_value(["table", "logistic"])
+    by_label(at.number_input, "K max").set_value(3)
+    by_label(at.button, "Run sweep").click().run()
+    assert not at.exception, at.exception
+    assert "Plan the next labels" in [s.value for s in at.subheader]
+    plan = at.session_state["sweep"]["data"]["plan"]
+    assert plan["status"] == "ok" and plan["delta"] == 80
+    answers = [m.value for m in at.markdown if "more labels" in m.value]
+    assert answers == [f"**{plan['answer']}**"] and answers[0].startswith("**With 80 more labels (n_M = 160)")
+    charts = len(at.get("plotly_chart"))
+    assert charts >= 4                                   # three sweep figures and the plan's curves
+    by_label(at.number_input, "more calibration labels (delta)").set_value(40).run()
+    assert not at.exception, at.exception
+    answers = [m.value for m in at.markdown if "more labels" in m.value]
+    assert len(answers) == 1 and answers[0].startswith("**With 40 more labels (n_M = 120)")
+    assert len(at.get("plotly_chart")) == charts

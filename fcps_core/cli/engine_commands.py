@@ -95,20 +95,33 @@ def judge_costs_for(args, ctx: RunContext, panel) -> dict | None:
 
 
 def cmd_sweep(args, ctx: RunContext) -> int:
+    """Calibration-growth sweep. ``--json`` prints the sweep without its per-split records:
+    ``panel``, ``budgets``, ``settings``, ``cells`` and ``plan`` (fcps_core.planning.sweep_plan:
+    each menu's validation-risk curve a + b n_M^-c with bootstrap bands, the expected risks at
+    the largest budget + ``--plan-delta``, the table-like/scalar crossover budget and the
+    S/M/V allocation of ``--plan-n-h`` labels, compared with the fixed-n_H check under
+    ``--plan-check``)."""
     from ..experiments import calibration_growth
+    from ..planning import allocation_text
     from ..selection import DEFAULT_PATHS, progress_to_stderr
+    for flag, value in (("--plan-delta", args.plan_delta), ("--plan-n-h", args.plan_n_h)):
+        if value is not None and value < (0 if flag == "--plan-delta" else 1):
+            raise FCPSError(f"{flag} must be at least {0 if flag == '--plan-delta' else 1} (got {value})")
     panel = load_panel_from_args(args, ctx)
     try:
         budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
     except ValueError:
         raise FCPSError(f"--budgets {args.budgets!r} must be comma-separated integers (e.g. 50,100,200)") from None
+    plan_options = {k: v for k, v in (("delta", args.plan_delta), ("n_total", args.plan_n_h)) if v is not None}
+    options = dict(splits=args.splits, seed=args.seed, paths=parse_names(args.paths) or DEFAULT_PATHS,
+                   workers=args.workers, backend=_backend(args.backend), k_max=args.k_max,
+                   alpha=args.alpha, objective=args.objective)
     result = calibration_growth(
         panel, budgets, n_select=args.n_select, n_val=args.n_val, n_test=args.n_test,
-        splits=args.splits, seed=args.seed, families=parse_names(args.menu),
-        paths=parse_names(args.paths) or DEFAULT_PATHS, workers=args.workers, backend=_backend(args.backend),
-        k_max=args.k_max,
-        alpha=args.alpha, objective=args.objective,
-        progress=None if args.quiet else progress_to_stderr)
+        families=parse_names(args.menu), plan_options=plan_options,
+        progress=None if args.quiet else progress_to_stderr, **options)
+    if args.plan_check:
+        _plan_check(args, panel, result, plan_options, options)
     save_result(args, ctx, "sweep", result)      # store: --save
     if args.json:
         json.dump(json_ready({k: v for k, v in result.to_dict().items() if k != "records"}),
@@ -123,7 +136,22 @@ def cmd_sweep(args, ctx: RunContext) -> int:
         sys.stdout.write(render_table(rows, ["n_M", "table", "scalar", "delta", "95% CI", "table K",
                                              "unseen", "V_cell"]))
         sys.stdout.write("delta = table minus scalar test MSE (positive favours scalar)\n")
+        plan = result.plan or {}
+        for line in (plan.get("answer"), allocation_text(plan.get("allocation"))):
+            if line:
+                sys.stdout.write(f"plan: {line}\n")
     return 0
+
+
+def _plan_check(args, panel, result, plan_options: dict, options: dict) -> None:
+    """Run the fixed-n_H allocation check at the plan's n_H and put its rows into the plan."""
+    from ..checks import fixed_budget_allocation
+    from ..planning import sweep_plan
+    n_h = plan_options.get("n_total") or args.n_select + max(result.budgets) + args.n_val
+    log(args, f"plan: fixed-n_H allocation check at n_H = {n_h}")
+    measured = fixed_budget_allocation(panel, n_h, n_test=args.n_test, **{k: v for k, v in options.items()
+                                                                           if k != "paths"})
+    result.plan = sweep_plan(result.to_dict(), **plan_options, measured_allocation=measured)
 
 
 def _backend(name: str) -> str:

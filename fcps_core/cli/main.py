@@ -17,6 +17,7 @@ from .args import OneLineParser, add_panel_arguments, check_numbers
 from .context import RunContext
 from .deploy_commands import cmd_audit, cmd_score
 from .engine_commands import cmd_report, cmd_select, cmd_sweep, cmd_synth
+from .plan_commands import add_plan_commands
 from .store_commands import add_store_commands
 from .store_hooks import add_save_arguments, record_failure
 
@@ -93,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--backend", default="loky",
                     help="joblib backend for --workers > 1: loky (local processes), threading, or dask "
                          "(needs a dask.distributed Client, e.g. DASK_SCHEDULER_ADDRESS)")
+    sw.add_argument("--plan-delta", type=int,
+                    help="plan: labels added to the largest budget for the extrapolated risks "
+                         "(default: the largest budget, i.e. doubled)")
+    sw.add_argument("--plan-n-h", type=int,
+                    help="plan: total labels n_H to allocate over S/M/V (default n_S + largest n_M + n_V)")
+    sw.add_argument("--plan-check", action="store_true",
+                    help="plan: also run the fixed-n_H allocation check at n_H (four more sweeps) and "
+                         "compare its measured ratios with the plan's")
     sw.add_argument("--json", action="store_true")
     sw.add_argument("--quiet", action="store_true")
 
@@ -160,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_save_arguments(s)
     add_save_arguments(sw)
     add_store_commands(sub)
+    add_plan_commands(sub)
     return parser
 
 

@@ -1,0 +1,127 @@
+import json
+
+import pandas as pd
+import streamlit as st
+
+from fcps_core import FAMILIES, FCPSError
+from fcps_core.planning.next_judge import plan_next_judge
+from fcps_core.plots import calibrate_vs_curate, next_judge_risk_changes
+from fcps_app.common import (digest, figure_download, load_bytes, panel_picker, run_selection, save_run,
+                             table_download)
+
+st.title("Next judge")
+st.markdown("What would **one more judge** (or one fewer) change? For the deployed candidate, the same family "
+            "and hyperparameters are refitted under the selection's own protocol (the same grouped folds; "
+            "the research test block is never read) with each pool judge added, and with each deployed judge "
+            "dropped. **Risk change** is the paired held-out difference against the deployed prefix on the same "
+            "rows, with a group-clustered 95% interval; **pressure change** is the change of the table pressure "
+            "V_proxy = H_K / n_M + unseen rate of the joint pattern.")
+label, panel = panel_picker()
+
+sel_state = st.session_state.get("selection")
+if not (sel_state and sel_state["label"] == label and sel_state.get("result") is not None):
+    st.info("No selection of this panel in this session yet: run one here with the default protocol "
+            "(or on the Select page, with every option).")
+    with st.form("next_judge_select"):
+        c1, c2 = st.columns(2)
+        families = c1.multiselect("families", FAMILIES, default=list(FAMILIES))
+        k_max = c2.number_input("K max (0 = whole pool)", 0, len(panel.judges), 0)
+        seed = c2.number_input("seed", 0, 1_000_000, 0)
+        go = st.form_submit_button("Run selection", type="primary")
+    if not go:
+        st.stop()
+    bar = st.progress(0.0, text="starting")
+    try:
+        result = run_selection(panel, None, None, int(seed), lambda f, m: bar.progress(min(f, 1.0), text=m),
+                               families=families, k_max=int(k_max) or None)
+    except FCPSError as exc:
+        st.error(str(exc))
+        st.stop()
+    predictor = result.predictor().to_dict()
+    run_id = save_run("select", label, result, predictor=predictor)
+    st.session_state["selection"] = {"label": label, "result": result, "dict": result.to_dict(),
+                                     "predictor": json.dumps(predictor), "run_id": run_id}
+    st.rerun()
+result, sel = sel_state["result"], sel_state["dict"]["selected"]
+st.caption(f"Deployed: {sel['family']} over {sel['K']} judge(s)"
+           + (f" (stored run {sel_state['run_id']})" if sel_state.get("run_id") else " (this session's selection)"))
+
+traffic_file = st.file_uploader("Unlabelled traffic with extra judge columns (optional: the deployed judges plus the "
+                                "judges to consider; no labels needed)",
+                                type=["csv", "tsv", "parquet", "jsonl", "gz"], key="next_judge_traffic")
+key = digest([label, sel, sel_state.get("run_id"), traffic_file.name if traffic_file else None,
+              traffic_file.size if traffic_file else None])
+state = st.session_state.get("next_judge")
+if st.button("Plan the next judge", type="primary"):
+    bar = st.progress(0.0, text="starting")
+    try:
+        traffic = None
+        if traffic_file is not None:
+            schemas = {j.name: j.schema for j in result.panel.judges}
+            traffic = load_bytes(traffic_file.name, traffic_file.getvalue(),
+                                 json.dumps({"require_labels": False, "schema": schemas}))
+        plan = plan_next_judge(result, traffic=traffic, progress=lambda f, m: bar.progress(min(f, 1.0), text=m))
+    except FCPSError as exc:
+        st.error(str(exc))
+        st.stop()
+    st.session_state["next_judge"] = state = {"key": key, "dict": plan.to_dict()}
+if not state or state["key"] != key:
+    st.stop()
+
+d = state["dict"]
+dep, s = d["deployed"], d["settings"]
+if dep["note"]:
+    st.info(dep["note"])
+m = st.columns(4)
+m[0].metric("deployed prefix risk", f"{dep['risk']:.4f}", help=f"held-out {s['objective']} under the "
+            f"{s['protocol']} protocol; SE {dep['risk_se']:.4f}")
+m[1].metric("judges deployed", dep["K"])
+m[2].metric("V_proxy", f"{dep['V_proxy']:.3f}", help="H_K / n_M + unseen rate of the deployed joint pattern")
+m[3].metric("pool judges", s["pool_judges"])
+
+st.subheader("Add or drop one judge")
+fig = next_judge_risk_changes(d)
+st.plotly_chart(fig)
+figure_download(fig, "next-judge-risk-change")
+rows = [{"action": kind, "judge": e["judge"], "K": e["K"], "risk": e["risk"], "risk change": e["risk_change"],
+         "95% low": e["ci"][0], "95% high": e["ci"][1], "verdict": e["verdict"],
+         "pressure change": e["pressure_change"], "V_proxy": e["V_proxy"],
+         "beyond menu K": e["beyond_menu_limit"]} for kind in ("add", "drop") for e in d[kind]]
+table = pd.DataFrame(rows)
+st.dataframe(table, hide_index=True)
+table_download(table, "next-judge")
+st.caption("Below 0 the change helps. The judge set is the deployed one in every fold, so the differences are "
+           "paired on the same rows; 'beyond menu K' marks a prefix longer than the selection's menu offered.")
+
+st.subheader("Calibrate, don't curate")
+c = d["calibrate_vs_curate"]
+m = st.columns(3)
+m[0].metric(f"whole pool ({c['pool']['n_judges']} judges, {c['pool']['family']})", f"{c['pool']['risk']:.4f}")
+m[1].metric(f"curated top-{c['curated']['k']} ({c['curated']['family']})", f"{c['curated']['risk']:.4f}")
+m[2].metric("curated - pool", f"{c['difference']:+.4f}", help=f"95% interval {c['ci'][0]:+.4f} to {c['ci'][1]:+.4f}")
+verdict = {"calibrate the pool": st.success, "curate": st.warning}.get(c["verdict"], st.info)
+verdict(f"**{c['verdict']}**: curated minus pool {c['difference']:+.4f} (95% interval {c['ci'][0]:+.4f} to "
+        f"{c['ci'][1]:+.4f}). The curated judges: {', '.join(c['curated']['judges'])} "
+        f"(the same top-{c['curated']['k']} in {c['curated']['fold_agreement']:.0%} of folds).")
+fig = calibrate_vs_curate(d)
+st.plotly_chart(fig)
+figure_download(fig, "calibrate-vs-curate")
+st.caption(c["pool"]["note"] + ". " + c["curated"]["rule"] + ".")
+
+u = d.get("unlabelled")
+if u and u.get("source"):
+    st.subheader("Judges without labels")
+    st.markdown(f"On {u['source']} ({u['rows']:,} rows): the deployed pattern's pressure is "
+                f"{u['pressure_deployed']:.3f} (H {u['H_K_deployed']:.1f} / n_cal {u['n_cal']} + unseen "
+                f"{u['unseen_rate_deployed']:.1%}).")
+    extra = pd.DataFrame([{"judge": j["judge"], "pressure change": j["pressure_change"], "unseen": j["unseen_rate"],
+                           "H": j["H_K"], "agrees with deployed": j["agreement_with_deployed"],
+                           "correlation with deployed": j["correlation_with_deployed"], "in pool": j["in_pool"]}
+                          for j in u["judges"]])
+    st.dataframe(extra, hide_index=True)
+    st.warning("Their risk effect needs labels: label some traffic rows (or collect their outputs on the labelled "
+               "rows) and plan again.")
+    st.caption(u["pressure"] + ". Agreement: " + u["agreement"] + ".")
+elif u:
+    st.subheader("Judges without labels")
+    st.warning(", ".join(j["judge"] for j in u["judges"]) + f": {u['note']}; their risk effect needs labels.")
