@@ -1,0 +1,462 @@
+"""A saved predictor compiled to one SQL ``SELECT`` (``python -m fcps_core export P.json --format sql``).
+
+:func:`predictor_sql` turns an :class:`~fcps_core.predictor.FCPSPredictor` into one
+statement (``WITH ... SELECT``) that scores a warehouse table in place and returns
+``item_id, prediction`` for every row: the number ``FCPSPredictor.predict`` gives for the
+same cells, for every family (``table``, ``backoff``, ``residual``, ``mean_iso``,
+``one_coin_iso``, ``ridge_iso``, ``logistic``, ``ridge_pairwise_iso``,
+``logistic_pairwise``, ``ds_jury``) and for ``tie_average`` predictors (the mean of the
+members).
+
+What the table must hold
+------------------------
+* one column per judge of the predictor, named exactly as the judge (names are quoted
+  identifiers, so spaces and quotes are fine), plus the item id column (``item_column``,
+  returned unchanged as ``item_id``). Other columns are ignored.
+* judge cells as the panel file holds them. Any column type works: each cell is read the
+  way ``fcps_core.ingest`` turns a file cell into an output --
+  ``NULL``, an empty string and ``na``/``n/a``/``nan``/``null``/``none`` (any case,
+  surrounding whitespace ignored) are a missing output; text outputs (pairwise, binary,
+  categorical judges) are compared after stripping whitespace, case kept; rubric judges
+  are compared as numbers (``'3'``, ``' 3.0 '``, ``3`` and ``3.0e0`` are the same score);
+  continuous judges are parsed as numbers and binned by the predictor's bin edges.
+  A VARCHAR column is always exact. A typed column (DuckDB's ``read_csv`` infers BIGINT,
+  DOUBLE or BOOLEAN) is exact for rubric and continuous judges; for a text judge it is
+  exact when the type prints the outputs as they were written (``0``/``1`` as BIGINT,
+  ``0.0``/``1.0`` as DOUBLE, lower-case ``true``/``false`` as BOOLEAN). A column that mixes
+  spellings of one number in a text judge (``1`` and ``1.0``), or capitalised
+  ``True``/``False``, loses them to the type: read it with ``all_varchar = true``.
+
+Behaviour where Python and SQL cannot agree row by row
+------------------------------------------------------
+Python refuses a whole traffic file that holds a rubric or continuous output that is not a
+finite number (``score`` exits with an error); the SQL returns ``prediction = NULL`` for
+exactly those rows and scores the others. Python also refuses whole files for reasons that
+are not about one row (a judge column empty in every row, more distinct outputs than the
+import limit, an item id repeated with two labels); the SQL scores such tables row by row.
+DuckDB parses a few spellings Python does not (``'+-1'`` is -1 in DuckDB, an error in
+Python; a BOOLEAN column casts to 1/0) and Python parses non-ASCII digits (``'３'``) that
+DuckDB does not (NULL here). A ``residual`` predictor with shrinkage 0
+predicts NaN in Python on unseen patterns; the SQL gives NULL there. Everything else is
+the same arithmetic in the same order as numpy (sums in numpy's pairwise order, the
+isotonic interpolation of ``np.interp``, the same clipping), so predictions agree to the
+last bit except the logistic link, where DuckDB's ``exp`` and numpy's may differ in the
+last place (~1e-16).
+
+Portability
+-----------
+The statement is plain SQL that DuckDB (1.x, 2.x) runs as is. Other engines need:
+
+* Postgres: ``isfinite`` does not exist for ``double precision`` (use ``x NOT IN
+  ('Infinity', '-Infinity', 'NaN')``); ``TRY_CAST`` does not exist (a ``CASE`` with a
+  regular expression, or a PL/pgSQL helper); ``1e0``-style literals are ``numeric`` (cast
+  them to ``float8``); ``trim(x, chars)`` is ``btrim(x, chars)``.
+* BigQuery: no ``VALUES`` lists (use ``UNNEST([STRUCT(...), ...])``); ``SAFE_CAST``
+  instead of ``TRY_CAST``; ``IS_INF``/``IS_NAN``; ``chr`` is ``CODE_POINTS_TO_STRING``;
+  string literals treat backslashes as escapes (double them); ``GREATEST``/``LEAST``
+  return NULL when an argument is NULL (harmless here: no argument is NULL on scored rows).
+* Snowflake: ``TRY_CAST`` only from strings (``TRY_CAST(CAST(x AS VARCHAR) AS DOUBLE)``);
+  no ``isfinite`` (compare with ``'inf'::float``/``'nan'::float``); ``trim`` is fine.
+* SQLite: no ``TRY_CAST``, ``isfinite``, ``greatest``/``least`` (use ``max``/``min`` with
+  two arguments), ``lower`` is ASCII-only (fine for the missing markers), and ``REAL``
+  instead of ``DOUBLE``; ``chr`` is ``char``.
+* Every engine: DuckDB matches quoted identifiers case-insensitively, so two judges whose
+  names differ only by case cannot both be read from one DuckDB table.
+
+Size: a table family contributes one ``VALUES`` row per calibration cell. The statement is
+refused (:class:`~fcps_core.errors.PredictorError`) above :data:`MAX_SQL_CELLS` cells in
+all (table rows, output codes, bin edges, isotonic steps, coefficients).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..encoding import INT64_SAFE
+from ..errors import PredictorError
+from ..families import get_family
+from ..panel import MISSING, MISSING_TOKENS
+from .sql_text import (SQL_WS_ALL, SQL_WS_FLOAT, clip01, dot_sql, isotonic_sql, member_of, pairwise_sum,
+                       quote_ident, quote_table, sql_case, sql_num, sql_str)
+
+#: the largest statement compiled: table rows + output codes + bin edges + isotonic steps +
+#: coefficients (a 1,000,000-row VALUES list is ~40 MB of SQL; warehouses cap statements)
+MAX_SQL_CELLS = 1_000_000
+
+_TEXT_SCHEMAS = ("pairwise", "binary", "categorical")
+
+
+# -- the compiler ----------------------------------------------------------------------------
+
+def _canonical_number(tok: str) -> float | None:
+    """The number a rubric token stands for, when the reader can produce that token (it
+    writes every rubric output as ``_format_number(float(cell))``); None otherwise."""
+    try:
+        v = float(tok)
+    except (TypeError, ValueError):
+        return None
+    # panel._format_number: integral values as integers ('3'), others as repr ('2.5')
+    written = str(int(v)) if math.isfinite(v) and v.is_integer() else repr(v)
+    if not math.isfinite(v) or written != tok:
+        return None
+    return v
+
+
+class _Compiler:
+    """Collects the columns of the CTE chain and the lookup tables while walking the
+    predictor; :meth:`sql` assembles the statement.
+
+    fcps_in   one cleaned value per judge (token, or number + missing flag), read once
+    fcps_enc  each member's table codes and scalar scores per judge, the invalid-row flag
+    fcps_pat  joint-pattern ids and linear scores (each computed once, used by many CASEs)
+    lookups   one VALUES list per fitted table level, LEFT JOINed on the pattern id
+    """
+
+    def __init__(self, predictor, table: str, item_column: str):
+        self.table = quote_table(table)
+        self.item = quote_ident(item_column)
+        members = predictor.members or [predictor]
+        judges = [j for m in members for j in m.judges]
+        if item_column in judges:
+            raise PredictorError(f"the item column {item_column!r} is also a judge of the predictor; "
+                                 "name the item id column with item_column")
+        self.schemas = predictor.judge_schemas()
+        self.tokens: dict[str, set] = {}        # judge -> every output some encoder knows
+        for m in members:
+            for e in m.encoders:
+                self.tokens.setdefault(e.name, set()).update(e.vocab, e.scalar_map)
+        self.inputs: dict[str, int] = {}        # judge -> index of its fcps_in columns
+        self.in_cols: list[str] = []
+        self.bad: list[str] = []
+        self.enc_cols: list[str] = []
+        self.pat_cols: list[str] = []
+        self.lookups: list[tuple[str, str, list[str]]] = []   # (name, columns, rows)
+        self.joins: list[str] = []
+        self.patterns: set[str] = set()
+        self.cells = 0
+
+    def count(self, n: int) -> None:
+        self.cells += int(n)
+        if self.cells > MAX_SQL_CELLS:
+            raise PredictorError(f"the predictor needs more than {MAX_SQL_CELLS:,} SQL cells (table rows, "
+                                 "output codes, isotonic steps); it is too large to compile to one statement")
+
+    # inputs -----------------------------------------------------------------------------
+    def judge_input(self, name: str) -> int:
+        """fcps_in columns of a judge, read the way ``score`` reads it: with the schema the
+        predictor saw (``FCPSPredictor.judge_schemas``)."""
+        if name in self.inputs:
+            return self.inputs[name]
+        i = len(self.inputs)
+        self.inputs[name] = i
+        x = quote_ident(name)
+        txt = f"CAST({x} AS VARCHAR)"
+        missing = member_of(f"lower(trim({txt}, {SQL_WS_ALL}))", sorted(MISSING_TOKENS))
+        schema = self.schemas[name]
+        if schema not in _TEXT_SCHEMAS + ("rubric", "continuous"):
+            raise PredictorError(f"judge {name!r} has an unknown schema {schema!r}")
+        if schema in _TEXT_SCHEMAS:
+            # The reader's token: the cell stripped of whitespace, '<missing>' for a missing
+            # marker. A cell that already is one of the predictor's tokens (no surrounding
+            # whitespace, not a missing marker) is its own token: it skips trim() with a
+            # character set, which costs ~1 s per million cells in DuckDB.
+            clean = sorted(t for t in self.tokens.get(name, ())
+                           if t and t == t.strip() and t.lower() not in MISSING_TOKENS)
+            fast = f"WHEN {member_of(txt, clean)} THEN {txt} " if clean else ""
+            self.in_cols.append(
+                f"CASE WHEN {x} IS NULL THEN {sql_str(MISSING)} {fast}"
+                f"WHEN {missing} THEN {sql_str(MISSING)} "
+                f"ELSE trim({txt}, {SQL_WS_ALL}) END AS j{i}_t")
+            return i
+        # rubric: the cell is stripped, then parsed (panel._discrete_column);
+        # continuous: float() strips its own whitespace set (panel._continuous_column).
+        ws = SQL_WS_ALL if schema == "rubric" else SQL_WS_FLOAT
+        direct = f"TRY_CAST({x} AS DOUBLE)"
+        slow = f"TRY_CAST(trim({txt}, {ws}) AS DOUBLE)"
+        # A finite number is never a missing marker, so numeric cells skip the string work.
+        self.in_cols.append(
+            f"CASE WHEN isfinite({direct}) THEN {direct} "
+            f"WHEN {x} IS NULL OR {missing} THEN NULL "
+            f"WHEN isfinite({slow}) THEN {slow} END AS j{i}_v")
+        self.in_cols.append(
+            f"CASE WHEN {x} IS NULL THEN TRUE WHEN isfinite({direct}) THEN FALSE "
+            f"ELSE {missing} END AS j{i}_m")
+        # Not missing and not a finite number: Python refuses the file; the row scores NULL.
+        self.bad.append(f"(j{i}_v IS NULL AND NOT j{i}_m)")
+        return i
+
+    # encodings --------------------------------------------------------------------------
+    def encode(self, prefix: str, k: int, enc, *, codes: bool, scores: bool) -> None:
+        """``m?_c{k}`` (table code, -1 = never seen) and ``m?_s{k}`` (scalar score) of one
+        judge, as ``JudgeEncoder.codes_for`` / ``scores_for`` compute them."""
+        i = self.judge_input(enc.name)
+        read = self.schemas[enc.name]
+        if (read == "continuous") != (enc.schema == "continuous"):
+            raise PredictorError(f"judge {enc.name!r} was {enc.schema} when the predictor was made but is "
+                                 f"read as {read} (the members disagree); it cannot be compiled")
+        if enc.schema == "continuous":
+            self._encode_continuous(prefix, k, i, enc, codes, scores)
+            return
+        lookup = {tok: c for c, tok in enumerate(enc.vocab)}       # later duplicates win, as in codes_for
+        smap = dict(enc.scalar_map)
+        self.count(len(lookup) + len(smap))
+        if read == "rubric":
+            self._encode_rubric(prefix, k, i, enc, lookup, smap, codes, scores)
+            return
+        t = f"j{i}_t"
+        if codes:
+            self.enc_cols.append(f"CAST({sql_case(t, [(sql_str(tok), str(c)) for tok, c in lookup.items()], '-1')} "
+                                 f"AS BIGINT) AS {prefix}_c{k}")
+        if scores:
+            self.enc_cols.append(sql_case(t, [(sql_str(tok), sql_num(s)) for tok, s in smap.items()],
+                                       sql_num(enc.default_score)) + f" AS {prefix}_s{k}")
+
+    def _encode_rubric(self, prefix, k, i, enc, lookup, smap, codes, scores) -> None:
+        # The reader writes a rubric output as _format_number(value): a token matches the
+        # rows whose value is its number; a token the reader can never write matches none.
+        v, m = f"j{i}_v", f"j{i}_m"
+
+        def branches(mapping, fmt):
+            out = [(m, fmt(mapping[MISSING]))] if MISSING in mapping else []
+            for tok, val in mapping.items():
+                num = _canonical_number(tok)
+                if num is not None:
+                    out.append((f"{v} = {sql_num(num)}", fmt(val)))
+            return out
+
+        if codes:
+            self.enc_cols.append(f"CAST({sql_case(None, branches(lookup, str), '-1')} AS BIGINT) AS {prefix}_c{k}")
+        if scores:
+            self.enc_cols.append(sql_case(None, branches(smap, sql_num), sql_num(enc.default_score))
+                                 + f" AS {prefix}_s{k}")
+
+    def _encode_continuous(self, prefix, k, i, enc, codes, scores) -> None:
+        v, m = f"j{i}_v", f"j{i}_m"
+        edges = [float(e) for e in (enc.bin_edges or [])]
+        self.count(len(edges) + 2)
+        if any(not b > a for a, b in zip(edges, edges[1:])):
+            raise PredictorError(f"predictor file is malformed: the bin edges of judge {enc.name!r} are not increasing")
+        if codes:
+            if len(enc.vocab) <= len(edges):
+                raise PredictorError(f"predictor file is malformed: judge {enc.name!r} has {len(edges)} bin edges "
+                                     f"but only {len(enc.vocab)} cell values")
+            miss = enc.vocab.index(MISSING) if MISSING in enc.vocab else -1
+            # np.searchsorted(edges, v, side='right'): the number of edges <= v
+            bins = [(f"{v} < {sql_num(e)}", str(b)) for b, e in enumerate(edges)]
+            self.enc_cols.append(f"CAST({sql_case(None, [(m, str(miss))] + bins, str(len(edges)))} AS BIGINT) "
+                                 f"AS {prefix}_c{k}")
+        if scores:
+            if enc.scale is None:
+                raise PredictorError(f"predictor file is malformed: continuous judge {enc.name!r} has no scale")
+            lo, hi = (float(s) for s in enc.scale)
+            if hi > lo:
+                scaled = clip01(f"(({v} - {sql_num(lo)}) / {sql_num(hi - lo)})")
+                self.enc_cols.append(f"CASE WHEN {m} THEN 0.5e0 ELSE {scaled} END AS {prefix}_s{k}")
+            else:
+                self.enc_cols.append(f"0.5e0 AS {prefix}_s{k}")
+
+    # patterns and lookups ---------------------------------------------------------------
+    def pattern(self, prefix: str, member, level: int) -> str:
+        """Column of the joint-pattern id of judges 0..level (``prefix_patterns``: mixed
+        radix over the alphabets, -1 when a code is -1)."""
+        col = f"{prefix}_p{level}"
+        if col in self.patterns:
+            return col
+        sizes = [e.alphabet_size for e in member.encoders]
+        radix = 1
+        for a in sizes[:level + 1]:
+            if radix > INT64_SAFE // max(a, 1):
+                raise PredictorError("the predictor's joint table is too large to index (over 2**62 cells)")
+            radix *= a
+        expr = f"{prefix}_c0"
+        for k in range(1, level + 1):
+            expr = f"(({expr} * {int(sizes[k])}) + {prefix}_c{k})"
+        unseen = " OR ".join(f"{prefix}_c{k} < 0" for k in range(level + 1))
+        self.pat_cols.append(f"CASE WHEN {unseen} THEN -1 ELSE {expr} END AS {col}")
+        self.patterns.add(col)
+        return col
+
+    def lookup(self, name: str, pattern_col: str, ids, columns: list[tuple[str, np.ndarray]]) -> str | None:
+        """A ``VALUES`` list (pid, columns...) LEFT JOINed on the pattern id; None when the
+        table has no cell. Stored ids are sorted and distinct (``np.unique``); another order
+        would make Python's binary search return something else, so it is refused."""
+        ids = [int(v) for v in ids]
+        if any(b <= a for a, b in zip(ids, ids[1:])):
+            raise PredictorError("predictor file is malformed: table patterns are not sorted and distinct")
+        keep = [r for r, pid in enumerate(ids) if pid >= 0]      # lookup() never finds a negative id
+        if not keep:
+            return None
+        self.count(len(keep))
+        rows = ["(" + ", ".join([str(ids[r])] + [sql_num(vals[r]) for _, vals in columns]) + ")" for r in keep]
+        self.lookups.append((name, ", ".join(["pid"] + [c for c, _ in columns]), rows))
+        self.joins.append(f"LEFT JOIN {name} ON {name}.pid = fcps_pat.{pattern_col}")
+        return name
+
+    # families ---------------------------------------------------------------------------
+    def member(self, prefix: str, member) -> str:
+        """The expression of one (non tie_average) predictor's prediction."""
+        model, name = member.model, member.family
+        K = len(member.encoders)
+        if len(member.judges) != K or K == 0:
+            raise PredictorError("predictor file is malformed: it needs one encoder per judge")
+        table_like = name in ("table", "backoff", "residual")
+        needs_scores = name not in ("table", "backoff")
+        for k, enc in enumerate(member.encoders):
+            self.encode(prefix, k, enc, codes=table_like, scores=needs_scores)
+        scores = [f"{prefix}_s{k}" for k in range(K)]
+        if name == "table":
+            return clip01(self._table(prefix, member, model, K))
+        if name == "backoff":
+            return clip01(self._backoff(prefix, member, model, K))
+        if name == "residual":
+            return self._residual(prefix, member, model, K, scores)
+        return clip01(self._scalar(prefix, name, model, scores))
+
+    def _table(self, prefix, member, model, K) -> str:
+        levels = sorted(model.tables_, reverse=True)
+        if any(level < 0 or level >= K for level in levels):
+            raise PredictorError("predictor file is malformed: a table level exceeds the number of judges")
+        found = []
+        for level in levels:
+            uniq, sums, counts = model.tables_[level]
+            # JointTable's cell values, the same numpy operations: (S + alpha ybar) / (N + alpha)
+            values = (np.asarray(sums, float) + model.alpha * model.ybar_) / (np.asarray(counts, float) + model.alpha)
+            t = self.lookup(f"{prefix}_t{level}", self.pattern(prefix, member, level), uniq, [("v", values)])
+            if t is not None:
+                found.append(f"{t}.v")
+        # the longest level holding the row's pattern, else the calibration mean
+        return f"COALESCE({', '.join(found + [sql_num(model.ybar_)])})" if found else sql_num(model.ybar_)
+
+    def _backoff(self, prefix, member, model, K) -> str:
+        if len(model.levels_) > K:
+            raise PredictorError("predictor file is malformed: more backoff levels than judges")
+        lam = sql_num(model.shrinkage)
+        pred = sql_num(model.ybar_)
+        for k, (uniq, sums, counts) in enumerate(model.levels_):
+            t = self.lookup(f"{prefix}_b{k}", self.pattern(prefix, member, k), uniq,
+                            [("s", sums), ("n", counts)])
+            s, n = (f"COALESCE({t}.s, 0e0)", f"COALESCE({t}.n, 0e0)") if t else ("0e0", "0e0")
+            # (S_k + lam g_{k-1}) / (N_k + lam), an unseen sub-pattern with S = N = 0 (not
+            # simply g_{k-1}: lam * g / lam need not round back to g)
+            pred = f"(({s} + ({lam} * {pred})) / ({n} + {lam}))"
+        return pred
+
+    def _residual(self, prefix, member, model, K, scores) -> str:
+        base = clip01(self._scalar(f"{prefix}_r", model.base, model.base_, scores))
+        k = float(model.shrinkage)
+        uniq = model.uniq_
+        term = np.asarray(model.sums_, float) / (np.asarray(model.counts_, float) + k)   # N/(N+k) * mean residual
+        t = self.lookup(f"{prefix}_res", self.pattern(prefix, member, K - 1), uniq, [("v", term)])
+        if k > 0:
+            # unseen: 0 / (0 + k) = 0 and base + 0 = base
+            return clip01(f"({base} + COALESCE({t}.v, 0e0))" if t else base)
+        # shrinkage 0: an unseen pattern is 0/0 (NaN in Python, NULL here)
+        return f"CASE WHEN {t}.v IS NULL THEN NULL ELSE {clip01(f'({base} + {t}.v)')} END" if t else "NULL"
+
+    def _scalar(self, prefix, name, model, scores) -> str:
+        """A scalar family's prediction before the final clip. Linear scores go to a
+        fcps_pat column (``prefix_z``) so the isotonic CASE tree reads a column."""
+        K = len(scores)
+        z = f"{prefix}_z"
+
+        def column(expr: str) -> str:
+            self.pat_cols.append(f"{expr} AS {z}")
+            return z
+
+        if name == "mean_iso":
+            x = column(f"({pairwise_sum(scores)} / {sql_num(K)})")      # scores.mean(axis=1)
+            return self._iso(x, model.iso_)
+        if name == "one_coin_iso":
+            w = self._coefs(model.weights_, K)
+            votes = [f"CASE WHEN {s} > 0.5e0 THEN {sql_num(wj)} WHEN {s} < 0.5e0 THEN {sql_num(-wj)} ELSE 0e0 END"
+                     for s, wj in zip(scores, w)]
+            # prior + sum_j sign(s_j - 1/2) w_j, left to right (x * +-1 and x * 0 are exact)
+            expr = sql_num(model.prior_logit_)
+            for v in votes:
+                expr = f"({expr} + {v})"
+            return self._iso(column(expr), model.iso_)
+        if name == "ds_jury":
+            w1, w0 = self._coefs(model.w1_, K), self._coefs(model.w0_, K)
+            expr = sql_num(model.prior_logit_)
+            for s, a, b in zip(scores, w1, w0):
+                # vote 1 adds w1, vote 0 adds w0, abstention adds nothing (the other term is + 0)
+                expr = f"({expr} + CASE WHEN {s} > 0.5e0 THEN {sql_num(a)} WHEN {s} < 0.5e0 THEN {sql_num(b)} ELSE 0e0 END)"
+            return self._iso(column(f"({sql_num(model.orientation_)} * {expr})"), model.iso_)
+        if name in ("ridge_iso", "ridge_pairwise_iso", "logistic", "logistic_pairwise"):
+            feats = list(scores)
+            if get_family(name).pairwise:
+                iu, ju = np.triu_indices(K, k=1)     # pairwise_features: scores, then s_i * s_j (i < j)
+                feats += [f"({scores[a]} * {scores[b]})" for a, b in zip(iu, ju)]
+            coef = self._coefs(model.coef_, len(feats))
+            if name.startswith("ridge"):
+                if model.iso_ is None:
+                    return sql_num(model.ybar_)         # constant calibration labels
+                return self._iso(column(dot_sql(model.intercept_, feats, coef)), model.iso_)
+            if model.constant_:
+                return sql_num(model.ybar_)
+            zc = column(f"least(greatest({dot_sql(model.intercept_, feats, coef)}, (-35e0)), 35e0)")
+            return f"(1e0 / (1e0 + exp(-{zc})))"
+        raise PredictorError(f"family {name!r} cannot be compiled to SQL")
+
+    def _coefs(self, values, n: int) -> list[float]:
+        values = [float(v) for v in np.asarray(values, float).ravel()]
+        if len(values) != n:
+            raise PredictorError(f"predictor file is malformed: {len(values)} coefficients for {n} features")
+        self.count(n)
+        return values
+
+    def _iso(self, x: str, iso) -> str:
+        self.count(len(iso.x_))
+        return isotonic_sql(x, iso.x_, iso.y_)
+
+    # assembly ---------------------------------------------------------------------------
+    def sql(self, prediction: str, family: str) -> str:
+        bad = " OR ".join(self.bad) if self.bad else "FALSE"
+        ctes = [
+            "fcps_in AS (\n  SELECT " + ",\n    ".join([f"{self.item} AS fcps_item"] + self.in_cols)
+            + f"\n  FROM {self.table}\n)",
+            "fcps_enc AS (\n  SELECT " + ",\n    ".join(["fcps_item", f"({bad}) AS fcps_bad"] + self.enc_cols)
+            + "\n  FROM fcps_in\n)",
+            "fcps_pat AS (\n  SELECT " + ",\n    ".join(["*"] + self.pat_cols) + "\n  FROM fcps_enc\n)",
+        ]
+        for name, cols, rows in self.lookups:
+            ctes.append(f"{name}({cols}) AS (VALUES\n  " + ",\n  ".join(rows) + "\n)")
+        joins = "".join(f"\n{j}" for j in self.joins)
+        return (f"-- fcps predictor ({family}) compiled by fcps_core.deploy.sql: one row per row of the table\n"
+                "WITH " + ",\n".join(ctes) + "\n"
+                f"SELECT fcps_item AS item_id,\n  CASE WHEN fcps_bad THEN NULL ELSE {prediction} END AS prediction\n"
+                f"FROM fcps_pat{joins}\n")
+
+
+def predictor_sql(predictor, table: str = "traffic", *, item_column: str = "item_id") -> str:
+    """One SQL ``SELECT`` scoring every row of ``table`` with ``predictor``.
+
+    ``table`` holds one column per judge (named as the judge) and the item id column
+    ``item_column``; the statement returns ``item_id, prediction`` for every row, the value
+    ``predictor.predict`` gives on the same cells (``prediction`` is NULL on a row Python
+    would refuse: see the module docstring). Raises :class:`PredictorError` for a table
+    name that is not a plain (dotted) identifier, a predictor above :data:`MAX_SQL_CELLS`
+    cells, or a malformed predictor.
+    """
+    from ..predictor import TIE_AVERAGE
+    compiler = _Compiler(predictor, table, item_column)
+    try:
+        if predictor.family == TIE_AVERAGE:
+            if not predictor.members:
+                raise PredictorError("predictor file is malformed: a tie_average needs members")
+            parts = [compiler.member(f"m{i}", m) for i, m in enumerate(predictor.members)]
+            # np.mean(axis=0) over the members: added in order, divided by their number
+            total = parts[0]
+            for p in parts[1:]:
+                total = f"({total} + {p})"
+            prediction = f"({total} / {sql_num(len(parts))})"
+        else:
+            prediction = compiler.member("m0", predictor)
+    except PredictorError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        # a file that loads but whose parts do not fit together (from_dict checks less)
+        raise PredictorError(f"predictor file is malformed: {exc!r}") from None
+    return compiler.sql(prediction, predictor.family)
