@@ -35,9 +35,12 @@ def stored_panels() -> list[dict]:
 
 def upload_path(name: str, data: bytes) -> str:
     """Uploaded bytes saved under the store's ``uploads/`` folder (content-addressed; the
-    user's file name contributes only its suffix, so it cannot escape the folder)."""
+    user's file name contributes only its suffix, so it cannot escape the folder). Saving
+    one cleans the folder: uploads no stored panel came from (previewed, rejected, traffic)
+    go once old or too many (``fcps_core.ingest.uploads`` bounds); this one stays."""
     from fcps_core.ingest import save_upload
-    return str(save_upload(data, name, get_store().path.parent))
+    store = get_store()
+    return str(save_upload(data, name, store.path.parent, keep=store.source_digests()))
 
 
 @st.cache_data(show_spinner="Reading upload...", max_entries=8)

@@ -15,6 +15,7 @@ def _now() -> _dt.datetime:
 class RunContext:
     started: _dt.datetime = field(default_factory=_now)
     store_panel: str | None = None     # the stored panel the command read or stored
+    panel_version: str | None = None   # its version then: --save refuses if it was replaced since
 
     def seconds(self) -> float:
         return (_now() - self.started).total_seconds()

@@ -200,7 +200,7 @@ def _print_preview(info: dict, as_json: bool) -> None:
 
 def _brief(info: dict) -> dict:
     keep = ("name", "schema", "n_rows", "n_labelled", "n_judges", "has_blocks", "label_note",
-            "source", "source_sha256", "layout", "licence", "created_at", "runs")
+            "source", "source_sha256", "layout", "licence", "created_at", "version", "runs")
     return {k: info.get(k) for k in keep if k in info}
 
 
@@ -235,7 +235,8 @@ def cmd_show(args) -> int:
     out = [f"panel {info['name']!r}: {info['n_rows']:,} rows, {info['n_labelled']:,} labelled, "
            f"{info['n_judges']} judges, schema {info['schema']}",
            f"created {info['created_at']:%Y-%m-%d %H:%M} UTC; source {info['source'] or '-'}"
-           + (f" (sha256 {info['source_sha256'][:12]})" if info.get("source_sha256") else ""),
+           + (f" (sha256 {info['source_sha256'][:12]})" if info.get("source_sha256") else "")
+           + f"; version {info.get('version') or '-'}",
            f"licence: {info['licence'] or '-'}"]
     prov = info.get("provenance")
     if prov:

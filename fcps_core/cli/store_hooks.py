@@ -51,7 +51,7 @@ def load_stored_panel(args, ctx: RunContext):
         flag = "--" + changed[0].replace("_", "-").replace("labels-path", "labels")
         raise FCPSError(f"{flag} maps the columns of a file; the stored panel {ref!r} was mapped "
                         "when it was imported (re-import the file to change it)")
-    panel = store.load_panel(ref, judges=parse_names(args.judges))
+    panel, ctx.panel_version = store.load_versioned_panel(ref, judges=parse_names(args.judges))
     ctx.store_panel = ref
     return panel
 
@@ -82,10 +82,11 @@ def remember_file_panel(args, ctx: RunContext, panel) -> None:
                              f"(other file or other column mapping); pass --panel-name NEW_NAME")
     else:
         check_importable(panel, label_column=args.label_column, group_column=args.group_column)
-        store.add_panel(panel, name=name, source=os.path.basename(args.panel), source_sha256=digest,
-                        layout=args.layout, import_options={"stored_by": args.command})
+        info = store.add_panel(panel, name=name, source=os.path.basename(args.panel), source_sha256=digest,
+                               layout=args.layout, import_options={"stored_by": args.command})
         log(args, f"stored panel {name!r} in {store.path}")
     ctx.store_panel = name
+    ctx.panel_version = info["version"]     # a replace before --save stores the run refuses it
 
 
 def _cli_params(args) -> dict:
@@ -95,7 +96,9 @@ def _cli_params(args) -> dict:
 
 
 def save_result(args, ctx: RunContext, kind: str, result, *, predictor=None) -> int | None:
-    """``--save``: store a finished select/sweep result as a run; returns the run id."""
+    """``--save``: store a finished select/sweep result as a run; returns the run id. When
+    the panel was replaced (or deleted) since it was read, nothing is stored and the
+    :class:`~fcps_core.store.runs.PanelChangedError` says so."""
     name = ctx.store_panel
     if not getattr(args, "save", False) or name is None:
         return None
@@ -104,11 +107,12 @@ def save_result(args, ctx: RunContext, kind: str, result, *, predictor=None) -> 
         from ..store import selection_params
         params = {**selection_params(result), "cli": _cli_params(args)}
         run_id = store.save_selection(result, panel=name, params=params, started_at=ctx.started,
-                                      predictor=None if predictor is None else predictor.to_dict())
+                                      predictor=None if predictor is None else predictor.to_dict(),
+                                      panel_version=ctx.panel_version)
     else:
         params = {"budgets": result.budgets, **result.settings, "cli": _cli_params(args)}
         run_id = store.save_sweep(result, panel=name, params=params, started_at=ctx.started,
-                                  seconds=ctx.seconds())
+                                  seconds=ctx.seconds(), panel_version=ctx.panel_version)
     log(args, f"saved as run {run_id} in {store.path}")
     return run_id
 
@@ -122,6 +126,6 @@ def record_failure(args, ctx: RunContext, exc: Exception) -> None:
     try:
         Store(resolve_store_path(args.store)).save_failed_run(
             panel=name, kind=args.command, params={"cli": _cli_params(args)}, error=str(exc),
-            seed=getattr(args, "seed", None), started_at=ctx.started)
+            seed=getattr(args, "seed", None), started_at=ctx.started, panel_version=ctx.panel_version)
     except FCPSError:
         pass    # the original error is the one the user must see; recording is best effort

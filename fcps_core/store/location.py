@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import os
 from pathlib import Path
 
@@ -23,6 +24,39 @@ POLL_MAX_SECONDS = 0.05
 
 class StoreBusyError(StoreError):
     """Another process kept the store locked for longer than the timeout."""
+
+
+class StoreFullError(StoreError):
+    """The device holding the store (or an output file) ran out of space; the write was
+    rolled back, so the store is as it was."""
+
+
+#: what the OS and DuckDB say when a device is full (DuckDB reports ENOSPC as text only)
+DISK_FULL_TEXTS = ("no space left on device", "disk quota exceeded")
+
+
+def is_disk_full(exc: BaseException | None) -> bool:
+    """True when ``exc`` or any exception it was raised from or while handling is a full
+    device: an ``OSError`` with ``ENOSPC``/``EDQUOT``, or a DuckDB error saying so (DuckDB
+    may report it as "Failed to commit", or hide it behind "Current transaction is
+    aborted" with the real error as the context)."""
+    stack, seen = [exc], set()
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if any(t in str(e).lower() for t in DISK_FULL_TEXTS):
+            return True
+        stack += [e.__cause__, e.__context__]
+    return False
+
+
+def disk_full_error(path, *, what: str = "writing the store") -> StoreFullError:
+    return StoreFullError(f"no space left on device while {what} at {path}; nothing was changed "
+                          "(free some space and try again)")
 
 
 def default_store_path() -> Path:

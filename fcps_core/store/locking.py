@@ -12,7 +12,8 @@ from pathlib import Path
 
 
 from ..errors import StoreError
-from .location import ENV_TIMEOUT, HOLD_SECONDS, POLL_MAX_SECONDS, YIELD_SECONDS, StoreBusyError
+from .location import (ENV_TIMEOUT, HOLD_SECONDS, POLL_MAX_SECONDS, YIELD_SECONDS, StoreBusyError,
+                       StoreFullError, disk_full_error, is_disk_full)
 from .schema import LATEST_VERSION, migrate, newer_store_error, stored_schema_version
 
 
@@ -71,7 +72,11 @@ class FileAccess:
                     return duckdb.connect(str(self.path), read_only=True)
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 return duckdb.connect(str(self.path))
-            except duckdb.Error as exc:
+            except (duckdb.Error, OSError) as exc:
+                if is_disk_full(exc):       # creating the file or replaying its log
+                    raise disk_full_error(self.path, what="opening the store") from exc
+                if isinstance(exc, OSError):
+                    raise
                 if not is_lock_error(exc):
                     if isinstance(exc, (duckdb.IOException, duckdb.InvalidInputException,
                                         duckdb.SerializationException)):
@@ -93,7 +98,12 @@ class FileAccess:
         self.draining = False
         self.closed_at = time.monotonic()
         if con is not None:
-            con.close()
+            try:
+                con.close()
+            except Exception:
+                # Closing checkpoints the log into the file; when that fails (a full disk)
+                # the committed log stays and is replayed on the next open.
+                pass
 
     def acquire(self, write: bool, timeout: float):
         """The shared connection, opened in a mode that allows ``write``."""
@@ -134,8 +144,12 @@ class FileAccess:
                         if mode == "rw":
                             migrate(con)
                         self.schema_ready = True
-                except BaseException:
+                except BaseException as exc:
                     con.close()
+                    if isinstance(exc, Exception) and is_disk_full(exc) and not isinstance(exc, StoreError):
+                        raise StoreFullError(f"no space left on device while upgrading the store at {self.path} "
+                                         "to this fcps's schema; its data is as it was (free some space "
+                                         "and try again)") from exc
                     raise
                 self.con, self.mode = con, mode
                 self.opened_at = time.monotonic()

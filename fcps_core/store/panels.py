@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Sequence
 
@@ -11,7 +12,43 @@ from ..errors import StoreError
 from ..panel import MISSING, Panel
 from ..names import validate_name
 from .cells import rows_to_dicts, to_json
+from .core import staged
 from .location import utc_now
+from .schema import next_id
+
+
+def panel_version(panel: Panel) -> str:
+    """The version of a panel: 16 hex digits of the SHA-256 of everything a selection reads
+    (items, groups, labels, blocks, label note, each judge's name, schema, range and
+    outputs). Equal content, equal version; a run records the version it was computed on."""
+    h = hashlib.sha256()
+
+    def add(part) -> None:
+        data = part if isinstance(part, bytes) else str(part).encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+
+    def floats(values) -> bytes:
+        v = np.asarray(values, dtype="<f8")
+        return np.where(np.isnan(v), np.nan, v).astype("<f8").tobytes()     # one NaN pattern
+
+    add("fcps-panel-1")
+    add(panel.n_rows)
+    add(panel.label_note or "")
+    add("\x1f".join(map(str, panel.item_ids.tolist())))
+    add("\x1f".join(map(str, panel.group_ids.tolist())))
+    add(floats(panel.labels))
+    add("" if panel.blocks is None else "\x1e" + "\x1f".join(map(str, panel.blocks.tolist())))
+    for j in panel.judges:
+        add(j.name)
+        add(j.schema)
+        add(repr(j.value_range))
+        if j.codes is not None:
+            add("\x1f".join(map(str, j.vocab)))
+            add(np.asarray(j.codes, dtype="<i8").tobytes())
+        else:
+            add(floats(j.values))
+    return h.hexdigest()[:16]
 
 
 class PanelStore:
@@ -55,6 +92,7 @@ class PanelStore:
             lo, hi = j.value_range if j.value_range else (None, None)
             judge_rows.append([pos, j.name, j.schema, lo, hi, n_distinct, int(n - keep.sum())])
         prov = provenance if provenance is None or isinstance(provenance, str) else to_json(provenance)
+        version = panel_version(panel)
         with self.transaction() as cur:
             old = cur.execute("SELECT panel_id, created_at FROM panels WHERE name = ?", [name]).fetchone()
             if old is not None:
@@ -62,12 +100,14 @@ class PanelStore:
                     raise StoreError(f"a panel named {name!r} already exists (stored {old[1]:%Y-%m-%d %H:%M}); "
                                      "choose another name, or replace it (import --replace)")
                 self._delete_panel_rows(cur, old[0])
-            pid = cur.execute("SELECT coalesce(max(panel_id), 0) + 1 FROM panels").fetchone()[0]
-            cur.execute("INSERT INTO panels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            pid = next_id(cur, "panel_id")
+            cur.execute("INSERT INTO panels (panel_id, name, schema, n_rows, n_labelled, n_judges, has_blocks, "
+                        "label_note, source, source_sha256, layout, provenance, licence, import_options, "
+                        "created_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [pid, name, panel.schema, n, panel.n_labelled, len(panel.judges),
                          panel.blocks is not None, panel.label_note or None, source,
                          source_sha256, layout, prov, licence,
-                         None if import_options is None else to_json(import_options), utc_now()])
+                         None if import_options is None else to_json(import_options), utc_now(), version])
             cur.executemany("INSERT INTO judges VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                             [[pid] + r for r in judge_rows])
             self._insert_items(cur, pid, items)
@@ -78,32 +118,32 @@ class PanelStore:
     # Each bulk step is its own method so a test can interrupt an import between them.
     @staticmethod
     def _insert_items(cur, pid: int, table) -> None:
-        cur.register("fcps_stage_items", table)
-        try:
+        with staged(cur, "fcps_stage_items", table):
             cur.execute("INSERT INTO items SELECT ?, row_pos, item_id, group_id, label, block "
                         "FROM fcps_stage_items", [pid])
-        finally:
-            cur.unregister("fcps_stage_items")
 
     @staticmethod
     def _insert_outputs(cur, pid: int, judge_pos: int, table, numeric: bool) -> None:
-        cur.register("fcps_stage_outputs", table)
-        try:
+        with staged(cur, "fcps_stage_outputs", table):
             # DuckDB prints a double as its shortest round-trip text, so a reload is exact.
             cur.execute("INSERT INTO outputs SELECT ?, row_pos, ?, CAST(output AS VARCHAR) "
                         "FROM fcps_stage_outputs", [pid, judge_pos])
-        finally:
-            cur.unregister("fcps_stage_outputs")
 
     def has_panel(self, name: str) -> bool:
         with self.reading() as cur:
             return cur.execute("SELECT count(*) FROM panels WHERE name = ?", [name]).fetchone()[0] > 0
 
+    def source_digests(self) -> set[str]:
+        """The SHA-256 of every stored panel's source file (what an upload cleanup keeps)."""
+        with self.reading() as cur:
+            return {r[0] for r in cur.execute("SELECT DISTINCT source_sha256 FROM panels "
+                                              "WHERE source_sha256 IS NOT NULL").fetchall()}
+
     def panels(self) -> list[dict]:
-        """Stored panels with their facts and run counts, by name."""
+        """Stored panels with their facts, version and run counts, by name."""
         with self.reading() as cur:
             cur.execute("""SELECT p.name, p.schema, p.n_rows, p.n_labelled, p.n_judges, p.source,
-                                  p.licence, p.created_at, count(r.run_id) AS runs
+                                  p.licence, p.created_at, p.version, count(r.run_id) AS runs
                            FROM panels p LEFT JOIN runs r USING (panel_id)
                            GROUP BY ALL ORDER BY p.name""")
             return rows_to_dicts(cur)
@@ -138,8 +178,15 @@ class PanelStore:
     def load_panel(self, name: str, *, judges: Sequence[str] | None = None) -> Panel:
         """The stored panel, rebuilt exactly as it was imported (same codes, vocabularies,
         scalar maps and value ranges)."""
+        return self.load_versioned_panel(name, judges=judges)[0]
+
+    def load_versioned_panel(self, name: str, *,
+                             judges: Sequence[str] | None = None) -> tuple[Panel, str]:
+        """The stored panel (as :meth:`load_panel`) and its version, read in one snapshot:
+        pass the version to ``save_selection``/``save_sweep`` so a run computed on it is
+        refused if the panel is replaced meanwhile."""
         from ..ingest import judge_column
-        with self.reading() as cur:
+        with self.snapshot() as cur:
             info = self._panel_row(cur, name)
             pid, n = info["panel_id"], info["n_rows"]
             cur.execute("SELECT judge_pos, name, schema, range_lo, range_hi FROM judges "
@@ -164,11 +211,12 @@ class PanelStore:
         cols = [judge_column(jname, raw, schema=schema,
                              value_range=None if lo is None else (lo, hi))
                 for (pos, jname, schema, lo, hi), raw in zip(jrows, raw_outputs)]
-        return Panel(item_ids=np.asarray(items["item_id"], dtype=object),
-                     group_ids=np.asarray(items["group_id"], dtype=object),
-                     labels=np.asarray(items["label"], dtype=float), judges=cols,
-                     blocks=np.asarray(items["block"], dtype=object) if info["has_blocks"] else None,
-                     name=name, label_note=info["label_note"] or "")
+        panel = Panel(item_ids=np.asarray(items["item_id"], dtype=object),
+                      group_ids=np.asarray(items["group_id"], dtype=object),
+                      labels=np.asarray(items["label"], dtype=float), judges=cols,
+                      blocks=np.asarray(items["block"], dtype=object) if info["has_blocks"] else None,
+                      name=name, label_note=info["label_note"] or "")
+        return panel, info["version"]
 
     def delete_panel(self, name: str) -> dict:
         """Delete a panel, its rows and its runs in one transaction; returns what went."""

@@ -10,40 +10,70 @@ import json
 from ..errors import StoreError
 from ..jsonutil import json_ready
 from .cells import rows_to_dicts, to_json, to_number
+from .core import staged
 from .location import utc_now
 from .records import (CANDIDATE_COLUMNS, SWEEP_CELL_NUMBERS, SWEEP_MENU_AFTER_MODE, SWEEP_MENU_BEFORE_MODE,
                       selection_params)
-from .schema import RUN_CHILD_TABLES
+from .schema import RUN_CHILD_TABLES, next_id
+
+
+class PanelChangedError(StoreError):
+    """The panel a run was computed on was replaced or deleted before the run was stored."""
 
 
 class RunStore:
-    """Run methods of :class:`~fcps_core.store.Store`."""
+    """Run methods of :class:`~fcps_core.store.Store`.
+
+    Every ``save_*`` takes ``panel_version``: the version of the panel the result was
+    computed on (:meth:`load_versioned_panel`, or ``add_panel(...)["version"]``). When it is
+    given and the store's panel of that name now has another version (replaced by an import
+    meanwhile) or is gone, nothing is stored and :class:`PanelChangedError` says so. Without
+    it the run records the stored panel's current version unchecked."""
 
     def _new_run(self, cur, panel: str, kind: str, status: str, params: dict, seed,
-                 started_at, seconds, timings, summary, error, label) -> int:
-        info = self._panel_row(cur, panel)
-        run_id = cur.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()[0]
+                 started_at, seconds, timings, summary, error, label, panel_version=None) -> int:
+        info = self._run_panel(cur, panel, panel_version)
+        run_id = next_id(cur, "run_id")
         from ..version import __version__
         finished = utc_now()
         if started_at is None and seconds is not None:
             started_at = finished - _dt.timedelta(seconds=seconds)
-        cur.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        cur.execute("INSERT INTO runs (run_id, panel_id, panel_name, kind, status, label, params, seed, "
+                    "version, started_at, finished_at, seconds, timings, summary, error, panel_version) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [run_id, info["panel_id"], panel, kind, status, label, to_json(params),
                      None if seed is None else int(seed), __version__, started_at, finished,
                      to_number(seconds), None if timings is None else to_json(timings),
-                     None if summary is None else to_json(summary), error])
+                     None if summary is None else to_json(summary), error, info["version"]])
         return run_id
+
+    def _run_panel(self, cur, panel: str, panel_version: str | None) -> dict:
+        """The stored panel a run is filed under, checked against the version it used."""
+        if panel_version is None:
+            return self._panel_row(cur, panel)
+        cur.execute("SELECT * FROM panels WHERE name = ?", [panel])
+        rows = rows_to_dicts(cur)
+        if not rows:
+            raise PanelChangedError(f"panel {panel!r} was deleted while this run was computing; "
+                                    "the run was not stored")
+        if rows[0]["version"] != panel_version:
+            raise PanelChangedError(f"panel {panel!r} was replaced while this run was computing (it used "
+                                    f"version {panel_version}, the store now holds {rows[0]['version']}); "
+                                    "the run was not stored: run it again")
+        return rows[0]
 
     def save_selection(self, result, *, panel: str, params: dict | None = None,
                        started_at: _dt.datetime | None = None, label: str | None = None,
-                       if_absent: bool = False, predictor: dict | None = None) -> int:
+                       if_absent: bool = False, predictor: dict | None = None,
+                       panel_version: str | None = None) -> int:
         """Store a :class:`~fcps_core.selection.SelectionResult` (run row, every candidate,
         the selected prefix's cells, the deployable predictor) in one transaction; returns
         the run id. ``predictor`` (``FCPSPredictor.to_dict()``) defaults to the result's.
 
-        ``panel`` is the stored panel the selection ran on; ``params`` defaults to the
-        selector's settings and the split. ``label`` tags the run; with ``if_absent`` a
-        finished run with the same label is kept and its id returned (idempotent seeding).
+        ``panel`` is the stored panel the selection ran on and ``panel_version`` the version
+        it read (see the class doc); ``params`` defaults to the selector's settings and the
+        split. ``label`` tags the run; with ``if_absent`` a finished run with the same label
+        is kept and its id returned (idempotent seeding).
         """
         import pyarrow as pa
         d = result.to_dict(cells_limit=0)
@@ -88,7 +118,8 @@ class RunStore:
             if if_absent and (existing := self._labelled_run(cur, label)) is not None:
                 return existing
             run_id = self._new_run(cur, panel, "select", "done", params, params.get("seed"),
-                                   started_at, seconds, d.get("timings"), summary, None, label)
+                                   started_at, seconds, d.get("timings"), summary, None, label,
+                                   panel_version)
             self._insert_candidates(cur, run_id, candidates)
             self._insert_cells(cur, run_id, cell_table)
             cur.execute("INSERT INTO run_predictors VALUES (?, ?)", [run_id, to_json(predictor)])
@@ -111,7 +142,7 @@ class RunStore:
 
     def save_audit(self, audit, *, panel: str, predictor: dict, params: dict | None = None,
                    started_at: _dt.datetime | None = None, seconds: float | None = None,
-                   label: str | None = None) -> int:
+                   label: str | None = None, panel_version: str | None = None) -> int:
         """Store a traffic audit (:class:`~fcps_core.deploy.audit.AuditResult` or its
         ``to_dict()``) as a run of
         kind ``audit`` on ``panel`` (the panel the predictor was calibrated on): its figures,
@@ -121,7 +152,7 @@ class RunStore:
         cells = full.get("cells") or []
         with self.transaction() as cur:
             run_id = self._new_run(cur, panel, "audit", "done", params or {}, None, started_at,
-                                   seconds, None, d, None, label)
+                                   seconds, None, d, None, label, panel_version)
             cur.execute("INSERT INTO run_predictors VALUES (?, ?)", [run_id, to_json(predictor)])
             if cells:
                 cur.executemany("INSERT INTO audit_cells VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -132,29 +163,24 @@ class RunStore:
 
     @staticmethod
     def _insert_candidates(cur, run_id: int, table) -> None:
-        cur.register("fcps_stage_candidates", table)
-        try:
+        with staged(cur, "fcps_stage_candidates", table):
             cur.execute("INSERT INTO run_candidates SELECT ?, " + ", ".join(CANDIDATE_COLUMNS)
                         + " FROM fcps_stage_candidates", [run_id])
-        finally:
-            cur.unregister("fcps_stage_candidates")
 
     @staticmethod
     def _insert_cells(cur, run_id: int, table) -> None:
-        cur.register("fcps_stage_cells", table)
-        try:
+        with staged(cur, "fcps_stage_cells", table):
             cur.execute("INSERT INTO run_cells SELECT ?, cand_index, cell_pos, pattern, N_z, "
                         "mean_label, prediction, freq_val, freq_test, unseen FROM fcps_stage_cells",
                         [run_id])
-        finally:
-            cur.unregister("fcps_stage_cells")
 
     def save_sweep(self, result, *, panel: str, params: dict | None = None,
                    started_at: _dt.datetime | None = None, seconds: float | None = None,
-                   label: str | None = None, if_absent: bool = False) -> int:
+                   label: str | None = None, if_absent: bool = False,
+                   panel_version: str | None = None) -> int:
         """Store a :class:`~fcps_core.experiments.SweepResult` (per-budget cells, per-menu
-        cells, per-split records) in one transaction; returns the run id (``label`` and
-        ``if_absent`` as in :meth:`save_selection`)."""
+        cells, per-split records) in one transaction; returns the run id (``label``,
+        ``if_absent`` and ``panel_version`` as in :meth:`save_selection`)."""
         d = json_ready(result.to_dict())
         params = params if params is not None else {"budgets": d.get("budgets"), **(d.get("settings") or {})}
         cells, menu_cells, records = [], [], []
@@ -183,7 +209,7 @@ class RunStore:
             if if_absent and (existing := self._labelled_run(cur, label)) is not None:
                 return existing
             run_id = self._new_run(cur, panel, "sweep", "done", params, params.get("seed"),
-                                   started_at, seconds, None, summary, None, label)
+                                   started_at, seconds, None, summary, None, label, panel_version)
             for table, rows in (("sweep_cells", cells), ("sweep_menu_cells", menu_cells),
                                 ("sweep_records", records)):
                 if rows:
@@ -193,18 +219,18 @@ class RunStore:
 
     def save_failed_run(self, *, panel: str, kind: str, params: dict, error: str,
                         seed: int | None = None, started_at: _dt.datetime | None = None,
-                        label: str | None = None) -> int:
+                        label: str | None = None, panel_version: str | None = None) -> int:
         """Record a run that stopped with ``error`` (status ``failed``, no results)."""
         with self.transaction() as cur:
             seconds = None if started_at is None else (utc_now() - started_at).total_seconds()
             return self._new_run(cur, panel, kind, "failed", params, seed, started_at, seconds,
-                                 None, None, str(error), label)
+                                 None, None, str(error), label, panel_version)
 
     def runs(self, *, panel: str | None = None, kind: str | None = None) -> list[dict]:
         """Stored runs (newest first) with their headline result."""
         with self.reading() as cur:
             cur.execute("""SELECT r.run_id, r.panel_name AS panel, r.kind, r.status, r.label, r.seed,
-                                  r.version, r.finished_at, r.seconds, c.family, c.K, c.val_mse,
+                                  r.version, r.panel_version, r.finished_at, r.seconds, c.family, c.K, c.val_mse,
                                   c.test_mse, r.error, p.run_id IS NOT NULL AS has_predictor,
                                   json_extract_string(p.predictor, '$.family') AS deployed_family
                            FROM runs r LEFT JOIN run_candidates c

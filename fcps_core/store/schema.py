@@ -98,12 +98,57 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             panel_id INTEGER NOT NULL, judge VARCHAR NOT NULL, cost DOUBLE NOT NULL,
             latency DOUBLE NOT NULL, PRIMARY KEY (panel_id, judge))""",
     )),
+    (5, "panel versions (content hash), the panel version each run used, id counters (ids never reused)", (
+        # A new panel's version hashes its content (store.panels.panel_version); panels
+        # stored before have theirs derived here from their stored rows and identity.
+        "ALTER TABLE panels ADD COLUMN version VARCHAR",
+        """UPDATE panels SET version = substr(md5(concat_ws('/', 'fcps-m5', panel_id, name, created_at,
+            n_rows, n_judges,
+            (SELECT coalesce(sum(hash(i.row_pos, i.item_id, i.group_id, i.label, i.block)), 0)
+             FROM items i WHERE i.panel_id = panels.panel_id),
+            (SELECT coalesce(sum(hash(o.row_pos, o.judge_pos, o.output)), 0)
+             FROM outputs o WHERE o.panel_id = panels.panel_id))), 1, 16)""",
+        # The version of the panel a run was computed on (a replaced panel refuses the save).
+        "ALTER TABLE runs ADD COLUMN panel_version VARCHAR",
+        "UPDATE runs SET panel_version = (SELECT p.version FROM panels p WHERE p.panel_id = runs.panel_id)",
+        # The last id handed out: a deleted run's (or panel's) id is never given again.
+        "CREATE TABLE counters (name VARCHAR PRIMARY KEY, value BIGINT NOT NULL)",
+        """INSERT INTO counters SELECT 'run_id', greatest(
+            (SELECT coalesce(max(run_id), 0) FROM runs),
+            (SELECT coalesce(max(run_id), 0) FROM run_candidates),
+            (SELECT coalesce(max(run_id), 0) FROM run_cells),
+            (SELECT coalesce(max(run_id), 0) FROM sweep_cells),
+            (SELECT coalesce(max(run_id), 0) FROM sweep_menu_cells),
+            (SELECT coalesce(max(run_id), 0) FROM sweep_records),
+            (SELECT coalesce(max(run_id), 0) FROM run_predictors),
+            (SELECT coalesce(max(run_id), 0) FROM audit_cells))""",
+        """INSERT INTO counters SELECT 'panel_id', greatest(
+            (SELECT coalesce(max(panel_id), 0) FROM panels),
+            (SELECT coalesce(max(panel_id), 0) FROM runs),
+            (SELECT coalesce(max(panel_id), 0) FROM items))""",
+    )),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 #: every table, in the order a panel/run delete must clear them (children first)
 RUN_CHILD_TABLES = ("run_candidates", "run_cells", "sweep_cells", "sweep_menu_cells", "sweep_records",
                     "run_predictors", "audit_cells")
+#: the tables whose rows are the store's content (:meth:`Store.content_digest`); the id
+#: counters are bookkeeping, not content, and are left out
 CONTENT_TABLES = ("panels", "judges", "items", "outputs", "runs") + RUN_CHILD_TABLES + ("judge_costs", "meta")
+#: counter name -> the table and column whose ids it hands out
+COUNTERS = {"run_id": ("runs", "run_id"), "panel_id": ("panels", "panel_id")}
+
+
+def next_id(cur, counter: str) -> int:
+    """The next id of ``counter`` (``run_id`` or ``panel_id``), inside the caller's
+    transaction: one above every id handed out before, even of rows deleted since."""
+    row = cur.execute("UPDATE counters SET value = value + 1 WHERE name = ? RETURNING value",
+                      [counter]).fetchone()
+    if row is None:                     # a counter lost by hand: restart above the stored ids
+        table, column = COUNTERS[counter]
+        row = cur.execute(f"INSERT INTO counters SELECT ?, coalesce(max({column}), 0) + 1 FROM {table} "
+                          "RETURNING value", [counter]).fetchone()
+    return int(row[0])
 
 
 def newer_store_error(version: int) -> StoreError:
@@ -133,10 +178,20 @@ def migrate(cur, *, target: int | None = None) -> list[int]:
             cur.execute("INSERT INTO schema_version VALUES (?, ?, ?)", [version, description, utc_now()])
             cur.execute("COMMIT")
         except BaseException:
-            cur.execute("ROLLBACK")
+            rollback_quietly(cur)
             raise
         applied.append(version)
     return applied
+
+
+def rollback_quietly(cur) -> None:
+    """Roll back the open transaction, if any: a failed COMMIT (a full disk) has already
+    ended it, and the error that got here is the one to report."""
+    import duckdb
+    try:
+        cur.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
 
 
 def stored_schema_version(con) -> int:
