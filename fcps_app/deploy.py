@@ -3,8 +3,6 @@ the predictor as SQL. Statistics live in fcps_core.deploy."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 import streamlit as st
@@ -47,7 +45,7 @@ def run_audit(predictor_json: str, traffic: tuple):
 def _cached_audit(predictor_json: str, key: str, _traffic: tuple):
     # key identifies the traffic (content hash or stored version); _traffic is not hashed
     from fcps_core.deploy.audit import audit_traffic
-    from fcps_core.deploy.support import prediction_rows
+    from fcps_core.deploy.support import predictions_csv
     from fcps_core.ingest import load_panel
     from fcps_core.predictor import FCPSPredictor
     predictor = FCPSPredictor.from_dict(json.loads(predictor_json))
@@ -58,12 +56,8 @@ def _cached_audit(predictor_json: str, key: str, _traffic: tuple):
     else:
         panel = get_panel(_traffic)
     audit = audit_traffic(predictor, panel)
-    header, rows = prediction_rows(panel, audit.predictions, predictor.row_support(panel))
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(header)
-    w.writerows(rows)
-    return json_ready(audit.to_dict()), buf.getvalue(), predictor.metadata.get("panel")
+    text = predictions_csv(panel, audit.predictions, predictor.row_support(panel))
+    return json_ready(audit.to_dict()), text, predictor.metadata.get("panel")
 
 
 def sql_text(predictor_json: str) -> str:

@@ -259,3 +259,31 @@ def test_an_older_store_migrates_and_keeps_its_runs(tmp_path):
     with pytest.raises(Exception, match="no stored predictor"):
         s.run_predictor(1)
     assert math.isfinite(DEFAULT_THRESHOLDS["warn_pressure"])
+
+
+def test_predictions_csv_is_what_csv_writer_writes():
+    """The fast join writes the same bytes as csv.writer, and falls back to it when a
+    field (item id, judge name) needs quoting."""
+    import csv
+    import io
+    from fcps_core.deploy.support import RowSupport, prediction_rows, predictions_csv
+
+    class Rows:
+        pass
+    for ids, judges in ((["a", "b", "c"], ["j1", "j2"]), (["a,1", 'b"q', "c"], ["j1", "j2"]),
+                        (["a", "b", "c"], ["j,1", "j2"]), ([], ["j1", "j2"])):
+        panel = Rows()
+        panel.item_ids = np.array(ids, dtype=object)
+        n = len(ids)
+        missing = np.zeros((n, 2), dtype=bool)
+        missing[:1, 0] = True
+        support = RowSupport(codes=np.zeros((n, 2), dtype=np.int64), N_z=np.arange(n), in_range=np.ones(n, bool),
+                             in_support=np.arange(n) % 2 == 0, missing=missing,
+                             parse_error=np.zeros((n, 2), bool), judges=judges)
+        for s in (None, support):
+            header, rows = prediction_rows(panel, np.linspace(0, 1, n), s)
+            buf = io.StringIO()
+            writer = csv.writer(buf)
+            writer.writerow(header)
+            writer.writerows(rows)
+            assert predictions_csv(panel, np.linspace(0, 1, n), s) == buf.getvalue()

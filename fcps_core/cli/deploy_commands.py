@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 
@@ -37,20 +36,16 @@ def _traffic(args, ctx, predictor):
 
 
 def write_predictions(path, panel, pred, support, *, force: bool) -> None:
-    """The predictions file (deploy.support.prediction_rows) to ``path`` or stdout."""
-    from ..deploy.support import prediction_rows
-    header, rows = prediction_rows(panel, pred, support)
-
-    def write(fh):
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
+    """The predictions file (deploy.support.predictions_csv) to ``path`` or stdout."""
+    from ..deploy.support import predictions_csv
+    text = predictions_csv(panel, pred, support)
     if path:
         from ..outputs import atomic_output
         with atomic_output(path, force=force, newline="") as fh:
-            write(fh)
+            fh.write(text)
     else:
-        write(sys.stdout)
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 def support_summary(n: int, support, behaviour: str) -> str:

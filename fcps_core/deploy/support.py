@@ -108,9 +108,15 @@ class RowSupport:
     judges: list[str]
 
     def missing_names(self) -> list[str]:
-        """Per row, the judges without an output joined by ';' ('' when none)."""
+        """Per row, the judges without an output joined by ';' ('' when none); joined once
+        per distinct pattern of missing judges, not once per row."""
+        n = len(self.missing)
+        if n == 0 or not self.missing.any():
+            return [""] * n
+        masks, inverse = np.unique(self.missing, axis=0, return_inverse=True)
         names = np.asarray(self.judges, dtype=object)
-        return [";".join(names[m]) for m in self.missing]
+        text = [";".join(names[m]) for m in masks]
+        return [text[i] for i in np.asarray(inverse).reshape(-1).tolist()]
 
 
 def pattern_keys(codes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -186,3 +192,32 @@ def prediction_rows(panel: Panel, predictions: np.ndarray, support: RowSupport |
     return (["item_id", "prediction", "N_z", "in_support", "missing_judges"],
             ([item, f"{p:.6f}", int(n), int(ok), miss] for item, p, n, ok, miss in
              zip(panel.item_ids, predictions, support.N_z, support.in_support, support.missing_names())))
+
+
+#: characters that make a CSV field need quoting
+_CSV_SPECIAL = (",", '"', "\r", "\n")
+
+
+def predictions_csv(panel: Panel, predictions: np.ndarray, support: RowSupport | None) -> str:
+    """The predictions file as CSV text, exactly what ``csv.writer`` writes for
+    :func:`prediction_rows` (CRLF line ends, quotes only where needed); built with one
+    string join when no field needs quoting (a million rows in well under a second)."""
+    header, rows = prediction_rows(panel, predictions, support)
+    ids = [str(i) for i in panel.item_ids]
+    missing = support.missing_names() if support is not None else []
+    probe = "\x00".join(ids) + "\x00" + "\x00".join(set(missing))
+    if any(c in probe for c in _CSV_SPECIAL):
+        import csv
+        import io
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(header)
+        w.writerows(rows)
+        return buf.getvalue()
+    preds = np.asarray(predictions, dtype=float).tolist()
+    if support is None:
+        body = "\r\n".join(f"{i},{p:.6f}" for i, p in zip(ids, preds))
+    else:
+        body = "\r\n".join(f"{i},{p:.6f},{z},{o},{m}" for i, p, z, o, m in
+                            zip(ids, preds, support.N_z.tolist(), support.in_support.astype(int).tolist(), missing))
+    return ",".join(header) + "\r\n" + body + ("\r\n" if ids else "")
