@@ -111,13 +111,33 @@ class FCPSPredictor:
         """Whether the deployed prediction reads the joint table (any member does)."""
         return any(get_family(m.family).table_like for m in (self.members or [self]))
 
-    def row_support(self, panel: Panel):
+    def row_support(self, panel: Panel, *, encoded=None):
         """Per-row support of ``panel`` (deploy.support.RowSupport), or None when the file
-        has no support section."""
+        has no support section. ``encoded``: the panel already encoded with
+        :meth:`support_encoders` (saves encoding it twice)."""
         if self.support is None:
             return None
-        self.features(panel)           # one clear error naming every missing judge
-        return row_support(self.support, self.support_encoders(), panel, table_like=self.table_like)
+        self.check_judges(panel)
+        return row_support(self.support, self.support_encoders(), panel, table_like=self.table_like,
+                           encoded=encoded)
+
+    def score(self, panel: Panel):
+        """(predictions, per-row support or None), encoding the panel once where the
+        predictor and its support share encoders (every single-family predictor)."""
+        if self.members:
+            return self.predict(panel), self.row_support(panel)
+        self.check_judges(panel)
+        encoded = apply_encoders(panel, self.encoders)
+        feats = PrefixFeatures(patterns=prefix_patterns(encoded.codes, encoded.alphabet_sizes),
+                               scores=encoded.scores)
+        return self.model.predict(feats), self.row_support(panel, encoded=encoded)
+
+    def check_judges(self, panel: Panel) -> None:
+        """One clear error naming every judge column the panel lacks."""
+        missing = [j for j in self.judges if j not in panel.judge_names]
+        if missing:
+            raise PredictorError("the panel lacks judge column(s) the predictor needs: "
+                                 + ", ".join(repr(m) for m in missing))
 
     def judge_schemas(self) -> dict[str, str]:
         """Each judge's schema as the predictor saw it at fitting time."""
@@ -125,10 +145,7 @@ class FCPSPredictor:
 
     # -- predict -------------------------------------------------------------------------
     def features(self, panel: Panel) -> PrefixFeatures:
-        missing = [j for j in self.judges if j not in panel.judge_names]
-        if missing:
-            raise PredictorError("the panel lacks judge column(s) the predictor needs: "
-                                 + ", ".join(repr(m) for m in missing))
+        self.check_judges(panel)
         encoded = apply_encoders(panel, self.encoders)
         return PrefixFeatures(patterns=prefix_patterns(encoded.codes, encoded.alphabet_sizes),
                               scores=encoded.scores)
@@ -136,7 +153,7 @@ class FCPSPredictor:
     def predict(self, panel: Panel) -> np.ndarray:
         """P(label = 1) in [0, 1] for every row of ``panel``."""
         if self.members:
-            self.features(panel)      # one clear error naming every missing judge
+            self.check_judges(panel)      # one clear error naming every missing judge
             return np.mean([m.predict(panel) for m in self.members], axis=0)
         return self.model.predict(self.features(panel))
 

@@ -68,8 +68,7 @@ def cmd_score(args, ctx: RunContext) -> int:
         check_output_path(args.out, force=args.force)     # before any work
     predictor = load_predictor(args.model, getattr(args, "store", None))
     panel = _traffic(args, ctx, predictor)
-    pred = predictor.predict(panel)
-    support = predictor.row_support(panel)
+    pred, support = predictor.score(panel)
     write_predictions(args.out, panel, pred, support, force=args.force)
     if support is None:
         log(args, f"scored {panel.n_rows:,} rows (this predictor file has no calibration support "

@@ -184,8 +184,7 @@ def audit_traffic(predictor, traffic: Panel, *, thresholds: dict | None = None,
         raise PredictorError("the traffic has no rows to audit")
     support = predictor.support
     encoders = predictor.support_encoders()
-    rs = predictor.row_support(traffic)
-    pred = predictor.predict(traffic)
+    pred, rs = predictor.score(traffic)
     n = traffic.n_rows
     N = int(support["rows"])
 

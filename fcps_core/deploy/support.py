@@ -113,9 +113,15 @@ class RowSupport:
         n = len(self.missing)
         if n == 0 or not self.missing.any():
             return [""] * n
-        masks, inverse = np.unique(self.missing, axis=0, return_inverse=True)
+        # one integer key per row (its missing judges' bits; the row's bytes past 62 judges)
+        if self.missing.shape[1] <= 62:
+            keys = self.missing.astype(np.int64) @ (np.int64(1) << np.arange(self.missing.shape[1], dtype=np.int64))
+        else:
+            packed = np.ascontiguousarray(np.packbits(self.missing, axis=1))
+            keys = packed.view(np.dtype((np.void, packed.shape[1]))).reshape(-1)
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         names = np.asarray(self.judges, dtype=object)
-        text = [";".join(names[m]) for m in masks]
+        text = [";".join(names[self.missing[i]]) for i in first]
         return [text[i] for i in np.asarray(inverse).reshape(-1).tolist()]
 
 
@@ -152,9 +158,10 @@ def pattern_lookup(support: dict, codes: np.ndarray, sizes: np.ndarray) -> np.nd
 
 
 def row_support(support: dict, encoders: list[JudgeEncoder], panel: Panel, *,
-                table_like: bool) -> RowSupport:
-    """Per-row support of ``panel`` against a predictor's ``support`` section."""
-    encoded = apply_encoders(panel, encoders)
+                table_like: bool, encoded=None) -> RowSupport:
+    """Per-row support of ``panel`` against a predictor's ``support`` section (``encoded``:
+    the panel already encoded with ``encoders``)."""
+    encoded = apply_encoders(panel, encoders) if encoded is None else encoded
     codes = encoded.codes
     cols = {c.name: c for c in panel.judges}
     n = panel.n_rows
@@ -202,11 +209,11 @@ def predictions_csv(panel: Panel, predictions: np.ndarray, support: RowSupport |
     """The predictions file as CSV text, exactly what ``csv.writer`` writes for
     :func:`prediction_rows` (CRLF line ends, quotes only where needed); built with one
     string join when no field needs quoting (a million rows in well under a second)."""
-    header, rows = prediction_rows(panel, predictions, support)
     ids = [str(i) for i in panel.item_ids]
     missing = support.missing_names() if support is not None else []
     probe = "\x00".join(ids) + "\x00" + "\x00".join(set(missing))
     if any(c in probe for c in _CSV_SPECIAL):
+        header, rows = prediction_rows(panel, predictions, support)
         import csv
         import io
         buf = io.StringIO()
@@ -220,4 +227,5 @@ def predictions_csv(panel: Panel, predictions: np.ndarray, support: RowSupport |
     else:
         body = "\r\n".join(f"{i},{p:.6f},{z},{o},{m}" for i, p, z, o, m in
                             zip(ids, preds, support.N_z.tolist(), support.in_support.astype(int).tolist(), missing))
+    header = ["item_id", "prediction"] + ([] if support is None else ["N_z", "in_support", "missing_judges"])
     return ",".join(header) + "\r\n" + body + ("\r\n" if ids else "")
