@@ -1,183 +1,388 @@
-"""Reading a file into string columns with DuckDB (CSV/TSV/Parquet/JSON Lines, .gz), within limits."""
+"""Reading a file into string columns (CSV/TSV/Parquet/JSON Lines, .gz), within limits.
+
+CSV/TSV files are read by DuckDB (the fast path). A file DuckDB could misread (a lone
+carriage return, a quote next to a space: :class:`ContentScan`), whose header spans
+lines, or that DuckDB refuses (mixed line ends, a cell over the limit, any parse error) is
+read again by Python's ``csv`` module, line by line under the same limits: it reads every
+file that module reads, and names the line and column of anything it refuses. Every error
+names the file (:class:`FileError`).
+"""
 
 from __future__ import annotations
 
 import csv
-import gzip
 import io as _io
-import os
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import PanelError
 from ..panel import check_header
-from .files import DEFAULT_LIMITS, ImportLimits, check_input_file, detect_format, read_head_bytes
+from .files import (DEFAULT_LIMITS, HEAD_BYTES, ImportLimits, bad_utf8,
+                    check_input_file, delimiter_advice, detect_format, in_file, open_binary,
+                    other_delimiter, read_head_bytes, shown_name, size_text, sniff_text)
 
+_BATCH = 65_536
 
-# -- reading into string columns -------------------------------------------------------------
 
 @dataclass
 class RawTable:
     """A file read as strings: ``columns`` maps each header name to an object array
-    (missing cells are ``""``); ``first_line`` is the file line of the first data row."""
+    (missing cells are ``""``); ``first_line`` is the file line of the first data row;
+    ``delimiter`` and ``head`` (the first bytes) serve :meth:`delimiter_hint`."""
 
     header: list[str]
     columns: dict[str, np.ndarray]
     first_line: int
     fmt: str
+    delimiter: str | None = None
+    head: bytes = b""
 
     @property
     def n_rows(self) -> int:
         return len(self.columns[self.header[0]]) if self.header else 0
 
+    def delimiter_hint(self) -> str | None:
+        """"the file looks ';'-delimited: pass --delimiter ';'" when another delimiter
+        splits the first lines into more, equally many columns."""
+        if self.delimiter is None:
+            return None
+        other = other_delimiter(self.head, self.delimiter)
+        return None if other is None else delimiter_advice(other)
 
-def _delimited_header(path: str, delimiter: str) -> list[str]:
-    head = read_head_bytes(path)
+
+def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = None,
+                 limits: ImportLimits = DEFAULT_LIMITS, max_rows: int | None = None,
+                 check_width: bool = False, source_name: str | None = None) -> RawTable:
+    """Read a panel file into string columns.
+
+    ``max_rows`` reads only the first rows (preview). ``check_width`` rejects a header with
+    more columns than ``limits.max_judges`` judges plus the four per-item columns before any
+    data is read. Errors name ``source_name`` (the user's name for the file, e.g. an
+    upload's) or else ``path``.
+    """
+    name = shown_name(path if source_name is None else source_name)
+    try:
+        if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1
+                                      or delimiter in "\"\r\n"):
+            raise PanelError(f"the delimiter must be one character other than a quote or a line "
+                             f"break (got {delimiter!r})")
+        fmt = detect_format(path, fmt)
+        if fmt in ("csv", "tsv"):
+            table = _read_delimited(path, fmt, delimiter or ("\t" if fmt == "tsv" else ","),
+                                    limits, max_rows, check_width)
+        else:
+            table = _read_structured(path, fmt, limits, max_rows, check_width)
+        if table.n_rows == 0:
+            raise PanelError("the file has a header but no data rows", line=table.first_line)
+        return table
+    except PanelError as exc:
+        raise in_file(exc, name) from None
+
+
+# -- CSV / TSV ---------------------------------------------------------------------------------
+
+def _read_delimited(path: str, fmt: str, delimiter: str, limits: ImportLimits,
+                    max_rows: int | None, check_width: bool) -> RawTable:
+    scan = check_input_file(path, limits, delimiter=delimiter)
+    head = _text_head(path)
+    header, header_lines = _read_header(path, delimiter, limits)
+    if len(header) == 1:
+        other = other_delimiter(head, delimiter)
+        if other is not None:
+            raise PanelError(f"the header is a single column {header[0][:60]!r}", line=1,
+                             hint=delimiter_advice(other))
+    if header:
+        header[0] = header[0].lstrip("\ufeff")  # a second byte-order mark
+    header = check_header(header)
+    if check_width:
+        _check_width(header, limits)
+    columns = None
+    if header_lines == 1 and not (scan.lone_cr or scan.loose_quotes):
+        # records <= line feeds + 1 (the header is one of them): when that bound is within
+        # the row limit the read needs no LIMIT, which would cost DuckDB its parallel scan
+        bounded = scan.newlines is not None and scan.newlines <= limits.max_rows
+        columns = _duck_delimited(path, header, delimiter, limits, max_rows, bounded)
+    if columns is None:
+        columns = _python_delimited(path, header, delimiter, limits, max_rows)
+    return RawTable(header=header, columns=columns, first_line=2, fmt=fmt, delimiter=delimiter,
+                    head=head)
+
+
+def _text_head(path: str) -> bytes:
+    head = read_head_bytes(path, HEAD_BYTES)
     if not head.strip():
-        raise PanelError(f"file {os.path.basename(path)!r} is empty")
-    line = head.split(b"\n", 1)[0]
+        raise PanelError("the file is empty")
+    looks = sniff_text(head)
+    if looks is not None:
+        raise PanelError(f"the file looks {looks[0]}, not UTF-8 text", hint=looks[1])
+    return head
+
+
+class _Reader:
+    """Python's csv module over the file's lines, bounded: a line over
+    ``limits.max_line_bytes`` is refused when read, and fields are capped in memory."""
+
+    def __init__(self, path: str, delimiter: str, limits: ImportLimits):
+        self.path, self.limits, self.delimiter, self.lines = path, limits, delimiter, 0
+        cap = max(limits.max_line_bytes, limits.max_cell_bytes) + 2
+        if csv.field_size_limit() < cap:      # process-wide; only ever raised
+            csv.field_size_limit(cap)
+        self.raw = open_binary(path)
+        self.text = _io.TextIOWrapper(self.raw, encoding="utf-8-sig", newline="")
+        self.reader = csv.reader(self._lines(), delimiter=delimiter, quotechar='"',
+                                 doublequote=True, strict=True)
+
+    def _lines(self):
+        limit = self.limits.max_line_bytes
+        read, cap = self.text.readline, limit + 2
+        while True:
+            line = read(cap)
+            if not line:
+                return
+            self.lines += 1
+            if len(line) * 4 > limit:
+                body = line.rstrip("\r\n")
+                if len(line) == cap and body == line or len(body.encode("utf-8", "surrogatepass")) > limit:
+                    raise PanelError(f"the line is over the {size_text(limit)} limit for one line",
+                                     line=self.lines,
+                                     hint="check for a missing line break or a quote that is never closed")
+            yield line
+
+    def close(self) -> None:
+        self.text.close()
+
+    def fail(self, exc: Exception, start: int, header: list[str] | None) -> PanelError:
+        """A csv or decoding error as one located PanelError."""
+        if isinstance(exc, UnicodeDecodeError):
+            return bad_utf8(self.path, header, self.delimiter)
+        text = str(exc)
+        if "unexpected end of data" in text:
+            return PanelError("a quoted field is never closed", line=start,
+                              hint="check the quotes on that line")
+        if "field larger than field limit" in text:
+            return PanelError(f"a cell is over the {size_text(self.limits.max_cell_bytes)} limit",
+                              line=start, hint="check for a quote that is never closed, or shorten the cell")
+        return PanelError(f"malformed quoting ({text})", line=max(self.lines, 1),
+                          hint="a quoted field must end at a delimiter; write a quote inside it as \"\"")
+
+
+def _read_header(path: str, delimiter: str, limits: ImportLimits) -> tuple[list[str], int]:
+    """The header record and the number of lines it spans."""
+    reader = _Reader(path, delimiter, limits)
     try:
-        text = line.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise PanelError(f"file is not UTF-8: byte 0x{line[exc.start]:02x} at offset {exc.start} "
-                         "cannot be decoded", line=1, hint="re-save the file as UTF-8") from None
+        header = next(reader.reader, [])
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise reader.fail(exc, 1, None) from None
+    finally:
+        reader.close()
+    _check_cells(header, limits, 1, None)
+    return header, reader.lines
+
+
+def _check_cells(row: list[str], limits: ImportLimits, line: int, header: list[str] | None) -> None:
+    limit = limits.max_cell_bytes
+    for k, value in enumerate(row):
+        if len(value) * 4 > limit:
+            size = len(value.encode("utf-8", "surrogatepass"))
+            if size > limit:
+                raise PanelError(f"a cell of {size:,} bytes is over the {size_text(limit)} limit",
+                                 line=line, column=header[k] if header else None,
+                                 hint="check for a quote that is never closed on that line, or shorten the cell")
+
+
+def _python_delimited(path: str, header: list[str], delimiter: str, limits: ImportLimits,
+                      max_rows: int | None) -> dict[str, np.ndarray]:
+    """The file read row by row (blank lines skipped as the reference reader does)."""
+    width = len(header)
+    cap = max_rows if max_rows is not None else limits.max_rows
+    cell_chars = limits.max_cell_bytes // 4
+    parts: list[list[np.ndarray]] = [[] for _ in range(width)]
+    batch: list[list[str]] = []
+    n = 0
+    r = _Reader(path, delimiter, limits)
+    start = 1
     try:
-        header = next(csv.reader(_io.StringIO(text.rstrip("\r"), newline=""),
-                                 delimiter=delimiter, strict=True), [])
-    except csv.Error as exc:
-        raise PanelError(f"malformed header: {exc}", line=1,
-                         hint="quote column names that contain the delimiter") from None
-    return check_header(header)
+        rows = r.reader
+        next(rows)
+        start = r.lines + 1
+        for row in rows:
+            line, start = start, r.lines + 1
+            if not row or (len(row) == 1 and width > 1 and row[0].strip() == ""):
+                continue
+            if len(row) > width and not any(row[width:]):
+                row = row[:width]             # trailing delimiters, as DuckDB reads them
+            if len(row) != width:
+                raise PanelError(f"expected {width} fields (as in the header) but found {len(row)}",
+                                 line=line, hint="check the delimiter and quoting on that line")
+            if max(map(len, row)) > cell_chars:
+                _check_cells(row, limits, line, header)
+            n += 1
+            if n > cap:
+                if max_rows is not None:
+                    break
+                continue                      # counted, not kept
+            batch.append(row)
+            if len(batch) == _BATCH:
+                _flush(batch, parts)
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise r.fail(exc, start, header) from None
+    finally:
+        r.close()
+    if max_rows is None and n > limits.max_rows:
+        raise _too_many(n, limits, "data rows")
+    _flush(batch, parts)
+    return {h: (np.concatenate(p) if p else np.empty(0, dtype=object)) for h, p in zip(header, parts)}
 
 
-_DUCK_LINE = re.compile(r"CSV Error on Line: (\d+)")
-_DUCK_COUNT = re.compile(r"Expected Number of Columns: (\d+) Found: (\d+)")
+def _flush(batch: list[list[str]], parts: list[list[np.ndarray]]) -> None:
+    if batch:
+        for part, values in zip(parts, zip(*batch)):
+            arr = np.empty(len(values), dtype=object)
+            arr[:] = values
+            part.append(arr)
+        batch.clear()
 
 
-def _csv_error(exc: Exception, path: str) -> PanelError:
-    """A DuckDB CSV error as one located PanelError (never DuckDB's multi-line dump)."""
-    text = str(exc)
-    m = _DUCK_LINE.search(text)
-    line = int(m.group(1)) if m else None
-    count = _DUCK_COUNT.search(text)
-    if count:
-        return PanelError(f"expected {count.group(1)} fields (as in the header) but found "
-                          f"{count.group(2)}", line=line,
-                          hint="check the delimiter and quoting on that line")
-    if "invalid unicode" in text.lower():
-        return PanelError("file is not UTF-8: this line holds bytes that cannot be decoded",
-                          line=line, hint="re-save the file as UTF-8")
-    if "unterminated quote" in text.lower():
-        return PanelError("a quoted field is never closed", line=line,
-                          hint="check the quotes on that line")
-    if "gzip" in text.lower() or "compress" in text.lower():
-        return PanelError(f"{os.path.basename(path)!r} is not a valid gzip file",
-                          hint="re-compress it with gzip or import the uncompressed file")
-    first = text.splitlines()[0] if text else type(exc).__name__
-    return PanelError(f"cannot parse the file: {first.split(': ', 1)[-1][:200]}", line=line,
-                      hint="check the delimiter (--delimiter) and quoting")
+def _too_many(n: int, limits: ImportLimits, what: str) -> PanelError:
+    return PanelError(f"the file has {n:,} {what}, above the import limit of {limits.max_rows:,}",
+                      hint="split the file or raise the limit with --max-rows")
 
 
 def _duck():
     import duckdb  # lazy: the engine's other readers need no DuckDB
-    con = duckdb.connect(":memory:")
-    return duckdb, con
+    return duckdb, duckdb.connect(":memory:")
 
 
-def _fetch_strings(con, rel, header: list[str], limits: ImportLimits,
-                   max_rows: int | None, what: str) -> dict[str, np.ndarray]:
-    """Materialise ``rel`` (columns c0..cN, VARCHAR) and fetch it as object arrays.
+class _BigCell(Exception):
+    """A cell over the limit found after a DuckDB read of a structured file:
+    (row index, bytes, column index)."""
 
+
+def _duck_delimited(path: str, header: list[str], delimiter: str, limits: ImportLimits,
+                    max_rows: int | None, bounded: bool) -> dict[str, np.ndarray] | None:
+    """DuckDB's read, or None when DuckDB refuses the file (mixed line ends, a record over
+    the cell limit, any parse error): the Python reader then reads it, or names the line
+    and column."""
+    duckdb, con = _duck()
+    try:
+        # Explicit dialect and columns: DuckDB's sniffer would otherwise guess and may
+        # silently skip malformed leading lines. Line 1 (the header) is skipped.
+        rel = con.read_csv(path, header=False, skiprows=1, auto_detect=False,
+                           delimiter=delimiter, quotechar='"', escapechar='"',
+                           columns={f"c{i}": "VARCHAR" for i in range(len(header))},
+                           strict_mode=True, null_padding=False,
+                           # a record (all its lines) within the cell limit has no cell over
+                           # it; a longer one is left to the Python reader, which checks cells
+                           max_line_size=min(limits.max_line_bytes, limits.max_cell_bytes))
+        return _fetch_strings(con, rel, header, limits, max_rows, "data rows", check_cells=False,
+                              bounded=bounded)
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+
+
+def _fetch_strings(con, rel, header: list[str], limits: ImportLimits, max_rows: int | None,
+                   what: str, check_cells: bool, bounded: bool = False) -> dict[str, np.ndarray]:
+    """Materialise ``rel`` (columns c0..cN, VARCHAR), at most the row limit plus one (no
+    LIMIT when ``bounded``: the file cannot hold more rows), and fetch it as object arrays.
     Column names in SQL are the generated ``c<i>``; the user's header names never enter
-    SQL text.
-    """
+    SQL text."""
+    full = rel
     if max_rows is not None:
         rel = rel.limit(max_rows)
+    elif not bounded:
+        rel = rel.limit(limits.max_rows + 1)
     rel.create("raw")
     n = con.execute("SELECT count(*) FROM raw").fetchone()[0]
     if n > limits.max_rows:
-        raise PanelError(f"the file has {n:,} {what}, above the import limit of {limits.max_rows:,}",
-                         hint="split the file or raise the limit with --max-rows")
+        raise _too_many(full.aggregate("count(*)").fetchall()[0][0], limits, what)
+    if check_cells and header:
+        longest = con.execute("SELECT greatest(" + ", ".join(f"max(strlen(c{i}))" for i in range(len(header)))
+                              + ") FROM raw").fetchone()[0]
+        if longest is not None and longest > limits.max_cell_bytes:
+            found = []
+            for i in range(len(header)):
+                hit = con.execute(f"SELECT rowid, strlen(c{i}) FROM raw WHERE strlen(c{i}) > ? "
+                                  "ORDER BY rowid LIMIT 1", [limits.max_cell_bytes]).fetchone()
+                if hit is not None:
+                    found.append((int(hit[0]), int(hit[1]), i))
+            raise _BigCell(min(found))
     select = ", ".join(f"coalesce(c{i}, '')" for i in range(len(header)))
     arrays = con.execute(f"SELECT {select} FROM raw").fetchnumpy()
     return {h: np.asarray(arrays[k], dtype=object) for h, k in zip(header, arrays)}
 
 
-def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = None,
-                 limits: ImportLimits = DEFAULT_LIMITS, max_rows: int | None = None,
-                 check_width: bool = False) -> RawTable:
-    """Read a panel file into string columns with DuckDB.
+# -- Parquet / JSON Lines ----------------------------------------------------------------------
 
-    ``max_rows`` reads only the first rows (preview). ``check_width`` rejects a header with
-    more columns than ``limits.max_judges`` judges plus the four per-item columns before any
-    data is read.
-    """
-    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
-        raise PanelError(f"the delimiter must be exactly one character (got {delimiter!r})")
-    check_input_file(path, limits)
-    fmt = detect_format(path, fmt)
+def _read_structured(path: str, fmt: str, limits: ImportLimits, max_rows: int | None,
+                     check_width: bool) -> RawTable:
+    scan = check_input_file(path, limits)
+    if fmt == "jsonl":
+        _text_head(path)
+    elif not read_head_bytes(path, 64).strip():
+        raise PanelError("the file is empty")
     duckdb, con = _duck()
     try:
-        if fmt in ("csv", "tsv"):
-            if delimiter is None:
-                delimiter = "\t" if fmt == "tsv" else ","
-            header = _delimited_header(path, delimiter)
-            if check_width:
-                _check_width(header, limits)
-            try:
-                # Explicit dialect and columns: DuckDB's sniffer would otherwise guess and may
-                # silently skip malformed leading lines. Line 1 (the header) is skipped.
-                rel = con.read_csv(path, header=False, skiprows=1, auto_detect=False,
-                                   delimiter=delimiter, quotechar='"', escapechar='"',
-                                   columns={f"c{i}": "VARCHAR" for i in range(len(header))},
-                                   strict_mode=True, null_padding=False)
-                columns = _fetch_strings(con, rel, header, limits, max_rows, "data rows")
-            except duckdb.Error as exc:
-                raise _csv_error(exc, path) from None
-            first_line = 2
-        else:
-            if not read_head_bytes(path, 64).strip():
-                raise PanelError(f"file {os.path.basename(path)!r} is empty")
-            try:
-                if fmt == "parquet":
-                    _check_parquet_names(path)
-                    rel = con.read_parquet(path)
-                else:
-                    # sample_size=-1: every line informs the columns (a key first seen on
-                    # line 30,000 would otherwise be dropped without a word)
-                    rel = con.read_json(path, format="auto", sample_size=-1)
-            except duckdb.Error as exc:
-                raise _structured_error(exc, path, fmt) from None
-            header = check_header(list(rel.columns))
-            if check_width:
-                _check_width(header, limits)
-            for name, typ in zip(rel.columns, rel.types):
-                t = str(typ).upper()
-                if t.startswith(("STRUCT", "MAP", "UNION")) or t.endswith("]"):
-                    raise PanelError(f"column holds nested values ({str(typ)}); every cell must "
-                                     "be a single string or number", column=name,
-                                     hint="flatten the column before importing")
-            try:
-                if fmt == "jsonl":
-                    # Re-read with every column as VARCHAR: JSON numbers keep their text and
-                    # strings lose their quotes (a cast of DuckDB's JSON type would keep them).
-                    rel = con.read_json(path, format="auto", sample_size=-1,
-                                        columns={c: "VARCHAR" for c in rel.columns})
-                # Expression API: column names are passed as values, never spliced into SQL.
-                rel = rel.select(*[duckdb.ColumnExpression(c).cast(duckdb.sqltype("VARCHAR"))
-                                   .alias(f"c{i}") for i, c in enumerate(rel.columns)])
-                columns = _fetch_strings(con, rel, header, limits, max_rows, "rows")
-            except duckdb.Error as exc:
-                raise _structured_error(exc, path, fmt) from None
-            first_line = 1
+        try:
+            if fmt == "parquet":
+                _check_parquet_names(path)
+                rel = con.read_parquet(path)
+            else:
+                # sample_size=-1: every line informs the columns (a key first seen on
+                # line 30,000 would otherwise be dropped without a word); records: a line
+                # that is not an object is an error, not a column named "json"
+                rel = con.read_json(path, format="auto", sample_size=-1, records="true")
+        except duckdb.Error as exc:
+            raise _structured_error(exc, path, fmt, limits) from None
+        header = check_header(list(rel.columns))
+        if check_width:
+            _check_width(header, limits)
+        for name, typ in zip(rel.columns, rel.types):
+            t = str(typ).upper()
+            if t.startswith(("STRUCT", "MAP", "UNION")) or t.endswith("]"):
+                raise PanelError(f"column holds nested values ({str(typ)}); every cell must "
+                                 "be a single string or number", column=name,
+                                 hint="flatten the column before importing")
+        try:
+            if fmt == "jsonl":
+                _check_json_scalars(duckdb, rel, path, limits)
+                # Re-read with every column as VARCHAR: JSON numbers keep their text and
+                # strings lose their quotes (a cast of DuckDB's JSON type would keep them).
+                rel = con.read_json(path, format="auto", sample_size=-1, records="true",
+                                    columns={c: "VARCHAR" for c in rel.columns})
+            # Expression API: column names are passed as values, never spliced into SQL.
+            rel = rel.select(*[duckdb.ColumnExpression(c).cast(duckdb.sqltype("VARCHAR"))
+                               .alias(f"c{i}") for i, c in enumerate(rel.columns)])
+            columns = _fetch_strings(con, rel, header, limits, max_rows, "rows",
+                                     check_cells=scan.size > limits.max_cell_bytes)
+        except duckdb.Error as exc:
+            raise _structured_error(exc, path, fmt, limits) from None
+        except _BigCell as big:
+            row, size, col = big.args[0]
+            raise PanelError(f"a cell of {size:,} bytes is over the {size_text(limits.max_cell_bytes)} "
+                             "limit", line=row + 1 if fmt == "jsonl" else None, column=header[col],
+                             hint="shorten the cell, or leave the column out") from None
     finally:
         con.close()
-    table = RawTable(header=header, columns=columns, first_line=first_line, fmt=fmt)
-    if table.n_rows == 0:
-        raise PanelError("the file has a header but no data rows", line=first_line)
-    return table
+    return RawTable(header=header, columns=columns, first_line=1, fmt=fmt)
+
+
+def _check_json_scalars(duckdb, rel, path: str, limits: ImportLimits) -> None:
+    """A column whose values mix kinds has DuckDB's JSON type, which may hide an object or
+    array value among the strings: refuse it, located (error path reads the file again)."""
+    mixed = [c for c, t in zip(rel.columns, rel.types) if str(t).upper() == "JSON"]
+    if not mixed:
+        return
+    kinds = (duckdb.ConstantExpression("OBJECT"), duckdb.ConstantExpression("ARRAY"))
+    nested = None
+    for c in mixed:
+        e = duckdb.FunctionExpression("json_type", duckdb.ColumnExpression(c)).isin(*kinds)
+        nested = e if nested is None else nested | e
+    if rel.filter(nested).limit(1).fetchall():
+        raise _json_problem(path, limits) or PanelError(
+            "a column holds nested values (JSON objects or arrays)", hint="flatten the column before importing")
 
 
 def _check_parquet_names(path: str) -> None:
@@ -191,7 +396,7 @@ def _check_parquet_names(path: str) -> None:
     seen = set()
     for name in names:
         if name in seen:
-            raise PanelError(f"{os.path.basename(path)!r} has two columns named {name!r}", column=name,
+            raise PanelError(f"the file has two columns named {name!r}", column=name,
                              hint="give every column its own name before importing")
         seen.add(name)
 
@@ -204,31 +409,53 @@ def _check_width(header: list[str], limits: ImportLimits) -> None:
                                       "or raise the limit with --max-judges")
 
 
-def _structured_error(exc: Exception, path: str, fmt: str) -> PanelError:
-    name = os.path.basename(path)
+def _structured_error(exc: Exception, path: str, fmt: str, limits: ImportLimits) -> PanelError:
     if fmt == "parquet":
-        return PanelError(f"{name!r} is not a readable Parquet file "
-                          f"({str(exc).splitlines()[0][:160]})",
+        why = str(exc).splitlines()[0].replace(f'"{path}"', "").replace(path, "the file")
+        return PanelError(f"the file is not a readable Parquet file ({why[:160]})",
                           hint="re-export it as Parquet, or import it as CSV")
-    line = _first_bad_json_line(path)
-    return PanelError(f"{name!r} is not valid JSON Lines: each line must be one JSON object",
-                      line=line, hint="fix that line (one {\"column\": value, ...} object per line)")
+    return _json_problem(path, limits) or PanelError(
+        "the file is not valid JSON Lines: each line must be one JSON object",
+        hint="fix the file (one {\"column\": value, ...} object per line)")
 
 
-def _first_bad_json_line(path: str) -> int | None:
-    """Locate the first line that is not a JSON object (error path only)."""
+def _json_problem(path: str, limits: ImportLimits) -> PanelError | None:
+    """The first line that is not one flat JSON object, located (error path only): not
+    JSON, not an object, a key twice, two keys differing only by case (column names are
+    case-insensitive), a nested value, a line over the limit."""
     import json
-    opener = gzip.open if path.lower().endswith(".gz") else open
+    hint = "fix that line (one {\"column\": value, ...} object per line)"
+    cap = limits.max_line_bytes
     try:
-        with opener(path, "rt", encoding="utf-8") as fh:
-            for k, line in enumerate(fh, start=1):
+        with open_binary(path) as raw:
+            text = _io.TextIOWrapper(raw, encoding="utf-8-sig")
+            for k, line in enumerate(iter(lambda: text.readline(cap + 2), ""), start=1):
+                if len(line) > cap:
+                    return PanelError(f"the line is over the {size_text(cap)} limit for one line",
+                                      line=k, hint="split the record, or drop long fields")
                 if not line.strip():
                     continue
                 try:
-                    if not isinstance(json.loads(line), dict):
-                        return k
-                except ValueError:
-                    return k
+                    pairs = json.loads(line, object_pairs_hook=lambda p: p)
+                except ValueError as exc:
+                    return PanelError(f"the file is not valid JSON Lines: this line is not JSON ({exc})",
+                                      line=k, hint=hint)
+                if not isinstance(pairs, list) or line.lstrip()[:1] != "{":
+                    return PanelError("the file is not valid JSON Lines: this line is not a JSON object",
+                                      line=k, hint=hint)
+                seen: dict[str, str] = {}
+                for key, value in pairs:
+                    if key.lower() in seen:
+                        first = seen[key.lower()]
+                        what = f"the key {key!r} appears twice" if first == key else \
+                            f"the keys {first!r} and {key!r} differ only by case (column names ignore case)"
+                        return PanelError(f"{what} in one object", line=k, column=key,
+                                          hint="give every column its own name")
+                    seen[key.lower()] = key
+                    if isinstance(value, (list, dict)):
+                        return PanelError("the value is a nested JSON object or array; every cell "
+                                          "must be a single string or number", line=k, column=key,
+                                          hint="flatten the column before importing")
     except (OSError, UnicodeDecodeError, EOFError):
         return None
     return None

@@ -11,8 +11,8 @@ import pandas as pd
 
 from ..errors import PanelError
 from ..panel import (Panel, detect_schema)
-from .files import DEFAULT_LIMITS, ImportLimits, file_sha256
-from .columns import read_columns
+from .files import DEFAULT_LIMITS, ImportLimits, file_sha256, in_file, shown_name
+from .columns import RawTable, read_columns
 from .build import build_panel, factorize_values, strip_values
 from .layout import detect_layout, long_to_wide
 
@@ -28,22 +28,41 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
                judge_range: tuple[float, float] | None = None,
                fmt: str | None = None, delimiter: str | None = None,
                require_labels: bool = True, name: str | None = None,
-               limits: ImportLimits = DEFAULT_LIMITS) -> Panel:
+               limits: ImportLimits = DEFAULT_LIMITS, source_name: str | None = None) -> Panel:
     """Read a wide or long panel file (CSV, TSV, Parquet, JSON Lines; optionally gzipped).
 
     Same mapping options and the same resulting panel as the row-by-row reference reader (``tests/reference/row_reader.py``),
-    plus ``fmt``/``delimiter`` and ``limits``.
+    plus ``fmt``/``delimiter`` and ``limits``. Every error names the file: ``source_name``
+    (the user's name for it, e.g. an upload's) or else ``path``.
     """
     if layout not in ("auto", "wide", "long"):
         raise PanelError(f"unknown layout {layout!r}; use wide, long or auto")
+    shown = shown_name(path if source_name is None else source_name)
     # A header wider than the judge limit plus the four per-item columns is rejected before
     # any data row is read (a long file has a handful of columns and never hits this).
     table = read_columns(path, fmt=fmt, delimiter=delimiter, limits=limits,
-                         check_width=layout != "long" and judges is None)
+                         check_width=layout != "long" and judges is None, source_name=source_name)
+    try:
+        return _table_to_panel(
+            table, layout=layout, judges=judges, item_column=item_column, group_column=group_column,
+            label_column=label_column, block_column=block_column, judge_column=judge_column,
+            output_column=output_column, labels_path=labels_path, schema=schema,
+            label_range=label_range, judge_range=judge_range, require_labels=require_labels,
+            name=name or Path(path if source_name is None else source_name).name.split(".")[0],
+            limits=limits)
+    except PanelError as exc:
+        raise in_file(exc, shown) from None
+
+
+def _table_to_panel(table: RawTable, *, layout, judges, item_column, group_column, label_column,
+                    block_column, judge_column, output_column, labels_path, schema, label_range,
+                    judge_range, require_labels, name, limits) -> Panel:
     columns, first_line = table.columns, table.first_line
     if layout == "auto":
         layout = detect_layout(columns, judge_column=judge_column, output_column=output_column)
-    panel_name = name or Path(path).name.split(".")[0]
+    _check_dialect(table, layout, label_column if require_labels and not labels_path else None,
+                   (item_column, judge_column, output_column))
+    panel_name = name
     if layout == "long":
         wide = long_to_wide(columns, item_column=item_column, judge_column=judge_column,
                             output_column=output_column, group_column=group_column,
@@ -82,12 +101,39 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
                        first_line=first_line, limits=limits)
 
 
+def _check_dialect(table: RawTable, layout: str, label_column: str | None,
+                   long_columns: tuple[str, ...]) -> None:
+    """A missing label (or long-layout) column in a delimited file that another delimiter
+    splits better: say so, with the flag, instead of only naming the column."""
+    needed = list(long_columns) if layout == "long" else []
+    if label_column is not None:
+        needed.append(label_column)
+    missing = [c for c in needed if c not in table.columns]
+    if not missing:
+        return
+    hint = table.delimiter_hint()
+    if hint is not None:
+        shown = ", ".join(repr(c) for c in table.header[:3]) + (" ..." if len(table.header) > 3 else "")
+        raise PanelError(f"no {missing[0]!r} column; the header was read as {len(table.header)} "
+                         f"column(s) ({shown})", line=1, hint=hint)
+
+
 def _labels_file(path: str, item_list: np.ndarray, item_column: str, label_column: str,
                  limits: ImportLimits) -> np.ndarray:
-    table = read_columns(path, limits=limits)
+    try:
+        return _labels_from(read_columns(path, limits=limits), path, item_list, item_column,
+                            label_column)
+    except PanelError as exc:
+        raise in_file(exc, shown_name(path)) from None
+
+
+def _labels_from(table: RawTable, path: str, item_list: np.ndarray, item_column: str,
+                 label_column: str) -> np.ndarray:
     for needed in (item_column, label_column):
         if needed not in table.columns:
-            raise PanelError(f"labels file has no {needed!r} column")
+            hint = table.delimiter_hint()
+            raise PanelError(f"labels file has no {needed!r} column",
+                             hint=hint or f"a labels file has {item_column!r} and {label_column!r} columns")
     ids = strip_values(table.columns[item_column])
     ys = strip_values(table.columns[label_column])
     codes, uniq, first = factorize_values(ids)
@@ -139,24 +185,30 @@ def check_importable(panel: Panel, *, label_column: str = "label",
 def import_file(store, path: str, *, name: str, provenance=None, licence: str | None = None,
                 replace: bool = False, collapse_ties: bool = False,
                 limits: ImportLimits = DEFAULT_LIMITS, fmt: str | None = None,
-                delimiter: str | None = None, **mapping) -> dict:
+                delimiter: str | None = None, source_name: str | None = None, **mapping) -> dict:
     """Read, check and store a panel file in one go; returns the stored panel's facts.
 
     ``mapping`` takes :func:`load_panel`'s column options. The file is read and checked
     before the store is touched, and written in one transaction: a rejected file leaves
-    the store exactly as it was.
+    the store exactly as it was. Errors name ``source_name`` (e.g. an upload's name) or
+    else ``path``; ``source_name`` is also the stored source.
     """
     from ..names import validate_name
     validate_name(name)
-    panel = load_panel(path, fmt=fmt, delimiter=delimiter, limits=limits, name=name, **mapping)
+    panel = load_panel(path, fmt=fmt, delimiter=delimiter, limits=limits, name=name,
+                       source_name=source_name, **mapping)
     if collapse_ties:
         panel = panel.collapse_neutral()
-    check_importable(panel, label_column=mapping.get("label_column", "label"),
-                     group_column=mapping.get("group_column", "group_id"))
+    try:
+        check_importable(panel, label_column=mapping.get("label_column", "label"),
+                         group_column=mapping.get("group_column", "group_id"))
+    except PanelError as exc:
+        raise in_file(exc, shown_name(path if source_name is None else source_name)) from None
     options = {k: v for k, v in {**mapping, "format": fmt, "delimiter": delimiter,
                                  "collapse_ties": collapse_ties}.items() if v is not None}
     return store.add_panel(panel, name=name, provenance=provenance, licence=licence,
-                           source=os.path.basename(path), source_sha256=file_sha256(path),
+                           source=os.path.basename(path if source_name is None else source_name),
+                           source_sha256=file_sha256(path),
                            layout=mapping.get("layout", "auto"), import_options=options,
                            replace=replace)
 
@@ -168,11 +220,24 @@ def preview(path: str, *, rows: int = 10, layout: str = "auto",
             label_column: str = "label", block_column: str | None = "block",
             judge_column: str = "judge", output_column: str = "output",
             fmt: str | None = None, delimiter: str | None = None,
-            sample_rows: int = 2_000, limits: ImportLimits = DEFAULT_LIMITS) -> dict:
+            sample_rows: int = 2_000, limits: ImportLimits = DEFAULT_LIMITS,
+            source_name: str | None = None) -> dict:
     """What an import would see, from the first ``sample_rows`` rows, without importing:
     format, layout, the role of every column, the detected schema of each judge (on the
-    sample) and the first ``rows`` rows as strings."""
-    table = read_columns(path, fmt=fmt, delimiter=delimiter, limits=limits, max_rows=sample_rows)
+    sample) and the first ``rows`` rows as strings. Errors name ``source_name`` or ``path``."""
+    table = read_columns(path, fmt=fmt, delimiter=delimiter, limits=limits, max_rows=sample_rows,
+                         source_name=source_name)
+    try:
+        return _preview_table(table, path, rows=rows, layout=layout, item_column=item_column,
+                              group_column=group_column, label_column=label_column,
+                              block_column=block_column, judge_column=judge_column,
+                              output_column=output_column, source_name=source_name)
+    except PanelError as exc:
+        raise in_file(exc, shown_name(path if source_name is None else source_name)) from None
+
+
+def _preview_table(table: RawTable, path: str, *, rows, layout, item_column, group_column,
+                   label_column, block_column, judge_column, output_column, source_name) -> dict:
     cols = table.columns
     if layout == "auto":
         layout = detect_layout(cols, judge_column=judge_column, output_column=output_column)
@@ -197,7 +262,7 @@ def preview(path: str, *, rows: int = 10, layout: str = "auto",
             if h not in reserved:
                 schemas[h] = detect_schema(pd.unique(wide[h]).astype(str))
     head = [[str(cols[h][i]) for h in table.header] for i in range(min(rows, table.n_rows))]
-    return {"file": os.path.basename(path), "format": table.fmt, "layout": layout,
+    return {"file": os.path.basename(path if source_name is None else source_name), "format": table.fmt, "layout": layout,
             "columns": table.header, "roles": roles, "judge_schemas": schemas,
             "sample_rows": table.n_rows, "rows": head,
             "bytes": os.path.getsize(path)}
