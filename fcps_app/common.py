@@ -46,20 +46,23 @@ def upload_path(name: str, data: bytes) -> str:
 @st.cache_data(show_spinner="Reading upload...", max_entries=8)
 def upload_preview(name: str, data: bytes) -> dict:
     from fcps_core.ingest import preview
-    return preview(upload_path(name, data))
+    return preview(upload_path(name, data), source_name=Path(name).name)
 
 
 @st.cache_data(show_spinner="Reading upload...", max_entries=8)
 def load_bytes(name: str, data: bytes, options_json: str = "{}"):
     """Parse uploaded bytes with the importer (CSV/TSV/Parquet/JSONL; errors are FCPSError)."""
     from fcps_core.ingest import load_panel
-    return load_panel(upload_path(name, data), name=Path(name).name.split(".")[0], **json.loads(options_json))
+    # errors name the user's file, not its content-addressed copy
+    return load_panel(upload_path(name, data), name=Path(name).name.split(".")[0], source_name=Path(name).name,
+                      **json.loads(options_json))
 
 
 def import_upload(name: str, data: bytes, options: dict, *, panel_name: str, licence: str):
     """Store an upload through the same checks and limits as ``python -m fcps_core import``."""
     from fcps_core.ingest import import_file
     info = import_file(get_store(), upload_path(name, data), name=panel_name, licence=licence or None,
+                       source_name=Path(name).name,
                        provenance={"uploaded_file": name, "note": licence}, **options)
     st.cache_data.clear()
     return info

@@ -52,6 +52,7 @@ def _cached_audit(predictor_json: str, key: str, _traffic: tuple):
     if _traffic[0] == "upload":
         _, name, data, item_col = _traffic
         panel = load_panel(upload_path(name, data), name=name.split(".")[0], item_column=item_col,
+                           source_name=name,
                            schema=predictor.judge_schemas(), require_labels=False)
     else:
         panel = get_panel(_traffic)
