@@ -53,7 +53,8 @@ def nested_blocks(panel: Panel, budgets: Sequence[int], *, n_select: int, n_val:
     if need > len(labelled):
         raise SplitError(f"the sweep needs {need} labelled rows (S {n_select} + V {n_val} + "
                          f"T {n_test} + largest n_M {max(budgets)}) but the panel has "
-                         f"{len(labelled)}; lower the budgets or block sizes")
+                         f"{len(labelled)}; lower --budgets (largest {max(budgets)}) or "
+                         "--n-select/--n-val/--n-test")
     fixed: dict[str, list[int]] = {"S": [], "V": [], "T": []}
     targets = [("S", n_select), ("V", n_val), ("T", n_test)]
     pool: list[int] = []
@@ -247,11 +248,13 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
     """
     budgets = sorted(int(b) for b in budgets)
     if not budgets or budgets[0] < 1:
-        raise SplitError("budgets must be positive integers")
-    if n_test < 1:
-        raise SplitError("a sweep reports test risk: give n_test >= 1")
+        raise SplitError(f"budgets (--budgets) must be positive integers (got {budgets})")
+    for name, value in (("n_select", n_select), ("n_val", n_val), ("n_test", n_test)):
+        if value is None or value < 1:
+            why = "a sweep reports test risk: " if name == "n_test" else ""
+            raise SplitError(f"{why}{name} (--{name.replace('_', '-')}) must be at least 1 (got {value})")
     if splits < 1 or workers < 1:
-        raise SplitError(f"splits and workers must be at least 1 (got {splits} and {workers})")
+        raise SplitError(f"splits and workers (--splits, --workers) must be at least 1 (got {splits} and {workers})")
     families = tuple(families or dict.fromkeys(f for fams in (menus or MENUS).values() for f in fams))
     sizes = {"n_select": n_select, "n_val": n_val, "n_test": n_test}
     options = {"families": families, "paths": tuple(paths), **selector_options}

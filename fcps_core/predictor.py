@@ -176,23 +176,23 @@ class FCPSPredictor:
 
     @classmethod
     def from_dict(cls, d: dict) -> "FCPSPredictor":
+        """A predictor from its JSON document, validated completely before any scoring
+        (:class:`PredictorError`, one line, on anything malformed)."""
         if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise PredictorError("not an fcps predictor file (missing format 'fcps-predictor')")
+            raise PredictorError(f"not an fcps predictor file (missing format {FORMAT!r}); give a file "
+                                 "written by select --save-model")
+        check_format_version(d)
         check_predictor_values(d)
-        if d.get("format_version") not in READABLE_VERSIONS:
-            raise PredictorError(f"predictor format version {d.get('format_version')} is not supported "
-                                 f"(this fcps reads versions {', '.join(map(str, READABLE_VERSIONS))})")
         if d.get("family") == TIE_AVERAGE:
             members = d.get("members")
             if not isinstance(members, list) or not members or \
                     any(isinstance(m, dict) and m.get("family") == TIE_AVERAGE for m in members):
-                raise PredictorError("predictor file is malformed: a tie_average needs a list of "
-                                     "single-family members")
+                raise PredictorError(_malformed("a tie_average needs a list of single-family members"))
             parsed = [cls.from_dict(m) for m in members]
             judges = d.get("judges")
             if not isinstance(judges, list) or set(judges) != {j for m in parsed for j in m.judges}:
-                raise PredictorError("predictor file is malformed: the judges of a tie_average must "
-                                     "be the union of its members' judges")
+                raise PredictorError(_malformed("the judges of a tie_average must be the union of its "
+                                                "members' judges"))
             out = cls(judges=list(judges), encoders=[], family=TIE_AVERAGE, model=None,
                       metadata=d.get("metadata", {}), members=parsed)
         else:
@@ -202,17 +202,18 @@ class FCPSPredictor:
                 out = cls(judges=list(d["judges"]), encoders=encoders, family=d["family"],
                           model=model, metadata=d.get("metadata", {}))
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-                raise PredictorError(f"predictor file is malformed: {exc!r}") from None
+                raise PredictorError(_malformed(_describe(exc))) from None
         if d.get("support") is not None:
             try:
                 check_support(d["support"], out.support_encoders())
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-                raise PredictorError(f"predictor file is malformed: its support section: {exc}") from None
+                raise PredictorError(_malformed(f"its support section: {_describe(exc)}")) from None
             out.support = d["support"]
         return out
 
     @classmethod
     def load(cls, path: str) -> "FCPSPredictor":
+        """Read and validate a predictor file; every error names ``path``."""
         try:
             info = os.stat(path)
             if not stat.S_ISREG(info.st_mode):
@@ -223,9 +224,67 @@ class FCPSPredictor:
                                      f"{MAX_PREDICTOR_BYTES // 2**20} MiB a predictor file can hold")
             with open(path, encoding="utf-8") as fh:
                 d = json.load(fh)
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise PredictorError(f"cannot read predictor {path!r}: {exc}") from None
-        return cls.from_dict(d)
+        except json.JSONDecodeError as exc:
+            raise PredictorError(f"cannot read predictor {path!r}: it is not JSON (line {exc.lineno} column "
+                                 f"{exc.colno}: {exc.msg}); give a file written by select --save-model") from None
+        except UnicodeDecodeError:
+            raise PredictorError(f"cannot read predictor {path!r}: it is not UTF-8 text; give a file "
+                                 "written by select --save-model") from None
+        except OSError as exc:
+            raise PredictorError(f"cannot read predictor {path!r}: {exc.strerror or exc}") from None
+        except RecursionError:
+            raise PredictorError(f"cannot read predictor {path!r}: its JSON nests too deeply to be a "
+                                 "predictor file; give a file written by select --save-model") from None
+        except MemoryError:
+            raise PredictorError(f"cannot read predictor {path!r}: it does not fit in memory") from None
+        try:
+            return cls.from_dict(d)
+        except PredictorError as exc:
+            raise PredictorError(_naming(str(exc), path)) from None
+        except RecursionError:
+            raise PredictorError(_naming(_malformed("it nests too deeply"), path)) from None
+
+
+def _naming(message: str, path: str) -> str:
+    """A :meth:`FCPSPredictor.from_dict` error with the file it came from."""
+    for head, named in (("predictor file ", f"predictor file {path!r} "),
+                        ("not an fcps predictor file", f"{path!r} is not an fcps predictor file"),
+                        ("the predictor file ", f"the predictor file {path!r} ")):
+        if message.startswith(head):
+            return named + message[len(head):]
+    return f"predictor {path!r}: {message}"
+
+
+def _malformed(detail: str) -> str:
+    return f"predictor file is malformed: {detail}; write it again with select --save-model"
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception as plain words, never a Python repr."""
+    if isinstance(exc, KeyError):
+        return f"missing entry {exc.args[0]!r}" if exc.args else "a missing entry"
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
+def check_format_version(d: dict) -> None:
+    """The file's ``format_version`` is a whole number this fcps reads."""
+    readable = ", ".join(map(str, READABLE_VERSIONS))
+    version = d.get("format_version")
+    if version is None:
+        raise PredictorError(f"predictor file has no format_version (this fcps reads versions {readable}); "
+                             "write it again with select --save-model")
+    if not isinstance(version, int) or isinstance(version, bool):
+        kind = {str: "text", float: "a decimal number", bool: "true/false", list: "a list",
+                dict: "an object"}.get(type(version), type(version).__name__)
+        raise PredictorError(f"predictor file has format_version {version!r}, which is {kind}, not a whole "
+                             f"number (this fcps reads versions {readable}); write it again with "
+                             "select --save-model")
+    if version not in READABLE_VERSIONS:
+        why = "written by a newer fcps: upgrade fcps to read it" if version > FORMAT_VERSION \
+            else "not a version fcps ever wrote: write it again with select --save-model"
+        raise PredictorError(f"predictor file has format version {version}, which this fcps does not read "
+                             f"(it reads versions {readable}; {why})")
 
 
 #: a predictor file is read only below this size (5 million numbers as JSON text)
@@ -248,23 +307,24 @@ def check_predictor_values(d: dict) -> None:
                     continue          # provenance only; never used to score
                 if k == "counts" and isinstance(x, list) and any(
                         isinstance(c, (int, float)) and not isinstance(c, bool) and c < 0 for c in x):
-                    raise PredictorError(f"predictor file is malformed: negative counts in {where or 'the model'}")
+                    raise PredictorError(_malformed(f"negative counts in {where or 'the model'}"))
                 stack.append((f"{where}.{k}" if where else k, x))
         elif isinstance(v, list):
             total += len(v)
             if total > MAX_PREDICTOR_NUMBERS:
-                raise PredictorError(f"predictor file is too large (over {MAX_PREDICTOR_NUMBERS:,} values)")
+                raise PredictorError(f"predictor file is too large (over {MAX_PREDICTOR_NUMBERS:,} values; "
+                                     "a predictor holds far fewer): give a file written by select --save-model")
             stack.extend((where, x) for x in v)
         elif isinstance(v, float) and not math.isfinite(v):
-            raise PredictorError(f"predictor file is malformed: {where} holds a non-finite number ({v})")
+            raise PredictorError(_malformed(f"{where} holds a non-finite number ({v})"))
     if d.get("family") != TIE_AVERAGE:
         encoders, judges = d.get("encoders"), d.get("judges")
         if not isinstance(encoders, list) or not isinstance(judges, list) or not encoders \
                 or len(encoders) != len(judges):
-            raise PredictorError("predictor file is malformed: it needs one encoder per judge")
+            raise PredictorError(_malformed("it needs one encoder per judge"))
         names = [e.get("name") if isinstance(e, dict) else None for e in encoders]
         if names != judges:
-            raise PredictorError("predictor file is malformed: the encoders do not name the judges in order")
+            raise PredictorError(_malformed("the encoders do not name the judges in order"))
 
 
 def _json_default(o):

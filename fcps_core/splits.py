@@ -19,6 +19,13 @@ from .errors import SplitError
 from .panel import Panel
 
 BLOCKS = ("S", "M", "V", "T")
+#: the CLI flag of each block's row count (named in errors about the counts)
+COUNT_FLAGS = ("--n-select", "--n-cal", "--n-val", "--n-test")
+
+
+def _largest_count(want: list[int]) -> str:
+    k = max(range(len(want)), key=lambda i: want[i])
+    return f"{COUNT_FLAGS[k]} {want[k]}"
 
 
 @dataclass(frozen=True)
@@ -42,15 +49,18 @@ class Blocks:
         return out
 
 
-def parse_ratio(text: str) -> tuple[float, ...]:
-    """Parse ``"1:2:1"`` (S:M:V) or ``"1:2:1:1"`` (S:M:V:T)."""
+def parse_ratio(text: str, *, name: str = "split") -> tuple[float, ...]:
+    """Parse ``"1:2:1"`` (S:M:V) or ``"1:2:1:1"`` (S:M:V:T); errors name ``name`` (the CLI
+    passes its flag, ``--split``)."""
     try:
         parts = tuple(float(p) for p in text.split(":"))
     except ValueError:
-        raise SplitError(f"split {text!r} is not of the form S:M:V or S:M:V:T (e.g. 1:2:1)") from None
+        raise SplitError(f"{name} {text!r} is not of the form S:M:V or S:M:V:T; give positive numbers "
+                         "separated by colons (e.g. 1:2:1)") from None
     if len(parts) not in (3, 4) or not math.isfinite(sum(parts)) or any(p < 0 for p in parts) \
             or not all(p > 0 for p in parts[:3]):
-        raise SplitError(f"split {text!r}: give positive S:M:V parts and an optional T part (e.g. 1:2:1 or 1:2:1:1)")
+        raise SplitError(f"{name} {text!r}: give positive S:M:V parts and an optional T part "
+                         "(finite numbers, e.g. 1:2:1 or 1:2:1:1)")
     return parts
 
 
@@ -112,20 +122,20 @@ def draw_blocks(panel: Panel, *, ratio: tuple[float, ...] = (1, 2, 1), test_shar
     n_lab = labelled.size
     if counts is not None:
         want = [int(counts.get(f"n_{b}", 0) or 0) for b in BLOCKS]
-        if any(w < 0 for w in want):
-            raise SplitError("block counts must be non-negative")
-        for b, w in zip("SMV", want[:3]):
-            if w <= 0:
-                raise SplitError(f"n_{b} must be at least 1")
+        for b, w, flag in zip(BLOCKS, want, COUNT_FLAGS):
+            if w < (0 if b == "T" else 1):
+                raise SplitError(f"n_{b} ({flag}) must be at least {0 if b == 'T' else 1} (got {w})")
         if sum(want) > n_lab:
             raise SplitError(f"the blocks need {sum(want)} labelled rows "
                              f"(S {want[0]}, M {want[1]}, V {want[2]}, T {want[3]}) "
-                             f"but the panel has only {n_lab}; lower the counts or label more rows")
+                             f"but the panel has only {n_lab}; lower the counts "
+                             f"({_largest_count(want)} is the largest) or label more rows")
         source = "counts"
     else:
         parts = list(ratio) + [0.0] * (4 - len(ratio))
         if not 0.0 <= test_share < 1.0:
-            raise SplitError(f"test share {test_share} must be in [0, 1)")
+            raise SplitError(f"test_share (--test-share) must be a share from 0 up to (not including) 1 "
+                             f"(got {test_share})")
         if len(ratio) == 4 and test_share:
             raise SplitError("give the test block either as a fourth ratio part or as a test share, not both")
         if test_share:

@@ -360,7 +360,7 @@ def test_score_reads_judges_with_the_predictors_schemas(tmp_path):
     (["--seed", str(2 ** 64)], "--seed must be at most"),
     (["--folds", "1"], "--folds must be at least 2"),
     (["--folds", "1000"], "folds must be an integer from 2 to 100"),
-    (["--n-boot", "100000000"], "n_boot must be an integer from 10 to 100000"),
+    (["--n-boot", "100000000"], "--n-boot must be an integer from 10 to 100000"),
     (["--choice", "argmin", "--estimate", "nested", "--protocol", "split"], "nested estimate needs the crossfit protocol"),
     (["--choice", "tie_average", "--guard", "one_se"], "use --choice argmin with --guard"),
 ])

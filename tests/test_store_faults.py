@@ -308,10 +308,6 @@ def test_a_killed_export_leaves_the_old_file_or_the_whole_new_one(drills, base, 
         assert not list(drill.out_file.parent.glob(".export.csv.*.part"))
 
 
-@pytest.mark.xfail(strict=True, reason="fcps_core/outputs.py atomic_output removes its .part file on "
-                                       "any error but not one left by a killed process; the next write "
-                                       "to that file should sweep stale ones (outputs.py is not the "
-                                       "store's to change)")
 def test_the_part_file_of_a_killed_export_is_removed_by_the_next_export(drills, base, capsys):
     drill = drills[("export", "step")]
     assert outcome(drill) == "killed"

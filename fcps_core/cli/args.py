@@ -23,15 +23,17 @@ def parse_names(values: Sequence[str] | None) -> list[str] | None:
     return out
 
 
-def parse_range(text: str | None) -> tuple[float, float] | None:
+def parse_range(text: str | None, flag: str = "--label-range") -> tuple[float, float] | None:
+    """``LO,HI`` of ``flag`` (named in the error: ``--label-range`` or ``--judge-range``)."""
     if text is None:
         return None
     try:
         lo, hi = (float(x) for x in text.split(","))
     except ValueError:
-        raise FCPSError(f"range {text!r} must be LO,HI (e.g. 1,5)") from None
+        raise FCPSError(f"{flag} {text!r} must be LO,HI: two numbers separated by a comma "
+                        "(e.g. 1,5)") from None
     if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
-        raise FCPSError(f"range {text!r} must be two finite numbers LO,HI with LO < HI (e.g. 1,5)")
+        raise FCPSError(f"{flag} {text!r} must be two finite numbers LO,HI with LO < HI (e.g. 1,5)")
     return lo, hi
 
 
@@ -80,23 +82,91 @@ def block_counts(args) -> dict | None:
     return {"n_S": args.n_select, "n_M": args.n_cal, "n_V": args.n_val, "n_T": args.n_test or 0}
 
 
+#: the largest --max-mb (1 TB): beyond it the limit means nothing and the byte count overflows
+MAX_MB = 1_000_000.0
+#: integer flags: (attribute, lowest, highest or None). The upper bounds of the selector's
+#: flags are its own (``FCPSSelector.validate``: memory stays bounded); a flag a command
+#: does not have is skipped.
+INT_FLAGS = (("seed", 0, MAX_SEED), ("n_bins", 1, None), ("splits", 1, None), ("workers", 1, None),
+             ("k_max", 1, None), ("folds", 2, 100), ("repeats", 1, 100), ("n_boot", 10, 100_000),
+             ("max_members", 1, 1_000), ("table_k_max", 1, None), ("pairwise_k_max", 1, None),
+             ("rows", 1, None), ("judges", 1, None), ("n_select", 1, None), ("n_cal", 1, None),
+             ("n_val", 1, None), ("n_test", 0, None), ("max_rows", 1, None), ("max_judges", 1, None),
+             ("max_distinct", 1, None), ("parity_order", 1, None), ("group_size", 1, None),
+             ("top", 0, None))
+#: float flags: (attribute, lowest, highest, what the message asks for); None: any finite number
+FLOAT_FLAGS = (("alpha", 0.0, None, "a finite number >= 0"),
+               ("test_share", 0.0, 1.0, "a share from 0 up to (not including) 1"),
+               ("tie_rate", 0.0, 1.0, "a share from 0 to 1"),
+               ("max_mb", 0.0, MAX_MB, f"a positive number of megabytes up to {MAX_MB:,.0f}"),
+               ("gain_threshold", None, None, "a finite number"),
+               ("pressure_threshold", None, None, "a finite number"),
+               ("gamma", None, None, "a finite number"))
+#: list flags that must name something when given (``--families ''`` is not "every family")
+LIST_FLAGS = (("judges", "judge column"), ("families", "family"), ("paths", "path rule"),
+              ("menu", "family"))
+
+
+def _flag(attr: str) -> str:
+    return "--" + attr.replace("_", "-")
+
+
 def check_numbers(args) -> None:
-    """Reject impossible numeric flags with one line before any work starts."""
-    import math as _m
-    for flag, low in (("seed", 0), ("n_bins", 1), ("splits", 1), ("workers", 1), ("k_max", 1),
-                      ("folds", 2), ("repeats", 1), ("n_boot", 10), ("max_members", 1),
-                      ("table_k_max", 1), ("pairwise_k_max", 1), ("rows", 1), ("judges", 1)):
-        v = getattr(args, flag, None)
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and v < low:
-            raise FCPSError(f"--{flag.replace('_', '-')} must be at least {low} (got {v})")
-    for flag in ("alpha", "gain_threshold", "pressure_threshold", "test_share", "gamma", "max_mb"):
-        v = getattr(args, flag, None)
-        if isinstance(v, float) and not _m.isfinite(v):
-            raise FCPSError(f"--{flag.replace('_', '-')} must be a finite number (got {v})")
-    seed = getattr(args, "seed", None)
-    if isinstance(seed, int) and seed > MAX_SEED:
-        raise FCPSError(f"--seed must be at most {MAX_SEED} (got {seed})")
+    """Reject impossible flag values with one line naming the flag, before any work starts."""
+    for attr, low, high in INT_FLAGS:
+        v = getattr(args, attr, None)
+        if not isinstance(v, int) or isinstance(v, bool):
+            continue
+        if v < low:
+            raise FCPSError(f"{_flag(attr)} must be at least {low} (got {v})")
+        if high is not None and v > high:
+            what = f"an integer from {low} to {high}" if attr != "seed" else f"at most {high}"
+            raise FCPSError(f"{_flag(attr)} must be {what} (got {v})")
+    for attr, low, high, what in FLOAT_FLAGS:
+        v = getattr(args, attr, None)
+        if not isinstance(v, float):
+            continue
+        if not math.isfinite(v):
+            raise FCPSError(f"{_flag(attr)} must be a finite number (got {v})")
+        bad = (low is not None and v < low) or (high is not None and v > high) \
+            or (attr == "test_share" and v >= 1) or (attr == "max_mb" and v <= 0)
+        if bad:
+            raise FCPSError(f"{_flag(attr)} must be {what} (got {v:g})")
+    for attr, what in LIST_FLAGS:
+        v = getattr(args, attr, None)
+        if isinstance(v, list) and not parse_names(v):
+            if attr == "judges" and isinstance(getattr(args, "panel", None), str):
+                raise FCPSError(f"{args.panel}: --judges names no judge column: give at least one column "
+                                "name, or leave --judges out to use every column other than "
+                                "item/group/label/block")
+            raise FCPSError(f"{_flag(attr)} names no {what}: give at least one, or leave "
+                            f"{_flag(attr)} out for the default")
     delimiter = getattr(args, "delimiter", None)
-    if delimiter is not None and len(delimiter) != 1:
-        raise FCPSError(f"--delimiter must be exactly one character (got {delimiter!r}); "
-                        "for tabs pass a literal tab or use a .tsv file")
+    if delimiter is not None:
+        if len(delimiter) != 1:
+            raise FCPSError(f"--delimiter must be exactly one character (got {delimiter!r}); "
+                            "for tabs pass a literal tab or use a .tsv file")
+        if delimiter == '"' or (not delimiter.isprintable() and delimiter != "\t"):
+            raise FCPSError(f"--delimiter {delimiter!r} cannot separate fields (a quote, a line break or "
+                            "another control character); give the character between the fields, "
+                            "e.g. --delimiter ';'")
+    if getattr(args, "split", None) is not None:
+        from ..splits import parse_ratio
+        parse_ratio(args.split, name="--split")
+    for attr in ("label_range", "judge_range"):
+        if getattr(args, attr, None) is not None:
+            parse_range(getattr(args, attr), _flag(attr))
+    budgets = getattr(args, "budgets", None)
+    if isinstance(budgets, str):
+        parse_budgets(budgets)
+
+
+def parse_budgets(text: str) -> list[int]:
+    """``--budgets 50,100,200``: positive whole numbers of calibration labels, sorted."""
+    try:
+        budgets = sorted(int(b) for b in text.split(",") if b.strip())
+    except ValueError:
+        raise FCPSError(f"--budgets {text!r} must be comma-separated whole numbers (e.g. 50,100,200)") from None
+    if not budgets or budgets[0] < 1:
+        raise FCPSError(f"--budgets {text!r} must be comma-separated positive whole numbers (e.g. 50,100,200)")
+    return budgets

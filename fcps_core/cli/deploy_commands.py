@@ -32,7 +32,15 @@ def _traffic(args, ctx, predictor):
         # Read each judge as the predictor saw it (a new file may look continuous where the
         # calibration panel was a rubric, etc.).
         args.schema = predictor.judge_schemas()
-    return load_panel_from_args(args, ctx)
+    panel = load_panel_from_args(args, ctx)
+    missing = [j for j in predictor.judges if j not in panel.judge_names]
+    if missing:
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        where = f"stored panel {args.panel!r}" if ctx.store_panel else args.panel
+        raise FCPSError(f"{where}: the traffic lacks judge column(s) the predictor needs: "
+                        + ", ".join(repr(m) for m in missing[:5]) + more
+                        + "; add those columns, or score it with a predictor of the judges it has")
+    return panel
 
 
 def write_predictions(path, panel, pred, support, *, force: bool) -> None:

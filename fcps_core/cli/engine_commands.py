@@ -8,7 +8,7 @@ import sys
 from ..errors import FCPSError
 from ..families import FAMILIES
 from ..selection import DEFAULT_CHOICE
-from .args import block_counts, parse_names, parse_range
+from .args import block_counts, parse_budgets, parse_names, parse_range
 from .context import RunContext
 from ..jsonutil import json_ready
 from .render import fmt, log, render_result, render_table
@@ -28,7 +28,8 @@ def load_panel_from_args(args, ctx: RunContext):
                        label_column=args.label_column, block_column=args.block_column,
                        judge_column=args.judge_column, output_column=args.output_column,
                        labels_path=args.labels_path, schema=args.schema,
-                       label_range=parse_range(args.label_range), judge_range=parse_range(args.judge_range),
+                       label_range=parse_range(args.label_range, "--label-range"),
+                       judge_range=parse_range(args.judge_range, "--judge-range"),
                        require_labels=getattr(args, "require_labels", True))
     remember_file_panel(args, ctx, panel)   # store: --save stores a panel file first
     return panel.collapse_neutral() if args.collapse_ties else panel
@@ -81,16 +82,23 @@ def cmd_select(args, ctx: RunContext) -> int:
 
 def judge_costs_for(args, ctx: RunContext, panel) -> dict | None:
     """--judge-costs FILE, else the costs stored with a stored panel; restricted to the
-    judges in use (a --judges subset may leave some rows of the file unused)."""
+    judges in use (a --judges subset may leave some rows of the file unused). The costs
+    must cover exactly those judges; an error names the costs file."""
     costs = None
+    source = None
     if args.judge_costs:
         from ..judge_costs import read_judge_costs
         costs = read_judge_costs(args.judge_costs)
+        source = args.judge_costs
     elif ctx.store_panel:
         from ..store import Store, resolve_store_path
         costs = Store(resolve_store_path(args.store)).judge_costs(ctx.store_panel)
+        source = f"the costs stored with panel {ctx.store_panel!r}"
     if costs and args.judges:
         costs = {j: v for j, v in costs.items() if j in set(panel.judge_names)}
+    if costs:
+        from ..judge_costs import check_costs_cover
+        check_costs_cover(costs, panel.judge_names, source=source)
     return costs
 
 
@@ -107,11 +115,8 @@ def cmd_sweep(args, ctx: RunContext) -> int:
     for flag, value in (("--plan-delta", args.plan_delta), ("--plan-n-h", args.plan_n_h)):
         if value is not None and value < (0 if flag == "--plan-delta" else 1):
             raise FCPSError(f"{flag} must be at least {0 if flag == '--plan-delta' else 1} (got {value})")
+    budgets = parse_budgets(args.budgets)
     panel = load_panel_from_args(args, ctx)
-    try:
-        budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
-    except ValueError:
-        raise FCPSError(f"--budgets {args.budgets!r} must be comma-separated integers (e.g. 50,100,200)") from None
     plan_options = {k: v for k, v in (("delta", args.plan_delta), ("n_total", args.plan_n_h)) if v is not None}
     options = dict(splits=args.splits, seed=args.seed, paths=parse_names(args.paths) or DEFAULT_PATHS,
                    workers=args.workers, backend=_backend(args.backend), k_max=args.k_max,
@@ -171,13 +176,14 @@ def _backend(name: str) -> str:
 
 
 def cmd_synth(args, ctx: RunContext) -> int:
-    from ..synthetic import make_regime, to_wide_csv
-    if args.rows < 1 or args.judges < 1:
-        raise FCPSError("--rows and --judges must be positive")
+    from ..synthetic import check_synth_size, make_regime, to_wide_csv
+    from ..outputs import check_output_path
+    check_output_path(args.out, force=args.force)           # before any work
     if args.from_panel:
         from ..ingest import load_panel as read_panel
         from ..synthetic import semi_real
         source = read_panel(args.from_panel, require_labels=False)
+        check_synth_size(args.rows, len(source.judges))
         panel = semi_real(source, args.regime, rows=args.rows, seed=args.seed, gamma=args.gamma,
                           parity_order=args.parity_order)
     else:

@@ -20,7 +20,7 @@ import sys
 from ..errors import FCPSError
 from ..jsonutil import json_ready
 from ..store import DEFAULT_PATH, ENV_PATH, Store, StoreError, resolve_store_path
-from .args import add_panel_arguments, parse_names, parse_range
+from .args import MAX_MB, add_panel_arguments, parse_names, parse_range
 from .render import log, render_table, safe
 from .store_hooks import STORE_HELP
 
@@ -125,8 +125,8 @@ def add_store_commands(sub) -> None:
 
 def _limits(args):
     from ..ingest import MB, ImportLimits
-    if args.max_mb <= 0:
-        raise FCPSError("--max-mb must be positive")
+    if not 0 < args.max_mb <= MAX_MB:          # check_numbers says it first on the command line
+        raise FCPSError(f"--max-mb must be a positive number of megabytes up to {MAX_MB:,.0f} (got {args.max_mb:g})")
     return ImportLimits(max_bytes=int(args.max_mb * MB), max_rows=args.max_rows,
                         max_judges=args.max_judges, max_distinct_outputs=args.max_distinct)
 
@@ -148,8 +148,8 @@ def _mapping(args) -> dict:
             "group_column": args.group_column, "label_column": args.label_column,
             "block_column": args.block_column, "judge_column": args.judge_column,
             "output_column": args.output_column, "labels_path": args.labels_path,
-            "schema": args.schema, "label_range": parse_range(args.label_range),
-            "judge_range": parse_range(args.judge_range)}
+            "schema": args.schema, "label_range": parse_range(args.label_range, "--label-range"),
+            "judge_range": parse_range(args.judge_range, "--judge-range")}
 
 
 def cmd_import(args) -> int:

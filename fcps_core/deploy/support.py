@@ -78,14 +78,31 @@ def calibration_support(panel: Panel, rows: np.ndarray, encoders: list[JudgeEnco
             "patterns": {"codes": distinct.tolist(), "counts": counts.tolist()}}
 
 
+def _count(value, what: str) -> int:
+    """A non-negative whole number of a support section (bool and non-integers refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)) \
+            or not float(value).is_integer() or value < 0:
+        raise ValueError(f"{what} must be a whole number >= 0 (got {value!r})")
+    return int(value)
+
+
 def check_support(support: dict, encoders: list[JudgeEncoder]) -> None:
-    """Raise ValueError when a support section does not fit the predictor's encoders."""
+    """Raise ValueError when a support section does not fit the predictor's encoders, or
+    holds impossible counts (negative, or more rows in a part than in the whole)."""
+    if not isinstance(support, dict):
+        raise ValueError("the support section must be a JSON object")
+    rows = _count(support["rows"], "support rows")
+    if _count(support.get("missing_rows", 0), "support missing_rows") > rows:
+        raise ValueError(f"support missing_rows is more than its {rows} rows")
     judges = support["judges"]
     if [j["name"] for j in judges] != [e.name for e in encoders]:
         raise ValueError("support judges differ from the predictor's judges")
     for j, e in zip(judges, encoders):
         if len(j["counts"]) != e.alphabet_size or any(int(c) < 0 for c in j["counts"]):
             raise ValueError(f"support counts of judge {e.name!r} do not match its outputs")
+        seen = sum(_count(c, f"support counts of judge {e.name!r}") for c in j["counts"])
+        if seen + _count(j.get("unseen", 0), f"support unseen count of judge {e.name!r}") > rows:
+            raise ValueError(f"support counts of judge {e.name!r} add up to more than its {rows} rows")
     pats = support["patterns"]
     if len(pats["codes"]) != len(pats["counts"]):
         raise ValueError("support patterns and counts differ in length")
@@ -93,6 +110,8 @@ def check_support(support: dict, encoders: list[JudgeEncoder]) -> None:
         if len(row) != len(encoders) or any(not (0 <= int(c) < e.alphabet_size)
                                             for c, e in zip(row, encoders)):
             raise ValueError("a support pattern holds an output code outside its judge's outputs")
+    if sum(_count(c, "support pattern counts") for c in pats["counts"]) > rows:
+        raise ValueError(f"support pattern counts add up to more than its {rows} rows")
 
 
 @dataclass
