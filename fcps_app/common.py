@@ -25,8 +25,9 @@ def get_store():
 
 @st.cache_data(show_spinner="Loading panel...", max_entries=16)
 def load_stored(name: str, created_at: str):
-    # created_at is part of the cache key: a re-imported panel of the same name reloads.
-    return get_store().load_panel(name)
+    """(panel, version) read in one snapshot. created_at is part of the cache key: a
+    re-imported panel of the same name reloads."""
+    return get_store().load_versioned_panel(name)
 
 
 def stored_panels() -> list[dict]:
@@ -80,7 +81,10 @@ def panel_sources() -> dict[str, tuple]:
 
 def get_panel(source: tuple):
     if source[0] == "stored":
-        return load_stored(source[1], source[2])
+        panel, version = load_stored(source[1], source[2])
+        # the version this session computes on: a save after the panel was replaced is refused
+        st.session_state.setdefault("panel_versions", {})[source[1]] = version
+        return panel
     if source[0] == "upload":
         return load_bytes(source[1], source[2], source[3])
     return st.session_state["lab_panel"]
@@ -127,8 +131,13 @@ def save_run(kind: str, label: str, result, *, predictor: dict | None = None) ->
     if name is None:
         return None
     store = get_store()
-    run_id = store.save_selection(result, panel=name, predictor=predictor) if kind == "select" \
-        else store.save_sweep(result, panel=name)
+    version = st.session_state.get("panel_versions", {}).get(name)
+    try:
+        run_id = store.save_selection(result, panel=name, predictor=predictor, panel_version=version) \
+            if kind == "select" else store.save_sweep(result, panel=name, panel_version=version)
+    except FCPSError as exc:        # e.g. the panel was replaced while this run computed
+        st.error(str(exc))
+        return None
     st.cache_data.clear()   # run lists and panel facts changed
     return run_id
 
