@@ -6,6 +6,7 @@ st.set_page_config(page_title="fcps: finite-calibration panel selection", layout
 pages = [st.Page("app_pages/overview.py", title="Overview", default=True),
          st.Page("app_pages/upload.py", title="Upload panel"),
          st.Page("app_pages/select.py", title="Select"),
+         st.Page("app_pages/judges.py", title="Judges"),
          st.Page("app_pages/regime.py", title="Regime map"),
          st.Page("app_pages/plan.py", title="Next judge"),
          st.Page("app_pages/audit.py", title="Cell-pressure audit"),

@@ -411,3 +411,43 @@ def plan_curves(plan: dict) -> go.Figure:
                       xaxis_type="log", legend=dict(orientation="h", y=-0.25), height=460,
                       margin=dict(l=40, r=20, t=30, b=40))
     return fig
+
+
+# -- the judges (fcps_core.judges_report) ---------------------------------------------------------
+def judge_matrix_heatmap(names: list[str], matrix: list[list], *, value: str = "kappa",
+                         max_labels: int = 30) -> go.Figure:
+    """A judge x judge matrix (agreement or error correlation) on [-1, 1], panel order on both
+    axes; beyond ``max_labels`` judges the tick labels are hidden (hovering names the pair)."""
+    many = len(names) > max_labels
+    fig = go.Figure(go.Heatmap(z=matrix, x=names, y=names, zmin=-1, zmax=1, zmid=0, colorscale="RdBu",
+                               colorbar=dict(title=value), hoverongaps=False,
+                               hovertemplate="%{y}<br>%{x}<br>" + value + " %{z:.3f}<extra></extra>"))
+    side = max(420, min(900, 12 * len(names) + 160))
+    fig.update_layout(xaxis=dict(title="judge" + (f" ({len(names)}; hover for names)" if many else ""),
+                                 showticklabels=not many, tickangle=-45, tickfont=dict(size=10)),
+                      yaxis=dict(title="judge", showticklabels=not many, autorange="reversed",
+                                 tickfont=dict(size=10)),
+                      height=side, margin=dict(l=40, r=20, t=30, b=40))
+    return fig
+
+
+def reliability_diagram(calibration: dict, *, family: str | None = None) -> go.Figure:
+    """The deployed predictor's reliability curve (``judges_report.calibration``): mean label
+    against mean prediction per equal-count bin, the diagonal of perfect calibration and the
+    base rate; the curve in the deployed family's colour."""
+    c = calibration["curve"]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
+                             line=dict(color="#999", dash="dash"), hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=c["mean_prediction"], y=c["mean_label"], mode="lines+markers",
+                             name=f"deployed predictor (ECE {calibration['ece']:.3f})",
+                             line=dict(color=FAMILY_COLORS.get(family, "#333")), marker=dict(size=8),
+                             customdata=c["count"],
+                             hovertemplate="mean prediction %{x:.3f}<br>mean label %{y:.3f}<br>"
+                                           "%{customdata} predictions<extra></extra>"))
+    fig.add_hline(y=calibration["base_rate"], line_dash="dot", line_color="grey",
+                  annotation_text="base rate", annotation_position="bottom right")
+    fig.update_layout(xaxis=dict(title="mean predicted probability (equal-count bin)", range=[0, 1]),
+                      yaxis=dict(title="mean human label in the bin", range=[0, 1]),
+                      legend=dict(orientation="h", y=-0.2), height=440, margin=dict(l=40, r=20, t=30, b=40))
+    return fig

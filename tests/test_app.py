@@ -309,3 +309,29 @@ def test_regime_page_plans_the_next_labels_from_a_sweep():
     answers = [m.value for m in at.markdown if "more labels" in m.value]
     assert len(answers) == 1 and answers[0].startswith("**With 40 more labels (n_M = 120)")
     assert len(at.get("plotly_chart")) == charts
+
+
+def test_judges_page_renders_without_and_with_a_selection():
+    at = page("judges")
+    # no selection yet: the per-judge table and the matrices, and a pointer to the Select page
+    assert not at.error and any("run a selection on the Select page" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 1 and len(at.dataframe) >= 1
+    assert any(m.label == "effective number of judges" and m.help for m in at.metric)
+    by_label(at.radio, "Matrix").set_value("error correlation").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+    at.switch_page("app_pages/select.py").run()
+    _select(at)
+    at.switch_page("app_pages/judges.py").run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    assert [s.value for s in at.subheader][-2:] == ["Contribution to the deployed predictor",
+                                                     "Calibration of the deployed predictor"]
+    assert len(at.get("plotly_chart")) == 2 and {"ECE", "Brier score", "base rate's Brier"} <= {m.label for m in at.metric}
+    deployed = at.session_state["selection"]["dict"]["selected"]["judges"]
+    contributions = at.dataframe[-1].value
+    assert set(contributions["judge"]) == set(deployed) and contributions["drop risk change"].isna().all()
+    by_label(at.button, "Compute drop-one risk changes").click().run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    plan = at.session_state["next_judge"]["dict"]
+    shown = at.dataframe[-1].value.set_index("judge")["drop risk change"]
+    for e in plan["drop"]:
+        assert shown[e["judge"]] == pytest.approx(e["risk_change"])

@@ -93,6 +93,7 @@ def render_result(result, *, top: int = 15) -> str:
                                    for b in d["baselines"]], ["baseline", "risk", "diff", "95% CI"]))
     if d.get("costs"):
         lines += render_costs(d)
+    lines += render_judges(d)
     rg = d["regime"]
     lines += ["", f"REGIME  {rg.get('quadrant') or 'n/a'}: interaction gain {fmt(rg.get('interaction_gain'))}"
               + (f" (SE {fmt(rg.get('interaction_gain_se'))})" if rg.get("interaction_gain_se") is not None else "")
@@ -132,4 +133,35 @@ def render_costs(d: dict) -> list[str]:
              cost_of[i]["latency"], by_index[i]["val_risk"]] for i in front[:12]]
     lines.append(f"  risk-cost Pareto front ({len(front)} candidates, cheapest first):")
     lines.append(render_table(rows, ["family", "path", "K", "cost", "latency", "risk"]))
+    return lines
+
+
+def render_judges(d: dict, *, top: int = 15) -> list[str]:
+    """JUDGES lines: rows, effective number of judges, near-duplicate pairs, the deployed
+    predictor's calibration and the best judges by Brier after isotonic (judges_report)."""
+    r = d.get("judges_report")
+    if not r:
+        return []
+    eff, red, cal = r["effective_judges"], r["redundancy"], r.get("calibration")
+    lines = ["", f"JUDGES  on {r['rows']} deployable labelled rows (T never read); base rate {fmt(r['base_rate'], 3)}"]
+    if r.get("label_note"):
+        lines.append(f"  {r['label_note']}")
+    lines.append(f"  effective number of independent judges: {fmt(eff['value'], 1)} of {eff['K']} "
+                 f"= {eff['formula']}")
+    pairs = "; ".join(f"{safe(p['judges'][0])} ~ {safe(p['judges'][1])}" for p in red["pairs"][:3])
+    lines.append(f"  near-duplicate pairs ({red['rule']}): {red['n_pairs']}" + (f", e.g. {pairs}" if pairs else ""))
+    if cal:
+        lines.append(f"  deployed predictor: ECE {fmt(cal['ece'])} ({cal['n_bins']} equal-count bins), "
+                     f"Brier {fmt(cal['brier'])}, base rate's Brier {fmt(cal['brier_base_rate'])} "
+                     f"({cal['points']} held-out predictions)")
+    share = {j["judge"]: j["weight_share"] for j in (r.get("contribution") or {}).get("judges", [])}
+    rows = sorted(r["judges"], key=lambda j: (j["brier_iso"] is None, j["brier_iso"] or 0.0))[:top]
+    lines.append(f"  top {len(rows)} judges by Brier after isotonic (weight share: in the deployed predictor):")
+    lines.append(render_table([[safe(j["judge"]), j["schema"], j["coverage"], j["parse_error_rate"], j["accuracy"],
+                                j["auc"], j["kappa"], j["brier_iso"], share.get(j["judge"])] for j in rows],
+                              ["judge", "schema", "coverage", "parse_err", "accuracy", "AUC", "kappa",
+                               "brier_iso", "weight_share"]))
+    if r.get("contribution"):
+        lines.append("  drop-one risk changes: python -m fcps_core next-judge (same panel and settings, or "
+                     "--from-run run:N)")
     return lines

@@ -10,6 +10,7 @@ import numpy as np
 from ..diagnostics import PrefixDiagnostics, losses, theorem1_bound, validation_scale
 from ..encoding import EncodedPanel, pattern_labels
 from ..families import REGISTRY, PrefixFeatures
+from ..judges_report import judges_report
 from ..panel import Panel
 from ..paths import JudgePath
 from ..splits import Blocks
@@ -298,5 +299,6 @@ class SelectionResult:
             "candidates": [c.to_dict() for c in self.candidates],
             "regime": self.regime,
             "cells": self.cell_table(sel, limit=cells_limit),
+            "judges_report": judges_report(self),   # cheap: the drop-one refits are on demand
             "timings": self.timings,
         }

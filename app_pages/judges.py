@@ -1,0 +1,168 @@
+import hashlib
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from fcps_core import FCPSError, make_blocks
+from fcps_core.judges_report import (METRIC_HELP, deployable_rows, judges_report, panel_judges_report,
+                                     with_drop_one)
+from fcps_core.planning.next_judge import plan_next_judge
+from fcps_core.plots import judge_matrix_heatmap, reliability_diagram
+from fcps_core.selection import deployable_label_scale
+from fcps_app.common import digest, figure_download, panel_picker, table_download
+
+st.title("Judges")
+st.markdown("How good is each judge alone, how much do the judges agree and err together, and what does each "
+            "contribute to the deployed predictor? Everything is measured against the human labels of the "
+            "**deployable rows**: every labelled row outside the research test block T (T is never read).")
+label, panel = panel_picker()
+if panel.n_labelled == 0:
+    st.warning("This panel has no human labels: the judges cannot be measured against them.")
+    st.stop()
+
+
+@st.cache_data(show_spinner="Measuring the judges...", max_entries=8)
+def panel_report(key: str, _panel) -> dict:
+    """The per-judge table and matrices on the default blocks' deployable rows (``key``
+    names the panel and its labels; the panel itself is not hashed)."""
+    blocks = make_blocks(_panel)
+    return panel_judges_report(deployable_label_scale(_panel, blocks), deployable_rows(_panel, blocks))
+
+
+sel_state = st.session_state.get("selection")
+sel_state = sel_state if sel_state and sel_state["label"] == label else None
+result = sel_state.get("result") if sel_state else None
+rep = None
+if sel_state:
+    rep = sel_state["dict"].get("judges_report") or (judges_report(result) if result is not None else None)
+if rep is None:
+    st.info("No selection of this panel in this session: run a selection on the Select page for each judge's "
+            "contribution and the deployed predictor's calibration. The per-judge table and the matrices below "
+            "need none (they use the default blocks' deployable rows).")
+    st.page_link("app_pages/select.py", label="Run a selection (Select page)")
+    key = f"{label}|{panel.n_rows}|{hashlib.sha1(np.nan_to_num(panel.labels, nan=-1).tobytes()).hexdigest()}"
+    try:
+        rep = panel_report(key, panel)
+    except FCPSError as exc:
+        st.error(str(exc))
+        st.stop()
+
+eff, red = rep["effective_judges"], rep["redundancy"]
+m = st.columns(4)
+m[0].metric("deployable labelled rows", rep["rows"], help=rep["rows_note"])
+m[1].metric("judges", len(rep["names"]))
+m[2].metric("effective number of judges", "-" if eff["value"] is None else f"{eff['value']:.1f}",
+            help=METRIC_HELP["effective_judges"] + f" Over {eff['K']} judges"
+            + (f"; left out (decision never varies within a label class): {', '.join(eff['excluded'])}"
+               if eff["excluded"] else "") + ".")
+m[3].metric("near-duplicate pairs", red["n_pairs"], help=f"Pairs with {red['rule']}.")
+if rep["label_note"]:
+    st.caption(rep["label_note"].capitalize() + ".")
+
+st.subheader("Each judge against the human labels")
+deployed = {j["judge"] for j in (rep.get("contribution") or {}).get("judges", [])}
+table = pd.DataFrame(rep["judges"]).assign(deployed=lambda t: t["judge"].isin(deployed))
+table = table.sort_values("brier_iso", na_position="last")
+labels = {"coverage": "coverage", "parse_error_rate": "parse errors", "abstain_rate": "abstains",
+          "accuracy": "accuracy", "kappa": "kappa", "auc": "AUC", "brier_iso": "Brier (isotonic)"}
+config = {c: st.column_config.NumberColumn(name, help=METRIC_HELP[c], format="%.4f" if c == "brier_iso" else "%.3f")
+          for c, name in labels.items()}
+st.dataframe(table, hide_index=True, column_order=["judge", "brier_iso", "accuracy", "auc", "kappa", "coverage",
+                                                    "parse_error_rate", "abstain_rate", "missing_rate", "schema",
+                                                    "decision", "deployed"], column_config={
+    **config, "missing_rate": st.column_config.NumberColumn("missing", format="%.3f",
+                                                            help="Share of rows with no output at all."),
+    "judge": st.column_config.TextColumn("judge", help="The judge column of the panel."),
+    "schema": st.column_config.TextColumn("schema", help="How the judge's outputs were read: pairwise, binary, "
+                                                         "rubric, continuous or categorical."),
+    "decision": st.column_config.TextColumn("decision", help=METRIC_HELP["decision"]),
+    "deployed": st.column_config.CheckboxColumn("deployed", help="Used by the deployed predictor.")})
+table_download(table, "judges")
+st.caption(f"Base rate (mean label) {rep['base_rate']:.3f}: its Brier score is what a constant prediction scores; "
+           f"isotonic maps are cross-fitted over {rep['folds']['folds']} grouped folds.")
+
+st.subheader("Between judges")
+kind = "kappa" if rep["agreement"]["kind"] == "kappa" else "Spearman rank correlation"
+which = st.radio("Matrix", [f"agreement ({kind})", "error correlation"], horizontal=True,
+                 help=METRIC_HELP["agreement"] + " " + METRIC_HELP["error_correlation"])
+matrix = rep["agreement"]["matrix"] if which.startswith("agreement") else rep["error_correlation"]["matrix"]
+fig = judge_matrix_heatmap(rep["names"], matrix, value=kind if which.startswith("agreement") else "error corr.")
+st.plotly_chart(fig)
+figure_download(fig, "judge-matrix")
+if red["n_pairs"]:
+    shown = "; ".join(f"{p['judges'][0]} ~ {p['judges'][1]}" for p in red["pairs"][:5])
+    st.warning(f"**{red['n_pairs']} near-duplicate pair(s)** ({red['rule']}): {shown}"
+               + (" and more below" if red["n_pairs"] > 5 else "") + ". One judge of each pair adds little.")
+    with st.expander("All near-duplicate pairs" + (f" (the first {len(red['pairs'])})" if red["n_pairs"] > len(red["pairs"]) else "")):
+        st.dataframe(pd.DataFrame([{"judge A": p["judges"][0], "judge B": p["judges"][1], "agreement": p["agreement"],
+                                    "error correlation": p["error_correlation"]} for p in red["pairs"]]),
+                     hide_index=True)
+else:
+    st.success(f"No near-duplicate pair ({red['rule']}).")
+
+if not sel_state or "contribution" not in rep:
+    st.stop()
+
+sel = sel_state["dict"]["selected"]
+contrib = rep["contribution"]
+st.subheader("Contribution to the deployed predictor")
+models = contrib["models"]
+st.markdown(f"Deployed: **{contrib['family']}** over {len(contrib['judges'])} judge(s)"
+            + (f", averaging {len(models)} models" if len(models) > 1 else "") + ". Weights ("
+            + "; ".join(sorted({f"{mm['family']}: {mm['meaning'] or 'a table has none'}" for mm in models})) + ").")
+if contrib["note"]:
+    st.caption(contrib["note"])
+plan_key = digest([label, sel, sel_state.get("run_id"), None, None])     # the Next judge page's key
+plan_state = st.session_state.get("next_judge")
+if not (plan_state and plan_state["key"] == plan_key) and result is not None:
+    if st.button("Compute drop-one risk changes", help="Refits the deployed family without each deployed judge in "
+                 "every fold: the Next judge plan's computation (shared with that page)."):
+        bar = st.progress(0.0, text="starting")
+        try:
+            plan = plan_next_judge(result, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
+        except FCPSError as exc:
+            st.error(str(exc))
+            st.stop()
+        st.session_state["next_judge"] = {"key": plan_key, "dict": plan.to_dict()}
+        st.rerun()
+if plan_state and plan_state["key"] == plan_key:
+    contrib = with_drop_one(contrib, plan_state["dict"])
+    if contrib["drop_one"]["note"]:
+        st.caption(contrib["drop_one"]["note"] + ": the drop-one changes are that member's.")
+else:
+    st.caption("Drop-one risk changes: " + contrib["drop_one_note"] + ".")
+ctable = pd.DataFrame([{"judge": j["judge"], "models": j["members"], "weight": j["weight"],
+                        "weight share": j["weight_share"], "drop risk change": j["drop_risk_change"],
+                        "95% low": (j["drop_ci"] or [None, None])[0], "95% high": (j["drop_ci"] or [None, None])[1],
+                        "verdict": j["drop_verdict"]} for j in contrib["judges"]])
+ctable = ctable.sort_values(["drop risk change", "weight share"], ascending=False, na_position="last")
+if ctable["weight"].isna().all():
+    ctable = ctable.drop(columns="weight")
+st.dataframe(ctable, hide_index=True, column_config={
+    "models": st.column_config.NumberColumn("models", help="How many of the deployed models use the judge."),
+    "weight": st.column_config.NumberColumn("weight", help=METRIC_HELP["weight"], format="%.4f"),
+    "weight share": st.column_config.ProgressColumn("weight share", help=METRIC_HELP["weight_share"],
+                                                    min_value=0.0, max_value=1.0, format="%.3f"),
+    "drop risk change": st.column_config.NumberColumn("drop risk change", help=METRIC_HELP["drop_risk_change"],
+                                                      format="%+.4f"),
+    "95% low": st.column_config.NumberColumn("95% low", help="Group-clustered paired 95% interval.", format="%+.4f"),
+    "95% high": st.column_config.NumberColumn("95% high", help="Group-clustered paired 95% interval.", format="%+.4f"),
+    "verdict": st.column_config.TextColumn("verdict", help="Where the interval lies: dropping the judge raises "
+                                                          "risk (it helps), lowers it, or no clear change.")})
+table_download(ctable, "judge-contributions")
+
+cal = rep["calibration"]
+st.subheader("Calibration of the deployed predictor")
+c = st.columns(4)
+c[0].metric("ECE", f"{cal['ece']:.4f}", help=METRIC_HELP["ece"] + f" {cal['n_bins']} bins.")
+c[1].metric("Brier score", "-" if cal["brier"] is None else f"{cal['brier']:.4f}",
+            help="Mean squared error of the deployed predictor's held-out predictions against the label.")
+c[2].metric("base rate's Brier", "-" if cal["brier_base_rate"] is None else f"{cal['brier_base_rate']:.4f}",
+            help="The Brier score of predicting each held-out row by its training rows' mean label.")
+c[3].metric("base rate", f"{cal['base_rate']:.3f}", help="Mean label of the held-out rows.")
+families = {mm["family"] for mm in models}
+fig = reliability_diagram(cal, family=families.pop() if len(families) == 1 else None)
+st.plotly_chart(fig)
+figure_download(fig, "reliability-diagram")
+st.caption(f"{cal['points']} held-out predictions on {cal['rows']} rows: {cal['predictions']}; {cal['binning']}.")
