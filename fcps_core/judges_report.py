@@ -330,7 +330,7 @@ def panel_judges_report(panel: Panel, rows: np.ndarray, *, folds: int = 5, seed:
             briers = mean_squared_error(np.repeat(y[:, None], S.shape[1], axis=1), P, multioutput="raw_values")
     if both:    # one call: the label repeated as a multilabel target, one AUC per judge column
         with config_context(assume_finite=True, skip_parameter_validation=True):
-            auc = roc_auc_score(np.repeat(yb[:, None], S.shape[1], axis=1), S[keep], average=None)
+            auc = np.atleast_1d(roc_auc_score(np.repeat(yb[:, None], S.shape[1], axis=1), S[keep], average=None))   # one judge: sklearn returns a scalar
     judges = []
     for j, col in enumerate(panel.judges):
         miss, err = _output_kinds(col, rows)

@@ -244,3 +244,15 @@ def test_select_json_carries_the_judges_report(tmp_path, capsys):
                  "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "JUDGES  on 400 deployable labelled rows" in text and "effective number of independent judges" in text
+
+
+def test_a_one_judge_panel_gets_its_report():
+    """sklearn's roc_auc_score returns a scalar, not an array, for a single column."""
+    from fcps_core import FCPSSelector, make_blocks
+    from fcps_core.synthetic import make_regime
+    panel = make_regime("additive", rows=300, judges=3, seed=0).subset_judges(["J3"])
+    result = FCPSSelector(families=["logistic"], estimate="none", with_baselines=False).fit(
+        panel, make_blocks(panel, split="1:2:1", seed=0))
+    report = result.to_dict()["judges_report"]
+    assert [j["name"] if "name" in j else j.get("judge") for j in report["judges"]] == ["J3"]
+    assert report["judges"][0]["auc"] is None or 0 <= report["judges"][0]["auc"] <= 1

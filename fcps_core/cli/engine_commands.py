@@ -27,7 +27,7 @@ def load_panel_from_args(args, ctx: RunContext):
                        item_column=args.item_column, group_column=args.group_column,
                        label_column=args.label_column, block_column=args.block_column,
                        judge_column=args.judge_column, output_column=args.output_column,
-                       labels_path=args.labels_path, schema=args.schema,
+                       labels_path=args.labels_path, schema=args.schema, delimiter=args.delimiter,
                        label_range=parse_range(args.label_range, "--label-range"),
                        judge_range=parse_range(args.judge_range, "--judge-range"),
                        require_labels=getattr(args, "require_labels", True))

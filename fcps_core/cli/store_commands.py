@@ -62,7 +62,6 @@ def add_store_commands(sub) -> None:
     imp.add_argument("--name", required=True, help="panel name in the store")
     imp.add_argument("--format", dest="fmt", choices=["csv", "tsv", "parquet", "jsonl"],
                      help="file format (default: from the extension)")
-    imp.add_argument("--delimiter", help="field delimiter of a CSV/TSV file (default , or tab)")
     imp.add_argument("--provenance", help="where the data comes from: text, or a .json file")
     imp.add_argument("--licence", help="the data's licence")
     imp.add_argument("--replace", action="store_true",
