@@ -471,3 +471,22 @@ def test_the_cli_imports_a_mixed_line_end_file(tmp_path):
                              "--store", str(tmp_path / "s.duckdb"))
     assert code == 0, err
     assert json.loads(out)["panel"]["n_rows"] == 60
+
+
+def test_free_text_judge_is_refused_before_any_per_output_work(tmp_path, monkeypatch):
+    """The distinct-output limit is checked on the factorized values: schema detection and
+    vocabularies are never built for 5,000 free-text outputs."""
+    from fcps_core.ingest import build as build_module
+    from fcps_core.ingest.files import ImportLimits
+    path = tmp_path / "chatty.csv"
+    path.write_text("item_id,label,j1,chatty\n" + "".join(f"i{k},{k % 2},A,said thing {k}\n" for k in range(5000)))
+    seen = []
+    real = build_module.build_judge_column
+
+    def spy(name, uniques, **kw):
+        seen.append((name, len(uniques)))
+        return real(name, uniques, **kw)
+    monkeypatch.setattr(build_module, "build_judge_column", spy)
+    with pytest.raises(FCPSError, match="5,000 distinct outputs"):
+        load_panel(str(path), limits=ImportLimits(max_distinct_outputs=1000))
+    assert ("chatty", 5000) not in seen

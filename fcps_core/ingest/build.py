@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..errors import PanelError
 from ..labels import map_labels
-from ..panel import (check_distinct_roles, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column, resolve_judge_names)
+from ..panel import (check_distinct_roles, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column, resolve_judge_names, is_missing, parse_float)
 from .files import ImportLimits
 
 
@@ -43,6 +43,14 @@ def labels_from_strings(raw: Sequence[str], *, column: str = "label", first_line
     return mapped[codes], note
 
 
+def _too_many_outputs(name: str, n_distinct: int, max_distinct: int) -> PanelError:
+    return PanelError(f"judge has {n_distinct:,} distinct outputs, above the limit of "
+                      f"{max_distinct:,} for a non-numeric judge (free text cannot form "
+                      "table cells)", column=name,
+                      hint="map its outputs to a few verdicts, leave it out with --judges, "
+                           "or raise the limit with --max-distinct")
+
+
 def judge_column(name: str, raw: Sequence[str], *, schema: str | None = None,
                  first_line: int = 2, value_range: tuple[float, float] | None = None,
                  max_distinct: int | None = None) -> JudgeColumn:
@@ -52,6 +60,12 @@ def judge_column(name: str, raw: Sequence[str], *, schema: str | None = None,
     outputs, so encoding the distinct values and broadcasting the codes back is exact.
     """
     codes, uniques, first = factorize_values(raw)
+    if max_distinct is not None and schema != "continuous" and len(uniques) > max_distinct:
+        # Free text: refused on the distinct values, before any per-output work (schema
+        # detection, vocabularies, scalar maps) is spent on them.
+        texts = sum(1 for u in uniques if not is_missing(str(u)) and parse_float(str(u)) is None)
+        if texts > max_distinct:
+            raise _too_many_outputs(name, texts, max_distinct)
     try:
         col = build_judge_column(name, uniques, schema=schema, first_line=0,
                                  value_range=value_range)
@@ -60,11 +74,7 @@ def judge_column(name: str, raw: Sequence[str], *, schema: str | None = None,
     if max_distinct is not None and col.schema != "continuous":
         n_distinct = len(col.vocab) - (MISSING in col.vocab)
         if n_distinct > max_distinct:
-            raise PanelError(f"judge has {n_distinct:,} distinct outputs, above the limit of "
-                             f"{max_distinct:,} for a non-numeric judge (free text cannot form "
-                             "table cells)", column=name,
-                             hint="map its outputs to a few verdicts, leave it out with --judges, "
-                                  "or raise the limit with --max-distinct")
+            raise _too_many_outputs(name, n_distinct, max_distinct)
     return JudgeColumn(name=col.name, schema=col.schema,
                        codes=None if col.codes is None else col.codes[codes], vocab=col.vocab,
                        values=None if col.values is None else col.values[codes],
