@@ -6,8 +6,8 @@ import streamlit as st
 from fcps_core import FAMILIES, FCPSError
 from fcps_core.planning.next_judge import plan_next_judge
 from fcps_core.plots import calibrate_vs_curate, next_judge_risk_changes
-from fcps_app.common import (digest, figure_download, load_bytes, panel_picker, run_selection, save_run,
-                             table_download)
+from fcps_app.common import (digest, figure_download, load_bytes, panel_picker, remember_selection,
+                             run_selection, table_download)
 
 st.title("Next judge")
 st.markdown("What would **one more judge** (or one fewer) change? For the deployed candidate, the same family "
@@ -37,10 +37,7 @@ if not (sel_state and sel_state["label"] == label and sel_state.get("result") is
     except FCPSError as exc:
         st.error(str(exc))
         st.stop()
-    predictor = result.predictor().to_dict()
-    run_id = save_run("select", label, result, predictor=predictor)
-    st.session_state["selection"] = {"label": label, "result": result, "dict": result.to_dict(),
-                                     "predictor": json.dumps(predictor), "run_id": run_id}
+    remember_selection(label, result)
     st.rerun()
 result, sel = sel_state["result"], sel_state["dict"]["selected"]
 st.caption(f"Deployed: {sel['family']} over {sel['K']} judge(s)"

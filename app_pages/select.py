@@ -9,8 +9,8 @@ from fcps_core.plots import validation_risk_over_k
 from fcps_core.defaults import (DEFAULT_ALPHA, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PATHS, DEFAULT_PROTOCOL,
                                 DEFAULT_REPEATS, DEFAULT_SPLIT)
 from fcps_core.selection import CHOICES, PROTOCOLS
-from fcps_app.common import (figure_download, panel_picker, run_selection, save_run, split_sizes_table,
-                          table_download)
+from fcps_app.common import (figure_download, panel_picker, remember_selection, run_selection,
+                          split_sizes_table, table_download)
 from fcps_app.costs import judge_costs_editor, show_costs
 
 st.title("Select a panel and aggregator")
@@ -79,10 +79,7 @@ if run:
     except FCPSError as exc:
         st.error(str(exc))
         st.stop()
-    predictor = result.predictor().to_dict()
-    run_id = save_run("select", label, result, predictor=predictor)
-    st.session_state["selection"] = {"label": label, "result": result, "dict": result.to_dict(),
-                                     "predictor": json.dumps(predictor), "run_id": run_id}
+    remember_selection(label, result)
 
 sel_state = st.session_state.get("selection")
 if sel_state and sel_state["label"] == label:

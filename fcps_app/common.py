@@ -142,6 +142,15 @@ def save_run(kind: str, label: str, result, *, predictor: dict | None = None) ->
     return run_id
 
 
+def remember_selection(label: str, result) -> None:
+    """A finished selection: stored as a run (stored panels) with its predictor, and kept
+    as this session's selection for every page."""
+    predictor = result.predictor().to_dict()
+    run_id = save_run("select", label, result, predictor=predictor)
+    st.session_state["selection"] = {"label": label, "result": result, "dict": result.to_dict(),
+                                     "predictor": json.dumps(predictor), "run_id": run_id}
+
+
 def digest(obj) -> str:
     return hashlib.sha1(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:10]
 

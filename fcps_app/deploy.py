@@ -57,7 +57,7 @@ def _cached_audit(predictor_json: str, key: str, _traffic: tuple):
     else:
         panel = get_panel(_traffic)
     audit = audit_traffic(predictor, panel)
-    text = predictions_csv(panel, audit.predictions, predictor.row_support(panel))
+    text = predictions_csv(panel, audit.predictions, audit.support)
     return json_ready(audit.to_dict()), text, predictor.metadata.get("panel")
 
 

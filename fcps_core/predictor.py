@@ -126,11 +126,9 @@ class FCPSPredictor:
         predictor and its support share encoders (every single-family predictor)."""
         if self.members:
             return self.predict(panel), self.row_support(panel)
-        self.check_judges(panel)
+        self.check_judges(panel)          # before encoding: one clear error
         encoded = apply_encoders(panel, self.encoders)
-        feats = PrefixFeatures(patterns=prefix_patterns(encoded.codes, encoded.alphabet_sizes),
-                               scores=encoded.scores)
-        return self.model.predict(feats), self.row_support(panel, encoded=encoded)
+        return self.model.predict(self.features(panel, encoded=encoded)), self.row_support(panel, encoded=encoded)
 
     def check_judges(self, panel: Panel) -> None:
         """One clear error naming every judge column the panel lacks."""
@@ -144,9 +142,11 @@ class FCPSPredictor:
         return {e.name: e.schema for m in (self.members or [self]) for e in m.encoders}
 
     # -- predict -------------------------------------------------------------------------
-    def features(self, panel: Panel) -> PrefixFeatures:
+    def features(self, panel: Panel, *, encoded=None) -> PrefixFeatures:
+        """The family's view of ``panel`` (``encoded``: the panel already encoded with
+        this predictor's encoders)."""
         self.check_judges(panel)
-        encoded = apply_encoders(panel, self.encoders)
+        encoded = apply_encoders(panel, self.encoders) if encoded is None else encoded
         return PrefixFeatures(patterns=prefix_patterns(encoded.codes, encoded.alphabet_sizes),
                               scores=encoded.scores)
 

@@ -66,6 +66,17 @@ def _select(at: AppTest, families=("table", "logistic", "one_coin_iso")) -> AppT
     return at
 
 
+def _sweep(at: AppTest, budgets: str, splits: int) -> AppTest:
+    """A small table + logistic sweep from the Regime map page."""
+    by_label(at.text_input, "n_M budgets").set_value(budgets)
+    by_label(at.number_input, "splits").set_value(splits)
+    by_label(at.multiselect, "families").set_value(["table", "logistic"])
+    by_label(at.number_input, "K max").set_value(3)
+    by_label(at.button, "Run sweep").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
 def test_upload_then_select_the_uploaded_panel(upload_csv_bytes):
     at = page("upload")
     at.file_uploader[0].set_value(("mixed.csv", upload_csv_bytes, "text/csv")).run()
@@ -112,12 +123,7 @@ def test_select_then_regime_audit_and_sweep_pages():
     assert not at.exception
     assert len(at.dataframe) >= 1
     at.switch_page("app_pages/regime.py").run()
-    by_label(at.text_input, "n_M budgets").set_value("20,60")
-    by_label(at.number_input, "splits").set_value(2)
-    by_label(at.multiselect, "families").set_value(["table", "logistic"])
-    by_label(at.number_input, "K max").set_value(3)
-    by_label(at.button, "Run sweep").click().run()
-    assert not at.exception, at.exception
+    _sweep(at, "20,60", 2)
     assert len(at.session_state["sweep"]["data"]["cells"]) == 2
     at.switch_page("app_pages/gaps.py").run()
     assert not at.exception and len(at.dataframe) == 1 and len(at.get("plotly_chart")) == 4
@@ -291,12 +297,7 @@ def test_next_judge_page_runs_or_reuses_the_selection_and_plans():
 
 def test_regime_page_plans_the_next_labels_from_a_sweep():
     at = page("regime")
-    by_label(at.text_input, "n_M budgets").set_value("20,40,80")
-    by_label(at.number_input, "splits").set_value(3)
-    by_label(at.multiselect, "families").set_value(["table", "logistic"])
-    by_label(at.number_input, "K max").set_value(3)
-    by_label(at.button, "Run sweep").click().run()
-    assert not at.exception, at.exception
+    _sweep(at, "20,40,80", 3)
     assert "Plan the next labels" in [s.value for s in at.subheader]
     plan = at.session_state["sweep"]["data"]["plan"]
     assert plan["status"] == "ok" and plan["delta"] == 80

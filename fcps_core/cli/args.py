@@ -59,6 +59,17 @@ def add_panel_arguments(p: argparse.ArgumentParser) -> None:
                    help="merge tie and parse_error into one neutral cell value")
 
 
+def add_block_arguments(g, *, seed_default: int | None = 0, seed_help: str | None = None) -> None:
+    """The blocks a selection draws: a ratio or counts, the T share, the seed."""
+    g.add_argument("--split", help="S:M:V or S:M:V:T ratio (default 1:2:1)")
+    g.add_argument("--test-share", type=float, default=0.0, help="share of labelled rows for T")
+    g.add_argument("--n-select", type=int)
+    g.add_argument("--n-cal", type=int)
+    g.add_argument("--n-val", type=int)
+    g.add_argument("--n-test", type=int, default=0)
+    g.add_argument("--seed", type=int, default=seed_default, help=seed_help)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """Usage errors as one ``fcps: error:`` line (exit 2), like every other bad input."""
 

@@ -103,8 +103,7 @@ def cmd_audit(args, ctx: RunContext) -> int:
         run_id = _save_audit(args, ctx, predictor, audit)
         log(args, f"saved as run {run_id}")
     if args.out:
-        support = predictor.row_support(traffic)
-        write_predictions(args.out, traffic, audit.predictions, support, force=args.force)
+        write_predictions(args.out, traffic, audit.predictions, audit.support, force=args.force)
         log(args, f"predictions written to {args.out}")
     if args.json:
         json.dump(json_ready(audit.to_dict()), sys.stdout, indent=1, allow_nan=False)

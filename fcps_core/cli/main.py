@@ -13,7 +13,7 @@ from ..families import FAMILIES
 from ..paths import PATH_RULES
 from ..selection import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PROTOCOL,
                          DEFAULT_REPEATS, ESTIMATES, PROTOCOLS)
-from .args import OneLineParser, add_panel_arguments, check_numbers
+from .args import OneLineParser, add_block_arguments, add_panel_arguments, check_numbers
 from .context import RunContext
 from .deploy_commands import cmd_audit, cmd_score
 from .engine_commands import cmd_report, cmd_select, cmd_sweep, cmd_synth
@@ -30,14 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("select", help="select a judge panel and aggregator")
     add_panel_arguments(s)
-    g = s.add_argument_group("blocks")
-    g.add_argument("--split", help="S:M:V or S:M:V:T ratio (default 1:2:1)")
-    g.add_argument("--test-share", type=float, default=0.0, help="share of labelled rows for T")
-    g.add_argument("--n-select", type=int)
-    g.add_argument("--n-cal", type=int)
-    g.add_argument("--n-val", type=int)
-    g.add_argument("--n-test", type=int, default=0)
-    g.add_argument("--seed", type=int, default=0)
+    add_block_arguments(s.add_argument_group("blocks"))
     m = s.add_argument_group("menu")
     m.add_argument("--families", nargs="+", help=f"families (default all): {', '.join(FAMILIES)}")
     m.add_argument("--paths", nargs="+",

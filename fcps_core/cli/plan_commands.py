@@ -11,7 +11,7 @@ from ..errors import FCPSError
 from ..families import FAMILIES
 from ..jsonutil import json_ready
 from ..paths import PATH_RULES
-from .args import add_panel_arguments, block_counts, parse_names
+from .args import add_block_arguments, add_panel_arguments, block_counts, parse_names
 from .context import RunContext
 from .render import fmt, log, render_table, safe
 
@@ -22,13 +22,8 @@ def add_plan_commands(sub) -> None:
     g = nj.add_argument_group("the deployment (a new selection, or a stored run with --from-run)")
     g.add_argument("--from-run", metavar="run:N",
                    help="plan from a stored selection run (its settings, blocks and deployed candidate)")
-    g.add_argument("--split", help="S:M:V or S:M:V:T ratio (default 1:2:1)")
-    g.add_argument("--test-share", type=float, default=0.0, help="share of labelled rows for T")
-    g.add_argument("--n-select", type=int)
-    g.add_argument("--n-cal", type=int)
-    g.add_argument("--n-val", type=int)
-    g.add_argument("--n-test", type=int, default=0)
-    g.add_argument("--seed", type=int, help="blocks, folds and paths seed (default 0; --from-run: the run's)")
+    add_block_arguments(g, seed_default=None,
+                        seed_help="blocks, folds and paths seed (default 0; --from-run: the run's)")
     g.add_argument("--families", nargs="+", help=f"families (default all): {', '.join(FAMILIES)}")
     g.add_argument("--paths", nargs="+", help=f"path rules (default {' '.join(D.DEFAULT_PATHS)}): "
                                               f"{', '.join(PATH_RULES)}")

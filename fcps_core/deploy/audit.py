@@ -44,7 +44,7 @@ from ..diagnostics import PRESSURE_THRESHOLD
 from ..encoding import pattern_labels
 from ..errors import PredictorError
 from ..panel import ERROR_TOKENS, MISSING, Panel
-from .support import MISSING_BEHAVIOUR, pattern_keys
+from .support import MISSING_BEHAVIOUR, RowSupport, calibration_keys, pattern_keys
 
 #: documented status thresholds (shares of traffic rows, TV distances)
 DEFAULT_THRESHOLDS = {
@@ -139,7 +139,7 @@ class AuditResult:
     n_cells: int
     thresholds: dict
     predictions: np.ndarray | None = None
-    row_flags: dict | None = None
+    support: RowSupport | None = None     # per-row support of the traffic (for the predictions file)
 
     def to_dict(self, *, cells_limit: int = MAX_CELLS) -> dict:
         return {"status": self.status, "reasons": self.reasons, "rows": self.n_rows,
@@ -208,11 +208,8 @@ def audit_traffic(predictor, traffic: Panel, *, thresholds: dict | None = None,
               "unseen": bool(not seen[i])} for i in order[:MAX_CELLS]]
 
     # -- joint drift: calibration patterns + one bucket per unseen traffic pattern --------
-    cal_codes = np.asarray(support["patterns"]["codes"], dtype=np.int64).reshape(-1, len(encoders))
-    cal_counts = np.asarray(support["patterns"]["counts"], dtype=float)
-    cal_keys = pattern_keys(cal_codes, sizes)
-    order = np.argsort(cal_keys, kind="stable")
-    cal_keys, cal_counts = cal_keys[order], cal_counts[order]
+    cal_keys, cal_counts = calibration_keys(support, sizes)
+    cal_counts = cal_counts.astype(float)
     traffic_counts = np.zeros(len(cal_keys))
     if len(cal_keys):
         pos = np.minimum(np.searchsorted(cal_keys, keys[first]), len(cal_keys) - 1)
@@ -286,5 +283,4 @@ def audit_traffic(predictor, traffic: Panel, *, thresholds: dict | None = None,
                        missing_behaviour=missing_behaviour(predictor),
                        joint_drift=joint, judges=judges, cells=cells, n_cells=len(distinct),
                        thresholds=th, predictions=pred,
-                       row_flags={"N_z": rs.N_z, "in_support": rs.in_support,
-                                  "missing": rs.missing_names()})
+                       support=rs)

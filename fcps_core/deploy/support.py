@@ -159,16 +159,21 @@ def pattern_keys(codes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return flat.view(np.dtype((np.void, flat.dtype.itemsize * flat.shape[1]))).reshape(-1)
 
 
+def calibration_keys(support: dict, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The calibration patterns' keys (:func:`pattern_keys`), sorted, with their counts N_z."""
+    pats = np.asarray(support["patterns"]["codes"], dtype=np.int64).reshape(-1, len(sizes))
+    keys = pattern_keys(pats, sizes)
+    order = np.argsort(keys, kind="stable")
+    return keys[order], np.asarray(support["patterns"]["counts"], dtype=np.int64)[order]
+
+
 def pattern_lookup(support: dict, codes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """N_z of every row of ``codes`` (0 for a pattern calibration never saw, and for a row
     holding an output the encoders never saw)."""
     out = np.zeros(len(codes), dtype=np.int64)
-    pats = np.asarray(support["patterns"]["codes"], dtype=np.int64).reshape(-1, codes.shape[1])
-    if not len(pats) or not len(codes):
+    cal_keys, cal_counts = calibration_keys(support, sizes)
+    if not len(cal_keys) or not len(codes):
         return out
-    cal_keys = pattern_keys(pats, sizes)
-    order = np.argsort(cal_keys, kind="stable")
-    cal_keys, cal_counts = cal_keys[order], np.asarray(support["patterns"]["counts"], dtype=np.int64)[order]
     keys = pattern_keys(codes, sizes)
     pos = np.minimum(np.searchsorted(cal_keys, keys), len(cal_keys) - 1)
     hit = (cal_keys[pos] == keys) & (codes >= 0).all(axis=1)

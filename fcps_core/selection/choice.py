@@ -128,19 +128,32 @@ def prediction_signatures(preds: np.ndarray) -> np.ndarray:
     return np.array([seen.setdefault(col.tobytes(), len(seen)) for col in flat], dtype=np.int64)
 
 
+def best_column(means: np.ndarray, tie_rank: np.ndarray) -> int:
+    """The lowest mean risk; candidates within the numerical tolerance go by ``tie_rank``."""
+    lo = float(means.min())
+    near = np.flatnonzero(means <= lo + risk_tolerance(lo))
+    return int(near[np.argmin(tie_rank[near])])
+
+
+def tie_set(grouped: GroupedLosses, tie_rank: np.ndarray, w: np.ndarray | None = None):
+    """(best, tied columns, means, paired SEs against the best): the columns within one
+    paired, group-clustered SE of the lowest (possibly bootstrap-weighted) mean risk."""
+    means = grouped.means(w)
+    best = best_column(means, tie_rank)
+    se = grouped.paired_se(best, w, means)
+    se = np.where(np.isfinite(se), se, 0.0)
+    tied = np.flatnonzero(means - means[best] <= se + risk_tolerance(float(means.min())))
+    return best, tied, means, se
+
+
 def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_rank: np.ndarray,
            signatures: np.ndarray, max_members: int, w: np.ndarray | None = None) -> Choice:
     """Apply ``rule`` to (possibly bootstrap-weighted) grouped losses; ``simple_rank`` is
     the within-tie preference (:func:`preference_order`)."""
-    means = grouped.means(w)
-    lo = float(means.min())
-    near = np.flatnonzero(means <= lo + risk_tolerance(lo))
-    best = int(near[np.argmin(tie_rank[near])])
     if rule == "argmin":
+        best = best_column(grouped.means(w), tie_rank)
         return Choice(best, best, None, np.array([best]))
-    se = grouped.paired_se(best, w, means)
-    se = np.where(np.isfinite(se), se, 0.0)
-    tied = np.flatnonzero(means - means[best] <= se + risk_tolerance(lo))
+    best, tied, means, _ = tie_set(grouped, tie_rank, w)
     if rule in WITHIN_TIE_RULES:
         chosen = int(tied[np.argmin(simple_rank[tied])])
         return Choice(best, chosen, None, tied)

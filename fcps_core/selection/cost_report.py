@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diagnostics import risk_tolerance
 from ..judge_costs import judges_cost, pareto_front
-from .choice import cost_order, tie_break_order
+from .choice import cost_order, tie_break_order, tie_set
 
 
 def cost_report(result) -> dict | None:
@@ -34,15 +33,7 @@ def cost_report(result) -> dict | None:
            "tie_rule": "within one paired, group-clustered SE of the lowest held-out risk"}
     heldout = getattr(result, "heldout", None)
     if heldout is not None:
-        grouped = heldout.grouped(result.selector.objective)
-        means = grouped.means()
-        lo = float(means.min())
-        tie_rank = tie_break_order(cands)
-        near = np.flatnonzero(means <= lo + risk_tolerance(lo))
-        best = int(near[np.argmin(tie_rank[near])])
-        se = grouped.paired_se(best, means=means)
-        se = np.where(np.isfinite(se), se, 0.0)
-        tied = np.flatnonzero(means - means[best] <= se + risk_tolerance(lo))
+        best, tied, means, se = tie_set(heldout.grouped(result.selector.objective), tie_break_order(cands))
         rank = cost_order(cands, costs)
         c = int(tied[np.argmin(rank[tied])])
         out["cheapest_tied"] = {"index": c, "family": cands[c].family, "K": cands[c].K,
