@@ -1,0 +1,174 @@
+"""Words for every symbol: one short sentence per term, with its formula where it has one.
+
+The dashboard uses these as column help and metric tooltips (``fcps_app.glossary``), the
+HTML run report prints them under its tables, and the Overview lists them. Formulas follow
+the paper (``fcps-paper.tex``): section "Complexity Diagnostics", Eq. eq:cell-pressure,
+Theorem thm:validation-selection (Eq. eq:validation-oracle), Figure fig:operational-regime-map.
+
+``term(key)`` accepts a canonical key or any alias (column names differ between tables:
+``val_mse`` / ``validation MSE`` / ``val_risk``), so callers look up what they display.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str           # how the term is displayed
+    sentence: str       # one plain sentence
+    formula: str = ""   # the formula, plain text (no LaTeX: tooltips do not render it)
+
+    @property
+    def help(self) -> str:
+        return self.sentence + (f" Formula: {self.formula}." if self.formula else "")
+
+
+_TERMS: dict[str, Term] = {
+    # blocks and sizes
+    "n_S": Term("n_S", "Labelled rows in the selection block S, used to order the judges into paths."),
+    "n_M": Term("n_M", "Labelled rows in the calibration block M, used to fit each candidate aggregator "
+                "(under cross-fitting: the fitting rows of one fold)."),
+    "n_V": Term("n_V", "Labelled rows in the validation block V, on which the candidates are compared "
+                "(under cross-fitting: every deployable labelled row, held out in turn)."),
+    "n_T": Term("n_T", "Labelled rows in the research test block T. T only audits the choice; it never "
+                "informs it."),
+    "block": Term("block", "S orders judges, M fits aggregators, V compares candidates, T only audits."),
+    "groups": Term("groups", "Distinct item groups in the block; rows of one group never straddle blocks."),
+    # candidates
+    "family": Term("family", "The aggregator that turns the judges' outputs into one prediction: a joint "
+                   "table over output patterns (table-like) or a low-dimensional stacker (scalar)."),
+    "path": Term("path", "An ordering of the judges built on S; a candidate uses the first K judges of it.",
+                 "path rule in {validation-greedy, marginal, cost-aware, ...}"),
+    "K": Term("prefix K", "How many judges, from the front of the path, the candidate uses."),
+    "candidate": Term("candidate", "One (path, prefix K, family) triple: a way to deploy the panel."),
+    "menu_size": Term("menu size |C|", "Number of candidates compared; the more there are, the more the best "
+                      "one's held-out risk flatters it.", "|C| = paths x prefixes x families"),
+    "val_mse": Term("held-out MSE", "Mean squared error of the candidate's predictions on rows it was not "
+                    "fitted on (V, or the cross-fitted folds). Lower is better.", "mean (y - f(x))^2"),
+    "val_risk": Term("held-out risk", "The candidate's held-out loss under the chosen objective (MSE or NLL) "
+                     "on rows it was not fitted on. Lower is better."),
+    "test_mse": Term("test MSE (T)", "Mean squared error on the research test block T: an audit of the choice, "
+                     "never used to make it."),
+    "deployed_risk": Term("deployed risk", "Bias-corrected estimate of the deployed predictor's risk on new items, "
+                          "with a 95% interval: the winner's own held-out risk is optimistic because it was the "
+                          "minimum over the menu.", "bootstrap over groups with the choice rule replayed in-bag"),
+    "validation_scale": Term("validation scale", "How much selection noise a menu of |C| candidates adds at n_V "
+                             "validation rows; compare it with the risk differences you care about.",
+                             "sqrt(log|C| / n_V)"),
+    "theorem1_bound": Term("Theorem 1 bound", "With probability 1 - delta the chosen candidate's risk is within "
+                           "this of the best candidate's (losses in [0, 1]; paper Theorem thm:validation-selection).",
+                           "2 sqrt(log(2|C|/delta) / (2 n_V))"),
+    "paired_se": Term("paired SE", "Standard error of the per-row loss difference between two candidates on the "
+                      "same held-out rows, clustered by item group."),
+    "tie": Term("statistical tie", "Candidates whose held-out risk is within one paired standard error of the best "
+                "one: the data cannot tell them apart."),
+    "choice": Term("choice rule", "How the deployed candidate is picked: argmin (lowest held-out risk), "
+                   "simplest_within_se, tie_average (average the tied candidates) or cheapest_tied."),
+    "protocol": Term("protocol", "crossfit: repeated grouped K-fold over every deployable label; split: the "
+                     "paper's fixed S/M/V blocks."),
+    "alpha": Term("table alpha", "Smoothing of each table cell toward the calibration mean.",
+                  "g(z) = (N_z mean_y(z) + alpha mean_y) / (N_z + alpha)"),
+    "fallback": Term("table fallback", "What a table predicts for a pattern it never saw: the global calibration "
+                     "mean, or the cell of a shorter prefix."),
+    "baseline": Term("baseline", "A fixed recipe a practitioner would use without fcps (best single judge, majority "
+                     "vote, logistic over all judges, ...), scored on the same held-out rows."),
+    "diff_vs_selected": Term("difference", "Baseline risk minus the selection's risk on the same rows; above 0 "
+                             "means the selection is better."),
+    # complexity diagnostics
+    "Q_K": Term("Q_K", "Nominal pattern alphabet: how many output patterns K judges could produce.",
+                "Q_K = product of the K judges' alphabet sizes"),
+    "S_K": Term("S_K", "Occupied calibration support: patterns seen at least once in calibration.",
+                "S_K = |{z : N_z > 0}|"),
+    "H_K": Term("H_K", "Effective support: how many patterns the calibration rows really spread over.",
+                "H_K = exp(-sum_z p_z log p_z), p_z the calibration frequencies"),
+    "H_K/n_M": Term("H_K / n_M", "Effective support per calibration label: the practical proxy for table pressure."),
+    "N_z": Term("N_z", "Calibration rows that show output pattern z: the labels behind that table cell."),
+    "p_z": Term("p_z", "Share of calibration rows with pattern z."),
+    "q_z": Term("q(z)", "Share of the traffic rows with pattern z (the deployment audit's p_z)."),
+    "unseen_val": Term("unseen rate", "Share of held-out rows whose pattern never occurred in calibration "
+                       "(N_z = 0): the table can only fall back there."),
+    "unseen_test": Term("unseen rate (T)", "Share of test-block rows whose pattern never occurred in calibration."),
+    "cell_pressure": Term("cell pressure", "Expected inverse count of the cell a new row lands in, plus the mass "
+                          "that lands in no cell: the variance a joint table pays (paper Eq. eq:cell-pressure).",
+                          "sum_z p_z / N_z + u"),
+    "V_cell": Term("V_cell", "Held-out plug-in estimate of the cell pressure.",
+                   "sum over N_z > 0 of p_T(z) / N_z + unseen rate"),
+    "V_proxy": Term("V_proxy", "Cold-start proxy of the cell pressure, observable before any table is fitted.",
+                    "H_K / n_M + unseen rate"),
+    # regime
+    "interaction_gain": Term("interaction gain", "Held-out risk of the best scalar candidate minus that of the best "
+                             "table-like one; positive favours the joint table."),
+    "table_pressure": Term("table pressure", "Effective support per label plus unseen rate of the best table-like "
+                           "candidate.", "H_K / n_M + unseen rate"),
+    "quadrant": Term("regime quadrant", "Where the panel sits on the map of interaction gain against table pressure: "
+                     "joint table, shrink or collect labels, keep scalar, or prefer scalar."),
+    "delta": Term("delta (table - scalar)", "Test risk of the table menu's choice minus the scalar menu's, paired over "
+                  "splits; positive favours scalar aggregation."),
+    "regret": Term("regret", "Risk of the choice minus the risk of the best candidate in hindsight."),
+    # judges
+    "accuracy": Term("accuracy", "Share of items where the judge's verdict (thresholded at 1/2) matches the human "
+                     "label."),
+    "kappa": Term("Cohen's kappa", "Agreement beyond chance: 1 perfect, 0 what chance alone would give.",
+                  "(p_observed - p_chance) / (1 - p_chance)"),
+    "auc": Term("AUC", "Probability that a random positive item scores above a random negative one (binary labels)."),
+    "brier": Term("Brier score", "Mean squared error of a probability against the 0/1 label; 0.25 is a coin flip.",
+                  "mean (y - p)^2"),
+    "ece": Term("ECE", "Expected calibration error: mean gap between predicted probability and observed frequency, "
+                "weighted by bin size."),
+    "coverage": Term("coverage", "Share of items the judge gave a usable output for."),
+    "parse_errors": Term("parse-error rate", "Share of items whose judge output could not be read."),
+    "effective_judges": Term("effective independent judges", "How many independent judges the panel's errors are "
+                             "worth.", "K^2 / ||R||_F^2, R the error-correlation matrix"),
+    "error_corr": Term("error correlation", "Correlation between two judges' errors against the human label; near 1 "
+                       "means they fail on the same items."),
+    "weight": Term("weight", "The judge's coefficient in the deployed predictor (where the family has one)."),
+    "drop_one": Term("drop-one change", "Held-out risk change when this judge is removed and the predictor refitted; "
+                     "positive means the judge helps."),
+    # deployment audit
+    "psi": Term("PSI", "Population stability index between calibration and traffic output distributions; above "
+                "0.25 is a large shift.", "sum (q - p) log(q / p)"),
+    "tv": Term("total variation", "Largest difference in probability any event has between calibration and traffic.",
+               "1/2 sum_z |q_z - p_z|"),
+    "status": Term("status", "OK, WARN or REFUSE from documented thresholds on unseen rate, missing outputs, cell "
+                   "pressure and drift."),
+    "in_support": Term("in support", "Whether the row's pattern (or each score, for scalar families) was seen in "
+                       "calibration."),
+    "cost": Term("cost", "Sum of the candidate's judges' per-item costs."),
+    "latency": Term("latency", "Largest per-item latency among the candidate's judges (they run in parallel)."),
+}
+
+_ALIASES: dict[str, str] = {
+    "validation MSE": "val_mse", "val risk": "val_risk", "held-out risk": "val_risk", "risk": "val_risk",
+    "crossfit_mse": "val_mse", "cross-fitted MSE": "val_mse", "test risk": "test_mse", "test_risk": "test_mse",
+    "prefix K": "K", "|C|": "menu_size", "menu size |C|": "menu_size", "scale": "validation_scale",
+    "unseen": "unseen_val", "unseen rate": "unseen_val", "unseen_rate": "unseen_val",
+    "H_K / n_M": "H_K/n_M", "V-tilde": "V_proxy", "pressure": "cell_pressure", "deployment cell pressure":
+    "cell_pressure", "q(z)": "q_z", "N_z in calibration": "N_z", "paired SE": "paired_se", "se": "paired_se",
+    "difference": "diff_vs_selected", "cohen_kappa": "kappa", "kappa_with_labels": "kappa",
+    "brier_isotonic": "brier", "ECE": "ece", "parse_error_rate": "parse_errors", "n_effective": "effective_judges",
+    "path rule": "path", "quadrant": "quadrant", "regime": "quadrant",
+    "delta (table - scalar)": "delta", "regret vs K<=3": "regret",
+}
+
+
+def term(key: str) -> Term | None:
+    """The glossary entry for a key or an alias (case-sensitive first, then case-insensitive)."""
+    key = _ALIASES.get(key, key)
+    if key in _TERMS:
+        return _TERMS[key]
+    lowered = {k.lower(): k for k in _TERMS} | {k.lower(): v for k, v in _ALIASES.items()}
+    hit = lowered.get(str(key).lower())
+    return _TERMS.get(hit) if hit else None
+
+
+def help_text(key: str) -> str | None:
+    """One-sentence help (with formula) for a displayed label, or None if the glossary has no entry."""
+    t = term(key)
+    return t.help if t else None
+
+
+def entries() -> list[Term]:
+    """Every term, in glossary order (for the Overview and the report)."""
+    return list(_TERMS.values())
