@@ -11,6 +11,11 @@ to report risks after each decision.
 
 Menus: ``table`` (joint table over the path rules), ``scalar`` (the six scalar and
 reliability families), ``table_like`` (table + backoff + residual), ``full`` (all).
+A menu is a tuple of families over every fitted path and prefix, or a :class:`Menu` that
+also restricts paths and prefix sizes: :data:`PAPER_MENUS` are the paper's main
+comparison menus (Table tab:candidate-menu-validation): the joint table over three path
+rules x K = 1..7 (21 candidates) and six scalar families on the information-first path x
+K = 1..7 (42), so |C| and the validation scales come out as printed.
 """
 
 from __future__ import annotations
@@ -30,12 +35,35 @@ from .planning.plan import sweep_plan
 from .selection import DEFAULT_PATHS, PAPER_PROTOCOL, Candidate, FCPSSelector
 from .splits import Blocks
 
+@dataclass(frozen=True)
+class Menu:
+    """A named candidate menu: families, optionally restricted to some path rules and to
+    prefixes K <= ``k_max`` (None: every fitted path / prefix)."""
+    families: tuple[str, ...]
+    paths: tuple[str, ...] | None = None
+    k_max: int | None = None
+
+    def admits(self, cand) -> bool:
+        return (cand.family in self.families and (self.paths is None or cand.path_rule in self.paths)
+                and (self.k_max is None or cand.K <= self.k_max))
+
+
+def as_menu(spec) -> Menu:
+    return spec if isinstance(spec, Menu) else Menu(tuple(spec))
+
+
 MENUS = {
     "table": ("table",),
     "scalar": PAPER_SCALAR,
     "table_like": ("table", "backoff", "residual"),
 }
 MENUS["full"] = tuple(dict.fromkeys(MENUS["table_like"] + PAPER_SCALAR + ("ds_jury",)))
+#: The paper's main-comparison menus (Table tab:candidate-menu-validation), also named
+#: ``paper_table`` / ``paper_scalar`` for ``select --menu``.
+PAPER_MENUS = {"table": Menu(("table",), paths=("info_first", "complexity_penalized", "random"), k_max=7),
+               "scalar": Menu(PAPER_SCALAR, paths=("info_first",), k_max=7)}
+NAMED_MENUS = {"paper_table": PAPER_MENUS["table"], "paper_scalar": PAPER_MENUS["scalar"]}
+MENU_SETS = {"default": MENUS, "paper": PAPER_MENUS}
 Z95 = 1.959963984540054
 
 
@@ -93,10 +121,10 @@ def split_record(result, budget: int, split: int, k_short: int = 3,
                  menus: dict[str, Sequence[str]] | None = None) -> dict:
     """What one (split, budget) selection contributes to the sweep tables."""
     cands = result.candidates
-    menus = menus or MENUS
+    menus = {name: as_menu(spec) for name, spec in (menus or MENUS).items()}
     rec: dict = {"split": split, "n_M": budget, "menus": {}}
-    for menu, fams in menus.items():
-        pool = [c for c in cands if c.family in fams]
+    for menu, spec in menus.items():
+        pool = [c for c in cands if spec.admits(c)]
         sel = _argmin(pool)
         if sel is None:
             continue
@@ -124,7 +152,7 @@ def split_record(result, budget: int, split: int, k_short: int = 3,
     for menu in ("table", "scalar", "full"):
         if menu not in rec["menus"]:
             continue
-        pool = [c for c in cands if c.family in menus[menu]]
+        pool = [c for c in cands if menus[menu].admits(c)]
         # The largest prefix the menu offers (all judges, unless K limits cap the tables).
         top = max(c.K for c in pool)
         fixed = _argmin([c for c in pool if c.K == top])
@@ -132,7 +160,8 @@ def split_record(result, budget: int, split: int, k_short: int = 3,
                           "selected_K": rec["menus"][menu]["test_mse"]}
     rec["ablation"] = ablation
     # Regret of the unrestricted table selector against a K <= 3 rule (Table tab:selected-k-instability).
-    short = _argmin([c for c in cands if c.family == "table" and c.K <= k_short])
+    table_menu = menus.get("table", Menu(("table",)))
+    short = _argmin([c for c in cands if c.family == "table" and table_menu.admits(c) and c.K <= k_short])
     if short is not None and "table" in rec["menus"]:
         rec["regret_vs_short"] = rec["menus"]["table"]["test_mse"] - short.test_mse
     return rec
@@ -241,7 +270,8 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
 
     ``workers`` > 1 runs splits in parallel with joblib (``backend`` is any joblib backend:
     ``loky`` locally, or ``dask``/``ray`` when their joblib integration is registered).
-    ``menus`` maps a menu name to its families (default :data:`MENUS`); each menu's decision
+    ``menus`` maps a menu name to its families or a :class:`Menu` (default :data:`MENUS`;
+    :data:`PAPER_MENUS` for the paper's 21/42-candidate menus); each menu's decision
     is its own validation argmin. ``families`` (default: the union of the menus) is what gets
     fitted. ``plan_options`` are passed to :func:`fcps_core.planning.sweep_plan` (the result's
     ``plan``: each menu's validation-risk curve, the crossover budget, the S/M/V allocation).
@@ -255,7 +285,8 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
             raise SplitError(f"{why}{name} (--{name.replace('_', '-')}) must be at least 1 (got {value})")
     if splits < 1 or workers < 1:
         raise SplitError(f"splits and workers (--splits, --workers) must be at least 1 (got {splits} and {workers})")
-    families = tuple(families or dict.fromkeys(f for fams in (menus or MENUS).values() for f in fams))
+    families = tuple(families or dict.fromkeys(f for spec in (menus or MENUS).values()
+                                               for f in as_menu(spec).families))
     sizes = {"n_select": n_select, "n_val": n_val, "n_test": n_test}
     options = {"families": families, "paths": tuple(paths), **selector_options}
     seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(splits)]
@@ -279,7 +310,10 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
                 report(done / splits, f"split {done}/{splits}")
     records.sort(key=lambda r: (r["n_M"], r["split"]))
     cells = [summarise_budget([r for r in records if r["n_M"] == b]) for b in budgets]
-    settings = {**sizes, "splits": splits, "seed": seed, "families": list(families),
+    menu_sizes = {}
+    for rec in records[:1]:
+        menu_sizes = {m: v["menu_size"] for m, v in rec["menus"].items()}
+    settings = {**sizes, "splits": splits, "seed": seed, "families": list(families), "menu_sizes": menu_sizes,
                 "paths": list(paths), **{k: v for k, v in selector_options.items() if k != "progress"}}
     result = SweepResult(panel=panel.name, budgets=budgets, settings=settings, records=records,
                          cells=cells)

@@ -49,11 +49,14 @@ def cmd_select(args, ctx: RunContext) -> int:
                          seed=args.seed)
     if blocks.source == "column":
         log(args, f"using the {args.block_column!r} column's blocks exactly")
+    menu = named_menu(args)
     selector = FCPSSelector(
         # with judge costs the default menu also orders judges by information per cost
-        paths=parse_names(args.paths) or (DEFAULT_PATHS + ("cost_aware",) if costs else DEFAULT_PATHS),
-        families=parse_names(args.families) or FAMILIES,
-        k_max=args.k_max, table_k_max=args.table_k_max, pairwise_k_max=args.pairwise_k_max,
+        paths=menu.get("paths") or parse_names(args.paths)
+        or (DEFAULT_PATHS + ("cost_aware",) if costs else DEFAULT_PATHS),
+        families=menu.get("families") or parse_names(args.families) or FAMILIES,
+        k_max=menu.get("k_max", args.k_max), table_k_max=menu.get("k_max", args.table_k_max),
+        pairwise_k_max=menu.get("k_max", args.pairwise_k_max),
         alpha=args.alpha, fallback=args.fallback, objective=args.objective,
         guard=None if args.guard == "none" else args.guard, prior_family=args.prior_family,
         refit=args.refit, n_bins=args.n_bins, seed=args.seed,
@@ -78,6 +81,20 @@ def cmd_select(args, ctx: RunContext) -> int:
     else:
         sys.stdout.write(render_result(result, top=args.top))
     return 0
+
+
+def named_menu(args) -> dict:
+    """``select --menu paper_table|paper_scalar``: the paper menu's families, paths and
+    largest K (fcps_core.experiments.NAMED_MENUS); refused beside the flags it replaces."""
+    if not getattr(args, "menu", None):
+        return {}
+    from ..experiments import NAMED_MENUS
+    given = [f for f, v in (("--families", args.families), ("--paths", args.paths), ("--k-max", args.k_max)) if v]
+    if given:
+        raise FCPSError(f"--menu {args.menu} fixes the families, paths and K; drop {', '.join(given)} "
+                        "or drop --menu")
+    spec = NAMED_MENUS[args.menu]
+    return {"families": tuple(spec.families), "paths": tuple(spec.paths), "k_max": spec.k_max}
 
 
 def judge_costs_for(args, ctx: RunContext, panel) -> dict | None:
@@ -109,7 +126,7 @@ def cmd_sweep(args, ctx: RunContext) -> int:
     the largest budget + ``--plan-delta``, the table-like/scalar crossover budget and the
     S/M/V allocation of ``--plan-n-h`` labels, compared with the fixed-n_H check under
     ``--plan-check``)."""
-    from ..experiments import calibration_growth
+    from ..experiments import MENU_SETS, calibration_growth
     from ..planning import allocation_text
     from ..selection import DEFAULT_PATHS, progress_to_stderr
     for flag, value in (("--plan-delta", args.plan_delta), ("--plan-n-h", args.plan_n_h)):
@@ -118,12 +135,18 @@ def cmd_sweep(args, ctx: RunContext) -> int:
     budgets = parse_budgets(args.budgets)
     panel = load_panel_from_args(args, ctx)
     plan_options = {k: v for k, v in (("delta", args.plan_delta), ("n_total", args.plan_n_h)) if v is not None}
+    menus = MENU_SETS[args.menus]
+    paper = args.menus == "paper"
+    if paper and args.paths and not set(DEFAULT_PATHS) <= set(parse_names(args.paths)):
+        raise FCPSError(f"--menus paper needs the paths {' '.join(DEFAULT_PATHS)}; drop --paths")
     options = dict(splits=args.splits, seed=args.seed, paths=parse_names(args.paths) or DEFAULT_PATHS,
-                   workers=args.workers, backend=_backend(args.backend), k_max=args.k_max,
-                   alpha=args.alpha, objective=args.objective)
+                   workers=args.workers, backend=_backend(args.backend),
+                   # the paper's menus stop at K = 7: larger scalar prefixes would be fitted for nothing
+                   k_max=args.k_max or (7 if paper else None),
+                   alpha=args.alpha, fallback=args.fallback, objective=args.objective)
     result = calibration_growth(
         panel, budgets, n_select=args.n_select, n_val=args.n_val, n_test=args.n_test,
-        families=parse_names(args.menu), plan_options=plan_options,
+        families=parse_names(args.menu), menus=menus, plan_options=plan_options,
         progress=None if args.quiet else progress_to_stderr, **options)
     if args.plan_check:
         _plan_check(args, panel, result, plan_options, options)
@@ -183,16 +206,29 @@ def cmd_synth(args, ctx: RunContext) -> int:
         from ..ingest import load_panel as read_panel
         from ..synthetic import semi_real
         source = read_panel(args.from_panel, require_labels=False)
+        if args.use_judges:
+            source = source.subset_judges(_known_judges(args.use_judges, source, args.from_panel))
         check_synth_size(args.rows, len(source.judges))
         panel = semi_real(source, args.regime, rows=args.rows, seed=args.seed, gamma=args.gamma,
                           parity_order=args.parity_order)
     else:
+        if args.use_judges:
+            raise FCPSError("--use-judges picks judges of a real panel: give it with --from PANEL")
         panel = make_regime(args.regime, rows=args.rows, judges=args.judges, seed=args.seed,
                             gamma=args.gamma, parity_order=args.parity_order, tie_rate=args.tie_rate,
                             group_size=args.group_size)
     to_wide_csv(panel, args.out, force=args.force)
     sys.stderr.write(f"wrote {panel.n_rows} rows x {len(panel.judges)} judges ({args.regime}) to {args.out}\n")
     return 0
+
+
+def _known_judges(names: list[str], panel, path: str) -> list[str]:
+    wanted = parse_names(names)
+    unknown = [n for n in wanted if n not in set(panel.judge_names)]
+    if unknown:
+        raise FCPSError(f"{path}: no judge column {unknown[0]!r} (--use-judges); its judges are "
+                        f"{', '.join(panel.judge_names[:12])}{' ...' if len(panel.judge_names) > 12 else ''}")
+    return wanted
 
 
 def cmd_report(args, ctx: RunContext) -> int:

@@ -17,6 +17,7 @@ from .args import OneLineParser, add_block_arguments, add_panel_arguments, check
 from .context import RunContext
 from .deploy_commands import cmd_audit, cmd_score
 from .engine_commands import cmd_report, cmd_select, cmd_sweep, cmd_synth
+from .check_commands import add_check_commands
 from .plan_commands import add_plan_commands
 from .store_commands import add_store_commands
 from .store_hooks import add_save_arguments, record_failure
@@ -32,6 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_panel_arguments(s)
     add_block_arguments(s.add_argument_group("blocks"))
     m = s.add_argument_group("menu")
+    m.add_argument("--menu", choices=["paper_table", "paper_scalar"],
+                   help="a named paper menu (Table tab:candidate-menu-validation): paper_table = the joint "
+                        "table over 3 path rules x K 1..7 (21 candidates), paper_scalar = 6 scalar families on "
+                        "the info_first path x K 1..7 (42); instead of --families/--paths/--k-max")
     m.add_argument("--families", nargs="+", help=f"families (default all): {', '.join(FAMILIES)}")
     m.add_argument("--paths", nargs="+",
                    help=f"path rules (default info_first complexity_penalized random): {', '.join(PATH_RULES)}")
@@ -78,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--n-val", type=int, required=True)
     sw.add_argument("--n-test", type=int, required=True)
     sw.add_argument("--menu", nargs="+", help="families to fit (default: the full menu)")
+    sw.add_argument("--menus", choices=["default", "paper"], default="default",
+                    help="the decisions compared: default (table, scalar, table_like, full over every path) or "
+                         "paper (the paper's 21-candidate table menu and 42-candidate scalar menu, K <= 7)")
+    sw.add_argument("--fallback", choices=["global", "lower_prefix"], default=D.DEFAULT_FALLBACK,
+                    help="what a table predicts for an unseen pattern")
     sw.add_argument("--paths", nargs="+", help="path rules (default info_first complexity_penalized random)")
     sw.add_argument("--k-max", type=int)
     sw.add_argument("--alpha", type=float, default=D.DEFAULT_ALPHA)
@@ -102,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--regime", required=True, choices=["additive", "mixed", "parity", "xor", "and", "strength"])
     sy.add_argument("--from", dest="from_panel",
                     help="semi-real: resample this real panel's joint output patterns and attach the regime's target")
+    sy.add_argument("--use-judges", nargs="+", metavar="JUDGE",
+                    help="with --from: resample only these judges of the real panel (default: all)")
     sy.add_argument("--rows", type=int, default=2000)
     sy.add_argument("--judges", type=int, default=7)
     sy.add_argument("--seed", type=int, default=0)
@@ -163,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_save_arguments(sw)
     add_store_commands(sub)
     add_plan_commands(sub)
+    add_check_commands(sub)
     return parser
 
 
