@@ -4,39 +4,120 @@ import streamlit as st
 from fcps_core.families import REGISTRY
 from fcps_core.plots import risk_vs_pressure
 from fcps_app.common import figure_download, table_download
+from fcps_app.glossary import dataframe, glossary_expander, metric
+from fcps_app.run_picker import pick_run
+
+# Cell-table columns the glossary has no entry for (kept here until it does).
+CELL_HELP = {"mean label (M)": "Mean human label of the calibration rows in this cell (empty when N_z = 0).",
+             "share of held-out rows": "Share of the held-out (validation / cross-fitted) rows that show this "
+                                       "pattern: where the table's risk is measured.",
+             "share of T rows": "Share of the research test block T that shows this pattern (empty without T).",
+             "cell status": "unseen: N_z = 0, the table falls back; thin: N_z below the slider's threshold, "
+                            "a noisy cell mean."}
 
 st.title("Cell-pressure audit")
-sel_state = st.session_state.get("selection")
-if not sel_state:
-    st.info("Run a selection on the Select page first; its candidates are audited here.")
+st.markdown("A joint table must earn its cells: each output pattern z of the candidate's K judges is one "
+            "cell, fitted on its N_z calibration rows. Unseen and thin cells are where the table pays "
+            "variance (V_cell, V_proxy); the charts set each table-like candidate's held-out risk against "
+            "that pressure.")
+picked = pick_run("audit", ("select",), empty="Run a selection on the Select page (or pick another panel): "
+                  "its candidates are audited here.")
+if picked.state is None:
+    glossary_expander()
     st.stop()
-result = sel_state["result"]
-d = sel_state["dict"]
-cands = [c for c in d["candidates"] if c["H_K"] is not None]
-default = d["selected"]["index"] if d["selected"]["index"] in {c["index"] for c in cands} else cands[0]["index"]
-labels = {c["index"]: f"{c['family']} K={c['K']} {c['path']} (val {c['val_mse']:.4f})" for c in cands}
-choice = st.selectbox("Candidate", list(labels), index=list(labels).index(default), format_func=labels.get)
-cand = next(c for c in d["candidates"] if c["index"] == choice)
+result = picked.state["result"]     # None for a stored run: its dict holds candidates + selected cells
+d = picked.state["dict"]
+cands = [c for c in d["candidates"] if c.get("H_K") is not None]
+if not cands:
+    st.info("No candidate of this selection has a pattern table (continuous judges only): nothing to audit.")
+    glossary_expander()
+    st.stop()
 n_M = d["split"]["n_fit"]
-m = st.columns(6)
-for col, key in zip(m, ("H_K", "S_K", "Q_K", "unseen_val", "V_cell", "V_proxy")):
-    col.metric(key, f"{cand[key]:.4g}" if isinstance(cand[key], float) else cand[key])
-thin = st.slider("thin cell: N_z below", 1, 50, 5)
-cells = pd.DataFrame(result.cell_table(choice))
-cells["status"] = ["unseen" if u else ("thin" if n < thin else "") for u, n in zip(cells["unseen"], cells["N_z"])]
+m = st.columns(4)
+metric(m[0], "menu_size", f"{d.get('menu_size', len(d['candidates'])):,}", label="menu size |C|")
+metric(m[1], "n_M", f"{n_M:,.0f}", label="n_M (fitting rows)")
+metric(m[2], "validation_scale", "-" if d.get("validation_scale") is None else f"{d['validation_scale']:.4f}",
+       label="validation scale")
+metric(m[3], "theorem1_bound", "-" if d.get("theorem1_bound") is None else f"{d['theorem1_bound']:.4f}",
+       label="Theorem 1 bound")
+
+stored_cells_of = d["selected"]["index"]
+default = stored_cells_of if stored_cells_of in {c["index"] for c in cands} else cands[0]["index"]
 
 
-def shade(row):
-    color = {"unseen": "background-color: rgba(214,39,40,0.18)",
-             "thin": "background-color: rgba(255,165,0,0.18)"}.get(row["status"], "")
-    return [color] * len(row)
+def cand_label(c: dict) -> str:
+    risk = c.get("val_risk", c.get("val_mse"))
+    tag = " (selected)" if c["index"] == stored_cells_of else ""
+    return f"{c['family']} K={c['K']} {c['path']}" + (f" (held-out risk {risk:.4f})" if risk is not None else "") + tag
 
 
-st.dataframe(cells.drop(columns=["unseen"]).style.apply(shade, axis=1), hide_index=True)
-st.caption(f"{(cells['status'] == 'unseen').sum()} unseen and {(cells['status'] == 'thin').sum()} thin cells; "
-           f"N_z counts the rows the candidates were fitted on ({n_M:.0f}).")
-table_download(cells, "cells")
-table_like = [c for c in d["candidates"] if REGISTRY[c["family"]].table_like and c["H_K"] is not None]
+labels = {c["index"]: cand_label(c) for c in cands}
+choice = st.selectbox("Candidate", list(labels), index=list(labels).index(default), format_func=labels.get,
+                      help="Every candidate with a pattern table (its prefix's joint outputs); the selected one "
+                           "first by default.")
+cand = next(c for c in d["candidates"] if c["index"] == choice)
+
+
+def fmt(v):
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else str(v))
+
+
+m = st.columns(5)
+metric(m[0], "family", cand["family"])
+metric(m[1], "K", fmt(cand["K"]), label="prefix K", extra="Judges: " + ", ".join(cand.get("judges") or []))
+metric(m[2], "val_risk", fmt(cand.get("val_risk", cand.get("val_mse"))), label="held-out risk")
+metric(m[3], "unseen_val", fmt(cand.get("unseen_val")), label="unseen rate")
+metric(m[4], "Q_K", fmt(cand["Q_K"]))
+m = st.columns(5)
+metric(m[0], "S_K", fmt(cand["S_K"]))
+metric(m[1], "H_K", fmt(cand["H_K"]))
+metric(m[2], "H_K/n_M", fmt(cand["H_K"] / n_M if cand["H_K"] is not None and n_M else None), label="H_K / n_M")
+metric(m[3], "V_cell", fmt(cand.get("V_cell")))
+metric(m[4], "V_proxy", fmt(cand.get("V_proxy")))
+
+st.subheader("Cells")
+if result is not None:
+    rows = result.cell_table(choice)
+elif choice == stored_cells_of:
+    rows = d.get("cells") or []
+else:
+    rows = None
+    st.info(f"Stored run {picked.run_id} keeps the cell table of its selected candidate only "
+            f"({labels.get(stored_cells_of, 'not a table')}). Pick that candidate, or run the selection again on "
+            "the Select page to audit this one's cells; its figures above and the charts below are stored.")
+if rows is not None and not rows:
+    st.info("This candidate has no cells to show.")
+elif rows:
+    thin = st.slider("thin cell: N_z below", 1, 50, 5,
+                     help="Cells fitted on fewer calibration rows than this are marked thin.")
+    cells = pd.DataFrame(rows)
+    cells["status"] = ["unseen" if u else ("thin" if n < thin else "") for u, n in zip(cells["unseen"], cells["N_z"])]
+    only = st.toggle("only unseen and thin cells", help="The table lists well-covered cells first; this shows "
+                                                        "only the cells where the table pays variance.")
+    if only:
+        cells = cells[cells["status"] != ""]
+    cells = cells.drop(columns=["unseen"]).rename(columns={
+        "mean_label": "mean label (M)", "prediction": "mean prediction", "freq_val": "share of held-out rows",
+        "freq_test": "share of T rows", "status": "cell status"})
+
+    def shade(row):
+        color = {"unseen": "background-color: rgba(214,39,40,0.18)",
+                 "thin": "background-color: rgba(255,165,0,0.18)"}.get(row["cell status"], "")
+        return [color] * len(row)
+
+    dataframe(cells.style.apply(shade, axis=1),
+              column_config={k: st.column_config.Column(help=v) for k, v in CELL_HELP.items() if k in cells})
+    n_unseen, n_thin = (cells["cell status"] == "unseen").sum(), (cells["cell status"] == "thin").sum()
+    st.caption(f"{n_unseen} unseen (red) and {n_thin} thin (orange) cells; N_z counts the rows the candidates "
+               f"were fitted on ({n_M:,.0f}).")
+    table_download(cells, "cells")
+
+table_like = [c for c in d["candidates"] if REGISTRY[c["family"]].table_like and c.get("H_K") is not None]
+st.subheader("Held-out risk against cell pressure")
+st.caption("One point per table-like candidate of this selection: its held-out (validation) risk against "
+           "the unseen rate (left) and H_K / n_M (right).")
 c1, c2 = st.columns(2)
 with c1:
     fig = risk_vs_pressure(table_like, n_M, x="unseen_val")
@@ -46,3 +127,4 @@ with c2:
     fig = risk_vs_pressure(table_like, n_M, x="H_K/n_M")
     st.plotly_chart(fig)
     figure_download(fig, "risk-vs-support")
+glossary_expander()

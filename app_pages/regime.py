@@ -2,48 +2,102 @@ import streamlit as st
 
 from fcps_core import FCPSError
 from fcps_core.experiments import MENUS
+from fcps_core.glossary import help_text
 from fcps_core.plots import calibration_growth_risk, regime_map, regime_map_points
 from fcps_core.plots import plan_curves, selected_k_over_budget, unseen_over_budget
 from fcps_core.planning import allocation_text, sweep_plan
-from fcps_app.common import digest, figure_download, panel_picker, run_sweep, save_run
+from fcps_app.common import digest, figure_download, run_sweep, save_run
+from fcps_app.glossary import glossary_expander, metric
+from fcps_app.run_picker import SESSION, companion, pick_run
 
 st.title("Regime map")
-st.markdown("Where does the panel sit? **Interaction gain** = validation risk of the best scalar candidate "
-            "minus the best table-like one; **table pressure** = H_K / n_M + unseen rate of that table.")
-label, panel = panel_picker()
+st.markdown("Where does the panel sit? **Interaction gain** = held-out risk of the best scalar candidate "
+            "minus the best table-like one (above 0: the joint table earns its cells); **table pressure** = "
+            "H_K / n_M + unseen rate of that table (high: too few labels per pattern). Hover a metric or "
+            "open the glossary at the bottom for every symbol.")
+picked = pick_run("regime", ("sweep", "select"), empty="Run a selection on the Select page, or a calibration-growth "
+                 "sweep below, to place this panel on the map.")
+label, panel = picked.label, picked.panel
 
-sel_state = st.session_state.get("selection")
-selection = sel_state["dict"] if sel_state and sel_state["label"] == label else None
-sweep_state = st.session_state.get("sweep")
-sweep = sweep_state["data"] if sweep_state and sweep_state["label"] == label else None
+
+def run_name(kind: str, run_id, why: str = "") -> str:
+    word = "selection" if kind == "select" else "sweep"
+    name = f"{word} run {run_id}" if run_id is not None else f"this session's unsaved {word}"
+    return name + (f" ({why} {word} of this panel)" if why else "")
+
+
+selection = sweep = None
+shown = []
+if picked.kind == "select":
+    selection = picked.state["dict"]
+    shown.append(run_name("select", picked.run_id))
+    other, other_id, why = companion("sweep", label)
+    if other:
+        sweep = other["data"]
+        shown.append(run_name("sweep", other_id, why))
+elif picked.kind == "sweep":
+    sweep = picked.state["data"]
+    shown.append(run_name("sweep", picked.run_id))
+    other, other_id, why = companion("select", label)
+    if other:
+        selection = other["dict"]
+        shown.append(run_name("select", other_id, why))
+if shown:
+    missing = "sweep" if picked.kind == "select" else "selection"
+    st.caption("Shown: " + " and ".join(shown) + "."
+               + (" Pick the second run in the picker to make it the one in the address." if len(shown) > 1 else
+                  f" No {missing} on this panel yet: "
+                  + ("run one below to add the sweep points." if missing == "sweep"
+                     else "run one on the Select page to add the selection point.")))
+
 points = regime_map_points(selection, sweep)
 rg = (selection or {}).get("regime") or {}
 if rg.get("quadrant") == "undetermined":
     st.warning(rg["advice"])
 elif rg.get("quadrant"):
     lo, hi = rg.get("interaction_gain_ci") or (None, None)
-    st.info(f"**{rg['quadrant'].replace('_', ' ')}**: interaction gain {rg['interaction_gain']:+.4f}"
-            + (f" (95% interval {lo:+.4f} to {hi:+.4f})" if lo is not None else "")
-            + f", table pressure {rg['table_pressure']:.3f}. {rg['advice']}")
+    m = st.columns(3)
+    metric(m[0], "quadrant", rg["quadrant"].replace("_", " "), label="regime quadrant",
+           extra="Decided from the selection's held-out (validation) risks.")
+    metric(m[1], "interaction_gain", f"{rg['interaction_gain']:+.3g}", label="interaction gain",
+           extra=(f"95% interval {lo:+.3g} to {hi:+.3g}; " if lo is not None else "")
+           + f"the map's horizontal line is at {rg.get('gain_threshold', 0.001):g}.")
+    metric(m[2], "table_pressure", f"{rg['table_pressure']:.3g}", label="table pressure",
+           extra=f"The map's vertical line is at {rg.get('pressure_threshold', 0.1):g}.")
+    st.info(f"**{rg['quadrant'].replace('_', ' ')}**: {rg['advice']}")
 if points:
     g, p = (points[0].get("gain_threshold", 0.001), points[0].get("pressure_threshold", 0.1))
     fig = regime_map(points, gain_threshold=g, pressure_threshold=p)
     st.plotly_chart(fig)
     figure_download(fig, "regime-map")
-    st.caption("Sweep points use mean test risks over splits (a research audit); the selection point uses validation only.")
-else:
-    st.info("Run a selection on the Select page, or a calibration-growth sweep below, to place this panel on the map.")
+    lines = []
+    if selection and rg.get("quadrant"):
+        lines.append("**Selection point** (and the small markers, its other table-like candidates): "
+                     "**validation risk**, i.e. the held-out (cross-fitted) rows the selector compared "
+                     "candidates on. This is what decided the verdict above.")
+    if sweep:
+        lines.append(f"**Sweep points** (n_M = ...): mean **test risk** on the research test block T over "
+                     f"{(sweep.get('settings') or {}).get('splits', '?')} splits, at each calibration budget; "
+                     "table pressure is the table menu's mean V_proxy. An audit of how the verdict moves with "
+                     "labels, never an input to a choice.")
+    if len(lines) == 2:
+        lines.append("The two kinds of point use different rows (validation vs test): compare points of one "
+                     "kind with each other, not across kinds.")
+    st.caption("  \n".join(lines))
+elif picked.state is not None:
+    st.info("This run has nothing to place on the map (no regime verdict, no table and scalar menus); run a "
+            "selection with table-like and scalar families, or a sweep below.")
 
 st.subheader("Calibration growth")
 with st.form("sweep_form"):
     c1, c2, c3 = st.columns(3)
-    budgets = c1.text_input("n_M budgets", "25,50,100,200")
-    splits = c1.number_input("splits", 2, 100, 10)
-    n_select = c2.number_input("n_S", 1, value=max(1, panel.n_labelled // 8))
-    n_val = c2.number_input("n_V", 1, value=max(1, panel.n_labelled // 8))
-    n_test = c3.number_input("n_T", 1, value=max(1, panel.n_labelled // 4))
-    k_max = c3.number_input("K max", 1, len(panel.judges), min(len(panel.judges), 7))
-    menu = st.multiselect("families", MENUS["full"], default=list(MENUS["full"]))
+    budgets = c1.text_input("n_M budgets", "25,50,100,200", help=help_text("n_M"))
+    splits = c1.number_input("splits", 2, 100, 10, help="Grouped random splits per budget (more: tighter bands).")
+    n_select = c2.number_input("n_S", 1, value=max(1, panel.n_labelled // 8), help=help_text("n_S"))
+    n_val = c2.number_input("n_V", 1, value=max(1, panel.n_labelled // 8), help=help_text("n_V"))
+    n_test = c3.number_input("n_T", 1, value=max(1, panel.n_labelled // 4), help=help_text("n_T"))
+    k_max = c3.number_input("K max", 1, len(panel.judges), min(len(panel.judges), 7), help=help_text("K"))
+    menu = st.multiselect("families", MENUS["full"], default=list(MENUS["full"]), help=help_text("family"))
     go = st.form_submit_button("Run sweep", type="primary")
 if go:
     bar = st.progress(0.0, text="starting")
@@ -57,9 +111,16 @@ if go:
         st.stop()
     run_id = save_run("sweep", label, data)
     st.session_state["sweep"] = {"label": label, "data": data.to_dict(), "run_id": run_id}
+    # the new sweep is the page's run (and the address's, when it was stored)
+    st.session_state.setdefault("viewed_runs", {})[(label, "regime")] = \
+        run_id if run_id is not None else SESSION + "sweep"
+    if run_id is not None:
+        st.query_params["run"] = str(run_id)
     st.rerun()
 if sweep:
     cells = sweep["cells"]
+    st.caption("Risks over budget are mean **test risks** on the research test block over splits (bands: one "
+               "standard error).")
     for fig, name in ((calibration_growth_risk(cells), "risk-over-budget"),
                       (selected_k_over_budget(cells), "selected-K"), (unseen_over_budget(cells), "unseen-rate")):
         st.plotly_chart(fig)
@@ -68,7 +129,9 @@ if sweep:
     st.subheader("Plan the next labels")
     budgets = sweep.get("budgets") or [c["n_M"] for c in cells]
     delta = int(st.number_input("more calibration labels (delta)", min_value=0, value=int(max(budgets)),
-                                step=max(1, int(max(budgets)) // 4)))
+                                step=max(1, int(max(budgets)) // 4),
+                                help="How many more calibration labels to plan for; the curves extrapolate "
+                                     "the sweep's validation risks to n_M + delta."))
     stored = sweep.get("plan") or {}
     if stored.get("delta") == delta:
         plan = stored
@@ -94,3 +157,4 @@ if sweep:
         st.caption(f"Model: {plan['model']}. Bands: {plan['levels'][0]:.0%}-{plan['levels'][-1]:.0%} over "
                    f"{plan['n_boot']} split-bootstrap refits; crossover searched up to n_M = {plan['horizon']:,.0f}. "
                    "Only validation risks are fitted; the research test block informs no plan.")
+glossary_expander()

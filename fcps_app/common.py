@@ -74,8 +74,6 @@ def panel_sources() -> dict[str, tuple]:
     sources = {f"{STORED}{p['name']}": ("stored", p["name"], str(p["created_at"])) for p in stored_panels()}
     for name, (filename, data, options_json) in st.session_state.get("uploads", {}).items():
         sources[f"uploaded: {name}"] = ("upload", filename, data, options_json)
-    if "lab_panel" in st.session_state:
-        sources["synthetic lab panel"] = ("lab",)
     return sources
 
 
@@ -85,9 +83,7 @@ def get_panel(source: tuple):
         # the version this session computes on: a save after the panel was replaced is refused
         st.session_state.setdefault("panel_versions", {})[source[1]] = version
         return panel
-    if source[0] == "upload":
-        return load_bytes(source[1], source[2], source[3])
-    return st.session_state["lab_panel"]
+    return load_bytes(source[1], source[2], source[3])
 
 
 def panel_picker():

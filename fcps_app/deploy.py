@@ -31,9 +31,7 @@ def _traffic_key(traffic: tuple) -> str:
     if traffic[0] == "upload":
         import hashlib
         return "upload:" + hashlib.sha256(traffic[2]).hexdigest() + ":" + traffic[3]
-    if traffic[0] == "stored":
-        return f"stored:{traffic[1]}:{traffic[2]}"
-    return f"lab:{id(st.session_state.get('lab_panel'))}"
+    return f"stored:{traffic[1]}:{traffic[2]}"
 
 
 def run_audit(predictor_json: str, traffic: tuple):

@@ -131,8 +131,48 @@ _TERMS: dict[str, Term] = {
                 "0.25 is a large shift.", "sum (q - p) log(q / p)"),
     "tv": Term("total variation", "Largest difference in probability any event has between calibration and traffic.",
                "1/2 sum_z |q_z - p_z|"),
-    "status": Term("status", "OK, WARN or REFUSE from documented thresholds on unseen rate, missing outputs, cell "
-                   "pressure and drift."),
+    "status": Term("status", "A run's state (done or failed); for a traffic audit, OK, WARN or REFUSE from "
+                   "documented thresholds on unseen rate, missing outputs, cell pressure and drift."),
+    # panels and uploads
+    "schema": Term("schema", "How a judge's outputs are read: pairwise (A/B/tie), binary, rubric (ordered scores), "
+                   "continuous (binned for tables) or categorical."),
+    "group_id": Term("group", "Items of one group (e.g. one prompt) are dependent: blocks and folds never split a group."),
+    "n_rows": Term("rows", "Items in the panel, labelled or not."),
+    "n_labelled": Term("labelled rows", "Items with a human label; only these can calibrate or validate."),
+    "n_judges": Term("judges", "Judge columns in the panel."),
+    "version": Term("version", "Content digest of the panel: a run records the version it was computed on."),
+    "licence": Term("licence", "Licence or provenance note stored with the panel."),
+    "created_at": Term("created", "When the panel was stored."),
+    "base_rate": Term("base rate", "Mean human label: the risk of always predicting it is the no-judge baseline."),
+    # audits and planning
+    "threshold": Term("drift threshold", "The total variation a no-drift sample of this size exceeds only 1% of the "
+                      "time (seeded bootstrap from calibration); above it, drift is flagged."),
+    "chi2_p": Term("chi-square p", "p-value of a chi-square test that traffic and calibration outputs share one "
+                   "distribution; small means they differ."),
+    "missing_share": Term("missing share", "Share of rows where the judge gave no output (calibration vs traffic)."),
+    "agreement": Term("agreement", "Share of items on which two judges (or a judge and the deployed panel) give the "
+                      "same verdict."),
+    "weight_share": Term("weight share", "The judge's share of the deployed predictor's total absolute weight."),
+    "risk_change": Term("risk change", "Held-out risk after the change minus before; below 0 means the change helps."),
+    "pressure_change": Term("pressure change", "Table pressure (H_K / n_M + unseen rate) after the change minus "
+                            "before; above 0 means the table's cells get thinner."),
+    "abstain_rate": Term("abstain rate", "Share of items on which the judge abstained (tie or no verdict)."),
+    "decision": Term("decision", "What the planner advises for this judge or budget, from the interval of its effect."),
+    "traffic_rows": Term("traffic rows", "Rows of the uploaded traffic that show this pattern."),
+    "mean_label": Term("mean label (M)", "Mean human label of the calibration rows in this cell (empty when N_z = 0)."),
+    "freq_val": Term("share of held-out rows", "Share of held-out rows that show this pattern: where the table's "
+                     "risk is measured."),
+    "freq_test": Term("share of T rows", "Share of the research test block T that shows this pattern."),
+    "cell_status": Term("cell status", "unseen: N_z = 0, the table falls back; thin: few calibration rows, a noisy "
+                        "cell mean."),
+    "table_test_mse": Term("table test MSE", "Mean test-block MSE over splits of the candidate the table menu chose "
+                           "on validation."),
+    "scalar_test_mse": Term("scalar test MSE", "Mean test-block MSE over splits of the candidate the scalar menu chose "
+                            "on validation."),
+    "ci_low": Term("95% low", "Lower end of the 95% interval."),
+    "ci_high": Term("95% high", "Upper end of the 95% interval."),
+    "table_K_mean": Term("mean table K", "Mean prefix K the table menu chose over splits."),
+    "note": Term("note", "Your annotation of the run, stored with it."),
     "in_support": Term("in support", "Whether the row's pattern (or each score, for scalar families) was seen in "
                        "calibration."),
     "cost": Term("cost", "Sum of the candidate's judges' per-item costs."),
@@ -150,6 +190,15 @@ _ALIASES: dict[str, str] = {
     "brier_isotonic": "brier", "ECE": "ece", "parse_error_rate": "parse_errors", "n_effective": "effective_judges",
     "path rule": "path", "quadrant": "quadrant", "regime": "quadrant",
     "delta (table - scalar)": "delta", "regret vs K<=3": "regret",
+    "group_id": "group_id", "rows": "n_rows", "labelled": "n_labelled", "labelled rows": "n_labelled",
+    "judges_count": "n_judges", "panel_version": "version", "created": "created_at", "base rate": "base_rate",
+    "tv_threshold": "threshold", "chi-square p": "chi2_p", "chi2": "chi2_p", "missing": "missing_share",
+    "weight share": "weight_share", "drop risk change": "drop_one", "drop_risk_change": "drop_one",
+    "risk change": "risk_change", "add_risk_change": "risk_change", "pressure change": "pressure_change",
+    "abstain": "abstain_rate", "traffic rows": "traffic_rows", "mean label (M)": "mean_label",
+    "share of held-out rows": "freq_val", "share of T rows": "freq_test", "cell status": "cell_status",
+    "table test MSE": "table_test_mse", "scalar test MSE": "scalar_test_mse", "95% low": "ci_low",
+    "95% high": "ci_high", "mean table K": "table_K_mean", "ECE of the deployed predictor": "ece",
 }
 
 
