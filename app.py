@@ -1,4 +1,5 @@
-"""fcps dashboard entry point: page config and navigation only."""
+"""fcps dashboard entry point: page config, navigation, and a visible message while the
+first start loads the engine and seeds the store (instead of a blank page)."""
 
 import streamlit as st
 
@@ -14,4 +15,13 @@ pages = [st.Page("app_pages/overview.py", title="Overview", default=True),
          st.Page("app_pages/deploy.py", title="Deploy & monitor"),
          st.Page("app_pages/results.py", title="Results browser"),
          st.Page("app_pages/lab.py", title="Synthetic lab")]
-st.navigation(pages).run()
+nav = st.navigation(pages)
+# Both are instant once done (the import and the store handle are cached per process).
+with st.spinner("Starting fcps: loading the selection engine..."):
+    from fcps_core import FCPSError
+    from fcps_app.common import get_store
+try:
+    get_store()     # shows its own message while the first start seeds the demo panels and runs
+except FCPSError as exc:
+    st.error(f"The store cannot be opened: {exc}")
+nav.run()

@@ -11,11 +11,14 @@ from fcps_core.planning.next_judge import plan_next_judge
 from fcps_core.plots import judge_matrix_heatmap, reliability_diagram
 from fcps_core.selection import deployable_label_scale
 from fcps_app.common import digest, figure_download, panel_picker, table_download
+from fcps_core.glossary import help_text
+from fcps_app.glossary import dataframe, glossary_expander
 
 st.title("Judges")
 st.markdown("How good is each judge alone, how much do the judges agree and err together, and what does each "
             "contribute to the deployed predictor? Everything is measured against the human labels of the "
             "**deployable rows**: every labelled row outside the research test block T (T is never read).")
+glossary_expander()
 label, panel = panel_picker()
 if panel.n_labelled == 0:
     st.warning("This panel has no human labels: the judges cannot be measured against them.")
@@ -51,9 +54,9 @@ if rep is None:
 eff, red = rep["effective_judges"], rep["redundancy"]
 m = st.columns(4)
 m[0].metric("deployable labelled rows", rep["rows"], help=rep["rows_note"])
-m[1].metric("judges", len(rep["names"]))
+m[1].metric("judges", len(rep["names"]), help="Judge columns of the panel measured here.")
 m[2].metric("effective number of judges", "-" if eff["value"] is None else f"{eff['value']:.1f}",
-            help=METRIC_HELP["effective_judges"] + f" Over {eff['K']} judges"
+            help=help_text("effective_judges") + " " + METRIC_HELP["effective_judges"] + f" Over {eff['K']} judges"
             + (f"; left out (decision never varies within a label class): {', '.join(eff['excluded'])}"
                if eff["excluded"] else "") + ".")
 m[3].metric("near-duplicate pairs", red["n_pairs"], help=f"Pairs with {red['rule']}.")
@@ -68,7 +71,7 @@ labels = {"coverage": "coverage", "parse_error_rate": "parse errors", "abstain_r
           "accuracy": "accuracy", "kappa": "kappa", "auc": "AUC", "brier_iso": "Brier (isotonic)"}
 config = {c: st.column_config.NumberColumn(name, help=METRIC_HELP[c], format="%.4f" if c == "brier_iso" else "%.3f")
           for c, name in labels.items()}
-st.dataframe(table, hide_index=True, column_order=["judge", "brier_iso", "accuracy", "auc", "kappa", "coverage",
+dataframe(table, column_order=["judge", "brier_iso", "accuracy", "auc", "kappa", "coverage",
                                                     "parse_error_rate", "abstain_rate", "missing_rate", "schema",
                                                     "decision", "deployed"], column_config={
     **config, "missing_rate": st.column_config.NumberColumn("missing", format="%.3f",
@@ -95,9 +98,14 @@ if red["n_pairs"]:
     st.warning(f"**{red['n_pairs']} near-duplicate pair(s)** ({red['rule']}): {shown}"
                + (" and more below" if red["n_pairs"] > 5 else "") + ". One judge of each pair adds little.")
     with st.expander("All near-duplicate pairs" + (f" (the first {len(red['pairs'])})" if red["n_pairs"] > len(red["pairs"]) else "")):
-        st.dataframe(pd.DataFrame([{"judge A": p["judges"][0], "judge B": p["judges"][1], "agreement": p["agreement"],
-                                    "error correlation": p["error_correlation"]} for p in red["pairs"]]),
-                     hide_index=True)
+        dataframe(pd.DataFrame([{"judge A": p["judges"][0], "judge B": p["judges"][1], "agreement": p["agreement"],
+                                 "error correlation": p["error_correlation"]} for p in red["pairs"]]),
+                  column_config={"judge A": st.column_config.TextColumn("judge A", help="One judge of the pair."),
+                                 "judge B": st.column_config.TextColumn("judge B", help="The other judge of the pair."),
+                                 "agreement": st.column_config.NumberColumn("agreement", format="%.3f",
+                                                                            help=METRIC_HELP["agreement"]),
+                                 "error correlation": st.column_config.NumberColumn(
+                                     "error correlation", format="%.3f", help=METRIC_HELP["error_correlation"])})
 else:
     st.success(f"No near-duplicate pair ({red['rule']}).")
 
@@ -139,7 +147,8 @@ ctable = pd.DataFrame([{"judge": j["judge"], "models": j["members"], "weight": j
 ctable = ctable.sort_values(["drop risk change", "weight share"], ascending=False, na_position="last")
 if ctable["weight"].isna().all():
     ctable = ctable.drop(columns="weight")
-st.dataframe(ctable, hide_index=True, column_config={
+dataframe(ctable, column_config={
+    "judge": st.column_config.TextColumn("judge", help="A judge the deployed predictor uses."),
     "models": st.column_config.NumberColumn("models", help="How many of the deployed models use the judge."),
     "weight": st.column_config.NumberColumn("weight", help=METRIC_HELP["weight"], format="%.4f"),
     "weight share": st.column_config.ProgressColumn("weight share", help=METRIC_HELP["weight_share"],

@@ -1,38 +1,84 @@
 import pandas as pd
 import streamlit as st
 
+from fcps_core import FCPSError
 from fcps_app.common import get_store, stored_panels
+from fcps_app.glossary import dataframe, glossary_expander
+from fcps_app.runs import latest_runs, open_run
+
+DEMO = "synthetic-parity"
+PANEL_HELP = {"name": "The stored panel's name (the Panel picker on every page offers it).",
+              "schema": "How its judge outputs are read: pairwise, binary, rubric, continuous, categorical or mixed.",
+              "n_rows": "Items (rows) of the panel.", "n_labelled": "Items with a human label.",
+              "n_judges": "Judge columns.", "licence": "Licence or provenance note stored with the panel.",
+              "created_at": "When the panel was stored.",
+              "version": "Content fingerprint of the stored panel: runs name the version they were computed on.",
+              "runs": "Stored runs on this panel."}
+RUN_HELP = {"run_id": "Stored run number (open it in the Results browser).", "panel": "The panel the run used.",
+            "kind": "select: a selection; sweep: a calibration-growth sweep; audit: a traffic audit.",
+            "status": "Run status: done, failed or running.", "finished_at": "When the run finished."}
+
+
+def helps(frame, texts: dict) -> dict:
+    return {c: st.column_config.Column(help=texts[c]) for c in frame.columns if c in texts}
+
 
 st.title("Finite-Calibration Panel Selection")
 st.markdown("""
-FCPS decides **which judges to deploy and how to combine them** with a small budget of human labels.
-1. Every candidate (judge ordering, prefix size K, aggregator family) is fitted and scored by cross-fitting: each labelled row is used for fitting in some folds and for scoring in the others (the paper's S/M/V blocks are one click away). An optional research test block T only audits.
-2. Candidates that the data cannot tell apart are averaged; the deployed predictor is refitted on every label.
-3. The verdict comes with its uncertainty: a bias-corrected estimate of the deployed risk with an interval, the same held-out comparison against fixed recipes (best judge, majority vote, logistic over all judges, ...), the statistical ties, and *why*: effective support H_K, unseen-pattern rate, cell pressure and the regime quadrant (interaction gain x table pressure), stated only when its interval is clear.
-4. A joint table must earn its cells: it wins only when interactions are real **and** calibration labels cover its patterns.
-5. Real judge panels usually sit on the scalar side of the map; planted interactions flip it once labels grow.
-""")
-store = get_store()
-if st.button("Open the demo: a six-way parity panel with its stored selection and sweep", type="primary"):
-    demo = "synthetic-parity"
-    runs = {r["kind"]: r["run_id"] for r in reversed(store.runs(panel=demo)) if r["status"] == "done"}
-    st.session_state["current_panel"] = f"stored: {demo}"
-    if "sweep" in runs:
-        st.session_state["sweep"] = {"label": f"stored: {demo}", "data": store.run(runs["sweep"])["result"],
-                                     "run_id": runs["sweep"]}
-    st.switch_page("app_pages/regime.py")
+You have several LLM judges and a few hundred human labels. FCPS tells you **which judges to deploy and how
+to combine their verdicts**, and how sure it is.
 
+1. **Upload your panel**: one row per item, one column per judge, and a label column where a human has judged
+   the item (empty cells are fine: those rows are unlabelled). The page shows how every label and judge
+   output is read before anything is stored.
+2. **Select**: every way of deploying the panel (which judges, in which order, how many, combined by which
+   aggregator) is fitted on some labelled rows and scored on others. You get the winner, its expected error
+   on new items with an interval, how it compares with simple recipes (best single judge, majority vote),
+   and the candidates the data cannot tell apart.
+3. **Judges**: how good each judge is alone, which judges are near-duplicates, what each contributes.
+4. **Regime map**: would more labels change the answer? A joint table over the judges' verdicts wins only when
+   the judges interact *and* there are enough labels to fill its cells.
+5. **Deploy & monitor**: run the chosen predictor on new, unlabelled traffic and check that the traffic still
+   looks like the labelled data.
+""")
+b1, b2 = st.columns(2)
+if b1.button("Upload your panel", type="primary", icon=":material/upload_file:", width="stretch"):
+    st.switch_page("app_pages/upload.py")
+demo = b2.button("Open the demo (selection and sweep)", type="primary", icon=":material/play_arrow:",
+                 width="stretch", help=f"The stored '{DEMO}' panel (the label follows the parity of six judges' "
+                                       "verdicts) with its stored selection and calibration-growth sweep.")
+b1.caption("CSV, TSV, Parquet or JSON Lines; your file stays on this machine.")
+b2.caption("A synthetic panel whose label follows the parity of six judges' verdicts, so only a joint table "
+           "works; opens its stored selection (Select page) and its sweep (Regime map).")
+if demo:
+    try:
+        runs = latest_runs(DEMO)
+        for kind in ("sweep", "select"):       # the selection last: it sets the current panel too
+            if kind in runs:
+                open_run(runs[kind])
+    except FCPSError as exc:
+        st.error(f"The demo could not be opened: {exc}")
+        st.stop()
+    if "select" in runs:
+        st.switch_page("app_pages/select.py", query_params={"run": str(runs["select"])})
+    st.session_state["current_panel"] = f"stored: {DEMO}"
+    st.warning(f"The store holds no finished selection of '{DEMO}'"
+               + ("" if "sweep" in runs else " nor a sweep") + ": run one on the Select page.")
+
+glossary_expander()
+store = get_store()
 st.subheader("Stored panels")
 panels = pd.DataFrame(stored_panels())
 if panels.empty:
     st.info("The store holds no panels yet: upload one on the Upload page.")
 else:
-    st.dataframe(panels.drop(columns=["source"], errors="ignore"), hide_index=True)
+    panels = panels.drop(columns=["source"], errors="ignore")
+    dataframe(panels, column_config=helps(panels, PANEL_HELP))
 st.subheader("Latest runs")
 runs = pd.DataFrame(store.runs()[:10])
 if runs.empty:
     st.info("No runs stored yet.")
 else:
-    st.dataframe(runs[["run_id", "panel", "kind", "status", "family", "K", "val_mse", "test_mse", "finished_at"]],
-                 hide_index=True)
+    runs = runs[["run_id", "panel", "kind", "status", "family", "K", "val_mse", "test_mse", "finished_at"]]
+    dataframe(runs, column_config=helps(runs, RUN_HELP))
     st.page_link("app_pages/results.py", label="Browse every stored run", icon=":material/table_view:")

@@ -6,8 +6,42 @@ import streamlit as st
 from fcps_core import FAMILIES, FCPSError
 from fcps_core.planning.next_judge import plan_next_judge
 from fcps_core.plots import calibrate_vs_curate, next_judge_risk_changes
+from fcps_core.glossary import help_text
 from fcps_app.common import (digest, figure_download, load_bytes, panel_picker, remember_selection,
                              run_selection, table_download)
+from fcps_app.glossary import dataframe, glossary_expander
+
+
+def helps(**texts) -> dict:
+    """column_config giving each named column its help (keys with spaces via **{...})."""
+    return {c: st.column_config.Column(help=h) for c, h in texts.items()}
+
+
+CI = "Group-clustered paired 95% interval of the risk change."
+PLAN_HELP = {
+    "action": "add: the deployed judges plus this one; drop: the deployed judges without this one.",
+    "judge": "The judge added to or dropped from the deployed prefix.",
+    "K": "Judges in the refitted prefix.",
+    "risk": "Held-out risk of the refitted prefix (same family, same folds).",
+    "risk change": "Held-out risk of the refitted prefix minus the deployed prefix's, paired on the same rows; "
+                   "below 0 the change helps.",
+    "95% low": CI, "95% high": CI,
+    "verdict": "Where the interval lies: the change helps, hurts, or makes no clear difference.",
+    "pressure change": "Change of the table pressure V_proxy = H_K / n_M + unseen rate of the joint pattern.",
+    "V_proxy": help_text("V_proxy"),
+    "beyond menu K": "The prefix is longer than any the selection's menu offered.",
+}
+UNLABELLED_HELP = {
+    "judge": "A judge present in the traffic file only.",
+    "pressure change": PLAN_HELP["pressure change"] + " Measured on the traffic rows, no labels needed.",
+    "unseen": "Expected share of traffic rows whose joint pattern (deployed judges plus this one) calibration "
+              "would not have seen.",
+    "H": "Effective support of the traffic's joint patterns with this judge added. " + help_text("H_K"),
+    "agrees with deployed": "Share of traffic rows where the judge and the deployed predictor both give a decision "
+                            "(score above or below 1/2) and agree.",
+    "correlation with deployed": "Correlation of the judge's score with the deployed predictor's on the traffic.",
+    "in pool": "Whether the judge is also a column of the labelled panel.",
+}
 
 st.title("Next judge")
 st.markdown("What would **one more judge** (or one fewer) change? For the deployed candidate, the same family "
@@ -16,6 +50,7 @@ st.markdown("What would **one more judge** (or one fewer) change? For the deploy
             "dropped. **Risk change** is the paired held-out difference against the deployed prefix on the same "
             "rows, with a group-clustered 95% interval; **pressure change** is the change of the table pressure "
             "V_proxy = H_K / n_M + unseen rate of the joint pattern.")
+glossary_expander()
 label, panel = panel_picker()
 
 sel_state = st.session_state.get("selection")
@@ -70,11 +105,12 @@ dep, s = d["deployed"], d["settings"]
 if dep["note"]:
     st.info(dep["note"])
 m = st.columns(4)
-m[0].metric("deployed prefix risk", f"{dep['risk']:.4f}", help=f"held-out {s['objective']} under the "
-            f"{s['protocol']} protocol; SE {dep['risk_se']:.4f}")
-m[1].metric("judges deployed", dep["K"])
-m[2].metric("V_proxy", f"{dep['V_proxy']:.3f}", help="H_K / n_M + unseen rate of the deployed joint pattern")
-m[3].metric("pool judges", s["pool_judges"])
+m[0].metric("deployed prefix risk", f"{dep['risk']:.4f}", help=f"Held-out {s['objective']} under the "
+            f"{s['protocol']} protocol; SE {dep['risk_se']:.4f}. " + help_text("val_risk"))
+m[1].metric("judges deployed", dep["K"], help="Judges in the deployed prefix (" + help_text("K") + ")")
+m[2].metric("V_proxy", f"{dep['V_proxy']:.3f}", help=help_text("V_proxy") + " Of the deployed joint pattern.")
+m[3].metric("pool judges", s["pool_judges"], help="Judges the plan may add: every judge of the panel (and of the "
+            "traffic file, if given).")
 
 st.subheader("Add or drop one judge")
 fig = next_judge_risk_changes(d)
@@ -85,7 +121,7 @@ rows = [{"action": kind, "judge": e["judge"], "K": e["K"], "risk": e["risk"], "r
          "pressure change": e["pressure_change"], "V_proxy": e["V_proxy"],
          "beyond menu K": e["beyond_menu_limit"]} for kind in ("add", "drop") for e in d[kind]]
 table = pd.DataFrame(rows)
-st.dataframe(table, hide_index=True)
+dataframe(table, column_config=helps(**PLAN_HELP))
 table_download(table, "next-judge")
 st.caption("Below 0 the change helps. The judge set is the deployed one in every fold, so the differences are "
            "paired on the same rows; 'beyond menu K' marks a prefix longer than the selection's menu offered.")
@@ -93,9 +129,14 @@ st.caption("Below 0 the change helps. The judge set is the deployed one in every
 st.subheader("Calibrate, don't curate")
 c = d["calibrate_vs_curate"]
 m = st.columns(3)
-m[0].metric(f"whole pool ({c['pool']['n_judges']} judges, {c['pool']['family']})", f"{c['pool']['risk']:.4f}")
-m[1].metric(f"curated top-{c['curated']['k']} ({c['curated']['family']})", f"{c['curated']['risk']:.4f}")
-m[2].metric("curated - pool", f"{c['difference']:+.4f}", help=f"95% interval {c['ci'][0]:+.4f} to {c['ci'][1]:+.4f}")
+m[0].metric(f"whole pool ({c['pool']['n_judges']} judges, {c['pool']['family']})", f"{c['pool']['risk']:.4f}",
+            help="Held-out risk of one calibrated aggregator over every judge of the pool.")
+m[1].metric(f"curated top-{c['curated']['k']} ({c['curated']['family']})", f"{c['curated']['risk']:.4f}",
+            help="Held-out risk of the same aggregator over only the individually best judges (picked inside "
+                 "each fold).")
+m[2].metric("curated - pool", f"{c['difference']:+.4f}", help=f"Curated risk minus pool risk, paired on the same "
+            f"rows (above 0: calibrating the whole pool is better); 95% interval {c['ci'][0]:+.4f} to "
+            f"{c['ci'][1]:+.4f}.")
 verdict = {"calibrate the pool": st.success, "curate": st.warning}.get(c["verdict"], st.info)
 verdict(f"**{c['verdict']}**: curated minus pool {c['difference']:+.4f} (95% interval {c['ci'][0]:+.4f} to "
         f"{c['ci'][1]:+.4f}). The curated judges: {', '.join(c['curated']['judges'])} "
@@ -115,7 +156,7 @@ if u and u.get("source"):
                            "H": j["H_K"], "agrees with deployed": j["agreement_with_deployed"],
                            "correlation with deployed": j["correlation_with_deployed"], "in pool": j["in_pool"]}
                           for j in u["judges"]])
-    st.dataframe(extra, hide_index=True)
+    dataframe(extra, column_config=helps(**UNLABELLED_HELP))
     st.warning("Their risk effect needs labels: label some traffic rows (or collect their outputs on the labelled "
                "rows) and plan again.")
     st.caption(u["pressure"] + ". Agreement: " + u["agreement"] + ".")

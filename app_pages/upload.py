@@ -1,26 +1,96 @@
+import hashlib
 import json
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from fcps_core import FCPSError
-from fcps_core.ingest import detect_layout
-from fcps_app.common import import_upload, load_bytes, upload_preview
+from fcps_core.ingest import detect_layout, judge_mappings, page_wording
+from fcps_core.ingest.files import shown_name
+from fcps_core.labels import map_labels, mapping_sentence
+from fcps_app.common import get_store, import_upload, load_bytes, upload_path
+from fcps_app.glossary import dataframe
+
+REPLACE = "Replace the stored panel of this name"
+# The page control that sets each import option (errors written for the command line name
+# flags; fcps_core.ingest.page_wording swaps each flag for its control here).
+CONTROLS = {"label_range": "the 'label range' control", "judge_range": "the 'judge rubric range' control",
+            "label_column": "the 'label column' control", "item_column": "the 'item id column' control",
+            "group_column": "the 'group column' control", "block_column": "the 'block column' control",
+            "judge_column": "the 'judge name column' control", "output_column": "the 'output column' control",
+            "judges": "the 'Judge columns' control", "schema": "the 'Judge schema' control",
+            "delimiter": "the 'delimiter' control", "fmt": "the 'format' control",
+            "layout": "the 'Layout' control", "replace": f"tick '{REPLACE}'"}
+WORDS_HELP = "Comma-separated label texts (case does not matter), e.g. spam, junk"
 
 st.title("Upload a panel")
 st.markdown("Wide files: one row per item, one column per judge. Long files: one row per (item, judge) "
-            "with an `output` column. Labels may be numbers in [0,1], A/B, correct/incorrect or integer "
-            "rubric scores; rows without a label are unlabelled traffic.")
+            "with an `output` column. Labels may be numbers in [0,1], A/B preferences, verdict words "
+            "(good/bad, correct/incorrect, ...) or integer rubric scores; rows without a label are unlabelled "
+            "traffic. Before anything is stored the page says how every label and judge output was read, "
+            "and lets you change it.")
 up = st.file_uploader("Panel file (CSV, TSV, Parquet or JSON Lines; optionally .gz)",
                       type=["csv", "tsv", "parquet", "jsonl", "gz"])
 if up is None:
     st.stop()
 data = up.getvalue()
+shown = shown_name(Path(up.name).name)      # how every error names the file (never its stored copy)
+file_key = hashlib.sha256(data).hexdigest()[:12]
+
+
+def fail(exc: FCPSError, *, stop: bool = True) -> None:
+    """The error in the page's words, naming the uploaded file."""
+    msg = page_wording(str(exc), CONTROLS).replace("\n", " ")
+    if "cannot be mapped to [0,1]" in msg:
+        msg += "; or declare the word under 'Other label words'"
+    if not msg.startswith(shown):
+        msg = f"{shown}: {msg}"
+    st.error(msg)
+    if stop:
+        st.stop()
+
+
+def parse_range(text: str, control: str):
+    """'1,5' -> (1.0, 5.0); empty (or not a range: said, and ignored) -> None."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        lo, hi = (float(p) for p in text.replace(";", ",").split(","))
+    except ValueError:
+        fail(FCPSError(f"the '{control}' control needs two numbers LOW,HIGH such as 1,5 (got {text!r}); "
+                       "it is ignored until then"), stop=False)
+        return None
+    if not hi > lo:
+        fail(FCPSError(f"the '{control}' control {text!r} is empty: its high end must be above its low end; "
+                       "it is ignored until then"), stop=False)
+        return None
+    return lo, hi
+
+
+def words(text: str) -> list[str]:
+    return [w.strip() for w in text.split(",") if w.strip()]
+
+
+@st.cache_data(show_spinner="Reading upload...", max_entries=8)
+def file_preview(name: str, data: bytes, fmt, delimiter) -> dict:
+    from fcps_core.ingest import preview
+    return preview(upload_path(name, data), fmt=fmt, delimiter=delimiter, source_name=Path(name).name)
+
+
+FORMATS = {"detect from the name": None, "CSV": "csv", "TSV": "tsv", "Parquet": "parquet", "JSON Lines": "jsonl"}
+DELIMITERS = {"detect": None, ",": ",", ";": ";", "tab": "\t", "|": "|"}
+r1, r2 = st.columns(2)
+fmt = FORMATS[r1.selectbox("format", list(FORMATS), help="How the file is read; by default from its name.")]
+delimiter = DELIMITERS[r2.selectbox("delimiter", list(DELIMITERS), help="Field separator of a CSV/TSV file.",
+                                    disabled=fmt in ("parquet", "jsonl"))]
+if fmt in ("parquet", "jsonl"):
+    delimiter = None
 try:
-    columns = upload_preview(up.name, data)["columns"]
+    columns = file_preview(up.name, data, fmt, delimiter)["columns"]
 except FCPSError as exc:
-    st.error(str(exc))
-    st.stop()
+    fail(exc)
 
 
 def guess(options, *names):
@@ -32,47 +102,154 @@ def guess(options, *names):
 
 none = "(none)"
 opts = [none] + columns
-layout = st.radio("Layout", ["auto", "wide", "long"], horizontal=True,
-                  help=f"auto picked: {detect_layout(columns)}")
+detected = detect_layout(columns)
+layout = st.radio("Layout", ["auto", "wide", "long"], horizontal=True, help=f"auto picked: {detected}")
 c1, c2, c3, c4 = st.columns(4)
 item_col = c1.selectbox("item id column", opts, index=guess(opts, "item_id", "id", "item"))
 group_col = c2.selectbox("group column", opts, index=guess(opts, "group_id", "group", none))
 label_col = c3.selectbox("label column", opts, index=guess(opts, "label", "y", "human", none))
 block_col = c4.selectbox("block column (S/M/V/T)", opts, index=guess(opts, "block", none))
-schema = st.selectbox("Judge schema", ["detect", "pairwise", "binary", "rubric", "continuous", "categorical"])
-reserved = {item_col, group_col, label_col, block_col, none}
-judges = st.multiselect("Judge columns (empty = every other column)", [c for c in columns if c not in reserved])
 options = {"layout": layout, "item_column": item_col if item_col != none else "item_id",
            "group_column": group_col if group_col != none else "group_id",
            "label_column": label_col if label_col != none else "label",
-           "block_column": block_col if block_col != none else None,
-           "schema": None if schema == "detect" else schema, "judges": judges or None}
+           "block_column": block_col if block_col != none else None}
+if fmt:
+    options["fmt"] = fmt
+if delimiter:
+    options["delimiter"] = delimiter
+if (detected if layout == "auto" else layout) == "long":
+    l1, l2 = st.columns(2)
+    options["judge_column"] = l1.selectbox("judge name column", columns, index=guess(columns, "judge"))
+    options["output_column"] = l2.selectbox("output column", columns, index=guess(columns, "output"))
+s1, s2 = st.columns([1, 3])
+schema = s1.selectbox("Judge schema", ["detect", "pairwise", "binary", "rubric", "continuous", "categorical"],
+                      help="How judge outputs are read; 'detect' classifies each judge from its outputs.")
+reserved = {item_col, group_col, label_col, block_col, none, options.get("judge_column"),
+            options.get("output_column")}
+judges = s2.multiselect("Judge columns (empty = every other column)", [c for c in columns if c not in reserved])
+options.update({"schema": None if schema == "detect" else schema, "judges": judges or None})
+
+# -- how labels and judge outputs are read (the controls are drawn below the mapping they
+# change; their values from the previous run feed this run's read) --------------------------------
+key = f"{file_key}-{options['label_column']}"
+state = st.session_state
+label_range = parse_range(state.get(f"label_range-{key}", ""), "label range")
+judge_range = parse_range(state.get(f"judge_range-{key}", ""), "judge rubric range")
+label_map: dict = {}
+positives = state.get(f"positive-{key}")
+binary_words = state.get(f"binary-words-{key}", [])
+if positives is not None and binary_words:
+    label_map.update({w.lower(): (1.0 if w in positives else 0.0) for w in binary_words})
+for field, value in (("ones", 1.0), ("zeros", 0.0), ("unlabelled", None)):
+    label_map.update({w.lower(): value for w in words(state.get(f"{field}-{key}", ""))})
+builtin = {}
+for w in binary_words:
+    try:
+        builtin[w.lower()] = float(map_labels([w])[0][0])
+    except FCPSError:
+        pass
+label_map = {w: v for w, v in label_map.items() if builtin.get(w, "new") != v}   # only what differs
+same_for_judges = state.get(f"judges-too-{key}", True)
+if label_range:
+    options["label_range"] = list(label_range)
+if judge_range:
+    options["judge_range"] = list(judge_range)
+if label_map:
+    options["label_map"] = label_map
+    if same_for_judges:
+        options["output_map"] = {w: v for w, v in label_map.items() if v is not None}
+
 try:
-    panel = load_bytes(up.name, data, json.dumps(options))
+    panel = load_bytes(up.name, data, json.dumps(options, sort_keys=True))
 except FCPSError as exc:
-    st.error(str(exc))
+    fail(exc, stop=False)
+    panel = None
+if panel is not None:
+    st.success(f"{shown}: {panel.n_rows} rows, {panel.n_labelled} labelled, {len(panel.judges)} judges, "
+               f"schema {panel.schema}")
+
+st.subheader("How labels and judge outputs were read")
+report = getattr(panel, "label_mapping", None) if panel is not None else None
+if report is not None:
+    st.info(mapping_sentence(report))
+    if panel.label_note:
+        st.caption(f"Stored with the panel: {panel.label_note}.")
+lc = st.columns(3)
+text_words = sorted({w["label"].lower(): w["label"] for w in (report or {}).get("words", [])
+                     if w["value"] in (0.0, 1.0)}.values(), key=str.lower)
+if report is not None:
+    state[f"binary-words-{key}"] = text_words
+if text_words:
+    default = [w for w in text_words if builtin.get(w.lower(), next(
+        (x["value"] for x in report["words"] if x["label"] == w), 0.0)) == 1.0]
+    lc[0].multiselect("label texts that mean 1", text_words, default=default, key=f"positive-{key}",
+                      help="Every other of these texts means 0. Swap them when your file's 1 is the 'bad' "
+                           "class (e.g. the outcome you want to catch).")
+lc[1].text_input("label range", key=f"label_range-{key}", placeholder="e.g. 1,5 (empty: inferred)",
+                 help="LOW,HIGH of a rubric scale: numeric labels are mapped to (y - LOW) / (HIGH - LOW). Empty: "
+                      "numbers in [0,1] are kept, integer scores are normalised by their observed range.")
+lc[2].checkbox("read judge outputs with the same words", value=True, key=f"judges-too-{key}",
+               help="A judge answering 'good'/'bad' (or A/B) follows the label texts' 0/1 above.")
+with st.expander("Other label words", expanded=panel is None):
+    w1, w2, w3 = st.columns(3)
+    w1.text_input("texts that mean 1", key=f"ones-{key}", help=WORDS_HELP)
+    w2.text_input("texts that mean 0", key=f"zeros-{key}", help=WORDS_HELP)
+    w3.text_input("texts that mean unlabelled", key=f"unlabelled-{key}", help=WORDS_HELP)
+if panel is not None:
+    st.markdown("**Judge outputs**\n" + "\n".join(
+        f"- {', '.join(f'`{n}`' for n in m['judges'])} ({m['schema']}): {m['mapping']}" for m in judge_mappings(panel)))
+if panel is None or any(j.schema == "rubric" for j in panel.judges) or state.get(f"judge_range-{key}"):
+    st.text_input("judge rubric range", key=f"judge_range-{key}", placeholder="e.g. 1,10 (empty: observed)",
+                  help="LOW,HIGH of the judges' rubric scale (otherwise each judge's observed range).")
+if panel is None:
     st.stop()
-st.success(f"{panel.n_rows} rows, {panel.n_labelled} labelled, {len(panel.judges)} judges, schema {panel.schema}"
-           + (f"; {panel.label_note}" if panel.label_note else ""))
-preview = pd.DataFrame({"item_id": panel.item_ids[:20], "group_id": panel.group_ids[:20],
-                        "label": panel.labels[:20],
-                        **{j.name: j.raw_outputs()[:20] for j in panel.judges[:12]}})
-st.dataframe(preview, hide_index=True)
-st.dataframe(pd.DataFrame([{"judge": j.name, "schema": j.schema,
-                            "distinct outputs": len(j.vocab) if j.vocab else "binned"} for j in panel.judges]),
-             hide_index=True)
-name = st.text_input("Name", up.name.rsplit(".", 1)[0])
+
+st.subheader("Preview")
+head = 20
+shown_judges = panel.judges[:12]
+preview = pd.DataFrame({"item_id": panel.item_ids[:head], "group_id": panel.group_ids[:head],
+                        "label as read": [("" if pd.isna(v) else f"{v:g}") for v in panel.labels[:head]],
+                        **{j.name: j.raw_outputs()[:head] for j in shown_judges}})
+help_for = {"item_id": "Item id, from the item id column.",
+            "group_id": "Item group, from the group column (the item itself without one); rows of one group are "
+                        "never split between fitting and scoring.",
+            "label as read": "The label after the mapping above (empty: unlabelled).",
+            **{j.name: f"Outputs of judge {j.name} as read ({j.schema}; <missing> = no output)." for j in shown_judges}}
+# every cell as text: a column mixing numbers and words would make Arrow fail (and log a traceback)
+dataframe(preview.astype(str), column_config={c: st.column_config.Column(help=h) for c, h in help_for.items()})
+if len(panel.judges) > len(shown_judges):
+    st.caption(f"The first {len(shown_judges)} of {len(panel.judges)} judges are shown.")
+dataframe(pd.DataFrame([{"judge": j.name, "schema": j.schema,
+                         "distinct outputs": str(len(j.vocab)) if j.vocab else "binned"} for j in panel.judges]),
+          column_config={"judge": st.column_config.Column(help="A judge column of the file."),
+                         "schema": st.column_config.Column(help="How the judge's outputs are read: pairwise, binary, "
+                                                                "rubric, continuous or categorical."),
+                         "distinct outputs": st.column_config.TextColumn(
+                             "distinct outputs", help="Distinct outputs (table cell values); continuous judges are "
+                                                      "binned.")})
+
+st.subheader("Keep it")
+stem = Path(up.name).name.removesuffix(".gz")
+name = st.text_input("Name", stem.rsplit(".", 1)[0])
 licence = st.text_input("Licence / provenance note (stored with the panel)", "")
+try:
+    taken = get_store().has_panel(name)
+except FCPSError:
+    taken = False
+replace = st.checkbox(REPLACE, value=False, help="The stored panel of this name, and its runs, are replaced by "
+                      "this file (the command line's import --replace).")
+if taken and not replace:
+    st.caption(f"A panel named '{name}' is already stored: choose another name, or tick '{REPLACE}'.")
 c1, c2 = st.columns(2)
 if c1.button("Save to the store", type="primary"):
     try:
-        import_upload(up.name, data, options, panel_name=name, licence=licence)
+        import_upload(up.name, data, {**options, "replace": replace}, panel_name=name, licence=licence)
     except FCPSError as exc:
-        st.error(str(exc))
+        fail(exc, stop=False)
     else:
         st.session_state["current_panel"] = f"stored: {name}"
         st.success(f"'{name}' is stored; Select, Regime map and Audit now offer it, and runs on it are kept.")
 if c2.button("Use this panel"):
-    st.session_state.setdefault("uploads", {})[name] = (up.name, data, json.dumps(options))
+    st.session_state.setdefault("uploads", {})[name] = (up.name, data, json.dumps(options, sort_keys=True))
     st.session_state["current_panel"] = f"uploaded: {name}"
     st.success(f"'{name}' is now available on the Select, Regime map and Audit pages (this session only).")

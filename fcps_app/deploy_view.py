@@ -6,8 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from fcps_core.glossary import help_text
 from fcps_core.plots import audit_drift_bars, judge_output_shift
 from fcps_app.common import figure_download, table_download
+from fcps_app.glossary import dataframe
 
 GLOSSARY = (
     "**q(z)**: share of traffic rows with joint output pattern z. **N_z**: calibration rows with that "
@@ -18,6 +20,34 @@ GLOSSARY = (
     "calibration or a value outside its calibration range). **TV**: total variation distance between "
     "calibration and traffic distributions; its **threshold** is the 99% quantile of TV between two "
     "samples of these sizes from one distribution, so a bar above it is drift, not sampling noise.")
+
+
+_TV = help_text("tv")
+JUDGE_HELP = {
+    "judge": "A judge the predictor uses.",
+    "TV": "Total variation distance between the judge's calibration and traffic output distributions. " + _TV,
+    "threshold": "99% quantile of TV between two samples of these sizes from one distribution: a TV above it is "
+                 "drift, not sampling noise.",
+    "drifted": "TV above its threshold.",
+    "PSI": help_text("psi"),
+    "chi-square p": "p-value of a chi-square test that calibration and traffic outputs share one distribution.",
+    "missing (cal.)": "Share of calibration rows where the judge gave no output.",
+    "missing (traffic)": "Share of traffic rows where the judge gave no output.",
+    "parse errors (cal.)": "Share of calibration rows whose output is a parse error.",
+    "parse errors (traffic)": "Share of traffic rows whose output is a parse error.",
+}
+CELL_HELP = {
+    "pattern": "The joint output pattern z of the predictor's judges, one output per judge.",
+    "N_z": help_text("N_z"), "p_z": help_text("p_z"), "q_z": help_text("q_z"),
+    "traffic_rows": "Traffic rows with this pattern.",
+    "prediction": "Mean deployed prediction over the traffic rows with this pattern.",
+    "unseen": "Calibration never saw this pattern (N_z = 0): a table predicts its fallback here.",
+}
+
+
+def _config(frame: pd.DataFrame, helps: dict) -> dict:
+    """The texts above for the columns they know (``dataframe`` gives the rest the glossary's)."""
+    return {str(c): st.column_config.Column(help=helps[str(c)]) for c in frame.columns if str(c) in helps}
 
 
 def show_audit(d: dict, *, key: str) -> None:
@@ -32,16 +62,23 @@ def show_audit(d: dict, *, key: str) -> None:
                f"calibrated on {p['calibration_rows']:,} rows" + (f" of {p['panel']}" if p.get("panel") else ""))
     m = st.columns(5)
     m[0].metric("cell pressure", f"{d['pressure']:.3f}",
-                help=f"sum q(z)/N_z = {d['pressure_sum']:.3f} plus unseen share {d['unseen_rate']:.3f}")
-    m[1].metric("unseen patterns", f"{d['unseen_rate']:.1%}")
-    m[2].metric("outside support", f"{d['out_of_support_rate']:.1%}")
+                help=help_text("cell_pressure") + f" Here: sum q(z)/N_z = {d['pressure_sum']:.3f} plus unseen share "
+                     f"{d['unseen_rate']:.3f}.")
+    m[1].metric("unseen patterns", f"{d['unseen_rate']:.1%}",
+                help="Share of traffic rows whose joint pattern calibration never saw (N_z = 0): a table can only "
+                     "fall back there.")
+    m[2].metric("outside support", f"{d['out_of_support_rate']:.1%}",
+                help="Share of traffic rows the deployed family cannot place: an unseen pattern (tables), or an "
+                     "output never seen in calibration or a value outside its calibration range (scalar families).")
     rise = d["missing_rate"] - d.get("missing_calibration", 0.0)
     m[3].metric("rows with a missing output", f"{d['missing_rate']:.1%}",
                 delta=f"{rise:+.1%} vs calibration" if abs(rise) >= 0.0005 else None,
-                delta_color="inverse", help=f"calibration: {d.get('missing_calibration', 0.0):.1%}")
+                delta_color="inverse", help=f"Share of traffic rows where some judge gave no output; calibration: "
+                                            f"{d.get('missing_calibration', 0.0):.1%}.")
     jd = d["joint_drift"]
     m[4].metric("joint pattern drift (TV)", "-" if jd["tv"] is None else f"{jd['tv']:.3f}",
-                help=f"no-drift 99% threshold {jd['threshold']:.3f}; p = {jd['p_value']:.3f}")
+                help="Total variation between the calibration and traffic joint pattern distributions. "
+                     + help_text("tv") + f" No-drift 99% threshold {jd['threshold']:.3f}; p = {jd['p_value']:.3f}.")
     st.caption("Missing outputs: " + d["missing_behaviour"])
     with st.expander("What these numbers mean"):
         st.markdown(GLOSSARY)
@@ -54,16 +91,16 @@ def show_audit(d: dict, *, key: str) -> None:
         worst = max(range(len(judges)), key=lambda i: judges[i]["tv"] - judges[i]["threshold"])
         pick = st.selectbox("Judge output distribution", names, index=worst, key=f"judge-{key}")
         st.plotly_chart(judge_output_shift(judges[names.index(pick)]), key=f"shift-{key}")
-        st.dataframe(pd.DataFrame([{"judge": j["judge"], "TV": j["tv"], "threshold": j["threshold"],
-                                    "drifted": j["shifted"], "PSI": j["psi"], "chi-square p": j["chi2_p"],
-                                    "missing (cal.)": j["missing_calibration"],
-                                    "missing (traffic)": j["missing_traffic"],
-                                    "parse errors (cal.)": j["parse_error_calibration"],
-                                    "parse errors (traffic)": j["parse_error_traffic"]} for j in judges]),
-                     hide_index=True, key=f"judges-{key}")
+        drift = pd.DataFrame([{"judge": j["judge"], "TV": j["tv"], "threshold": j["threshold"],
+                               "drifted": j["shifted"], "PSI": j["psi"], "chi-square p": j["chi2_p"],
+                               "missing (cal.)": j["missing_calibration"],
+                               "missing (traffic)": j["missing_traffic"],
+                               "parse errors (cal.)": j["parse_error_calibration"],
+                               "parse errors (traffic)": j["parse_error_traffic"]} for j in judges])
+        dataframe(drift, column_config=_config(drift, JUDGE_HELP), key=f"judges-{key}")
     cells = pd.DataFrame(d.get("cells") or [])
     if not cells.empty:
         st.markdown(f"**Traffic patterns** ({len(cells):,} shown of {d.get('n_cells', len(cells)):,}; "
                     "most frequent first)")
-        st.dataframe(cells, hide_index=True, key=f"cells-{key}")
+        dataframe(cells, column_config=_config(cells, CELL_HELP), key=f"cells-{key}")
         table_download(cells, f"audit-cells-{key}")

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import PanelError
-from ..labels import map_labels
+from ..labels import check_label_map, describe_labels, map_labels
 from ..panel import (check_distinct_roles, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column, resolve_judge_names, is_missing, parse_float)
 from .files import ImportLimits
 
@@ -32,15 +32,42 @@ def _relocate(exc: PanelError, first: np.ndarray, first_line: int) -> PanelError
 
 
 def labels_from_strings(raw: Sequence[str], *, column: str = "label", first_line: int = 2,
-                        label_range: tuple[float, float] | None = None) -> tuple[np.ndarray, str]:
+                        label_range: tuple[float, float] | None = None,
+                        label_map: Mapping[str, float | None] | None = None) -> tuple[np.ndarray, str]:
     """:func:`fcps_core.labels.map_labels` computed on the distinct values."""
+    labels, note, _ = labels_with_report(raw, column=column, first_line=first_line,
+                                         label_range=label_range, label_map=label_map)
+    return labels, note
+
+
+def labels_with_report(raw: Sequence[str], *, column: str = "label", first_line: int = 2,
+                       label_range: tuple[float, float] | None = None,
+                       label_map: Mapping[str, float | None] | None = None) -> tuple[np.ndarray, str, dict]:
+    """(labels, note, :func:`fcps_core.labels.describe_labels` report), on the distinct values."""
     codes, uniques, first = factorize_values(raw)
+    counts = np.bincount(codes, minlength=len(uniques))
     try:
         mapped, note = map_labels(uniques, column=column, first_line=0, label_range=label_range,
-                                  counts=np.bincount(codes, minlength=len(uniques)))
+                                  counts=counts, label_map=label_map)
     except PanelError as exc:
         raise _relocate(exc, first, first_line) from None
-    return mapped[codes], note
+    report = describe_labels(uniques, mapped, counts, note=note, label_range=label_range, label_map=label_map)
+    return mapped[codes], note, report
+
+
+def remap_outputs(col: JudgeColumn, output_map: Mapping[str, float | None] | None) -> JudgeColumn:
+    """A pairwise or binary judge whose scalar encoding follows ``output_map`` (word ->
+    value in [0, 1], case-insensitive; None entries are ignored): the label word mapping
+    applied to judge outputs, so a judge saying ``good`` keeps meaning what the label
+    ``good`` means. Other schemas are returned unchanged."""
+    words = {k: v for k, v in check_label_map(output_map).items() if not np.isnan(v)}
+    if not words or col.schema not in ("pairwise", "binary"):
+        return col
+    scalar_map = {tok: words.get(tok.lower(), v) for tok, v in col.scalar_map.items()}
+    if scalar_map == col.scalar_map:
+        return col
+    return JudgeColumn(name=col.name, schema=col.schema, codes=col.codes, vocab=col.vocab, values=col.values,
+                       scalar_map=scalar_map, value_range=col.value_range, range_declared=col.range_declared)
 
 
 def _too_many_outputs(name: str, n_distinct: int, max_distinct: int) -> PanelError:
@@ -95,10 +122,17 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
                 label_range: tuple[float, float] | None = None,
                 judge_range: tuple[float, float] | None = None,
                 require_labels: bool = True, name: str = "panel", first_line: int = 2,
-                limits: ImportLimits | None = None) -> Panel:
+                limits: ImportLimits | None = None,
+                label_map: Mapping[str, float | None] | None = None,
+                output_map: Mapping[str, float | None] | None = None) -> Panel:
     """The panel the reference ``panel_from_columns`` builds from the same string columns (same
     checks in the same order, same errors), computed on distinct values; plus the judge
-    count and distinct-output limits when ``limits`` is given."""
+    count and distinct-output limits when ``limits`` is given.
+
+    ``label_map`` declares label words (:func:`fcps_core.labels.map_labels`) and
+    ``output_map`` the scalar value of pairwise/binary judge outputs (:func:`remap_outputs`).
+    The panel carries ``label_mapping``: how its labels were read
+    (:func:`fcps_core.labels.describe_labels`; ``kind`` ``none`` without a label column)."""
     check_distinct_roles(item_column=item_column, group_column=group_column, label_column=label_column,
                          block_column=block_column)
     names = list(columns)
@@ -114,9 +148,12 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
                              + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""),
                              hint="name it with --label-column")
         labels, note = np.full(n, np.nan), ""
+        report = {"kind": "none", "words": [], "unlabelled": [], "numbers": None, "rows": n, "labelled": 0,
+                  "note": ""}
     else:
-        labels, note = labels_from_strings(cols[label_column], column=label_column,
-                                           first_line=first_line, label_range=label_range)
+        labels, note, report = labels_with_report(cols[label_column], column=label_column,
+                                                  first_line=first_line, label_range=label_range,
+                                                  label_map=label_map)
     if item_column in cols:
         item_ids = strip_values(cols[item_column])
         blank = np.flatnonzero(item_ids == "")
@@ -143,8 +180,10 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
     judge_cols = []
     for j in judge_names:
         s = schema.get(j) if isinstance(schema, Mapping) else schema
-        judge_cols.append(judge_column(j, cols[j], schema=s, first_line=first_line,
-                                       value_range=judge_range,
-                                       max_distinct=limits.max_distinct_outputs if limits else None))
-    return Panel(item_ids=item_ids, group_ids=group_ids, labels=labels, judges=judge_cols,
-                 blocks=blocks, name=name, label_note=note)
+        col = judge_column(j, cols[j], schema=s, first_line=first_line, value_range=judge_range,
+                           max_distinct=limits.max_distinct_outputs if limits else None)
+        judge_cols.append(remap_outputs(col, output_map))
+    panel = Panel(item_ids=item_ids, group_ids=group_ids, labels=labels, judges=judge_cols,
+                  blocks=blocks, name=name, label_note=note)
+    panel.label_mapping = report        # not a field: derived panels (take, subset) drop it
+    return panel

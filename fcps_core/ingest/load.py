@@ -28,12 +28,16 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
                judge_range: tuple[float, float] | None = None,
                fmt: str | None = None, delimiter: str | None = None,
                require_labels: bool = True, name: str | None = None,
-               limits: ImportLimits = DEFAULT_LIMITS, source_name: str | None = None) -> Panel:
+               limits: ImportLimits = DEFAULT_LIMITS, source_name: str | None = None,
+               label_map: Mapping[str, float | None] | None = None,
+               output_map: Mapping[str, float | None] | None = None) -> Panel:
     """Read a wide or long panel file (CSV, TSV, Parquet, JSON Lines; optionally gzipped).
 
     Same mapping options and the same resulting panel as the row-by-row reference reader (``tests/reference/row_reader.py``),
     plus ``fmt``/``delimiter`` and ``limits``. Every error names the file: ``source_name``
-    (the user's name for it, e.g. an upload's) or else ``path``.
+    (the user's name for it, e.g. an upload's) or else ``path``. ``label_map`` and
+    ``output_map`` declare label words and judge output values (:func:`build_panel`); the
+    panel's ``label_mapping`` reports how its labels were read.
     """
     if layout not in ("auto", "wide", "long"):
         raise PanelError(f"unknown layout {layout!r}; use wide, long or auto")
@@ -49,14 +53,14 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
             output_column=output_column, labels_path=labels_path, schema=schema,
             label_range=label_range, judge_range=judge_range, require_labels=require_labels,
             name=name or Path(path if source_name is None else source_name).name.split(".")[0],
-            limits=limits)
+            limits=limits, label_map=label_map, output_map=output_map)
     except PanelError as exc:
         raise in_file(exc, shown) from None
 
 
 def _table_to_panel(table: RawTable, *, layout, judges, item_column, group_column, label_column,
                     block_column, judge_column, output_column, labels_path, schema, label_range,
-                    judge_range, require_labels, name, limits) -> Panel:
+                    judge_range, require_labels, name, limits, label_map=None, output_map=None) -> Panel:
     columns, first_line = table.columns, table.first_line
     if layout == "auto":
         layout = detect_layout(columns, judge_column=judge_column, output_column=output_column)
@@ -88,7 +92,8 @@ def _table_to_panel(table: RawTable, *, layout, judges, item_column, group_colum
                                group_column=group_column, label_column=label_column,
                                block_column=block_column, schema=schema, label_range=label_range,
                                judge_range=judge_range, require_labels=require_labels,
-                               name=panel_name, first_line=2, limits=limits)
+                               name=panel_name, first_line=2, limits=limits, label_map=label_map,
+                               output_map=output_map)
         except PanelError as exc:
             if exc.line is None:
                 raise
@@ -98,7 +103,7 @@ def _table_to_panel(table: RawTable, *, layout, judges, item_column, group_colum
                        group_column=group_column, label_column=label_column,
                        block_column=block_column, schema=schema, label_range=label_range,
                        judge_range=judge_range, require_labels=require_labels, name=panel_name,
-                       first_line=first_line, limits=limits)
+                       first_line=first_line, limits=limits, label_map=label_map, output_map=output_map)
 
 
 def _check_dialect(table: RawTable, layout: str, label_column: str | None,

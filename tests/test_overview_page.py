@@ -1,0 +1,128 @@
+"""AppTest of the Overview (the workflow in plain words, "Upload your panel" and "Open the
+demo", which opens the demo's stored selection *and* sweep) and of the glossary help on every
+metric and table column of the Overview, Judges, Next judge and Deploy pages."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from store_helpers import demo_store
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 300
+DEMO = "synthetic-parity"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def seeded_store(tmp_path_factory):
+    path = demo_store(tmp_path_factory.mktemp("store") / "fcps.duckdb")
+    old = os.environ.get("FCPS_STORE")
+    os.environ["FCPS_STORE"] = path
+    from fcps_app.common import get_store
+    get_store.clear()
+    yield path
+    get_store.clear()
+    if old is None:
+        os.environ.pop("FCPS_STORE", None)
+    else:
+        os.environ["FCPS_STORE"] = old
+
+
+def by_label(widgets, label):
+    for w in widgets:
+        if w.label == label:
+            return w
+    raise AssertionError(f"no widget labelled {label!r}: {[w.label for w in widgets]}")
+
+
+def help_problems(at: AppTest) -> list[str]:
+    """Every table column and metric without a real help text (the glossary's bare
+    fallback "column." does not count)."""
+    problems = []
+    for i, df in enumerate(at.dataframe):
+        config = json.loads(df.proto.columns or "{}")
+        for col in df.value.columns:
+            text = (config.get(str(col)) or {}).get("help")
+            if not text or text.strip() == f"{col}.":
+                problems.append(f"table {i} column {col!r}: help {text!r}")
+    for m in at.metric:
+        if not (m.proto.help or "").strip():
+            problems.append(f"metric {m.label!r} has no help")
+    return problems
+
+
+def overview() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_overview_states_the_workflow_with_two_primary_buttons():
+    at = overview()
+    text = " ".join(m.value for m in at.markdown)
+    for step in ("Upload your panel", "Select", "Judges", "Regime map", "Deploy & monitor"):
+        assert step in text
+    upload = by_label(at.button, "Upload your panel")
+    demo = by_label(at.button, "Open the demo (selection and sweep)")
+    assert upload.proto.type == demo.proto.type == "primary"
+    assert any(e.label.startswith("Glossary") for e in at.expander)
+    assert help_problems(at) == [] and len(at.dataframe) == 2
+    upload.click().run()
+    assert not at.exception and at.title[0].value == "Upload a panel"
+
+
+def test_open_the_demo_opens_its_stored_selection_and_sweep(seeded_store):
+    from fcps_core.store import Store
+    runs = Store(seeded_store).runs(panel=DEMO)
+    sel_id = next(r["run_id"] for r in runs if r["kind"] == "select" and r["status"] == "done")
+    sweep_id = next(r["run_id"] for r in runs if r["kind"] == "sweep" and r["status"] == "done")
+    at = overview()
+    by_label(at.button, "Open the demo (selection and sweep)").click().run()
+    assert not at.exception, at.exception
+    state = at.session_state
+    assert state["selection"]["run_id"] == sel_id and state["selection"]["label"] == f"stored: {DEMO}"
+    assert state["sweep"]["run_id"] == sweep_id and len(state["sweep"]["data"]["cells"]) == 2
+    assert state["current_panel"] == f"stored: {DEMO}"
+    assert at.title[0].value == "Select a panel and aggregator"
+    assert at.query_params["run"] in (str(sel_id), [str(sel_id)])
+
+
+# -- glossary help on the pages this change touched -------------------------------------------------
+
+def test_judges_page_metrics_and_columns_have_help():
+    at = overview()
+    at.switch_page("app_pages/judges.py").run()
+    assert not at.exception, at.exception
+    assert at.metric and at.dataframe
+    assert help_problems(at) == []
+    assert any(e.label.startswith("Glossary") for e in at.expander)
+
+
+def test_next_judge_and_deploy_pages_metrics_and_columns_have_help(seeded_store):
+    at = overview()
+    at.switch_page("app_pages/plan.py").run()
+    by_label(at.multiselect, "families").set_value(["table", "logistic"])
+    by_label(at.number_input, "K max (0 = whole pool)").set_value(2)
+    by_label(at.button, "Run selection").click().run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    by_label(at.button, "Plan the next judge").click().run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    assert len(at.metric) == 7 and at.dataframe
+    assert help_problems(at) == []
+
+    from fcps_core.store import Store
+    store = Store(seeded_store)
+    run = next(r for r in store.runs(kind="select") if r["status"] == "done")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["run"] = str(run["run_id"])
+    at.run()
+    at.switch_page("app_pages/deploy.py").run()
+    at.file_uploader[0].set_value(("traffic.csv", store.export_panel(run["panel"], "csv"), "text/csv")).run()
+    assert not at.exception, at.exception
+    assert len(at.metric) == 5 and len(at.dataframe) == 2
+    assert help_problems(at) == []
