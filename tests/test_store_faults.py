@@ -39,7 +39,7 @@ from fcps_core.cli import main
 from fcps_core.errors import PanelError
 from fcps_core.ingest import import_file, load_panel, save_upload
 from fcps_core.ingest.uploads import UPLOAD_NAME
-from fcps_core.store import Store
+from fcps_core.store import LATEST_VERSION, Store
 from fcps_core.store.core import staged
 from fcps_core.store.location import StoreFullError
 
@@ -435,7 +435,7 @@ def test_a_full_disk_when_creating_or_upgrading_a_store_is_one_message(base, tmp
                                              "data is as it was"):
         Store(old).panels()
     monkeypatch.undo()
-    assert Store(old).schema_version() == 5
+    assert Store(old).schema_version() == LATEST_VERSION
 
 
 def test_a_full_disk_while_saving_an_upload_saves_nothing(tmp_path, monkeypatch):

@@ -1,8 +1,10 @@
-"""Store commands: import, panels, show, delete, export, runs, seed.
+"""Store commands: import, panels, show, delete, export, runs, annotate, seed.
 
     python -m fcps_core import FILE --name NAME [mapping flags] [--preview]
     python -m fcps_core panels | show NAME | delete NAME|run:ID | runs [--panel NAME]
     python -m fcps_core export NAME|run:ID --format csv|parquet|json [--out PATH]
+    python -m fcps_core export run:ID --format html [--out PATH] [--no-figures]   # the run's report
+    python -m fcps_core annotate run:ID "TEXT" | annotate run:ID --clear
     python -m fcps_core seed
 
 Every command takes ``--store PATH`` (default ``$FCPS_STORE`` or ``data/fcps.duckdb``; the
@@ -96,9 +98,12 @@ def add_store_commands(sub) -> None:
     ex = sub.add_parser("export", help="export a stored panel or run, or a predictor as one SQL query")
     ex.add_argument("name", help="panel name, or run:ID (a bare number means a run when no panel has that "
                                  "name), or a predictor file (an existing .json file; --format sql)")
-    ex.add_argument("--format", dest="fmt", choices=["csv", "parquet", "json", "sql"],
+    ex.add_argument("--format", dest="fmt", choices=["csv", "parquet", "json", "sql", "html"],
                     help="csv, parquet or json for panels and runs (default csv); sql compiles the "
-                         "predictor of a predictor file or of a run:ID to one SELECT (default for a predictor file)")
+                         "predictor of a predictor file or of a run:ID to one SELECT (default for a predictor file); "
+                         "html writes a run's report: one self-contained page, verdict first")
+    ex.add_argument("--no-figures", action="store_true",
+                    help="--format html: leave the figures (and the 4.6 MB of plotly.js) out")
     ex.add_argument("--table", help="--format sql: the table the query scores (default traffic; "
                                     "letters, digits, underscores, optionally schema.table)")
     ex.add_argument("--item-column", help="--format sql: the table's item id column (default item_id)")
@@ -109,10 +114,18 @@ def add_store_commands(sub) -> None:
 
     ru = sub.add_parser("runs", help="list stored runs")
     ru.add_argument("--panel", help="only runs on this panel")
-    ru.add_argument("--kind", choices=["select", "sweep"])
+    ru.add_argument("--kind", choices=["select", "sweep", "audit"])
     ru.add_argument("--json", action="store_true")
     ru.add_argument("--store", help=STORE_HELP)
     ru.set_defaults(handler=_store_errors(cmd_runs))
+
+    an = sub.add_parser("annotate", help="attach a note to a stored run (shown in runs, the results browser "
+                                         "and the run's report)")
+    an.add_argument("run", help="run:ID (or the run's number)")
+    an.add_argument("text", nargs="?", help="the note (replaces an earlier one)")
+    an.add_argument("--clear", action="store_true", help="remove the run's note")
+    an.add_argument("--store", help=STORE_HELP)
+    an.set_defaults(handler=_store_errors(cmd_annotate))
 
     se = sub.add_parser("seed", help="add the demo panels, selections and sweeps to a store")
     se.add_argument("--store", help=STORE_HELP)
@@ -264,11 +277,30 @@ def cmd_runs(args) -> int:
         sys.stdout.write("no runs stored (select/sweep with --save stores one)\n")
         return 0
     rows = [[r["run_id"], r["panel"], r["kind"], r["status"], r["family"], r["K"], r["val_mse"],
-             r["test_mse"], r["seconds"], f"{r['finished_at']:%Y-%m-%d %H:%M}", r["label"] or ""]
-            for r in runs]
+             r["test_mse"], r["seconds"], f"{r['finished_at']:%Y-%m-%d %H:%M}", r["label"] or "",
+             _short(r.get("note"))] for r in runs]
     sys.stdout.write(safe(render_table(rows, ["run", "panel", "kind", "status", "family", "K",
                                                "val_mse", "test_mse", "seconds", "finished (UTC)",
-                                               "label"])))
+                                               "label", "note"])))
+    return 0
+
+
+def _short(note: str | None, width: int = 40) -> str:
+    """A note on one table line: newlines folded, long text cut with an ellipsis."""
+    text = " ".join((note or "").split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def cmd_annotate(args) -> int:
+    m = re.fullmatch(r"(?:run:)?(\d+)", args.run.strip(), flags=re.IGNORECASE)
+    if not m:
+        raise StoreError(f"{args.run!r} is not a run reference; write run:ID (see python -m fcps_core runs)")
+    if args.clear == (args.text is not None):
+        raise FCPSError("give the note text, or --clear to remove the note (not both)")
+    store = open_store(args, must_exist=True)
+    run_id = int(m.group(1))
+    note = store.set_run_note(run_id, None if args.clear else args.text)
+    sys.stdout.write(f"noted run {run_id}\n" if note else f"removed the note of run {run_id}\n")
     return 0
 
 
@@ -302,6 +334,8 @@ def _is_predictor_file(name: str) -> bool:
 
 
 def cmd_export(args) -> int:
+    if args.no_figures and args.fmt != "html":
+        raise FCPSError("--no-figures applies only to --format html")
     if args.fmt != "sql":
         for flag, value in (("--table", args.table), ("--item-column", args.item_column)):
             if value is not None and (args.fmt is not None or not _is_predictor_file(args.name)):
@@ -315,6 +349,8 @@ def cmd_export(args) -> int:
         return _export_sql(args, FCPSPredictor.load(args.name))
     store = open_store(args)
     run_id = _run_ref(store, args.name)
+    if args.fmt == "html":
+        return _export_report(args, store, run_id)
     if args.fmt == "sql":
         if run_id is None:
             raise FCPSError(f"--format sql exports a predictor, and {args.name!r} is a panel name: give a "
@@ -333,6 +369,22 @@ def cmd_export(args) -> int:
         sys.stdout.flush()
     else:
         sys.stderr.write(f"wrote {args.out}\n")
+    return 0
+
+
+def _export_report(args, store: Store, run_id: int | None) -> int:
+    """The run's HTML report (fcps_core.run_report), to --out or stdout."""
+    if run_id is None:
+        raise FCPSError(f"--format html writes a run's report, and {args.name!r} is a panel name: give run:ID "
+                        "(see python -m fcps_core runs)")
+    from ..run_report import run_report_html
+    text = run_report_html(store, run_id, figures=not args.no_figures)
+    if args.out:
+        from ..outputs import write_output
+        write_output(args.out, text, force=args.force)
+        sys.stderr.write(f"wrote {args.out}\n")
+    else:
+        sys.stdout.write(text)
     return 0
 
 

@@ -1,5 +1,5 @@
 """Runs in the store: selections (with their predictor), sweeps, traffic audits, failed
-attempts; list, read, delete."""
+attempts; list, read, annotate, delete."""
 
 from __future__ import annotations
 
@@ -15,6 +15,10 @@ from .location import utc_now
 from .records import (CANDIDATE_COLUMNS, SWEEP_CELL_NUMBERS, SWEEP_MENU_AFTER_MODE, SWEEP_MENU_BEFORE_MODE,
                       selection_params)
 from .schema import RUN_CHILD_TABLES, next_id
+
+
+#: the longest run note (characters) the store keeps
+MAX_NOTE_CHARS = 2000
 
 
 class PanelChangedError(StoreError):
@@ -229,7 +233,7 @@ class RunStore:
     def runs(self, *, panel: str | None = None, kind: str | None = None) -> list[dict]:
         """Stored runs (newest first) with their headline result."""
         with self.reading() as cur:
-            cur.execute("""SELECT r.run_id, r.panel_name AS panel, r.kind, r.status, r.label, r.seed,
+            cur.execute("""SELECT r.run_id, r.panel_name AS panel, r.kind, r.status, r.label, r.note, r.seed,
                                   r.version, r.panel_version, r.finished_at, r.seconds, c.family, c.K, c.val_mse,
                                   c.test_mse, r.error, p.run_id IS NOT NULL AS has_predictor,
                                   json_extract_string(p.predictor, '$.family') AS deployed_family
@@ -294,6 +298,23 @@ class RunStore:
                                  "records": records, **(summary.get("extra") or {})} \
                     if run["status"] == "done" else None
         return json_ready(run)
+
+    def set_run_note(self, run_id: int, note: str | None) -> str | None:
+        """Attach ``note`` (free text, at most :data:`MAX_NOTE_CHARS` characters) to a stored
+        run, replacing any earlier one; an empty or blank note (or None) removes it. Returns
+        the note as stored (stripped), or None."""
+        if note is not None and not isinstance(note, str):
+            raise StoreError(f"a run note is text, not {type(note).__name__}")
+        text = (note or "").strip()
+        if "\x00" in text:
+            raise StoreError("a run note cannot contain a NUL character")
+        if len(text) > MAX_NOTE_CHARS:
+            raise StoreError(f"a run note has at most {MAX_NOTE_CHARS:,} characters (this one has {len(text):,})")
+        with self.transaction() as cur:
+            if cur.execute("SELECT count(*) FROM runs WHERE run_id = ?", [int(run_id)]).fetchone()[0] == 0:
+                raise StoreError(f"no stored run with id {run_id}; list them with: python -m fcps_core runs")
+            cur.execute("UPDATE runs SET note = ? WHERE run_id = ?", [text or None, int(run_id)])
+        return text or None
 
     def delete_run(self, run_id: int) -> dict:
         with self.transaction() as cur:

@@ -127,6 +127,11 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             (SELECT coalesce(max(panel_id), 0) FROM runs),
             (SELECT coalesce(max(panel_id), 0) FROM items))""",
     )),
+    (6, "run notes: a user's annotation of a stored run", (
+        # Free text the user attaches to a run (results browser, python -m fcps_core annotate);
+        # NULL when there is none. Existing runs keep every value and get no note.
+        "ALTER TABLE runs ADD COLUMN note VARCHAR",
+    )),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 #: every table, in the order a panel/run delete must clear them (children first)

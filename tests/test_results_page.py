@@ -1,0 +1,172 @@
+"""The results browser (AppTest): a run's view, its report download, notes, deletes and the
+side-by-side comparison.
+
+* A selection's view shows its held-out and test MSE and its split sizes (n_S, n_M, n_V, n_T
+  from the stored split) as metrics without delta arrows, each with glossary help; every
+  table column has help.
+* "Download report (HTML)" is offered for every run.
+* A note typed in the page is stored and listed; a delete asks first, can be cancelled, and
+  then removes the run from the store and from the page's deep link.
+* ``?compare=A,B`` shows a parameter diff whose differing rows are marked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fcps_core import make_blocks, select
+from fcps_core.experiments import calibration_growth
+from fcps_core.seed import SEED_VERSION
+from fcps_core.store import Store
+from fcps_core.synthetic import make_regime
+from paper_protocol import select as paper_select
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 300
+OPEN = "Open runs (two or more: side by side)"
+
+
+@pytest.fixture(scope="module")
+def page_store(tmp_path_factory):
+    """A store (marked seeded: the app adds no demo content) with a split-protocol and a
+    cross-fitted selection, a sweep and a failed run; the app points at it."""
+    path = tmp_path_factory.mktemp("results") / "fcps.duckdb"
+    store = Store(path)
+    panel = make_regime("mixed", rows=400, judges=4, seed=0)
+    store.add_panel(panel, name="mixed", licence="MIT")
+    blocks = make_blocks(panel, split="1:2:1:1", seed=0)
+    ids = {"split": store.save_selection(paper_select(panel, blocks, families=["table", "logistic"],
+                                                      paths=["info_first"]), panel="mixed"),
+           "crossfit": store.save_selection(select(panel, blocks, families=["table", "backoff"],
+                                                   paths=["info_first"], n_jobs=1), panel="mixed"),
+           "sweep": store.save_sweep(calibration_growth(panel, [40, 80], n_select=80, n_val=80, n_test=120,
+                                                        splits=2, seed=0, families=["table", "logistic"],
+                                                        paths=["info_first"]), panel="mixed"),
+           "failed": store.save_failed_run(panel="mixed", kind="select", params={"k_max": 2}, error="boom")}
+    store.set_meta("seed_version", SEED_VERSION)
+    old = os.environ.get("FCPS_STORE")
+    os.environ["FCPS_STORE"] = str(path)
+    from fcps_app.common import get_store
+    get_store.clear()
+    yield store, ids
+    get_store.clear()
+    if old is None:
+        os.environ.pop("FCPS_STORE", None)
+    else:
+        os.environ["FCPS_STORE"] = old
+
+
+def results(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page("app_pages/results.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def by_label(widgets, label):
+    for w in widgets:
+        if w.label == label:
+            return w
+    raise AssertionError(f"no widget labelled {label!r}: {[w.label for w in widgets]}")
+
+
+def metrics(at) -> dict:
+    return {m.label: m for m in at.metric}
+
+
+def test_a_selection_shows_test_mse_and_split_sizes_without_delta_arrows(page_store):
+    store, ids = page_store
+    at = results(run=str(ids["split"]))
+    res = store.run(ids["split"])["result"]
+    shown = metrics(at)
+    assert shown["test MSE (T)"].value == f"{res['selected']['test_mse']:.4f}"
+    assert shown["held-out MSE"].value == f"{res['selected']['val_mse']:.4f}"
+    for key in ("n_S", "n_M", "n_V", "n_T"):
+        assert shown[key].value == f"{res['split'][key]:,}", key
+    for m in at.metric:
+        assert m.proto.delta == "" and m.help, m.label             # no arrow, always words
+    assert "Download report (HTML)" in [b.label for b in at.download_button]
+    # a cross-fitted run names its fold sizes
+    at = results(run=str(ids["crossfit"]))
+    cf = store.run(ids["crossfit"])["result"]["split"]
+    shown = metrics(at)
+    assert shown["n_V"].value == f"{cf['n_deployable']:,}" and shown["n_T"].value == f"{cf['n_T']:,}"
+    assert "held out" in shown["n_V"].help
+    assert "Download report (HTML)" in [b.label for b in at.download_button]
+
+
+@pytest.mark.parametrize("kind", ["split", "sweep", "failed"])
+def test_every_table_column_has_help_and_every_run_a_report(page_store, kind):
+    _, ids = page_store
+    at = results(run=str(ids[kind]))
+    assert at.dataframe
+    for df in at.dataframe:
+        config = json.loads(df.proto.columns or "{}")
+        for column in df.value.columns:
+            text = (config.get(str(column)) or {}).get("help")
+            assert text and text != f"{column}.", (kind, column)
+    assert "Download report (HTML)" in [b.label for b in at.download_button]
+
+
+def test_compare_shows_a_parameter_diff(page_store):
+    _, ids = page_store
+    a, b = ids["split"], ids["crossfit"]
+    at = results(compare=f"{a},{b}")
+    assert by_label(at.multiselect, OPEN).value == [a, b]
+    assert "Compare runs" in [s.value for s in at.subheader]
+    diff = next(df.value for df in at.dataframe if "fact" in df.value.columns)
+    assert list(diff.columns) == ["fact", f"run {a}", f"run {b}", "differs"]
+    assert diff["differs"].all()                                    # default: only what differs
+    rows = diff.set_index("fact")
+    assert rows.loc["protocol", f"run {a}"] == "split" and rows.loc["protocol", f"run {b}"] == "crossfit"
+    assert "param: families" in rows.index
+    toggle = next(t for t in at.toggle if t.label.startswith("Only what differs"))
+    toggle.set_value(False).run()
+    full = next(df.value for df in at.dataframe if "fact" in df.value.columns).set_index("fact")
+    assert len(full) > len(rows) and not full.loc["panel", "differs"]
+    assert full.loc["panel", f"run {a}"] == full.loc["panel", f"run {b}"] == "mixed"
+    assert sum(f"Run {i}" in m.value for m in at.markdown for i in (a, b)) == 2
+
+
+def test_a_note_is_saved_and_listed(page_store):
+    store, ids = page_store
+    run_id = ids["sweep"]
+    at = results(run=str(run_id))
+    by_label(at.text_area, "Note on this run").set_value("check the *budgets* <again>")
+    by_label(at.button, "Save note").click().run()
+    assert not at.exception, at.exception
+    assert store.run(run_id)["note"] == "check the *budgets* <again>"
+    assert any(f"Note saved on run {run_id}" in s.value for s in at.success)
+    listed = at.dataframe[0].value.set_index("run_id")
+    assert listed.loc[run_id, "note"] == "check the *budgets* <again>"
+    assert by_label(at.text_area, "Note on this run").value == "check the *budgets* <again>"
+    by_label(at.text_area, "Note on this run").set_value("")
+    by_label(at.button, "Save note").click().run()
+    assert store.run(run_id)["note"] is None
+
+
+def test_a_delete_asks_first_and_then_removes_the_run(page_store):
+    store, ids = page_store
+    run_id = ids["failed"]
+    at = results(run=str(run_id))
+    by_label(at.button, f"Delete run {run_id}").click().run()
+    assert any(f"Delete run {run_id}" in w.value for w in at.warning)
+    assert run_id in {r["run_id"] for r in store.runs()}            # nothing deleted yet
+    by_label(at.button, "Cancel").click().run()
+    assert not at.warning and run_id in {r["run_id"] for r in store.runs()}
+    by_label(at.button, f"Delete run {run_id}").click().run()
+    by_label(at.button, f"Yes, delete run {run_id}").click().run()
+    assert not at.exception, at.exception
+    assert run_id not in {r["run_id"] for r in store.runs()}
+    assert any(f"Deleted run {run_id}" in s.value for s in at.success)
+    assert run_id not in at.dataframe[0].value["run_id"].tolist()
+    assert by_label(at.multiselect, OPEN).value == []
+    assert "run" not in at.query_params
