@@ -134,6 +134,7 @@ def split_record(result, budget: int, split: int, k_short: int = 3,
         # Post-selection audit on T only (paper Table tab:metric-robustness).
         metrics = metric_suite(result.panel.labels[result.blocks.T],
                                result.predict_rows(sel, result.blocks.T))
+        rec.setdefault("selected_index", {})[menu] = sel.index
         rec["menus"][menu] = {
             "test_mse": sel.test_mse, "test_nll": sel.test_nll, "val_mse": sel.val_mse,
             # validation side for planning (fcps_core.planning): never fitted on test risks
@@ -165,6 +166,45 @@ def split_record(result, budget: int, split: int, k_short: int = 3,
     if short is not None and "table" in rec["menus"]:
         rec["regret_vs_short"] = rec["menus"]["table"]["test_mse"] - short.test_mse
     return rec
+
+
+#: The per-candidate sweep record (issue: reproduce the whole paper): one row per
+#: (split, budget, candidate), columns below; ``selected_by`` names the menus whose
+#: validation argmin the candidate was ("" if none, "table|full" if several).
+CANDIDATE_COLUMNS = ("split", "n_M", "path", "K", "family", "val_risk", "val_mse", "test_mse", "H_K", "Q_K",
+                     "S_K", "unseen_val", "unseen_test", "V_cell", "V_proxy", "selected_by")
+
+
+def candidate_rows(result, budget: int, split: int, selected: dict[str, int]) -> dict[str, list]:
+    """Every candidate's figures of one (split, budget) selection as columns
+    (:data:`CANDIDATE_COLUMNS`); prefix diagnostics are shared by a prefix's families."""
+    by_index: dict[int, list[str]] = {}
+    for menu, idx in selected.items():
+        by_index.setdefault(idx, []).append(menu)
+    cols: dict[str, list] = {c: [] for c in CANDIDATE_COLUMNS}
+    nan = math.nan
+    for c in result.candidates:
+        d = c.diagnostics
+        for key, value in (("split", split), ("n_M", budget), ("path", c.path_rule), ("K", c.K),
+                           ("family", c.family), ("val_risk", c.val_risk), ("val_mse", c.val_mse),
+                           ("test_mse", nan if c.test_mse is None else c.test_mse),
+                           ("H_K", d.H_K if d else nan), ("Q_K", d.Q_K if d else nan),
+                           ("S_K", d.S_K if d else -1), ("unseen_val", d.unseen_val if d else nan),
+                           ("unseen_test", nan if d is None or d.unseen_test is None else d.unseen_test),
+                           ("V_cell", d.V_cell if d else nan), ("V_proxy", d.V_proxy if d else nan),
+                           ("selected_by", "|".join(by_index.get(c.index, ())))):
+            cols[key].append(value)
+    return cols
+
+
+def concat_candidate_rows(parts: list[dict[str, list]]) -> dict[str, np.ndarray]:
+    """The long candidate table of a sweep as numpy columns (strings as object arrays)."""
+    out = {}
+    for col in CANDIDATE_COLUMNS:
+        values = [v for p in parts for v in p[col]]
+        out[col] = np.asarray(values, dtype=object if col in ("path", "family", "selected_by") else
+                              (np.int64 if col in ("split", "n_M", "K", "S_K") else float))
+    return out
 
 
 def _mean_se(values: Sequence[float]) -> tuple[float, float]:
@@ -238,6 +278,14 @@ class SweepResult:
     records: list[dict]
     cells: list[dict] = field(default_factory=list)
     plan: dict | None = None      # fcps_core.planning.sweep_plan: the next labels
+    #: every candidate of every (split, budget): columns of :data:`CANDIDATE_COLUMNS`
+    candidates: dict[str, np.ndarray] | None = None
+
+    def candidate_frame(self):
+        """The per-candidate records as a pandas DataFrame (one row per split, budget, candidate)."""
+        import pandas as pd
+        return pd.DataFrame(self.candidates if self.candidates is not None else
+                            {c: [] for c in CANDIDATE_COLUMNS})
 
     def to_dict(self) -> dict:
         d = {"panel": self.panel, "budgets": self.budgets, "settings": self.settings,
@@ -248,13 +296,19 @@ class SweepResult:
 
 
 def _run_split(panel: Panel, budgets: list[int], split: int, seed: int, sizes: dict,
-               selector_options: dict, menus: dict | None = None) -> list[dict]:
+               selector_options: dict, menus: dict | None = None,
+               keep_candidates: bool = True) -> tuple[list[dict], list[dict]]:
+    """(records, candidate-row parts) of one split over every budget."""
     blocks_per_budget = nested_blocks(panel, budgets, seed=seed, **sizes)
-    out = []
+    out, parts = [], []
     for n_M, blocks in zip(budgets, blocks_per_budget):
         result = FCPSSelector(seed=seed, **{**PAPER_PROTOCOL, **selector_options}).fit(panel, blocks)
-        out.append(split_record(result, n_M, split, menus=menus))
-    return out
+        rec = split_record(result, n_M, split, menus=menus)
+        selected = rec.pop("selected_index", {})
+        out.append(rec)
+        if keep_candidates:
+            parts.append(candidate_rows(result, n_M, split, selected))
+    return out, parts
 
 
 def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n_val: int,
@@ -264,7 +318,7 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
                        backend: str = "loky",
                        progress: Callable[[float, str], None] | None = None,
                        menus: dict[str, Sequence[str]] | None = None,
-                       plan_options: dict | None = None,
+                       plan_options: dict | None = None, keep_candidates: bool = True,
                        **selector_options) -> SweepResult:
     """Sweep n_M over ``budgets`` with fixed n_S, n_V, n_T over ``splits`` grouped splits.
 
@@ -273,7 +327,8 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
     ``menus`` maps a menu name to its families or a :class:`Menu` (default :data:`MENUS`;
     :data:`PAPER_MENUS` for the paper's 21/42-candidate menus); each menu's decision
     is its own validation argmin. ``families`` (default: the union of the menus) is what gets
-    fitted. ``plan_options`` are passed to :func:`fcps_core.planning.sweep_plan` (the result's
+    fitted. ``keep_candidates`` keeps every candidate's figures per split and budget
+    (``SweepResult.candidates``, :data:`CANDIDATE_COLUMNS`). ``plan_options`` are passed to :func:`fcps_core.planning.sweep_plan` (the result's
     ``plan``: each menu's validation-risk curve, the crossover budget, the S/M/V allocation).
     """
     budgets = sorted(int(b) for b in budgets)
@@ -294,18 +349,22 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
     # Fail fast on impossible sizes before any worker starts.
     nested_blocks(panel, budgets, seed=seeds[0], **sizes)
     records: list[dict] = []
+    parts: list[dict] = []
     if workers == 1:
         for r, s in enumerate(seeds):
-            records += _run_split(panel, budgets, r, s, sizes, options, menus)
+            recs, cand = _run_split(panel, budgets, r, s, sizes, options, menus, keep_candidates)
+            records += recs
+            parts += cand
             report((r + 1) / splits, f"split {r + 1}/{splits}")
     else:
         from joblib import Parallel, delayed, parallel_config
         with parallel_config(backend=backend, n_jobs=workers):
             done = 0
-            for recs in Parallel(return_as="generator")(
-                    delayed(_run_split)(panel, budgets, r, s, sizes, options, menus)
+            for recs, cand in Parallel(return_as="generator")(
+                    delayed(_run_split)(panel, budgets, r, s, sizes, options, menus, keep_candidates)
                     for r, s in enumerate(seeds)):
                 records += recs
+                parts += cand
                 done += 1
                 report(done / splits, f"split {done}/{splits}")
     records.sort(key=lambda r: (r["n_M"], r["split"]))
@@ -316,6 +375,6 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
     settings = {**sizes, "splits": splits, "seed": seed, "families": list(families), "menu_sizes": menu_sizes,
                 "paths": list(paths), **{k: v for k, v in selector_options.items() if k != "progress"}}
     result = SweepResult(panel=panel.name, budgets=budgets, settings=settings, records=records,
-                         cells=cells)
+                         cells=cells, candidates=concat_candidate_rows(parts) if keep_candidates else None)
     result.plan = sweep_plan(result.to_dict(), **(plan_options or {}))
     return result

@@ -30,3 +30,8 @@ def selection_params(result) -> dict:
     params["blocks"] = {**result.blocks.sizes(), "source": result.blocks.source,
                         "seed": result.blocks.seed}
     return params
+
+#: columns of ``sweep_candidates`` after run_id (the same as
+#: ``fcps_core.experiments.CANDIDATE_COLUMNS``; a test keeps them equal)
+SWEEP_CANDIDATE_COLUMNS = ("split", "n_M", "path", "K", "family", "val_risk", "val_mse", "test_mse", "H_K", "Q_K",
+                           "S_K", "unseen_val", "unseen_test", "V_cell", "V_proxy", "selected_by")

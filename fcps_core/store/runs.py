@@ -12,8 +12,8 @@ from ..jsonutil import json_ready
 from .cells import rows_to_dicts, to_json, to_number
 from .core import staged
 from .location import utc_now
-from .records import (CANDIDATE_COLUMNS, SWEEP_CELL_NUMBERS, SWEEP_MENU_AFTER_MODE, SWEEP_MENU_BEFORE_MODE,
-                      selection_params)
+from .records import (CANDIDATE_COLUMNS, SWEEP_CANDIDATE_COLUMNS, SWEEP_CELL_NUMBERS, SWEEP_MENU_AFTER_MODE,
+                      SWEEP_MENU_BEFORE_MODE, selection_params)
 from .schema import RUN_CHILD_TABLES, next_id
 
 
@@ -219,7 +219,27 @@ class RunStore:
                 if rows:
                     marks = ", ".join(["?"] * (len(rows[0]) + 1))
                     cur.executemany(f"INSERT INTO {table} VALUES ({marks})", [[run_id] + r for r in rows])
+            if getattr(result, "candidates", None) is not None:
+                self._insert_sweep_candidates(cur, run_id, result.candidates)
         return run_id
+
+    @staticmethod
+    def _insert_sweep_candidates(cur, run_id: int, columns: dict) -> None:
+        """A sweep's per-candidate records (numpy columns) in one staged insert."""
+        import pyarrow as pa
+        table = pa.table({c: pa.array(list(columns[c]) if columns[c].dtype == object else columns[c])
+                          for c in SWEEP_CANDIDATE_COLUMNS})
+        with staged(cur, "fcps_stage_sweep_candidates", table):
+            cur.execute("INSERT INTO sweep_candidates SELECT ?, " + ", ".join(SWEEP_CANDIDATE_COLUMNS)
+                        + " FROM fcps_stage_sweep_candidates", [run_id])
+
+    def sweep_candidates(self, run_id: int):
+        """The per-candidate records of a stored sweep as a pandas DataFrame (empty for
+        sweeps stored before schema 7)."""
+        with self.reading() as cur:
+            cur.execute("SELECT " + ", ".join(SWEEP_CANDIDATE_COLUMNS) + " FROM sweep_candidates WHERE run_id = ? "
+                        "ORDER BY split, n_M", [int(run_id)])
+            return cur.fetch_df()
 
     def save_failed_run(self, *, panel: str, kind: str, params: dict, error: str,
                         seed: int | None = None, started_at: _dt.datetime | None = None,

@@ -132,11 +132,21 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
         # NULL when there is none. Existing runs keep every value and get no note.
         "ALTER TABLE runs ADD COLUMN note VARCHAR",
     )),
+    (7, "every candidate of every sweep split (the paper analyses that need the whole menu)", (
+        # One row per (split, budget, candidate) of a sweep (fcps_core.experiments.CANDIDATE_COLUMNS);
+        # selected_by names the menus whose validation argmin the candidate was ('' if none).
+        # Sweeps stored before keep no candidates: their analyses say so.
+        """CREATE TABLE sweep_candidates (
+            run_id INTEGER NOT NULL, split INTEGER NOT NULL, n_M INTEGER NOT NULL, path VARCHAR,
+            K INTEGER, family VARCHAR, val_risk DOUBLE, val_mse DOUBLE, test_mse DOUBLE, H_K DOUBLE,
+            Q_K DOUBLE, S_K INTEGER, unseen_val DOUBLE, unseen_test DOUBLE, V_cell DOUBLE,
+            V_proxy DOUBLE, selected_by VARCHAR)""",
+    )),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 #: every table, in the order a panel/run delete must clear them (children first)
 RUN_CHILD_TABLES = ("run_candidates", "run_cells", "sweep_cells", "sweep_menu_cells", "sweep_records",
-                    "run_predictors", "audit_cells")
+                    "sweep_candidates", "run_predictors", "audit_cells")
 #: the tables whose rows are the store's content (:meth:`Store.content_digest`); the id
 #: counters are bookkeeping, not content, and are left out
 CONTENT_TABLES = ("panels", "judges", "items", "outputs", "runs") + RUN_CHILD_TABLES + ("judge_costs", "meta")

@@ -1,0 +1,266 @@
+"""Paper analyses that need every candidate of every split (not only each menu's choice).
+
+Input: a sweep's per-candidate long table (``SweepResult.candidate_frame()``, columns
+:data:`fcps_core.experiments.CANDIDATE_COLUMNS`; several panels may be stacked with a
+``panel`` column) and, where a label needs the decisions, the sweep's per-split records.
+Every function returns plain rows (dicts) and cites its paper label:
+
+* :func:`marginal_deltas` / :func:`marginal_bins`  Figure fig:marginal: test-risk change
+  from K to K+1 against the complexity increase Delta(H_K / n_M), binned median and
+  10-90 % band.
+* :func:`controlled_complexity`  Table tab:controlled-complexity: H_K / n_M and the unseen
+  rate against test risk after demeaning within panel-budget-path groups, standardized
+  one-variable regression slope with its OLS standard error.
+* :func:`within_group_correlation`  Table tab:within-group-correlation.
+* :func:`interaction_diagnostic`  Table tab:interaction-diagnostic: best all-K additive
+  stacker, best all-K pairwise-feature stacker (each chosen on validation, scored on
+  test), their gap, and the share of scalar choices using pairwise features.
+* :func:`theory_proxy_winner`  Table tab:theory-proxy-winner: the split-level proxy score
+  z(H_K/n_M) + z(unseen) + z(pairwise gain) predicting that the scalar menu's choice beats
+  the table menu's on test risk: AUC (cluster bootstrap interval, within-cluster
+  permutation p), hard-rule agreement over panel-budget cells with a one-sided binomial
+  p, and the scalar-minus-table proxy gap.
+
+The research test block enters only as the reported outcome (test risk), as in the paper's
+diagnostics; no choice is made on it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+ADDITIVE_STACKERS = ("ridge_iso", "logistic")
+PAIRWISE_STACKERS = ("ridge_pairwise_iso", "logistic_pairwise")
+
+
+def _with_panel(df: pd.DataFrame) -> pd.DataFrame:
+    return df if "panel" in df.columns else df.assign(panel="panel")
+
+
+def _table_rows(df: pd.DataFrame, family: str) -> pd.DataFrame:
+    df = _with_panel(df)
+    out = df[(df["family"] == family) & np.isfinite(df["test_mse"].astype(float))
+             & np.isfinite(df["H_K"].astype(float))].copy()
+    out["H_per_n"] = out["H_K"].astype(float) / out["n_M"].astype(float)
+    return out
+
+
+# -- fig:marginal -------------------------------------------------------------------------------
+def marginal_deltas(df: pd.DataFrame, family: str = "table") -> pd.DataFrame:
+    """One row per (panel, split, budget, path, K -> K+1) of ``family``: ``d_complexity``
+    = Delta(H_K / n_M), ``d_risk`` = Delta test risk (below zero: adding the judge helped)."""
+    t = _table_rows(df, family).sort_values(["panel", "split", "n_M", "path", "K"])
+    keys = ["panel", "split", "n_M", "path"]
+    nxt = t.groupby(keys, sort=False)[["K", "H_per_n", "test_mse"]].shift(-1)
+    ok = nxt["K"].notna() & (nxt["K"] == t["K"] + 1)
+    return pd.DataFrame({"panel": t["panel"][ok], "split": t["split"][ok], "n_M": t["n_M"][ok],
+                         "path": t["path"][ok], "K": t["K"][ok],
+                         "d_complexity": (nxt["H_per_n"] - t["H_per_n"])[ok].astype(float),
+                         "d_risk": (nxt["test_mse"] - t["test_mse"])[ok].astype(float)}).reset_index(drop=True)
+
+
+def marginal_bins(deltas: pd.DataFrame, bins: int = 8) -> list[dict]:
+    """Quantile bins of ``d_complexity`` with the median and 10-90 % band of ``d_risk``."""
+    if deltas.empty:
+        return []
+    x, y = deltas["d_complexity"].to_numpy(float), deltas["d_risk"].to_numpy(float)
+    edges = np.unique(np.quantile(x, np.linspace(0, 1, bins + 1)))
+    out = []
+    for i in range(len(edges) - 1):
+        last = i == len(edges) - 2
+        m = (x >= edges[i]) & ((x <= edges[i + 1]) if last else (x < edges[i + 1]))
+        if not m.any():
+            continue
+        out.append({"bin_low": float(edges[i]), "bin_high": float(edges[i + 1]),
+                    "d_complexity_median": float(np.median(x[m])), "d_risk_median": float(np.median(y[m])),
+                    "d_risk_p10": float(np.quantile(y[m], 0.1)), "d_risk_p90": float(np.quantile(y[m], 0.9)),
+                    "n": int(m.sum())})
+    return out
+
+
+# -- tab:controlled-complexity and tab:within-group-correlation ---------------------------------
+def _demeaned(t: pd.DataFrame, col: str, groups: list[str]) -> np.ndarray:
+    v = t[col].astype(float)
+    return (v - v.groupby([t[g] for g in groups]).transform("mean")).to_numpy(float)
+
+
+def standardized_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """OLS slope of z(y) on z(x) (both already centred) and its standard error."""
+    n = len(x)
+    sx, sy = x.std(ddof=1), y.std(ddof=1)
+    if n < 3 or sx == 0 or sy == 0:
+        return math.nan, math.nan
+    zx, zy = x / sx, y / sy
+    b = float(zx @ zy / (zx @ zx))
+    resid = zy - b * zx
+    se = float(math.sqrt((resid @ resid) / (n - 2) / (zx @ zx)))
+    return b, se
+
+
+def controlled_complexity(df: pd.DataFrame, family: str = "table",
+                          groups: tuple[str, ...] = ("panel", "n_M", "path")) -> list[dict]:
+    """Standardized one-variable regressions of test risk on H_K / n_M and on the unseen
+    rate, predictor and outcome demeaned within ``groups`` (tab:controlled-complexity)."""
+    t = _table_rows(df, family)
+    t = t[np.isfinite(t["unseen_test"].astype(float))]
+    g = list(groups)
+    y = _demeaned(t, "test_mse", g)
+    out = []
+    for label, col in (("H_K/n_M -> test risk", "H_per_n"), ("unseen rate -> test risk", "unseen_test")):
+        b, se = standardized_slope(_demeaned(t, col, g), y)
+        out.append({"diagnostic": label, "estimate": b, "se": se, "units": int(len(t)),
+                    "groups": int(t.groupby(g).ngroups) if len(t) else 0})
+    return out
+
+
+def within_group_correlation(df: pd.DataFrame, family: str = "table") -> list[dict]:
+    """Per panel: the correlation of H_K / n_M with test risk inside each budget-path group
+    (varying over splits and K), averaged, with the share of positive groups."""
+    t = _table_rows(df, family)
+    out = []
+    for panel, rows in t.groupby("panel", sort=False):
+        corrs = []
+        for _, grp in rows.groupby(["n_M", "path"]):
+            x, y = grp["H_per_n"].to_numpy(float), grp["test_mse"].to_numpy(float)
+            if len(x) > 2 and x.std() > 0 and y.std() > 0:
+                corrs.append(float(np.corrcoef(x, y)[0, 1]))
+        out.append({"panel": panel, "groups": len(corrs),
+                    "mean_within_group_corr": float(np.mean(corrs)) if corrs else math.nan,
+                    "positive_fraction": float(np.mean([c > 0 for c in corrs])) if corrs else math.nan})
+    return out
+
+
+# -- tab:interaction-diagnostic -----------------------------------------------------------------
+def split_pairwise_gain(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (panel, split, budget): validation risk of the best all-K pairwise-feature
+    stacker minus that of the best all-K additive stacker (``pairwise_gain``: positive when
+    the products do not pay), and the test risks of both validation choices."""
+    d = _with_panel(df)
+    rows = []
+    for key, grp in d.groupby(["panel", "split", "n_M"], sort=False):
+        top = {}
+        for kind, fams in (("additive", ADDITIVE_STACKERS), ("pairwise", PAIRWISE_STACKERS)):
+            g = grp[grp["family"].isin(fams)]
+            if g.empty:
+                break
+            g = g[g["K"] == g["K"].max()]
+            best = g.loc[g["val_risk"].astype(float).idxmin()]
+            top[kind] = (float(best["val_risk"]), float(best["test_mse"]))
+        if len(top) == 2:
+            rows.append({"panel": key[0], "split": key[1], "n_M": key[2],
+                         "additive_val": top["additive"][0], "pairwise_val": top["pairwise"][0],
+                         "additive_test": top["additive"][1], "pairwise_test": top["pairwise"][1],
+                         "pairwise_gain": top["pairwise"][0] - top["additive"][0]})
+    return pd.DataFrame(rows)
+
+
+def interaction_diagnostic(df: pd.DataFrame, records: list[dict] | None = None) -> list[dict]:
+    """Per panel at its largest budget: mean test risk of the validation-best all-K
+    additive and pairwise stackers, their gap (pairwise minus additive), and the share of
+    the scalar menu's choices that use pairwise features (from ``records``)."""
+    gains = split_pairwise_gain(df)
+    out = []
+    for panel, g in gains.groupby("panel", sort=False):
+        top = g[g["n_M"] == g["n_M"].max()]
+        share = math.nan
+        if records:
+            recs = [r for r in records if r["n_M"] == int(top["n_M"].iloc[0])
+                    and r.get("panel", panel) == panel and "scalar" in r["menus"]]
+            if recs:
+                share = float(np.mean([bool(r["menus"]["scalar"].get("pairwise")) for r in recs]))
+        out.append({"panel": panel, "n_M": int(top["n_M"].iloc[0]), "splits": int(len(top)),
+                    "additive_test_mse": float(top["additive_test"].mean()),
+                    "pairwise_test_mse": float(top["pairwise_test"].mean()),
+                    "pairwise_minus_additive": float((top["pairwise_test"] - top["additive_test"]).mean()),
+                    "pairwise_share": share})
+    return out
+
+
+# -- tab:theory-proxy-winner --------------------------------------------------------------------
+def proxy_units(df: pd.DataFrame, records: list[dict], panel: str | None = None) -> pd.DataFrame:
+    """One unit per (panel, budget, split): whether the scalar menu's choice beat the table
+    menu's on test risk, and the table choice's H_K / n_M and unseen rate with the split's
+    pairwise gain. ``records`` may carry a ``panel`` key (stacked panels)."""
+    gains = split_pairwise_gain(df).set_index(["panel", "split", "n_M"])
+    rows = []
+    for r in records:
+        m = r["menus"]
+        if "table" not in m or "scalar" not in m or m["table"].get("H_K") is None:
+            continue
+        p = r.get("panel", panel if panel is not None else "panel")
+        key = (p, r["split"], r["n_M"])
+        if key not in gains.index:
+            continue
+        rows.append({"panel": p, "n_M": r["n_M"], "split": r["split"],
+                     "scalar_wins": float(m["scalar"]["test_mse"] < m["table"]["test_mse"]),
+                     "H_per_n": m["table"]["H_K"] / r["n_M"], "unseen": m["table"]["unseen_test"],
+                     "pairwise_gain": float(gains.loc[key, "pairwise_gain"])})
+    units = pd.DataFrame(rows)
+    if units.empty:
+        return units
+    score = 0.0
+    for col in ("H_per_n", "unseen", "pairwise_gain"):
+        v = units[col].astype(float)
+        sd = v.std(ddof=1)
+        score = score + ((v - v.mean()) / sd if sd and np.isfinite(sd) else 0.0)
+    units["proxy"] = score
+    return units
+
+
+def _auc(y: np.ndarray, s: np.ndarray) -> float:
+    if len(np.unique(y)) < 2:
+        return math.nan
+    from sklearn.metrics import roc_auc_score
+    return float(roc_auc_score(y, s))
+
+
+def theory_proxy_winner(units: pd.DataFrame, *, n_boot: int = 2000, n_perm: int = 2000,
+                        seed: int = 0) -> list[dict]:
+    """The four rows of tab:theory-proxy-winner from :func:`proxy_units`. Clusters are
+    panel-budget cells: the bootstrap resamples them, the permutation test shuffles winners
+    within each; the hard rule predicts the scalar winner in a cell when its mean proxy is
+    positive and is scored against the cell's majority winner (one-sided binomial vs 1/2)."""
+    if units.empty or units["scalar_wins"].nunique() < 2:
+        return [{"diagnostic": "proxy AUC for scalar winner", "estimate": math.nan,
+                 "uncertainty": "needs splits where each menu wins at least once"}]
+    from scipy.stats import binomtest
+    rng = np.random.default_rng(seed)
+    y, s = units["scalar_wins"].to_numpy(float), units["proxy"].to_numpy(float)
+    cluster = units.groupby(["panel", "n_M"]).ngroup().to_numpy()
+    ids = np.unique(cluster)
+    members = [np.flatnonzero(cluster == c) for c in ids]
+    auc = _auc(y, s)
+    gap = float(s[y == 1].mean() - s[y == 0].mean())
+    boot_auc, boot_gap = [], []
+    for _ in range(n_boot):
+        rows = np.concatenate([members[i] for i in rng.integers(0, len(ids), len(ids))])
+        yb, sb = y[rows], s[rows]
+        if len(np.unique(yb)) == 2:
+            boot_auc.append(_auc(yb, sb))
+            boot_gap.append(float(sb[yb == 1].mean() - sb[yb == 0].mean()))
+    perm_ge = 0
+    for _ in range(n_perm):
+        yp = y.copy()
+        for m in members:
+            yp[m] = y[rng.permutation(m)]
+        perm_ge += _auc(yp, s) >= auc
+    cells = units.groupby(["panel", "n_M"]).agg(proxy=("proxy", "mean"), scalar=("scalar_wins", "mean"))
+    decided = cells[cells["scalar"] != 0.5]
+    agree = int(((decided["proxy"] > 0) == (decided["scalar"] > 0.5)).sum())
+    binom_p = float(binomtest(agree, len(decided), 0.5, alternative="greater").pvalue) if len(decided) else math.nan
+
+    def ci(v):
+        return [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if v else [math.nan, math.nan]
+    return [
+        {"diagnostic": "hard rule agreement over panel-budget cells", "estimate": f"{agree}/{len(decided)}",
+         "uncertainty": f"one-sided binomial p={binom_p:.3g}", "p_value": binom_p},
+        {"diagnostic": "split-level proxy AUC for scalar winner", "estimate": auc,
+         "uncertainty": "cluster bootstrap 95% CI [{:.3f}, {:.3f}]".format(*ci(boot_auc)), "ci": ci(boot_auc)},
+        {"diagnostic": "within-cluster permutation test for AUC", "estimate": None,
+         "uncertainty": f"p={(perm_ge + 1) / (n_perm + 1):.3g}", "p_value": (perm_ge + 1) / (n_perm + 1)},
+        {"diagnostic": "scalar-minus-table proxy-score gap", "estimate": gap,
+         "uncertainty": "cluster bootstrap 95% CI [{:.3f}, {:.3f}]".format(*ci(boot_gap)), "ci": ci(boot_gap)},
+    ]
