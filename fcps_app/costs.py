@@ -9,7 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core import FCPSError
+from fcps_core.glossary import help_text
 from fcps_core.plots import risk_cost_pareto
+from fcps_app import glossary
 from fcps_app.common import figure_download, get_store, stored_name
 
 
@@ -27,9 +29,13 @@ def judge_costs_editor(label: str, panel) -> dict | None:
                              "cost": [(stored or {}).get(j, {}).get("cost", math.nan) for j in panel.judge_names],
                              "latency": [(stored or {}).get(j, {}).get("latency", 0.0) for j in panel.judge_names]})
         edited = st.data_editor(base, hide_index=True, disabled=["judge"], key=f"costs-{label}",
-                                column_config={"cost": st.column_config.NumberColumn(min_value=0.0, format="%.4g"),
-                                               "latency": st.column_config.NumberColumn(min_value=0.0,
-                                                                                        format="%.4g")})
+                                column_config={"judge": st.column_config.Column(help=glossary.column_help("judge")),
+                                               "cost": st.column_config.NumberColumn(
+                                                   min_value=0.0, format="%.4g",
+                                                   help="This judge's cost per item (any unit, the same for all)."),
+                                               "latency": st.column_config.NumberColumn(
+                                                   min_value=0.0, format="%.4g",
+                                                   help="This judge's latency per item, in seconds.")})
         if edited["cost"].isna().all():
             return None
         if edited["cost"].isna().any():
@@ -54,6 +60,12 @@ def show_costs(d: dict, held: str) -> None:
     ct = c.get("cheapest_tied")
     sel = c["selected"]
     st.markdown(f"**Cost** of the deployed choice: {sel['cost']:.4g} per item, latency {sel['latency']:.3g}")
+    m = st.columns(3)
+    glossary.metric(m[0], "cost", f"{sel['cost']:.4g}", label="cost per item (deployed)")
+    glossary.metric(m[1], "latency", f"{sel['latency']:.3g}", label="latency per item (deployed)")
+    if ct:
+        glossary.metric(m[2], "cost", f"{ct['cost']:.4g}", label="cost of the cheapest tied candidate",
+                        extra=help_text("tie") or "")
     if ct:
         same = ct["cost"] >= sel["cost"] - 1e-12
         st.caption(f"Cheapest candidate statistically tied with the best ({ct['n_tied']} tied): {ct['family']} "

@@ -1,14 +1,43 @@
 """Plain-language verdicts from a selection's JSON contract (CLI, dashboard, reports).
 
-Every verdict carries its uncertainty: the deployed-risk estimate with its interval, the
-paired comparison with the best baseline, and the statistical tie when there is one.
+The headline says what to deploy and how good it is, in words a practitioner can act on:
+"Deploy ridge_iso over judges A, B, C (K=3 of 65): held-out MSE 0.142 ± 0.008, about
+0.011 better than the best single judge (gpt-4: 0.153; 95% interval 0.004 to 0.018) and
+tied with logistic over all judges. Estimated MSE on new items 0.147 (95% interval 0.139
+to 0.155)." The details that follow name the statistical ties and the regime.
+
+Every number carries its uncertainty, and a comparison is worded by its interval: the
+selection is called *better* than a baseline only when the 95% interval of the paired
+difference (baseline risk - selection risk) lies above 0, *worse* only when it lies below
+0, and *tied* otherwise; a baseline without a paired interval is reported without a claim.
 """
 
 from __future__ import annotations
 
+import math
 
-def _f(v, digits: int = 4) -> str:
+#: how many judge names the headline spells out before "and N more"
+SHOWN_JUDGES = 6
+
+
+def _f(v, digits: int = 3) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
+
+
+def _digits(v: float | None) -> int:
+    """Decimals that show at least two significant digits of a small difference (3 to 6)."""
+    if v is None or v == 0 or not math.isfinite(v):
+        return 3
+    return max(3, min(6, 1 - math.floor(math.log10(abs(v)))))
+
+
+def _names(items: list[str], limit: int = SHOWN_JUDGES) -> str:
+    shown = list(items[:limit])
+    if len(items) > limit:
+        shown.append(f"{len(items) - limit} more")
+    if len(shown) <= 1:
+        return "".join(shown)
+    return ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def deployed_name(selected: dict) -> str:
@@ -18,32 +47,146 @@ def deployed_name(selected: dict) -> str:
     return f"{selected['family']} over {selected['K']} judge(s) ({selected['path']} path)"
 
 
-def verdict(d: dict) -> str:
-    """One paragraph: what to deploy, how good it is likely to be, against what."""
+def deployed_judges(d: dict) -> list[str]:
+    """The deployed judges, largest weight share first where the result has the shares (an
+    average of tied candidates lists its judges alphabetically otherwise), else path order."""
+    judges = list(d["selected"].get("judges") or [])
+    contrib = ((d.get("judges_report") or {}).get("contribution") or {}).get("judges") or []
+    share = {j["judge"]: j.get("weight_share") for j in contrib}
+    if judges and all(share.get(j) is not None for j in judges):
+        judges.sort(key=lambda j: -share[j])
+    return judges
+
+
+def comparison(baseline: dict) -> str:
+    """'better', 'worse', 'tied' (the 95% interval of the paired difference straddles 0) or
+    'unpaired' (no interval: no claim)."""
+    ci = baseline.get("ci")
+    if baseline.get("diff_vs_selected") is None or not ci or ci[0] is None or ci[1] is None:
+        return "unpaired"
+    if ci[0] > 0:
+        return "better"
+    if ci[1] < 0:
+        return "worse"
+    return "tied"
+
+
+def _objective(d: dict) -> str:
+    obj = (d.get("menu") or {}).get("objective") or (d.get("deployed_risk") or {}).get("objective") or "mse"
+    return str(obj)
+
+
+def _heldout(d: dict) -> tuple[float | None, float | None]:
+    """The deployed choice's own held-out risk and its standard error (None where the
+    result does not carry one, e.g. the average of tied candidates)."""
+    sel, obj = d["selected"], _objective(d)
+    risk = sel.get(f"val_{obj}")
+    se = None
+    if sel["family"] != "tie_average":
+        cand = next((c for c in d.get("candidates") or [] if c.get("index") == sel.get("index")), None)
+        if cand is not None:
+            risk = cand.get("val_risk", risk)
+            se = cand.get("val_se")
+    return risk, se
+
+
+def _single_judge_clause(b: dict) -> str:
+    who = f"the best single judge ({b['judge']}: {_f(b['risk'])}" if b.get("judge") else \
+        f"the best single judge ({_f(b['risk'])}"
+    status = comparison(b)
+    if status == "unpaired":
+        return f"against {who}; no paired interval, so no claim)"
+    diff, (lo, hi) = b["diff_vs_selected"], b["ci"]
+    k = _digits(diff)
+    interval = f"95% interval of the difference {_f(lo, k)} to {_f(hi, k)}"
+    if status == "better":
+        return f"about {_f(diff, k)} better than {who}; {interval})"
+    if status == "worse":
+        return f"about {_f(-diff, k)} worse than {who}; {interval})"
+    return f"statistically tied with {who}; difference {_f(diff, k)}, {interval})"
+
+
+def _others_clause(others: list[dict]) -> str:
+    """'better than A and B; tied with C; worse than D (by ...)' over the other fixed recipes."""
+    by = {s: [b for b in others if comparison(b) == s] for s in ("better", "tied", "worse", "unpaired")}
+    parts = []
+    if by["better"]:
+        parts.append("better than " + ("all of them" if len(by["better"]) == len(others) and len(others) > 1
+                                       else _names([b["label"] for b in by["better"]], 8)))
+    if by["tied"]:
+        parts.append("tied with " + _names([b["label"] for b in by["tied"]], 8))
+    for b in by["worse"]:
+        k = _digits(b["diff_vs_selected"])
+        parts.append(f"worse than {b['label']} (by {_f(-b['diff_vs_selected'], k)}, 95% interval "
+                     f"{_f(-b['ci'][1], k)} to {_f(-b['ci'][0], k)})")
+    if by["unpaired"]:
+        parts.append("not compared (no paired interval) with " + _names([b["label"] for b in by["unpaired"]], 8))
+    return "; ".join(parts)
+
+
+def verdict_parts(d: dict) -> dict:
+    """``headline`` (what to deploy, its risk, against what) and ``details`` (ties,
+    regime, warnings), each a list of plain sentences."""
     sel = d["selected"]
-    judges = sel["judges"]
-    shown = ", ".join(judges[:6]) + (f" and {len(judges) - 6} more" if len(judges) > 6 else "")
-    words = [f"Deploy {deployed_name(sel)} using {shown}."]
+    obj = _objective(d).upper()
+    n_judges = len((d.get("panel") or {}).get("judges") or []) or None
+    judges = deployed_judges(d)
+    of = f" of {n_judges}" if n_judges else ""
+    if sel["family"] == "tie_average":
+        fams = sorted({m["family"] for m in sel.get("members") or []})
+        what = (f"the average of {len(sel.get('members') or [])} statistically tied candidates "
+                f"({', '.join(fams)}) over judges {_names(judges)} ({len(judges)}{of} judges)")
+    else:
+        path = f", {sel['path']} path" if sel.get("path") else ""
+        what = f"{sel['family']} over judges {_names(judges)} (K={sel.get('K', len(judges))}{of}{path})"
+    risk, se = _heldout(d)
+    clauses = []
+    if risk is not None and se is not None:     # an average of ties has no SE: the estimate below says it
+        clauses.append(f"held-out {obj} {_f(risk)} ± {_f(1.959963984540054 * se, _digits(1.96 * se))} (95%)")
+    base = [b for b in d.get("baselines") or [] if b.get("risk") is not None]
+    single = next((b for b in base if b.get("name") == "best_single_judge"), None)
+    if single:
+        clauses.append(_single_judge_clause(single))
+    headline = [f"Deploy {what}" + (": " + ", ".join(clauses) if clauses else "") + "."]
+    others = [b for b in base if b is not single]
+    if others:
+        headline.append(f"Against the {'other ' if single else ''}fixed recipes on the same rows it is "
+                        + _others_clause(others) + ".")
     dr = d.get("deployed_risk")
-    if dr:
-        words.append(f"Expected {dr['objective'].upper()} on new items: {_f(dr['estimate'])} "
-                     f"(95% interval {_f(dr['ci'][0])} to {_f(dr['ci'][1])}, {dr['method'].upper()} estimate; "
-                     f"the winner's own held-out risk {_f(dr.get('optimistic'))} is optimistic).")
-    base = [b for b in d.get("baselines") or [] if b.get("diff_vs_selected") is not None]
-    if base:
-        best = min(base, key=lambda b: b["risk"])
-        lo, hi = best["ci"]
-        if lo > 0:
-            cmp = f"better than {best['label']} by {_f(best['diff_vs_selected'])} (95% interval {_f(lo)} to {_f(hi)})"
-        elif hi < 0:
-            cmp = (f"worse than {best['label']} by {_f(-best['diff_vs_selected'])} (95% interval "
-                   f"{_f(-hi)} to {_f(-lo)}): consider deploying that recipe")
-        else:
-            cmp = (f"statistically tied with the best fixed recipe, {best['label']} "
-                   f"(difference {_f(best['diff_vs_selected'])}, 95% interval {_f(lo)} to {_f(hi)})")
-        words.append(f"It is {cmp}.")
+    if dr and dr.get("estimate") is not None:
+        ci = dr.get("ci") or [None, None]
+        headline.append(f"Estimated {obj} on new items {_f(dr['estimate'])} (95% interval {_f(ci[0])} to "
+                        f"{_f(ci[1])}, {str(dr.get('method', '')).upper()} estimate"
+                        + (f"; the held-out {_f(dr['optimistic'])} is optimistic because it won over "
+                           f"{d.get('menu_size', 'many')} candidates" if dr.get("optimistic") is not None else "")
+                        + ").")
+    else:
+        note = (d.get("choice_info") or {}).get("estimate_note")
+        headline.append("No bias-corrected estimate of the risk on new items" + (f" ({note})." if note else "."))
+    details = []
+    worse = [b for b in base if comparison(b) == "worse"]
+    if worse:
+        best = min(worse, key=lambda b: b["risk"])
+        details.append(f"A fixed recipe does better: consider deploying {best['label']} instead.")
     tie = d.get("tie") or {}
     if tie.get("n_tied"):
-        words.append(f"{tie['n_tied']} other candidate(s) are within one paired standard error: "
-                     "the data cannot tell them apart.")
-    return " ".join(words)
+        alts = tie.get("alternatives") or []
+        names = list(dict.fromkeys(f"{a['family']} K={a['K']} ({a['path']} path)" for a in alts))
+        eg = "; e.g. " + _names(names, 3) if names else ""
+        details.append(f"{tie['n_tied']} other candidate(s) are within one paired standard error of it: the data "
+                       f"cannot tell them apart{eg}.")
+    rg = d.get("regime") or {}
+    if rg.get("quadrant") == "undetermined":
+        details.append("Regime undetermined: the interaction gain's 95% interval contains its threshold.")
+    elif rg.get("quadrant"):
+        lo, hi = rg.get("interaction_gain_ci") or (None, None)
+        details.append(f"Regime: {rg['quadrant'].replace('_', ' ')} ({rg.get('description', '')}; interaction gain "
+                       f"{rg['interaction_gain']:+.4f}"
+                       + (f", 95% interval {lo:+.4f} to {hi:+.4f}" if lo is not None else "") + ").")
+    return {"headline": headline, "details": details}
+
+
+def verdict(d: dict) -> str:
+    """One paragraph: what to deploy, how good it is likely to be, against what."""
+    parts = verdict_parts(d)
+    return " ".join(parts["headline"] + parts["details"])

@@ -146,11 +146,12 @@ def test_overview_lists_the_store_and_opens_the_demo():
     names = at.dataframe[0].value["name"].tolist()
     assert "synthetic-parity" in names and "llmbar" in names
     assert len(at.dataframe[1].value) >= 1                   # latest runs
-    by_label(at.button, "Open the demo: a six-way parity panel with its stored selection and sweep").click().run()
+    by_label(at.button, "Open the demo (selection and sweep)").click().run()
     assert not at.exception, at.exception
     assert at.session_state["current_panel"] == "stored: synthetic-parity"
     assert len(at.session_state["sweep"]["data"]["cells"]) == 2
-    assert at.title[0].value == "Regime map"
+    assert at.session_state["selection"]["label"] == "stored: synthetic-parity"
+    assert at.title[0].value == "Select a panel and aggregator"
 
 
 def test_results_browser_deep_link_filters_and_comparison(seeded_store):

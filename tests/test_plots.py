@@ -5,9 +5,11 @@ import pytest
 from fcps_core import make_blocks
 from paper_protocol import select
 from fcps_core.experiments import calibration_growth
-from fcps_core.plots import (ablation_bars, calibration_growth_risk, family_shares, gap_forest, oracle_gap,
-                             regime_map, risk_vs_pressure, selected_k_over_budget, unseen_over_budget,
-                             validation_risk_over_k)
+from fcps_core.families import FAMILIES
+from fcps_core.plots import (FAMILY_COLORS, MENU_COLORS, ablation_bars, all_candidates_over_k,
+                             best_per_family_over_k, calibration_growth_risk, family_shares, gap_forest,
+                             oracle_gap, plan_curves, regime_map, regime_map_points, risk_cost_pareto,
+                             risk_vs_pressure, selected_k_over_budget, unseen_over_budget, validation_risk_over_k)
 from fcps_core.synthetic import make_regime
 
 
@@ -52,4 +54,120 @@ def test_selection_figures(result):
     both = regime_map([{**rg, "label": "p"}, {"interaction_gain": -0.01, "table_pressure": 0.3, "label": "",
                                               "hover": "table K=7"}],
                       gain_threshold=rg["gain_threshold"], pressure_threshold=rg["pressure_threshold"])
-    assert [t.name for t in both.data] == ["candidates", "panel"] and list(both.data[0].text) == ["table K=7"]
+    assert [t.name for t in both.data] == ["table-like candidates (held-out risks)",
+                                           "this selection (held-out risks)"]
+    assert list(both.data[0].text) == ["table K=7"]
+
+
+# -- colours, axes and labels a reader relies on ----------------------------------------------------
+def _line_colors(fig) -> dict:
+    """Trace name -> colour (line colour, else marker colour) of traces shown in the legend."""
+    out = {}
+    for t in fig.data:
+        if t.name is None or t.showlegend is False:
+            continue
+        color = (t.line.color if getattr(t, "line", None) is not None and t.line.color else None) or \
+            (t.marker.color if isinstance(getattr(t.marker, "color", None), str) else None)
+        out.setdefault(t.name, color)
+    return out
+
+
+def test_one_colour_per_family_on_every_figure(result, sweep):
+    assert set(FAMILIES) <= set(FAMILY_COLORS) and "tie_average" in FAMILY_COLORS
+    assert len(set(FAMILY_COLORS.values())) == len(FAMILY_COLORS), "two families share a colour"
+    cands = result["candidates"]
+    costs = {"candidates": [{"index": c["index"], "cost": float(c["K"])} for c in cands],
+             "pareto": [cands[0]["index"]]}
+    table_like = [c for c in cands if c["H_K"] is not None]
+    figures = {"per family": best_per_family_over_k(cands, selected=result["selected"]),
+               "all candidates": all_candidates_over_k(cands, selected=result["selected"]),
+               "pareto": risk_cost_pareto(cands, costs),
+               "pressure": risk_vs_pressure(table_like, result["split"]["n_M"]),
+               "shares": family_shares(sweep.cells)}
+    seen: dict[str, set] = {}
+    for name, fig in figures.items():
+        for trace, color in _line_colors(fig).items():
+            if trace in FAMILY_COLORS:
+                assert color == FAMILY_COLORS[trace], (name, trace, color)
+                seen.setdefault(trace, set()).add(name)
+    # the same family really is drawn by two different figures, in the same colour
+    assert any(len(figs) >= 2 for figs in seen.values()), seen
+    # menus take their family's hue on every sweep figure
+    assert MENU_COLORS["table"] == FAMILY_COLORS["table"]
+    for fig in (calibration_growth_risk(sweep.cells), oracle_gap(sweep.cells)):
+        colors = {t.name: t.line.color for t in fig.data if t.name}
+        assert colors["table"] if "table" in colors else colors["table (validation-selected)"] == MENU_COLORS["table"]
+        assert (colors.get("scalar") or colors["scalar (validation-selected)"]) == MENU_COLORS["scalar"]
+
+
+def test_budget_axes_tick_at_the_budgets(sweep):
+    cells = sweep.cells
+    budgets = [c["n_M"] for c in cells]
+    plan = {"curves": {"table": {"budgets": budgets, "mean": [0.2, 0.18], "se": [0.01, 0.01]}}, "target_n_M": 800}
+    for fig in (calibration_growth_risk(cells), selected_k_over_budget(cells), unseen_over_budget(cells),
+                oracle_gap(cells), plan_curves(plan)):
+        ax = fig.layout.xaxis
+        assert ax.type == "log" and ax.tickmode == "array"
+        expected = sorted(set(budgets) | ({800} if fig.layout.yaxis.title.text.startswith("validation") else set()))
+        assert list(ax.tickvals) == expected, (ax.title.text, ax.tickvals)
+        assert list(ax.ticktext) == [f"{b:,}" for b in expected]
+        assert ax.title.text and fig.layout.yaxis.title.text
+
+
+def test_per_family_chart_one_line_per_family_and_the_winner_marked(result):
+    cands, sel = result["candidates"], result["selected"]
+    single = {"name": "best_single_judge", "judge": "J1", "risk": 0.2, "diff_vs_selected": 0.05, "ci": [0.01, 0.1]}
+    fig = best_per_family_over_k(cands, selected=sel, baselines=[single])
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    assert sorted(t.name for t in lines) == sorted({c["family"] for c in cands})
+    for t in lines:   # each point is the family's best candidate at that K
+        fam = [c for c in cands if c["family"] == t.name]
+        for k, y in zip(t.x, t.y):
+            assert y == min(c["val_risk"] for c in fam if c["K"] == k)
+    stars = [t for t in fig.data if t.name == "deployed (winner)"]
+    assert len(stars) == 1 and stars[0].marker.symbol == "star"
+    win = next(c for c in cands if c["index"] == sel["index"])
+    assert (stars[0].x[0], stars[0].y[0]) == (win["K"], win["val_risk"])
+    assert stars[0].error_y.array[0] == pytest.approx(1.959964 * win["val_se"], rel=1e-5)
+    assert any(a.text == "<b>winner</b>" for a in fig.layout.annotations)
+    lo, hi = fig.layout.yaxis.range       # the zoom keeps every family's best point and the winner in view
+    assert all(lo <= min(t.y) <= hi for t in lines) and lo <= stars[0].y[0] <= hi and lo <= 0.2 <= hi
+    ref = next(t for t in fig.data if t.name.startswith("best single judge (J1)"))
+    assert set(ref.y) == {0.2} and ref.line.dash == "dot"
+    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+    assert validation_risk_over_k(cands, selected=sel).data  # the old name still draws it
+
+
+def test_per_family_chart_marks_a_tie_average(result):
+    cands = result["candidates"]
+    members = sorted(cands, key=lambda c: c["val_risk"])[:3]
+    sel = {"family": "tie_average", "K": 4, "val_mse": 0.1, "val_risk": 0.1, "judges": [], "index": members[0]["index"],
+           "members": [{"index": m["index"], "family": m["family"], "K": m["K"]} for m in members]}
+    fig = best_per_family_over_k(cands, selected=sel, objective="val_mse")
+    open_stars = next(t for t in fig.data if t.name == "averaged members")
+    assert sorted(open_stars.x) == sorted(m["K"] for m in members)
+    star = next(t for t in fig.data if t.name == "deployed (winner)")
+    assert (star.x[0], star.y[0]) == (4, 0.1)
+
+
+def test_regime_map_labels_do_not_overlap_and_name_their_risks(result, sweep):
+    rg = result["regime"]
+    points = regime_map_points(result, {"cells": sweep.cells})
+    fig = regime_map(points, gain_threshold=rg["gain_threshold"], pressure_threshold=rg["pressure_threshold"])
+    quads = [a for a in fig.layout.annotations if a.name in ("joint_table", "shrink_or_collect", "keep_scalar",
+                                                             "prefer_scalar")]
+    assert len(quads) == 4
+    assert all(a.xref == "paper" and a.yref == "paper" for a in quads)
+    corners = {(a.x, a.y) for a in quads}
+    assert len(corners) == 4   # one label per corner
+    for a in quads:            # anchored to its corner, so its text grows into the plot, away from the others
+        assert a.xanchor == ("left" if a.x < 0.5 else "right") and a.yanchor == ("bottom" if a.y < 0.5 else "top")
+    for a in quads:
+        for b in quads:
+            if a is not b and a.y == b.y:
+                assert {a.xanchor, b.xanchor} == {"left", "right"}
+    names = [t.name for t in fig.data]
+    assert "this selection (held-out risks)" in names and "sweep budgets (mean test risks)" in names
+    sel = next(t for t in fig.data if t.name == "this selection (held-out risks)")
+    assert sel.cliponaxis is False and sel.text[0].startswith("selection:")
+    assert "risk" in fig.layout.yaxis.title.text and fig.layout.showlegend

@@ -1,0 +1,107 @@
+"""The plain-language verdict on hand-made selection dicts: what it claims must follow the
+intervals (better only when the paired interval excludes 0), and every number it shows
+carries its uncertainty."""
+
+import copy
+
+import pytest
+
+from fcps_core.explain import comparison, deployed_judges, verdict, verdict_parts
+
+JUDGES = [f"judge{i}" for i in range(65)]
+
+
+def _baseline(name, label, risk, diff, ci, **extra):
+    return {"name": name, "label": label, "risk": risk, "diff_vs_selected": diff, "ci": ci, **extra}
+
+
+@pytest.fixture
+def result():
+    """A ridge_iso winner over 3 of 65 judges, clearly better than the best single judge and
+    tied with logistic over all judges."""
+    return {
+        "panel": {"judges": JUDGES},
+        "menu": {"objective": "mse"},
+        "menu_size": 120,
+        "selected": {"family": "ridge_iso", "K": 3, "path": "info_first", "index": 7,
+                     "judges": ["A", "B", "C"], "val_mse": 0.142},
+        "candidates": [{"index": 7, "val_risk": 0.142, "val_se": 0.004}],
+        "deployed_risk": {"estimate": 0.147, "ci": [0.139, 0.155], "method": "bbc", "objective": "mse",
+                          "optimistic": 0.142},
+        "baselines": [
+            _baseline("best_single_judge", "best single judge (isotonic): gpt-4", 0.153, 0.011, [0.004, 0.018],
+                      judge="gpt-4"),
+            _baseline("majority_vote", "majority vote (ties 1/2)", 0.31, 0.17, [0.15, 0.19]),
+            _baseline("logistic_all", "logistic over all judges", 0.143, 0.001, [-0.003, 0.006]),
+        ],
+        "tie": {"n_tied": 2, "alternatives": [
+            {"family": "logistic", "K": 4, "path": "info_first", "judges": ["A", "B", "C", "D"], "risk": 0.143,
+             "diff": 0.001, "se": 0.002}]},
+        "regime": {"quadrant": "keep_scalar", "description": "low interaction gain, low table pressure",
+                   "interaction_gain": -0.004, "interaction_gain_ci": [-0.01, 0.002]},
+    }
+
+
+def test_headline_says_what_to_deploy_how_good_and_against_what(result):
+    parts = verdict_parts(result)
+    head = parts["headline"][0]
+    assert head.startswith("Deploy ridge_iso over judges A, B and C (K=3 of 65, info_first path):")
+    assert "held-out MSE 0.142 ± 0.0078 (95%)" in head        # 1.96 x 0.004
+    assert ("about 0.011 better than the best single judge (gpt-4: 0.153; 95% interval of the difference "
+            "0.004 to 0.018)") in head
+    assert "tied with logistic over all judges" in parts["headline"][1]
+    assert "better than majority vote (ties 1/2)" in parts["headline"][1]
+    assert "Estimated MSE on new items 0.147 (95% interval 0.139 to 0.155" in parts["headline"][2]
+    assert any("2 other candidate(s)" in s and "logistic K=4" in s for s in parts["details"])
+    assert any(s.startswith("Regime: keep scalar") for s in parts["details"])
+    assert verdict(result).startswith(head)
+
+
+def test_better_only_when_the_interval_excludes_zero(result):
+    tied = copy.deepcopy(result)
+    tied["baselines"][0]["ci"] = [-0.002, 0.024]
+    head = verdict_parts(tied)["headline"][0]
+    assert "better than the best single judge" not in head
+    assert "statistically tied with the best single judge (gpt-4: 0.153; difference 0.011" in head
+
+    worse = copy.deepcopy(result)
+    worse["baselines"][0].update(diff_vs_selected=-0.02, ci=[-0.03, -0.01])
+    parts = verdict_parts(worse)
+    assert "about 0.020 worse than the best single judge" in parts["headline"][0]
+    assert "better" not in parts["headline"][0]
+    assert any("consider deploying best single judge (isotonic): gpt-4" in s for s in parts["details"])
+
+    unpaired = copy.deepcopy(result)
+    for b in unpaired["baselines"]:
+        b.update(diff_vs_selected=None, ci=None)
+    text = verdict(unpaired)
+    assert "better" not in text and "worse" not in text
+    assert "no paired interval, so no claim" in text
+    assert [comparison(b) for b in result["baselines"]] == ["better", "better", "tied"]
+
+
+def test_small_differences_keep_two_significant_digits(result):
+    result["baselines"][0].update(diff_vs_selected=0.0004, ci=[0.0001, 0.0008])
+    assert "about 0.00040 better than the best single judge" in verdict(result)
+
+
+def test_no_estimate_is_said_not_invented(result):
+    result["deployed_risk"] = None
+    result["choice_info"] = {"estimate_note": "the validation rows form one group"}
+    text = verdict(result)
+    assert "No bias-corrected estimate of the risk on new items (the validation rows form one group)." in text
+    assert "Estimated MSE" not in text
+
+
+def test_a_tie_average_names_its_members_and_judges_by_weight(result):
+    result["selected"] = {"family": "tie_average", "K": 8, "path": "tie_average", "index": 7,
+                          "judges": [f"j{i}" for i in range(8)], "val_mse": 0.141,
+                          "members": [{"family": "ridge_iso", "K": 3}, {"family": "logistic", "K": 8}]}
+    result["judges_report"] = {"contribution": {"judges": [{"judge": f"j{i}", "weight_share": i / 28}
+                                                           for i in range(8)]}}
+    assert deployed_judges(result) == [f"j{i}" for i in range(7, -1, -1)]
+    head = verdict_parts(result)["headline"][0]
+    assert head.startswith("Deploy the average of 2 statistically tied candidates (logistic, ridge_iso) over "
+                           "judges j7, j6, j5, j4, j3, j2 and 2 more (8 of 65 judges):")
+    assert "held-out MSE" not in head     # an average has no single SE: its estimate below carries the interval
+    assert "Estimated MSE on new items 0.147 (95% interval" in verdict(result)

@@ -1,0 +1,127 @@
+"""AppTest of the Select page's explanation: the verdict comes first, then the evidence;
+every metric and every table column carries glossary help; ``?run=N`` renders a stored
+selection from its stored dict alone."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fcps_core.defaults import DEFAULT_SPLIT
+from fcps_core.explain import comparison
+from store_helpers import demo_store
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 300
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory):
+    """The app pointed at a small seeded store (the app caches its handle per process)."""
+    path = demo_store(tmp_path_factory.mktemp("store") / "fcps.duckdb")
+    old = os.environ.get("FCPS_STORE")
+    os.environ["FCPS_STORE"] = path
+    from fcps_app.common import get_store
+    from fcps_app.runs import stored_run
+    get_store.clear()
+    stored_run.clear()
+    yield path
+    get_store.clear()
+    stored_run.clear()
+    if old is None:
+        os.environ.pop("FCPS_STORE", None)
+    else:
+        os.environ["FCPS_STORE"] = old
+
+
+def _run_ids(store_path: str, kind: str) -> list[int]:
+    from fcps_core.store import Store
+    return [r["run_id"] for r in Store(store_path).runs(kind=kind) if r["status"] == "done"]
+
+
+def _open(run) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["run"] = str(run)
+    at.run()
+    at.switch_page("app_pages/select.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.fixture(scope="module")
+def stored(store_path):
+    run_id = _run_ids(store_path, "select")[0]
+    return run_id, _open(run_id)
+
+
+def _flat(node):
+    """Elements and blocks in page order (depth first)."""
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from _flat(child)
+
+
+def test_run_param_renders_the_stored_selection(stored, store_path):
+    run_id, at = stored
+    from fcps_core.store import Store
+    d = Store(store_path).run(run_id)["result"]
+    state = at.session_state["selection"]
+    assert state["run_id"] == run_id and state["result"] is None and state["dict"]["selected"] == d["selected"]
+    assert at.selectbox[0].value == f"stored: {d['panel']['name']}"
+    assert any(link.label.startswith(f"Stored as run {run_id}") for link in at.get("page_link"))
+
+
+def test_verdict_comes_first_after_the_controls(stored):
+    _, at = stored
+    top = list(at.main.children.values())
+    form = next(i for i, c in enumerate(top) if getattr(c, "type", None) == "form")
+    after = top[form + 1:]
+    assert after[0].type == "subheader" and after[0].value == "Verdict"
+    assert after[1].value.startswith("Deploy ") and "95% interval" in after[1].value
+    # amber exactly when a fixed recipe is clearly better than the selection, green otherwise
+    d = at.session_state["selection"]["dict"]
+    worse = any(comparison(b) == "worse" for b in d.get("baselines") or [])
+    assert after[1].type == ("warning" if worse else "success")
+    kinds = [c.type for c in after]
+    assert kinds.index("subheader", 2) < kinds.index("plotly_chart")     # "Evidence" heads the rest
+    assert after[kinds.index("subheader", 2)].value == "Evidence"
+    # the per-family chart is shown; every candidate only on demand, inside the expander
+    charts_top = [c for c in after if c.type == "plotly_chart"]
+    expander = next(c for c in after if c.type == "expander" and c.label.startswith("Full detail"))
+    assert len(charts_top) == 1 and [c for c in _flat(expander) if getattr(c, "type", None) == "plotly_chart"]
+    spec = json.loads(charts_top[0].proto.spec)
+    assert any(t.get("name") == "deployed (winner)" for t in spec["data"])
+
+
+def test_every_metric_and_table_column_has_help(stored):
+    _, at = stored
+    assert len(at.metric) >= 5
+    for m in at.metric:
+        assert m.proto.help.strip(), f"metric {m.label!r} has no help"
+    assert len(at.dataframe) >= 4
+    for df in at.dataframe:
+        config = json.loads(df.proto.columns)
+        for col in df.value.columns:
+            text = (config.get(str(col)) or {}).get("help", "")
+            assert text and text != f"{col}.", f"column {col!r} has no glossary help ({list(df.value.columns)})"
+
+
+def test_split_box_and_family_chooser(stored):
+    _, at = stored
+    box = next(t for t in at.text_input if t.label.startswith("Block ratio"))
+    assert box.label == "Block ratio S:M:V, or S:M:V:T" and box.value == DEFAULT_SPLIT
+    assert f"The default is {DEFAULT_SPLIT} (S:M:V, no research test block)" in box.help
+    fams = next(m for m in at.multiselect if m.label == "families")
+    assert fams.proto.wrap is True     # every chosen family stays visible (chips wrap, never scroll)
+    # the families chooser spans the form, not one narrow column
+    form = next(c for c in at.main.children.values() if getattr(c, "type", None) == "form")
+    assert any(getattr(c, "label", None) == "families" for c in form.children.values())
+
+
+def test_run_param_of_a_sweep_is_refused_in_words(store_path):
+    at = _open(_run_ids(store_path, "sweep")[0])
+    assert any("not a finished selection" in e.value for e in at.error)
