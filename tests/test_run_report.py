@@ -259,7 +259,7 @@ def test_a_version_5_store_migrates_to_notes_and_keeps_its_runs(tmp_path):
     con.execute("UPDATE counters SET value = CASE name WHEN 'run_id' THEN 7 ELSE 3 END")
     con.close()
     store = Store(path)
-    assert store.schema_version() == LATEST_VERSION == 6
+    assert store.schema_version() == LATEST_VERSION >= 6
     runs = store.runs()
     assert [(r["run_id"], r["label"], r["note"], r["error"], r["panel_version"]) for r in runs] == \
         [(7, "tag", None, "too few rows", "v5version"), (2, "tag", None, "too few rows", "v5version")]

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from .blocks import CSS, WORDS, Figures, esc, fmt, missing_terms, words
+from .blocks import CSS, Figures, esc, fmt, missing_terms, words
 from .sections import (audit_cells_section, audit_judges_section, audit_verdict_section, parameters_section,
                        provenance_section, sweep_section, sweep_verdict_section)
 from .selection import (baselines_section, candidates_section, cells_section, judges_section, regime_section,
                         verdict_section)
 from .summary import flat_params, run_facts, split_sizes
 
-__all__ = ["SECTIONS", "WORDS", "flat_params", "missing_terms", "run_facts", "run_report", "run_report_html",
+__all__ = ["SECTIONS", "flat_params", "missing_terms", "run_facts", "run_report", "run_report_html",
            "split_sizes", "words", "write_run_report"]
 
 #: section titles by run kind, in report order (a section with nothing to show is kept

@@ -10,69 +10,6 @@ import math
 
 from ..glossary import term
 
-#: Words for the report's (and the results browser's) columns the glossary does not define:
-#: identifiers and the report's own derived columns (:func:`missing_terms` lists them).
-WORDS = {
-    "judge": "The judge (a column of the panel).",
-    "judges": "The judges the candidate uses, in path order.",
-    "index": "Candidate number within the run's menu.",
-    "selected": "Whether this is the deployed candidate (or a member of the deployed tie average).",
-    "val_se": "Standard error of the candidate's held-out risk, clustered by item group.",
-    "missing_rate": "Share of rows where the judge gave no output at all.",
-    "deployed": "Whether the deployed predictor uses this judge.",
-    "weight_share": "The judge's share of the deployed predictor's total absolute weight (or of the tied members "
-                    "that use it).",
-    "members": "How many of the averaged tied candidates use this judge.",
-    "pair": "Two judges whose agreement or error correlation is at least the redundancy threshold.",
-    "agreement": "Agreement between the two judges (Cohen's kappa, or rank correlation for scores).",
-    "mean_label": "Mean human label of the calibration rows with this pattern.",
-    "prediction": "What the deployed predictor outputs for this pattern.",
-    "freq_val": "Share of held-out rows with this pattern.",
-    "freq_test": "Share of test-block (T) rows with this pattern.",
-    "unseen_cell": "The pattern never occurred in calibration (N_z = 0): the predictor falls back there.",
-    "ci": "95% interval of the difference (paired over the same held-out rows, clustered by group).",
-    "gain_threshold": "Interaction gain above which the joint table is worth its variance.",
-    "pressure_threshold": "Table pressure above which the joint table is starved of labels.",
-    "interaction_gain_ci": "95% interval of the interaction gain.",
-    "labels_to_resolve": "About how many more held-out labels would make the regime call determined.",
-    "determined": "Whether the interaction gain's interval clears its threshold (else the call is undetermined).",
-    "splits": "Independent random splits averaged at this budget.",
-    "delta_ci": "95% interval of the table-minus-scalar difference over the splits.",
-    "delta_se": "Standard error of the table-minus-scalar difference over splits.",
-    "table_test_mse": "Mean test MSE of the table menu's choice at this budget.",
-    "scalar_test_mse": "Mean test MSE of the scalar menu's choice at this budget.",
-    "table_K_mean": "Mean prefix size K the table menu chose.",
-    "unseen_mean": "Mean unseen rate of the table menu's choice on the test block.",
-    "V_cell_mean": "Mean held-out cell pressure of the table menu's choice.",
-    "V_proxy_mean": "Mean cold-start cell-pressure proxy of the table menu's choice.",
-    "traffic_rows": "Traffic rows with this pattern.",
-    "out_of_support": "Share of traffic rows outside the calibration support (unseen patterns, or scores "
-                      "outside the calibrated range).",
-    "rows": "Rows in the block.",
-    "value": "The setting's value.",
-    "parameter": "A setting of the run, as stored.",
-    "n_fit": "Labelled rows each candidate was fitted on (under cross-fitting: the mean over folds).",
-    "n_deployable": "Labelled rows outside the test block T: every row the deployed predictor is fitted on.",
-    "threshold": "The judge's no-drift 99% threshold on total variation (sampling noise alone stays below it).",
-    "shifted": "Whether the judge's drift exceeds its no-drift threshold.",
-    "path_rule": "The rule that ordered the judges into the candidate's path (info_first, complexity_penalized, "
-                 "random, cfps, ...).",
-    "grid_size": "How many settings of the family's own parameter (e.g. shrinkage) were tried for this candidate.",
-    "val_nll": "The candidate's held-out negative log-likelihood (log loss) on rows it was not fitted on. Lower is "
-               "better.",
-    "test_nll": "Negative log-likelihood on the research test block T: an audit, never used for the choice.",
-    "cell_pressure_sum": "The first term of the cell pressure: sum over seen patterns of p(z) / N_z (without the "
-                         "unseen rate).",
-    "ci_low": "Lower end of the 95% interval of the table-minus-scalar difference over the splits.",
-    "ci_high": "Upper end of the 95% interval of the table-minus-scalar difference over the splits.",
-    "regret_vs_K_le_3": "Test MSE of the table menu's choice minus that of the table candidate chosen among "
-                        "prefixes K <= 3 (mean over splits; above 0: the unrestricted choice did worse).",
-    "regret_vs_K_le_3_se": "Standard error of the regret over the splits.",
-    "seed": "Random seed of the run (splits, folds, bootstrap): the same seed repeats the run exactly.",
-    "version": "The fcps version that computed the run.",
-    "panel_version": "Content hash of the panel the run was computed on.",
-}
-
 
 # -- formatting --------------------------------------------------------------------------
 
@@ -121,11 +58,7 @@ def interval(ci, digits: int = 4) -> str:
 def words(key: str) -> tuple[str, str] | None:
     """(display name, one sentence) for a glossary key or a report column, or None."""
     t = term(key)
-    if t is not None:
-        return t.name, t.help
-    if key in WORDS:
-        return key, WORDS[key]
-    return None
+    return (t.name, t.help) if t is not None else None
 
 
 def missing_terms(keys) -> list[str]:
