@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from store_helpers import demo_store
+from app_helpers import by_label, seeded_app_store
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -25,18 +25,7 @@ PARITY = "stored: synthetic-parity"
 
 @pytest.fixture(scope="module", autouse=True)
 def seeded_store(tmp_path_factory):
-    """Point the app at a small pre-seeded store (the app caches its handle per process)."""
-    path = demo_store(tmp_path_factory.mktemp("store") / "fcps.duckdb")
-    old = os.environ.get("FCPS_STORE")
-    os.environ["FCPS_STORE"] = path
-    from fcps_app.common import get_store
-    get_store.clear()
-    yield path
-    get_store.clear()
-    if old is None:
-        os.environ.pop("FCPS_STORE", None)
-    else:
-        os.environ["FCPS_STORE"] = old
+    yield from seeded_app_store(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)
@@ -55,13 +44,6 @@ def page(name: str, run: str | None = None, **state) -> AppTest:
     for key, value in state.items():
         at.session_state[key] = value
     return at.run()
-
-
-def by_label(widgets, label):
-    for w in widgets:
-        if w.label == label:
-            return w
-    raise AssertionError(f"no widget labelled {label!r}: {[w.label for w in widgets]}")
 
 
 def test_run_picker_lists_this_panels_stored_runs_newest_first():

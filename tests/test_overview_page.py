@@ -5,13 +5,12 @@ metric and table column of the Overview, Judges, Next judge and Deploy pages."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from store_helpers import demo_store
+from app_helpers import by_label, seeded_app_store
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 300
@@ -20,24 +19,7 @@ DEMO = "synthetic-parity"
 
 @pytest.fixture(scope="module", autouse=True)
 def seeded_store(tmp_path_factory):
-    path = demo_store(tmp_path_factory.mktemp("store") / "fcps.duckdb")
-    old = os.environ.get("FCPS_STORE")
-    os.environ["FCPS_STORE"] = path
-    from fcps_app.common import get_store
-    get_store.clear()
-    yield path
-    get_store.clear()
-    if old is None:
-        os.environ.pop("FCPS_STORE", None)
-    else:
-        os.environ["FCPS_STORE"] = old
-
-
-def by_label(widgets, label):
-    for w in widgets:
-        if w.label == label:
-            return w
-    raise AssertionError(f"no widget labelled {label!r}: {[w.label for w in widgets]}")
+    yield from seeded_app_store(tmp_path_factory)
 
 
 def help_problems(at: AppTest) -> list[str]:

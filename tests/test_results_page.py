@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_helpers import by_label
 from fcps_core import make_blocks, select
 from fcps_core.experiments import calibration_growth
 from fcps_core.seed import SEED_VERSION
@@ -69,13 +70,6 @@ def results(**query) -> AppTest:
     at.switch_page("app_pages/results.py").run()
     assert not at.exception, at.exception
     return at
-
-
-def by_label(widgets, label):
-    for w in widgets:
-        if w.label == label:
-            return w
-    raise AssertionError(f"no widget labelled {label!r}: {[w.label for w in widgets]}")
 
 
 def metrics(at) -> dict:

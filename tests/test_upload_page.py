@@ -6,7 +6,6 @@ Plus the library hooks behind it (label word mapping, its report, the page wordi
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from store_helpers import demo_store
+from app_helpers import by_label, seeded_app_store
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 300
@@ -22,24 +21,7 @@ TIMEOUT = 300
 
 @pytest.fixture(scope="module", autouse=True)
 def seeded_store(tmp_path_factory):
-    path = demo_store(tmp_path_factory.mktemp("store") / "fcps.duckdb")
-    old = os.environ.get("FCPS_STORE")
-    os.environ["FCPS_STORE"] = path
-    from fcps_app.common import get_store
-    get_store.clear()
-    yield path
-    get_store.clear()
-    if old is None:
-        os.environ.pop("FCPS_STORE", None)
-    else:
-        os.environ["FCPS_STORE"] = old
-
-
-def by_label(widgets, label):
-    for w in widgets:
-        if w.label == label:
-            return w
-    raise AssertionError(f"no widget labelled {label!r}: {[w.label for w in widgets]}")
+    yield from seeded_app_store(tmp_path_factory)
 
 
 def upload(name: str, data: bytes) -> AppTest:

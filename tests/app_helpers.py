@@ -1,0 +1,30 @@
+"""Shared AppTest helpers: point the app at a small pre-seeded store, find widgets by label."""
+
+from __future__ import annotations
+
+import os
+
+from store_helpers import demo_store
+
+
+def seeded_app_store(tmp_path_factory):
+    """Generator for a module-scoped fixture: the app's store is a fresh demo store for the
+    module (the app caches its handle per process, so the cache is cleared on both ends)."""
+    path = demo_store(tmp_path_factory.mktemp("store") / "fcps.duckdb")
+    old = os.environ.get("FCPS_STORE")
+    os.environ["FCPS_STORE"] = path
+    from fcps_app.common import get_store
+    get_store.clear()
+    yield path
+    get_store.clear()
+    if old is None:
+        os.environ.pop("FCPS_STORE", None)
+    else:
+        os.environ["FCPS_STORE"] = old
+
+
+def by_label(widgets, label):
+    for w in widgets:
+        if w.label == label:
+            return w
+    raise AssertionError(f"no widget labelled {label!r}: {[w.label for w in widgets]}")
