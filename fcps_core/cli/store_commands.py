@@ -378,20 +378,17 @@ def _export_report(args, store: Store, run_id: int | None) -> int:
         raise FCPSError(f"--format html writes a run's report, and {args.name!r} is a panel name: give run:ID "
                         "(see python -m fcps_core runs)")
     from ..run_report import run_report_html
-    text = run_report_html(store, run_id, figures=not args.no_figures)
-    if args.out:
-        from ..outputs import write_output
-        write_output(args.out, text, force=args.force)
-        sys.stderr.write(f"wrote {args.out}\n")
-    else:
-        sys.stdout.write(text)
-    return 0
+    return _emit(args, run_report_html(store, run_id, figures=not args.no_figures))
 
 
 def _export_sql(args, predictor) -> int:
     """The predictor as one SQL SELECT over ``--table`` (deploy/sql.py), to --out or stdout."""
     from ..deploy.sql import predictor_sql
-    text = predictor_sql(predictor, args.table or "traffic", item_column=args.item_column or "item_id")
+    return _emit(args, predictor_sql(predictor, args.table or "traffic", item_column=args.item_column or "item_id"))
+
+
+def _emit(args, text: str) -> int:
+    """An export's text to ``--out`` (atomic, ``--force`` to replace) or stdout."""
     if args.out:
         from ..outputs import write_output
         write_output(args.out, text, force=args.force)
