@@ -14,6 +14,7 @@ pages = [st.Page("app_pages/overview.py", title="Overview", default=True),
          st.Page("app_pages/gaps.py", title="Scalar vs table gaps"),
          st.Page("app_pages/deploy.py", title="Deploy & monitor"),
          st.Page("app_pages/results.py", title="Results browser"),
+         st.Page("app_pages/reproduction.py", title="Paper reproduction"),
          st.Page("app_pages/lab.py", title="Synthetic lab")]
 nav = st.navigation(pages)
 # Both are instant once done (the import and the store handle are cached per process).

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 
 from ..errors import FCPSError
 from ..families import FAMILIES
@@ -235,7 +237,9 @@ def cmd_report(args, ctx: RunContext) -> int:
     from ..report import write_report
     command = f"python -m fcps_core report --out {args.out} --splits {args.splits} --seed {args.seed}" \
         + (" --quick" if args.quick else "")
+    t0 = time.perf_counter()
     write_report(args.out, force=args.force, splits=args.splits, seed=args.seed, workers=args.workers, quick=args.quick,
-                 command=command, progress=lambda m: sys.stderr.write(m + "\n"))
-    sys.stderr.write(f"report written to {args.out}\n")
+                 command=command, progress=lambda m: sys.stderr.write(f"[{time.perf_counter() - t0:4.0f} s] {m}\n"))
+    figures = os.path.join(os.path.dirname(args.out) or ".", "figures")
+    sys.stderr.write(f"report written to {args.out} (figures in {figures}) in {time.perf_counter() - t0:.0f} s\n")
     return 0

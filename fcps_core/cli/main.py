@@ -124,9 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--out", required=True)
     sy.add_argument("--force", action="store_true", help="replace an existing --out file")
 
-    rp = sub.add_parser("report", help="run the reproduction report (controlled regimes + real panels)")
-    rp.add_argument("--out", default="docs/reproduction.md")
-    rp.add_argument("--force", action="store_true", help="replace an existing --out file")
+    rp = sub.add_parser("report", help="regenerate every reproducible table and figure of the paper: one "
+                                       "section per paper label (markdown) and interactive figures in a "
+                                       "figures/ folder beside it")
+    rp.add_argument("--out", default="docs/reproduction.md",
+                    help="the markdown report (default docs/reproduction.md); figures go to figures/ beside it")
+    rp.add_argument("--force", action="store_true", help="replace an existing --out file and the report's own "
+                                                         "figure files (no other file is touched)")
     rp.add_argument("--splits", type=int, default=30)
     rp.add_argument("--seed", type=int, default=0)
     rp.add_argument("--workers", type=int, default=2)
