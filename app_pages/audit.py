@@ -4,16 +4,8 @@ import streamlit as st
 from fcps_core.families import REGISTRY
 from fcps_core.plots import risk_vs_pressure
 from fcps_app.common import figure_download, table_download
-from fcps_app.glossary import dataframe, glossary_expander, metric
+from fcps_app.glossary import glossary_expander, metric, table
 from fcps_app.run_picker import pick_run
-
-# Cell-table columns the glossary has no entry for (kept here until it does).
-CELL_HELP = {"mean label (M)": "Mean human label of the calibration rows in this cell (empty when N_z = 0).",
-             "share of held-out rows": "Share of the held-out (validation / cross-fitted) rows that show this "
-                                       "pattern: where the table's risk is measured.",
-             "share of T rows": "Share of the research test block T that shows this pattern (empty without T).",
-             "cell status": "unseen: N_z = 0, the table falls back; thin: N_z below the slider's threshold, "
-                            "a noisy cell mean."}
 
 st.title("Cell-pressure audit")
 st.markdown("A joint table must earn its cells: each output pattern z of the candidate's K judges is one "
@@ -107,8 +99,9 @@ elif rows:
                  "thin": "background-color: rgba(255,165,0,0.18)"}.get(row["cell status"], "")
         return [color] * len(row)
 
-    dataframe(cells.style.apply(shade, axis=1),
-              column_config={k: st.column_config.Column(help=v) for k, v in CELL_HELP.items() if k in cells})
+    # a run without a research test block T has no "share of T rows": the table leaves it out
+    table(cells, row_style=shade, formats={"mean label (M)": "%.3f", "mean prediction": "%.3f",
+                                           "share of held-out rows": "%.4f", "share of T rows": "%.4f"})
     n_unseen, n_thin = (cells["cell status"] == "unseen").sum(), (cells["cell status"] == "thin").sum()
     st.caption(f"{n_unseen} unseen (red) and {n_thin} thin (orange) cells; N_z counts the rows the candidates "
                f"were fitted on ({n_M:,.0f}).")

@@ -8,7 +8,7 @@ from fcps_core.predictor import MAX_PREDICTOR_BYTES
 from fcps_app.common import get_store, panel_sources, upload_preview
 from fcps_app.deploy import predictor_choices, run_audit, sql_text
 from fcps_app.deploy_view import show_audit
-from fcps_app.glossary import dataframe, glossary_expander
+from fcps_app.glossary import glossary_expander, table
 
 st.title("Deploy & monitor")
 st.markdown("Run the deployed predictor on new, **unlabelled** traffic and check that the traffic stands on "
@@ -120,11 +120,9 @@ audits = [r for r in store.runs(kind="audit") if r["status"] == "done"]
 if not audits:
     st.caption("None yet: store an audit above, or run python -m fcps_core audit PREDICTOR TRAFFIC --save.")
 else:
-    table = pd.DataFrame([{"run": r["run_id"], "panel": r["panel"], "finished": r["finished_at"]} for r in audits])
-    dataframe(table, column_config={
-        "run": st.column_config.NumberColumn("run", help="Stored audit run number."),
-        "panel": st.column_config.TextColumn("panel", help="The stored panel the predictor was calibrated on."),
-        "finished": st.column_config.Column("finished", help="When the audit was stored.")})
+    table(pd.DataFrame([{"run": r["run_id"], "panel": r["panel"], "finished": r["finished_at"]} for r in audits]),
+          helps={"run": "Stored audit run number.", "panel": "The stored panel the predictor was calibrated on.",
+                 "finished": "When the audit was stored."})
     open_id = st.selectbox("Open a stored audit", [r["run_id"] for r in audits], key="open_audit")
     try:
         show_audit(store.run(open_id)["result"], key=f"run-{open_id}")

@@ -3,17 +3,15 @@ import streamlit as st
 
 from fcps_core.plots import ablation_bars, family_shares, gap_forest, oracle_gap
 from fcps_app.common import figure_download, table_download
-from fcps_app.glossary import dataframe, glossary_expander
+from fcps_app.glossary import glossary_expander, table
 from fcps_app.run_picker import pick_run
 
-# Columns the glossary has no entry for (kept here until it does).
-GAP_HELP = {"table test MSE": "Mean test-block MSE over splits of the candidate the table menu chose on "
-                              "validation.",
-            "scalar test MSE": "Mean test-block MSE over splits of the candidate the scalar menu chose on "
-                               "validation.",
-            "95% low": "Lower end of the paired 95% interval of delta (table - scalar) over splits.",
-            "95% high": "Upper end of the paired 95% interval of delta (table - scalar) over splits.",
-            "mean table K": "Mean prefix K the table menu chose over splits (how many judges its table used)."}
+#: the interval here is of delta (table - scalar) over splits
+DELTA_CI = {"95% low": "Lower end of the paired 95% interval of delta (table - scalar) over splits.",
+            "95% high": "Upper end of the paired 95% interval of delta (table - scalar) over splits."}
+#: one format per column: risks at 4 decimals, differences signed, K at one decimal
+FORMATS = {"n_M": "%d", "table test MSE": "%.4f", "scalar test MSE": "%.4f", "delta (table - scalar)": "%+.4f",
+           "95% low": "%+.4f", "95% high": "%+.4f", "mean table K": "%.1f", "regret vs K<=3": "%+.4f"}
 
 st.title("Scalar vs table gaps")
 st.markdown("A calibration-growth sweep repeats the whole selection on grouped random splits at each "
@@ -35,13 +33,15 @@ rows = pd.DataFrame([{"n_M": c["n_M"], "table test MSE": c.get("table_test_mse")
                       "95% low": c.get("ci_low"), "95% high": c.get("ci_high"),
                       "mean table K": c.get("table_K_mean"), "regret vs K<=3": c.get("regret_vs_K_le_3")}
                      for c in cells])
-dataframe(rows, column_config={k: st.column_config.Column(help=v) for k, v in GAP_HELP.items()})
+table(rows, helps=DELTA_CI, formats=FORMATS)
 table_download(rows, "cross-budget-gaps")
 for fig, name, caption in (
         (gap_forest(cells), "gap-forest", "Positive delta favours scalar aggregation."),
         (oracle_gap(cells), "oracle-gap", "Dotted: non-deployable test-oracle envelopes."),
         (family_shares(cells), "family-shares", "Families chosen by the full menu across splits."),
-        (ablation_bars(cells), "k-family-ablation", "Largest prefix vs validation-selected K per menu.")):
+        (ablation_bars(cells), "k-family-ablation", "Per menu and budget: test MSE with the largest prefix K "
+                                                    "(open circle) and with the validation-selected K (filled); "
+                                                    "left is better.")):
     st.plotly_chart(fig)
     st.caption(caption)
     figure_download(fig, name)

@@ -10,9 +10,9 @@ from fcps_core.judges_report import (METRIC_HELP, deployable_rows, judges_report
 from fcps_core.planning.next_judge import plan_next_judge
 from fcps_core.plots import judge_matrix_heatmap, reliability_diagram
 from fcps_core.selection import deployable_label_scale
-from fcps_app.common import digest, figure_download, panel_picker, table_download
+from fcps_app.common import digest, figure_download, page_link, panel_picker, table_download
 from fcps_core.glossary import help_text
-from fcps_app.glossary import dataframe, glossary_expander
+from fcps_app.glossary import glossary_expander, table
 
 st.title("Judges")
 st.markdown("How good is each judge alone, how much do the judges agree and err together, and what does each "
@@ -43,7 +43,7 @@ if rep is None:
     st.info("No selection of this panel in this session: run a selection on the Select page for each judge's "
             "contribution and the deployed predictor's calibration. The per-judge table and the matrices below "
             "need none (they use the default blocks' deployable rows).")
-    st.page_link("app_pages/select.py", label="Run a selection (Select page)")
+    page_link("app_pages/select.py", "Run a selection (Select page)")
     key = f"{label}|{panel.n_rows}|{hashlib.sha1(np.nan_to_num(panel.labels, nan=-1).tobytes()).hexdigest()}"
     try:
         rep = panel_report(key, panel)
@@ -65,13 +65,13 @@ if rep["label_note"]:
 
 st.subheader("Each judge against the human labels")
 deployed = {j["judge"] for j in (rep.get("contribution") or {}).get("judges", [])}
-table = pd.DataFrame(rep["judges"]).assign(deployed=lambda t: t["judge"].isin(deployed))
-table = table.sort_values("brier_iso", na_position="last")
+jtable = pd.DataFrame(rep["judges"]).assign(deployed=lambda t: t["judge"].isin(deployed))
+jtable = jtable.sort_values("brier_iso", na_position="last")
 labels = {"coverage": "coverage", "parse_error_rate": "parse errors", "abstain_rate": "abstains",
           "accuracy": "accuracy", "kappa": "kappa", "auc": "AUC", "brier_iso": "Brier (isotonic)"}
 config = {c: st.column_config.NumberColumn(name, help=METRIC_HELP[c], format="%.4f" if c == "brier_iso" else "%.3f")
           for c, name in labels.items()}
-dataframe(table, column_order=["judge", "brier_iso", "accuracy", "auc", "kappa", "coverage",
+table(jtable, column_order=["judge", "brier_iso", "accuracy", "auc", "kappa", "coverage",
                                                     "parse_error_rate", "abstain_rate", "missing_rate", "schema",
                                                     "decision", "deployed"], column_config={
     **config, "missing_rate": st.column_config.NumberColumn("missing", format="%.3f",
@@ -81,7 +81,7 @@ dataframe(table, column_order=["judge", "brier_iso", "accuracy", "auc", "kappa",
                                                          "rubric, continuous or categorical."),
     "decision": st.column_config.TextColumn("decision", help=METRIC_HELP["decision"]),
     "deployed": st.column_config.CheckboxColumn("deployed", help="Used by the deployed predictor.")})
-table_download(table, "judges")
+table_download(jtable, "judges")
 st.caption(f"Base rate (mean label) {rep['base_rate']:.3f}: its Brier score is what a constant prediction scores; "
            f"isotonic maps are cross-fitted over {rep['folds']['folds']} grouped folds.")
 
@@ -98,7 +98,7 @@ if red["n_pairs"]:
     st.warning(f"**{red['n_pairs']} near-duplicate pair(s)** ({red['rule']}): {shown}"
                + (" and more below" if red["n_pairs"] > 5 else "") + ". One judge of each pair adds little.")
     with st.expander("All near-duplicate pairs" + (f" (the first {len(red['pairs'])})" if red["n_pairs"] > len(red["pairs"]) else "")):
-        dataframe(pd.DataFrame([{"judge A": p["judges"][0], "judge B": p["judges"][1], "agreement": p["agreement"],
+        table(pd.DataFrame([{"judge A": p["judges"][0], "judge B": p["judges"][1], "agreement": p["agreement"],
                                  "error correlation": p["error_correlation"]} for p in red["pairs"]]),
                   column_config={"judge A": st.column_config.TextColumn("judge A", help="One judge of the pair."),
                                  "judge B": st.column_config.TextColumn("judge B", help="The other judge of the pair."),
@@ -116,9 +116,10 @@ sel = sel_state["dict"]["selected"]
 contrib = rep["contribution"]
 st.subheader("Contribution to the deployed predictor")
 models = contrib["models"]
+meanings = sorted({f"{mm['family']}: {mm['meaning'] or 'a table has none'}" for mm in models})
 st.markdown(f"Deployed: **{contrib['family']}** over {len(contrib['judges'])} judge(s)"
-            + (f", averaging {len(models)} models" if len(models) > 1 else "") + ". Weights ("
-            + "; ".join(sorted({f"{mm['family']}: {mm['meaning'] or 'a table has none'}" for mm in models})) + ").")
+            + (f", averaging {len(models)} models" if len(models) > 1 else "") + ".  \nWhat a weight is here — "
+            + "; ".join(meanings) + ".")
 if contrib["note"]:
     st.caption(contrib["note"])
 plan_key = digest([label, sel, sel_state.get("run_id"), None, None])     # the Next judge page's key
@@ -138,6 +139,9 @@ if plan_state and plan_state["key"] == plan_key:
     contrib = with_drop_one(contrib, plan_state["dict"])
     if contrib["drop_one"]["note"]:
         st.caption(contrib["drop_one"]["note"] + ": the drop-one changes are that member's.")
+elif result is not None:     # the button above computes them
+    st.caption("Drop-one risk changes (how much held-out risk rises without each judge) appear in the table once "
+               "computed with the button above: it refits the deployed family without each judge in every fold.")
 else:
     st.caption("Drop-one risk changes: " + contrib["drop_one_note"] + ".")
 ctable = pd.DataFrame([{"judge": j["judge"], "models": j["members"], "weight": j["weight"],
@@ -145,9 +149,8 @@ ctable = pd.DataFrame([{"judge": j["judge"], "models": j["members"], "weight": j
                         "95% low": (j["drop_ci"] or [None, None])[0], "95% high": (j["drop_ci"] or [None, None])[1],
                         "verdict": j["drop_verdict"]} for j in contrib["judges"]])
 ctable = ctable.sort_values(["drop risk change", "weight share"], ascending=False, na_position="last")
-if ctable["weight"].isna().all():
-    ctable = ctable.drop(columns="weight")
-dataframe(ctable, column_config={
+# the drop-one columns appear once computed (the button above); until then the table has none
+table(ctable, column_config={
     "judge": st.column_config.TextColumn("judge", help="A judge the deployed predictor uses."),
     "models": st.column_config.NumberColumn("models", help="How many of the deployed models use the judge."),
     "weight": st.column_config.NumberColumn("weight", help=METRIC_HELP["weight"], format="%.4f"),

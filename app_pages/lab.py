@@ -5,7 +5,7 @@ from fcps_core.diagnostics import gap_verdict
 from fcps_core.glossary import help_text
 from fcps_core.plots import calibration_growth_risk, gap_forest
 from fcps_core.synthetic import make_regime
-from fcps_app.common import STORED, figure_download, run_sweep, save_run
+from fcps_app.common import STORED, figure_download, page_link, run_sweep, save_run
 from fcps_app.glossary import glossary_expander
 from fcps_app.run_picker import read_link
 from fcps_app.runs import store_generated_panel, sweep_state
@@ -71,11 +71,11 @@ if lab:
     if lab.get("run_id") is not None:
         c1, c2 = st.columns(2)
         with c1:
-            st.page_link("app_pages/regime.py", label="Open this run on the Regime map", icon=":material/map:",
-                         query_params={"run": str(lab["run_id"])})
+            page_link("app_pages/regime.py", "Open this run on the Regime map", run_id=lab["run_id"],
+                      icon=":material/map:")
         with c2:
-            st.page_link("app_pages/gaps.py", label="Open this run on Scalar vs table gaps",
-                         icon=":material/compare_arrows:", query_params={"run": str(lab["run_id"])})
+            page_link("app_pages/gaps.py", "Open this run on Scalar vs table gaps", run_id=lab["run_id"],
+                      icon=":material/compare_arrows:")
     winners = ", ".join(f"n_M={c['n_M']}: {gap_verdict(c.get('ci_low'), c.get('ci_high'))}" for c in cells)
     st.subheader("Winner by budget (paired 95% interval of table minus scalar test risk)")
     st.write(winners)

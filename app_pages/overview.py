@@ -2,26 +2,20 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core import FCPSError
-from fcps_app.common import get_store, stored_panels
-from fcps_app.glossary import dataframe, glossary_expander
-from fcps_app.runs import latest_runs, open_run
+from fcps_app.common import get_store, md, page_link, stored_panels
+from fcps_app.glossary import glossary_expander, table
+from fcps_app.runs import latest_runs, open_run, runs_table
 
 DEMO = "synthetic-parity"
-PANEL_HELP = {"name": "The stored panel's name (the Panel picker on every page offers it).",
-              "schema": "How its judge outputs are read: pairwise, binary, rubric, continuous, categorical or mixed.",
-              "n_rows": "Items (rows) of the panel.", "n_labelled": "Items with a human label.",
-              "n_judges": "Judge columns.", "licence": "Licence or provenance note stored with the panel.",
-              "created_at": "When the panel was stored.",
-              "version": "Content fingerprint of the stored panel: runs name the version they were computed on.",
-              "runs": "Stored runs on this panel."}
-RUN_HELP = {"run_id": "Stored run number (open it in the Results browser).", "panel": "The panel the run used.",
-            "kind": "select: a selection; sweep: a calibration-growth sweep; audit: a traffic audit.",
-            "status": "Run status: done, failed or running.", "finished_at": "When the run finished."}
+#: the Overview's panels table: the facts a new user looks at, the licence note last
+PANEL_COLUMNS = ["name", "schema", "n_rows", "n_labelled", "n_judges", "runs", "created_at", "licence"]
 
 
-def helps(frame, texts: dict) -> dict:
-    return {c: st.column_config.Column(help=texts[c]) for c in frame.columns if c in texts}
-
+def licence_short(text) -> str:
+    """A long licence note's first clause ("MIT" of "MIT (repository LICENSE file, ...)"):
+    the table stays narrow; the full notes follow it."""
+    text = "" if text is None or text != text else str(text)
+    return text.split(" (", 1)[0] if len(text) > 30 else text
 
 st.title("Finite-Calibration Panel Selection")
 st.markdown("""
@@ -72,13 +66,17 @@ panels = pd.DataFrame(stored_panels())
 if panels.empty:
     st.info("The store holds no panels yet: upload one on the Upload page.")
 else:
-    panels = panels.drop(columns=["source"], errors="ignore")
-    dataframe(panels, column_config=helps(panels, PANEL_HELP))
+    table(panels[[c for c in PANEL_COLUMNS if c in panels]].assign(licence=panels["licence"].map(licence_short)),
+          column_config={"licence": st.column_config.TextColumn("licence", width="medium")})
+    notes = [f"**{md(r['name'])}**: {md(r['licence'])}" for _, r in panels.iterrows()
+             if isinstance(r.get("licence"), str) and licence_short(r["licence"]) != r["licence"]]
+    if notes:
+        st.caption("Licence notes: " + "; ".join(notes))
 st.subheader("Latest runs")
 runs = pd.DataFrame(store.runs()[:10])
 if runs.empty:
     st.info("No runs stored yet.")
 else:
-    runs = runs[["run_id", "panel", "kind", "status", "family", "K", "val_mse", "test_mse", "finished_at"]]
-    dataframe(runs, column_config=helps(runs, RUN_HELP))
-    st.page_link("app_pages/results.py", label="Browse every stored run", icon=":material/table_view:")
+    runs_table(runs, columns=["run_id", "panel", "kind", "status", "family", "K", "val_mse", "test_mse",
+                              "finished_at"])
+    page_link("app_pages/results.py", "Browse every stored run", icon=":material/table_view:")

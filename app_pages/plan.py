@@ -9,12 +9,7 @@ from fcps_core.plots import calibrate_vs_curate, next_judge_risk_changes
 from fcps_core.glossary import help_text
 from fcps_app.common import (digest, figure_download, load_bytes, panel_picker, remember_selection,
                              run_selection, table_download)
-from fcps_app.glossary import dataframe, glossary_expander
-
-
-def helps(**texts) -> dict:
-    """column_config giving each named column its help (keys with spaces via **{...})."""
-    return {c: st.column_config.Column(help=h) for c, h in texts.items()}
+from fcps_app.glossary import glossary_expander, table
 
 
 CI = "Group-clustered paired 95% interval of the risk change."
@@ -120,9 +115,10 @@ rows = [{"action": kind, "judge": e["judge"], "K": e["K"], "risk": e["risk"], "r
          "95% low": e["ci"][0], "95% high": e["ci"][1], "verdict": e["verdict"],
          "pressure change": e["pressure_change"], "V_proxy": e["V_proxy"],
          "beyond menu K": e["beyond_menu_limit"]} for kind in ("add", "drop") for e in d[kind]]
-table = pd.DataFrame(rows)
-dataframe(table, column_config=helps(**PLAN_HELP))
-table_download(table, "next-judge")
+changes = pd.DataFrame(rows)
+table(changes, helps=PLAN_HELP, formats={"risk change": "%+.4f", "95% low": "%+.4f", "95% high": "%+.4f",
+                                         "pressure change": "%+.4f"})
+table_download(changes, "next-judge")
 st.caption("Below 0 the change helps. The judge set is the deployed one in every fold, so the differences are "
            "paired on the same rows; 'beyond menu K' marks a prefix longer than the selection's menu offered.")
 
@@ -156,7 +152,7 @@ if u and u.get("source"):
                            "H": j["H_K"], "agrees with deployed": j["agreement_with_deployed"],
                            "correlation with deployed": j["correlation_with_deployed"], "in pool": j["in_pool"]}
                           for j in u["judges"]])
-    dataframe(extra, column_config=helps(**UNLABELLED_HELP))
+    table(extra, helps=UNLABELLED_HELP)
     st.warning("Their risk effect needs labels: label some traffic rows (or collect their outputs on the labelled "
                "rows) and plan again.")
     st.caption(u["pressure"] + ". Agreement: " + u["agreement"] + ".")

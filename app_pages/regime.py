@@ -2,6 +2,7 @@ import streamlit as st
 
 from fcps_core import FCPSError
 from fcps_core.experiments import MENUS
+from fcps_core.explain import gain_text, pressure_text
 from fcps_core.glossary import help_text
 from fcps_core.plots import calibration_growth_risk, regime_map, regime_map_points
 from fcps_core.plots import plan_curves, selected_k_over_budget, unseen_over_budget
@@ -59,10 +60,10 @@ elif rg.get("quadrant"):
     m = st.columns(3)
     metric(m[0], "quadrant", rg["quadrant"].replace("_", " "), label="regime quadrant",
            extra="Decided from the selection's held-out (validation) risks.")
-    metric(m[1], "interaction_gain", f"{rg['interaction_gain']:+.3g}", label="interaction gain",
-           extra=(f"95% interval {lo:+.3g} to {hi:+.3g}; " if lo is not None else "")
+    metric(m[1], "interaction_gain", gain_text(rg["interaction_gain"]), label="interaction gain",
+           extra=(f"95% interval {gain_text(lo)} to {gain_text(hi)}; " if lo is not None else "")
            + f"the map's horizontal line is at {rg.get('gain_threshold', 0.001):g}.")
-    metric(m[2], "table_pressure", f"{rg['table_pressure']:.3g}", label="table pressure",
+    metric(m[2], "table_pressure", pressure_text(rg["table_pressure"]), label="table pressure",
            extra=f"The map's vertical line is at {rg.get('pressure_threshold', 0.1):g}.")
     st.info(f"**{rg['quadrant'].replace('_', ' ')}**: {rg['advice']}")
 if points:
@@ -119,10 +120,12 @@ if go:
     st.rerun()
 if sweep:
     cells = sweep["cells"]
-    st.caption("Risks over budget are mean **test risks** on the research test block over splits (bands: one "
-               "standard error).")
+    st.caption("Risks over budget are mean **test risks** on the research test block over splits (bands: 95% "
+               "intervals, mean ± 1.96 standard errors over splits).")
+    k_max = (sweep.get("settings") or {}).get("k_max")
     for fig, name in ((calibration_growth_risk(cells), "risk-over-budget"),
-                      (selected_k_over_budget(cells), "selected-K"), (unseen_over_budget(cells), "unseen-rate")):
+                      (selected_k_over_budget(cells, k_max=k_max), "selected-K"),
+                      (unseen_over_budget(cells), "unseen-rate")):
         st.plotly_chart(fig)
         figure_download(fig, name)
 

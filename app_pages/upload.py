@@ -10,7 +10,7 @@ from fcps_core.ingest import detect_layout, judge_mappings, page_wording
 from fcps_core.ingest.files import shown_name
 from fcps_core.labels import map_labels, mapping_sentence
 from fcps_app.common import get_store, import_upload, load_bytes, upload_path
-from fcps_app.glossary import dataframe
+from fcps_app.glossary import table
 
 REPLACE = "Replace the stored panel of this name"
 # The page control that sets each import option (errors written for the command line name
@@ -216,17 +216,14 @@ help_for = {"item_id": "Item id, from the item id column.",
             "label as read": "The label after the mapping above (empty: unlabelled).",
             **{j.name: f"Outputs of judge {j.name} as read ({j.schema}; <missing> = no output)." for j in shown_judges}}
 # every cell as text: a column mixing numbers and words would make Arrow fail (and log a traceback)
-dataframe(preview.astype(str), column_config={c: st.column_config.Column(help=h) for c, h in help_for.items()})
+table(preview.astype(str), helps=help_for)
 if len(panel.judges) > len(shown_judges):
     st.caption(f"The first {len(shown_judges)} of {len(panel.judges)} judges are shown.")
-dataframe(pd.DataFrame([{"judge": j.name, "schema": j.schema,
-                         "distinct outputs": str(len(j.vocab)) if j.vocab else "binned"} for j in panel.judges]),
-          column_config={"judge": st.column_config.Column(help="A judge column of the file."),
-                         "schema": st.column_config.Column(help="How the judge's outputs are read: pairwise, binary, "
-                                                                "rubric, continuous or categorical."),
-                         "distinct outputs": st.column_config.TextColumn(
-                             "distinct outputs", help="Distinct outputs (table cell values); continuous judges are "
-                                                      "binned.")})
+table(pd.DataFrame([{"judge": j.name, "schema": j.schema,
+                     "distinct outputs": str(len(j.vocab)) if j.vocab else "binned"} for j in panel.judges]),
+      helps={"judge": "A judge column of the file.",
+             "schema": "How the judge's outputs are read: pairwise, binary, rubric, continuous or categorical.",
+             "distinct outputs": "Distinct outputs (table cell values); continuous judges are binned."})
 
 st.subheader("Keep it")
 stem = Path(up.name).name.removesuffix(".gz")
@@ -240,8 +237,10 @@ replace = st.checkbox(REPLACE, value=False, help="The stored panel of this name,
                       "this file (the command line's import --replace).")
 if taken and not replace:
     st.caption(f"A panel named '{name}' is already stored: choose another name, or tick '{REPLACE}'.")
-c1, c2 = st.columns(2)
-if c1.button("Save to the store", type="primary"):
+row = st.container(horizontal=True)     # the two ways to keep the panel, side by side
+save = row.button("Save to the store", type="primary", help="Store the panel (and the runs on it) for every session.")
+use = row.button("Use this panel", help="Use it in this session only, without storing it.")
+if save:
     try:
         import_upload(up.name, data, {**options, "replace": replace}, panel_name=name, licence=licence)
     except FCPSError as exc:
@@ -249,7 +248,7 @@ if c1.button("Save to the store", type="primary"):
     else:
         st.session_state["current_panel"] = f"stored: {name}"
         st.success(f"'{name}' is stored; Select, Regime map and Audit now offer it, and runs on it are kept.")
-if c2.button("Use this panel"):
+if use:
     st.session_state.setdefault("uploads", {})[name] = (up.name, data, json.dumps(options, sort_keys=True))
     st.session_state["current_panel"] = f"uploaded: {name}"
     st.success(f"'{name}' is now available on the Select, Regime map and Audit pages (this session only).")

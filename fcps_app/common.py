@@ -167,3 +167,29 @@ def table_download(df: pd.DataFrame, name: str) -> None:
     safe.columns = [neutralise_cell(str(c)) for c in safe.columns]
     st.download_button(f"Download {name} (CSV)", safe.to_csv(index=False), f"{name}.csv", mime="text/csv",
                        key=f"dl-{name}")
+
+
+def md(text) -> str:
+    """Escape Markdown (judge names and notes may hold * _ [ ] $ ...) so text renders as written."""
+    text = "" if text is None else str(text)
+    for ch in "\\`*_[]<>$~|#":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def fmt(v, digits: int = 4) -> str:
+    """One value in words: '-' when missing, yes/no, floats at ``digits`` decimals, counts with commas."""
+    if v is None or (isinstance(v, float) and v != v):
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def page_link(page: str, text: str, *, run_id=None, icon: str = ":material/arrow_forward:") -> None:
+    """A link to another page that looks like one (link colour and an arrow), optionally
+    opening a stored run there (``?run=N``)."""
+    st.page_link(page, label=f":blue[{text}]", icon=icon,
+                 query_params={"run": str(run_id)} if run_id is not None else None)

@@ -9,7 +9,7 @@ import streamlit as st
 from fcps_core.glossary import help_text
 from fcps_core.plots import audit_drift_bars, judge_output_shift
 from fcps_app.common import figure_download, table_download
-from fcps_app.glossary import dataframe
+from fcps_app.glossary import table
 
 GLOSSARY = (
     "**q(z)**: share of traffic rows with joint output pattern z. **N_z**: calibration rows with that "
@@ -36,18 +36,11 @@ JUDGE_HELP = {
     "parse errors (cal.)": "Share of calibration rows whose output is a parse error.",
     "parse errors (traffic)": "Share of traffic rows whose output is a parse error.",
 }
+#: what two cell-table columns mean here (the glossary words the others: pattern, N_z, p_z, q_z, ...)
 CELL_HELP = {
-    "pattern": "The joint output pattern z of the predictor's judges, one output per judge.",
-    "N_z": help_text("N_z"), "p_z": help_text("p_z"), "q_z": help_text("q_z"),
-    "traffic_rows": "Traffic rows with this pattern.",
     "prediction": "Mean deployed prediction over the traffic rows with this pattern.",
-    "unseen": "Calibration never saw this pattern (N_z = 0): a table predicts its fallback here.",
+    "unseen": help_text("unseen_cell"),
 }
-
-
-def _config(frame: pd.DataFrame, helps: dict) -> dict:
-    """The texts above for the columns they know (``dataframe`` gives the rest the glossary's)."""
-    return {str(c): st.column_config.Column(help=helps[str(c)]) for c in frame.columns if str(c) in helps}
 
 
 def show_audit(d: dict, *, key: str) -> None:
@@ -71,10 +64,10 @@ def show_audit(d: dict, *, key: str) -> None:
                 help="Share of traffic rows the deployed family cannot place: an unseen pattern (tables), or an "
                      "output never seen in calibration or a value outside its calibration range (scalar families).")
     rise = d["missing_rate"] - d.get("missing_calibration", 0.0)
-    m[3].metric("rows with a missing output", f"{d['missing_rate']:.1%}",
+    m[3].metric("missing outputs", f"{d['missing_rate']:.1%}",
                 delta=f"{rise:+.1%} vs calibration" if abs(rise) >= 0.0005 else None,
-                delta_color="inverse", help=f"Share of traffic rows where some judge gave no output; calibration: "
-                                            f"{d.get('missing_calibration', 0.0):.1%}.")
+                delta_color="inverse", help=f"Rows with a missing output: the share of traffic rows where some judge "
+                                            f"gave no output; calibration: {d.get('missing_calibration', 0.0):.1%}.")
     jd = d["joint_drift"]
     m[4].metric("joint pattern drift (TV)", "-" if jd["tv"] is None else f"{jd['tv']:.3f}",
                 help="Total variation between the calibration and traffic joint pattern distributions. "
@@ -97,10 +90,10 @@ def show_audit(d: dict, *, key: str) -> None:
                                "missing (traffic)": j["missing_traffic"],
                                "parse errors (cal.)": j["parse_error_calibration"],
                                "parse errors (traffic)": j["parse_error_traffic"]} for j in judges])
-        dataframe(drift, column_config=_config(drift, JUDGE_HELP), key=f"judges-{key}")
+        table(drift, helps=JUDGE_HELP, key=f"judges-{key}")
     cells = pd.DataFrame(d.get("cells") or [])
     if not cells.empty:
         st.markdown(f"**Traffic patterns** ({len(cells):,} shown of {d.get('n_cells', len(cells)):,}; "
                     "most frequent first)")
-        dataframe(cells, column_config=_config(cells, CELL_HELP), key=f"cells-{key}")
+        table(cells, helps=CELL_HELP, key=f"cells-{key}")
         table_download(cells, f"audit-cells-{key}")

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import streamlit as st
 
 from fcps_core import FCPSError
+from fcps_core.glossary import help_text
 from fcps_app.common import STORED, get_store
+from fcps_app.glossary import table
 
 
 @st.cache_data(show_spinner="Loading stored run...", max_entries=32)
@@ -85,7 +88,11 @@ def run_caption(run_id: int) -> str:
         detail = f"{len(budgets)} budgets x {(res.get('settings') or {}).get('splits', '?')} splits"
     elif run["kind"] == "select":
         sel = res.get("selected") or {}
-        detail = f"{sel.get('family')} K={sel.get('K')} of {res.get('menu_size', '?')} candidates"
+        menu = f"{res['menu_size']:,} candidates" if isinstance(res.get("menu_size"), int) else "a menu"
+        if sel.get("family") == "tie_average":
+            detail = f"average of {len(sel.get('members') or [])} tied candidates (K={sel.get('K')}) of {menu}"
+        else:
+            detail = f"{sel.get('family')} K={sel.get('K')}, chosen of {menu}"
     else:
         detail = run["status"]
     parts = [f"run {run_id}", KIND_WORDS.get(run["kind"], run["kind"]), when, detail]
@@ -120,3 +127,21 @@ def store_generated_panel(panel, base: str, provenance: dict) -> tuple[str, str]
         st.cache_data.clear()           # panel lists changed
         return name, info["version"]
     raise FCPSError(f"too many stored panels named {base}-N; delete some in the store")
+
+
+#: the run tables' columns, in order (a table shows those the runs have)
+RUN_COLUMNS = ["run_id", "panel", "kind", "status", "family", "K", "val_mse", "test_mse", "note", "label",
+               "finished_at", "seconds", "seed", "version", "panel_version", "deployed_family", "has_predictor"]
+#: what two columns mean in a run table (elsewhere "family" is any candidate's, "label" a human label)
+RUN_WORDS = {"family": "The family of the selected candidate (for a tie average: its best member; deployed_family "
+                       "says what is deployed). " + (help_text("family") or ""),
+             "label": "A tag the run was saved with (the demo runs are tagged seed:...)."}
+
+
+def runs_table(runs: pd.DataFrame, *, columns: list[str] | None = None, **kwargs) -> pd.DataFrame:
+    """Stored runs (``Store.runs`` rows) as one table on every page: a sweep's or an audit's
+    empty selection cells blank, counts whole, risks at 4 decimals. Returns the frame shown."""
+    shown = runs[[c for c in (columns or RUN_COLUMNS) if c in runs.columns]]
+    config = {"note": st.column_config.TextColumn("note", width="medium")} if "note" in shown else {}
+    table(shown, helps=RUN_WORDS, column_config=config | (kwargs.pop("column_config", None) or {}), **kwargs)
+    return shown

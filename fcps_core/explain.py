@@ -58,6 +58,79 @@ def deployed_judges(d: dict) -> list[str]:
     return judges
 
 
+def gain_text(v) -> str:
+    """An interaction gain as every page shows it: signed, 4 decimals ("+0.0100")."""
+    return "-" if v is None else f"{round(v, 4) + 0.0:+.4f}"      # + 0.0: never "-0.0000"
+
+
+def pressure_text(v) -> str:
+    """A table pressure as every page shows it: 3 decimals ("0.035")."""
+    return "-" if v is None else f"{round(v, 3) + 0.0:.3f}"
+
+
+def _same_key(c: dict) -> tuple:
+    """What makes two candidates the same predictor: family, parameters and the judge set
+    (the path only orders the judges)."""
+    params = tuple(sorted((str(k), str(v)) for k, v in (c.get("params") or {}).items()))
+    return c.get("family"), params, tuple(sorted(c.get("judges") or []))
+
+
+def tie_summary(d: dict) -> dict:
+    """The statistical ties, counted as they are listed.
+
+    ``n_tied``: candidates within one paired SE of the deployed one (the result's count);
+    ``same``: those that are the deployed predictor (or a member of a tie average) reached
+    by another path: same family, parameters and judge set, identical held-out risk;
+    ``listed``: the result's closest alternatives that are different predictors;
+    ``unlisted``: the rest of the count (farther ones, or a listed family and judge order
+    with other parameters)."""
+    tie = d.get("tie") or {}
+    n = int(tie.get("n_tied") or 0)
+    sel = d.get("selected") or {}
+    cands = d.get("candidates") or []
+    by_index = {c.get("index"): c for c in cands}
+    refs = [by_index.get(m.get("index"), m) for m in sel.get("members") or []] or [by_index.get(sel.get("index"), sel)]
+    ref_keys = {_same_key(r): r.get("val_risk", r.get("val_mse")) for r in refs}
+    ref_index = {r.get("index") for r in refs}
+
+    def is_same(c: dict) -> bool:
+        risk = ref_keys.get(_same_key(c), None)
+        own = c.get("val_risk", c.get("risk"))
+        return risk is not None and own is not None and abs(own - risk) <= 1e-12 * max(1.0, abs(risk))
+
+    same = [c for c in cands if c.get("index") not in ref_index and is_same(c)][:n]
+    same_index = {c.get("index") for c in same}
+    listed = []
+    for a in tie.get("alternatives") or []:
+        c = by_index.get(a.get("index"))
+        identical = a.get("index") in same_index or (
+            c is None and abs(a.get("diff") or 0.0) <= 1e-12 and abs(a.get("se") or 0.0) <= 1e-12)
+        if not identical:
+            listed.append(a)
+    return {"n_tied": n, "same": same, "listed": listed, "unlisted": max(0, n - len(same) - len(listed))}
+
+
+def tie_sentence(d: dict) -> str:
+    """One sentence on the statistical ties ('' without any)."""
+    t = tie_summary(d)
+    n = t["n_tied"]
+    if not n:
+        return ""
+    head = f"{n} other candidate(s) are within one paired standard error of it"
+    found = sorted({str(c.get("path")) for c in t["same"]})
+    paths = _names(found, 4) + (" paths" if len(found) > 1 else " path")
+    if len(t["same"]) == n:
+        return (f"{head}, and all are the deployed predictor reached by another path ({paths}): the same family, "
+                "parameters and judges, so no different predictor is tied.")
+    parts = [f"{head}: the data cannot tell them apart"]
+    if t["same"]:
+        parts.append(f"{len(t['same'])} of them are the deployed predictor reached by another path ({paths})")
+    names = list(dict.fromkeys(f"{a['family']} K={a['K']} ({a['path']} path)" for a in t["listed"]))
+    if names:
+        parts.append("e.g. " + _names(names, 3))
+    return "; ".join(parts) + "."
+
+
 def comparison(baseline: dict) -> str:
     """'better', 'worse', 'tied' (the 95% interval of the paired difference straddles 0) or
     'unpaired' (no interval: no claim)."""
@@ -168,21 +241,17 @@ def verdict_parts(d: dict) -> dict:
     if worse:
         best = min(worse, key=lambda b: b["risk"])
         details.append(f"A fixed recipe does better: consider deploying {best['label']} instead.")
-    tie = d.get("tie") or {}
-    if tie.get("n_tied"):
-        alts = tie.get("alternatives") or []
-        names = list(dict.fromkeys(f"{a['family']} K={a['K']} ({a['path']} path)" for a in alts))
-        eg = "; e.g. " + _names(names, 3) if names else ""
-        details.append(f"{tie['n_tied']} other candidate(s) are within one paired standard error of it: the data "
-                       f"cannot tell them apart{eg}.")
+    ties = tie_sentence(d)
+    if ties:
+        details.append(ties)
     rg = d.get("regime") or {}
     if rg.get("quadrant") == "undetermined":
         details.append("Regime undetermined: the interaction gain's 95% interval contains its threshold.")
     elif rg.get("quadrant"):
         lo, hi = rg.get("interaction_gain_ci") or (None, None)
         details.append(f"Regime: {rg['quadrant'].replace('_', ' ')} ({rg.get('description', '')}; interaction gain "
-                       f"{rg['interaction_gain']:+.4f}"
-                       + (f", 95% interval {lo:+.4f} to {hi:+.4f}" if lo is not None else "") + ").")
+                       f"{gain_text(rg['interaction_gain'])}"
+                       + (f", 95% interval {gain_text(lo)} to {gain_text(hi)}" if lo is not None else "") + ").")
     return {"headline": headline, "details": details}
 
 

@@ -154,7 +154,8 @@ _TERMS: dict[str, Term] = {
     "missing_share": Term("missing share", "Share of rows where the judge gave no output (calibration vs traffic)."),
     "agreement": Term("agreement", "Share of items on which two judges (or a judge and the deployed panel) give the "
                       "same verdict."),
-    "weight_share": Term("weight share", "The judge's share of the deployed predictor's total absolute weight."),
+    "weight_share": Term("weight share", "The judge's share of the deployed predictor's total absolute weight "
+                         "(averaged over the members of a tie average)."),
     "risk_change": Term("risk change", "Held-out risk after the change minus before; below 0 means the change helps."),
     "pressure_change": Term("pressure change", "Table pressure (H_K / n_M + unseen rate) after the change minus "
                             "before; above 0 means the table's cells get thinner."),
@@ -180,7 +181,8 @@ _TERMS: dict[str, Term] = {
     'judges': Term('judges', 'The judges the candidate uses, in path order.'),
     'index': Term('index', "Candidate number within the run's menu."),
     'selected': Term('selected', 'Whether this is the deployed candidate (or a member of the deployed tie average).'),
-    'val_se': Term('held-out SE', "Standard error of the candidate's held-out risk, clustered by item group."),
+    'val_se': Term('held-out SE', "Standard error of the candidate's held-out risk, clustered by item group; "
+                   "risk ± 1.96 SE is its 95% interval."),
     'missing_rate': Term('missing rate', 'Share of rows where the judge gave no output at all.'),
     'deployed': Term('deployed', 'Whether the deployed predictor uses this judge.'),
     'members': Term('members', 'How many of the averaged tied candidates use this judge.'),
@@ -216,6 +218,36 @@ _TERMS: dict[str, Term] = {
     "in_support": Term("in support", "Whether the row's pattern (or each score, for scalar families) was seen in "
                        "calibration."),
     "cost": Term("cost", "Sum of the candidate's judges' per-item costs."),
+    # dashboard tables: stored panels and runs, comparisons, blocks, ties
+    "name": Term("name", "The stored panel's name (the Panel picker on every page offers it)."),
+    "runs": Term("runs", "Stored runs on this panel."),
+    "run_id": Term("run_id", "Stored run number: open it in the Results browser (python -m fcps_core runs lists "
+                   "them)."),
+    "panel": Term("panel", "The stored panel the run was computed on."),
+    "kind": Term("kind", "Run kind: select (a selection), sweep (a calibration-growth sweep) or audit (a traffic "
+                 "audit)."),
+    "finished_at": Term("finished", "When the run finished (UTC)."),
+    "seconds": Term("seconds", "How long the run took, in seconds."),
+    "has_predictor": Term("has predictor", "Whether the run stores a deployable predictor (Deploy & monitor can "
+                          "use it)."),
+    "deployed_family": Term("deployed family", "The family of the predictor the run deploys (tie_average for an "
+                            "average of statistically tied candidates)."),
+    "fact": Term("fact", "A fact or a setting of the compared runs, as stored (param: ... are the run's settings)."),
+    "differs": Term("differs", "Whether the compared runs have different values here."),
+    "role": Term("role", "What the block does."),
+    "block_rows": Term("labelled rows", "Labelled rows in the block (under cross-fitting S and M are each fold's "
+                       "fitting rows, and every deployable row is held out in turn)."),
+    "compared": Term("compared", "better: the 95% interval of the difference lies above 0; worse: below 0; tied: "
+                     "it contains 0 (no claim either way)."),
+    "judge_set_stability": Term("judge-set stability", "Mean overlap (Jaccard) between the judges the candidate "
+                                "used in each fold and the deployed judge set; 1 = the same judges every fold."),
+    "same_predictor": Term("same predictor", "An alternative with the deployed predictor's family, parameters and "
+                           "judges, reached by another path: identical held-out predictions, so not a different "
+                           "choice."),
+    "pattern": Term("pattern", "The joint output pattern z of the judges, one output per judge."),
+    "item_id": Term("item id", "Item identifier from the panel."),
+    "params": Term("parameters", "The candidate's fitted family parameters (e.g. shrinkage), '-' when it has none."),
+    "mean_prediction": Term("mean prediction", "Mean deployed prediction over the rows in this cell."),
     "latency": Term("latency", "Largest per-item latency among the candidate's judges (they run in parallel)."),
 }
 
@@ -230,7 +262,7 @@ _ALIASES: dict[str, str] = {
     "brier_isotonic": "brier", "ECE": "ece", "parse_error_rate": "parse_errors", "n_effective": "effective_judges",
     "path rule": "path", "quadrant": "quadrant", "regime": "quadrant",
     "delta (table - scalar)": "delta", "regret vs K<=3": "regret",
-    "group_id": "group_id", "rows": "n_rows", "labelled": "n_labelled", "labelled rows": "n_labelled",
+    "group_id": "group_id", "rows": "n_rows", "labelled": "n_labelled", "labelled rows": "block_rows",
     "judges_count": "n_judges", "created": "created_at", "base rate": "base_rate",
     "tv_threshold": "threshold", "chi-square p": "chi2_p", "chi2": "chi2_p", "missing": "missing_share",
     "weight share": "weight_share", "drop risk change": "drop_one", "drop_risk_change": "drop_one",
@@ -239,6 +271,8 @@ _ALIASES: dict[str, str] = {
     "share of held-out rows": "freq_val", "share of T rows": "freq_test", "cell status": "cell_status",
     "table test MSE": "table_test_mse", "scalar test MSE": "scalar_test_mse", "95% low": "ci_low",
     "95% high": "ci_high", "mean table K": "table_K_mean", "ECE of the deployed predictor": "ece",
+    "parameters": "params", "mean prediction": "mean_prediction", "run": "run_id", "finished": "finished_at",
+    "same as": "same_predictor",
 }
 
 

@@ -103,6 +103,8 @@ def test_select_then_regime_audit_and_sweep_pages():
     at.switch_page("app_pages/audit.py").run()
     assert not at.exception
     assert len(at.dataframe) >= 1
+    cells = at.dataframe[0].value      # the default blocks hold no T: no column of "None" for it
+    assert "share of T rows" not in cells.columns and not cells.isna().any().any()
     at.switch_page("app_pages/regime.py").run()
     _sweep(at, "20,60", 2)
     assert len(at.session_state["sweep"]["data"]["cells"]) == 2
@@ -127,6 +129,7 @@ def test_overview_lists_the_store_and_opens_the_demo():
     names = at.dataframe[0].value["name"].tolist()
     assert "synthetic-parity" in names and "llmbar" in names
     assert len(at.dataframe[1].value) >= 1                   # latest runs
+    assert not at.dataframe[1].value.isna().any().any()      # a sweep's empty cells shown blank or "–"
     by_label(at.button, "Open the demo (selection and sweep)").click().run()
     assert not at.exception, at.exception
     assert at.session_state["current_panel"] == "stored: synthetic-parity"
@@ -311,10 +314,13 @@ def test_judges_page_renders_without_and_with_a_selection():
     assert len(at.get("plotly_chart")) == 2 and {"ECE", "Brier score", "base rate's Brier"} <= {m.label for m in at.metric}
     deployed = at.session_state["selection"]["dict"]["selected"]["judges"]
     contributions = at.dataframe[-1].value
-    assert set(contributions["judge"]) == set(deployed) and contributions["drop risk change"].isna().all()
+    # the drop-one columns appear only once computed (never a column of "None")
+    assert set(contributions["judge"]) == set(deployed) and "drop risk change" not in contributions.columns
     by_label(at.button, "Compute drop-one risk changes").click().run()
     assert not at.exception and not at.error, (at.exception, at.error)
     plan = at.session_state["next_judge"]["dict"]
     shown = at.dataframe[-1].value.set_index("judge")["drop risk change"]
-    for e in plan["drop"]:
-        assert shown[e["judge"]] == pytest.approx(e["risk_change"])
+    for e in plan["drop"]:     # a number, or its shown text when another judge has none ("–")
+        value = shown[e["judge"]]
+        assert value == (f"{e['risk_change']:+.4f}" if isinstance(value, str) else pytest.approx(e["risk_change"]))
+    assert "None" not in [str(v) for v in shown]

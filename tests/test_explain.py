@@ -6,7 +6,8 @@ import copy
 
 import pytest
 
-from fcps_core.explain import comparison, deployed_judges, verdict, verdict_parts
+from fcps_core.explain import (comparison, deployed_judges, gain_text, pressure_text, tie_sentence, tie_summary,
+                               verdict, verdict_parts)
 
 JUDGES = [f"judge{i}" for i in range(65)]
 
@@ -105,3 +106,45 @@ def test_a_tie_average_names_its_members_and_judges_by_weight(result):
                            "judges j7, j6, j5, j4, j3, j2 and 2 more (8 of 65 judges):")
     assert "held-out MSE" not in head     # an average has no single SE: its estimate below carries the interval
     assert "Estimated MSE on new items 0.147 (95% interval" in verdict(result)
+
+
+def _candidate(index, path, params, judges, risk, family="residual"):
+    return {"index": index, "family": family, "K": len(judges), "path": path, "params": params, "judges": judges,
+            "val_risk": risk}
+
+
+def test_ties_that_are_the_deployed_predictor_by_another_path_are_said_so(result):
+    """A tie average of two members; each member reached again by two other paths (the same
+    family, parameters and judge set, so identical risks) makes four "tied" candidates that
+    are no different choice."""
+    members = [_candidate(1, "info_first", {"shrinkage": 8.0}, ["A", "B", "C"], 0.2049),
+               _candidate(2, "info_first", {"shrinkage": 32.0}, ["A", "B", "C"], 0.2053)]
+    copies = [_candidate(10 + i, path, m["params"], list(reversed(m["judges"])) if path == "random" else m["judges"],
+                         m["val_risk"]) for i, (m, path) in enumerate(
+                  [(m, p) for m in members for p in ("complexity_penalized", "random")])]
+    other = _candidate(20, "info_first", {}, ["A", "B"], 0.2060, family="table")
+    result["selected"] = {"family": "tie_average", "K": 3, "index": 1, "judges": ["A", "B", "C"],
+                          "members": [{**m, "val_risk": m["val_risk"]} for m in members]}
+    result["candidates"] = members + copies + [other]
+    alt = [{"index": c["index"], "family": c["family"], "K": c["K"], "path": c["path"], "judges": c["judges"],
+            "risk": c["val_risk"], "diff": c["val_risk"] - 0.2049, "se": 0.0} for c in copies[:2]]
+    result["tie"] = {"n_tied": 4, "alternatives": alt}
+    t = tie_summary(result)
+    assert (len(t["same"]), t["listed"], t["unlisted"]) == (4, [], 0)
+    text = tie_sentence(result)
+    assert text.startswith("4 other candidate(s) are within one paired standard error of it, and all are the deployed "
+                           "predictor reached by another path (complexity_penalized and random paths)")
+    # one different predictor tied as well: it is the one listed, and the count says so
+    result["tie"] = {"n_tied": 5, "alternatives": alt + [{"index": 20, "family": "table", "K": 2,
+                                                            "path": "info_first", "judges": ["A", "B"],
+                                                            "risk": 0.2060, "diff": 0.0011, "se": 0.002}]}
+    t = tie_summary(result)
+    assert len(t["same"]) + len(t["listed"]) + t["unlisted"] == t["n_tied"] == 5
+    assert [a["index"] for a in t["listed"]] == [20]
+    assert "4 of them are the deployed predictor reached by another path" in tie_sentence(result)
+    assert "e.g. table K=2 (info_first path)" in tie_sentence(result)
+
+
+def test_gain_and_pressure_have_one_format():
+    assert gain_text(0.01) == "+0.0100" and gain_text(-0.0003) == "-0.0003" and gain_text(None) == "-"
+    assert pressure_text(0.0352) == "0.035"

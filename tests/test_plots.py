@@ -38,7 +38,39 @@ def test_sweep_figures(sweep):
     shares = family_shares(cells)
     total = [sum(t.y[i] for t in shares.data) for i in range(len(cells))]
     assert total == pytest.approx([1.0] * len(cells))
-    assert len(ablation_bars(cells).data) == 2 and len(oracle_gap(cells).data) == 4
+    assert len(oracle_gap(cells).data) == 4
+    dots = ablation_bars(cells)
+    points = {t.name: t for t in dots.data if t.x and t.x[0] is not None and t.mode == "markers"}
+    assert set(points) == {"largest K", "selected K"}
+    assert list(points["selected K"].x) == [v["selected_K"] for c in cells for v in c["ablation"].values()]
+    # a dot plot on a zoomed axis, and each legend entry has a visible swatch
+    assert dots.layout.xaxis.range is None or dots.layout.xaxis.range[0] > 0
+    legend = [t for t in dots.data if t.showlegend is not False and t.name in ("largest K", "selected K")]
+    assert {t.name for t in legend} == {"largest K", "selected K"}
+    assert all(isinstance(t.marker.color, str) for t in legend)
+
+
+def test_selected_k_ticks_are_whole_numbers_and_the_sd_bar_stays_in_the_menu(sweep):
+    cells = [dict(c, menus={**c["menus"], "table": {**c["menus"]["table"], "K_mean": 3.5, "K_sd": 0.7071}})
+             for c in sweep.cells]
+    fig = selected_k_over_budget(cells, k_max=4)
+    assert fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.tickformat == "d"
+    bar = fig.data[0].error_y
+    assert all(m + u <= 4 + 1e-12 for m, u in zip(fig.data[0].y, bar.array))
+    assert all(m - d >= 1 - 1e-12 for m, d in zip(fig.data[0].y, bar.arrayminus))
+    assert fig.layout.yaxis.range[1] <= 4.5
+
+
+def test_the_chart_range_shows_the_best_single_judge_and_the_output_chart_omits_empty_outputs(result):
+    from fcps_core.plots import judge_output_shift
+    cands = result["candidates"]
+    low = min(c["val_risk"] for c in cands) - 0.01      # a single judge better than every candidate
+    single = {"name": "best_single_judge", "judge": "J1", "risk": low, "diff_vs_selected": -0.01, "ci": [-0.02, 0]}
+    lo, hi = best_per_family_over_k(cands, selected=result["selected"], baselines=[single]).layout.yaxis.range
+    assert lo < low < hi
+    fig = judge_output_shift({"judge": "J1", "categories": ["A", "B", "<never seen>"], "calibration": [0.5, 0.5, 0],
+                              "traffic": [0.4, 0.6, 0]})
+    assert [list(t.x) for t in fig.data] == [["A", "B"], ["A", "B"]]
 
 
 def test_selection_figures(result):
@@ -146,8 +178,12 @@ def test_per_family_chart_marks_a_tie_average(result):
     fig = best_per_family_over_k(cands, selected=sel, objective="val_mse")
     open_stars = next(t for t in fig.data if t.name == "averaged members")
     assert sorted(open_stars.x) == sorted(m["K"] for m in members)
+    # an average has no point of its own at K=4: its star marks its best member, said "average of 3"
     star = next(t for t in fig.data if t.name == "deployed (winner)")
-    assert (star.x[0], star.y[0]) == (4, 0.1)
+    assert (star.x[0], star.y[0]) == (members[0]["K"], members[0]["val_mse"])
+    assert star.x[0] in {m["K"] for m in members}
+    assert any(a.text == "<b>winner: average of 3</b>" for a in fig.layout.annotations)
+    assert "average of 3 tied candidates" in star.text[0]
 
 
 def test_regime_map_labels_do_not_overlap_and_name_their_risks(result, sweep):

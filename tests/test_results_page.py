@@ -164,3 +164,18 @@ def test_a_delete_asks_first_and_then_removes_the_run(page_store):
     assert run_id not in at.dataframe[0].value["run_id"].tolist()
     assert by_label(at.multiselect, OPEN).value == []
     assert "run" not in at.query_params
+
+
+def test_the_runs_table_shows_no_none_and_the_candidates_no_empty_or_repeated_column(page_store):
+    _, ids = page_store
+    at = results(run=str(ids["crossfit"]))
+    runs = at.dataframe[0].value
+    assert "sweep" in set(runs["kind"])                       # a sweep's selection columns are empty...
+    assert not runs.isna().any().any()                        # ...shown blank or "–", never "None"
+    assert "None" not in {str(v) for v in runs.to_numpy().ravel()}
+    cands = next(df.value for df in at.dataframe if "val_se" in df.value.columns)
+    assert not cands.isna().all().any()                       # no all-empty column (without T: no test_mse)
+    assert "path_rule" not in cands.columns or not (cands["path_rule"] == cands["path"]).all()
+    # the chart names the risk as the Select page does, from the run's protocol
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["yaxis"]["title"]["text"] == "cross-fitted MSE"

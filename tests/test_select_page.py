@@ -72,7 +72,7 @@ def test_run_param_renders_the_stored_selection(stored, store_path):
     state = at.session_state["selection"]
     assert state["run_id"] == run_id and state["result"] is None and state["dict"]["selected"] == d["selected"]
     assert at.selectbox[0].value == f"stored: {d['panel']['name']}"
-    assert any(link.label.startswith(f"Stored as run {run_id}") for link in at.get("page_link"))
+    assert any(f"Stored as run {run_id}:" in link.label for link in at.get("page_link"))
 
 
 def test_verdict_comes_first_after_the_controls(stored):
@@ -125,3 +125,30 @@ def test_split_box_and_family_chooser(stored):
 def test_run_param_of_a_sweep_is_refused_in_words(store_path):
     at = _open(_run_ids(store_path, "sweep")[0])
     assert any("not a finished selection" in e.value for e in at.error)
+
+
+def test_the_ties_sentence_counts_what_the_ties_table_lists(stored):
+    import re
+    from fcps_core.explain import tie_summary
+    _, at = stored
+    d = at.session_state["selection"]["dict"]
+    t = tie_summary(d)
+    said = [m.value for m in at.markdown if m.value.startswith("**Statistical ties**")]
+    tables = [df.value for df in at.dataframe if "paired SE" in df.value.columns]
+    if not t["n_tied"]:
+        assert not said and not tables
+        return
+    assert len(said) == 1 and f"{t['n_tied']} other candidate(s)" in said[0]
+    named = re.search(r"The (\d+) closest different predictor", said[0])
+    assert (int(named.group(1)) if named else 0) == (len(tables[0]) if tables else 0) == len(t["listed"])
+    if t["same"]:
+        assert "the deployed predictor reached by another path" in said[0]
+    # no row of the table is the deployed predictor itself (difference and paired SE both 0)
+    for table in tables:
+        assert not ((table["difference"].abs() < 1e-12) & (table["paired SE"].abs() < 1e-12)).any()
+
+
+def test_page_links_look_like_links(stored):
+    _, at = stored
+    links = at.get("page_link")
+    assert links and all(link.label.startswith(":blue[") and link.proto.icon for link in links)

@@ -31,9 +31,15 @@ def audit_drift_bars(judges: list[dict]) -> go.Figure:
 def judge_output_shift(judge: dict) -> go.Figure:
     """One judge's output distribution in calibration and in traffic, side by side."""
     cats = judge.get("categories") or []
+    cal, traffic = judge.get("calibration") or [], judge.get("traffic") or []
+    # outputs neither side shows (e.g. the "<never seen>" bucket of a judge with none) are left out
+    keep = [i for i in range(len(cats)) if (cal[i] if i < len(cal) else 0) or (traffic[i] if i < len(traffic) else 0)]
+    cats = [cats[i] for i in keep]
+    cal = [cal[i] for i in keep if i < len(cal)]
+    traffic = [traffic[i] for i in keep if i < len(traffic)]
     fig = go.Figure()
-    fig.add_bar(x=cats, y=judge.get("calibration") or [], name="calibration", marker_color="#1f77b4")
-    fig.add_bar(x=cats, y=judge.get("traffic") or [], name="traffic", marker_color="#ff7f0e")
+    fig.add_bar(x=cats, y=cal, name="calibration", marker_color="#1f77b4")
+    fig.add_bar(x=cats, y=traffic, name="traffic", marker_color="#ff7f0e")
     fig.update_layout(barmode="group", title=f"{judge['judge']}: share of rows per output",
                       yaxis_title="share of rows", xaxis_title="output", yaxis_tickformat=".0%",
                       height=340, margin=dict(t=50))
@@ -101,12 +107,16 @@ def judge_matrix_heatmap(names: list[str], matrix: list[list], *, value: str = "
     """A judge x judge matrix (agreement or error correlation) on [-1, 1], panel order on both
     axes; beyond ``max_labels`` judges the tick labels are hidden (hovering names the pair)."""
     many = len(names) > max_labels
+    # a few judges: each cell shows its value; short names stay level, long or many are slanted
+    numbers = len(names) <= 12
     fig = go.Figure(go.Heatmap(z=matrix, x=names, y=names, zmin=-1, zmax=1, zmid=0, colorscale="RdBu",
                                colorbar=dict(title=value), hoverongaps=False,
+                               texttemplate="%{z:.2f}" if numbers else None, textfont=dict(size=13),
                                hovertemplate="%{y}<br>%{x}<br>" + value + " %{z:.3f}<extra></extra>"))
     side = max(420, min(900, 12 * len(names) + 160))
+    level = len(names) <= 12 and max((len(str(n)) for n in names), default=0) <= 8
     fig.update_layout(xaxis=dict(title="judge" + (f" ({len(names)}; hover for names)" if many else ""),
-                                 showticklabels=not many, tickangle=-45, tickfont=dict(size=10)),
+                                 showticklabels=not many, tickangle=0 if level else -45, tickfont=dict(size=10)),
                       yaxis=dict(title="judge", showticklabels=not many, autorange="reversed",
                                  tickfont=dict(size=10)),
                       height=side, margin=dict(l=40, r=20, t=30, b=40))

@@ -25,22 +25,27 @@ def _best_by_family_and_k(candidates: list[dict], objective: str) -> dict[str, d
 
 def _winner_points(candidates: list[dict], selected: dict | None, objective: str) -> tuple[list, dict | None]:
     """(members, deployed point): the averaged members of a tie_average (empty otherwise) and
-    the deployed choice's (K, risk, label, se)."""
+    the deployed choice's (K, risk, label, se, text). An average of tied candidates has no
+    point of its own on a per-K chart (its members may sit at different K): its star marks
+    its lowest-risk member, and the label says it is an average."""
     if not selected:
         return [], None
     by_index = {c["index"]: c for c in candidates}
     members = [by_index[m["index"]] for m in selected.get("members") or [] if m.get("index") in by_index]
     if selected.get("family") == "tie_average":
-        key = objective if objective in selected else "val_mse"
-        risk = selected.get(key)
-        if risk is None and members:
-            risk = min(m[objective] for m in members)
-        label = f"deployed: average of {len(members)} tied candidates over {selected['K']} judges"
-        return members, {"K": selected["K"], "risk": risk, "se": None, "label": label}
+        if not members:
+            return [], None
+        best = min(members, key=lambda m: m[objective])
+        own = selected.get(objective if objective in selected else "val_mse")
+        label = (f"deployed: average of {len(members)} tied candidates over {selected['K']} judges"
+                 + (f" (its held-out risk {own:.4f})" if own is not None else "")
+                 + f"; the star marks its best member, {best['family']} K={best['K']} ({best['path']} path)")
+        return members, {"K": best["K"], "risk": best[objective], "se": None, "label": label,
+                         "text": f"<b>winner: average of {len(members)}</b>"}
     c = by_index.get(selected.get("index"))
     if c is None:
         return [], None
-    return [], {"K": c["K"], "risk": c[objective], "se": c.get("val_se"),
+    return [], {"K": c["K"], "risk": c[objective], "se": c.get("val_se"), "text": "<b>winner</b>",
                 "label": f"deployed: {c['family']}, K={c['K']} ({c['path']} path)"}
 
 
@@ -64,7 +69,7 @@ def _mark_winner(fig: go.Figure, candidates, selected, objective, risk_label) ->
             hovertemplate="%{text}<br>" + risk_label + " %{y:.4f}"
                           + (" ± %{customdata[0]:.4f} (95%)" if se else "") + "<extra>winner</extra>"))
         # the winner has the lowest risk, so the space below it is free of lines
-        fig.add_annotation(x=win["K"], y=win["risk"], text="<b>winner</b>", showarrow=True, arrowhead=2, ax=0,
+        fig.add_annotation(x=win["K"], y=win["risk"], text=win["text"], showarrow=True, arrowhead=2, ax=0,
                            ay=34, font=dict(size=12, color="black"), bgcolor="rgba(255,255,255,0.85)",
                            name="winner")
 
@@ -122,20 +127,19 @@ def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = No
 
 def _competitive_range(best: dict[str, dict[int, dict]], objective: str, baselines: list[dict] | None,
                        extra: list[float] = ()):
-    """A y range for the contest near the winner: from the lowest risk to 2.5 times the
-    distance to the reference (the worst family's best point, or the best single judge if
-    higher), so every family's best point and the single judge show but the far tails of
-    families that degrade with K do not flatten the rest; room below for the winner's label.
-    Double-click on the chart shows everything."""
+    """A y range for the contest near the winner: from the lowest of the risks, the winner and
+    the best single judge to 4 times the distance to the reference (the worst family's best
+    point, or the best single judge if higher), so every family's best point, the winner and
+    the single judge show, and only far tails of families that degrade with K are cut; room
+    below for the winner's label. Double-click on the chart shows everything."""
     values = [r[objective] for by_k in best.values() for r in by_k.values()]
     if not values:
         return None
-    lo = min(values + [v for v in extra if v is not None])
-    hi = max(values)
-    ref = max(min(r[objective] for r in by_k.values()) for by_k in best.values())
-    ref = max([ref] + [b["risk"] for b in baselines or []
-                       if b.get("name") == "best_single_judge" and b.get("risk") is not None])
-    upper = lo + 2.5 * max(ref - lo, 1e-9)
+    single = [b["risk"] for b in baselines or [] if b.get("name") == "best_single_judge" and b.get("risk") is not None]
+    lo = min(values + single + [v for v in extra if v is not None])
+    hi = max(values + single)
+    ref = max([max(min(r[objective] for r in by_k.values()) for by_k in best.values())] + single)
+    upper = lo + 4 * max(ref - lo, 1e-9)
     if upper >= hi:     # nothing to cut: the whole range
         upper = hi + 0.05 * max(hi - lo, 1e-9)
     return [lo - 0.15 * (upper - lo), upper]
@@ -216,7 +220,8 @@ def regime_map_points(selection: dict | None, sweep: dict | None) -> list[dict]:
         rg = selection["regime"]
         n_fit = selection["split"]["n_fit"]
         verdict = rg["quadrant"].replace("_", " ")
-        points.append({**rg, "kind": "selection", "label": f"selection: {verdict} (fitted on {n_fit:.0f} rows)"})
+        points.append({**rg, "kind": "selection",     # two short lines: the label stays clear of the lines
+                       "label": f"selection: {verdict}<br>(fitted on {n_fit:.0f} rows)"})
         best_scalar = selection["candidates"][rg["best_scalar_index"]]["val_risk"]
         for c in selection["candidates"]:
             if REGISTRY[c["family"]].table_like and c["H_K"] is not None and c["path_rule"] != "cfps":
@@ -242,6 +247,15 @@ _QUADRANT_SHADES = {"joint_table": rgba(FAMILY_COLORS["table"], 0.10),
                     "shrink_or_collect": rgba(FAMILY_COLORS["backoff"], 0.12),
                     "keep_scalar": rgba(FAMILY_COLORS["mean_iso"], 0.10),
                     "prefer_scalar": "rgba(128,128,128,0.12)"}
+
+
+def _text_position(p: dict, mid_x: float, gain_threshold: float) -> str:
+    """Toward the plot's middle, and above (or below) the point, on the far side of the gain
+    threshold line, so the dashed line never strikes a label (candidates show none)."""
+    side = "left" if p["table_pressure"] > mid_x else "right"
+    if p.get("kind") == "candidate":
+        return f"middle {side}"
+    return ("top " if p["interaction_gain"] >= gain_threshold else "bottom ") + side
 
 
 def regime_map(points: list[dict], *, gain_threshold: float, pressure_threshold: float) -> go.Figure:
@@ -294,7 +308,7 @@ def regime_map(points: list[dict], *, gain_threshold: float, pressure_threshold:
         text = [p.get("hover", "") if k == "candidate" else p.get("label", "") for p in pts]
         fig.add_trace(go.Scatter(
             x=[p["table_pressure"] for p in pts], y=[p["interaction_gain"] for p in pts], text=text,
-            textposition=["middle left" if p["table_pressure"] > mid_x else "middle right" for p in pts],
+            textposition=[_text_position(p, mid_x, gain_threshold) for p in pts],
             cliponaxis=False, textfont=dict(size=11),
             hovertemplate="table pressure %{x:.4f}<br>interaction gain %{y:+.4f}<extra>%{text}</extra>",
             **styles[k]))
@@ -323,8 +337,9 @@ def risk_vs_pressure(candidates: list[dict], n_M: int, *, x: str = "unseen_val",
                                  hovertemplate="%{text}<br>x=%{x:.3f}<br>risk=%{y:.4f}<extra>" + f + "</extra>"))
     names = {"unseen_val": "unseen rate (held-out rows)", "H_K/n_M": "H_K / n_M (effective support per label)",
              "val_mse": "held-out MSE", "val_risk": "held-out risk", "test_mse": "test MSE (T)"}
-    fig.update_layout(xaxis_title=names.get(x, x), yaxis_title=names.get(risk, risk), legend=dict(title="family"),
-                      margin=MARGIN)
+    # the legend below the plot, so a half-width column gives the points its whole width
+    fig.update_layout(xaxis_title=names.get(x, x), yaxis_title=names.get(risk, risk), legend=LEGEND_BELOW,
+                      margin=dict(l=60, r=10, t=20, b=50), height=420)
     return fig
 
 

@@ -38,28 +38,40 @@ def calibration_growth_risk(cells: list[dict], menus: tuple[str, ...] = ("table"
     return budget_axis(fig, [c["n_M"] for c in cells])
 
 
-def selected_k_over_budget(cells: list[dict], menu: str = "table") -> go.Figure:
+def selected_k_over_budget(cells: list[dict], menu: str = "table", *, k_max: int | None = None) -> go.Figure:
+    """The menu's validation-selected prefix K over n_M (mean ± sd over splits) on whole-number
+    ticks; the sd bar is clipped to the menu's K range, 1 to ``k_max``."""
     rows = [c for c in cells if menu in c.get("menus", {})]
+    mean = [c["menus"][menu]["K_mean"] for c in rows]
+    sd = [c["menus"][menu].get("K_sd") or 0.0 for c in rows]
+    top = float(k_max) if k_max else float("inf")
+    up = [max(0.0, min(m + d, top) - m) for m, d in zip(mean, sd)]
+    down = [max(0.0, m - max(m - d, 1.0)) for m, d in zip(mean, sd)]
     fig = go.Figure(go.Scatter(
-        x=[c["n_M"] for c in rows], y=[c["menus"][menu]["K_mean"] for c in rows], mode="lines+markers",
+        x=[c["n_M"] for c in rows], y=mean, mode="lines+markers",
         line=dict(color=menu_color(menu)), marker=dict(color=menu_color(menu)),
-        error_y=dict(type="data", array=[c["menus"][menu]["K_sd"] for c in rows], color=menu_color(menu)),
-        name=f"{menu} K"))
-    fig.update_layout(yaxis_title=f"selected K ({menu} menu, mean ± sd over splits)", margin=MARGIN)
+        error_y=dict(type="data", symmetric=False, array=up, arrayminus=down, color=menu_color(menu)),
+        name=f"{menu} K", hovertemplate="n_M=%{x}<br>mean K %{y:.2f}<extra></extra>"))
+    highest = max([m + u for m, u in zip(mean, up)] + [float(k_max or 1)])
+    fig.update_layout(yaxis=dict(title=f"selected K ({menu} menu, mean ± sd over splits)", dtick=1, tick0=0,
+                                 tickformat="d", range=[0.5, highest + 0.5]),
+                      margin=MARGIN)
     return budget_axis(fig, [c["n_M"] for c in rows])
 
 
 def unseen_over_budget(cells: list[dict], menu: str = "table") -> go.Figure:
+    """The menu's choice: its unseen rate on T (a share of rows) and its held-out cell
+    pressure V_cell (expected inverse cell count plus that unseen rate), mean over splits."""
     rows = [c for c in cells if menu in c.get("menus", {})]
     color = menu_color(menu)
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[c["n_M"] for c in rows], y=[c["menus"][menu]["unseen_mean"] for c in rows],
-                             mode="lines+markers", name="unseen rate (T)", line=dict(color=color)))
+                             mode="lines+markers", name="unseen rate (share of T rows)", line=dict(color=color)))
     fig.add_trace(go.Scatter(x=[c["n_M"] for c in rows], y=[c["menus"][menu]["V_cell_mean"] for c in rows],
-                             mode="lines+markers", name="V_cell", line=dict(color=color, dash="dot"),
+                             mode="lines+markers", name="V_cell (cell pressure)", line=dict(color=color, dash="dot"),
                              marker=dict(symbol="square")))
-    fig.update_layout(yaxis_title=f"rate ({menu} menu's choice, mean over splits)", legend=LEGEND_BELOW,
-                      margin=MARGIN)
+    fig.update_layout(yaxis_title=f"unseen rate, V_cell ({menu} menu, mean)",
+                      legend=LEGEND_BELOW, margin=MARGIN)
     return budget_axis(fig, [c["n_M"] for c in rows])
 
 
@@ -94,19 +106,34 @@ def family_shares(cells: list[dict], menu: str = "full") -> go.Figure:
 
 
 def ablation_bars(cells: list[dict]) -> go.Figure:
-    """K-versus-family ablation: fixed largest K vs selected K per menu (Table tab:k-family-ablation)."""
+    """K-versus-family ablation (Table tab:k-family-ablation) as a dot plot: per menu and
+    budget, the test MSE with the largest prefix K (open circle) and with the
+    validation-selected K (filled), joined by a line, on an axis zoomed to the risks (bars
+    from 0 would hide differences of a few thousandths)."""
+    rows = [(f"{menu} n_M={fmt_budget(c['n_M'])}", menu, v) for c in cells
+            for menu, v in c.get("ablation", {}).items()]
     fig = go.Figure()
-    for which, label, pattern in (("fixed_K", "largest K", "/"), ("selected_K", "selected K", "")):
-        xs, ys, colors = [], [], []
-        for c in cells:
-            for menu, v in c.get("ablation", {}).items():
-                xs.append(f"{menu} n_M={c['n_M']}")
-                ys.append(v[which])
-                colors.append(menu_color(menu))
-        fig.add_trace(go.Bar(x=xs, y=ys, name=label, marker=dict(color=colors, pattern_shape=pattern,
-                                                                 pattern_fgcolor="white")))
-    fig.update_layout(barmode="group", yaxis_title="test MSE", xaxis_title="menu and calibration budget",
-                      legend=dict(title="prefix size (hatched: largest K)"), margin=MARGIN)
+    link_x, link_y = [], []
+    for label, _, v in rows:
+        link_x += [v["fixed_K"], v["selected_K"], None]
+        link_y += [label, label, None]
+    fig.add_trace(go.Scatter(x=link_x, y=link_y, mode="lines", line=dict(color="#bbbbbb", width=2),
+                             hoverinfo="skip", showlegend=False, name="difference"))
+    for which, label, symbol in (("fixed_K", "largest K", "circle-open"), ("selected_K", "selected K", "circle")):
+        fig.add_trace(go.Scatter(
+            x=[v[which] for _, _, v in rows], y=[r[0] for r in rows], mode="markers", name=label,
+            showlegend=False, marker=dict(symbol=symbol, size=11, color=[menu_color(m) for _, m, _ in rows],
+                                          line=dict(width=2, color=[menu_color(m) for _, m, _ in rows])),
+            customdata=[[v["selected_K"] - v["fixed_K"]] for _, _, v in rows],
+            hovertemplate="%{y}<br>" + label + " test MSE %{x:.4f}<br>selected - largest %{customdata[0]:+.4f}"
+                          "<extra></extra>"))
+        # the legend's swatch in a neutral colour (the points take their menu's colour)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label,
+                                 marker=dict(symbol=symbol, size=11, color="#444", line=dict(width=2, color="#444"))))
+    fig.update_layout(xaxis=dict(title="test MSE (mean over splits)", tickformat=".3f", gridcolor="#e6e6e6"),
+                      yaxis=dict(autorange="reversed", type="category"),     # the labels say menu and n_M
+                      legend=dict(title="prefix size", orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0),
+                      height=max(300, 30 * len(rows) + 150), margin=dict(l=130, r=20, t=20, b=50))
     return fig
 
 
@@ -126,43 +153,66 @@ def oracle_gap(cells: list[dict]) -> go.Figure:
 
 
 # -- the next labels (fcps_core.planning.sweep_plan) ----------------------------------------------
+#: one look per sweep menu on the plan chart: the lines differ in dash, width and marker as well
+#: as colour, so a table-like fit that coincides with the full menu's still shows beneath it
+PLAN_STYLES = {"table_like": dict(dash="dash", width=4.0, symbol="diamond", offset=0.96),
+               "table": dict(dash="dash", width=4.0, symbol="diamond", offset=0.96),
+               "scalar": dict(dash="solid", width=2.5, symbol="circle", offset=1.0),
+               "full": dict(dash="dot", width=2.0, symbol="square", offset=1.04)}
+
+
 def plan_curves(plan: dict) -> go.Figure:
     """Each menu's fitted validation-risk curve a + b n_M^-c over n_M with its bootstrap band
-    (the plan's outer percentiles), dashed beyond the measured budgets, the measured means
-    (+- 1.96 SE over splits), the target n_M and the table-like/scalar crossover interval."""
+    (the plan's outer percentiles, lightly filled with thin edges), faded beyond the measured
+    budgets, the measured means (+- 1.96 SE over splits, nudged apart so their bars do not
+    overlap), the target n_M and the table-like/scalar crossover interval. Menus differ in
+    colour, dash, width and marker; the widest line is drawn first."""
     levels = plan.get("levels") or [0.1, 0.5, 0.9]
+    curves = plan.get("curves") or {}
+    look = {m: PLAN_STYLES.get(m, dict(dash="solid", width=2.0, symbol="circle", offset=1.0)) for m in curves}
     fig = go.Figure()
-    for menu, c in (plan.get("curves") or {}).items():
+    for menu in sorted(curves, key=lambda m: -look[m]["width"]):
+        c, st = curves[menu], look[menu]
         color = menu_color(menu)
         name = menu.replace("_", "-")
         grid = c.get("grid")
         if grid:
             x = grid["n_M"]
             fig.add_trace(go.Scatter(x=x + x[::-1], y=grid["high"] + grid["low"][::-1], fill="toself", mode="lines",
-                                     fillcolor=rgba(color, 0.15),
-                                     line=dict(width=0), hoverinfo="skip", showlegend=False,
+                                     fillcolor=rgba(color, 0.05), line=dict(width=0.8, color=rgba(color, 0.5),
+                                                                            dash=st["dash"]),
+                                     hoverinfo="skip", showlegend=False,
                                      name=f"{name} {levels[0]:.0%}-{levels[-1]:.0%} band"))
             top = max(c["budgets"])
             inside = [i for i, n in enumerate(x) if n <= top]
             beyond = [i for i, n in enumerate(x) if n >= top]
-            for idx, dash, label in ((inside, None, f"{name} fit"), (beyond, "dash", f"{name} extrapolated")):
+            for idx, faded, label in ((inside, False, f"{name} fit"), (beyond, True, f"{name} extrapolated")):
                 if idx:
                     fig.add_trace(go.Scatter(x=[x[i] for i in idx], y=[grid["fit"][i] for i in idx], mode="lines",
-                                             name=label, line=dict(color=color, dash=dash),
-                                             showlegend=dash is None,
+                                             name=label, opacity=0.55 if faded else 1.0,
+                                             line=dict(color=color, dash=st["dash"], width=st["width"]),
+                                             showlegend=not faded, legendgroup=menu,
                                              hovertemplate="n_M=%{x:.0f}<br>risk=%{y:.4f}<extra>" + label + "</extra>"))
         se = [1.959963984540054 * s if s is not None and s == s else 0.0 for s in c.get("se", [])]
-        fig.add_trace(go.Scatter(x=c.get("budgets", []), y=c.get("mean", []), mode="markers",
-                                 name=f"{name} measured", marker=dict(color=color, size=8),
-                                 error_y=dict(type="data", array=se, color=color),
-                                 hovertemplate="n_M=%{x}<br>validation risk=%{y:.4f}<extra>" + name + "</extra>"))
+        budgets = c.get("budgets", [])
+        fig.add_trace(go.Scatter(x=[b * st["offset"] for b in budgets], y=c.get("mean", []), mode="markers",
+                                 name=f"{name} measured", legendgroup=menu,
+                                 marker=dict(color=color, size=9, symbol=st["symbol"], line=dict(color="white",
+                                                                                                 width=1)),
+                                 error_y=dict(type="data", array=se, color=color, thickness=1.5),
+                                 customdata=budgets,
+                                 hovertemplate="n_M=%{customdata}<br>validation risk=%{y:.4f}<extra>" + name
+                                               + "</extra>"))
         at = c.get("at_target") or {}
         if at.get("risk") is not None:
-            fig.add_trace(go.Scatter(x=[at["n_M"]], y=[at["risk"]], mode="markers", showlegend=False,
-                                     marker=dict(color=color, size=11, symbol="diamond-open"),
+            fig.add_trace(go.Scatter(x=[at["n_M"] * st["offset"]], y=[at["risk"]], mode="markers", showlegend=False,
+                                     marker=dict(color=color, size=12, symbol=st["symbol"] + "-open",
+                                                 line=dict(width=2)),
                                      error_y=dict(type="data", symmetric=False, color=color,
                                                   array=[at["high"] - at["risk"]], arrayminus=[at["risk"] - at["low"]]),
-                                     hovertemplate="n_M=%{x}<br>expected %{y:.4f}<extra>" + name + "</extra>"))
+                                     customdata=[at["n_M"]],
+                                     hovertemplate="n_M=%{customdata}<br>expected %{y:.4f}<extra>" + name
+                                                   + "</extra>"))
     if plan.get("target_n_M"):
         fig.add_vline(x=plan["target_n_M"], line_dash="dot", line_color="grey",
                       annotation_text=f"+{plan.get('delta', 0):,} labels", annotation_position="top")
@@ -175,5 +225,5 @@ def plan_curves(plan: dict) -> go.Figure:
                       annotation_text="table-like overtakes", annotation_position="bottom right")
     fig.update_layout(yaxis_title="validation MSE (selected candidate)",
                       legend=dict(orientation="h", y=-0.25), height=460, margin=MARGIN)
-    ticks = [b for c in (plan.get("curves") or {}).values() for b in c.get("budgets", [])]
+    ticks = [b for c in curves.values() for b in c.get("budgets", [])]
     return budget_axis(fig, ticks + ([plan["target_n_M"]] if plan.get("target_n_M") else []))

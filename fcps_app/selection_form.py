@@ -1,0 +1,116 @@
+"""The Select page's controls: a stored run from ``?run=N``, the blocks, the menu form, and
+running the selection (stored as a run on a stored panel, kept as this session's)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from fcps_core import FAMILIES, PATH_RULES, FCPSError, make_blocks
+from fcps_core.defaults import (DEFAULT_ALPHA, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PATHS, DEFAULT_PROTOCOL,
+                                DEFAULT_REPEATS, DEFAULT_SPLIT)
+from fcps_core.glossary import help_text
+from fcps_core.selection import CHOICES, PROTOCOLS
+from fcps_app.common import remember_selection, run_selection, split_sizes_table
+from fcps_app.glossary import table
+from fcps_app.runs import selection_state
+
+
+def open_stored_run() -> None:
+    """``?run=N``: make the stored selection run N this session's selection (once per N, so a
+    new run on this page is not overwritten on the next rerun)."""
+    wanted = st.query_params.get("run")
+    if not wanted or st.session_state.get("select_opened_run") == wanted:
+        return
+    st.session_state["select_opened_run"] = wanted
+    try:
+        state = selection_state(int(wanted))
+    except (FCPSError, ValueError) as exc:
+        st.error(f"Cannot open run {wanted}: {exc}")
+        return
+    st.session_state["selection"] = state
+    st.session_state["current_panel"] = state["label"]
+
+
+def block_controls(panel) -> tuple:
+    """The blocks (ratio, counts or the file's block column) and the seed, with the block
+    sizes they give; returns (split, counts, seed) or stops the page on a bad choice."""
+    mode = st.radio("Blocks", ["ratio", "counts"] + (["block column"] if panel.blocks is not None else []),
+                    horizontal=True, help=help_text("block"))
+    split, counts = None, None
+    if mode == "ratio":
+        split = st.text_input(
+            "Block ratio S:M:V, or S:M:V:T", DEFAULT_SPLIT,
+            help=f"The default is {DEFAULT_SPLIT} (S:M:V, no research test block). A fourth part, e.g. "
+                 f"{DEFAULT_SPLIT}:1, reserves a research test block T that only audits the choice. "
+                 + (help_text("block") or ""))
+    elif mode == "counts":
+        c = st.columns(4)
+        n = panel.n_labelled
+        counts = {"n_S": c[0].number_input("n_S", 1, value=max(1, n // 5), help=help_text("n_S")),
+                  "n_M": c[1].number_input("n_M", 1, value=max(1, 2 * n // 5), help=help_text("n_M")),
+                  "n_V": c[2].number_input("n_V", 1, value=max(1, n // 5), help=help_text("n_V")),
+                  "n_T": c[3].number_input("n_T", 0, value=max(0, n // 5), help=help_text("n_T"))}
+    seed = int(st.number_input("seed", 0, 1_000_000, 0, help="Seeds the blocks, the folds and the random path."))
+    try:
+        table(split_sizes_table(panel, make_blocks(panel, split=split, counts=counts, seed=seed)))
+    except FCPSError as exc:
+        st.error(str(exc))
+        st.stop()
+    st.caption("Under the cross-fitted protocol (default) S, M and V are pooled: every labelled row outside T "
+               "is used for fitting and, in other folds, for validation; T only audits.")
+    return split, counts, seed
+
+
+def menu_form(panel) -> dict | None:
+    """The menu of candidates and the protocol; the settings once "Run selection" is pressed."""
+    with st.form("menu_form"):
+        p1, p2, p3, p4 = st.columns(4)
+        protocol = p1.selectbox("protocol", PROTOCOLS, index=PROTOCOLS.index(DEFAULT_PROTOCOL),
+                                help=help_text("protocol"))
+        choice = p2.selectbox("choice rule", CHOICES, index=CHOICES.index(DEFAULT_CHOICE),
+                              help="argmin: lowest held-out risk; simplest_within_se: the simplest candidate within "
+                                   "one paired SE of the best; tie_average: average the statistically tied candidates")
+        folds = p3.number_input("folds", 2, 20, DEFAULT_FOLDS, help="Grouped folds of the cross-fitted protocol.")
+        repeats = p4.number_input("repeats", 1, 10, DEFAULT_REPEATS, help="Repeats of the grouped K-fold split.")
+        families = st.multiselect("families", FAMILIES, default=list(FAMILIES), wrap=True,
+                                  help=(help_text("family") or "") + " Table-like: table, backoff, residual; the rest "
+                                                                     "are scalar.")
+        c1, c2, c3 = st.columns(3)
+        paths = c1.multiselect("path rules", PATH_RULES, default=list(DEFAULT_PATHS), wrap=True,
+                               help=help_text("path"))
+        k_max = c2.number_input("K max (0 = whole pool)", 0, len(panel.judges), 0,
+                                help="largest prefix for scalar families (the library's default: the whole pool, so "
+                                     "stackers over every judge are candidates); table-like families stop at 8")
+        alpha = c2.number_input("table alpha", 0.0, 10.0, DEFAULT_ALPHA, step=0.1, help=help_text("alpha"))
+        fallback = c2.selectbox("table fallback", ["global", "lower_prefix"], help=help_text("fallback"))
+        objective = c3.selectbox("objective", ["mse", "nll"], help="The held-out loss candidates are compared on: "
+                                 "squared error (MSE) or log loss (NLL).")
+        guard = c3.selectbox("guard", ["none", "one_se"], help="one_se keeps the task-type prior family unless the "
+                             "winner is clearly better (needs the argmin choice rule)")
+        refit = c3.selectbox("deployment", ["frozen", "refit"], help="refit re-fits the chosen candidate on S+M+V")
+        run = st.form_submit_button("Run selection", type="primary")
+    if not run:
+        return None
+    return dict(families=families, k_max=int(k_max) or None, alpha=alpha, fallback=fallback, objective=objective,
+                guard=None if guard == "none" else guard, refit=refit, protocol=protocol, choice=choice,
+                folds=int(folds), repeats=int(repeats), paths=list(paths))
+
+
+def run_menu(label: str, panel, split, counts, seed: int, costs: dict | None, menu: dict) -> None:
+    """Run the selection with a progress bar, store and remember it; the address then opens it."""
+    # with judge costs the default path menu also orders judges by information per cost
+    if costs and menu["paths"] == list(DEFAULT_PATHS):
+        menu = {**menu, "paths": menu["paths"] + ["cost_aware"]}
+    bar = st.progress(0.0, text="starting")
+    try:
+        result = run_selection(panel, split, counts, seed, lambda f, m: bar.progress(min(f, 1.0), text=m),
+                               judge_costs=costs, **menu)
+    except FCPSError as exc:
+        st.error(str(exc))
+        st.stop()
+    bar.empty()
+    remember_selection(label, result)
+    new_id = st.session_state["selection"].get("run_id")
+    if new_id is not None:      # the address now opens this run
+        st.query_params["run"] = str(new_id)
+        st.session_state["select_opened_run"] = str(new_id)

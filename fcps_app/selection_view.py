@@ -1,0 +1,270 @@
+"""How a selection is shown (Select page, Results browser): the plain-language verdict
+first, then the evidence (metrics, baselines, ties, the best candidate per family over K
+with the winner marked, the judges, the regime), every candidate on demand, and how to use
+the result. Numbers and words come from ``fcps_core.explain``; tables from ``table``."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from fcps_core.explain import (comparison, deployed_judges, gain_text, pressure_text, tie_summary,
+                               verdict_parts)
+from fcps_core.figures.style import Z95
+from fcps_core.glossary import help_text
+from fcps_core.plots import all_candidates_over_k, best_per_family_over_k
+from fcps_app.common import figure_download, md, page_link, table_download
+from fcps_app.costs import show_costs
+from fcps_app.glossary import metric, table
+
+#: the baselines table's interval is of the difference, not of a risk
+DIFF_CI = {"95% low": "Lower end of the " + (help_text("ci") or ""),
+           "95% high": "Upper end of the " + (help_text("ci") or "")}
+TIE_DIFF_HELP = ("This candidate's held-out risk minus the deployed one's, on the same rows (above 0: the "
+                 "deployed one is lower).")
+#: the candidates table's leading columns (the judges list, long, goes last)
+CANDIDATE_ORDER = ["index", "family", "K", "path", "val_mse", "val_nll", "val_se", "test_mse", "test_nll", "Q_K",
+                   "S_K", "H_K", "unseen_val", "unseen_test", "V_cell", "V_proxy", "grid_size",
+                   "judge_set_stability", "selected", "parameters"]
+
+
+def heldout_word(d: dict) -> str:
+    """How the run's held-out rows are named: cross-fitted folds or the validation block."""
+    return "cross-fitted" if d.get("protocol", (d.get("split") or {}).get("protocol")) == "crossfit" else "validation"
+
+
+def objective_name(d: dict) -> str:
+    return str((d.get("menu") or {}).get("objective") or "mse").upper()
+
+
+def risk_label(d: dict) -> str:
+    """The risk axis and column name of every page showing this run ("cross-fitted MSE")."""
+    return f"{heldout_word(d)} {objective_name(d)}"
+
+
+def show_verdict(d: dict) -> None:
+    parts = verdict_parts(d)
+    st.subheader("Verdict")
+    # green unless a fixed recipe is clearly better (its paired interval lies below 0): then amber
+    box = st.warning if any(comparison(b) == "worse" for b in d.get("baselines") or []) else st.success
+    box("\n\n".join(md(s) for s in parts["headline"]))
+    if parts["details"]:
+        st.markdown("\n".join(f"- {md(s)}" for s in parts["details"]))
+
+
+def show_metrics(d: dict) -> None:
+    sel, obj = d["selected"], objective_name(d)
+    dr = d.get("deployed_risk") or {}
+    cand = next((c for c in d["candidates"] if c["index"] == sel.get("index")), None)
+    m = st.columns(5)
+    if dr.get("estimate") is not None:
+        lo, hi = dr["ci"]
+        metric(m[0], "deployed_risk", f"{dr['estimate']:.4f}", label=f"{obj} on new items",
+               extra=f"95% interval {lo:.4f} to {hi:.4f} ({str(dr.get('method')).upper()}).")
+        m[0].caption(f"95% interval {lo:.4f} to {hi:.4f}")
+    else:
+        metric(m[0], "deployed_risk", "-", label=f"{obj} on new items",
+               extra=(d.get("choice_info") or {}).get("estimate_note", "Not estimated for this run."))
+    own = sel.get(f"val_{obj.lower()}")
+    se = cand.get("val_se") if cand and sel["family"] != "tie_average" else None
+    metric(m[1], "val_risk", "-" if own is None else f"{own:.4f}", label=f"held-out {obj} (winner)",
+           extra="Optimistic: it is the minimum over the whole menu.")
+    m[1].caption(f"± {Z95 * se:.4f} (95%)" if se else "average of tied candidates: no single SE")
+    metric(m[2], "test_mse", "-" if sel.get("test_mse") is None else f"{sel['test_mse']:.4f}",
+           label="test MSE (T audit)", extra="One audit on T, reported without an interval; it never informed the choice.")
+    metric(m[3], "menu_size", f"{d['menu_size']:,}", label="menu size |C|")
+    metric(m[4], "validation_scale", f"{d['validation_scale']:.3f}", label="validation scale")
+
+
+def show_baselines(d: dict) -> None:
+    if not d.get("baselines"):
+        return
+    st.markdown(f"**Against fixed recipes on the same {heldout_word(d)} rows** (difference = recipe risk - "
+                "selection risk; above 0 the selection is better; *better* only when the whole 95% interval is "
+                "above 0)")
+    rows = [{"baseline": b["label"], "held-out risk": b["risk"], "difference": b["diff_vs_selected"],
+             "95% low": (b.get("ci") or [None, None])[0], "95% high": (b.get("ci") or [None, None])[1],
+             "compared": {"unpaired": "no interval"}.get(comparison(b), comparison(b))} for b in d["baselines"]]
+    table(pd.DataFrame(rows), helps=DIFF_CI)
+
+
+def _paths(cands: list[dict]) -> str:
+    found = sorted({str(c.get("path")) for c in cands})
+    return ", ".join(found) + (" paths" if len(found) > 1 else " path")
+
+
+def show_ties(d: dict) -> None:
+    """The statistical ties, counted as listed: the deployed predictor reached by another path
+    is said so (not listed as an alternative), and the table holds as many rows as the
+    sentence above it names."""
+    t = tie_summary(d)
+    n, same, listed = t["n_tied"], t["same"], t["listed"]
+    if n and len(same) == n:
+        st.markdown(f"**Statistical ties**: the {n} other candidate(s) within one paired standard error of the "
+                    f"deployed one are all the deployed predictor reached by another path ({_paths(same)}): the "
+                    "same family, parameters and judges, so the same predictions. No different predictor is tied.")
+    elif n:
+        text = f"**Statistical ties**: {n} other candidate(s) lie within one paired standard error of the deployed one"
+        if same:
+            text += (f"; {len(same)} of them are the deployed predictor reached by another path ({_paths(same)}: "
+                     "same family, parameters and judges)")
+        more = f"{t['unlisted']} more tied candidate(s) are not listed (farther away, or a listed family and judge " \
+               "order with other parameters)" if t["unlisted"] else ""
+        if listed:
+            text += (f". The {len(listed)} closest different predictor(s), which would serve about as well"
+                     + (f"; {more}" if more else "") + ":")
+        else:
+            text += "." + (f" {more[0].upper()}{more[1:]}." if more else "")
+        st.markdown(text)
+        if listed:
+            table(pd.DataFrame([{"family": a["family"], "K": a["K"], "path": a["path"], "held-out risk": a["risk"],
+                                 "difference": a["diff"], "paired SE": a["se"], "judges": ", ".join(a["judges"])}
+                                for a in listed]), helps={"difference": TIE_DIFF_HELP})
+    sel = d["selected"]
+    if sel["family"] == "tie_average":
+        st.markdown(f"**Deployed: the average of {len(sel['members'])} tied candidates**")
+        table(pd.DataFrame([{"family": mm["family"], "K": mm["K"], "path": mm["path"],
+                             "parameters": ", ".join(f"{k}={v}" for k, v in mm["params"].items()) or "-",
+                             "held-out risk": mm["val_risk"]} for mm in sel["members"]]))
+
+
+def show_chart(d: dict, *, key: str, name: str, caption: bool = True) -> None:
+    """The best candidate per family over K, the winner marked, on the run's risk label."""
+    objective = "val_risk" if all("val_risk" in c for c in d["candidates"]) else "val_mse"
+    fig = best_per_family_over_k(d["candidates"], selected=d["selected"], objective=objective,
+                                 risk_label=risk_label(d), baselines=d.get("baselines"))
+    st.plotly_chart(fig, key=key)
+    if caption:
+        st.caption("One line per family: its best candidate (over paths and parameters) at each prefix size K; "
+                   "dashed lines are table-like families. The gold star is the deployed choice (with its 95% "
+                   "interval when it is one candidate; for an average of tied candidates it marks the best member, "
+                   "open stars the others); the dotted line is the best single judge. Hover a point for its risk "
+                   "± 95% interval.")
+    figure_download(fig, name)
+
+
+def show_judges(d: dict) -> None:
+    sel = d["selected"]
+    n = len((d.get("panel") or {}).get("judges") or []) or "?"
+    report = d.get("judges_report") or {}
+    per = {j["judge"]: j for j in report.get("judges") or []}
+    contrib = {j["judge"]: j for j in (report.get("contribution") or {}).get("judges") or []}
+    order = deployed_judges(d)
+    ranked = order != list(sel["judges"])
+    st.markdown(f"**Judges deployed** ({len(order)} of {n}), "
+                + ("largest weight share first" if ranked else "in path order"))
+    rows = [{"judge": j, "weight": contrib.get(j, {}).get("weight"),
+             "weight share": contrib.get(j, {}).get("weight_share"),
+             "accuracy": per.get(j, {}).get("accuracy"), "kappa": per.get(j, {}).get("kappa"),
+             "auc": per.get(j, {}).get("auc")} for j in order]
+    table(pd.DataFrame(rows), digits=3)
+    page_link("app_pages/judges.py", "Every judge, agreement and error correlation: the Judges page")
+
+
+def show_regime(d: dict) -> None:
+    rg = d.get("regime") or {}
+    if not rg.get("quadrant"):
+        if rg.get("advice"):
+            st.caption(f"Regime: {rg['advice']}")
+        return
+    st.markdown("**Regime**")
+    if rg["quadrant"] == "undetermined":
+        st.warning(md(rg["advice"]))
+    else:
+        st.info(f"**{rg['quadrant'].replace('_', ' ')}** ({md(rg['description'])}). {md(rg['advice'])}")
+    m = st.columns(3)
+    lo, hi = rg.get("interaction_gain_ci") or (None, None)
+    metric(m[0], "interaction_gain", gain_text(rg["interaction_gain"]), label="interaction gain",
+           extra=f"Threshold {rg['gain_threshold']:g}.")
+    m[0].caption(f"95% interval {gain_text(lo)} to {gain_text(hi)}" if lo is not None else "no interval")
+    metric(m[1], "table_pressure", pressure_text(rg["table_pressure"]), label="table pressure",
+           extra=f"Threshold {rg['pressure_threshold']:g}.")
+    m[1].caption(f"threshold {rg['pressure_threshold']:g}")
+    metric(m[2], "quadrant", rg["quadrant"].replace("_", " "), label="regime quadrant")
+    page_link("app_pages/regime.py", "Place the panel on the regime map (Regime map page)")
+
+
+def regime_line(d: dict) -> str | None:
+    """The regime in one line (Results browser)."""
+    rg = d.get("regime") or {}
+    if not rg.get("quadrant"):
+        return None
+    return (f"Regime: {rg['quadrant'].replace('_', ' ')}: interaction gain {gain_text(rg.get('interaction_gain'))}, "
+            f"table pressure {pressure_text(rg.get('table_pressure'))}. {md(rg.get('advice') or '')}")
+
+
+def candidates_frame(d: dict) -> pd.DataFrame:
+    """Every candidate, best first: the columns the run has (none all empty), each once (the
+    path rule only where it differs from the path label, the objective's risk under its own
+    name), parameters as text and the judges last."""
+    cands = pd.DataFrame(d["candidates"])
+    if cands.empty:
+        return cands
+    sort = "val_risk" if "val_risk" in cands else "val_mse"
+    cands = cands.sort_values(sort)
+    cands["parameters"] = [", ".join(f"{k}={v}" for k, v in (p or {}).items()) or "-"
+                           for p in cands.get("params", pd.Series([None] * len(cands), index=cands.index))]
+    if "judges" in cands:
+        cands["judges"] = cands["judges"].map(lambda j: ", ".join(j or []))
+    drop = ["params"]
+    if "path_rule" in cands and "path" in cands and (cands["path_rule"] == cands["path"]).all():
+        drop.append("path_rule")
+    if "val_risk" in cands and any(c in cands and cands[c].equals(cands["val_risk"]) for c in ("val_mse", "val_nll")):
+        drop.append("val_risk")
+    cands = cands.drop(columns=[c for c in drop if c in cands]).dropna(axis=1, how="all")
+    lead = [c for c in CANDIDATE_ORDER if c in cands.columns]
+    rest = [c for c in cands.columns if c not in lead and c != "judges"]
+    return cands[lead + rest + (["judges"] if "judges" in cands.columns else [])]
+
+
+def show_candidates(d: dict, *, key: str, name: str = "candidates") -> None:
+    frame = candidates_frame(d)
+    table(frame, key=key)
+    table_download(frame, name)
+
+
+def show_detail(d: dict) -> None:
+    with st.expander(f"Full detail: all {len(d['candidates'])} candidates (chart and table)"):
+        fig = all_candidates_over_k(d["candidates"], selected=d["selected"], objective="val_risk",
+                                    risk_label=risk_label(d))
+        st.plotly_chart(fig, key="select-all-candidates")
+        figure_download(fig, "all-candidates-over-K")
+        show_candidates(d, key="select-candidates")
+
+
+def show_use(state: dict) -> None:
+    st.subheader("Use it")
+    run_id = state.get("run_id")
+    if run_id is not None:
+        page_link("app_pages/results.py", f"Stored as run {run_id}: open it in the Results browser", run_id=run_id)
+    else:
+        st.caption("This panel is not in the store, so the run was not stored (save it on the Upload page).")
+    page_link("app_pages/deploy.py", "Deploy it: score and audit traffic (Deploy & monitor)", run_id=run_id)
+    row = st.container(horizontal=True)
+    if state.get("predictor"):
+        row.download_button("Download predictor (JSON)", state["predictor"], "fcps-predictor.json",
+                            mime="application/json")
+    row.download_button("Download results (JSON)", json.dumps(state["dict"], default=str), "fcps-result.json",
+                        mime="application/json")
+
+
+def show_selection(state: dict) -> None:
+    """The whole explanation of a selection (this session's or a stored one)."""
+    d = state["dict"]
+    show_verdict(d)
+    st.subheader("Evidence")
+    show_metrics(d)
+    show_baselines(d)
+    show_ties(d)
+    show_chart(d, key="select-per-family", name="best-per-family-over-K")
+    show_judges(d)
+    show_regime(d)
+    if d.get("guard"):
+        st.caption(f"guard one_se toward {d['guard']['prior_family']}: "
+                   + ("adapted" if d["guard"].get("adapted") else "kept the prior"))
+    if d.get("costs"):
+        show_costs(d, heldout_word(d))
+    show_detail(d)
+    show_use(state)
