@@ -128,7 +128,8 @@ class FCPSPredictor:
             return self.predict(panel), self.row_support(panel)
         self.check_judges(panel)          # before encoding: one clear error
         encoded = apply_encoders(panel, self.encoders)
-        return self.model.predict(self.features(panel, encoded=encoded)), self.row_support(panel, encoded=encoded)
+        feats = self.features(panel, encoded=encoded, patterns=getattr(self.model, "needs_patterns", True))
+        return self.model.predict(feats), self.row_support(panel, encoded=encoded)
 
     def check_judges(self, panel: Panel) -> None:
         """One clear error naming every judge column the panel lacks."""
@@ -142,20 +143,22 @@ class FCPSPredictor:
         return {e.name: e.schema for m in (self.members or [self]) for e in m.encoders}
 
     # -- predict -------------------------------------------------------------------------
-    def features(self, panel: Panel, *, encoded=None) -> PrefixFeatures:
+    def features(self, panel: Panel, *, encoded=None, patterns: bool = True) -> PrefixFeatures:
         """The family's view of ``panel`` (``encoded``: the panel already encoded with
-        this predictor's encoders)."""
+        this predictor's encoders). ``patterns=False`` leaves the joint-pattern ids out
+        (``None`` per prefix), for a family that never reads them (``needs_patterns``)."""
         self.check_judges(panel)
         encoded = apply_encoders(panel, self.encoders) if encoded is None else encoded
-        return PrefixFeatures(patterns=prefix_patterns(encoded.codes, encoded.alphabet_sizes),
-                              scores=encoded.scores)
+        ids = prefix_patterns(encoded.codes, encoded.alphabet_sizes) if patterns \
+            else [None] * encoded.codes.shape[1]
+        return PrefixFeatures(patterns=ids, scores=encoded.scores)
 
     def predict(self, panel: Panel) -> np.ndarray:
         """P(label = 1) in [0, 1] for every row of ``panel``."""
         if self.members:
             self.check_judges(panel)      # one clear error naming every missing judge
             return np.mean([m.predict(panel) for m in self.members], axis=0)
-        return self.model.predict(self.features(panel))
+        return self.model.predict(self.features(panel, patterns=getattr(self.model, "needs_patterns", True)))
 
     # -- JSON ----------------------------------------------------------------------------
     def to_dict(self) -> dict:

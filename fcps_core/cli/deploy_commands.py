@@ -43,16 +43,51 @@ def _traffic(args, ctx, predictor):
     return panel
 
 
-def write_predictions(path, panel, pred, support, *, force: bool) -> None:
-    """The predictions file (deploy.support.predictions_csv) to ``path`` or stdout."""
-    from ..deploy.support import predictions_csv
-    text = predictions_csv(panel, pred, support)
+def _score_traffic(args, ctx, predictor):
+    """(panel, item ids as Arrow or None): a plain traffic file through the fast reader
+    (deploy.traffic), anything else, or anything it leaves, through :func:`_traffic`."""
+    import os
+    if args.schema is None:
+        args.schema = predictor.judge_schemas()
+    if os.path.exists(args.panel) and _plain_file_flags(args):
+        from ..deploy.traffic import read_traffic
+        fast = read_traffic(args.panel, predictor.judges, schema=args.schema, layout=args.layout,
+                            item_column=args.item_column, group_column=args.group_column,
+                            label_column=args.label_column, block_column=args.block_column,
+                            judge_column_name=args.judge_column, output_column=args.output_column)
+        if fast is not None:
+            panel = fast.panel.collapse_neutral() if args.collapse_ties else fast.panel
+            return panel, fast.item_ids
+    return _traffic(args, ctx, predictor), None
+
+
+#: panel-file flags the fast traffic reader takes; any other one set sends the file to load_panel
+_FAST_FLAGS = {"panel", "layout", "item_column", "group_column", "label_column", "block_column",
+               "judge_column", "output_column", "schema", "collapse_ties"}
+
+
+def _plain_file_flags(args) -> bool:
+    """Every panel-file flag the fast reader does not take is at its default."""
+    import argparse
+    from .args import add_panel_arguments
+    p = argparse.ArgumentParser(add_help=False)
+    add_panel_arguments(p)
+    defaults = {k: v for k, v in vars(p.parse_known_args(["-"])[0]).items() if k not in _FAST_FLAGS}
+    return getattr(args, "require_labels", True) is False and \
+        all(getattr(args, k, d) == d for k, d in defaults.items())
+
+
+def write_predictions(path, panel, pred, support, *, force: bool, item_ids=None) -> None:
+    """The predictions file (deploy.support.predictions_csv) to ``path`` or stdout
+    (``item_ids``: ``panel.item_ids`` as Arrow, when the reader kept them so)."""
+    from ..deploy.writer import predictions_csv_bytes
+    data = predictions_csv_bytes(panel.item_ids if item_ids is None else item_ids, pred, support)
     if path:
         from ..outputs import atomic_output
-        with atomic_output(path, force=force, newline="") as fh:
-            fh.write(text)
+        with atomic_output(path, force=force, mode="wb") as fh:
+            fh.write(data)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(data.decode("utf-8"))
         sys.stdout.flush()
 
 
@@ -75,9 +110,9 @@ def cmd_score(args, ctx: RunContext) -> int:
         from ..outputs import check_output_path
         check_output_path(args.out, force=args.force)     # before any work
     predictor = load_predictor(args.model, getattr(args, "store", None))
-    panel = _traffic(args, ctx, predictor)
+    panel, item_ids = _score_traffic(args, ctx, predictor)
     pred, support = predictor.score(panel)
-    write_predictions(args.out, panel, pred, support, force=args.force)
+    write_predictions(args.out, panel, pred, support, force=args.force, item_ids=item_ids)
     if support is None:
         log(args, f"scored {panel.n_rows:,} rows (this predictor file has no calibration support "
                   "section: run select again to get per-row support)")

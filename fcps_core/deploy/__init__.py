@@ -1,3 +1,5 @@
 """Deployment: what happens after selection. Traffic audits against the calibration
 support (``audit``), per-row support of scored items (``support``), and the predictor
-compiled to one SQL statement (``sql``)."""
+compiled to one SQL statement (``sql``). ``score``'s fast paths: traffic files read with only
+the predictor's columns built (``traffic``) and the predictions file built by Arrow
+(``writer``), each exactly what the general reader and writer give."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoding import JudgeEncoder, apply_encoders, prefix_patterns
+from ..encoding import INT64_SAFE, JudgeEncoder, apply_encoders
 from ..panel import ERROR_TOKENS, MISSING, Panel
 
 #: what a family does with a missing judge output (stated in ``score``/``audit`` output)
@@ -129,34 +129,66 @@ class RowSupport:
     def missing_names(self) -> list[str]:
         """Per row, the judges without an output joined by ';' ('' when none); joined once
         per distinct pattern of missing judges, not once per row."""
+        texts, inverse = self.missing_groups()
+        return [texts[i] for i in inverse.tolist()]
+
+    def missing_groups(self) -> tuple[list[str], np.ndarray]:
+        """(texts, inverse): the distinct ';'-joined sets of judges without an output, and
+        for every row the index of its text (``missing_names()[i] == texts[inverse[i]]``)."""
         n = len(self.missing)
         if n == 0 or not self.missing.any():
-            return [""] * n
-        # one integer key per row (its missing judges' bits; the row's bytes past 62 judges)
-        if self.missing.shape[1] <= 62:
-            keys = self.missing.astype(np.int64) @ (np.int64(1) << np.arange(self.missing.shape[1], dtype=np.int64))
-        else:
+            return [""], np.zeros(n, dtype=np.int64)
+        names = np.asarray(self.judges, dtype=object)
+        width = self.missing.shape[1]
+        if width > 62:
+            # the row's bytes as its key; the text of each distinct key from its first row
             packed = np.ascontiguousarray(np.packbits(self.missing, axis=1))
             keys = packed.view(np.dtype((np.void, packed.shape[1]))).reshape(-1)
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        names = np.asarray(self.judges, dtype=object)
-        text = [";".join(names[self.missing[i]]) for i in first]
-        return [text[i] for i in np.asarray(inverse).reshape(-1).tolist()]
+            _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+            return ([";".join(names[self.missing[i]]) for i in first],
+                    np.asarray(inverse, dtype=np.int64).reshape(-1))
+        # one integer key per row: its missing judges' bits
+        keys = np.zeros(n, dtype=np.int64)
+        for k in range(width):
+            col = self.missing[:, k]
+            if col.any():
+                keys |= col.astype(np.int64) << np.int64(k)
+        if width <= 20:          # a table over every possible key: no sort
+            present = np.flatnonzero(np.bincount(keys, minlength=1 << width))
+            where = np.zeros(1 << width, dtype=np.int64)
+            where[present] = np.arange(len(present))
+            distinct, inverse = present, where[keys]
+        else:
+            distinct, inverse = np.unique(keys, return_inverse=True)
+            inverse = np.asarray(inverse, dtype=np.int64).reshape(-1)
+        # a key's bits are the judges missing on its rows, in judge order
+        return ([";".join(names[[(int(key) >> k) & 1 == 1 for k in range(width)]]) for key in distinct],
+                inverse)
 
 
 def pattern_keys(codes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """One sortable key per row of ``codes`` that is equal exactly when the rows are: a
     mixed-radix id where a never-seen output (-1) is one more digit value, or the row's
-    bytes when that id would overflow int64 (astronomically large joint tables)."""
+    bytes when that id would overflow int64 (astronomically large joint tables).
+
+    The id is ``prefix_patterns(where(codes < 0, sizes, codes), sizes + 1)[-1]``, computed
+    for the whole row only (not for every prefix)."""
     codes = np.asarray(codes, dtype=np.int64)
     sizes = np.asarray(sizes, dtype=np.int64)
     if codes.shape[1] == 0:
         return np.zeros(len(codes), dtype=np.int64)
-    ids = prefix_patterns(np.where(codes < 0, sizes, codes), sizes + 1)[-1]
-    if ids is not None:
-        return ids
-    flat = np.ascontiguousarray(codes)
-    return flat.view(np.dtype((np.void, flat.dtype.itemsize * flat.shape[1]))).reshape(-1)
+    radix = 1
+    for a in (sizes + 1).tolist():
+        if radix > INT64_SAFE // max(a, 1):      # prefix_patterns gives no id: the row's bytes
+            flat = np.ascontiguousarray(codes)
+            return flat.view(np.dtype((np.void, flat.dtype.itemsize * flat.shape[1]))).reshape(-1)
+        radix *= a
+    ids = np.zeros(len(codes), dtype=np.int64)
+    for k, a in enumerate((sizes + 1).tolist()):
+        c = codes[:, k]
+        ids *= a
+        ids += np.where(c < 0, sizes[k], c)
+    return ids
 
 
 def calibration_keys(support: dict, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
