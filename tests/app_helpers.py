@@ -28,3 +28,20 @@ def by_label(widgets, label):
         if w.label == label:
             return w
     raise AssertionError(f"no widget labelled {label!r}: {[w.label for w in widgets]}")
+
+
+def help_problems(at) -> list[str]:
+    """Every table column and metric on an AppTest page without a real help text (the
+    glossary UI's bare fallback "column." does not count)."""
+    import json
+    problems = []
+    for i, df in enumerate(at.dataframe):
+        config = json.loads(df.proto.columns or "{}")
+        for col in df.value.columns:
+            text = (config.get(str(col)) or {}).get("help")
+            if not text or text.strip() == f"{col}.":
+                problems.append(f"table {i} column {col!r}: help {text!r}")
+    for m in at.metric:
+        if not (m.proto.help or "").strip():
+            problems.append(f"metric {m.label!r} has no help")
+    return problems

@@ -8,14 +8,13 @@ selection on synthetic-parity, run 3 = sweep (budgets 50, 200; 2 splits) on synt
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_helpers import by_label, seeded_app_store
+from app_helpers import help_problems, by_label, seeded_app_store
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -154,27 +153,13 @@ def _candidate_indices(at: AppTest) -> list[int]:
     return [c["index"] for c in d["candidates"] if c["H_K"] is not None]
 
 
-def _help_problems(at: AppTest) -> list[str]:
-    problems = []
-    for i, df in enumerate(at.dataframe):
-        config = json.loads(df.proto.columns or "{}")
-        for col in df.value.columns:
-            text = (config.get(str(col)) or {}).get("help")
-            if not text or text.strip() == f"{col}.":
-                problems.append(f"table {i} column {col!r}: help {text!r}")
-    for m in at.metric:
-        if not (m.proto.help or "").strip():
-            problems.append(f"metric {m.label!r} has no help")
-    return problems
-
-
 @pytest.mark.parametrize("name, run, tables, metrics", [
     ("regime", "3", 0, 3), ("audit", "2", 1, 14), ("audit", "1", 1, 14), ("gaps", "3", 1, 0)])
 def test_every_table_column_and_metric_has_glossary_help(name, run, tables, metrics):
     at = page(name, run)
     assert not at.exception, at.exception
     assert len(at.dataframe) == tables and len(at.metric) == metrics
-    assert _help_problems(at) == []
+    assert help_problems(at) == []
     assert any(e.label.startswith("Glossary") for e in at.expander)
 
 
@@ -183,7 +168,7 @@ def test_help_check_can_fail():
     at = AppTest.from_string("import pandas as pd, streamlit as st\n"
                              "st.dataframe(pd.DataFrame({'N_z': [1], 'odd column': [2]}))\n"
                              "st.metric('H_K', 3)\n").run()
-    problems = _help_problems(at)
+    problems = help_problems(at)
     assert any("'N_z'" in p for p in problems) and any("'odd column'" in p for p in problems)
     assert any("metric 'H_K'" in p for p in problems)
 

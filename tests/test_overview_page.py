@@ -4,13 +4,12 @@ metric and table column of the Overview, Judges, Next judge and Deploy pages."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_helpers import by_label, seeded_app_store
+from app_helpers import help_problems, by_label, seeded_app_store
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 300
@@ -20,22 +19,6 @@ DEMO = "synthetic-parity"
 @pytest.fixture(scope="module", autouse=True)
 def seeded_store(tmp_path_factory):
     yield from seeded_app_store(tmp_path_factory)
-
-
-def help_problems(at: AppTest) -> list[str]:
-    """Every table column and metric without a real help text (the glossary's bare
-    fallback "column." does not count)."""
-    problems = []
-    for i, df in enumerate(at.dataframe):
-        config = json.loads(df.proto.columns or "{}")
-        for col in df.value.columns:
-            text = (config.get(str(col)) or {}).get("help")
-            if not text or text.strip() == f"{col}.":
-                problems.append(f"table {i} column {col!r}: help {text!r}")
-    for m in at.metric:
-        if not (m.proto.help or "").strip():
-            problems.append(f"metric {m.label!r} has no help")
-    return problems
 
 
 def overview() -> AppTest:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_helpers import by_label, seeded_app_store
+from app_helpers import by_label, help_problems, seeded_app_store
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 300
@@ -176,7 +176,6 @@ def test_mixed_type_outputs_display_without_an_arrow_fixup(monkeypatch):
         return [str(1 + i % 2), "A"][i % 3 == 0] if k == 0 else f"{(i * 37 % 100) / 100:.2f}"
     at = upload("mixed-types.csv", csv(judges=("mixed", "score"), judge_out=out))
     assert not at.exception and not at.error, [e.value for e in at.error]
-    from test_overview_page import help_problems
     assert help_problems(at) == []
     schemas = dict(zip(at.dataframe[-1].value["judge"], at.dataframe[-1].value["schema"]))
     assert schemas == {"mixed": "categorical", "score": "continuous"}
