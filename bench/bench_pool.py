@@ -6,7 +6,8 @@ default) in a fresh process per panel: synthetic ``additive`` panels of 2,000 ro
 50, 100 and 200 judges, and data/hanna.csv (960 x 92). Prints, per panel, the selection's
 wall time (the ``select`` call inside the process: reading the panel, the selection and
 the report; interpreter start-up and imports excluded; ``select s``: the selection alone, the
-result's own ``select_seconds``) and the process's peak RSS, then the
+result's own ``select_seconds``), the process's peak RSS and the 1-minute load average
+after the row, then the
 fitted growth exponents of time and memory in the number of judges (least squares on
 log-log) and time(200)/time(20). The implementation at ``--base`` (default: the commit
 before the path-wise fits) runs on the smaller pools and on HANNA in the same run (checked out into a
@@ -110,7 +111,7 @@ def main() -> int:
                        check=True, capture_output=True)
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; base = {args.base or 'none'}")
     print(f"{'panel':<24} {'select s':>8} {'wall s':>8} {'peak MiB':>9} {'base sel':>8} {'base s':>8} "
-          f"{'base MiB':>9} {'speed-up':>9} {'memory':>7}")
+          f"{'base MiB':>9} {'speed-up':>9} {'memory':>7} {'load':>5}")
     rows = []
     try:
         for name, J, path in panels + [("hanna 960 x 92", 92, hanna)]:
@@ -123,7 +124,8 @@ def main() -> int:
             print(f"{name:<24} {_sel(new):8.2f} {new['seconds']:8.2f} {new['rss_mib']:9.0f} "
                   f"{_sel(old):8.2f} {old['seconds'] if old else math.nan:8.2f} "
                   f"{old['rss_mib'] if old else math.nan:9.0f} "
-                  f"{speed:8.1f}x {mem:6.1f}x" + (f"  {new.get('note', '')}" if new.get("note") else ""),
+                  f"{speed:8.1f}x {mem:6.1f}x {os.getloadavg()[0]:5.2f}"
+                  + (f"  {new.get('note', '')}" if new.get("note") else ""),
                   flush=True)
         synth = [(J, new) for name, J, new, _ in rows if name.startswith("additive")]
         js = [J for J, _ in synth]
@@ -140,7 +142,8 @@ def main() -> int:
             cf = measure(ROOT, path, [], args.timeout)
             ratio = cf["seconds"] / t[js.index(J)]
             print(f"default cross-fitted protocol, {args.rows} x {J}: {cf['seconds']:.1f} s, "
-                  f"{cf['rss_mib']:.0f} MiB peak ({ratio:.1f}x the split protocol)")
+                  f"{cf['rss_mib']:.0f} MiB peak ({ratio:.1f}x the split protocol; load "
+                  f"{os.getloadavg()[0]:.2f})")
     finally:
         if base_tree is not None:
             subprocess.run(["git", "worktree", "remove", "--force", str(base_tree)], cwd=ROOT, capture_output=True)

@@ -240,6 +240,19 @@ class IsotonicMap:
         return obj
 
 
+_BLAS_CONTROLLER: list = []     # threadpoolctl's controller, made on first use
+
+
+def blas_on_one_thread():
+    """A context running BLAS on one thread (threadpoolctl; the loaded libraries are scanned
+    once per process, not on every call). The path fits' products are small and many: on a
+    shared machine a second BLAS thread mostly waits for a busy core."""
+    if not _BLAS_CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+        _BLAS_CONTROLLER.append(ThreadpoolController())
+    return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
 def rowwise_dot(A: np.ndarray, w: np.ndarray, start: float = 0.0) -> np.ndarray:
     """start + A @ w, accumulated column by column in a fixed order.
 

@@ -1,0 +1,178 @@
+"""Large judge pools (issue 15): the fast EM paths equal the plain ones.
+
+* ``em_fit_nested`` (every prefix of a path in lockstep on BLAS-3 products, in chunks, on
+  threads) equals ``em_fit`` on each prefix alone: the same iterates up to rounding, so the
+  same parameters and posteriors to 1e-12, with abstentions, row counts, EMs that stop at
+  once, EMs that stop at their iteration cap on a flat likelihood, and caps at every step;
+* the chunks and threads do not change a bit; the threads follow the process's budget;
+* ``DawidSkeneJury.fit_paths`` through the nested EMs equals each prefix fitted alone;
+* ``_log1p_exp`` is ``np.logaddexp(0, x)`` within two ulps;
+* the path fits run BLAS on one thread and give the thread count back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fcps_core.families import REGISTRY, PrefixFeatures
+from fcps_core.families import ds_em, ds_jury
+from fcps_core.families.ds_em import distinct_votes, em_fit, em_fit_nested
+
+
+def panel(rng, n, K, *, acc=(0.55, 0.9), abstain=0.0, weights=False):
+    """Binary votes of K judges on n rows (0.5 = abstention or missing output)."""
+    truth = rng.random(n) < 0.5
+    a = rng.uniform(*acc, K)
+    scores = np.where(rng.random((n, K)) < a, truth[:, None], ~truth[:, None]).astype(float)
+    if abstain:
+        scores[rng.random((n, K)) < abstain] = 0.5
+    w = rng.integers(1, 4, n).astype(float) if weights else np.ones(n)
+    return scores, w
+
+
+def assert_same_em(got, want, tol=1e-12):
+    prior, w1, w0, t = got
+    p1, a1, b1, t1 = want
+    assert prior == pytest.approx(p1, rel=tol, abs=tol)
+    np.testing.assert_allclose(w1, a1, rtol=tol, atol=tol)
+    np.testing.assert_allclose(w0, b1, rtol=tol, atol=tol)
+    np.testing.assert_allclose(t, t1, rtol=0, atol=tol)
+
+
+CASES = [
+    # (rows, judges, abstention rate, row counts, max_iter)
+    (300, 12, 0.0, False, 200),
+    (300, 12, 0.1, True, 200),
+    (250, 9, 0.3, True, 7),          # every EM at its cap
+    (400, 15, 0.0, True, 1),
+]
+
+
+@pytest.mark.parametrize("n, K, abstain, weights, max_iter", CASES)
+def test_nested_em_equals_em_fit_on_each_prefix(n, K, abstain, weights, max_iter):
+    rng = np.random.default_rng(n + K)
+    scores, w = panel(rng, n, K, abstain=abstain, weights=weights)
+    votes, count = distinct_votes(scores, w)
+    sizes = list(range(1, K + 1))
+    nested = em_fit_nested(votes, count, sizes, max_iter=max_iter)
+    for K_, got in zip(sizes, nested):
+        # on the path's rows, as the nested EM runs it ...
+        assert_same_em(got, em_fit(votes[:, :2 * K_], count, max_iter=max_iter))
+        # ... and on the prefix's own distinct patterns, as the per-prefix fit runs it
+        pv, pc = distinct_votes(scores[:, :K_], w)
+        alone = em_fit(pv, pc, max_iter=max_iter)
+        np.testing.assert_allclose(got[1], alone[1], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got[2], alone[2], rtol=1e-12, atol=1e-12)
+
+
+def test_nested_em_with_abstentions_after_full_judges():
+    """Judges 1-4 vote on every row, later ones abstain: the short prefixes read the 1-votes
+    alone, the long ones both indicators; sizes out of order and with gaps."""
+    rng = np.random.default_rng(5)
+    scores, w = panel(rng, 300, 10, weights=True)
+    scores[rng.random(300) < 0.2, 4:] = 0.5
+    votes, count = distinct_votes(scores, w)
+    sizes = [9, 2, 4, 5, 10, 1, 7]
+    for K_, got in zip(sizes, em_fit_nested(votes, count, sizes)):
+        assert_same_em(got, em_fit(votes[:, :2 * K_], count))
+
+
+@pytest.mark.parametrize("abstain", [0.0, 0.05])
+def test_nested_em_at_the_iteration_cap_on_a_flat_likelihood(abstain):
+    """Additive-style judges (independent of one another and weakly informative): EM crawls
+    and stops at its cap; the nested iterates still equal em_fit's at every cap, including
+    prefixes that converge exactly at the last step allowed."""
+    rng = np.random.default_rng(8)
+    scores, w = panel(rng, 600, 30, acc=(0.5, 0.56), abstain=abstain)
+    votes, count = distinct_votes(scores, w)
+    sizes = [1, 2, 3, 10, 20, 25, 30]
+    for max_iter in (1, 2, 3, 5, 8, 13, 200):
+        for K_, got in zip(sizes, em_fit_nested(votes, count, sizes, max_iter=max_iter)):
+            assert_same_em(got, em_fit(votes[:, :2 * K_], count, max_iter=max_iter), tol=1e-11)
+
+
+def test_chunks_and_threads_do_not_change_a_bit(monkeypatch):
+    rng = np.random.default_rng(9)
+    scores, w = panel(rng, 300, 14, abstain=0.05, weights=True)
+    votes, count = distinct_votes(scores, w)
+    sizes = list(range(1, 15))
+    monkeypatch.setattr(ds_em, "_em_threads", lambda: 1)
+    monkeypatch.setattr(ds_em, "NESTED_CHUNK", 3)
+    serial = em_fit_nested(votes, count, sizes)
+    monkeypatch.setattr(ds_em, "_em_threads", lambda: 2)
+    threaded = ds_em.em_fit_nested_many([(votes, count, sizes), (votes[:, :10], count, [5, 3])])
+    for a, b in zip(serial, threaded[0]):
+        assert a[0] == b[0]
+        for x, y in zip(a[1:], b[1:]):
+            assert np.array_equal(x, y)
+    for K_, got in zip([5, 3], threaded[1]):
+        assert_same_em(got, em_fit(votes[:, :2 * K_], count))
+    monkeypatch.setattr(ds_em, "NESTED_CHUNK", 48)
+    for a, b in zip(serial, em_fit_nested(votes, count, sizes)):
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-12, atol=1e-12)
+
+
+def test_em_threads_follow_the_process_budget(monkeypatch):
+    """Two threads at most; one in a process started with one BLAS/OpenMP thread (joblib's
+    workers for the cross-fitted folds)."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(ds_em.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert ds_em._em_threads() == ds_em.EM_THREADS == 2
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert ds_em._em_threads() == 1
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "")
+    monkeypatch.setattr(ds_em.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert ds_em._em_threads() == 1
+
+
+@pytest.mark.parametrize("batch_cells", [ds_jury.BATCH_CELLS, 1])
+def test_fit_paths_through_nested_ems_equal_each_prefix_alone(monkeypatch, batch_cells):
+    """fit_paths with every prefix on the nested EMs (batch_cells=1), or split between the
+    sparse lockstep EMs and the nested ones, equals each prefix fitted on its own."""
+    monkeypatch.setattr(ds_jury, "BATCH_CELLS", batch_cells)
+    monkeypatch.setattr(ds_em, "NESTED_CHUNK", 4)
+    rng = np.random.default_rng(12)
+    jobs, probes = [], []
+    for n, K in ((200, 8), (150, 11)):
+        scores, _ = panel(rng, n, K, abstain=0.05)
+        y = (rng.random(n) < 0.5).astype(float)
+        X = PrefixFeatures(patterns=[None] * K, scores=scores)
+        U = PrefixFeatures(patterns=[None] * K, scores=panel(rng, 80, K, abstain=0.05)[0])
+        jobs.append((X, y, U, list(range(1, K + 1))))
+        probes.append(PrefixFeatures(patterns=[None] * K, scores=panel(rng, 60, K, abstain=0.1)[0]))
+    cls = REGISTRY["ds_jury"]
+    for (X, y, U, sizes), models, probe in zip(jobs, cls.fit_paths(jobs), probes):
+        batch = cls.predict_path(models, sizes, probe)
+        for i, K in enumerate(sizes):
+            alone = cls().fit(X.first(K), y, U.first(K))
+            np.testing.assert_allclose(models[i].w1_, alone.w1_, rtol=1e-11, atol=1e-11)
+            np.testing.assert_allclose(models[i].w0_, alone.w0_, rtol=1e-11, atol=1e-11)
+            np.testing.assert_allclose(batch[:, i], alone.predict(probe.first(K)), atol=1e-9)
+
+
+def test_log1p_exp_is_logaddexp_within_two_ulps():
+    x = np.concatenate([np.random.default_rng(1).normal(size=20_000) * 30,
+                        [0.0, -0.0, 1e-300, -1e-300, 709.0, 800.0, -800.0, np.inf, -np.inf]])
+    got, want = ds_em._log1p_exp(x), np.logaddexp(0.0, x)
+    finite = np.isfinite(want)
+    assert np.array_equal(got[~finite], want[~finite])
+    assert np.all(np.abs(got[finite] - want[finite]) <= 2 * np.spacing(np.abs(want[finite])))
+
+
+def test_path_fits_run_blas_on_one_thread_and_restore_it():
+    from threadpoolctl import threadpool_info
+
+    from fcps_core.selection import path_fits
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    seen = []
+    probe = path_fits._one_blas_thread(lambda: seen.append(blas_threads()))
+    probe()
+    assert seen and all(t == 1 for t in seen[0])
+    assert blas_threads() == before
