@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..families import REGISTRY, PrefixFeatures
+from .choice import one_blas_thread
 
 BASELINES = ("best_single_judge", "mean_vote_iso", "majority_vote", "ridge_iso_all",
              "logistic_all", "ds_jury_all")
@@ -34,24 +35,58 @@ def majority_vote(scores: np.ndarray) -> np.ndarray:
     return np.where(ones > zeros, 1.0, np.where(zeros > ones, 0.0, 0.5))
 
 
-def _features(scores: np.ndarray) -> PrefixFeatures:
-    return PrefixFeatures(patterns=[None] * scores.shape[1], scores=scores)
+def _features(scores: np.ndarray, weight: np.ndarray | None = None) -> PrefixFeatures:
+    return PrefixFeatures(patterns=[None] * scores.shape[1], scores=scores, weight=weight)
 
 
+def distinct_score_rows(scores: np.ndarray, y: np.ndarray | None = None,
+                        weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(representative position, total weight, each row's distinct row) of the distinct
+    (score vector[, label]) rows; scores compared exactly (no rounding)."""
+    from .folds import factorize_values, distinct_key, distinct_rows
+    digits = [factorize_values(scores[:, j]) for j in range(scores.shape[1])]
+    if y is not None:
+        digits.append(factorize_values(np.asarray(y, dtype=float)))
+    rep, counts, inverse = distinct_rows(*distinct_key(digits, scores.shape[0]))
+    if weight is not None:
+        counts = np.bincount(inverse, weights=weight, minlength=len(rep))
+    return rep, np.asarray(counts, dtype=float), inverse
+
+
+@one_blas_thread
 def baseline_predictions(scores: np.ndarray, labels: np.ndarray, fit_rows: np.ndarray,
                          pred_rows: np.ndarray, unlabelled_rows: np.ndarray) -> dict[str, np.ndarray]:
     """Held-out predictions of every recipe; ``single_judges`` holds one column per judge
-    (the best one is picked across folds by :func:`pick_best_single`)."""
-    y = labels[fit_rows]
-    X_fit, X_pred = _features(scores[fit_rows]), _features(scores[pred_rows])
-    X_unl = _features(scores[unlabelled_rows])
-    out = {"majority_vote": majority_vote(scores[pred_rows])}
+    (the best one is picked across folds by :func:`pick_best_single`).
+
+    The recipes read only the scores, so they are fitted on the distinct (score vector,
+    label) rows of ``fit_rows`` with their counts (and the distinct score vectors of the
+    unlabelled rows), and predict each distinct score vector of ``pred_rows`` once: every
+    family's weighted fit is its fit on the expanded rows (``PrefixFeatures.weight``)."""
+    y_all = labels[fit_rows]
+    S_fit = scores[fit_rows]
+    rep, w, _ = distinct_score_rows(S_fit, y_all)
+    S_fit, y = S_fit[rep], y_all[rep]
+    X_fit = _features(S_fit, w)
+    X_unl = None
+    S_pred = scores[pred_rows]
+    rep_p, _, inv_p = distinct_score_rows(S_pred)
+    S_pred = S_pred[rep_p]
+    X_pred = _features(S_pred)
+    out = {"majority_vote": majority_vote(S_pred)[inv_p]}
     for name, family in _STACKERS.items():
         cls = REGISTRY[family]
+        if cls.uses_unlabelled and X_unl is None:
+            S_unl = scores[unlabelled_rows]
+            rep_u, w_u, _ = distinct_score_rows(S_unl)
+            X_unl = _features(S_unl[rep_u], w_u)
         model = cls().fit(X_fit, y, X_unl if cls.uses_unlabelled else None)
-        out[name] = model.predict(X_pred)
+        out[name] = model.predict(X_pred)[inv_p]
     single = REGISTRY["mean_iso"]
-    out["single_judges"] = np.column_stack([
-        single().fit(_features(scores[fit_rows][:, [j]]), y).predict(_features(scores[pred_rows][:, [j]]))
-        for j in range(scores.shape[1])])
+    columns = []
+    for j in range(scores.shape[1]):
+        rep_j, w_j, _ = distinct_score_rows(S_fit[:, [j]], y, w)
+        model = single().fit(_features(S_fit[rep_j][:, [j]], w_j), y[rep_j])
+        columns.append(model.predict(_features(S_pred[:, [j]]))[inv_p])
+    out["single_judges"] = np.column_stack(columns) if columns else np.zeros((len(inv_p), 0))
     return out

@@ -25,12 +25,27 @@ enter every sum, so the same code serves the bias-corrected bootstrap of :mod:`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..diagnostics import losses, risk_tolerance
 from ..families import REGISTRY
+
+
+def one_blas_thread(fn):
+    """Run ``fn`` with BLAS on one thread: the held-out products here are thin (draws or
+    one weight vector against (units, columns) sums), and on a shared 2-core machine
+    OpenBLAS's second thread waits for a busy core far more than it computes (single
+    products 50x slower at load 3)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from threadpoolctl import threadpool_limits
+        with threadpool_limits(1, user_api="blas"):
+            return fn(*args, **kwargs)
+    return wrapper
+
 
 CHOICES = ("argmin", "simplest_within_se", "tie_average", "cheapest_tied")
 #: rules that pick one member of the tie set by a fixed preference order (:func:`preference_order`)
@@ -46,43 +61,173 @@ class Choice:
 
 
 class GroupedLosses:
-    """Per-group sums of a (rows, candidates) loss matrix, for means and clustered SEs."""
+    """Per-group sums of a (rows, candidates) loss matrix, for means and clustered SEs.
+
+    The losses are kept once per *distinct row* (``losses``: distinct rows x distinct
+    columns; ``col`` maps a candidate to its column, candidates with identical loss columns
+    share one) and the groups as a sparse count matrix over distinct rows. Groups with
+    identical contents have identical sums, so they form one *unit* (``unit_matrix``: one
+    group's count of each distinct row per unit, ``unit_groups`` groups per unit,
+    ``group_unit`` each group's unit). A group's loss sums are the unit matrix times the
+    losses, formed a block of columns at a time (never a whole (groups, candidates)
+    matrix). Built from raw rows (``GroupedLosses(row_losses, groups)``) every row is its
+    own distinct row, every group its own unit and every column its own; the raw sums are
+    then ``np.add.at``'s, bit for bit. :meth:`from_units` takes the compressed form
+    (:class:`.folds.HeldOut`). ``sums`` and ``rows_per_group`` give the per-group view.
+    """
+
+    #: columns per block when a statistic needs a (units, columns) temporary
+    BLOCK = 32
 
     def __init__(self, row_losses: np.ndarray, groups: np.ndarray):
+        from scipy import sparse
+        row_losses = np.asarray(row_losses, dtype=float)
         uniq, inv = np.unique(groups, return_inverse=True)
-        self.n_groups = len(uniq)
+        inv = inv.reshape(-1)
+        n, G = len(inv), len(uniq)
+        # rows of a group in row order: the sums are np.add.at's, bit for bit
+        A = sparse.csr_matrix((np.ones(n), (inv, np.arange(n))), shape=(G, n))
+        self._setup(row_losses, A, np.ones(G), np.arange(G), np.arange(row_losses.shape[1]))
         self.group_of_row = inv
-        self.rows_per_group = np.bincount(inv, minlength=self.n_groups).astype(float)
-        self.sums = np.zeros((self.n_groups, row_losses.shape[1]))
-        np.add.at(self.sums, inv, row_losses)
+
+    @classmethod
+    def from_units(cls, losses: np.ndarray, unit_matrix, unit_groups: np.ndarray, group_unit: np.ndarray,
+                   col: np.ndarray) -> "GroupedLosses":
+        """``losses`` (distinct rows, distinct columns); ``unit_matrix`` (units, distinct
+        rows) sparse counts of one group of each unit; ``unit_groups`` groups per unit;
+        ``group_unit`` each group's unit (groups in sorted-id order); ``col`` candidate ->
+        column."""
+        obj = cls.__new__(cls)
+        obj._setup(losses, unit_matrix, unit_groups, group_unit, col)
+        obj.group_of_row = None
+        return obj
+
+    def _setup(self, losses, unit_matrix, unit_groups, group_unit, col) -> None:
+        self.losses = np.asarray(losses, dtype=float)
+        self.unit_matrix = unit_matrix.tocsr()
+        self.unit_groups = np.asarray(unit_groups, dtype=float)
+        self.unit_rows = np.asarray(self.unit_matrix.sum(axis=1), dtype=float).reshape(-1)
+        self.group_unit = np.asarray(group_unit, dtype=np.int64)
+        self.col = np.asarray(col, dtype=np.int64)
+        self.n_groups = len(self.group_unit)
+        self.n_rows = float(self.unit_groups @ self.unit_rows)
+        first = np.full(self.losses.shape[1], -1, dtype=np.int64)
+        first[self.col[::-1]] = np.arange(len(self.col) - 1, -1, -1)
+        self.first = first                   # a candidate of each distinct column
+        self._cache: dict = {}
+
+    # -- per-group views -----------------------------------------------------------------
+    @property
+    def rows_per_group(self) -> np.ndarray:
+        return self.unit_rows[self.group_unit]
+
+    def unit_sums(self, cols=None) -> np.ndarray:
+        """(units, columns) one group's loss sums per unit, for distinct columns ``cols``
+        (None: all)."""
+        L = self.losses if cols is None else self.losses[:, cols]
+        return np.asarray(self.unit_matrix @ L)
+
+    @property
+    def sums(self) -> np.ndarray:
+        """(groups, candidates) loss sums."""
+        return self.unit_sums()[self.group_unit][:, self.col]
+
+    @property
+    def group_matrix(self):
+        """(groups, distinct rows) sparse counts of every group's rows."""
+        if "group_matrix" not in self._cache:
+            self._cache["group_matrix"] = self.unit_matrix[self.group_unit]
+        return self._cache["group_matrix"]
+
+    def columns(self, idx) -> "GroupedLosses":
+        """The same groups restricted to candidates ``idx`` (in that order)."""
+        used, new_col = np.unique(self.col[np.asarray(idx, dtype=np.int64)], return_inverse=True)
+        out = GroupedLosses.from_units(self.losses[:, used], self.unit_matrix, self.unit_groups,
+                                       self.group_unit, new_col.reshape(-1))
+        out.group_of_row = self.group_of_row
+        return out
+
+    # -- statistics ----------------------------------------------------------------------
+    def unit_weights(self, w: np.ndarray | None) -> np.ndarray:
+        """Per-unit total of per-group weights ``w`` (None: every group once)."""
+        if w is None:
+            return self.unit_groups
+        return np.bincount(self.group_unit, weights=np.asarray(w, dtype=float),
+                           minlength=len(self.unit_groups))
+
+    def _means(self, wk: np.ndarray) -> np.ndarray:
+        """Weighted means per distinct column."""
+        row_weight = np.asarray(self.unit_matrix.T @ wk).reshape(-1)
+        return (row_weight @ self.losses) / (wk @ self.unit_rows)
 
     def means(self, w: np.ndarray | None = None) -> np.ndarray:
         if w is None:
-            return self.sums.sum(axis=0) / self.rows_per_group.sum()
-        return (w @ self.sums) / (w @ self.rows_per_group)
+            if "means" not in self._cache:
+                self._cache["means"] = self._means(self.unit_groups)[self.col]
+            return self._cache["means"].copy()
+        return self._means(self.unit_weights(w))[self.col]
+
+    def spread(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """Over all groups, per distinct column: sum of S^2 and of S n (S: a group's loss
+        sum, n: its rows), and the sum of n^2 (kept from the first SE's pass)."""
+        if "spread" not in self._cache:
+            self._weighted_squares(self.unit_groups, np.zeros(self.losses.shape[1]), keep_spread=True)
+        return self._cache["spread"]
+
+    def _weighted_squares(self, wk: np.ndarray, centre: np.ndarray, ref: int | None = None,
+                          keep_spread: bool = False) -> np.ndarray:
+        """sum_k wk_k (S_kc [- S_k,ref] - rows_k * centre_c)^2 per distinct column, with the
+        unit sums S formed a block of columns at a time (and :meth:`spread` on the way)."""
+        C = self.losses.shape[1]
+        out = np.empty(C)
+        base = None if ref is None else self.unit_sums([ref])
+        cnt, n = self.unit_groups, self.unit_rows
+        keep_spread = keep_spread or "spread" not in self._cache
+        if keep_spread:
+            Q0, SN0 = np.empty(C), np.empty(C)
+        for a in range(0, C, self.BLOCK):
+            resid = self.unit_sums(slice(a, a + self.BLOCK))
+            if keep_spread:
+                SN0[a:a + self.BLOCK] = (cnt * n) @ resid
+                Q0[a:a + self.BLOCK] = np.einsum("k,kc,kc->c", cnt, resid, resid)
+            if base is not None:
+                resid -= base
+            for j in range(resid.shape[1]):
+                resid[:, j] -= self.unit_rows * centre[a + j]
+            resid *= resid
+            out[a:a + self.BLOCK] = wk @ resid
+        if keep_spread:
+            self._cache["spread"] = (Q0, SN0, float(cnt @ (n * n)))
+        return out
 
     def mean_se(self, means: np.ndarray | None = None) -> np.ndarray:
         """Clustered SE of each column's mean (no bootstrap weights)."""
         means = self.means() if means is None else means
         G = self.n_groups
         if G <= 1:
-            return np.full(self.sums.shape[1], np.nan)
-        resid = self.sums - np.outer(self.rows_per_group, means)
-        return np.sqrt((resid ** 2).sum(axis=0) * G / (G - 1)) / self.rows_per_group.sum()
+            return np.full(len(self.col), np.nan)
+        ss = self._weighted_squares(self.unit_groups, np.asarray(means, dtype=float)[self.first])
+        return (np.sqrt(ss * G / (G - 1)) / self.n_rows)[self.col]
 
     def paired_se(self, ref: int, w: np.ndarray | None = None,
                   means: np.ndarray | None = None) -> np.ndarray:
         """Clustered SE of mean(loss_c - loss_ref) for every column c (0 for c = ref)."""
-        w = np.ones(self.n_groups) if w is None else w
+        plain = w is None and (means is None or np.array_equal(means, self.means()))
+        if plain and ("paired_se", ref) in self._cache:
+            return self._cache[("paired_se", ref)].copy()
+        wk = self.unit_weights(w)
         means = self.means(w) if means is None else means
-        n = float(w @ self.rows_per_group)
-        drawn = float(w.sum())
+        n = float(wk @ self.unit_rows)
+        drawn = float(self.n_groups if w is None else np.sum(w))
         if drawn <= 1 or n <= 0:
-            return np.full(self.sums.shape[1], np.nan)
-        diff = self.sums - self.sums[:, [ref]]
-        resid = diff - np.outer(self.rows_per_group, means - means[ref])
-        var = (w @ resid ** 2) * (drawn / (drawn - 1)) / n ** 2
-        return np.sqrt(np.maximum(var, 0.0))
+            return np.full(len(self.col), np.nan)
+        m = np.asarray(means, dtype=float)[self.first]
+        r = int(self.col[ref])
+        var = self._weighted_squares(wk, m - m[r], ref=r) * (drawn / (drawn - 1)) / n ** 2
+        out = np.sqrt(np.maximum(var, 0.0))[self.col]
+        if plain:
+            self._cache[("paired_se", ref)] = out.copy()
+        return out
 
 
 def complexity_order(candidates) -> np.ndarray:
@@ -147,7 +292,7 @@ def tie_set(grouped: GroupedLosses, tie_rank: np.ndarray, w: np.ndarray | None =
 
 
 def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_rank: np.ndarray,
-           signatures: np.ndarray, max_members: int, w: np.ndarray | None = None) -> Choice:
+           signatures, max_members: int, w: np.ndarray | None = None) -> Choice:
     """Apply ``rule`` to (possibly bootstrap-weighted) grouped losses; ``simple_rank`` is
     the within-tie preference (:func:`preference_order`)."""
     if rule == "argmin":
@@ -161,11 +306,37 @@ def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_ra
     return Choice(best, members[0], members if len(members) > 1 else None, tied)
 
 
-def pick_members(tied: np.ndarray, means: np.ndarray, tie_rank: np.ndarray, signatures: np.ndarray,
+def rounding_tolerance(risk: float) -> float:
+    """Risks this close are equal up to the rounding of their sums (the summation order of
+    raw or distinct rows): an ordering must not depend on it. Far below
+    :func:`risk_tolerance`, which also absorbs a fit's convergence tolerance."""
+    return 1e-15 + 1e-12 * abs(risk)
+
+
+def risk_order(cols: np.ndarray, means: np.ndarray, tie_rank: np.ndarray) -> np.ndarray:
+    """``cols`` by increasing risk; risks within :func:`rounding_tolerance` of the first of a
+    run count as equal and go by ``tie_rank``."""
+    cols = np.asarray(cols, dtype=np.int64)
+    order = cols[np.lexsort((tie_rank[cols], means[cols]))]
+    m = means[order]
+    out, i = [], 0
+    while i < len(order):
+        j = int(np.searchsorted(m, m[i] + rounding_tolerance(float(m[i])), side="right")) if np.isfinite(m[i]) \
+            else len(order)
+        j = max(j, i + 1)
+        run = order[i:j]
+        out.extend(run[np.argsort(tie_rank[run], kind="stable")] if len(run) > 1 else run)
+        i = j
+    return np.asarray(out, dtype=np.int64)
+
+
+def pick_members(tied: np.ndarray, means: np.ndarray, tie_rank: np.ndarray, signatures,
                  max_members: int) -> list[int]:
-    """tie_average's members: the tied columns, lowest risk first (ties by ``tie_rank``),
-    one column per distinct prediction vector, at most ``max_members``."""
-    order = tied[np.lexsort((tie_rank[tied], means[tied]))]
+    """tie_average's members: the tied columns, lowest risk first (risks equal up to
+    rounding go by ``tie_rank``), one column per distinct prediction vector
+    (``signatures[c]``: an array or a :class:`.folds.SignatureLookup`), at most
+    ``max_members``."""
+    order = risk_order(tied, means, tie_rank)
     members, seen = [], set()
     for c in order:
         if signatures[c] not in seen:
@@ -176,13 +347,6 @@ def pick_members(tied: np.ndarray, means: np.ndarray, tie_rank: np.ndarray, sign
     return members
 
 
-def deployed_row_losses(objective: str, y: np.ndarray, preds: np.ndarray, choice: Choice) -> np.ndarray:
-    """Per-row held-out loss of a choice (averaged over repeats): the chosen column, or the
-    loss of the members' average prediction."""
-    p = preds[:, :, choice.members].mean(axis=2) if choice.members else preds[:, :, choice.chosen]
-    return np.mean([losses(objective, y, p[r]) for r in range(preds.shape[0])], axis=0)
-
-
 def row_losses(objective: str, y: np.ndarray, preds: np.ndarray) -> np.ndarray:
     """(rows, candidates) loss averaged over the repeats of (repeats, rows, candidates)."""
     out = np.zeros(preds.shape[1:])
@@ -191,21 +355,20 @@ def row_losses(objective: str, y: np.ndarray, preds: np.ndarray) -> np.ndarray:
     return out / preds.shape[0]
 
 
+@one_blas_thread
 def apply_choice_rule(result, selector, heldout) -> Choice:
     """Choose on the held-out predictions of ``heldout`` (:class:`.folds.HeldOut`) and
     record the choice on ``result`` (selected index, members, risks)."""
-    y, preds = heldout.y, heldout.preds
     cands = result.candidates
     ch = choose(selector.choice, heldout.grouped(selector.objective), tie_rank=tie_break_order(cands),
                 simple_rank=preference_order(selector.choice, cands, selector.judge_costs),
-                signatures=heldout.signatures(),
+                signatures=heldout.signature_lookup(),
                 max_members=selector.max_members)
     result.selected_index = ch.chosen
     result.members = ch.members
     result.choice_info = {"rule": selector.choice, "best_index": ch.best,
                           "tied_count": int(len(ch.tied))}
     if ch.members:
-        result.selected_val = {
-            "val_mse": float(deployed_row_losses("mse", y, preds, ch).mean()),
-            "val_nll": float(deployed_row_losses("nll", y, preds, ch).mean())}
+        result.selected_val = {f"val_{obj}": heldout.raw_mean(heldout.average_losses(obj, ch.members))
+                               for obj in ("mse", "nll")}
     return ch

@@ -31,7 +31,8 @@ from ..families import PrefixFeatures
 from ..panel import Panel
 from ..splits import Blocks
 from .baselines import baseline_predictions
-from .folds import HeldOut, grouped_folds
+from .folds import (ExpandedPredictions, HeldOut, distinct_key, distinct_rows, grouped_folds, label_digits,
+                    panel_output_digits)
 from .choice import apply_choice_rule
 from .honesty import assess, nested_estimate
 from .result import SelectionResult
@@ -60,6 +61,22 @@ def _predict_candidates(menu, rows: np.ndarray, *, rows_are_V: bool = False) -> 
             done[id(model)] = model.predict(feats.take(rows))
         out[candidate_key(c)] = done[id(model)]
     return out
+
+
+def heldout_key(selector, panel: Panel, D: np.ndarray, fold_list: list) -> tuple | None:
+    """Rows of D with the same judge outputs, label and fold in every repeat get the same
+    held-out prediction from every candidate and baseline (each fold's models see a row
+    only through its outputs), so :class:`.folds.HeldOut` keeps them once (None with
+    ``compress=False``)."""
+    if not selector.compress or not len(D):
+        return None
+    digits = panel_output_digits(panel, D) + [label_digits(panel.labels[D])]
+    for r in range(selector.repeats):
+        fold = np.zeros(len(D), dtype=np.int64)
+        for k, (rr, _, va) in enumerate(f for f in fold_list if f[0] == r):
+            fold[va] = k
+        digits.append((fold, selector.folds))
+    return distinct_key(digits, len(D))
 
 
 #: panels smaller than this (deployable rows x judges) run their folds in one process: the
@@ -171,11 +188,18 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
         deployed = set(c.judge_idx)
         c.stability = float(np.mean([len(s & deployed) / len(s | deployed) for s in judge_sets[key]]))
         kept.append(c)
-        columns.append(p)
+        columns.append(key)
     if not kept:
         raise SplitError("no candidate was offered in every fold; use fixed path rules")
-    P = np.stack(columns, axis=2)                 # (repeats, rows, candidates)
-    heldout = HeldOut.of(panel, D, P, base)
+    # the held-out matrix (repeats, rows, candidates), kept once per distinct row
+    key = heldout_key(selector, panel, D, fold_list)
+    rep, inverse = (distinct_rows(*key)[::2] if key is not None else (np.arange(len(D)), None))
+    P = np.empty((R, len(rep), len(columns)))
+    for i, k in enumerate(columns):
+        P[:, :, i] = preds.pop(k)[:, rep]
+    del preds
+    heldout = HeldOut.of(panel, D, ExpandedPredictions(P, inverse), base)
+    P = heldout.preds
     for objective, field in (("mse", "val_mse"), ("nll", "val_nll")):
         grouped = heldout.grouped(objective)
         means = grouped.means()
@@ -217,7 +241,7 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
 
 
 def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: list, result,
-                             P: np.ndarray, unlabelled: np.ndarray) -> dict:
+                             P, unlabelled: np.ndarray) -> dict:
     """How much better the deployed configuration gets between the folds' training size and
     all deployable labels.
 
@@ -257,7 +281,7 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
         small[va] = np.mean([preds[k] for k in keys], axis=0)
         n_half.append(len(half))
         n_train.append(len(tr))
-    full = P[0][:, [c.index for c in members]].mean(axis=1)
+    full = P[:, :, [c.index for c in members]][0].mean(axis=1)
     obj = selector.objective
     from ..diagnostics import losses
     r_small = float(np.mean(losses(obj, y, small)))

@@ -31,7 +31,8 @@ import numpy as np
 from ..diagnostics import argmin_with_ties, losses, regime_quadrant, risk_tolerance, table_pressure
 from ..families import REGISTRY
 from .folds import grouped_folds
-from .choice import WITHIN_TIE_RULES, GroupedLosses, pick_members, preference_order, tie_break_order
+from .choice import (WITHIN_TIE_RULES, GroupedLosses, one_blas_thread, pick_members, preference_order,
+                     risk_order, rounding_tolerance, tie_break_order)
 
 Z95 = 1.959963984540054
 BASELINE_LABELS = {
@@ -58,115 +59,228 @@ def assess_regime_only(result, rows: np.ndarray) -> None:
     result.tie = None
 
 
+@one_blas_thread
 def assess(result, heldout) -> None:
     """Fill ``result.regime``, ``.tie``, ``.deployed_risk`` and ``.baselines``."""
     sel = result.selector
-    y = heldout.y
-    L = heldout.losses(sel.objective)
     grouped = heldout.grouped(sel.objective)
-    result.regime = _regime(result, lambda cands: GroupedLosses(L[:, [c.index for c in cands]], heldout.groups))
+    result.regime = _regime(result, lambda cands: grouped.columns([c.index for c in cands]))
     result.tie = _tie(result, grouped)
-    base_losses = _baseline_losses(result, heldout, y)
+    base_losses, on_distinct = _baseline_losses(result, heldout)
     if sel.estimate == "none":
         result.deployed_risk = None
-        result.baselines = _unpaired_baselines(base_losses)
+        result.baselines = _unpaired_baselines(base_losses, heldout, on_distinct)
         return
     if grouped.n_groups < 2:
         # One validation group: no bootstrap draw leaves any group out of the bag.
         result.deployed_risk = None
-        result.baselines = _unpaired_baselines(base_losses)
+        result.baselines = _unpaired_baselines(base_losses, heldout, on_distinct)
         result.choice_info["estimate_note"] = ("no bias-corrected estimate: the validation rows form "
                                                "one group (label more groups)")
         return
-    result.deployed_risk, result.baselines = _bbc(result, heldout, grouped, y, base_losses)
+    result.deployed_risk, result.baselines = _bbc(result, heldout, grouped, base_losses, on_distinct)
 
 
-def _unpaired_baselines(base_losses: dict) -> list[dict]:
+def _raw_mean(v: np.ndarray, heldout, on_distinct: bool) -> float:
+    return heldout.raw_mean(v) if on_distinct else float(v.mean())
+
+
+def _unpaired_baselines(base_losses: dict, heldout, on_distinct: bool) -> list[dict]:
     """The baselines' held-out risks without a paired difference (no bootstrap)."""
-    return [{"name": n, "label": BASELINE_LABELS[n.split(":")[0]], "risk": float(v.mean()),
+    return [{"name": n, "label": BASELINE_LABELS[n.split(":")[0]], "risk": _raw_mean(v, heldout, on_distinct),
              "diff_vs_selected": None, "ci": None} for n, v in base_losses.items()]
 
 
-def _baseline_losses(result, heldout, y) -> dict[str, np.ndarray]:
+def _baseline_losses(result, heldout) -> tuple[dict[str, np.ndarray], bool]:
+    """Each baseline's held-out loss (mean over repeats) per distinct held-out row, or per
+    raw row (second value False) when some baseline's predictions differ within a distinct
+    row."""
     obj = result.selector.objective
+    distinct = {name: heldout.distinct(p) for name, p in heldout.baselines.items()}
+    on_distinct = all(p is not None for p in distinct.values())
+    preds, y = (distinct, heldout.y_distinct) if on_distinct else (heldout.baselines, heldout.y)
+    n = heldout.counts if on_distinct else np.ones(len(y))
     out = {}
-    for name, p in heldout.baselines.items():
+    for name, p in preds.items():
         if name == "single_judges":
             continue
         out[name] = np.mean([losses(obj, y, p[r]) for r in range(p.shape[0])], axis=0)
-    if "single_judges" in heldout.baselines:
-        sj = heldout.baselines["single_judges"]
+    if "single_judges" in preds:
+        sj = preds["single_judges"]
         per_judge = np.mean([losses(obj, y[:, None], sj[r]) for r in range(sj.shape[0])], axis=0)
-        j = int(np.argmin(per_judge.mean(axis=0)))
+        j = int(np.argmin((per_judge * n[:, None]).sum(axis=0)))
         out[f"best_single_judge:{result.panel.judge_names[j]}"] = per_judge[:, j]
     order = {n: i for i, n in enumerate(BASELINE_LABELS)}
-    return dict(sorted(out.items(), key=lambda kv: order[kv[0].split(":")[0]]))
+    return dict(sorted(out.items(), key=lambda kv: order[kv[0].split(":")[0]])), on_distinct
 
 
-def _bbc(result, heldout, grouped: GroupedLosses, y, base_losses: dict):
+#: bootstrap draws per block: a block's (groups, draws) weights stay near this many cells
+BLOCK_CELLS = 1 << 21
+#: slack on the bound that rules a candidate out of a draw's tie set before its SE is summed
+PRUNE_SLACK = 1.01
+
+
+def bootstrap_counts(seed: int, n_boot: int, G: int) -> np.ndarray:
+    """(draws, groups) how often each group is drawn: ``n_boot`` resamples of G groups with
+    replacement from ``SeedSequence([seed, 2018])``, stored in the smallest integer type."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 2018]))
+    W = np.zeros((n_boot, G), dtype=np.uint8, order="F")          # a block of draws is read per group
+    for b in range(n_boot):
+        counts = np.bincount(rng.integers(0, G, G), minlength=G)
+        if counts.max(initial=0) > np.iinfo(W.dtype).max:
+            W = W.astype(np.int64, order="F")
+        W[b] = counts
+    return W
+
+
+def _tie_columns(spread, M, beta, w_max, N, tol, drawn):
+    """Columns that may be tied with the best column ``beta`` in some of these draws.
+
+    With r_c = S_c - M_c n (a group's residual) the paired residual is r_c - r_beta, so
+    its draw-weighted norm is at most ||r_c||_w + ||r_beta||_w (triangle inequality), and
+    ||r_c||_w^2 <= w_max * sum over all groups of r_c^2 (every draw weight is at most
+    w_max): a bound from per-column sums over the groups
+    (:meth:`.choice.GroupedLosses.spread`), no draw weights. A slack of 1e-10 * sum S^2
+    covers the rounding of those sums."""
+    Q0, SN0, NN0 = spread
+    sq = np.maximum(Q0 - 2 * M * SN0 + M ** 2 * NN0, 0.0) + 1e-10 * Q0
+    norm = np.sqrt(w_max[:, None] * sq)                          # >= ||r_c||_w
+    se_up = (norm + norm[:, [beta]]) * np.sqrt(drawn / np.maximum(drawn - 1, 1))[:, None] / N[:, None]
+    delta = M - M[:, [beta]]
+    return np.flatnonzero((delta <= PRUNE_SLACK * (se_up + tol[:, None])).any(axis=0))
+
+
+def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct: bool):
     """All bootstrap draws at once: with W (draws x groups) the draw counts of each group,
-    every in-bag mean, paired clustered SE and out-of-bag sum is a matrix product with the
-    per-group loss sums (:class:`.choice.GroupedLosses`), so the rule is replayed exactly
-    (same tie tolerance, same SE) without a loop over candidates."""
+    every in-bag mean and out-of-bag sum is a matrix product, so the rule is replayed
+    exactly (same tie tolerance, same SE) without a loop over candidates.
+
+    Rows enter as distinct rows: a draw's weight on a distinct row is the count of its
+    rows in the drawn groups (a sparse product), so in-bag and out-of-bag sums are
+    products with the distinct rows' losses (candidates with identical loss columns share
+    one column). Draws are processed in blocks, so no (draws, groups) float matrix is held
+    whole. The paired SE against a draw's best column is summed directly over groups,
+    sum_g w_g (D_g - delta n_g)^2 with D = S_c - S_best (no cancellation), once per best
+    column for all its draws, for the candidates a bound cannot rule out of the tie set
+    (:func:`_tie_columns`)."""
     sel = result.selector
     cands = result.candidates
     rule = sel.choice
     tie_rank, simple_rank = tie_break_order(cands), preference_order(rule, cands, sel.judge_costs)
-    rng = np.random.default_rng(np.random.SeedSequence([sel.seed, 2018]))
     G = grouped.n_groups
-    S, ng = grouped.sums, grouped.rows_per_group
-    W = np.zeros((sel.n_boot, G))
-    for b in range(sel.n_boot):
-        W[b] = np.bincount(rng.integers(0, G, G), minlength=G)
-    O = (W == 0).astype(float)
-    keep = O @ ng > 0                                  # draws with out-of-bag rows
-    W, O = W[keep], O[keep]
-    N = W @ ng
-    M = (W @ S) / N[:, None]
-    lo = M.min(axis=1)
+    L, col = grouped.losses, grouped.col
+    ng = grouped.rows_per_group
+    W = bootstrap_counts(sel.seed, sel.n_boot, G)
+    B = len(W)
+    rows_of_groups = grouped.group_matrix.T.tocsr()            # (distinct rows, groups)
+    step = max(1, BLOCK_CELLS // max(G, 1))
+    blocks = [slice(a, min(a + step, B)) for a in range(0, B, step)]
+
+    buffer = np.empty((G, step))            # reused: fresh pages are slow to fault in
+
+    def group_weights(rows, out_of_bag: bool = False) -> np.ndarray:
+        """(groups, draws) float counts (or out-of-bag indicators) of draws ``rows``; the
+        array is overwritten by the next call."""
+        Wr = W[rows].T
+        out = buffer if Wr.shape[1] == step else np.empty(Wr.shape)
+        if out_of_bag:
+            np.equal(Wr, 0, out=out, casting="unsafe")
+        else:
+            np.copyto(out, Wr, casting="unsafe")
+        return out
+
+    # pass 1: in-bag means and the best column of every draw
+    M = np.empty((B, L.shape[1]))
+    N, ON = np.empty(B), np.empty(B)
+    for blk in blocks:
+        Wt = group_weights(blk)
+        N[blk] = ng @ Wt
+        M[blk] = (np.asarray(rows_of_groups @ Wt).T @ L) / N[blk, None]
+        del Wt
+    Mc = M[:, col]
+    lo = Mc.min(axis=1)
     tol = risk_tolerance(lo)
     big = len(cands) + 1
-    best = np.where(M <= (lo + tol)[:, None], tie_rank[None, :], big).argmin(axis=1)
+    best = np.where(Mc <= (lo + tol)[:, None], tie_rank[None, :], big).argmin(axis=1)
     chosen = best.copy()
-    rows_b = np.arange(len(best))
+    tied = None
+    # pass 2: the tie sets, per best column over all of its draws
     if rule != "argmin":
-        drawn = W.sum(axis=1)
-        Mb = M[rows_b, best]
-        delta = M - Mb[:, None]
-        Q = W @ (S ** 2)
-        GN = W @ (S * ng[:, None])
-        NN = W @ (ng ** 2)
-        X = (W * S[:, best].T) @ S                     # sum_g w_g S_gc S_g,best
-        Qb, GNb = Q[rows_b, best], GN[rows_b, best]
-        ss = Q - 2 * X + Qb[:, None] + delta ** 2 * NN[:, None] - 2 * delta * (GN - GNb[:, None])
-        se = np.sqrt(np.maximum(ss, 0.0) * (drawn / np.maximum(drawn - 1, 1))[:, None]) / N[:, None]
-        tied = delta <= se + tol[:, None]
+        bd = col[best]
+        drawn = W.sum(axis=1, dtype=np.int64).astype(float)
+        w_max = W.max(axis=1).astype(float)
+        spread = grouped.spread()
+        tied_d = np.zeros(M.shape, dtype=bool)
+        for beta in np.unique(bd):
+            rb = np.flatnonzero(bd == beta)
+            cols = _tie_columns(spread, M[rb], beta, w_max[rb], N[rb], tol[rb], drawn[rb])
+            sums = grouped.unit_sums(np.r_[cols, beta])
+            sums[:, :-1] -= sums[:, -1:]
+            DN_D2 = np.empty((G, 2 * len(cols)))                  # per group: D n, then D^2
+            D, D2 = DN_D2[:, :len(cols)], DN_D2[:, len(cols):]
+            np.take(sums[:, :-1], grouped.group_unit, axis=0, out=D2)
+            np.multiply(D2, ng[:, None], out=D)
+            D2 *= D2
+            del sums, D, D2
+            for s0 in range(0, len(rb), step):
+                part = rb[s0:s0 + step]
+                Wt = group_weights(part)
+                DN, D2 = np.hsplit(Wt.T @ DN_D2, 2)
+                NN = (ng * ng) @ Wt
+                d = M[part][:, cols] - M[part, beta][:, None]
+                ss = D2 - 2 * d * DN + d ** 2 * NN[:, None]
+                f = drawn[part] / np.maximum(drawn[part] - 1, 1)
+                se = np.sqrt(np.maximum(ss, 0.0) * f[:, None]) / N[part, None]
+                tied_d[np.ix_(part, cols)] = d <= se + tol[part, None]
+        tied = tied_d[:, col]
         if rule in WITHIN_TIE_RULES:
             chosen = np.where(tied, simple_rank[None, :], big).argmin(axis=1)
-    OS, ON = O @ S, O @ ng
-    proc = OS[rows_b, chosen] / ON
-    if rule == "tie_average":
-        signatures = heldout.signatures()
-        row_group = grouped.group_of_row
-        for b in range(len(best)):
-            members = pick_members(np.flatnonzero(tied[b]), M[b], tie_rank, signatures, sel.max_members)
-            if len(members) > 1:
-                oob_rows = O[b][row_group] > 0
-                avg = heldout.preds[:, :, members][:, oob_rows].mean(axis=2)   # (repeats, oob rows)
-                proc[b] = float(np.mean([losses(sel.objective, y[oob_rows], a) for a in avg]))
+    # pass 3: out-of-bag risks of the procedure and of the baselines
+    names = list(base_losses)
+    if names and on_distinct:
+        base_rows = np.column_stack([base_losses[n] for n in names])                # (distinct rows, baselines)
+    elif names:
+        g = np.unique(heldout.groups, return_inverse=True)[1].reshape(-1)
+        base_groups = np.column_stack([np.bincount(g, weights=base_losses[n], minlength=G) for n in names])
+    signatures = heldout.signature_lookup() if rule == "tie_average" else None
+    proc = np.empty(B)
+    OB = np.zeros((B, len(names)))
+    avg_cache: dict[tuple, np.ndarray] = {}
+    for blk in blocks:
+        Ot = group_weights(blk, True)
+        ON[blk] = on = ng @ Ot
+        safe = np.where(on > 0, on, 1.0)
+        OU = np.asarray(rows_of_groups @ Ot).T                  # (draws, distinct rows) out-of-bag counts
+        idx = np.arange(B)[blk]
+        cb = col[chosen[blk]]
+        for c in np.unique(cb):
+            rc = np.flatnonzero(cb == c)
+            proc[idx[rc]] = (OU[rc] @ L[:, c]) / safe[rc]
+        if rule == "tie_average":
+            for i, b in enumerate(idx):
+                members = pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members)
+                if len(members) > 1:
+                    key = tuple(members)
+                    if key not in avg_cache:
+                        avg_cache[key] = heldout.average_losses(sel.objective, members)
+                    proc[b] = float(OU[i] @ avg_cache[key]) / safe[i]
+        if names:
+            OB[blk] = OU @ base_rows if on_distinct else Ot.T @ base_groups
+        del Ot, OU
+    keep = ON > 0                                      # draws with out-of-bag rows
+    ON, proc, OB = ON[keep], proc[keep], OB[keep]
     deployed = {"estimate": float(proc.mean()),
                 "ci": [float(np.percentile(proc, 2.5)), float(np.percentile(proc, 97.5))],
                 "method": "bbc", "n_boot": int(len(proc)), "objective": sel.objective,
                 "rule": rule if not result.guard else "argmin (guard not replayed)",
                 "optimistic": _deployed_heldout_risk(result)}
     baselines = []
-    row_group = grouped.group_of_row
-    for n, bl in base_losses.items():
-        bsum = np.bincount(row_group, weights=bl, minlength=G)
-        d = (O @ bsum) / ON - proc
+    for i, n in enumerate(names):
+        bl = base_losses[n]
+        d = OB[:, i] / ON - proc
         name, _, judge = n.partition(":")
         baselines.append({"name": name, "label": BASELINE_LABELS[name] + (f": {judge}" if judge else ""),
-                          "risk": float(bl.mean()), "diff_vs_selected": float(d.mean()),
+                          "risk": _raw_mean(bl, heldout, on_distinct), "diff_vs_selected": float(d.mean()),
                           "ci": [float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))],
                           **({"judge": judge} if judge else {})})
     return deployed, baselines
@@ -184,8 +298,10 @@ def _tie(result, grouped: GroupedLosses, limit: int = 5) -> dict:
     means = grouped.means()
     se = grouped.paired_se(ref, means=means)
     members = set(result.members or [ref])
-    tied = [int(c) for c in np.argsort(means, kind="stable")
-            if c not in members and means[c] - means[ref] <= (se[c] if np.isfinite(se[c]) else 0.0)]
+    tol = rounding_tolerance(float(means[ref]))
+    order = risk_order(np.arange(len(means)), means, np.arange(len(means)))   # equal risks: menu order
+    tied = [int(c) for c in order
+            if c not in members and means[c] - means[ref] <= (se[c] if np.isfinite(se[c]) else 0.0) + tol]
     alternatives = []
     seen = set()
     for c in tied:

@@ -141,17 +141,36 @@ class SelectionResult:
         """The deployed predictor's predictions (the members' average under tie_average)."""
         return np.mean([self.predict_rows(c, rows) for c in self.deployed_members], axis=0)
 
-    def val_prediction_matrix(self) -> np.ndarray:
-        """(1, n_V, candidates) validation predictions of the split protocol's candidates."""
-        out = np.empty((1, len(self.blocks.V), len(self.candidates)))
-        done: dict[int, np.ndarray] = {}
+    def val_prediction_matrix(self):
+        """(1, n_V, candidates) validation predictions of the split protocol's candidates,
+        stored once per distinct V row (every judge's output and the label, see
+        :mod:`.folds`): an :class:`.folds.ExpandedPredictions` that reads as the raw array.
+        With ``compress=False`` every V row is its own distinct row."""
+        from .folds import ExpandedPredictions, distinct_key, distinct_rows, label_digits, output_digits
+        V = self.blocks.V
+        if getattr(self.selector, "compress", True) and len(V):
+            key, bound = distinct_key(output_digits(self.encoded, V) + [label_digits(self.panel.labels[V])],
+                                      len(V))
+            rep, _, inverse = distinct_rows(key, bound)
+        else:
+            rep, inverse = np.arange(len(V)), None
+        # one stored column per model (candidates sharing a model share it)
+        column: dict[int, int] = {}
+        col = np.array([column.setdefault(id(self.models[c.index]), len(column)) for c in self.candidates],
+                       dtype=np.int64)
+        out = np.empty((1, len(column), len(rep)))            # a stored column per row of memory
+        done = set()
         for c in self.candidates:
-            mid = id(self.models[c.index])
-            if mid not in done:
+            k = int(col[c.index])
+            if k not in done:
+                done.add(k)
                 stored = self.predictions.get(c.index, {}).get("V")
-                done[mid] = stored.raw() if stored is not None else self.predict_rows(c, self.blocks.V)
-            out[0, :, c.index] = done[mid]
-        return out
+                if stored is not None:
+                    inv = stored.view.inverse
+                    out[0, k] = stored.values[rep if inv is None else inv[rep]]
+                else:
+                    out[0, k] = self.predict_rows(c, V[rep])
+        return ExpandedPredictions(out.transpose(0, 2, 1), inverse, col)
 
     def audit(self) -> None:
         """Research-test audit: T metrics for every candidate, after selection is fixed."""
