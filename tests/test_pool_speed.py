@@ -172,7 +172,7 @@ def test_path_fits_run_blas_on_one_thread_and_restore_it():
 
     before = blas_threads()
     seen = []
-    probe = path_fits._one_blas_thread(lambda: seen.append(blas_threads()))
+    probe = path_fits.one_blas_thread(lambda: seen.append(blas_threads()))
     probe()
     assert seen and all(t == 1 for t in seen[0])
     assert blas_threads() == before

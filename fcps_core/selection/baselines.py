@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..families import REGISTRY, PrefixFeatures
-from .choice import one_blas_thread
+from ..families.base import one_blas_thread
 
 BASELINES = ("best_single_judge", "mean_vote_iso", "majority_vote", "ridge_iso_all",
              "logistic_all", "ds_jury_all")

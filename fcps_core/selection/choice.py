@@ -25,26 +25,13 @@ enter every sum, so the same code serves the bias-corrected bootstrap of :mod:`.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..diagnostics import losses, risk_tolerance
 from ..families import REGISTRY
-
-
-def one_blas_thread(fn):
-    """Run ``fn`` with BLAS on one thread: the held-out products here are thin (draws or
-    one weight vector against (units, columns) sums), and on a shared 2-core machine
-    OpenBLAS's second thread waits for a busy core far more than it computes (single
-    products 50x slower at load 3)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from threadpoolctl import threadpool_limits
-        with threadpool_limits(1, user_api="blas"):
-            return fn(*args, **kwargs)
-    return wrapper
+from ..families.base import one_blas_thread
 
 
 CHOICES = ("argmin", "simplest_within_se", "tie_average", "cheapest_tied")

@@ -31,7 +31,8 @@ import numpy as np
 from ..diagnostics import argmin_with_ties, losses, regime_quadrant, risk_tolerance, table_pressure
 from ..families import REGISTRY
 from .folds import grouped_folds
-from .choice import (WITHIN_TIE_RULES, GroupedLosses, one_blas_thread, pick_members, preference_order,
+from ..families.base import one_blas_thread
+from .choice import (WITHIN_TIE_RULES, GroupedLosses, pick_members, preference_order,
                      risk_order, rounding_tolerance, tie_break_order)
 
 Z95 = 1.959963984540054

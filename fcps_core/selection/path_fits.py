@@ -12,25 +12,13 @@ instead of predicting again.
 
 from __future__ import annotations
 
-import functools
 
 from ..families import REGISTRY
-from ..families.base import blas_on_one_thread
+from ..families.base import one_blas_thread
 from .views import prediction_record
 
 
-def _one_blas_thread(fn):
-    """Run ``fn`` with BLAS on one thread (:func:`blas_on_one_thread`): on a shared 2-core
-    machine at load 2, the 200-judge logistic path fits took 8x longer on OpenBLAS's two
-    threads than on one. ds_jury's nested EMs run their own threads."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with blas_on_one_thread():
-            return fn(*args, **kwargs)
-    return wrapper
-
-
-@_one_blas_thread
+@one_blas_thread
 def fit_joint_families(selector, views, jobs: list[tuple[tuple, dict[str, list[int]]]]) -> dict:
     """Models of the families that fit all paths together (``joint_paths``: ds_jury's EM
     chains advance in lockstep), keyed (prefix judges, family, params); ``jobs`` lists each
@@ -58,7 +46,7 @@ def fit_joint_families(selector, views, jobs: list[tuple[tuple, dict[str, list[i
     return out
 
 
-@_one_blas_thread
+@one_blas_thread
 def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str, list[int]],
                       fits: dict, *, score_val: bool, has_T: bool, prefitted: dict | None = None) -> None:
     """Fit every (family, K) of ``sizes_by_family`` on the path ``judges`` (K ascending) and
