@@ -7,19 +7,50 @@ Public API::
     blocks = make_blocks(panel, split="1:2:1:1", seed=0)
     result = select(panel, blocks, families=["table", "logistic"])
     result.selected, result.regime, result.predictor().save("model.json")
+
+The names below load their modules on first use (PEP 562), so a command that only scores
+traffic (``python -m fcps_core score``) never imports the selection engine, scikit-learn or
+pandas.
 """
 
-from .version import __version__  # noqa: E402
+from __future__ import annotations
 
-from .errors import FCPSError, MenuError, PanelError, PredictorError, SplitError  # noqa: E402
-from .ingest import load_panel  # noqa: E402
-read_panel = load_panel   # the one panel reader, under its two documented names
-from .panel import Panel  # noqa: E402
-from .splits import Blocks, draw_blocks, make_blocks, repeated_blocks  # noqa: E402
-from .selection import FCPSSelector, SelectionResult, select  # noqa: E402
-from .predictor import FCPSPredictor  # noqa: E402
-from .families import FAMILIES, REGISTRY  # noqa: E402
-from .paths import PATH_RULES  # noqa: E402
+import importlib
+
+from .version import __version__
+from .errors import FCPSError, MenuError, PanelError, PredictorError, SplitError
+
+#: public name -> (module, attribute)
+_LAZY = {
+    "read_panel": (".ingest", "load_panel"),     # the one panel reader, under its two documented names
+    "load_panel": (".ingest", "load_panel"),
+    "Panel": (".panel", "Panel"),
+    "Blocks": (".splits", "Blocks"),
+    "draw_blocks": (".splits", "draw_blocks"),
+    "make_blocks": (".splits", "make_blocks"),
+    "repeated_blocks": (".splits", "repeated_blocks"),
+    "FCPSSelector": (".selection", "FCPSSelector"),
+    "SelectionResult": (".selection", "SelectionResult"),
+    "select": (".selection", "select"),
+    "FCPSPredictor": (".predictor", "FCPSPredictor"),
+    "FAMILIES": (".families", "FAMILIES"),
+    "REGISTRY": (".families", "REGISTRY"),
+    "PATH_RULES": (".paths", "PATH_RULES"),
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module, __name__), attr)
+        globals()[name] = value          # later lookups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = ["__version__", "FCPSError", "MenuError", "PanelError", "PredictorError", "SplitError",
            "read_panel", "load_panel", "Panel", "Blocks", "draw_blocks", "make_blocks", "repeated_blocks",

@@ -13,6 +13,11 @@ DEFAULT_ALPHA = 0.5
 DEFAULT_FALLBACK = "global"
 DEFAULT_OBJECTIVE = "mse"
 DEFAULT_N_BINS = 5
+#: selection protocols, risk estimates and choice rules (the selection package's names; here
+#: so the command line's parser is built without importing the engine)
+PROTOCOLS = ("crossfit", "split")
+ESTIMATES = ("bbc", "nested", "none")
+CHOICES = ("argmin", "simplest_within_se", "tie_average", "cheapest_tied")
 DEFAULT_PROTOCOL = "crossfit"
 DEFAULT_CHOICE = "tie_average"
 DEFAULT_FOLDS = 5

@@ -20,7 +20,7 @@ from .version import __version__
 from .encoding import JudgeEncoder, apply_encoders, encode_panel, prefix_patterns
 from .errors import PredictorError
 from .deploy.support import calibration_support, check_support, row_support
-from .families import PrefixFeatures, get_family
+from .families import PrefixFeatures, fitted_family, get_family
 from .panel import Panel
 
 FORMAT = "fcps-predictor"
@@ -109,7 +109,7 @@ class FCPSPredictor:
     @property
     def table_like(self) -> bool:
         """Whether the deployed prediction reads the joint table (any member does)."""
-        return any(get_family(m.family).table_like for m in (self.members or [self]))
+        return any(fitted_family(m.family).table_like for m in (self.members or [self]))
 
     def row_support(self, panel: Panel, *, encoded=None):
         """Per-row support of ``panel`` (deploy.support.RowSupport), or None when the file
@@ -200,7 +200,8 @@ class FCPSPredictor:
                       metadata=d.get("metadata", {}), members=parsed)
         else:
             try:
-                model = get_family(d["family"]).from_state(d["model"])
+                # the family's model class (families.fitted): no scikit-learn to score
+                model = fitted_family(d["family"]).from_state(d["model"])
                 encoders = [JudgeEncoder.from_dict(e) for e in d["encoders"]]
                 out = cls(judges=list(d["judges"]), encoders=encoders, family=d["family"],
                           model=model, metadata=d.get("metadata", {}))

@@ -9,7 +9,7 @@ import time
 
 from ..errors import FCPSError
 from ..families import FAMILIES
-from ..selection import DEFAULT_CHOICE
+from ..defaults import DEFAULT_CHOICE
 from .args import block_counts, parse_budgets, parse_names, parse_range
 from .context import RunContext
 from ..jsonutil import json_ready

@@ -11,8 +11,8 @@ from .. import defaults as D
 from ..errors import FCPSError
 from ..families import FAMILIES
 from ..paths import PATH_RULES
-from ..selection import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PROTOCOL,
-                         DEFAULT_REPEATS, ESTIMATES, PROTOCOLS)
+from ..defaults import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PROTOCOL,
+                        DEFAULT_REPEATS, ESTIMATES, PROTOCOLS)
 from .args import OneLineParser, add_block_arguments, add_panel_arguments, check_numbers
 from .context import RunContext
 from .deploy_commands import cmd_audit, cmd_score

@@ -158,13 +158,13 @@ class AuditResult:
 def missing_behaviour(predictor) -> str:
     """What the deployed families do with a missing judge output, in words."""
     fams = {m.family for m in (predictor.members or [predictor])}
-    from ..families import get_family
+    from ..families import fitted_family
     parts = []
-    if any(get_family(f).table_like for f in fams):
+    if any(fitted_family(f).table_like for f in fams):
         parts.append(MISSING_BEHAVIOUR["table"])
     if "ds_jury" in fams:
         parts.append(MISSING_BEHAVIOUR["ds_jury"])
-    if any(not get_family(f).table_like and f != "ds_jury" for f in fams):
+    if any(not fitted_family(f).table_like and f != "ds_jury" for f in fams):
         parts.append(MISSING_BEHAVIOUR["scalar"])
     return "; ".join(parts)
 

@@ -76,7 +76,7 @@ import numpy as np
 
 from ..encoding import INT64_SAFE
 from ..errors import PredictorError
-from ..families import get_family
+from ..families import fitted_family
 from ..panel import MISSING, MISSING_TOKENS
 from .sql_text import (SQL_WS_ALL, SQL_WS_FLOAT, clip01, dot_sql, isotonic_sql, member_of, pairwise_sum,
                        quote_ident, quote_table, sql_case, sql_num, sql_str)
@@ -386,7 +386,7 @@ class _Compiler:
             return self._iso(column(f"({sql_num(model.orientation_)} * {expr})"), model.iso_)
         if name in ("ridge_iso", "ridge_pairwise_iso", "logistic", "logistic_pairwise"):
             feats = list(scores)
-            if get_family(name).pairwise:
+            if fitted_family(name).pairwise:
                 iu, ju = np.triu_indices(K, k=1)     # pairwise_features: scores, then s_i * s_j (i < j)
                 feats += [f"({scores[a]} * {scores[b]})" for a, b in zip(iu, ju)]
             coef = self._coefs(model.coef_, len(feats))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrow import flags, numbers, string_scalar, strings
 from .support import RowSupport, predictions_csv
 
 #: bytes of item ids above which the text path writes the file (Arrow's 32-bit offsets)
@@ -83,13 +84,13 @@ def _arrow_rows(ids, preds: np.ndarray, support: RowSupport | None, pa, pc) -> b
             return None
         header += ["N_z", "in_support", "missing_judges"]
         n_z = np.asarray(support.N_z, dtype=np.int64)
-        columns += [pc.cast(pa.array(n_z), pa.string()),
-                    pc.if_else(pa.array(np.asarray(support.in_support, dtype=bool)), "1", "0"),
-                    pa.array([t + "\r\n" for t in texts], type=pa.string()).take(pa.array(inverse))]
-        rows = pc.binary_join_element_wise(*columns, ",")         # the last field ends the line
+        columns += [pc.cast(numbers(n_z), pa.string()),
+                    flags(support.in_support),
+                    strings([t + "\r\n" for t in texts]).take(numbers(np.asarray(inverse, dtype=np.int64)))]
+        rows = pc.binary_join_element_wise(*columns, string_scalar(","))   # the last field ends the line
     else:
-        rows = pc.binary_join_element_wise(pc.binary_join_element_wise(*columns, ","),
-                                           pa.scalar("\r\n"), "")
+        rows = pc.binary_join_element_wise(pc.binary_join_element_wise(*columns, string_scalar(",")),
+                                           string_scalar("\r\n"), string_scalar(""))
     offsets = np.frombuffer(rows.buffers()[1], dtype=np.int32)[rows.offset:rows.offset + n + 1]
     start, end = int(offsets[0]), int(offsets[-1])
     body = rows.buffers()[2].slice(start, end - start).to_pybytes()
@@ -117,7 +118,7 @@ def fixed6(values: np.ndarray, pa, pc):
     written digit by digit by numpy."""
     n = len(values)
     if n == 0:
-        return pa.array([], type=pa.string())
+        return strings([])
     if not np.isfinite(values).all() or np.signbit(values).any() or values.max() >= 1e3:
         return None
     scaled = values * _SCALE
@@ -137,6 +138,6 @@ def fixed6(values: np.ndarray, pa, pc):
         text[:, 0] = digits + ord("0")
         offsets = np.arange(0, 8 * n + 1, 8, dtype=np.int32)
         return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(text))
-    units = pc.cast(pa.array(r // _SCALE), pa.string())
-    millionths = pc.utf8_lpad(pc.cast(pa.array(r % _SCALE), pa.string()), width=6, padding="0")
-    return pc.binary_join_element_wise(units, millionths, ".")
+    units = pc.cast(numbers(r // _SCALE), pa.string())
+    millionths = pc.utf8_lpad(pc.cast(numbers(r % _SCALE), pa.string()), width=6, padding="0")
+    return pc.binary_join_element_wise(units, millionths, string_scalar("."))

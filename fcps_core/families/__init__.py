@@ -1,44 +1,49 @@
-"""Aggregator families: one module per family and a registry (name -> class).
+"""Aggregator families: one module per family, their model classes and a registry.
 
 Names are the ones used in every interface (design.md): ``table``, ``backoff``,
 ``residual``, ``mean_iso``, ``one_coin_iso``, ``ridge_iso``, ``logistic``,
 ``ridge_pairwise_iso``, ``logistic_pairwise``, ``ds_jury``.
+
+``REGISTRY`` (name -> estimator class), :func:`get_family` and the estimator classes load
+scikit-learn on first use; the names, the family kinds and the model classes
+(``fitted.FITTED``, what a deployed predictor is loaded into) do not.
 """
 
 from __future__ import annotations
 
-from .backoff import BackoffTable
-from .base import Aggregator, IsotonicMap, PrefixFeatures
-from .ds_jury import DawidSkeneJury
-from .logistic import LogisticStack
-from .logistic_pairwise import LogisticPairwise
-from .mean_iso import MeanIsotonic
-from .one_coin_iso import OneCoinIsotonic
-from .residual import ResidualTable
-from .ridge_iso import RidgeIsotonic
-from .ridge_pairwise_iso import RidgePairwiseIsotonic
-from .table import JointTable
+import importlib
 
-REGISTRY: dict[str, type[Aggregator]] = {cls.name: cls for cls in (
-    JointTable, BackoffTable, ResidualTable, MeanIsotonic, OneCoinIsotonic, RidgeIsotonic,
-    LogisticStack, RidgePairwiseIsotonic, LogisticPairwise, DawidSkeneJury)}
+from .base import IsotonicMap, PrefixFeatures
+from .fitted import FITTED, fitted_family
 
-FAMILIES = tuple(REGISTRY)
-TABLE_LIKE = tuple(n for n, c in REGISTRY.items() if c.table_like)
-SCALAR = tuple(n for n, c in REGISTRY.items() if not c.table_like)
+FAMILIES = tuple(FITTED)
+TABLE_LIKE = tuple(n for n, c in FITTED.items() if c.table_like)
+SCALAR = tuple(n for n, c in FITTED.items() if not c.table_like)
 #: the paper's six scalar and reliability families (the ``scalar`` sweep menu)
 PAPER_SCALAR = ("mean_iso", "one_coin_iso", "ridge_iso", "logistic", "ridge_pairwise_iso",
                 "logistic_pairwise")
 PAIRWISE_FEATURE = ("ridge_pairwise_iso", "logistic_pairwise")
 
+#: names loaded on first use, and the module that defines each
+_LAZY = {"REGISTRY": "registry", "Aggregator": "estimator", "JointTable": "table",
+         "BackoffTable": "backoff", "ResidualTable": "residual", "MeanIsotonic": "mean_iso",
+         "OneCoinIsotonic": "one_coin_iso", "RidgeIsotonic": "ridge_iso", "LogisticStack": "logistic",
+         "RidgePairwiseIsotonic": "ridge_pairwise_iso", "LogisticPairwise": "logistic_pairwise",
+         "DawidSkeneJury": "ds_jury"}
 
-def get_family(name: str) -> type[Aggregator]:
-    from ..errors import MenuError
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise MenuError(f"unknown family {name!r}; use {', '.join(FAMILIES)}") from None
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def get_family(name: str):
+    """The estimator class of a family name (a MenuError naming the families otherwise)."""
+    from .registry import REGISTRY
+    fitted_family(name)              # the one message for an unknown name
+    return REGISTRY[name]
 
 
 __all__ = ["Aggregator", "IsotonicMap", "PrefixFeatures", "REGISTRY", "FAMILIES", "TABLE_LIKE",
-           "SCALAR", "PAPER_SCALAR", "PAIRWISE_FEATURE", "get_family"]
+           "SCALAR", "PAPER_SCALAR", "PAIRWISE_FEATURE", "FITTED", "get_family", "fitted_family"]

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from .base import pairwise_features, Aggregator, IsotonicMap, prefix_dots, rowwise_dot
+from .base import IsotonicMap, prefix_dots, rowwise_dot
+from .estimator import Aggregator
 
 NEWTON_MAX_ITER = 100
 NEWTON_GTOL = 1e-9
@@ -122,17 +123,13 @@ def logistic_fit(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None = 
 
 
 class LinearBase(Aggregator):
-    features = staticmethod(lambda s: s)
+    """The linear stackers' fitting; their models (``fitted.RidgeIsoModel``,
+    ``fitted.LogisticModel`` and the pairwise variants) come first in each estimator's
+    bases and give the feature map, parameters, link and state."""
 
     def _constant(self, y) -> bool:
         self.constant_ = bool(np.ptp(y) == 0)
         return self.constant_
-
-    def _linear(self, X):
-        return rowwise_dot(self.features(X.scores), self.coef_, self.intercept_)
-
-    def _predict(self, X):
-        return self._from_linear(self._linear(X), X.n_rows)
 
     @classmethod
     def predict_path(cls, models, sizes, X):
@@ -146,13 +143,6 @@ class LinearBase(Aggregator):
 
 
 class RidgeIsotonicBase(LinearBase):
-    def __init__(self, ridge_alpha: float = 1.0):
-        self.ridge_alpha = ridge_alpha
-
-    def _validate_params(self) -> None:
-        if not (isinstance(self.ridge_alpha, (int, float)) and self.ridge_alpha >= 0):
-            raise ValueError("ridge_alpha must be >= 0")
-
     def _fit(self, X, y, unlabelled):
         F = self.features(X.scores)
         if self._constant(y):
@@ -161,11 +151,6 @@ class RidgeIsotonicBase(LinearBase):
             return
         self.coef_, self.intercept_ = ridge_fit(F, y, self.ridge_alpha, X.weight)
         self.iso_ = IsotonicMap().fit(rowwise_dot(F, self.coef_, self.intercept_), y, X.weight)
-
-    def _from_linear(self, z, n_rows):
-        if self.iso_ is None:
-            return np.full(n_rows, self.ybar_)
-        return self.iso_.predict(z)
 
     @classmethod
     def fit_path(cls, X, y, unlabelled, sizes, **params):
@@ -189,24 +174,8 @@ class RidgeIsotonicBase(LinearBase):
             models.append(model)
         return models
 
-    def _state(self):
-        return {"coef": self.coef_.tolist(), "intercept": self.intercept_,
-                "isotonic": None if self.iso_ is None else self.iso_.to_dict()}
-
-    def _load(self, state):
-        self.coef_ = np.asarray(state["coef"], float)
-        self.intercept_ = float(state["intercept"])
-        self.iso_ = None if state["isotonic"] is None else IsotonicMap.from_dict(state["isotonic"])
-
 
 class LogisticBase(LinearBase):
-    def __init__(self, C: float = 1.0):
-        self.C = C
-
-    def _validate_params(self) -> None:
-        if not (isinstance(self.C, (int, float)) and self.C > 0):
-            raise ValueError("C must be > 0")
-
     def _fit(self, X, y, unlabelled):
         F = self.features(X.scores)
         if self._constant(y):
@@ -214,12 +183,6 @@ class LogisticBase(LinearBase):
             self.coef_, self.intercept_ = np.zeros(F.shape[1]), 0.0
             return
         self.coef_, self.intercept_ = logistic_fit(F, y, self.C, X.weight)
-
-    def _from_linear(self, z, n_rows):
-        if self.constant_:
-            return np.full(n_rows, self.ybar_)
-        z = np.clip(z, -35, 35)
-        return 1.0 / (1.0 + np.exp(-z))
 
     @classmethod
     def fit_path(cls, X, y, unlabelled, sizes, **params):
@@ -243,20 +206,3 @@ class LogisticBase(LinearBase):
             models.append(model)
             prev = model
         return models
-
-    def _state(self):
-        return {"coef": self.coef_.tolist(), "intercept": self.intercept_, "constant": self.constant_}
-
-    def _load(self, state):
-        self.coef_ = np.asarray(state["coef"], float)
-        self.intercept_ = float(state["intercept"])
-        self.constant_ = bool(state.get("constant", False))
-
-
-class PairwiseFeatures:
-    """Mixin of the pairwise stackers: scores plus all products s_i s_j (K + K(K-1)/2
-    features), so the selector limits their K by ``pairwise_k_max``; ladder level 3."""
-
-    ladder = 3
-    pairwise = True
-    features = staticmethod(pairwise_features)

@@ -12,26 +12,16 @@ block from ``LAMBDA_GRID`` (each value counts toward the menu size).
 
 from __future__ import annotations
 
-import numpy as np
-
-from .base import Aggregator, ids_from_json, ids_to_json, lookup, pattern_table
+from .base import pattern_table
+from .estimator import Aggregator
+from .fitted import BackoffModel
 
 LAMBDA_GRID = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
 
-class BackoffTable(Aggregator):
-    name = "backoff"
-    table_like = True
-    needs_patterns = True
+class BackoffTable(BackoffModel, Aggregator):
     complexity_rank = 8
     ladder = 4
-
-    def __init__(self, shrinkage: float = 2.0):
-        self.shrinkage = shrinkage
-
-    def _validate_params(self) -> None:
-        if not (isinstance(self.shrinkage, (int, float)) and self.shrinkage > 0):
-            raise ValueError("shrinkage must be > 0")
 
     @classmethod
     def grid(cls, **options):
@@ -54,20 +44,3 @@ class BackoffTable(Aggregator):
                 model.fit(X, y, unlabelled)
             models.append(model)
         return models
-
-    def _predict(self, X):
-        pred = np.full(X.n_rows, self.ybar_)
-        for k, (uniq, sums, counts) in enumerate(self.levels_):
-            pos, found = lookup(uniq, X.patterns[k])
-            s = np.where(found, sums[pos], 0.0)
-            n = np.where(found, counts[pos], 0.0)
-            pred = (s + self.shrinkage * pred) / (n + self.shrinkage)
-        return pred
-
-    def _state(self):
-        return {"levels": [{"patterns": ids_to_json(u), "sums": s.tolist(), "counts": c.tolist()}
-                           for u, s, c in self.levels_]}
-
-    def _load(self, state):
-        self.levels_ = [(ids_from_json(t["patterns"]), np.asarray(t["sums"], float),
-                         np.asarray(t["counts"], float)) for t in state["levels"]]

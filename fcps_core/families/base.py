@@ -1,13 +1,9 @@
-"""Shared pieces of the aggregator families: the feature view, the base class, isotonic.
+"""Shared pieces of the aggregator families: the feature view, isotonic maps, the prefix
+products, pattern tables, BLAS threads. Numpy only (SciPy is imported inside the isotonic
+fit): the deployed predictors (``fitted``) read this module without scikit-learn.
 
-Every family is a scikit-learn estimator (``BaseEstimator``): hyperparameters are only
-stored in ``__init__`` (``get_params``/``set_params``/``sklearn.base.clone`` work), they are
-validated in ``fit(X, y, unlabelled=None)``, fitted state lives in trailing-underscore
-attributes, ``predict(X)`` checks the model is fitted (``check_is_fitted``) and returns a
-probability in [0, 1] for any rows, and ``get_state``/``from_state`` persist it as JSON (no
-pickle). ``X`` is a :class:`PrefixFeatures` (joint-pattern ids and scores of a prefix), not a
-plain array, so scikit-learn's data-driven estimator checks do not apply (see
-``tests/test_estimators.py``).
+The families' estimator base class is in ``estimator`` (:class:`Aggregator`), their
+prediction halves in ``fitted``.
 
 Row multiplicities. ``PrefixFeatures.weight`` (None = every row once) lets the selector
 hand a family each *distinct* (pattern, label) row once with its count instead of the raw
@@ -21,12 +17,7 @@ from __future__ import annotations
 import functools
 
 from dataclasses import dataclass
-from typing import ClassVar
-
 import numpy as np
-from scipy.optimize import isotonic_regression
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 #: scikit-learn merges isotonic inputs closer than this (``np.finfo(float).resolution``).
 _X_EPS = float(np.finfo(np.float64).resolution)
@@ -75,124 +66,6 @@ def weighted_mean(values: np.ndarray, weight: np.ndarray | None) -> float:
     return float(np.mean(values)) if weight is None else float(weight @ values / weight.sum())
 
 
-class Aggregator(BaseEstimator):
-    """Base class. Subclasses set ``name``, store their hyperparameters in ``__init__``,
-    check them in ``_validate_params`` and implement ``_fit``/``_predict``/state.
-
-    Class attributes declare what the selector needs to know (no name checks there):
-    ``table_like``, ``needs_patterns``, ``uses_unlabelled``, ``pairwise`` (K limited by
-    ``pairwise_k_max``), ``shares_base_models``, ``menu_fixed`` (parameters the menu sets),
-    ``complexity_rank`` (argmin ties) and ``ladder`` (simplest_within_se).
-
-    Paths. The candidates of a judge path are nested (prefix K+1 is prefix K plus one
-    judge), so :meth:`fit_path` fits every prefix of a path in one call and
-    :meth:`predict_path` scores them together; families override them to share work along
-    the path (one Gram matrix and its Cholesky factor for ridge, warm-started Newton for
-    logistic, lockstep EMs for Dawid-Skene). The defaults fit and predict each prefix on
-    its own.
-    """
-
-    name: ClassVar[str] = ""
-    table_like: ClassVar[bool] = False      # estimates a joint-pattern table (regime map)
-    needs_patterns: ClassVar[bool] = False  # needs joint-pattern ids
-    complexity_rank: ClassVar[int] = 0      # ladder position: ties go to the simpler family
-    #: the paper's complexity ladder: 0 mean/vote < 1 one-coin (and Dawid-Skene) <
-    #: 2 ridge/logistic < 3 pairwise stackers < 4 table-like (simplest_within_se)
-    ladder: ClassVar[int] = 2
-    uses_unlabelled: ClassVar[bool] = False
-    pairwise: ClassVar[bool] = False        # K(K-1)/2 product features: K limited by pairwise_k_max
-    shares_base_models: ClassVar[bool] = False  # fit_grid takes the scalar families' fits
-    menu_fixed: ClassVar[tuple] = ()        # parameters the selector's menu fixes (not tuned)
-    joint_paths: ClassVar[bool] = False     # fit_paths shares work across paths
-
-    def _validate_params(self) -> None:
-        """Raise ValueError for an impossible hyperparameter (called by ``fit``)."""
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "ybar_")
-
-    @classmethod
-    def grid(cls, **options) -> list[dict]:
-        """Hyperparameter settings tuned on the validation block (one entry = no tuning)."""
-        return [{}]
-
-    def fit(self, X: PrefixFeatures, y: np.ndarray, unlabelled: PrefixFeatures | None = None):
-        y = self._start_fit(X, y)
-        self._fit(X, y, unlabelled)
-        return self
-
-    def _start_fit(self, X: PrefixFeatures, y: np.ndarray) -> np.ndarray:
-        """Validate parameters and data, set ``ybar_``; returns y as floats."""
-        self._validate_params()
-        y = np.asarray(y, dtype=float)
-        if X.n_rows != len(y):
-            raise ValueError(f"{X.n_rows} feature rows for {len(y)} labels")
-        if len(y) == 0:
-            raise ValueError("cannot fit on an empty calibration block")
-        if X.weight is not None and (len(X.weight) != len(y) or np.any(X.weight <= 0)):
-            raise ValueError("row weights must be positive, one per row")
-        self.ybar_ = weighted_mean(y, X.weight)
-        return y
-
-    def predict(self, X: PrefixFeatures) -> np.ndarray:
-        check_is_fitted(self)
-        return np.clip(np.asarray(self._predict(X), dtype=float), 0.0, 1.0)
-
-    @classmethod
-    def fit_grid(cls, settings: list[dict], X: PrefixFeatures, y: np.ndarray,
-                 unlabelled: PrefixFeatures | None = None, **fixed) -> list["Aggregator"]:
-        """Fit one model per hyperparameter setting; families may share work across the grid."""
-        return [cls(**fixed, **params).fit(X, y, unlabelled) for params in settings]
-
-    @classmethod
-    def fit_path(cls, X: PrefixFeatures, y: np.ndarray, unlabelled: PrefixFeatures | None,
-                 sizes: list[int], **params) -> list["Aggregator"]:
-        """One model per prefix size in ``sizes`` (ascending), each fitted on the first K
-        columns of ``X`` (a path's judges in path order). Equal to fitting every prefix on its
-        own."""
-        return [cls(**params).fit(X.first(K), y, None if unlabelled is None else unlabelled.first(K))
-                for K in sizes]
-
-    @classmethod
-    def fit_paths(cls, jobs: list[tuple], **params) -> list[list["Aggregator"]]:
-        """:meth:`fit_path` for several (X, y, unlabelled, sizes) jobs (families with
-        ``joint_paths`` share work across paths)."""
-        return [cls.fit_path(X, y, U, sizes, **params) for X, y, U, sizes in jobs]
-
-    @classmethod
-    def predict_path(cls, models: list["Aggregator"], sizes: list[int], X: PrefixFeatures) -> np.ndarray:
-        """(rows, len(models)) predictions of each prefix model on the path features ``X``."""
-        out = np.empty((X.n_rows, len(models)))
-        for m, (model, K) in enumerate(zip(models, sizes)):
-            out[:, m] = model.predict(X.first(K))
-        return out
-
-    # JSON state --------------------------------------------------------------------------
-    def get_state(self) -> dict:
-        return {"params": self.get_params(deep=False), "ybar": self.ybar_, **self._state()}
-
-    @classmethod
-    def from_state(cls, state: dict) -> "Aggregator":
-        obj = cls(**state.get("params", {}))
-        obj._validate_params()
-        obj.ybar_ = float(state["ybar"])
-        obj._load(state)
-        return obj
-
-    # to implement
-    def _fit(self, X, y, unlabelled):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _predict(self, X):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _state(self) -> dict:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _load(self, state: dict) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-
 class IsotonicMap:
     """Monotone increasing calibration map to [0, 1].
 
@@ -219,6 +92,7 @@ class IsotonicMap:
         w_u = np.add.reduceat(w, starts)
         y_u = np.add.reduceat(y * w, starts) / w_u
         x_u = x[starts]
+        from scipy.optimize import isotonic_regression   # here: scoring never imports SciPy
         fitted = np.clip(isotonic_regression(y_u, weights=w_u).x, 0.0, 1.0)
         keep = np.ones(len(fitted), dtype=bool)
         keep[1:-1] = (fitted[1:-1] != fitted[:-2]) | (fitted[1:-1] != fitted[2:])

@@ -23,9 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..paths import extend_ids
-from .base import Aggregator, IsotonicMap, prefix_dots, rowwise_dot
-from .ds_em import (BATCH_CELLS, MAX_ITER, TOL, distinct_votes, em_fit, em_fit_batched, em_fit_nested_many,
-                    vote_matrix)
+from .base import IsotonicMap, prefix_dots
+from .ds_em import BATCH_CELLS, distinct_votes, em_fit, em_fit_batched, em_fit_nested_many  # noqa: F401 (tests)
+from .estimator import Aggregator
+from .fitted import DSJuryModel, interleave, vote_matrix
 
 
 def _weighted_corr(a: np.ndarray, b: np.ndarray, weight: np.ndarray | None) -> float:
@@ -36,22 +37,11 @@ def _weighted_corr(a: np.ndarray, b: np.ndarray, weight: np.ndarray | None) -> f
     return float((w * da) @ db / np.sqrt((w * da) @ da * ((w * db) @ db)))
 
 
-class DawidSkeneJury(Aggregator):
-    name = "ds_jury"
+class DawidSkeneJury(DSJuryModel, Aggregator):
     complexity_rank = 7
     ladder = 1
     uses_unlabelled = True
     joint_paths = True
-
-    def __init__(self, max_iter: int = MAX_ITER, tol: float = TOL):
-        self.max_iter = max_iter
-        self.tol = tol
-
-    def _validate_params(self) -> None:
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
-            raise ValueError("max_iter must be an integer >= 1")
-        if not (isinstance(self.tol, (int, float)) and self.tol > 0):
-            raise ValueError("tol must be > 0")
 
     def _fit(self, X, y, unlabelled):
         votes, count = self._em_rows(X, unlabelled)
@@ -125,7 +115,7 @@ class DawidSkeneJury(Aggregator):
         for (X, y, _, sizes), fits in zip(jobs, by_job):
             y = np.asarray(y, dtype=float)
             raw = prefix_dots(vote_matrix(X.scores[:, :max(sizes)]),
-                              [_interleave(*fits[K][1:]) for K in sizes], [fits[K][0] for K in sizes])
+                              [interleave(*fits[K][1:]) for K in sizes], [fits[K][0] for K in sizes])
             models = []
             for i, K in enumerate(sizes):
                 model = cls(**params)
@@ -138,29 +128,6 @@ class DawidSkeneJury(Aggregator):
     @classmethod
     def predict_path(cls, models, sizes, X):
         raw = prefix_dots(vote_matrix(X.scores[:, :max(sizes)]),
-                          [_interleave(m.w1_, m.w0_) for m in models], [m.prior_logit_ for m in models])
+                          [interleave(m.w1_, m.w0_) for m in models], [m.prior_logit_ for m in models])
         return np.column_stack([np.clip(m.iso_.predict(m.orientation_ * raw[:, i]), 0.0, 1.0)
                                 for i, m in enumerate(models)])
-
-    def _logodds(self, scores):
-        return rowwise_dot(vote_matrix(scores), _interleave(self.w1_, self.w0_), self.prior_logit_)
-
-    def _predict(self, X):
-        return self.iso_.predict(self.orientation_ * self._logodds(X.scores))
-
-    def _state(self):
-        return {"prior_logit": self.prior_logit_, "w1": self.w1_.tolist(), "w0": self.w0_.tolist(),
-                "orientation": self.orientation_, "isotonic": self.iso_.to_dict()}
-
-    def _load(self, state):
-        self.prior_logit_ = float(state["prior_logit"])
-        self.w1_ = np.asarray(state["w1"], float)
-        self.w0_ = np.asarray(state["w0"], float)
-        self.orientation_ = float(state["orientation"])
-        self.iso_ = IsotonicMap.from_dict(state["isotonic"])
-
-
-def _interleave(w1: np.ndarray, w0: np.ndarray) -> np.ndarray:
-    out = np.empty(2 * len(w1))
-    out[0::2], out[1::2] = w1, w0
-    return out

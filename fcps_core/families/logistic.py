@@ -5,9 +5,9 @@ the calibration block; fractional labels enter as soft targets (see ``_linear``)
 """
 
 from ._linear import LogisticBase
+from .fitted import LogisticModel
 
 
-class LogisticStack(LogisticBase):
-    name = "logistic"
+class LogisticStack(LogisticModel, LogisticBase):
     complexity_rank = 4
     ladder = 2

@@ -3,9 +3,10 @@
 Model: P(Y=1 | x) = sigmoid(w'phi(x) + b), phi as in ``ridge_pairwise_iso``.
 """
 
-from ._linear import LogisticBase, PairwiseFeatures
+from ._linear import LogisticBase
+from .fitted import LogisticPairwiseModel
 
 
-class LogisticPairwise(PairwiseFeatures, LogisticBase):
-    name = "logistic_pairwise"
+class LogisticPairwise(LogisticPairwiseModel, LogisticBase):
+    ladder = 3
     complexity_rank = 6

@@ -6,22 +6,14 @@ and m a monotone increasing map fitted by isotonic regression on the calibration
 
 from __future__ import annotations
 
-from .base import Aggregator, IsotonicMap
+from .base import IsotonicMap
+from .estimator import Aggregator
+from .fitted import MeanIsoModel
 
 
-class MeanIsotonic(Aggregator):
-    name = "mean_iso"
+class MeanIsotonic(MeanIsoModel, Aggregator):
     complexity_rank = 1
     ladder = 0
 
     def _fit(self, X, y, unlabelled):
         self.iso_ = IsotonicMap().fit(X.scores.mean(axis=1), y, X.weight)
-
-    def _predict(self, X):
-        return self.iso_.predict(X.scores.mean(axis=1))
-
-    def _state(self):
-        return {"isotonic": self.iso_.to_dict()}
-
-    def _load(self, state):
-        self.iso_ = IsotonicMap.from_dict(state["isotonic"])

@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Aggregator, IsotonicMap, rowwise_dot
+from .base import IsotonicMap
+from .estimator import Aggregator
+from .fitted import OneCoinModel, votes
 
 
-def votes(scores: np.ndarray) -> np.ndarray:
-    return np.sign(scores - 0.5)
-
-
-class OneCoinIsotonic(Aggregator):
-    name = "one_coin_iso"
+class OneCoinIsotonic(OneCoinModel, Aggregator):
     complexity_rank = 2
     ladder = 1
 
@@ -81,18 +78,3 @@ class OneCoinIsotonic(Aggregator):
         scores = cls._prefix_scores(votes(X.scores[:, :max(sizes)]), last.weights_, last.prior_logit_)
         return np.column_stack([np.clip(m.iso_.predict(scores[:, K - 1]), 0.0, 1.0)
                                 for m, K in zip(models, sizes)])
-
-    def _score(self, X):
-        return rowwise_dot(votes(X.scores), self.weights_, self.prior_logit_)
-
-    def _predict(self, X):
-        return self.iso_.predict(self._score(X))
-
-    def _state(self):
-        return {"weights": self.weights_.tolist(), "prior_logit": self.prior_logit_,
-                "isotonic": self.iso_.to_dict()}
-
-    def _load(self, state):
-        self.weights_ = np.asarray(state["weights"], float)
-        self.prior_logit_ = float(state["prior_logit"])
-        self.iso_ = IsotonicMap.from_dict(state["isotonic"])

@@ -11,36 +11,22 @@ on the calibration block, as in the paper's prototype.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .logistic import LogisticStack
 from .mean_iso import MeanIsotonic
 from .one_coin_iso import OneCoinIsotonic
 from .ridge_iso import RidgeIsotonic
-from .base import Aggregator, ids_from_json, ids_to_json, lookup, pattern_table, weighted_mean
+from .base import pattern_table, weighted_mean
+from .estimator import Aggregator
+from .fitted import RESIDUAL_BASES as BASES, ResidualModel
 
 _BASE_CLASSES = {cls.name: cls for cls in (MeanIsotonic, OneCoinIsotonic, RidgeIsotonic, LogisticStack)}
-BASES = tuple(_BASE_CLASSES)
 SHRINK_GRID = (2.0, 8.0, 32.0)
 
 
-class ResidualTable(Aggregator):
-    name = "residual"
-    table_like = True
-    needs_patterns = True
+class ResidualTable(ResidualModel, Aggregator):
     complexity_rank = 7
     ladder = 4
     shares_base_models = True
-
-    def __init__(self, base: str = "ridge_iso", shrinkage: float = 8.0):
-        self.base = base
-        self.shrinkage = shrinkage
-
-    def _validate_params(self) -> None:
-        if self.base not in BASES:
-            raise ValueError(f"residual base must be one of {BASES}")
-        if not (isinstance(self.shrinkage, (int, float)) and self.shrinkage >= 0):
-            raise ValueError("shrinkage must be >= 0")
 
     @classmethod
     def grid(cls, **options):
@@ -48,6 +34,7 @@ class ResidualTable(Aggregator):
                 for k in options.get("residual_grid", SHRINK_GRID)]
 
     def _base_class(self):
+        """The base family's estimator (its fits; loading a state makes an estimator too)."""
         return _BASE_CLASSES[self.base]
 
     @classmethod
@@ -81,23 +68,3 @@ class ResidualTable(Aggregator):
     def _fit_residuals(self, X, y, base_pred):
         self.uniq_, self.sums_, self.counts_ = pattern_table(X.patterns[X.K - 1], y - base_pred,
                                                             X.weight)
-
-    def _predict(self, X):
-        return self._predict_from(X, self.base_.predict(X))
-
-    def _predict_from(self, X, base_pred):
-        pos, found = lookup(self.uniq_, X.patterns[X.K - 1])
-        n = np.where(found, self.counts_[pos], 0.0)
-        s = np.where(found, self.sums_[pos], 0.0)
-        return base_pred + s / (n + self.shrinkage)   # = N/(N+k) * mean residual
-
-    def _state(self):
-        return {"base_family": self.base, "base_state": self.base_.get_state(),
-                "patterns": ids_to_json(self.uniq_), "sums": self.sums_.tolist(),
-                "counts": self.counts_.tolist()}
-
-    def _load(self, state):
-        self.base_ = self._base_class().from_state(state["base_state"])
-        self.uniq_ = ids_from_json(state["patterns"])
-        self.sums_ = np.asarray(state["sums"], float)
-        self.counts_ = np.asarray(state["counts"], float)

@@ -5,9 +5,9 @@ m isotonic increasing, both fitted on the calibration block (paper Prop. prop:st
 """
 
 from ._linear import RidgeIsotonicBase
+from .fitted import RidgeIsoModel
 
 
-class RidgeIsotonic(RidgeIsotonicBase):
-    name = "ridge_iso"
+class RidgeIsotonic(RidgeIsoModel, RidgeIsotonicBase):
     complexity_rank = 3
     ladder = 2

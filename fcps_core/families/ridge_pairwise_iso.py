@@ -4,9 +4,10 @@ Model: P(Y=1 | x) = m(w'phi(x) + b) with phi(x) = (x_1..x_K, x_i x_j for i < j):
 second-order interaction features (K + K(K-1)/2 of them).
 """
 
-from ._linear import RidgeIsotonicBase, PairwiseFeatures
+from ._linear import RidgeIsotonicBase
+from .fitted import RidgePairwiseIsoModel
 
 
-class RidgePairwiseIsotonic(PairwiseFeatures, RidgeIsotonicBase):
-    name = "ridge_pairwise_iso"
+class RidgePairwiseIsotonic(RidgePairwiseIsoModel, RidgeIsotonicBase):
+    ladder = 3
     complexity_rank = 5

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from ..errors import PanelError
 from ..labels import check_label_map, describe_labels, map_labels
@@ -15,9 +14,24 @@ from .files import ImportLimits
 
 # -- distinct-value fast path for Panel construction -------------------------------------------
 
+#: up to this many values of plain strings are factorized without pandas (same codes)
+_DICT_FACTORIZE_MAX = 4096
+
+
 def factorize_values(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(codes, uniques in order of first appearance, row of each unique's first appearance)."""
-    codes, uniques = pd.factorize(np.asarray(raw, dtype=object), use_na_sentinel=False)
+    raw = np.asarray(raw, dtype=object)
+    if len(raw) <= _DICT_FACTORIZE_MAX and all(type(v) is str for v in raw):
+        # A few plain strings (the traffic reader's distinct outputs): a dict numbers them
+        # in order of first appearance as pandas does (no missing values to group), and
+        # scoring never pays pandas' import.
+        index: dict[str, int] = {}
+        codes = np.fromiter((index.setdefault(v, len(index)) for v in raw), dtype=np.intp, count=len(raw))
+        uniques = np.empty(len(index), dtype=object)
+        uniques[:] = list(index)
+    else:
+        import pandas as pd      # here, not at module level: scoring reads traffic without pandas
+        codes, uniques = pd.factorize(raw, use_na_sentinel=False)
     first = np.full(len(uniques), len(codes), dtype=np.int64)
     np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
     return codes, np.asarray(uniques, dtype=object), first
@@ -166,6 +180,7 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
         group_ids = np.where(group_ids == "", item_ids, group_ids)
     else:
         group_ids = item_ids.copy()
+    import pandas as pd
     if len(pd.unique(item_ids)) < n:     # the exact (slower) check only when ids repeat
         check_duplicate_items(item_ids, labels, first_line, item_column, group_ids)
     blocks = None

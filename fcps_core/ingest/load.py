@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from ..errors import PanelError
 from ..panel import (Panel, detect_schema)
@@ -176,6 +175,7 @@ def check_importable(panel: Panel, *, label_column: str = "label",
                          "gives nothing to calibrate against", column=label_column,
                          hint="check the label column mapping, or label items of the other class")
     if panel.blocks is None:
+        import pandas as pd      # function-level: importing the reader stays light (scoring)
         groups = pd.unique(panel.group_ids[lab])
         if len(groups) < 3:
             shown = ", ".join(repr(g) for g in groups[:2])
@@ -243,6 +243,7 @@ def preview(path: str, *, rows: int = 10, layout: str = "auto",
 
 def _preview_table(table: RawTable, path: str, *, rows, layout, item_column, group_column,
                    label_column, block_column, judge_column, output_column, source_name) -> dict:
+    import pandas as pd
     cols = table.columns
     if layout == "auto":
         layout = detect_layout(cols, judge_column=judge_column, output_column=output_column)

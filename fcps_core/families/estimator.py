@@ -1,0 +1,115 @@
+"""The families' estimator base class (scikit-learn's ``BaseEstimator``).
+
+Every family is a scikit-learn estimator: hyperparameters are only stored in ``__init__``
+(``get_params``/``set_params``/``sklearn.base.clone`` work), they are validated in
+``fit(X, y, unlabelled=None)``, fitted state lives in trailing-underscore attributes,
+``predict(X)`` checks the model is fitted (``check_is_fitted``) and returns a probability in
+[0, 1] for any rows, and ``get_state``/``from_state`` persist it as JSON (no pickle). ``X``
+is a :class:`~fcps_core.families.base.PrefixFeatures` (joint-pattern ids and scores of a
+prefix), not a plain array, so scikit-learn's data-driven estimator checks do not apply
+(see ``tests/test_estimators.py``). The prediction half of each family (its ``__init__``,
+state and ``_predict``) is its model class in ``fitted``, which loads without
+scikit-learn for scoring.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from .base import PrefixFeatures, weighted_mean
+from .fitted import FittedModel
+
+
+class Aggregator(FittedModel, BaseEstimator):
+    """Base class of the estimators. A family's estimator subclasses its model class
+    (``fitted``: ``__init__``, ``_validate_params``, ``_predict``, ``_state``/``_load``)
+    and this class, and implements ``_fit``.
+
+    Class attributes declare what the selector needs to know (no name checks there):
+    ``table_like``, ``needs_patterns``, ``uses_unlabelled``, ``pairwise`` (K limited by
+    ``pairwise_k_max``), ``shares_base_models``, ``menu_fixed`` (parameters the menu sets),
+    ``complexity_rank`` (argmin ties) and ``ladder`` (simplest_within_se).
+
+    Paths. The candidates of a judge path are nested (prefix K+1 is prefix K plus one
+    judge), so :meth:`fit_path` fits every prefix of a path in one call and
+    :meth:`predict_path` scores them together; families override them to share work along
+    the path (one Gram matrix and its Cholesky factor for ridge, warm-started Newton for
+    logistic, lockstep EMs for Dawid-Skene). The defaults fit and predict each prefix on
+    its own.
+    """
+
+    complexity_rank: ClassVar[int] = 0      # ladder position: ties go to the simpler family
+    #: the paper's complexity ladder: 0 mean/vote < 1 one-coin (and Dawid-Skene) <
+    #: 2 ridge/logistic < 3 pairwise stackers < 4 table-like (simplest_within_se)
+    ladder: ClassVar[int] = 2
+    uses_unlabelled: ClassVar[bool] = False
+    shares_base_models: ClassVar[bool] = False  # fit_grid takes the scalar families' fits
+    menu_fixed: ClassVar[tuple] = ()        # parameters the selector's menu fixes (not tuned)
+    joint_paths: ClassVar[bool] = False     # fit_paths shares work across paths
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "ybar_")
+
+    @classmethod
+    def grid(cls, **options) -> list[dict]:
+        """Hyperparameter settings tuned on the validation block (one entry = no tuning)."""
+        return [{}]
+
+    def fit(self, X: PrefixFeatures, y: np.ndarray, unlabelled: PrefixFeatures | None = None):
+        y = self._start_fit(X, y)
+        self._fit(X, y, unlabelled)
+        return self
+
+    def _start_fit(self, X: PrefixFeatures, y: np.ndarray) -> np.ndarray:
+        """Validate parameters and data, set ``ybar_``; returns y as floats."""
+        self._validate_params()
+        y = np.asarray(y, dtype=float)
+        if X.n_rows != len(y):
+            raise ValueError(f"{X.n_rows} feature rows for {len(y)} labels")
+        if len(y) == 0:
+            raise ValueError("cannot fit on an empty calibration block")
+        if X.weight is not None and (len(X.weight) != len(y) or np.any(X.weight <= 0)):
+            raise ValueError("row weights must be positive, one per row")
+        self.ybar_ = weighted_mean(y, X.weight)
+        return y
+
+    def predict(self, X: PrefixFeatures) -> np.ndarray:
+        check_is_fitted(self)
+        return super().predict(X)
+
+    @classmethod
+    def fit_grid(cls, settings: list[dict], X: PrefixFeatures, y: np.ndarray,
+                 unlabelled: PrefixFeatures | None = None, **fixed) -> list["Aggregator"]:
+        """Fit one model per hyperparameter setting; families may share work across the grid."""
+        return [cls(**fixed, **params).fit(X, y, unlabelled) for params in settings]
+
+    @classmethod
+    def fit_path(cls, X: PrefixFeatures, y: np.ndarray, unlabelled: PrefixFeatures | None,
+                 sizes: list[int], **params) -> list["Aggregator"]:
+        """One model per prefix size in ``sizes`` (ascending), each fitted on the first K
+        columns of ``X`` (a path's judges in path order). Equal to fitting every prefix on its
+        own."""
+        return [cls(**params).fit(X.first(K), y, None if unlabelled is None else unlabelled.first(K))
+                for K in sizes]
+
+    @classmethod
+    def fit_paths(cls, jobs: list[tuple], **params) -> list[list["Aggregator"]]:
+        """:meth:`fit_path` for several (X, y, unlabelled, sizes) jobs (families with
+        ``joint_paths`` share work across paths)."""
+        return [cls.fit_path(X, y, U, sizes, **params) for X, y, U, sizes in jobs]
+
+    @classmethod
+    def predict_path(cls, models: list["Aggregator"], sizes: list[int], X: PrefixFeatures) -> np.ndarray:
+        """(rows, len(models)) predictions of each prefix model on the path features ``X``."""
+        out = np.empty((X.n_rows, len(models)))
+        for m, (model, K) in enumerate(zip(models, sizes)):
+            out[:, m] = model.predict(X.first(K))
+        return out
+
+    # to implement
+    def _fit(self, X, y, unlabelled):  # pragma: no cover - abstract
+        raise NotImplementedError
