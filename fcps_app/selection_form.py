@@ -12,6 +12,7 @@ from fcps_core.glossary import help_text
 from fcps_core.selection import CHOICES, PROTOCOLS
 from fcps_app.common import remember_selection, run_selection, split_sizes_table
 from fcps_app.glossary import table
+from fcps_app.run_picker import read_link
 from fcps_app.runs import selection_state
 
 
@@ -22,10 +23,14 @@ def open_stored_run() -> None:
     if not wanted or st.session_state.get("select_opened_run") == wanted:
         return
     st.session_state["select_opened_run"] = wanted
+    # the same checks and words as every other page's ?run= link
+    run = read_link(("select",), hint="Run a selection below, or open a stored one from the Results browser.")
+    if run is None:
+        return
     try:
-        state = selection_state(int(wanted))
-    except (FCPSError, ValueError) as exc:
-        st.error(f"Cannot open run {wanted}: {exc}")
+        state = selection_state(int(run["run_id"]))
+    except FCPSError as exc:
+        st.error(f"Cannot open run {run['run_id']}: {exc}")
         return
     st.session_state["selection"] = state
     st.session_state["current_panel"] = state["label"]

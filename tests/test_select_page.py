@@ -123,8 +123,21 @@ def test_split_box_and_family_chooser(stored):
 
 
 def test_run_param_of_a_sweep_is_refused_in_words(store_path):
-    at = _open(_run_ids(store_path, "sweep")[0])
-    assert any("not a finished selection" in e.value for e in at.error)
+    sweep = _run_ids(store_path, "sweep")[0]
+    at = _open(sweep)
+    assert [e.value for e in at.error] == [
+        f"Run {sweep} is a sweep run; this page opens selection runs (open it on the Regime map, Scalar vs "
+        "table gaps or Results browser page). Run a selection below, or open a stored one from the Results "
+        "browser."]
+
+
+@pytest.mark.parametrize("raw, words", [("abc", "'abc' is not a run number"),
+                                        ("987654", "Run 987654 is not in the store")])
+def test_bad_run_param_is_one_error_line(store_path, raw, words):
+    at = _open(raw)
+    assert len(at.error) == 1 and at.error[0].value.startswith(f"The link's run id {words}"
+                                                               if raw == "abc" else words)
+    assert not at.exception
 
 
 def test_the_ties_sentence_counts_what_the_ties_table_lists(stored):
