@@ -180,28 +180,45 @@ def apply_encoders(panel: Panel, encoders: list[JudgeEncoder]) -> EncodedPanel:
     return EncodedPanel(codes=codes, scores=scores, encoders=encoders)
 
 
-def prefix_patterns(codes: np.ndarray, alphabet_sizes: np.ndarray) -> list[np.ndarray]:
+def prefix_patterns(codes: np.ndarray, alphabet_sizes: np.ndarray,
+                    columns: list[int] | None = None) -> list[np.ndarray]:
     """Joint-pattern ids of every prefix: ``out[k]`` identifies (z_1..z_{k+1}).
 
     Ids are mixed-radix integers over the judges' alphabets, so the same outputs give the
     same id in any panel encoded with the same encoders; -1 marks a row whose prefix holds
     a never-seen output. Prefixes whose nominal table exceeds 2**62 cells get no id
     (``None``): such a table cannot be calibrated and is not offered.
+
+    ``columns``: the judges (columns of ``codes``, with their alphabet sizes in
+    ``alphabet_sizes[columns]``) in prefix order; each column is read in place, so no
+    (rows, K) copy of the codes is made (None: every column in order).
     """
+    if columns is None:
+        columns = range(codes.shape[1])
+        sizes = alphabet_sizes
+    else:
+        sizes = [alphabet_sizes[j] for j in columns]
+    n_cols = len(columns)
     out: list[np.ndarray] = []
     current = np.zeros(codes.shape[0], dtype=np.int64)
     radix = 1
-    bad = np.zeros(codes.shape[0], dtype=bool)
-    for k in range(codes.shape[1]):
-        a = int(alphabet_sizes[k])
+    bad = None                      # rows whose prefix holds a never-seen output (-1)
+    for k, j in enumerate(columns):
+        a = int(sizes[k])
         if radix > INT64_SAFE // max(a, 1):
-            out.extend([None] * (codes.shape[1] - k))
+            out.extend([None] * (n_cols - k))
             break
-        c = codes[:, k]
-        bad |= c < 0
-        current = current * a + np.where(c < 0, 0, c)
+        c = codes[:, j]
+        neg = c < 0
+        if bad is None and neg.any():
+            bad = neg
+        elif bad is not None:
+            bad |= neg
+        # ``current`` is a fresh array at every level, so a level without never-seen
+        # outputs is kept as it is (no masked copy)
+        current = current * a + (c if bad is None else np.where(neg, 0, c))
         radix *= a
-        out.append(np.where(bad, -1, current))
+        out.append(current if bad is None else np.where(bad, -1, current))
     return out
 
 

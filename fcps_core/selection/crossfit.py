@@ -27,7 +27,6 @@ import numpy as np
 
 from ..diagnostics import PrefixDiagnostics
 from ..errors import SplitError
-from ..families import PrefixFeatures
 from ..panel import Panel
 from ..splits import Blocks
 from .baselines import baseline_predictions
@@ -35,7 +34,7 @@ from .folds import (ExpandedPredictions, HeldOut, distinct_key, distinct_rows, g
                     panel_output_digits)
 from .choice import apply_choice_rule
 from .honesty import assess, nested_estimate
-from .result import SelectionResult
+from .result import SelectionResult, predict_on_rows
 
 _DIAG_FIELDS = ("Q_K", "S_K", "H_K", "unseen_val", "V_cell", "V_proxy", "pressure_sum")
 
@@ -56,9 +55,7 @@ def _predict_candidates(menu, rows: np.ndarray, *, rows_are_V: bool = False) -> 
                 done[id(model)] = stored.raw()
                 out[candidate_key(c)] = done[id(model)]
                 continue
-            feats = PrefixFeatures(patterns=menu.pattern_cache[c.judge_idx],
-                                   scores=menu.encoded.scores[:, list(c.judge_idx)])
-            done[id(model)] = model.predict(feats.take(rows))
+            done[id(model)] = predict_on_rows(model, c, menu.encoded, menu.pattern_cache, rows)
         out[candidate_key(c)] = done[id(model)]
     return out
 

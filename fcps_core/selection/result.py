@@ -15,7 +15,7 @@ from ..panel import Panel
 from ..paths import JudgePath
 from ..splits import Blocks
 from .cost_report import cost_report
-from .views import ViewCache, view_kind, weighted_mean_loss
+from .views import PatternCache, ViewCache, view_kind, weighted_mean_loss
 
 
 @dataclass
@@ -55,6 +55,16 @@ class Candidate:
         return d
 
 
+def predict_on_rows(model, cand: Candidate, encoded: EncodedPanel, patterns: PatternCache,
+                    rows: np.ndarray) -> np.ndarray:
+    """A candidate's model on ``rows``: the joint-pattern ids are formed on those rows
+    alone, and only for families that read them (the others see the scores)."""
+    cols = list(cand.judge_idx)
+    ids = (patterns.on_rows(cand.judge_idx, rows) if REGISTRY[cand.family].needs_patterns
+           else [None] * len(cols))
+    return model.predict(PrefixFeatures(patterns=ids, scores=encoded.scores[np.ix_(rows, cols)]))
+
+
 @dataclass
 class SelectionResult:
     """Everything a selection produced: candidates, the choice, diagnostics, the predictor.
@@ -75,7 +85,7 @@ class SelectionResult:
     menu_size: int
     selected_index: int
     guard: dict | None
-    feature_cache: dict
+    feature_cache: "PatternCache"               # judges -> joint-pattern ids of every row, on demand
     views: "ViewCache | None" = None
     regime: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
@@ -132,10 +142,7 @@ class SelectionResult:
         return PrefixFeatures(patterns=ids, scores=self.encoded.scores[:, list(cand.judge_idx)])
 
     def predict_rows(self, cand: Candidate, rows: np.ndarray) -> np.ndarray:
-        ids = self.feature_cache[cand.judge_idx]
-        feats = PrefixFeatures(patterns=[None if p is None else p[rows] for p in ids],
-                               scores=self.encoded.scores[np.ix_(rows, list(cand.judge_idx))])
-        return self.models[cand.index].predict(feats)
+        return predict_on_rows(self.models[cand.index], cand, self.encoded, self.feature_cache, rows)
 
     def predict_deployed(self, rows: np.ndarray) -> np.ndarray:
         """The deployed predictor's predictions (the members' average under tie_average)."""
@@ -171,6 +178,15 @@ class SelectionResult:
                 else:
                     out[0, k] = self.predict_rows(c, V[rep])
         return ExpandedPredictions(out.transpose(0, 2, 1), inverse, col)
+
+    def release_validation_sources(self) -> None:
+        """Once the held-out matrix holds every candidate's V predictions: drop the copies
+        kept per view while fitting and the fit-time views of M, V and the unlabelled rows
+        (T's stay for the audit). Later readers predict again (:meth:`predict_rows`)."""
+        for stored in self.predictions.values():
+            stored.pop("V", None)
+        if self.views is not None:
+            self.views.release(("M", "V", "rest"))
 
     def audit(self) -> None:
         """Research-test audit: T metrics for every candidate, after selection is fixed."""

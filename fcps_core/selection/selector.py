@@ -40,7 +40,7 @@ import numpy as np
 
 from ..diagnostics import (GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics, argmin_with_ties,
                            prefix_diagnostics)
-from ..encoding import EncodedPanel, encode_panel, nominal_cells, prefix_patterns
+from ..encoding import EncodedPanel, encode_panel, nominal_cells
 from ..defaults import (DEFAULT_ALPHA, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FALLBACK, DEFAULT_FOLDS,
                         DEFAULT_MAX_MEMBERS, DEFAULT_N_BINS, DEFAULT_OBJECTIVE, DEFAULT_PAIRWISE_K_MAX,
                         DEFAULT_PATHS, DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX)
@@ -56,7 +56,7 @@ from .folds import HeldOut
 from .honesty import assess, assess_regime_only
 from .path_fits import fit_joint_families, fit_path_families
 from .result import Candidate, SelectionResult
-from .views import ViewCache, record_se, unscored_record, validation_record, view_kind
+from .views import PatternCache, ViewCache, record_se, unscored_record, validation_record, view_kind
 
 PROTOCOLS = ("crossfit", "split")
 ESTIMATES = ("bbc", "nested", "none")
@@ -74,7 +74,7 @@ class MenuFit:
     candidates: list
     models: dict
     menu_size: int
-    pattern_cache: dict
+    pattern_cache: PatternCache     # joint-pattern ids of any prefix, on demand
     views: ViewCache
     predictions: dict = field(default_factory=dict)   # candidate index -> block -> BlockPrediction
 
@@ -251,6 +251,7 @@ class FCPSSelector:
                 base = {name: p[None] for name, p in baseline_predictions(
                     menu.encoded.scores, panel.labels, blocks.M, blocks.V, rows["rest"]).items()}
             result.heldout = HeldOut.of(panel, blocks.V, result.val_prediction_matrix(), base)
+            result.release_validation_sources()
             if self.choice != "argmin":
                 report(0.95, f"choice rule {self.choice} on the validation block")
                 apply_choice_rule(result, self, result.heldout)
@@ -308,7 +309,7 @@ class FCPSSelector:
             raise MenuError("no candidate fits the K limits; raise --k-max")
         fits: dict[tuple, dict] = {}        # cache: (judges, family, params) -> fitted record
         diag_cache: dict[tuple, PrefixDiagnostics | None] = {}
-        pattern_cache: dict[tuple, list] = {}
+        pattern_cache = PatternCache(encoded)
         views = ViewCache(encoded, rows, y, pattern_cache, self.compress)
         record = validation_record if score_val else unscored_record
         candidates: list[Candidate] = []
@@ -331,15 +332,21 @@ class FCPSSelector:
                 path_sizes[path][f] = need
         report(0.04, "fitting the label-free families along every path")
         prefitted = fit_joint_families(self, views, [(p.judges, s) for p, s in path_sizes.items()])
-        current_path = None
+        current_path = patterns = None
         for w, (path, K) in enumerate(work):
             report(0.05 + 0.95 * w / len(work), f"{path.label or path.rule}: K={K}")
             if path is not current_path:
+                # The last path's pattern ids can go before this path's are made, and so can
+                # the fitting views of M and the unlabelled rows: every candidate and
+                # diagnostic of their prefixes is fitted and cached (a later path sharing a
+                # prefix reuses those records, not the views).
+                current_path = patterns = None
+                views.release(("M", "rest"))
                 current_path = path
                 fit_path_families(self, views, path.judges, path_sizes[path], fits,
                                   score_val=score_val, has_T=has_T, prefitted=prefitted)
             judges = path.judges[:K]
-            patterns = self._patterns(encoded, path, K, pattern_cache)
+            patterns = self._patterns(path, K, pattern_cache)
             if judges not in diag_cache:
                 diag_cache[judges] = self._diagnostics(patterns, views, judges, has_T,
                                                        alph[list(judges)], K <= self.table_k_max)
@@ -387,6 +394,7 @@ class FCPSSelector:
                         predictions[cand.index] = rec["pred"]
         if not candidates:
             raise MenuError("the menu produced no candidates (every family was out of its K range)")
+        pattern_cache.release()         # the views hold what they need of the last path's ids
         return MenuFit(encoded=encoded, paths=paths, candidates=candidates, models=models,
                        menu_size=menu_size, pattern_cache=pattern_cache, views=views,
                        predictions=predictions)
@@ -403,18 +411,12 @@ class FCPSSelector:
             fits[key] = record(model, views.get(judges, "V", kind))
         return fits[key]
 
-    def _patterns(self, encoded: EncodedPanel, path: JudgePath, K: int, cache: dict) -> list:
-        """Joint-pattern ids (every row) of each level of the path's K-prefix."""
-        judges = path.judges[:K]
-        # Pattern ids depend only on the ordered judges: share them across paths, and the
-        # levels of a prefix are the first levels of its path (computed once per path).
-        if judges not in cache:
-            full = path.judges
-            if full not in cache:
-                cache[full] = prefix_patterns(encoded.codes[:, list(full)],
-                                              encoded.alphabet_sizes[list(full)])
-            cache[judges] = cache[full][:K]
-        return cache[judges]
+    @staticmethod
+    def _patterns(path: JudgePath, K: int, cache: PatternCache) -> list:
+        """Joint-pattern ids (every row) of each level of the path's K-prefix: the levels of
+        a prefix are the first levels of its path, computed once per path and held while
+        the path is fitted."""
+        return cache.hold(path.judges)[:K]
 
     @staticmethod
     def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,

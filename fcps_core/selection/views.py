@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..diagnostics import losses
-from ..encoding import INT64_SAFE, EncodedPanel
+from ..encoding import INT64_SAFE, EncodedPanel, prefix_patterns
 from ..families import PrefixFeatures
 from ..paths import extend_ids
 
@@ -28,10 +28,22 @@ class BlockView:
     y: np.ndarray | None
     ids: np.ndarray | None
     inverse: np.ndarray | None = None     # raw row -> distinct row (None: raw rows)
+    #: the rows are distinct rows but ``inverse`` was not kept (the block's values are
+    #: only ever summarised with the counts, never mapped back to its raw rows)
+    compressed: bool = False
 
     def expand(self, values: np.ndarray) -> np.ndarray:
         """Per-distinct-row values on the block's raw rows."""
-        return values if self.inverse is None else values[self.inverse]
+        return _expand(self, values)
+
+
+def _expand(view, values: np.ndarray) -> np.ndarray:
+    if view.inverse is None:
+        if view.compressed:
+            raise ValueError("this view keeps no raw-row map: only blocks in ViewCache.EXPANDED "
+                             "can be expanded to their raw rows")
+        return values
+    return values[view.inverse]
 
 
 def view_kind(cls) -> str:
@@ -43,20 +55,95 @@ def view_kind(cls) -> str:
 COUNTING_LIMIT = 1 << 22
 
 
-def group_rows(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def group_rows(key: np.ndarray, bound: int, with_inverse: bool = True
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(a representative position, count) of each distinct value of ``key`` (ints in
-    [0, bound)), in increasing key order, and each row's distinct value (its rank). Rows
-    sharing a key are identical in everything the view keeps, so which row represents them
-    does not matter."""
+    [0, bound)), in increasing key order, and each row's distinct value (its rank; None
+    unless ``with_inverse``). Rows sharing a key are identical in everything the view
+    keeps, so which row represents them does not matter."""
     if bound <= max(COUNTING_LIMIT, 4 * len(key)):
         counts = np.bincount(key, minlength=bound)
         present = np.flatnonzero(counts)
         rep = np.empty(bound, dtype=np.int64)
         rep[key] = np.arange(len(key))
-        rank = np.cumsum(counts > 0) - 1
+        if not with_inverse:
+            return rep[present], counts[present], None
+        rank = row_index(np.cumsum(counts > 0) - 1, len(present))
         return rep[present], counts[present], rank[key]
+    if not with_inverse:
+        _, first, counts = np.unique(key, return_index=True, return_counts=True)
+        return first, counts, None
     _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
-    return first, counts, inverse.reshape(-1)
+    return first, counts, row_index(inverse.reshape(-1), len(first))
+
+
+def row_index(index: np.ndarray, n: int) -> np.ndarray:
+    """A raw row -> distinct row map (values below ``n``) as int32 when n fits: such maps
+    are kept per view, and half the bytes is half their memory."""
+    return index.astype(np.int32) if n < np.iinfo(np.int32).max else index
+
+
+def compact_index(values: np.ndarray, n_levels: int) -> np.ndarray:
+    """``values`` (ints in [0, n_levels)) in the smallest signed integer type that still
+    holds n_levels + 1 (key builders add one to a digit), so a per-row index of a judge's
+    few score levels costs a byte or two per row instead of eight."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if n_levels + 1 <= np.iinfo(dtype).max:
+            return values.astype(dtype)
+    return values.astype(np.int64)
+
+
+class PatternCache:
+    """Joint-pattern ids on every row of judge prefixes (:func:`prefix_patterns`),
+    computed from the codes on demand: ``cache[judges]`` is the list of the prefix's
+    levels, as a dict of them would give.
+
+    Only the last path asked for is held (a prefix of it is a slice of its levels): a
+    selection works through its paths one at a time, and each path's (rows x K) ids are
+    as large as the codes, so holding every path's would grow memory with the number of
+    paths. The distinct-row views keep what they need of the ids (:class:`ViewCache`);
+    later readers (the audit of averaged members, the per-cell table, predictions on other
+    rows) recompute the few prefixes they ask for."""
+
+    def __init__(self, encoded: EncodedPanel):
+        self.encoded = encoded
+        self._held: tuple[tuple, list] | None = None
+
+    def hold(self, judges: tuple) -> list:
+        """The levels of ``judges`` (a whole path), computed unless held, and held."""
+        judges = tuple(judges)
+        if self._held is None or self._held[0] != judges:
+            self._held = None           # freed before the next path's levels are made
+            levels = prefix_patterns(self.encoded.codes, self.encoded.alphabet_sizes, list(judges))
+            self._held = (judges, levels)
+        return self._held[1]
+
+    def _held_prefix(self, judges: tuple) -> list | None:
+        if self._held is not None and self._held[0][:len(judges)] == judges:
+            return self._held[1][:len(judges)]
+        return None
+
+    def __getitem__(self, judges: tuple) -> list:
+        """The levels of ``judges`` on every row (a slice of the held path's when it starts
+        with them; otherwise computed, not held)."""
+        judges = tuple(judges)
+        held = self._held_prefix(judges)
+        if held is not None:
+            return held
+        return prefix_patterns(self.encoded.codes, self.encoded.alphabet_sizes, list(judges))
+
+    def on_rows(self, judges: tuple, rows: np.ndarray) -> list:
+        """The levels of ``judges`` on ``rows`` only: ids are computed row by row from the
+        codes, so these equal the every-row levels at ``rows``."""
+        judges = tuple(judges)
+        held = self._held_prefix(judges)
+        if held is not None:
+            return [None if p is None else p[rows] for p in held]
+        return prefix_patterns(self.encoded.codes[rows], self.encoded.alphabet_sizes, list(judges))
+
+    def release(self) -> None:
+        """Drop the held levels (the menu is fitted)."""
+        self._held = None
 
 
 @dataclass
@@ -69,10 +156,11 @@ class PathView:
     X: PrefixFeatures
     y: np.ndarray | None
     inverse: np.ndarray | None
+    compressed: bool = False        # distinct rows whose raw-row map was not kept
 
     def expand(self, values: np.ndarray) -> np.ndarray:
         """Per-distinct-row values (first axis) on the block's raw rows."""
-        return values if self.inverse is None else values[self.inverse]
+        return _expand(self, values)
 
 
 class ViewCache:
@@ -85,8 +173,13 @@ class ViewCache:
     without labels. A prefix with a continuous judge keeps its raw rows.
     """
 
+    #: blocks whose per-distinct-row values are mapped back to their raw rows (the
+    #: held-out prediction matrix reads V's); the other blocks' views keep no raw-row map,
+    #: which would cost 8 bytes per row and prefix
+    EXPANDED = frozenset({"V"})
+
     def __init__(self, encoded: EncodedPanel, rows: dict[str, np.ndarray], labels: np.ndarray,
-                 pattern_cache: dict, compress: bool):
+                 pattern_cache: "PatternCache", compress: bool):
         # rows: block name (M, V, T, rest = unlabelled traffic) -> row indices
         self.encoded, self.labels, self.pattern_cache = encoded, labels, pattern_cache
         self.rows = rows
@@ -95,6 +188,11 @@ class ViewCache:
         self._cache: dict[tuple, BlockView] = {}
         self._ycode: dict[str, tuple[int, np.ndarray]] = {}
         self._score_code: dict[int, tuple[int, np.ndarray]] = {}
+
+    def release(self, blocks) -> None:
+        """Drop the cached views of ``blocks`` (rebuilt on demand if asked for again)."""
+        for key in [k for k in self._cache if k[1] in blocks]:
+            del self._cache[key]
 
     def get(self, judges: tuple, block: str, kind: str = "table") -> BlockView:
         key = (judges, block, kind)
@@ -118,7 +216,7 @@ class ViewCache:
             else:
                 values, index = np.unique(self.encoded.encoders[j].code_scores(),
                                           return_inverse=True)
-                self._score_code[j] = (len(values), index[codes])
+                self._score_code[j] = (len(values), compact_index(index, len(values))[codes])
         return self._score_code[j]
 
     def short_prefixes(self, judges: tuple, n_path_rows: int) -> list[int]:
@@ -163,14 +261,16 @@ class ViewCache:
         sel = rows[first]
         X = PrefixFeatures(patterns=[None] * len(cols), scores=self.encoded.scores[np.ix_(sel, cols)],
                            weight=counts.astype(float))
-        return PathView(X=X, y=self.labels[sel] if labelled else None, inverse=key)
+        keep = block in self.EXPANDED
+        return PathView(X=X, y=self.labels[sel] if labelled else None,
+                        inverse=row_index(key, len(counts)) if keep else None, compressed=not keep)
 
     def _build(self, judges: tuple, block: str, kind: str) -> BlockView:
         rows = self.rows[block]
         cols = list(judges)
         table_kind = kind == "table"
-        # scalar views read only the scores: their prefix's pattern ids may not exist yet
-        patterns = self.pattern_cache[judges] if table_kind else self.pattern_cache.get(judges, [None] * len(judges))
+        # scalar views read only the scores (their families never read pattern ids)
+        patterns = self.pattern_cache[judges] if table_kind else [None] * len(judges)
         top = patterns[-1]
         labelled = block != "rest"
         if (self.compress and len(rows) and not self.continuous[cols].any()
@@ -196,14 +296,16 @@ class ViewCache:
                         ids = np.unique(ids, return_inverse=True)[1]
                         bound = int(ids.max()) + 1
                     key, bound = ids * n_levels + ycode, bound * n_levels
-                pos, counts, inverse = group_rows(key, bound)
+                keep = block in self.EXPANDED
+                pos, counts, inverse = group_rows(key, bound, with_inverse=keep)
                 sel = rows[pos]
                 pats = ([None if p is None else p[sel] for p in patterns] if table_kind
                         else [None] * len(cols))
                 X = PrefixFeatures(patterns=pats, scores=self.encoded.scores[np.ix_(sel, cols)],
                                    weight=counts.astype(float))
                 return BlockView(X=X, y=self.labels[sel] if labelled else None,
-                                 ids=top[sel] if table_kind else None, inverse=inverse)
+                                 ids=top[sel] if table_kind else None, inverse=inverse,
+                                 compressed=not keep)
         X = PrefixFeatures(patterns=[None if p is None else p[rows] for p in patterns],
                            scores=self.encoded.scores[np.ix_(rows, cols)])
         return BlockView(X=X, y=self.labels[rows] if labelled else None,
