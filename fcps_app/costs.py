@@ -24,7 +24,8 @@ def judge_costs_editor(label: str, panel) -> dict | None:
         st.caption("Cost per item in any unit (dollars per 1,000 items, tokens, ...); latency in seconds. A "
                    "candidate costs the sum over its judges and takes the longest latency (judges run in "
                    "parallel). With costs every candidate gets its cost, the result a risk-cost Pareto chart, and "
-                   "the choice rule cheapest_tied deploys the cheapest candidate statistically tied with the best.")
+                   "the choice rule cheapest_tied deploys the cheapest candidate statistically tied with the best on "
+                   "the best candidate's own line (same path, family and parameters; a shorter prefix).")
         base = pd.DataFrame({"judge": panel.judge_names,
                              "cost": [(stored or {}).get(j, {}).get("cost", math.nan) for j in panel.judge_names],
                              "latency": [(stored or {}).get(j, {}).get("latency", 0.0) for j in panel.judge_names]})
@@ -68,7 +69,8 @@ def show_costs(d: dict, held: str) -> None:
                         extra=help_text("tie") or "")
     if ct:
         same = ct["cost"] >= sel["cost"] - 1e-12
-        st.caption(f"Cheapest candidate statistically tied with the best ({ct['n_tied']} tied): {ct['family']} "
+        st.caption(f"Cheapest candidate statistically tied with the best on its line "
+                   f"({ct.get('n_tied_on_line', ct['n_tied'])} of {ct['n_tied']} tied): {ct['family']} "
                    f"K={ct['K']} at {ct['cost']:.4g} per item, {held} risk {ct['risk']:.4f} "
                    f"({ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f})"
                    + ("; it is the deployed one." if same else

@@ -3,6 +3,7 @@ risk-cost Pareto front, the cheapest_tied choice and the cost_aware path rule. T
 and the Pareto front are recomputed here independently of the library."""
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from fcps_core import FCPSSelector, make_blocks
 from fcps_core.cli.main import main
 from fcps_core.errors import MenuError
+from fcps_core.families import REGISTRY
 from fcps_core.judge_costs import CostError, check_costs_cover, judges_cost, pareto_front, parse_judge_costs
 from fcps_core.paths import cost_aware
 from fcps_core.store import Store
@@ -89,7 +91,16 @@ def test_cheapest_tied_never_leaves_the_tie_set_and_is_its_cheapest(seed):
     tied, means = _tie_set(r)
     chosen = r.selected_index
     assert chosen in tied
-    cost = {i: judges_cost(r.candidates[i].judges, costs)[0] for i in tied}
+    # the best (exact ties: smaller K, simpler family, menu order) and its line: the same
+    # path, family and parameters
+    near = [i for i in range(len(means)) if means[i] <= means.min() + 1e-12]
+    best = min(near, key=lambda i: (r.candidates[i].K, REGISTRY[r.candidates[i].family].complexity_rank, i))
+
+    def line(c):
+        return (c.path_label or c.path_rule, c.family, json.dumps(c.params, sort_keys=True))
+    on_line = {i for i in tied if line(r.candidates[i]) == line(r.candidates[best])}
+    assert chosen in on_line and best in on_line
+    cost = {i: judges_cost(r.candidates[i].judges, costs)[0] for i in on_line}
     assert cost[chosen] == min(cost.values())
     report = r.to_dict()["costs"]
     assert report["cheapest_tied"]["index"] == chosen
@@ -157,3 +168,35 @@ def test_pareto_front_small_exhaustive():
         risk = [p[0] for p in combo]
         cost = [p[1] for p in combo]
         assert sorted(pareto_front(risk, cost)) == [i for i in range(3) if not _dominated(i, risk, cost)]
+
+
+def test_cheapest_tied_stays_on_the_best_candidates_line():
+    """Hand-made held-out losses: candidate 0 is best, 1 (its line, cheaper) and 2 (another
+    line, cheapest) are both tied; the rule deploys 1, a whole-menu search would take 2."""
+    from fcps_core.selection.choice import GroupedLosses, choose
+    rng = np.random.default_rng(0)
+    n = 400
+    base = rng.random(n)
+    noise = 0.01 * rng.standard_normal((n, 2))
+    noise -= noise.mean(axis=0)                 # mean differences exactly 0.0002 and 0.0003,
+    L = np.column_stack([base, base + noise[:, 0] + 0.0002, base + noise[:, 1] + 0.0003])  # SE ~0.0005
+    grouped = GroupedLosses(L, np.arange(n))
+    args = dict(tie_rank=np.arange(3), simple_rank=np.array([2, 1, 0]), signatures=np.arange(3), max_members=5)
+    ch = choose("cheapest_tied", grouped, lines=np.array([0, 0, 1]), **args)
+    assert ch.best == 0 and set(ch.tied) == {0, 1, 2} and ch.chosen == 1
+    assert choose("cheapest_tied", grouped, lines=None, **args).chosen == 2
+    assert choose("simplest_within_se", grouped, lines=np.array([0, 0, 1]), **args).chosen == 2
+
+
+def test_line_pool_of_many_draws_is_each_draws_pool():
+    from fcps_core.selection.choice import rule_pool
+    rng = np.random.default_rng(1)
+    lines = rng.integers(0, 4, size=30)
+    tied = rng.random((50, 30)) < 0.4
+    best = rng.integers(0, 30, size=50)
+    tied[np.arange(50), best] = True
+    pool = rule_pool("cheapest_tied", tied, best, lines)
+    for d in range(50):
+        want = rule_pool("cheapest_tied", np.flatnonzero(tied[d]), int(best[d]), lines)
+        assert list(np.flatnonzero(pool[d])) == list(want) and best[d] in want
+    assert rule_pool("tie_average", tied, best, lines) is tied

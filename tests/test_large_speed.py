@@ -25,7 +25,7 @@ from fcps_core import make_blocks, select
 from fcps_core.diagnostics import losses
 from fcps_core.panel import Panel, build_judge_column
 from fcps_core.selection.baselines import _STACKERS, baseline_predictions, majority_vote
-from fcps_core.selection.choice import (GroupedLosses, apply_choice_rule, choose, preference_order, row_losses,
+from fcps_core.selection.choice import (GroupedLosses, apply_choice_rule, choose, line_ids, preference_order, row_losses,
                                         tie_break_order)
 from fcps_core.selection.crossfit import heldout_key
 from fcps_core.selection.folds import ExpandedPredictions, HeldOut, grouped_folds
@@ -83,7 +83,12 @@ def split_run(request):
 def _decide(r, heldout, rule: str, estimate: str = "bbc"):
     """The choice rule, the audit-free verdicts and the bootstrap on ``heldout``."""
     res = copy.copy(r)
-    res.selector = replace(r.selector, choice=rule, estimate=estimate, with_baselines=True, n_boot=150)
+    costs = r.selector.judge_costs
+    if rule == "cheapest_tied" and not costs:      # later judges cheaper: the cheapest tied
+        names = r.panel.judge_names                 # candidate is rarely the best's own line
+        costs = {j: {"cost": float(len(names) - k), "latency": 0.0} for k, j in enumerate(names)}
+    res.selector = replace(r.selector, choice=rule, estimate=estimate, with_baselines=True, n_boot=150,
+                           judge_costs=costs)
     res.members, res.selected_val, res.choice_info = None, None, {}
     res.selected_index = res.selector._choose(res.candidates, res.panel)[0]
     if rule != "argmin":
@@ -167,7 +172,7 @@ def test_the_bootstrap_equals_a_loop_over_its_draws(split_run, rule):
         if not oob.any():
             continue
         ch = choose(rule, g, tie_rank=tie_rank, simple_rank=simple, signatures=raw.signatures(),
-                    max_members=sel.max_members, w=w)
+                    max_members=sel.max_members, w=w, lines=line_ids(res.candidates))
         p = P[0][:, ch.members].mean(axis=1) if ch.members else P[0][:, ch.chosen]
         procs.append(losses(sel.objective, y[oob], p[oob]).mean())
     procs = np.array(procs)

@@ -127,7 +127,7 @@ def render_costs(d: dict) -> list[str]:
     if ct:
         lines.append(f"  cheapest tied: {ct['family']} K={ct['K']} cost {fmt(ct['cost'])} latency {fmt(ct['latency'])}, "
                      f"risk {fmt(ct['risk'])} ({ct['diff']:+.4f} vs the best, paired SE {fmt(ct['se'])}; "
-                     f"{ct['n_tied']} candidates tied)")
+                     f"{ct.get('n_tied_on_line', ct['n_tied'])} of {ct['n_tied']} tied candidates on the best's line)")
     front = c["pareto"]
     rows = [[by_index[i]["family"], by_index[i]["path"], by_index[i]["K"], cost_of[i]["cost"],
              cost_of[i]["latency"], by_index[i]["val_risk"]] for i in front[:12]]

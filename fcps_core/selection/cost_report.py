@@ -1,13 +1,14 @@
 """What the candidates cost to run: each candidate's cost and latency, the risk-cost
-Pareto front, and the cheapest candidate statistically tied with the best (the tie set of
-:mod:`.choice`: within one paired, group-clustered SE of the lowest held-out risk)."""
+Pareto front, and the candidate ``cheapest_tied`` deploys (:mod:`.choice`: the cheapest
+of the candidates within one paired, group-clustered SE of the lowest held-out risk on
+the best candidate's own line)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..judge_costs import judges_cost, pareto_front
-from .choice import cost_order, tie_break_order, tie_set
+from .choice import cost_order, line_ids, rule_pool, tie_break_order, tie_set
 
 
 def cost_report(result) -> dict | None:
@@ -30,14 +31,17 @@ def cost_report(result) -> dict | None:
                               "risk": float(result.selected_val["val_" + result.selector.objective])
                               if result.members and result.selected_val else float(result.selected.val_risk)},
            "cheapest_tied": None,
-           "tie_rule": "within one paired, group-clustered SE of the lowest held-out risk"}
+           "tie_rule": "within one paired, group-clustered SE of the lowest held-out risk, on the best "
+                       "candidate's line (same path, family and parameters; only K varies)"}
     heldout = getattr(result, "heldout", None)
     if heldout is not None:
         best, tied, means, se = tie_set(heldout.grouped(result.selector.objective), tie_break_order(cands))
         rank = cost_order(cands, costs)
-        c = int(tied[np.argmin(rank[tied])])
+        pool = rule_pool("cheapest_tied", tied, best, line_ids(cands))
+        c = int(pool[np.argmin(rank[pool])])
         out["cheapest_tied"] = {"index": c, "family": cands[c].family, "K": cands[c].K,
                                 "judges": cands[c].judges, "cost": per[c][0], "latency": per[c][1],
                                 "risk": float(means[c]), "diff": float(means[c] - means[best]),
-                                "se": float(se[c]), "n_tied": int(len(tied)), "best_index": best}
+                                "se": float(se[c]), "n_tied": int(len(tied)), "n_tied_on_line": int(len(pool)),
+                                "best_index": best}
     return out

@@ -32,8 +32,8 @@ from ..diagnostics import argmin_with_ties, losses, regime_quadrant, risk_tolera
 from ..families import REGISTRY
 from .folds import grouped_folds
 from ..families.base import one_blas_thread
-from .choice import (WITHIN_TIE_RULES, GroupedLosses, pick_members, preference_order,
-                     risk_order, rounding_tolerance, tie_break_order)
+from .choice import (WITHIN_TIE_RULES, GroupedLosses, line_ids, pick_members, preference_order,
+                     risk_order, rounding_tolerance, rule_pool, tie_break_order)
 
 Z95 = 1.959963984540054
 BASELINE_LABELS = {
@@ -235,7 +235,8 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
                 tied_d[np.ix_(part, cols)] = d <= se + tol[part, None]
         tied = tied_d[:, col]
         if rule in WITHIN_TIE_RULES:
-            chosen = np.where(tied, simple_rank[None, :], big).argmin(axis=1)
+            pool = rule_pool(rule, tied, best, line_ids(cands))
+            chosen = np.where(pool, simple_rank[None, :], big).argmin(axis=1)
     # pass 3: out-of-bag risks of the procedure and of the baselines
     names = list(base_losses)
     if names and on_distinct:
