@@ -6,16 +6,19 @@ default) in a fresh process per panel: synthetic ``additive`` panels of 2,000 ro
 50, 100 and 200 judges, and data/hanna.csv (960 x 92). Prints, per panel, the selection's
 wall time (the ``select`` call inside the process: reading the panel, the selection and
 the report; interpreter start-up and imports excluded; ``select s``: the selection alone, the
-result's own ``select_seconds``), the process's peak RSS and the 1-minute load average
-after the row, then the
+result's own ``select_seconds``; ``cpu s``: the CPU seconds of the select call, all
+threads, which other processes' load disturbs less than the wall time), the process's peak
+RSS and the 1-minute load average after the row, then the
 fitted growth exponents of time and memory in the number of judges (least squares on
 log-log) and time(200)/time(20). The implementation at ``--base`` (default: the commit
 before the path-wise fits) runs on the smaller pools and on HANNA in the same run (checked out into a
 temporary git worktree), giving the speed-up and the memory ratio on the same machine,
-under the same load.
+under the same load. ``--repeat N`` runs each panel N times, the base and the working
+tree alternately, and keeps each one's fastest selection (the run least disturbed by the
+machine's other work).
 
     PYTHONPATH=. .venv/bin/python bench/bench_pool.py [--base a0ca848] [--base-max 50]
-        [--judges 20 50 100 200] [--crossfit]
+        [--judges 20 50 100 200] [--repeat 1] [--crossfit]
 
 ``--crossfit`` also times the default protocol (cross-fitted, 5 folds x 2 repeats) on the
 largest synthetic panel. The machine has 2 cores and is shared: the load average is printed
@@ -43,13 +46,16 @@ CHILD = r"""
 import contextlib, io, json, resource, sys, time
 from fcps_core.cli.main import main
 out = io.StringIO()
+r0 = resource.getrusage(resource.RUSAGE_SELF)
 t0 = time.perf_counter()
 with contextlib.redirect_stdout(out):
     code = main(sys.argv[1:])
 seconds = time.perf_counter() - t0
-rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+r1 = resource.getrusage(resource.RUSAGE_SELF)
+cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+rss_mib = r1.ru_maxrss / 1024
 select = json.loads(out.getvalue()).get("timings", {}).get("select_seconds")
-sys.stderr.write("\nBENCH " + json.dumps({"seconds": seconds, "select_seconds": select,
+sys.stderr.write("\nBENCH " + json.dumps({"seconds": seconds, "select_seconds": select, "cpu_seconds": cpu,
                                            "rss_mib": rss_mib, "code": code}) + "\n")
 """
 
@@ -73,6 +79,16 @@ def _sel(run: dict | None) -> float:
     return math.nan if v is None else float(v)
 
 
+def _cpu(run: dict | None) -> float:
+    v = None if run is None else run.get("cpu_seconds")
+    return math.nan if v is None else float(v)
+
+
+def fastest(runs: list[dict]) -> dict:
+    """The run with the shortest selection (failed runs last)."""
+    return min(runs, key=lambda r: (not math.isfinite(_sel(r)), _sel(r) if math.isfinite(_sel(r)) else 0.0))
+
+
 def exponent(x: list[float], y: list[float]) -> float:
     """Least-squares slope of log y on log x (y ~ x^slope)."""
     ok = [(a, b) for a, b in zip(x, y) if b > 0 and math.isfinite(b)]
@@ -89,6 +105,7 @@ def main() -> int:
     ap.add_argument("--judges", type=int, nargs="+", default=[20, 50, 100, 200])
     ap.add_argument("--rows", type=int, default=2000)
     ap.add_argument("--crossfit", action="store_true", help="also time the default protocol on the largest pool")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per panel and tree; the fastest is kept")
     ap.add_argument("--timeout", type=float, default=900.0)
     args = ap.parse_args()
 
@@ -110,19 +127,23 @@ def main() -> int:
         subprocess.run(["git", "worktree", "add", "--detach", str(base_tree), args.base], cwd=ROOT,
                        check=True, capture_output=True)
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; base = {args.base or 'none'}")
-    print(f"{'panel':<24} {'select s':>8} {'wall s':>8} {'peak MiB':>9} {'base sel':>8} {'base s':>8} "
-          f"{'base MiB':>9} {'speed-up':>9} {'memory':>7} {'load':>5}")
+    print(f"{'panel':<24} {'select s':>8} {'cpu s':>6} {'wall s':>8} {'peak MiB':>9} {'base sel':>8} "
+          f"{'base cpu':>8} {'base s':>8} {'base MiB':>9} {'speed-up':>9} {'memory':>7} {'load':>5}")
     rows = []
     try:
         for name, J, path in panels + [("hanna 960 x 92", 92, hanna)]:
-            new = measure(ROOT, path, split, args.timeout)
-            old = (measure(base_tree, path, split, args.timeout)
-                   if base_tree is not None and (J <= args.base_max or path == hanna) else None)
+            with_base = base_tree is not None and (J <= args.base_max or path == hanna)
+            news, olds = [], []
+            for _ in range(max(1, args.repeat)):
+                news.append(measure(ROOT, path, split, args.timeout))
+                if with_base:
+                    olds.append(measure(base_tree, path, split, args.timeout))
+            new, old = fastest(news), (fastest(olds) if with_base else None)
             rows.append((name, J, new, old))
             speed = (old["seconds"] / new["seconds"]) if old else math.nan
             mem = (old["rss_mib"] / new["rss_mib"]) if old else math.nan
-            print(f"{name:<24} {_sel(new):8.2f} {new['seconds']:8.2f} {new['rss_mib']:9.0f} "
-                  f"{_sel(old):8.2f} {old['seconds'] if old else math.nan:8.2f} "
+            print(f"{name:<24} {_sel(new):8.2f} {_cpu(new):6.2f} {new['seconds']:8.2f} {new['rss_mib']:9.0f} "
+                  f"{_sel(old):8.2f} {_cpu(old):8.2f} {old['seconds'] if old else math.nan:8.2f} "
                   f"{old['rss_mib'] if old else math.nan:9.0f} "
                   f"{speed:8.1f}x {mem:6.1f}x {os.getloadavg()[0]:5.2f}"
                   + (f"  {new.get('note', '')}" if new.get("note") else ""),

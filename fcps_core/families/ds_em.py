@@ -17,7 +17,9 @@ another order; tests hold them to 1e-12):
   products per prefix; the chunks run on two threads with BLAS on one each. On 2,000 rows
   x 200 additive judges (526 EMs, each at the 200-step cap on a flat likelihood) EM takes
   a quarter of the time of one BLAS-2 EM per prefix, and what is left is the flops of 200
-  steps x every prefix.
+  steps x every prefix: about 1e11, the two products of each step at about 45 Gflop/s per
+  core (near this machine's peak), plus a tenth for the elementwise steps, kept to one
+  tanh and a few passes per cell (:func:`_em_chunk`).
 
 Tried and left out: SQUAREM acceleration and starting prefix K from prefix K-1's
 posteriors. Both cut EM steps on large pools, but EMs that stop at the iteration cap or on
@@ -25,7 +27,12 @@ a flat likelihood then end elsewhere: on LLMBar up to 0.03 apart in a candidate'
 validation MSE. Not done: row-block ("four Russians") tables of the binary votes (8
 judges per 256-entry table) need 8x fewer additions than the products, but done as numpy
 gathers they would stream (prefixes x rows) arrays once per 8 judges, slower than BLAS-3 at
-numpy's measured gather/add rates; float32 products would change results.
+numpy's measured gather/add rates; float32 products would change results. Not done either:
+a chunk's prefixes use the columns of its largest one (about a fifth of the products' flops
+at 48 consecutive sizes go to weights fixed at 0); splitting the products into the columns
+every prefix uses and per-group ragged ones would save at most that fifth, less the
+efficiency the thin ragged products lose, and the chunk size trades the two evenly (32, 48
+and 64 measured within 2% of one another).
 """
 
 from __future__ import annotations
@@ -210,67 +217,85 @@ def em_fit_many(problems: list[tuple[np.ndarray, np.ndarray]], *, max_iter: int 
     parameters and stopping point (the same arithmetic as alone, summed by segment instead of
     by a matrix product), but one numpy pass serves all of them, so small problems cost one
     Python loop instead of one each. Narrower problems are padded with judges that never
-    vote: their smoothed rates stay 1/2 and their weights 0."""
+    vote: their smoothed rates stay 1/2 and their weights 0.
+
+    Problems stop at very different steps (a few dozen for most, the iteration cap for some
+    one- or two-judge prefixes): once the ones still running hold at most half of the
+    operators' vote rows, the operators are rebuilt over those alone, so a step costs the
+    running problems' rows, not the whole batch's. A problem's sums are the same in the
+    smaller operators (its own entries in the same order), so its iterates do not change."""
     if len(problems) == 1:
         v, c = problems[0]
         return [em_fit(v, c, max_iter=max_iter, tol=tol)]
     width = max(v.shape[1] for v, _ in problems)
-    votes = np.zeros((sum(len(c) for _, c in problems), width))
-    pos = 0
-    for v, c in problems:
-        votes[pos:pos + len(c), :v.shape[1]] = v
-        pos += len(c)
-    count = np.concatenate([c for _, c in problems]).astype(float)
-    sizes = np.array([len(c) for _, c in problems])
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    seg = np.repeat(np.arange(len(problems)), sizes)
-    P = len(problems)
-    total = np.add.reduceat(count, starts)
-    # Block operators: row (p, k) of G sums column k of problem p's vote rows (one sparse
-    # product per step for every problem's M-step; its transpose gives the E-step's dots).
-    r, k = np.nonzero(votes)
-    G = sparse.csr_matrix((votes[r, k], (seg[r] * width + k, r)), shape=(P * width, len(count)))
-    GT = G.T.tocsr()
-    col = (G @ count).reshape(P, width)
-    col1, col0 = col[:, 0::2], col[:, 1::2]
-
-    def m_step(t):
-        tw = t * count
-        s = (G @ tw).reshape(P, width)
-        a1, a0 = s[:, 0::2], s[:, 1::2]
-        pi = np.clip(np.add.reduceat(tw, starts) / total, _PI_CLIP, 1 - _PI_CLIP)
-        return _theta(pi, a1, a0, col1, col0)
-
-    def weights(theta):
-        return theta[:, 0], _vote_weights(theta, np.empty((len(theta), width)))
-
-    def e_step(theta):
-        prior, w = weights(theta)
-        return 0.5 + 0.5 * np.tanh(0.5 * (prior[seg] + GT @ w.ravel()))
-
-    t = majority_start(votes)
-    active = np.ones(P, dtype=bool)
-    out_theta = np.zeros((P, 1 + width))
-    out_t = t.copy()
-    for _ in range(max_iter):
-        theta = m_step(t)
-        new_t = e_step(theta)
-        done = active & (np.maximum.reduceat(np.abs(new_t - t), starts) < tol)
+    results: list = [None] * len(problems)
+    live = np.arange(len(problems))              # the problems the operators hold
+    ops = _Lockstep([problems[p] for p in live], width)
+    active = np.ones(len(live), dtype=bool)      # of those, the ones still iterating
+    t = majority_start(ops.votes)
+    for step in range(max_iter):
+        theta = ops.m_step(t)
+        new_t = ops.e_step(theta)
+        done = active & (np.maximum.reduceat(np.abs(new_t - t), ops.starts) < tol)
         t = new_t
-        out_theta[done] = theta[done]
-        out_t[done[seg]] = t[done[seg]]
+        if step == max_iter - 1:
+            done = active.copy()
+        for i in np.flatnonzero(done):
+            results[live[i]] = ops.result(i, theta, t, problems[live[i]][0].shape[1] // 2)
         active &= ~done
         if not active.any():
             break
-    out_theta[active] = theta[active]
-    out_t[active[seg]] = t[active[seg]]
-    results = []
-    for p, (v, _) in enumerate(problems):
-        prior, w = weights(out_theta[p:p + 1])
-        k = v.shape[1] // 2
-        results.append((float(prior[0]), w[0, 0:2 * k:2].copy(), w[0, 1:2 * k:2].copy(),
-                        out_t[starts[p]:starts[p] + sizes[p]].copy()))
+        if done.any() and 2 * int(ops.sizes[active].sum()) <= len(t):
+            t = t[active[ops.seg]]
+            live = live[active]
+            ops = _Lockstep([problems[p] for p in live], width)
+            active = np.ones(len(live), dtype=bool)
     return results
+
+
+class _Lockstep:
+    """Block operators of :func:`em_fit_many` over a list of problems padded to ``width``
+    vote columns: row (p, k) of G sums column k of problem p's vote rows (one sparse
+    product per step for every problem's M-step; its transpose gives the E-step's dots)."""
+
+    def __init__(self, problems: list[tuple[np.ndarray, np.ndarray]], width: int):
+        self.sizes = np.array([len(c) for _, c in problems])
+        self.votes = np.zeros((int(self.sizes.sum()), width))
+        pos = 0
+        for v, c in problems:
+            self.votes[pos:pos + len(c), :v.shape[1]] = v
+            pos += len(c)
+        self.count = np.concatenate([c for _, c in problems]).astype(float)
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
+        self.seg = np.repeat(np.arange(len(problems)), self.sizes)
+        self.P, self.width = len(problems), width
+        self.total = np.add.reduceat(self.count, self.starts)
+        r, k = np.nonzero(self.votes)
+        self.G = sparse.csr_matrix((self.votes[r, k], (self.seg[r] * width + k, r)),
+                                   shape=(self.P * width, len(self.count)))
+        self.GT = self.G.T.tocsr()
+        col = (self.G @ self.count).reshape(self.P, width)
+        self.col1, self.col0 = col[:, 0::2], col[:, 1::2]
+
+    def m_step(self, t):
+        tw = t * self.count
+        s = (self.G @ tw).reshape(self.P, self.width)
+        pi = np.clip(np.add.reduceat(tw, self.starts) / self.total, _PI_CLIP, 1 - _PI_CLIP)
+        return _theta(pi, s[:, 0::2], s[:, 1::2], self.col1, self.col0)
+
+    def weights(self, theta):
+        return theta[:, 0], _vote_weights(theta, np.empty((len(theta), self.width)))
+
+    def e_step(self, theta):
+        prior, w = self.weights(theta)
+        return 0.5 + 0.5 * np.tanh(0.5 * (prior[self.seg] + self.GT @ w.ravel()))
+
+    def result(self, i, theta, t, K):
+        """em_fit's output for problem ``i`` (``K`` judges) at parameters ``theta`` and
+        posteriors ``t``."""
+        prior, w = self.weights(theta[i:i + 1])
+        return (float(prior[0]), w[0, 0:2 * K:2].copy(), w[0, 1:2 * K:2].copy(),
+                t[self.starts[i]:self.starts[i] + self.sizes[i]].copy())
 
 
 #: prefixes of one path whose EM steps share one matrix product (:func:`em_fit_nested`)
@@ -378,55 +403,79 @@ def _em_chunk(V1, AB, ab_judges, count, total, col1, col0, Ks, T, max_iter, tol)
     """The lockstep EMs of a few prefixes (sizes ``Ks``, ascending, starts ``T``).
 
     Each step is one product of their posteriors with the count-weighted 1-votes and
-    abstentions of the largest prefix's judges (the same products t * count * vote as
-    em_fit's), giving every judge's t-weighted 1-votes and 0-votes, and one product of their
-    vote weights with the votes back; columns past a prefix's own judges get weight 0."""
+    abstentions of the largest prefix's judges and the counts (the same products t * count *
+    vote as em_fit's, and the t-weighted total), giving every judge's t-weighted 1-votes and
+    0-votes, and one product of their vote weights and prior with the votes and a column of
+    ones back; columns past a prefix's own judges get weight 0.
+
+    Arithmetic kept to what a step needs, with the same iterates up to rounding:
+
+    * the state is u = 2t = 1 + tanh(lo/2), so the logistic costs one tanh and one addition
+      per cell; the products take u against half the counts (scaling by 2 is exact, so these
+      are t's products and u's changes are exactly twice t's, tested against 2 tol);
+    * the prior and the vote weights come from the smoothed counts as logs of ratios (two
+      logs per judge and prefix where the logit form needs six transcendentals):
+      w1 - w0 = log((a1+1)(b0+1) / ((a0+1)(b1+1))), w0 = log((a0+1)(n_b+2) / ((n_a+2)(b0+1))),
+      w1 = log((a1+1)(n_b+2) / ((n_a+2)(b1+1))), with a the t-weighted and b the
+      (1-t)-weighted votes and n_a, n_b their totals (:func:`_theta`, :func:`_vote_weights`
+      give the same values through logits);
+    * the prior and the sum of the 0-vote weights enter the E-step's product as the weight
+      of the column of ones, and the t-weighted total comes out of the M-step's as the last
+      column, instead of two more passes over the posteriors.
+    """
     K_top = int(Ks[-1])
     k_ab = int(np.searchsorted(ab_judges, K_top))     # abstaining judges among the first K_top
     aj = ab_judges[:k_ab]
-    A = np.hstack([V1[:, :K_top], AB[:, :k_ab]]) if k_ab else V1[:, :K_top]
-    CA = A * count[:, None]
-    col1, col0 = col1[:K_top], col0[:K_top]
-    keep = np.arange(2 * K_top)[None, :] < 2 * Ks[:, None]
+    width = K_top + k_ab                              # the ones column comes after these
+    A = np.empty((len(count), width + 1))
+    A[:, :K_top] = V1[:, :K_top]
+    A[:, K_top:width] = AB[:, :k_ab]
+    A[:, width] = 1.0
+    half_counts = A * (0.5 * count)[:, None]
+    col1_2, col0_2 = col1[:K_top] + 2.0, col0[:K_top] + 2.0   # smoothed: b + 1 = col + 2 - (a + 1)
+    keep = (np.arange(K_top)[None, :] < Ks[:, None]).astype(float)
+    half_keep = 0.5 * keep
     active = np.arange(len(Ks))
     out: list = [None] * len(Ks)
-    T = np.array(T)
-    for _ in range(max_iter):
-        tw_sum = T @ count
-        S = T @ CA                                   # t-weighted 1-votes and abstentions
-        a1 = S[:, :K_top]
-        a0 = tw_sum[:, None] - a1                    # t-weighted 0-votes
+    U = 2.0 * np.asarray(T, dtype=float)
+    for step in range(max_iter):
+        S = U @ half_counts                          # t-weighted 1-votes, abstentions, total
+        tw_sum = S[:, width]
+        a1 = S[:, :K_top] + 1.0                      # smoothed: a1 + 1, a0 + 1, b1 + 1, b0 + 1
+        b1 = col1_2 - a1
+        a0 = (tw_sum + 1.0)[:, None] - S[:, :K_top]
         if k_ab:
-            a0[:, aj] -= S[:, K_top:]
+            a0[:, aj] -= S[:, K_top:width]
+        b0 = col0_2 - a0
+        n_b = b0 + b1                                # n_b + 2 and n_a + 2
+        n_a = a1 + a0
+        w0 = np.log(a0 * n_b / (n_a * b0))
+        w0 *= keep
         pi = np.clip(tw_sum / total, _PI_CLIP, 1 - _PI_CLIP)
-        theta = _theta(pi, a1, a0, col1, col0)
-        W = _vote_weights(theta, np.empty((len(active), 2 * K_top)))
-        W *= keep
-        w0 = W[:, 1::2]
-        # half the log-odds (halving is exact): the logistic function as 1/2 + tanh(lo/2)/2
-        half = np.empty((len(active), A.shape[1]))
-        np.subtract(W[:, 0::2], w0, out=half[:, :K_top])
+        prior = np.log(pi / (1 - pi))
+        half = np.empty((len(active), width + 1))    # half the log-odds weights (halving is exact)
+        h = half[:, :K_top]
+        np.divide(a1 * b0, a0 * b1, out=h)
+        np.log(h, out=h)
+        h *= half_keep
         if k_ab:
-            np.negative(w0[:, aj], out=half[:, K_top:])
-        half *= 0.5
-        LO = half @ A.T
-        LO += (0.5 * (theta[:, 0] + w0.sum(axis=1)))[:, None]
-        np.tanh(LO, out=LO)
-        LO *= 0.5
-        LO += 0.5
-        T -= LO
-        np.abs(T, out=T)
-        done = T.max(axis=1, initial=0.0) < tol
-        T = LO
+            np.multiply(w0[:, aj], -0.5, out=half[:, K_top:width])
+        half[:, width] = 0.5 * (prior + w0.sum(axis=1))
+        new_U = half @ A.T
+        np.tanh(new_U, out=new_U)
+        new_U += 1.0
+        U -= new_U
+        done = np.maximum(U.max(axis=1, initial=0.0), -U.min(axis=1, initial=0.0)) < 2.0 * tol
+        U = new_U
+        if step == max_iter - 1:
+            done[:] = True
         if done.any():
             for m, i in zip(active[done], np.flatnonzero(done)):
                 K = int(Ks[m])
-                out[m] = (float(theta[i, 0]), W[i, 0:2 * K:2].copy(), W[i, 1:2 * K:2].copy(), T[i].copy())
+                w1 = np.log(a1[i, :K] * n_b[i, :K] / (n_a[i, :K] * b1[i, :K]))
+                out[m] = (float(prior[i]), w1, w0[i, :K].copy(), 0.5 * U[i])
             still = ~done
             if not still.any():
-                return out
-            active, T, keep, theta, W = active[still], T[still], keep[still], theta[still], W[still]
-    for i, m in enumerate(active):                   # stopped at max_iter
-        K = int(Ks[m])
-        out[m] = (float(theta[i, 0]), W[i, 0:2 * K:2].copy(), W[i, 1:2 * K:2].copy(), T[i].copy())
+                break
+            active, U, keep, half_keep = active[still], U[still], keep[still], half_keep[still]
     return out
