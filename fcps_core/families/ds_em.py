@@ -43,20 +43,12 @@ import numpy as np
 from scipy import sparse
 
 from .base import blas_on_one_thread
+from .fitted import DS_MAX_ITER, DS_TOL, vote_matrix
 
-MAX_ITER = 200
-TOL = 1e-7
+# the EM's defaults are the ds_jury model's hyperparameters (fitted.DSJuryModel)
+MAX_ITER = DS_MAX_ITER
+TOL = DS_TOL
 _PI_CLIP = 1e-3
-
-
-def vote_matrix(scores: np.ndarray) -> np.ndarray:
-    """(rows, 2K) indicators, interleaved per judge: column 2j = judge j votes 1 (score above
-    1/2), column 2j+1 = it votes 0 (below 1/2). A K-prefix's votes are the first 2K
-    columns of its path's."""
-    out = np.empty((scores.shape[0], 2 * scores.shape[1]))
-    np.greater(scores, 0.5, out=out[:, 0::2])
-    np.less(scores, 0.5, out=out[:, 1::2])
-    return out
 
 
 def distinct_votes(scores: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

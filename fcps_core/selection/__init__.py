@@ -12,9 +12,8 @@
 * :mod:`.path_fits` -- the scalar families fitted along each judge path, every prefix at once.
 """
 
-from .choice import CHOICES
 from .result import Candidate, SelectionResult
-from ..defaults import (DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PAIRWISE_K_MAX, DEFAULT_PATHS,
+from ..defaults import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PAIRWISE_K_MAX, DEFAULT_PATHS,
                         DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX)
 from .selector import (ESTIMATES, PAPER_PROTOCOL, PROTOCOLS, FCPSSelector, MenuFit, deployable_label_scale,
                        progress_to_stderr, select)

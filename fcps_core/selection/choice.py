@@ -39,7 +39,6 @@ from ..families import REGISTRY
 from ..families.base import one_blas_thread
 
 
-CHOICES = ("argmin", "simplest_within_se", "tie_average", "cheapest_tied")
 #: rules that pick one member of the tie set by a fixed preference order (:func:`preference_order`)
 WITHIN_TIE_RULES = ("simplest_within_se", "cheapest_tied")
 

@@ -41,7 +41,7 @@ import numpy as np
 from ..diagnostics import (GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics, argmin_with_ties,
                            prefix_diagnostics)
 from ..encoding import EncodedPanel, encode_panel, nominal_cells
-from ..defaults import (DEFAULT_ALPHA, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FALLBACK, DEFAULT_FOLDS,
+from ..defaults import (CHOICES, ESTIMATES, PROTOCOLS, DEFAULT_ALPHA, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FALLBACK, DEFAULT_FOLDS,
                         DEFAULT_MAX_MEMBERS, DEFAULT_N_BINS, DEFAULT_OBJECTIVE, DEFAULT_PAIRWISE_K_MAX,
                         DEFAULT_PATHS, DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX)
 from ..errors import MenuError, SplitError
@@ -50,7 +50,7 @@ from ..panel import Panel
 from ..paths import PATH_RULES, JudgePath, build_paths
 from ..splits import Blocks, check_blocks
 from .baselines import baseline_predictions
-from .choice import CHOICES, apply_choice_rule
+from .choice import apply_choice_rule
 from .crossfit import fit_crossfit
 from .folds import HeldOut
 from .honesty import assess, assess_regime_only
@@ -58,8 +58,6 @@ from .path_fits import fit_joint_families, fit_path_families
 from .result import Candidate, SelectionResult
 from .views import PatternCache, ViewCache, record_se, unscored_record, validation_record, view_kind
 
-PROTOCOLS = ("crossfit", "split")
-ESTIMATES = ("bbc", "nested", "none")
 #: the paper's protocol exactly (sweeps, checks, the reproduction report): S/M/V blocks,
 #: validation argmin, no bootstrap and no baselines
 PAPER_PROTOCOL = {"protocol": "split", "choice": "argmin", "estimate": "none", "with_baselines": False}
