@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from .base import IsotonicMap, prefix_dots, rowwise_dot
+from .base import IsotonicMap, nested_pairwise_features, pairwise_columns, prefix_dots, rowwise_dot
 from .estimator import Aggregator
 
 NEWTON_MAX_ITER = 100
@@ -242,11 +242,32 @@ class LinearBase(Aggregator):
         return self.constant_
 
     @classmethod
+    def path_features(cls, X, sizes) -> tuple[np.ndarray, list[int], list]:
+        """(F, widths, orders): the path's features once, nested so that prefix K's are the
+        first ``widths[i]`` columns, and per prefix the columns in the model's feature order
+        (None: already in order). Pairwise products are built judge by judge
+        (:func:`nested_pairwise_features`) instead of once per prefix."""
+        K_max = max(sizes)
+        if not cls.pairwise:
+            return X.scores[:, :K_max], list(sizes), [None] * len(sizes)
+        return (nested_pairwise_features(X.scores[:, :K_max]), [K + K * (K - 1) // 2 for K in sizes],
+                [pairwise_columns(K) for K in sizes])
+
+    @staticmethod
+    def reorder(coefs: list, orders: list) -> list:
+        """Path coefficients (nested feature order) in each model's feature order."""
+        return [c if order is None else c[order] for c, order in zip(coefs, orders)]
+
+    @classmethod
     def predict_path(cls, models, sizes, X):
-        """Every prefix model's linear score in one pass (:func:`prefix_dots`, bit for bit
-        the per-model score), then each model's link."""
-        if cls.pairwise:        # product features are not nested along the path
-            return super().predict_path(models, sizes, X)
+        """Every prefix model's linear score, bit for bit the per-model score (one pass with
+        :func:`prefix_dots`; pairwise products built once for the path), then each model's
+        link."""
+        if cls.pairwise:
+            F, _, orders = cls.path_features(X, sizes)
+            return np.column_stack([
+                np.clip(m._from_linear(rowwise_dot(F, m.coef_, m.intercept_, columns=order), X.n_rows), 0.0, 1.0)
+                for m, order in zip(models, orders)])
         Z = prefix_dots(X.scores, [m.coef_ for m in models], [m.intercept_ for m in models])
         return np.column_stack([np.clip(m._from_linear(Z[:, i], X.n_rows), 0.0, 1.0)
                                 for i, m in enumerate(models)])
@@ -268,12 +289,19 @@ class RidgeIsotonicBase(LinearBase):
         linear scores in one pass, then each prefix's isotonic map."""
         proto = cls(**params)
         y = proto._start_fit(X, y)
-        F = X.scores[:, :max(sizes)]
-        solved = None if cls.pairwise or np.ptp(y) == 0 else ridge_path(F, y, proto.ridge_alpha, X.weight, sizes)
+        if np.ptp(y) == 0:
+            return super().fit_path(X, y, unlabelled, sizes, **params)
+        F, widths, orders = cls.path_features(X, sizes)
+        solved = ridge_path(F, y, proto.ridge_alpha, X.weight, widths)
         if solved is None:
             return super().fit_path(X, y, unlabelled, sizes, **params)
         coefs, intercepts = solved
-        Z = prefix_dots(F, coefs, intercepts)
+        coefs = cls.reorder(coefs, orders)
+        if cls.pairwise:
+            Z = np.column_stack([rowwise_dot(F, c, b, columns=order)
+                                 for c, b, order in zip(coefs, intercepts, orders)])
+        else:
+            Z = prefix_dots(F, coefs, intercepts)
         models = []
         for i, K in enumerate(sizes):
             model = cls(**params)
@@ -301,9 +329,11 @@ class LogisticBase(LinearBase):
         optimum as a fit from zero."""
         proto = cls(**params)
         y = proto._start_fit(X, y)
-        if cls.pairwise or np.ptp(y) == 0:
+        if np.ptp(y) == 0:
             return super().fit_path(X, y, unlabelled, sizes, **params)
-        coefs, intercepts = logistic_path(X.scores, y, proto.C, X.weight, sizes)
+        F, widths, orders = cls.path_features(X, sizes)
+        coefs, intercepts = logistic_path(F, y, proto.C, X.weight, widths)
+        coefs = cls.reorder(coefs, orders)
         models = []
         for coef, intercept in zip(coefs, intercepts):
             model = cls(**params)

@@ -141,8 +141,9 @@ def one_blas_thread(fn):
     return wrapper
 
 
-def rowwise_dot(A: np.ndarray, w: np.ndarray, start: float = 0.0) -> np.ndarray:
-    """start + A @ w, accumulated column by column in a fixed order.
+def rowwise_dot(A: np.ndarray, w: np.ndarray, start: float = 0.0, columns=None) -> np.ndarray:
+    """start + A @ w, accumulated column by column in a fixed order (``columns``: the
+    columns of ``A`` that ``w`` weighs, in order; default all).
 
     Each row's value depends only on that row, never on its position in ``A`` (a BLAS
     matrix-vector product may sum rows in different orders and give identical rows values an
@@ -150,8 +151,8 @@ def rowwise_dot(A: np.ndarray, w: np.ndarray, start: float = 0.0) -> np.ndarray:
     identical calibrated outputs, whether a block is passed as raw or as distinct rows.
     """
     out = np.full(A.shape[0], float(start))
-    for j in range(A.shape[1]):
-        out += A[:, j] * w[j]
+    for j, c in enumerate(range(A.shape[1]) if columns is None else columns):
+        out += A[:, c] * w[j]
     return out
 
 
@@ -198,6 +199,30 @@ def pairwise_features(scores: np.ndarray) -> np.ndarray:
     K = scores.shape[1]
     iu, ju = np.triu_indices(K, k=1)
     return np.hstack([scores, scores[:, iu] * scores[:, ju]])
+
+
+def nested_pairwise_features(scores: np.ndarray) -> np.ndarray:
+    """The same features for a whole path, judge by judge: judge k's score, then its
+    products with the judges before it (s_i s_k, i < k). Every prefix's features are then
+    the first K + K(K-1)/2 columns (nested, as the path fits need), and
+    :func:`pairwise_columns` lists them in :func:`pairwise_features`' order, with the same
+    values bit for bit (a product is commutative). Column-major: each feature contiguous."""
+    n, P = scores.shape
+    out = np.empty((n, P + P * (P - 1) // 2), order="F")
+    c = 0
+    for k in range(P):
+        out[:, c] = scores[:, k]
+        np.multiply(scores[:, :k], scores[:, k:k + 1], out=out[:, c + 1:c + 1 + k])
+        c += 1 + k
+    return out
+
+
+def pairwise_columns(K: int) -> np.ndarray:
+    """The columns of :func:`nested_pairwise_features` holding a K-prefix's
+    :func:`pairwise_features`, in that function's order (scores, then products i < j)."""
+    start = np.array([k + k * (k - 1) // 2 for k in range(K)], dtype=np.int64)
+    iu, ju = np.triu_indices(K, k=1)
+    return np.concatenate([start, start[ju] + 1 + iu])
 
 
 def pattern_table(ids: np.ndarray, values: np.ndarray, weight: np.ndarray | None = None):
