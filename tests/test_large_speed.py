@@ -308,3 +308,31 @@ def test_large_panel_never_builds_a_rows_by_candidates_matrix():
     assert h.distinct_losses(r.selector.objective).shape[0] == h.values.shape[1]
     assert r.deployed_risk["method"] == "bbc" and len(r.baselines) == 6
     assert r.choice_info["rule"] == "tie_average"
+
+
+def test_risk_order_runs_equal_the_sequential_definition():
+    """risk_order finds its runs (risks within rounding_tolerance of a run's first) for all
+    positions at once; the sequential walk is the definition."""
+    from fcps_core.selection.choice import risk_order, rounding_tolerance
+
+    def walk(cols, means, tie_rank):
+        order = cols[np.lexsort((tie_rank[cols], means[cols]))]
+        m, out, i = means[order], [], 0
+        while i < len(order):
+            j = int(np.searchsorted(m, m[i] + rounding_tolerance(float(m[i])), side="right")) \
+                if np.isfinite(m[i]) else len(order)
+            run = order[i:max(j, i + 1)]
+            out.extend(run[np.argsort(tie_rank[run], kind="stable")])
+            i = max(j, i + 1)
+        return np.asarray(out, dtype=np.int64)
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        n = int(rng.integers(1, 40))
+        means = rng.random(n) * 0.3
+        if rng.random() < 0.5:      # risks equal up to rounding, and just outside it
+            means[rng.integers(0, n, size=n // 2)] = means[0] + rng.choice([0, 1e-16, 5e-13, 1e-10], size=n // 2)
+        if rng.random() < 0.1:
+            means[rng.integers(0, n)] = rng.choice([np.inf, np.nan])
+        tie_rank = rng.permutation(n)
+        cols = rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False).astype(np.int64)
+        np.testing.assert_array_equal(risk_order(cols, means, tie_rank), walk(cols, means, tie_rank))

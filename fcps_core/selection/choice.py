@@ -324,8 +324,9 @@ def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_ra
 
 def rounding_tolerance(risk: float) -> float:
     """Risks this close are equal up to the rounding of their sums (the summation order of
-    raw or distinct rows): an ordering must not depend on it. Far below
-    :func:`risk_tolerance`, which also absorbs a fit's convergence tolerance."""
+    raw or distinct rows): an ordering must not depend on it (``risk``: a number or an
+    array). Far below :func:`risk_tolerance`, which also absorbs a fit's convergence
+    tolerance."""
     return 1e-15 + 1e-12 * abs(risk)
 
 
@@ -335,11 +336,17 @@ def risk_order(cols: np.ndarray, means: np.ndarray, tie_rank: np.ndarray) -> np.
     cols = np.asarray(cols, dtype=np.int64)
     order = cols[np.lexsort((tie_rank[cols], means[cols]))]
     m = means[order]
+    n = len(order)
+    # where the run starting at each position ends (rounding_tolerance of its first risk);
+    # with no two risks that close, every run is one column and the order stands
+    with np.errstate(invalid="ignore"):
+        ends = np.searchsorted(m, m + rounding_tolerance(m), side="right")
+    ends = np.maximum(np.where(np.isfinite(m), ends, n), np.arange(1, n + 1))
+    if np.array_equal(ends, np.arange(1, n + 1)):
+        return order
     out, i = [], 0
-    while i < len(order):
-        j = int(np.searchsorted(m, m[i] + rounding_tolerance(float(m[i])), side="right")) if np.isfinite(m[i]) \
-            else len(order)
-        j = max(j, i + 1)
+    while i < n:
+        j = int(ends[i])
         run = order[i:j]
         out.extend(run[np.argsort(tie_rank[run], kind="stable")] if len(run) > 1 else run)
         i = j
