@@ -44,6 +44,13 @@ def flags(values: np.ndarray):
     return pa.StringArray.from_buffers(len(text), pa.py_buffer(offsets), pa.py_buffer(text))
 
 
+def objects(array) -> np.ndarray:
+    """An Arrow string array as a numpy array of Python strings."""
+    out = np.empty(len(array), dtype=object)
+    out[:] = array.to_pylist()
+    return out
+
+
 def integer_view(array) -> np.ndarray:
     """The values of an Arrow integer array without nulls, as numpy (zero copy)."""
     width = array.type.bit_width // 8

@@ -32,7 +32,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import PanelError
-from .arrow import integer_view, strings
+from .arrow import integer_view, objects, strings
 from ..ingest.build import judge_column, strip_values
 from ..ingest.files import (DEFAULT_LIMITS, HEAD_BYTES, ImportLimits, check_input_file,
                             detect_format, is_gzip, read_head_bytes, sniff_text)
@@ -164,12 +164,12 @@ def _read(con, path, header, judge_names, judges, schema, scan, *, item_column, 
         ids = arrays[item_column]
         if distinct_ids < n or not _plain_ids(ids, pa, pc):
             return None                              # the reader's checks say what is wrong
-        item_ids = _objects(ids)
+        item_ids = objects(ids)
     else:
         item_ids = np.array([str(i + 1) for i in range(n)], dtype=object)
         ids = strings(item_ids)
     if group_column in arrays:
-        groups = strip_values(_objects(arrays[group_column]))
+        groups = strip_values(objects(arrays[group_column]))
         group_ids = np.where(groups == "", item_ids, groups)
     else:
         group_ids = item_ids           # the reader's copy of the ids: equal, and never written to
@@ -179,7 +179,7 @@ def _read(con, path, header, judge_names, judges, schema, scan, *, item_column, 
         s = schema.get(j) if isinstance(schema, Mapping) else schema
         if j in arrays:
             encoded = arrays[j].dictionary_encode()
-            col = _judge(j, _objects(encoded.dictionary), s, limits)
+            col = _judge(j, objects(encoded.dictionary), s, limits)
             codes = integer_view(encoded.indices)
             cols.append(JudgeColumn(name=col.name, schema=col.schema,
                                     codes=None if col.codes is None else col.codes[codes],
@@ -192,15 +192,6 @@ def _read(con, path, header, judge_names, judges, schema, scan, *, item_column, 
     panel = Panel(item_ids=item_ids, group_ids=group_ids, labels=np.full(n, np.nan), judges=cols,
                   name=Path(path).name.split(".")[0])
     return Traffic(panel=panel, item_ids=ids)
-
-
-def _objects(array) -> np.ndarray:
-    """An Arrow string array as a numpy array of Python strings. Not ``to_numpy``: for
-    strings pyarrow converts through pandas, whose import alone costs ``score`` a third of
-    a second."""
-    out = np.empty(len(array), dtype=object)
-    out[:] = array.to_pylist()
-    return out
 
 
 #: the ASCII characters str.strip removes (str.isspace)

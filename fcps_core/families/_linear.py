@@ -80,9 +80,19 @@ def ridge_path(F: np.ndarray, y: np.ndarray, alpha: float, w: np.ndarray | None,
     return coefs, intercepts
 
 
-def logistic_objective(F, y, w, coef, intercept, C) -> float:
-    z = F @ coef + intercept
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    """The logistic function without overflow."""
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+def penalised_loss(z: np.ndarray, y, w, coef, C) -> float:
+    """The soft-label L2 logistic objective at linear scores ``z`` (``coef`` without the
+    intercept, which is not penalised)."""
     return float(w @ (np.logaddexp(0.0, z) - y * z) + coef @ coef / (2.0 * C))
+
+
+def logistic_objective(F, y, w, coef, intercept, C) -> float:
+    return penalised_loss(F @ coef + intercept, y, w, coef, C)
 
 
 def logistic_fit(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None = None,
@@ -99,7 +109,7 @@ def logistic_fit(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None = 
     obj = logistic_objective(F, y, w, beta[:p], beta[p], C)
     for _ in range(NEWTON_MAX_ITER):
         z = F1 @ beta
-        prob = 0.5 * (1.0 + np.tanh(0.5 * z))          # sigmoid without overflow
+        prob = sigmoid(z)
         grad = F1.T @ (w * (prob - y)) + ridge * beta
         if np.max(np.abs(grad)) <= NEWTON_GTOL * scale:
             break
@@ -159,15 +169,12 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
         H[np.diag_indices_from(H)] += ridge[:k]
         L[:k, :k] = np.linalg.cholesky(H)
 
-    def objective(b, k, z):
-        return float(w @ (np.logaddexp(0.0, z) - y * z) + b[1:k] @ b[1:k] / (2.0 * C))
-
     coefs, intercepts = [], []
     for K in sizes:
         k = K + 1
         Xk = X[:, :k]
         z = Xk @ beta[:k]
-        prob = 0.5 * (1.0 + np.tanh(0.5 * z))
+        prob = sigmoid(z)
         if d is None:
             d = w * prob * (1.0 - prob)
             rebuild(k, d)
@@ -185,7 +192,7 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
                 rebuild(k, d)
         m = k
         b = beta[:k].copy()
-        obj = objective(b, k, z)
+        obj = penalised_loss(z, y, w, b[1:k], C)
         fresh = False                   # whether the factor was built at the current point
         last = np.inf
         for _ in range(4 * NEWTON_MAX_ITER):
@@ -205,13 +212,13 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
                 # the objective's rounding could no longer confirm a decrease.
                 b = b - step
                 z = Xk @ b
-                prob = 0.5 * (1.0 + np.tanh(0.5 * z))
+                prob = sigmoid(z)
                 break
             t, accepted = 1.0, False
             for _ in range(40):
                 cand = b - t * step
                 cz = Xk @ cand
-                new = objective(cand, k, cz)
+                new = penalised_loss(cz, y, w, cand[1:k], C)
                 if new <= obj - 1e-4 * t * decrement:
                     accepted = True
                     break
@@ -224,7 +231,7 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
                 fresh, last = True, np.inf
                 continue
             b, obj, z = cand, new, cz
-            prob = 0.5 * (1.0 + np.tanh(0.5 * z))
+            prob = sigmoid(z)
             fresh = False
         beta[:k] = b
         coefs.append(b[1:].copy())
@@ -258,17 +265,23 @@ class LinearBase(Aggregator):
         """Path coefficients (nested feature order) in each model's feature order."""
         return [c if order is None else c[order] for c, order in zip(coefs, orders)]
 
+    @staticmethod
+    def path_scores(F: np.ndarray, coefs: list, intercepts: list, orders: list) -> np.ndarray:
+        """(rows, models) linear scores of the path features ``F`` (:meth:`path_features`),
+        bit for bit each model's own: one pass (:func:`prefix_dots`) when the features are
+        in the models' order, else each model's columns summed in its order."""
+        if all(order is None for order in orders):
+            return prefix_dots(F, coefs, intercepts)
+        return np.column_stack([rowwise_dot(F, c, b, columns=order)
+                                for c, b, order in zip(coefs, intercepts, orders)])
+
     @classmethod
     def predict_path(cls, models, sizes, X):
-        """Every prefix model's linear score, bit for bit the per-model score (one pass with
-        :func:`prefix_dots`; pairwise products built once for the path), then each model's
+        """Every prefix model's linear score, bit for bit the per-model score
+        (:meth:`path_scores`; pairwise products built once for the path), then each model's
         link."""
-        if cls.pairwise:
-            F, _, orders = cls.path_features(X, sizes)
-            return np.column_stack([
-                np.clip(m._from_linear(rowwise_dot(F, m.coef_, m.intercept_, columns=order), X.n_rows), 0.0, 1.0)
-                for m, order in zip(models, orders)])
-        Z = prefix_dots(X.scores, [m.coef_ for m in models], [m.intercept_ for m in models])
+        F, _, orders = cls.path_features(X, sizes)
+        Z = cls.path_scores(F, [m.coef_ for m in models], [m.intercept_ for m in models], orders)
         return np.column_stack([np.clip(m._from_linear(Z[:, i], X.n_rows), 0.0, 1.0)
                                 for i, m in enumerate(models)])
 
@@ -297,11 +310,7 @@ class RidgeIsotonicBase(LinearBase):
             return super().fit_path(X, y, unlabelled, sizes, **params)
         coefs, intercepts = solved
         coefs = cls.reorder(coefs, orders)
-        if cls.pairwise:
-            Z = np.column_stack([rowwise_dot(F, c, b, columns=order)
-                                 for c, b, order in zip(coefs, intercepts, orders)])
-        else:
-            Z = prefix_dots(F, coefs, intercepts)
+        Z = cls.path_scores(F, coefs, intercepts, orders)
         models = []
         for i, K in enumerate(sizes):
             model = cls(**params)

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..paths import extend_ids
 from .base import IsotonicMap, prefix_dots
-from .ds_em import BATCH_CELLS, distinct_votes, em_fit, em_fit_batched, em_fit_nested_many  # noqa: F401 (tests)
+from .ds_em import BATCH_CELLS, distinct_votes, em_fit, em_fit_batched, em_fit_nested_many
 from .estimator import Aggregator
 from .fitted import DSJuryModel, interleave, vote_matrix
 
