@@ -36,7 +36,8 @@ from fcps_core.families import REGISTRY, PrefixFeatures
 from fcps_core.predictor import FCPSPredictor
 from fcps_core.selection import FCPSSelector, deployable_label_scale
 from fcps_core.selection.baselines import majority_vote
-from fcps_core.selection.choice import CHOICES, apply_choice_rule
+from fcps_core.defaults import CHOICES
+from fcps_core.selection.choice import apply_choice_rule
 from fcps_core.selection.honesty import assess
 from fcps_core.splits import draw_blocks
 from fcps_core.synthetic import make_regime, semi_real
