@@ -94,6 +94,8 @@ def run_panel(name: str, splits: int, quiet: bool) -> dict:
                "default_632": 0.368 * dr["optimistic"] + 0.632 * dr.get("bbc_estimate", dr["estimate"]),
                "default_choice": res.selected_dict()["family"], "crossfit_seconds": t_cf}
         for rule in CHOICES:
+            if rule == "cheapest_tied" and not res.selector.judge_costs:
+                continue            # needs judge costs (bench_costs.py measures it)
             r2 = copy.copy(res)
             sel = replace(res.selector, choice=rule)
             r2.selector = sel
