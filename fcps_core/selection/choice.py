@@ -141,6 +141,16 @@ class GroupedLosses:
         return np.asarray(self.unit_matrix @ L)
 
     @property
+    def units_of_groups(self):
+        """(units, groups) sparse 0/1 matrix: times per-group weights gives per-unit totals."""
+        if "units_of_groups" not in self._cache:
+            from scipy import sparse
+            G = self.n_groups
+            self._cache["units_of_groups"] = sparse.csr_matrix(
+                (np.ones(G), (self.group_unit, np.arange(G))), shape=(len(self.unit_rows), G))
+        return self._cache["units_of_groups"]
+
+    @property
     def sums(self) -> np.ndarray:
         """(groups, candidates) loss sums."""
         return self.unit_sums()[self.group_unit][:, self.col]

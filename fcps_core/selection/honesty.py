@@ -119,6 +119,9 @@ def _baseline_losses(result, heldout) -> tuple[dict[str, np.ndarray], bool]:
 BLOCK_CELLS = 1 << 21
 #: slack on the bound that rules a candidate out of a draw's tie set before its SE is summed
 PRUNE_SLACK = 1.01
+#: the bootstrap's tie sets read the unit sums of every column some draw may tie, formed
+#: once when they fit in this many cells (else per best column, with the looser bound only)
+UNIT_SUM_CELLS = 1 << 23
 
 
 def bootstrap_counts(seed: int, n_boot: int, G: int) -> np.ndarray:
@@ -151,6 +154,29 @@ def _tie_columns(spread, M, beta, w_max, N, tol, drawn):
     return np.flatnonzero((delta <= PRUNE_SLACK * (se_up + tol[:, None])).any(axis=0))
 
 
+def _paired_tie_columns(spread, cross, cols, M, beta, w_max, N, tol, drawn):
+    """Of ``cols``, the columns that may be tied with the best column ``beta`` in some of
+    these draws, by a paired bound (tighter than :func:`_tie_columns`' triangle inequality).
+
+    The paired residual of group g is D_g - delta n_g with D = S_c - S_beta, and its
+    draw-weighted square sum is at most w_max times its sum over all groups,
+    A - 2 delta Bn + delta^2 NN with A = sum D^2 = Q_c - 2 cross_c + Q_beta (``cross``:
+    sum_g S_gc S_g,beta) and Bn = sum D n = SN_c - SN_beta from per-column sums
+    (:meth:`.choice.GroupedLosses.spread`). That expansion cancels where D is small, so a
+    slack of 1e-10 times the sum of its terms' magnitudes covers its rounding: a column it
+    drops is out of the tie set of every one of these draws."""
+    Q0, SN0, NN0 = spread
+    A = Q0[cols] - 2 * cross + Q0[beta]
+    Bn = SN0[cols] - SN0[beta]
+    delta = M[:, cols] - M[:, [beta]]
+    ss = A - 2 * delta * Bn + delta ** 2 * NN0
+    magnitude = (Q0[cols] + 2 * np.abs(cross) + Q0[beta]) + 2 * np.abs(delta * Bn) + delta ** 2 * NN0
+    ss = np.maximum(ss, 0.0) + 1e-10 * magnitude
+    f = drawn / np.maximum(drawn - 1, 1)
+    se_up = np.sqrt(w_max[:, None] * ss * f[:, None]) / N[:, None]
+    return cols[(delta <= PRUNE_SLACK * (se_up + tol[:, None])).any(axis=0)]
+
+
 def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct: bool):
     """All bootstrap draws at once: with W (draws x groups) the draw counts of each group,
     every in-bag mean and out-of-bag sum is a matrix product, so the rule is replayed
@@ -163,7 +189,9 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     whole. The paired SE against a draw's best column is summed directly over groups,
     sum_g w_g (D_g - delta n_g)^2 with D = S_c - S_best (no cancellation), once per best
     column for all its draws, for the candidates a bound cannot rule out of the tie set
-    (:func:`_tie_columns`)."""
+    (:func:`_tie_columns`). Groups of one unit share D and n, so the sum runs over units
+    with the draw's total weight on each unit, and the unit sums of every column in some
+    tie set are formed once (:meth:`.choice.GroupedLosses.unit_sums_of`)."""
     sel = result.selector
     cands = result.candidates
     rule = sel.choice
@@ -212,21 +240,40 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
         w_max = W.max(axis=1).astype(float)
         spread = grouped.spread()
         tied_d = np.zeros(M.shape, dtype=bool)
-        for beta in np.unique(bd):
-            rb = np.flatnonzero(bd == beta)
-            cols = _tie_columns(spread, M[rb], beta, w_max[rb], N[rb], tol[rb], drawn[rb])
-            sums = grouped.unit_sums(np.r_[cols, beta])
-            sums[:, :-1] -= sums[:, -1:]
-            DN_D2 = np.empty((G, 2 * len(cols)))                  # per group: D n, then D^2
-            D, D2 = DN_D2[:, :len(cols)], DN_D2[:, len(cols):]
-            np.take(sums[:, :-1], grouped.group_unit, axis=0, out=D2)
-            np.multiply(D2, ng[:, None], out=D)
+        betas = np.unique(bd)
+        draws_of = [np.flatnonzero(bd == beta) for beta in betas]
+        cols_of = [_tie_columns(spread, M[rb], beta, w_max[rb], N[rb], tol[rb], drawn[rb])
+                   for beta, rb in zip(betas, draws_of)]
+        held = np.unique(np.concatenate([*cols_of, betas]))
+        n_unit = grouped.unit_rows
+
+        def unit_sums_t(c):
+            """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
+            return grouped.unit_sums(c).T
+        if len(n_unit) * len(held) <= UNIT_SUM_CELLS:
+            # every column some tie set may hold, summed once; their paired bound is tighter
+            ST = np.ascontiguousarray(grouped.unit_sums(held).T)
+
+            def unit_sums_t(c):
+                return ST[np.searchsorted(held, c)]
+            cross = ST @ (grouped.unit_groups[:, None] * ST[np.searchsorted(held, betas)].T)  # sum_g S_gc S_g,beta
+            cols_of = [_paired_tie_columns(spread, cross[np.searchsorted(held, cols), i], cols, M[rb], beta,
+                                           w_max[rb], N[rb], tol[rb], drawn[rb])
+                       for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
+        to_units = grouped.units_of_groups
+        for beta, rb, cols in zip(betas, draws_of, cols_of):
+            # per unit (one group of it): D n and D^2, D = S_c - S_beta summed directly
+            DN_D2 = np.empty((2 * len(cols), len(n_unit)))
+            D, D2 = DN_D2[:len(cols)], DN_D2[len(cols):]
+            np.subtract(unit_sums_t(cols), unit_sums_t([beta]), out=D2)
+            np.multiply(D2, n_unit, out=D)
             D2 *= D2
-            del sums, D, D2
+            del D, D2
             for s0 in range(0, len(rb), step):
                 part = rb[s0:s0 + step]
                 Wt = group_weights(part)
-                DN, D2 = np.hsplit(Wt.T @ DN_D2, 2)
+                DN, D2 = np.vsplit(DN_D2 @ (to_units @ Wt), 2)        # the draws' weights per unit
+                DN, D2 = DN.T, D2.T
                 NN = (ng * ng) @ Wt
                 d = M[part][:, cols] - M[part, beta][:, None]
                 ss = D2 - 2 * d * DN + d ** 2 * NN[:, None]
