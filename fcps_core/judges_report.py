@@ -18,10 +18,15 @@ labelled exactly 1/2 (``binary_rows`` counts the rest).
   cross-fitted isotonic probability (below) above or below 1/2 (``decision`` = ``isotonic``).
 * ``accuracy``: share of binarised rows where the decision matches the label, an abstention
   counting one half (the convention of the next-judge plan's curated rule).
-* ``kappa``: Cohen's kappa (``sklearn.metrics.cohen_kappa_score``) of the decision against
-  the binarised label, an abstention being a third category (it never agrees).
-* ``auc``: ROC AUC (``sklearn.metrics.roc_auc_score``) of the judge's scalar score (the
-  score the families see) against the binarised label; None without both classes.
+* ``kappa``: Cohen's kappa of the decision against the binarised label, an abstention being
+  a third category (it never agrees); None where it is undefined (label and decision constant
+  on one category). :func:`label_kappas` computes every judge's at once from one bincount of
+  (label, decision) pairs and gives ``sklearn.metrics.cohen_kappa_score``'s value, to the bit.
+* ``auc``: ROC AUC of the judge's scalar score (the score the families see) against the
+  binarised label; None without both classes. :func:`label_aucs` computes every judge's at
+  once by the steps of ``sklearn.metrics.roc_auc_score`` (``roc_curve``'s thresholds with
+  collinear points dropped, then the trapezoid rule), so it gives sklearn's value to the bit;
+  that area is the Mann-Whitney U / (n_0 n_1) with ties counting one half.
 * ``brier_iso``: Brier score (squared error against the label, soft or not) of the judge's
   score after an increasing isotonic map cross-fitted over grouped folds of D (each row is
   predicted by a map fitted on the other folds' groups: not in-sample). Categorical scores
@@ -71,7 +76,7 @@ import numpy as np
 from scipy.stats import rankdata
 from sklearn import config_context
 from sklearn.calibration import calibration_curve
-from sklearn.metrics import brier_score_loss, cohen_kappa_score, mean_squared_error, roc_auc_score
+from sklearn.metrics import brier_score_loss, mean_squared_error
 
 from .encoding import JudgeEncoder, encode_panel
 from .families import IsotonicMap
@@ -146,8 +151,24 @@ def _num(v, digits: int | None = None):
     return round(float(v), digits) if digits is not None else float(v)
 
 
-def _matrix(M: np.ndarray) -> list:
-    return [[_num(v, 4) for v in row] for row in M]
+def _matrix(M: np.ndarray, digits: int = 4) -> list:
+    """``[[_num(v, digits) for v in row] for row in M]`` without a Python call per entry.
+    ``np.round`` (x * 10^d, round half to even, / 10^d) returns Python's correctly rounded
+    ``round(x, d)`` whenever x * 10^d is farther than its own rounding error from a half
+    (both then pick the same integer k, and k / 10^d is the double nearest k * 10^-d); the
+    entries within a few ulps of a half, or too large for the product to be exact, go
+    through ``round`` itself. Entries that are not finite become None."""
+    M = np.asarray(M, dtype=float)
+    finite = np.isfinite(M)
+    X = np.where(finite, M, 0.0)
+    scaled = X * 10.0 ** digits
+    frac = scaled - np.floor(scaled)
+    doubt = finite & ((np.abs(frac - 0.5) <= 4 * np.spacing(np.abs(scaled))) | (np.abs(scaled) >= 2.0 ** 52))
+    out = np.round(X, digits).astype(object)       # elements are Python floats
+    for idx in zip(*np.nonzero(doubt)):
+        out[idx] = round(float(M[idx]), digits)
+    out[~finite] = None
+    return out.tolist()
 
 
 def brier(y: np.ndarray, p: np.ndarray) -> float | None:
@@ -165,6 +186,58 @@ def brier(y: np.ndarray, p: np.ndarray) -> float | None:
 def decisions(x: np.ndarray) -> np.ndarray:
     """1 above 1/2, 0 below, :data:`ABSTAIN` at exactly 1/2 or NaN."""
     return np.where(x > 0.5, 1, np.where(x < 0.5, 0, ABSTAIN))
+
+
+def label_kappas(yb: np.ndarray, decided: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of each column of ``decided`` (rows x judges, codes 0, 1, :data:`ABSTAIN`)
+    against the 0/1 labels ``yb``: ``cohen_kappa_score(yb, decided[:, j])`` for every j, to the
+    bit, NaN where sklearn returns NaN (no expected disagreement: label and decision constant on
+    one category). One bincount gives every judge's 3 x 3 confusion (label x decision); kappa
+    = 1 - observed / expected disagreement, with sklearn's expected matrix outer(decision
+    counts, label counts) / n summed in sklearn's order. A category absent from both vectors
+    only adds zero entries, which leave sklearn's sum over its smaller matrix unchanged."""
+    n, K = decided.shape
+    cells = (9 * np.arange(K) + 3 * np.asarray(yb, dtype=np.int64)[:, None] + decided).ravel()
+    C = np.bincount(cells, minlength=9 * K).reshape(K, 3, 3).astype(float)
+    expected = C.sum(axis=1)[:, :, None] * C.sum(axis=2)[:, None, :] / float(n)
+    off = 1.0 - np.eye(3)
+    observed = (off * C).reshape(K, 9).sum(axis=1)
+    chance = (off * expected).reshape(K, 9).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(chance == 0, np.nan, 1.0 - observed / chance)
+
+
+def label_aucs(yb: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """ROC AUC of each column of ``scores`` (rows x judges) against 0/1 labels ``yb`` with both
+    classes: ``roc_auc_score(yb, scores[:, j])`` for every j, to the bit, by sklearn's own steps
+    for all judges at once. Each column is sorted by descending score (sklearn's stable order);
+    the last row of each run of equal scores is a threshold, with tps positives at or above it
+    and fps = (its position + 1) - tps negatives; thresholds collinear with both neighbours are
+    dropped (``roc_curve(drop_intermediate=True)``); the trapezoid areas from (0, 0) over
+    (fps / n_0, tps / n_1) are summed judge by judge with numpy's (pairwise) sum, as scipy's
+    ``trapezoid`` sums them. The area is U / (n_0 n_1) (Mann-Whitney, ties counting one half),
+    but computed from ranks it can differ from sklearn's in the last bit, hence these steps."""
+    X = np.ascontiguousarray(np.asarray(scores, dtype=float).T)            # judges x rows
+    yb = np.asarray(yb, dtype=float)
+    n, n1 = X.shape[1], yb.sum()
+    if X.shape[0] == 0:
+        return np.zeros(0)
+    order = n - 1 - np.flip(np.argsort(np.flip(X, axis=1), axis=1, kind="stable"), axis=1)
+    positives = np.cumsum(yb[order], axis=1)
+    threshold = np.ones(X.shape, dtype=bool)
+    threshold[:, :-1] = np.diff(np.take_along_axis(X, order, axis=1), axis=1) != 0
+    j, i = np.nonzero(threshold)                                           # judge by judge, in rank order
+    tps = positives[j, i]
+    fps = 1.0 + i - tps
+    first = np.r_[True, j[1:] != j[:-1]]
+    keep = first | np.r_[first[1:], True]                                  # each judge's first and last
+    keep[1:-1] |= (np.diff(fps, 2) != 0) | (np.diff(tps, 2) != 0)
+    first, fpr, tpr = first[keep], fps[keep] / (n - n1), tps[keep] / n1
+    fpr0 = np.where(first, 0.0, np.r_[0.0, fpr[:-1]])                      # the previous point, (0, 0) first
+    tpr0 = np.where(first, 0.0, np.r_[0.0, tpr[:-1]])
+    area = (fpr - fpr0) * (tpr + tpr0) / 2.0
+    ends = np.r_[np.flatnonzero(first), len(area)]
+    return np.array([area[a:b].sum() for a, b in zip(ends[:-1], ends[1:])])
 
 
 def kappa_matrix(codes: np.ndarray) -> np.ndarray:
@@ -296,16 +369,6 @@ def crossfit_folds(groups: np.ndarray, folds: int, seed: int) -> list[tuple[np.n
     return [] if k < 2 else [(tr, va) for _, tr, va in grouped_folds(groups, k, 1, seed)]
 
 
-def _safe(fn, *args) -> float | None:
-    # the inputs are built here: sklearn's per-call parameter validation would dominate the report's time
-    with warnings.catch_warnings(), config_context(assume_finite=True, skip_parameter_validation=True):
-        warnings.simplefilter("ignore")
-        try:
-            return _num(fn(*args))
-        except ValueError:
-            return None
-
-
 # -- the report -----------------------------------------------------------------------------
 def panel_judges_report(panel: Panel, rows: np.ndarray, *, folds: int = 5, seed: int = 0, n_bins: int = 5,
                         threshold: float = REDUNDANCY_THRESHOLD) -> dict:
@@ -328,19 +391,20 @@ def panel_judges_report(panel: Panel, rows: np.ndarray, *, folds: int = 5, seed:
     if fold_list:   # Brier = squared error against the label: one call for every judge
         with config_context(assume_finite=True, skip_parameter_validation=True):
             briers = mean_squared_error(np.repeat(y[:, None], S.shape[1], axis=1), P, multioutput="raw_values")
-    if both:    # one call: the label repeated as a multilabel target, one AUC per judge column
-        with config_context(assume_finite=True, skip_parameter_validation=True):
-            auc = np.atleast_1d(roc_auc_score(np.repeat(yb[:, None], S.shape[1], axis=1), S[keep], average=None))   # one judge: sklearn returns a scalar
+    Dk = D[keep]
+    if len(yb):     # every judge at once; the accuracy's sums of halves are exact in any order
+        accuracy = ((Dk == yb[:, None]) + 0.5 * (Dk == ABSTAIN)).mean(axis=0)
+        kappa = label_kappas(yb, Dk)
+    auc = label_aucs(yb, S[keep]) if both else None
     judges = []
     for j, col in enumerate(panel.judges):
         miss, err = _output_kinds(col, rows)
-        d = D[keep, j]
         judges.append({
             "judge": names[j], "schema": col.schema, "decision": "native" if native[j] else "isotonic",
             "coverage": float(1.0 - np.mean(miss | err)), "missing_rate": float(miss.mean()),
             "parse_error_rate": float(err.mean()), "abstain_rate": float(np.mean(D[:, j] == ABSTAIN)),
-            "accuracy": _num(np.mean((d == yb) + 0.5 * (d == ABSTAIN))) if len(yb) else None,
-            "kappa": _safe(cohen_kappa_score, yb, d) if len(yb) else None,
+            "accuracy": _num(accuracy[j]) if len(yb) else None,
+            "kappa": _num(kappa[j]) if len(yb) else None,
             "auc": _num(auc[j]) if both else None,
             "brier_iso": _num(briers[j]) if fold_list else None})
     if native.all():
