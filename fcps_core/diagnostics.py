@@ -140,19 +140,31 @@ class PrefixDiagnostics:
                 "cell_pressure_sum": self.pressure_sum}
 
 
-def _seen_share(uniq_M: np.ndarray, counts_M: np.ndarray, ids: np.ndarray,
-                weight: np.ndarray | None = None):
+def _seen_share(count_of, ids: np.ndarray, weight: np.ndarray | None = None):
     """(unseen share, sum over seen rows of 1/(n N_z)) for held-out pattern ids; ``weight``
-    gives each id's row count (None = one row each)."""
+    gives each id's row count (None = one row each); ``count_of(ids)`` gives each id's M
+    count N_z (0 for a pattern M never shows)."""
     if len(ids) == 0:
         return math.nan, math.nan
     w = np.ones(len(ids)) if weight is None else np.asarray(weight, float)
     n = float(w.sum())
-    pos = np.minimum(np.searchsorted(uniq_M, ids), len(uniq_M) - 1)
-    seen = (uniq_M[pos] == ids) & (ids >= 0)
+    counts = count_of(ids)
+    seen = counts > 0
     unseen = 1.0 - float(w[seen].sum()) / n
-    pressure = float(np.sum(w[seen] / counts_M[pos[seen]]) / n)
+    pressure = float(np.sum(w[seen] / counts[seen]) / n)
     return float(unseen), pressure
+
+
+def _dense_bound(*id_arrays) -> int | None:
+    """One past the largest id when the ids are non-negative and few enough (at most twice
+    the rows plus 1024) for a count per id; else None."""
+    arrays = [a for a in id_arrays if a is not None and len(a)]
+    if not arrays or not all(np.issubdtype(a.dtype, np.integer) for a in arrays):
+        return None
+    if min(int(a.min()) for a in arrays) < 0:
+        return None
+    top = max(int(a.max()) for a in arrays) + 1
+    return top if top <= 2 * sum(len(a) for a in arrays) + 1024 else None
 
 
 def prefix_diagnostics(ids_M: np.ndarray, ids_V: np.ndarray, ids_T: np.ndarray | None,
@@ -162,25 +174,36 @@ def prefix_diagnostics(ids_M: np.ndarray, ids_V: np.ndarray, ids_T: np.ndarray |
     """All prefix diagnostics from the pattern ids of the M, V and (optional) T rows.
 
     ``w_*`` (optional) are row counts when the ids are distinct rows with multiplicities;
-    the diagnostics are those of the expanded rows.
+    the diagnostics are those of the expanded rows. Dense ids (the selection's pattern ids)
+    are counted per id with ``np.bincount`` (no sort); others through ``np.unique``. The
+    same sums in the same order either way.
     """
-    if w_M is None:
-        uniq_M, counts_M = np.unique(ids_M, return_counts=True)
-        counts_M = counts_M.astype(float)
-        n_M = len(ids_M)
+    n_M = len(ids_M) if w_M is None else float(np.sum(w_M))
+    bound = _dense_bound(ids_M, ids_V, ids_T)
+    if bound is not None:
+        per_id = np.bincount(ids_M, weights=w_M, minlength=bound).astype(float, copy=False)
+        counts_M = per_id[per_id > 0]
+
+        def count_of(ids):
+            return per_id[ids]
     else:
         uniq_M, inv = np.unique(ids_M, return_inverse=True)
-        counts_M = np.bincount(inv, weights=w_M, minlength=len(uniq_M))
-        n_M = float(np.sum(w_M))
+        counts_M = np.bincount(inv.reshape(-1), weights=w_M, minlength=len(uniq_M)).astype(float, copy=False)
+
+        def count_of(ids):
+            if not len(uniq_M):
+                return np.zeros(len(ids))
+            pos = np.minimum(np.searchsorted(uniq_M, ids), len(uniq_M) - 1)
+            return np.where((uniq_M[pos] == ids) & (ids >= 0), counts_M[pos], 0.0)
     H = effective_support(counts_M)
-    unseen_val, pressure_val = _seen_share(uniq_M, counts_M, ids_V, w_V)
+    unseen_val, pressure_val = _seen_share(count_of, ids_V, w_V)
     if ids_T is not None and len(ids_T):
-        unseen_test, pressure_test = _seen_share(uniq_M, counts_M, ids_T, w_T)
+        unseen_test, pressure_test = _seen_share(count_of, ids_T, w_T)
         u, pressure = unseen_test, pressure_test
     else:
         unseen_test = None
         u, pressure = unseen_val, pressure_val
-    return PrefixDiagnostics(Q_K=Q_K, S_K=int(len(uniq_M)), H_K=H, unseen_val=unseen_val,
+    return PrefixDiagnostics(Q_K=Q_K, S_K=int(len(counts_M)), H_K=H, unseen_val=unseen_val,
                              unseen_test=unseen_test, V_cell=pressure + u,
                              V_proxy=H / n_M + u, pressure_sum=pressure)
 

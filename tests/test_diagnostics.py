@@ -34,6 +34,29 @@ def test_prefix_diagnostics_without_test_block_use_validation():
     assert d.V_proxy == pytest.approx(d.H_K / 3 + 1 / 2)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_prefix_diagnostics_dense_and_sparse_ids_agree(weighted):
+    """Small non-negative ids are counted per id, others (huge or negative ids) through a
+    sort: the same pattern sets give the same diagnostics, exactly, and the by-hand case
+    above holds on the sorted route too."""
+    rng = np.random.default_rng(0)
+    ids = {b: rng.integers(0, 40, n) for b, n in (("M", 300), ("V", 120), ("T", 90))}
+    w = {b: rng.integers(1, 5, len(v)).astype(float) if weighted else None for b, v in ids.items()}
+    kw = {"w_M": w["M"], "w_V": w["V"], "w_T": w["T"]}
+    dense = prefix_diagnostics(ids["M"], ids["V"], ids["T"], 81.0, **kw).to_dict()
+    shifted = prefix_diagnostics(ids["M"] * 10**12, ids["V"] * 10**12, ids["T"] * 10**12, 81.0, **kw).to_dict()
+    negative = prefix_diagnostics(ids["M"] - 20, ids["V"] - 20, ids["T"] - 20, 81.0, **kw).to_dict()
+    assert dense == shifted
+    # a held-out negative id counts as unseen (M's own ids are its patterns, negative or not)
+    assert negative["S_K"] == len(np.unique(ids["M"]))
+    wV = np.ones(len(ids["V"])) if w["V"] is None else w["V"]
+    unseen = (ids["V"] < 20) | ~np.isin(ids["V"], ids["M"])
+    assert negative["unseen_val"] == pytest.approx(wV[unseen].sum() / wV.sum(), abs=1e-15)
+    d = prefix_diagnostics(np.array([1, 1, 1, 2]) * 10**12, np.array([1, 2, 3, 3]) * 10**12,
+                           np.array([2, 2, 1, 4, 1]) * 10**12, Q_K=9.0)
+    assert d.V_cell == pytest.approx((2 / 5) / 3 + (2 / 5) / 1 + 1 / 5)
+
+
 @pytest.mark.parametrize("n_V,menu,expected", [
     # Paper Table tab:candidate-menu-validation (values as printed, 3 decimals).
     (300, 21, 0.101), (300, 42, 0.112), (100, 21, 0.174), (100, 42, 0.193),

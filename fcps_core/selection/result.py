@@ -10,6 +10,7 @@ import numpy as np
 from ..diagnostics import PrefixDiagnostics, losses, theorem1_bound, validation_scale
 from ..encoding import EncodedPanel, pattern_labels
 from ..families import REGISTRY, PrefixFeatures
+from ..families.base import one_blas_thread
 from ..judges_report import judges_report
 from ..panel import Panel
 from ..paths import JudgePath
@@ -188,6 +189,7 @@ class SelectionResult:
         if self.views is not None:
             self.views.release(("M", "V", "rest"))
 
+    @one_blas_thread      # its products are vector dots: a second BLAS thread waits on a busy core
     def audit(self) -> None:
         """Research-test audit: T metrics for every candidate, after selection is fixed."""
         T = self.blocks.T

@@ -46,6 +46,7 @@ from ..defaults import (CHOICES, ESTIMATES, PROTOCOLS, DEFAULT_ALPHA, DEFAULT_BO
                         DEFAULT_PATHS, DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX)
 from ..errors import MenuError, SplitError
 from ..families import FAMILIES, REGISTRY, get_family
+from ..families.base import one_blas_thread
 from ..panel import Panel
 from ..paths import PATH_RULES, JudgePath, build_paths
 from ..splits import Blocks, check_blocks
@@ -276,6 +277,7 @@ class FCPSSelector:
                 raise SplitError(f"block {b} contains unlabelled rows")
         return panel
 
+    @one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
     def fit_menu(self, panel: Panel, rows: dict, *, expand_grid: bool = False, score_val: bool = True,
                  progress: Callable[[float, str], None] | None = None) -> "MenuFit":
         """One pass over the menu: encoders fitted on ``rows['M']``, paths built on
