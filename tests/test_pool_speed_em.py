@@ -5,7 +5,8 @@
   when its batch mates stop at once, late, or at the cap;
 * the nested EM's arithmetic (posteriors kept doubled, weights as logs of ratios, prior and
   totals inside the products) gives em_fit's iterates on wide paths with abstentions and at
-  every iteration cap.
+  every iteration cap (its products in double precision; test_pool_speed.py bounds the
+  default single-precision ones).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def test_nested_em_on_a_wide_flat_path(abstain):
     votes, count = votes_of(rng, 400, 60, acc=(0.5, 0.57), abstain=abstain)
     sizes = [1, 7, 30, 31, 45, 59, 60]
     for max_iter in (1, 2, 17, 200):
-        for K, got in zip(sizes, em_fit_nested(votes, count, sizes, max_iter=max_iter)):
+        for K, got in zip(sizes, em_fit_nested(votes, count, sizes, max_iter=max_iter, dtype=np.float64)):
             prior, w1, w0, t = em_fit(votes[:, :2 * K], count, max_iter=max_iter)
             assert got[0] == pytest.approx(prior, abs=1e-11)
             np.testing.assert_allclose(got[1], w1, rtol=1e-11, atol=1e-11)

@@ -6,7 +6,8 @@ multiplicities. EM starts from the majority vote, its M-step is Laplace-smoothed
 stops when one step moves no row's posterior by ``tol`` or after ``max_iter`` steps.
 
 Runners, all giving :func:`em_fit`'s iterates up to rounding (the same sums added in
-another order; tests hold them to 1e-12):
+another order; tests hold them to 1e-12; the nested runner's default single-precision
+products round more, below):
 
 * :func:`em_fit`: one problem, matrix-vector products (a single model's fit);
 * :func:`em_fit_batched` / :func:`em_fit_many`: many small problems (few distinct vote
@@ -14,25 +15,42 @@ another order; tests hold them to 1e-12):
 * :func:`em_fit_nested_many`: the nested prefixes of judge paths on the paths' vote rows, in
   chunks of consecutive prefixes: one EM step of a chunk is two dense matrix products
   (posteriors x count-weighted votes, vote weights x votes) instead of two matrix-vector
-  products per prefix; the chunks run on two threads with BLAS on one each. On 2,000 rows
-  x 200 additive judges (526 EMs, each at the 200-step cap on a flat likelihood) EM takes
-  a quarter of the time of one BLAS-2 EM per prefix, and what is left is the flops of 200
-  steps x every prefix: about 1e11, the two products of each step at about 45 Gflop/s per
-  core (near this machine's peak), plus a tenth for the elementwise steps, kept to one
-  tanh and a few passes per cell (:func:`_em_chunk`).
+  products per prefix, in single precision (below); the chunks run on two threads with
+  BLAS on one each. On 2,000 rows x 200 additive judges (526 EMs, each at the 200-step
+  cap on a flat likelihood) double-precision EM takes a quarter of the time of one BLAS-2
+  EM per prefix, and what is left is the flops of 200 steps x every prefix: about 1e11,
+  the two products of each step near this machine's double-precision peak, plus a tenth
+  for the elementwise steps, kept to one tanh and a few passes per cell (:func:`_em_chunk`).
+
+**Single-precision products** (:data:`PRODUCT_DTYPE`): the nested runner's two products
+per step run in float32 (the state u, the M-step's logs, the prior and the stopping test
+stay in float64), which halves the EM's time: on 2,000 rows x 200 additive judges one
+path's long prefixes took 0.49 s instead of 1.0 s, and the whole ``select --protocol split``
+2.7 s instead of 3.6 s. The price is rounding of about 1e-7 per step in the iterates. A
+flat likelihood's EM crawls (its posteriors still move by 1e-3 to 1e-2 per step at the
+200-step cap), so there the float32 iterates end up to 7.6e-4 from the float64 ones after
+200 steps. Measured on ``select --protocol split``, largest change in a ds_jury candidate's
+validation MSE: LLMBar 2.5e-7, HANNA 5.4e-5, 2,000 x 200 additive 2.8e-4 (the issue's bound
+for ds_jury is 1e-3); the selected candidate and the deployed risk are unchanged on all
+three. The larger changes come from isotonic calibration: a tiny change in the log-odds
+can reorder two rows' raw scores and re-pool the fit. The float64 products remain
+available (``dtype=np.float64``); tests hold their iterates to em_fit's to 1e-11.
+Double-precision M-steps with float32 E-steps stayed within 3e-5 of the float64 iterates,
+but saved only a quarter of the time. Summing the M-step's float32 products over blocks of
+64 rows in double still left 1.7e-4.
 
 Tried and left out: SQUAREM acceleration and starting prefix K from prefix K-1's
-posteriors. Both cut EM steps on large pools, but EMs that stop at the iteration cap or on
-a flat likelihood then end elsewhere: on LLMBar up to 0.03 apart in a candidate's
+posteriors. Both cut EM steps on large pools. But an EM that stops at the iteration cap
+or on a flat likelihood then ends elsewhere: on LLMBar up to 0.03 apart in a candidate's
 validation MSE. Not done: row-block ("four Russians") tables of the binary votes (8
-judges per 256-entry table) need 8x fewer additions than the products, but done as numpy
-gathers they would stream (prefixes x rows) arrays once per 8 judges, slower than BLAS-3 at
-numpy's measured gather/add rates; float32 products would change results. Not done either:
-a chunk's prefixes use the columns of its largest one (about a fifth of the products' flops
-at 48 consecutive sizes go to weights fixed at 0); splitting the products into the columns
-every prefix uses and per-group ragged ones would save at most that fifth, less the
-efficiency the thin ragged products lose, and the chunk size trades the two evenly (32, 48
-and 64 measured within 2% of one another).
+judges per 256-entry table). They need 8x fewer additions than the products, but done as
+numpy gathers they would stream (prefixes x rows) arrays once per 8 judges, slower than
+BLAS-3 at numpy's measured gather/add rates. Not done either: a chunk's prefixes use the
+columns of its largest one (about a fifth of the products' flops at 48 consecutive sizes
+go to weights fixed at 0). Splitting the products into the columns every prefix uses and
+per-group ragged ones would save at most that fifth, less the efficiency the thin ragged
+products lose; the chunk size trades the two evenly (32, 48 and 64 measured within 2% of
+one another).
 """
 
 from __future__ import annotations
@@ -292,6 +310,10 @@ class _Lockstep:
 
 #: prefixes of one path whose EM steps share one matrix product (:func:`em_fit_nested`)
 NESTED_CHUNK = 48
+#: the nested runner's two matrix products per step run in single precision (the state,
+#: the M-step's logs and the stopping test stay in double): half the time of double
+#: products, at the cost of rounding the iterates ~1e-7 per step (see the module notes)
+PRODUCT_DTYPE = np.float32
 #: threads running the chunks of :func:`em_fit_nested_many` (each chunk on one BLAS thread),
 #: at most the cores the process may use (:func:`_em_threads`)
 EM_THREADS = 2
@@ -314,7 +336,7 @@ def _em_threads() -> int:
 
 
 def em_fit_nested(votes: np.ndarray, count: np.ndarray, sizes, *, max_iter: int = MAX_ITER,
-                  tol: float = TOL) -> list[tuple]:
+                  tol: float = TOL, dtype=None) -> list[tuple]:
     """:func:`em_fit` of ``votes[:, :2K]`` with ``count`` for every K in ``sizes`` (the nested
     prefixes of one path's vote rows), in lockstep on BLAS-3 products.
 
@@ -327,10 +349,11 @@ def em_fit_nested(votes: np.ndarray, count: np.ndarray, sizes, *, max_iter: int 
     same EM. The products read the 1-votes, plus the abstentions of the judges that ever
     abstain (:func:`_nested_tasks`).
     """
-    return em_fit_nested_many([(votes, count, sizes)], max_iter=max_iter, tol=tol)[0]
+    return em_fit_nested_many([(votes, count, sizes)], max_iter=max_iter, tol=tol, dtype=dtype)[0]
 
 
-def em_fit_nested_many(paths: list[tuple], *, max_iter: int = MAX_ITER, tol: float = TOL) -> list[list]:
+def em_fit_nested_many(paths: list[tuple], *, max_iter: int = MAX_ITER, tol: float = TOL,
+                       dtype=None) -> list[list]:
     """:func:`em_fit_nested` of several (votes, count, sizes) paths; the chunks of prefixes
     are independent EMs, run on up to :data:`EM_THREADS` threads (numpy releases the GIL in
     the products and the elementwise steps; a chunk's arithmetic is the same on any thread)."""
@@ -340,7 +363,8 @@ def em_fit_nested_many(paths: list[tuple], *, max_iter: int = MAX_ITER, tol: flo
         sizes = [int(K) for K in sizes]
         out.append([None] * len(sizes))
         if sizes:
-            for task, members in _nested_tasks(votes, np.asarray(count, dtype=float), sizes, max_iter, tol):
+            for task, members in _nested_tasks(votes, np.asarray(count, dtype=float), sizes, max_iter, tol,
+                                               PRODUCT_DTYPE if dtype is None else dtype):
                 tasks.append(task)
                 slots.append((p, members))
     # the costliest chunks first: the threads end together
@@ -360,7 +384,7 @@ def em_fit_nested_many(paths: list[tuple], *, max_iter: int = MAX_ITER, tol: flo
 
 
 def _nested_tasks(votes: np.ndarray, count: np.ndarray, sizes: list[int], max_iter: int,
-                  tol: float) -> list[tuple]:
+                  tol: float, dtype) -> list[tuple]:
     """The :func:`_em_chunk` calls of a path's prefixes (with their cost last), each with
     the positions (in ``sizes``) of its prefixes.
 
@@ -386,12 +410,13 @@ def _nested_tasks(votes: np.ndarray, count: np.ndarray, sizes: list[int], max_it
     for a, c in zip(cuts[:-1], cuts[1:]):
         K_top = int(Ks[c - 1])
         cost = len(count) * (c - a) * (K_top + int(np.searchsorted(ab_judges, K_top)))
-        out.append(((V1, AB, ab_judges, count, total, col[0::2], col[1::2], Ks[a:c], T0[a:c], max_iter, tol, cost),
+        out.append(((V1, AB, ab_judges, count, total, col[0::2], col[1::2], Ks[a:c], T0[a:c], max_iter, tol, dtype,
+                     cost),
                     order[a:c].tolist()))
     return out
 
 
-def _em_chunk(V1, AB, ab_judges, count, total, col1, col0, Ks, T, max_iter, tol) -> list[tuple]:
+def _em_chunk(V1, AB, ab_judges, count, total, col1, col0, Ks, T, max_iter, tol, dtype=np.float64) -> list[tuple]:
     """The lockstep EMs of a few prefixes (sizes ``Ks``, ascending, starts ``T``).
 
     Each step is one product of their posteriors with the count-weighted 1-votes and
@@ -423,7 +448,8 @@ def _em_chunk(V1, AB, ab_judges, count, total, col1, col0, Ks, T, max_iter, tol)
     A[:, :K_top] = V1[:, :K_top]
     A[:, K_top:width] = AB[:, :k_ab]
     A[:, width] = 1.0
-    half_counts = A * (0.5 * count)[:, None]
+    half_counts = (A * (0.5 * count)[:, None]).astype(dtype, copy=False)
+    A_t = np.ascontiguousarray(A.T, dtype=dtype)
     col1_2, col0_2 = col1[:K_top] + 2.0, col0[:K_top] + 2.0   # smoothed: b + 1 = col + 2 - (a + 1)
     keep = (np.arange(K_top)[None, :] < Ks[:, None]).astype(float)
     half_keep = 0.5 * keep
@@ -431,7 +457,7 @@ def _em_chunk(V1, AB, ab_judges, count, total, col1, col0, Ks, T, max_iter, tol)
     out: list = [None] * len(Ks)
     U = 2.0 * np.asarray(T, dtype=float)
     for step in range(max_iter):
-        S = U @ half_counts                          # t-weighted 1-votes, abstentions, total
+        S = (U.astype(dtype, copy=False) @ half_counts).astype(float, copy=False)   # t-weighted 1-votes, ..., total
         tw_sum = S[:, width]
         a1 = S[:, :K_top] + 1.0                      # smoothed: a1 + 1, a0 + 1, b1 + 1, b0 + 1
         b1 = col1_2 - a1
@@ -453,8 +479,9 @@ def _em_chunk(V1, AB, ab_judges, count, total, col1, col0, Ks, T, max_iter, tol)
         if k_ab:
             np.multiply(w0[:, aj], -0.5, out=half[:, K_top:width])
         half[:, width] = 0.5 * (prior + w0.sum(axis=1))
-        new_U = half @ A.T
-        np.tanh(new_U, out=new_U)
+        lo = half.astype(dtype, copy=False) @ A_t
+        np.tanh(lo, out=lo)
+        new_U = lo.astype(float, copy=False)
         new_U += 1.0
         U -= new_U
         done = np.maximum(U.max(axis=1, initial=0.0), -U.min(axis=1, initial=0.0)) < 2.0 * tol
