@@ -429,7 +429,10 @@ def _em_chunk(V1, AB, ab_judges, count, total, col1, col0, Ks, T, max_iter, tol,
 
     * the state is u = 2t = 1 + tanh(lo/2), so the logistic costs one tanh and one addition
       per cell; the products take u against half the counts (scaling by 2 is exact, so these
-      are t's products and u's changes are exactly twice t's, tested against 2 tol);
+      are t's products and u's changes are exactly twice t's, tested against 2 tol); u, the
+      tanh and the stopping test are in the products' precision ``dtype`` (in float32 the
+      changes are multiples of 2^-23 near 1, under 2 tol = 2e-7 only when u stands still or
+      moves by one step), the M-step's sums and logs in float64;
     * the prior and the vote weights come from the smoothed counts as logs of ratios (two
       logs per judge and prefix where the logit form needs six transcendentals):
       w1 - w0 = log((a1+1)(b0+1) / ((a0+1)(b1+1))), w0 = log((a0+1)(n_b+2) / ((n_a+2)(b0+1))),
@@ -455,9 +458,9 @@ def _em_chunk(V1, AB, ab_judges, count, total, col1, col0, Ks, T, max_iter, tol,
     half_keep = 0.5 * keep
     active = np.arange(len(Ks))
     out: list = [None] * len(Ks)
-    U = 2.0 * np.asarray(T, dtype=float)
+    U = (2.0 * np.asarray(T, dtype=float)).astype(dtype, copy=False)   # the state, in the products' precision
     for step in range(max_iter):
-        S = (U.astype(dtype, copy=False) @ half_counts).astype(float, copy=False)   # t-weighted 1-votes, ..., total
+        S = (U @ half_counts).astype(float, copy=False)   # t-weighted 1-votes, abstentions, total
         tw_sum = S[:, width]
         a1 = S[:, :K_top] + 1.0                      # smoothed: a1 + 1, a0 + 1, b1 + 1, b0 + 1
         b1 = col1_2 - a1
@@ -479,9 +482,8 @@ def _em_chunk(V1, AB, ab_judges, count, total, col1, col0, Ks, T, max_iter, tol,
         if k_ab:
             np.multiply(w0[:, aj], -0.5, out=half[:, K_top:width])
         half[:, width] = 0.5 * (prior + w0.sum(axis=1))
-        lo = half.astype(dtype, copy=False) @ A_t
-        np.tanh(lo, out=lo)
-        new_U = lo.astype(float, copy=False)
+        new_U = half.astype(dtype, copy=False) @ A_t
+        np.tanh(new_U, out=new_U)
         new_U += 1.0
         U -= new_U
         done = np.maximum(U.max(axis=1, initial=0.0), -U.min(axis=1, initial=0.0)) < 2.0 * tol
@@ -492,7 +494,7 @@ def _em_chunk(V1, AB, ab_judges, count, total, col1, col0, Ks, T, max_iter, tol,
             for m, i in zip(active[done], np.flatnonzero(done)):
                 K = int(Ks[m])
                 w1 = np.log(a1[i, :K] * n_b[i, :K] / (n_a[i, :K] * b1[i, :K]))
-                out[m] = (float(prior[i]), w1, w0[i, :K].copy(), 0.5 * U[i])
+                out[m] = (float(prior[i]), w1, w0[i, :K].copy(), 0.5 * U[i].astype(float))
             still = ~done
             if not still.any():
                 break
