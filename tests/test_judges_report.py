@@ -14,10 +14,10 @@ from fcps_core import make_blocks, select
 from fcps_core.cli.main import main
 from fcps_core.encoding import encode_panel
 from fcps_core.ingest import build_panel
-from fcps_core.judges_report import (ABSTAIN, REDUNDANCY_THRESHOLD, decisions, deployable_rows,
-                                     effective_number, error_correlation, expected_calibration_error,
-                                     judges_report, kappa_matrix, panel_judges_report, reliability_curve,
-                                     with_drop_one)
+from fcps_core.judge_metrics import (ABSTAIN, REDUNDANCY_THRESHOLD, decisions, effective_number,
+                                     error_correlation, expected_calibration_error, kappa_matrix,
+                                     reliability_curve)
+from fcps_core.judges_report import deployable_rows, judges_report, panel_judges_report, with_drop_one
 from fcps_core.synthetic import make_regime
 from fcps_core.writers import write_wide_csv
 

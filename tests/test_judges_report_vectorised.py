@@ -18,8 +18,8 @@ from fcps_core import make_blocks
 from fcps_core.encoding import encode_panel
 from fcps_core.ingest import build_panel
 from fcps_core.ingest.load import load_panel
-from fcps_core.judges_report import (ABSTAIN, _matrix, decisions, deployable_rows, label_aucs, label_kappas,
-                                     panel_judges_report)
+from fcps_core.judge_metrics import ABSTAIN, decisions, label_aucs, label_kappas, rounded_matrix
+from fcps_core.judges_report import deployable_rows, panel_judges_report
 from fcps_core.synthetic import make_regime
 
 
@@ -156,7 +156,7 @@ def test_matrix_rounds_like_python_round():
     values = np.concatenate([near, exact, big, odd, rng.uniform(-1, 1, 20000), rng.normal(0, 1e4, 2000)])
     values = np.concatenate([values, np.zeros(-len(values) % 100)])
     M = values.reshape(-1, 100)
-    got, want = _matrix(M), py_matrix(M)
+    got, want = rounded_matrix(M), py_matrix(M)
     assert got == want
     assert json.dumps(got) == json.dumps(want)                 # signs of zero and float types too
     assert all(type(v) in (float, type(None)) for row in got for v in row)
@@ -166,7 +166,7 @@ def test_matrix_rounds_like_python_round():
 def _old_way(monkeypatch):
     monkeypatch.setattr(jr, "label_kappas", sk_kappas)
     monkeypatch.setattr(jr, "label_aucs", sk_aucs)
-    monkeypatch.setattr(jr, "_matrix", py_matrix)
+    monkeypatch.setattr(jr, "rounded_matrix", py_matrix)
 
 
 def _assert_report_as_before(monkeypatch, panel, rows, **kw):

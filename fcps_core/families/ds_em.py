@@ -22,22 +22,20 @@ products round more, below):
   the two products of each step near this machine's double-precision peak, plus a tenth
   for the elementwise steps, kept to one tanh and a few passes per cell (:func:`_em_chunk`).
 
-**Single-precision products** (:data:`PRODUCT_DTYPE`): the nested runner's two products
-per step run in float32 (the state u, the M-step's logs, the prior and the stopping test
-stay in float64), which halves the EM's time: on 2,000 rows x 200 additive judges one
-path's long prefixes took 0.49 s instead of 1.0 s, and the whole ``select --protocol split``
-2.7 s instead of 3.6 s. The price is rounding of about 1e-7 per step in the iterates. A
-flat likelihood's EM crawls (its posteriors still move by 1e-3 to 1e-2 per step at the
-200-step cap), so there the float32 iterates end up to 7.6e-4 from the float64 ones after
-200 steps. Measured on ``select --protocol split``, largest change in a ds_jury candidate's
-validation MSE: LLMBar 2.5e-7, HANNA 5.4e-5, 2,000 x 200 additive 2.8e-4 (the issue's bound
-for ds_jury is 1e-3); the selected candidate and the deployed risk are unchanged on all
-three. The larger changes come from isotonic calibration: a tiny change in the log-odds
-can reorder two rows' raw scores and re-pool the fit. The float64 products remain
-available (``dtype=np.float64``); tests hold their iterates to em_fit's to 1e-11.
-Double-precision M-steps with float32 E-steps stayed within 3e-5 of the float64 iterates,
-but saved only a quarter of the time. Summing the M-step's float32 products over blocks of
-64 rows in double still left 1.7e-4.
+**Single-precision products** (:data:`PRODUCT_DTYPE`): the nested runner's two products per
+step, its state and stopping test run in float32 (the M-step's sums and logs in float64),
+halving the EM's time: on 2,000 rows x 200 additive judges one path's long prefixes took
+0.49 s instead of 1.0 s, the whole ``select --protocol split`` 2.7 s instead of 3.6 s. The
+iterates round by about 1e-7 per step; a flat likelihood's EM crawls (its posteriors still
+move 1e-3 to 1e-2 per step at the 200-step cap), so there they end up to 7.6e-4 from the
+float64 ones. Largest change in a ds_jury candidate's validation MSE under ``select
+--protocol split``: LLMBar 2.5e-7, HANNA 5.4e-5, 2,000 x 200 additive 2.8e-4 (the issue's
+bound: 1e-3); the selected candidate and the deployed risk are unchanged on all three. The
+larger changes come from isotonic calibration (a tiny change in the log-odds can reorder
+two rows' scores and re-pool the fit). ``dtype=np.float64`` keeps double precision; tests
+hold it to em_fit's iterates to 1e-11. Double M-steps with float32 E-steps stayed within
+3e-5 of float64 but saved a quarter of the time; float32 M-steps summed over 64-row blocks
+in double still moved 1.7e-4.
 
 Tried and left out: SQUAREM acceleration and starting prefix K from prefix K-1's
 posteriors. Both cut EM steps on large pools. But an EM that stops at the iteration cap
