@@ -227,3 +227,24 @@ def test_path_fits_run_blas_on_one_thread_and_restore_it():
     probe()
     assert seen and all(t == 1 for t in seen[0])
     assert blas_threads() == before
+
+
+def test_small_pages_switches_numpy_advice_off_and_restores_it():
+    from fcps_core.families.base import _hugepage_switch, small_pages
+
+    switch = _hugepage_switch()
+    if switch is None:
+        pytest.skip("this numpy has no huge-page switch")
+    before = switch(True)
+    try:
+        seen = []
+        with small_pages():
+            seen.append(switch(False))          # the setting inside the block (and keep it)
+        assert seen == [False]
+        assert switch(True) is True             # restored on exit
+        with pytest.raises(RuntimeError):
+            with small_pages():
+                raise RuntimeError("boom")
+        assert switch(True) is True             # restored after an error too
+    finally:
+        switch(before)

@@ -22,7 +22,7 @@ import numpy as np
 from ..diagnostics import losses as row_loss
 from ..encoding import INT64_SAFE
 from ..errors import SplitError
-from .choice import GroupedLosses, row_losses
+from .choice import GroupedLosses
 
 #: groups with at most this many distinct rows are merged into units by their contents
 UNIT_MAX_WIDTH = 8
@@ -340,9 +340,14 @@ class HeldOut:
             _, first = self.columns()
             yd = self.y_distinct
             out = np.empty((self.n_distinct, len(first)), order="F")     # columns are read whole
-            for a in range(0, len(first), GroupedLosses.BLOCK):
-                out[:, a:a + GroupedLosses.BLOCK] = row_losses(objective, yd,
-                                                               self.values[:, :, first[a:a + GroupedLosses.BLOCK]])
+            by_column = self.values.transpose(0, 2, 1)    # (repeats, columns, rows): the split
+            for a in range(0, len(first), GroupedLosses.BLOCK):  # protocol stores each column's rows together
+                cols = first[a:a + GroupedLosses.BLOCK]
+                total = row_loss(objective, yd, by_column[0, cols])
+                for r in range(1, len(by_column)):
+                    total += row_loss(objective, yd, by_column[r, cols])
+                total /= len(by_column)          # choice.row_losses' mean over the repeats, same sums
+                out[:, a:a + GroupedLosses.BLOCK] = total.T
             self._cache[key] = out
         return self._cache[key]
 

@@ -168,6 +168,7 @@ class SelectionResult:
                        dtype=np.int64)
         out = np.empty((1, len(column), len(rep)))            # a stored column per row of memory
         done = set()
+        rows_of_view: dict[int, np.ndarray] = {}               # the views' rows of each rep, per view
         for c in self.candidates:
             k = int(col[c.index])
             if k not in done:
@@ -175,7 +176,13 @@ class SelectionResult:
                 stored = self.predictions.get(c.index, {}).get("V")
                 if stored is not None:
                     inv = stored.view.inverse
-                    out[0, k] = stored.values[rep if inv is None else inv[rep]]
+                    if inv is None:
+                        out[0, k] = stored.values[rep]
+                    else:
+                        at = rows_of_view.get(id(stored.view))
+                        if at is None:
+                            at = rows_of_view[id(stored.view)] = inv[rep]
+                        out[0, k] = stored.values[at]
                 else:
                     out[0, k] = self.predict_rows(c, V[rep])
         return ExpandedPredictions(out.transpose(0, 2, 1), inverse, col)

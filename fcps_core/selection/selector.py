@@ -46,7 +46,7 @@ from ..defaults import (CHOICES, ESTIMATES, PROTOCOLS, DEFAULT_ALPHA, DEFAULT_BO
                         DEFAULT_PATHS, DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX)
 from ..errors import MenuError, SplitError
 from ..families import FAMILIES, REGISTRY, get_family
-from ..families.base import one_blas_thread
+from ..families.base import one_blas_thread, small_pages
 from ..panel import Panel
 from ..paths import PATH_RULES, JudgePath, build_paths
 from ..splits import Blocks, check_blocks
@@ -215,6 +215,7 @@ class FCPSSelector:
         return get_family(family).grid(**self.family_options)
 
     # -- main ----------------------------------------------------------------------------
+    @small_pages()
     def fit(self, panel: Panel, blocks: Blocks) -> "SelectionResult":
         """Run the selection under ``self.protocol`` (``split``: the paper's S/M/V protocol;
         ``crossfit``: repeated grouped K-fold over S+M+V, see :mod:`.crossfit`)."""
@@ -277,6 +278,7 @@ class FCPSSelector:
                 raise SplitError(f"block {b} contains unlabelled rows")
         return panel
 
+    @small_pages()      # also in the cross-fitted protocol's worker processes
     @one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
     def fit_menu(self, panel: Panel, rows: dict, *, expand_grid: bool = False, score_val: bool = True,
                  progress: Callable[[float, str], None] | None = None) -> "MenuFit":
