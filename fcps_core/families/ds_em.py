@@ -38,17 +38,13 @@ hold it to em_fit's iterates to 1e-11. Double M-steps with float32 E-steps staye
 in double still moved 1.7e-4.
 
 Tried and left out: SQUAREM acceleration and starting prefix K from prefix K-1's
-posteriors. Both cut EM steps on large pools. But an EM that stops at the iteration cap
-or on a flat likelihood then ends elsewhere: on LLMBar up to 0.03 apart in a candidate's
-validation MSE. Not done: row-block ("four Russians") tables of the binary votes (8
-judges per 256-entry table). They need 8x fewer additions than the products, but done as
-numpy gathers they would stream (prefixes x rows) arrays once per 8 judges, slower than
-BLAS-3 at numpy's measured gather/add rates. Not done either: a chunk's prefixes use the
-columns of its largest one (about a fifth of the products' flops at 48 consecutive sizes
-go to weights fixed at 0). Splitting the products into the columns every prefix uses and
-per-group ragged ones would save at most that fifth, less the efficiency the thin ragged
-products lose; the chunk size trades the two evenly (32, 48 and 64 measured within 2% of
-one another).
+posteriors cut EM steps, but EMs that stop at the cap or on a flat likelihood then end
+elsewhere (on LLMBar up to 0.03 apart in a candidate's validation MSE). Not done: row-block
+("four Russians") tables of the binary votes need 8x fewer additions, but as numpy gathers
+they stream (prefixes x rows) arrays once per 8 judges, slower than BLAS-3. Nor splitting
+a chunk's products into the columns every prefix uses (a fifth of the flops at 48
+consecutive sizes go to weights fixed at 0): the thin ragged products lose about that
+much efficiency (chunks of 32, 48 and 64 measured within 2%).
 """
 
 from __future__ import annotations
@@ -308,6 +304,10 @@ class _Lockstep:
 
 #: prefixes of one path whose EM steps share one matrix product (:func:`em_fit_nested`)
 NESTED_CHUNK = 48
+#: prefixes of at most this many vote cells (patterns x 2K) run in the lockstep batches, not
+#: nested: a chunk's ~20 numpy calls per step outweigh its arithmetic below it (sweep work
+#: unit: 102-107 ms CPU per selection against 117-120 at 0; HANNA: same; 50,000: slower)
+NESTED_MIN_CELLS = 20_000
 #: the nested runner's two matrix products per step run in single precision (the state,
 #: the M-step's logs and the stopping test stay in double): half the time of double
 #: products, at the cost of rounding the iterates ~1e-7 per step (see the module notes)

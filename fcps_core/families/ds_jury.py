@@ -24,6 +24,7 @@ import numpy as np
 
 from ..paths import extend_ids
 from .base import IsotonicMap, prefix_dots
+from . import ds_em
 from .ds_em import BATCH_CELLS, distinct_votes, em_fit, em_fit_batched, em_fit_nested_many
 from .estimator import Aggregator
 from .fitted import DSJuryModel, interleave, vote_matrix
@@ -96,7 +97,8 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
                 if K not in sizes:
                     continue
                 n_groups = int(group.max()) + 1 if len(group) else 0
-                if 4 * n_groups * 2 * K > BATCH_CELLS or 2 * n_groups > len(count):
+                if 4 * n_groups * 2 * K > BATCH_CELLS or (2 * n_groups > len(count)
+                                                          and n_groups * 2 * K > ds_em.NESTED_MIN_CELLS):
                     long.append(K)                           # few repeated patterns: the path's rows
                 else:
                     first = np.empty(n_groups, dtype=np.int64)
