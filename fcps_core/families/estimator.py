@@ -78,7 +78,8 @@ class Aggregator(FittedModel, BaseEstimator):
         return y
 
     def predict(self, X: PrefixFeatures) -> np.ndarray:
-        check_is_fitted(self)
+        if not self.__sklearn_is_fitted__():   # sklearn's check (its error) only when it fails:
+            check_is_fitted(self)              # it reads the estimator tags on every call
         return super().predict(X)
 
     @classmethod

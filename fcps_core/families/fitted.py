@@ -50,7 +50,9 @@ class FittedModel:
         """Raise ValueError for an impossible hyperparameter (``fit`` and ``from_state``)."""
 
     def predict(self, X: PrefixFeatures) -> np.ndarray:
-        return np.clip(np.asarray(self._predict(X), dtype=float), 0.0, 1.0)
+        # np.clip(p, 0, 1) through its ufuncs (the same values, without np.clip's wrappers)
+        p = np.maximum(np.asarray(self._predict(X), dtype=float), 0.0)
+        return np.minimum(p, 1.0, out=p)
 
     def hyperparameters(self) -> dict:
         """The ``__init__`` arguments and their values (scikit-learn's
