@@ -248,3 +248,22 @@ def test_small_pages_switches_numpy_advice_off_and_restores_it():
         assert switch(True) is True             # restored after an error too
     finally:
         switch(before)
+
+
+def test_vote_dots_equal_rowwise_dot_over_the_vote_matrix_bit_for_bit():
+    """ds_jury's log-odds for many prefix models at once (a gather per judge) against the
+    plain definition: the interleaved vote indicators times the weights, added column by
+    column; scores with abstentions (exactly 1/2) and missing outputs (NaN)."""
+    from fcps_core.families.base import rowwise_dot
+    from fcps_core.families.fitted import interleave, vote_dots, vote_matrix
+
+    rng = np.random.default_rng(17)
+    scores = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0, np.nan], size=(300, 9))
+    sizes = [1, 2, 5, 5, 9]
+    w1 = [rng.normal(size=K) * 3 for K in sizes]
+    w0 = [rng.normal(size=K) * 3 for K in sizes]
+    starts = rng.normal(size=len(sizes))
+    got = vote_dots(scores, w1, w0, starts)
+    for m, K in enumerate(sizes):
+        want = rowwise_dot(vote_matrix(scores[:, :K]), interleave(w1[m], w0[m]), starts[m])
+        assert np.array_equal(got[:, m], want)

@@ -23,11 +23,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..paths import extend_ids
-from .base import IsotonicMap, prefix_dots
+from .base import IsotonicMap
 from . import ds_em
 from .ds_em import BATCH_CELLS, distinct_votes, em_fit, em_fit_batched, em_fit_nested_many
 from .estimator import Aggregator
-from .fitted import DSJuryModel, interleave, vote_matrix
+from .fitted import DSJuryModel, vote_dots
 
 
 def _weighted_corr(a: np.ndarray, b: np.ndarray, weight: np.ndarray | None) -> float:
@@ -116,8 +116,8 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
         out = []
         for (X, y, _, sizes), fits in zip(jobs, by_job):
             y = np.asarray(y, dtype=float)
-            raw = prefix_dots(vote_matrix(X.scores[:, :max(sizes)]),
-                              [interleave(*fits[K][1:]) for K in sizes], [fits[K][0] for K in sizes])
+            raw = vote_dots(X.scores, [fits[K][1] for K in sizes], [fits[K][2] for K in sizes],
+                            [fits[K][0] for K in sizes])
             models = []
             for i, K in enumerate(sizes):
                 model = cls(**params)
@@ -129,7 +129,7 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
 
     @classmethod
     def predict_path(cls, models, sizes, X):
-        raw = prefix_dots(vote_matrix(X.scores[:, :max(sizes)]),
-                          [interleave(m.w1_, m.w0_) for m in models], [m.prior_logit_ for m in models])
+        raw = vote_dots(X.scores, [m.w1_ for m in models], [m.w0_ for m in models],
+                        [m.prior_logit_ for m in models])
         return np.column_stack([np.clip(m.iso_.predict(m.orientation_ * raw[:, i]), 0.0, 1.0)
                                 for i, m in enumerate(models)])
