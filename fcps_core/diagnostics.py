@@ -140,16 +140,15 @@ class PrefixDiagnostics:
                 "cell_pressure_sum": self.pressure_sum}
 
 
-def _seen_share(count_of, ids: np.ndarray, weight: np.ndarray | None = None):
+def _seen_share(lookup, ids: np.ndarray, weight: np.ndarray | None = None):
     """(unseen share, sum over seen rows of 1/(n N_z)) for held-out pattern ids; ``weight``
-    gives each id's row count (None = one row each); ``count_of(ids)`` gives each id's M
-    count N_z (0 for a pattern M never shows)."""
+    gives each id's row count (None = one row each); ``lookup(ids)`` gives (whether M shows
+    each id's pattern, its M count N_z)."""
     if len(ids) == 0:
         return math.nan, math.nan
     w = np.ones(len(ids)) if weight is None else np.asarray(weight, float)
     n = float(w.sum())
-    counts = count_of(ids)
-    seen = counts > 0
+    seen, counts = lookup(ids)
     unseen = 1.0 - float(w[seen].sum()) / n
     pressure = float(np.sum(w[seen] / counts[seen]) / n)
     return float(unseen), pressure
@@ -182,23 +181,24 @@ def prefix_diagnostics(ids_M: np.ndarray, ids_V: np.ndarray, ids_T: np.ndarray |
     bound = _dense_bound(ids_M, ids_V, ids_T)
     if bound is not None:
         per_id = np.bincount(ids_M, weights=w_M, minlength=bound).astype(float, copy=False)
-        counts_M = per_id[per_id > 0]
+        in_M = per_id > 0 if w_M is None else np.bincount(ids_M, minlength=bound) > 0
+        counts_M = per_id[in_M]
 
-        def count_of(ids):
-            return per_id[ids]
+        def lookup(ids):
+            return in_M[ids], per_id[ids]
     else:
         uniq_M, inv = np.unique(ids_M, return_inverse=True)
         counts_M = np.bincount(inv.reshape(-1), weights=w_M, minlength=len(uniq_M)).astype(float, copy=False)
 
-        def count_of(ids):
+        def lookup(ids):
             if not len(uniq_M):
-                return np.zeros(len(ids))
+                return np.zeros(len(ids), dtype=bool), np.zeros(len(ids))
             pos = np.minimum(np.searchsorted(uniq_M, ids), len(uniq_M) - 1)
-            return np.where((uniq_M[pos] == ids) & (ids >= 0), counts_M[pos], 0.0)
+            return (uniq_M[pos] == ids) & (ids >= 0), counts_M[pos]
     H = effective_support(counts_M)
-    unseen_val, pressure_val = _seen_share(count_of, ids_V, w_V)
+    unseen_val, pressure_val = _seen_share(lookup, ids_V, w_V)
     if ids_T is not None and len(ids_T):
-        unseen_test, pressure_test = _seen_share(count_of, ids_T, w_T)
+        unseen_test, pressure_test = _seen_share(lookup, ids_T, w_T)
         u, pressure = unseen_test, pressure_test
     else:
         unseen_test = None

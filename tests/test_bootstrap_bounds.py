@@ -91,3 +91,86 @@ def test_the_tie_bounds_keep_every_tied_column(seed):
         assert set(paired.tolist()) <= set(cols.tolist())
         pruned_some |= len(paired) < len(cols)
     assert pruned_some                                        # the paired bound does prune
+
+
+def _tied_by_definition(S, n, w, beta, tol):
+    """Columns tied with ``beta`` in one draw of group weights ``w`` (S: group sums)."""
+    N = w @ n
+    M = (w @ S) / N
+    drawn = w.sum()
+    d = M - M[beta]
+    R = (S - S[:, [beta]]) - d[None, :] * n[:, None]
+    se = np.sqrt((w[:, None] * R * R).sum(axis=0) * drawn / max(drawn - 1, 1)) / N
+    return np.flatnonzero(d <= se + tol), M, N, drawn
+
+
+def test_the_paired_bound_is_tight_where_every_group_is_drawn_once():
+    """A draw holding every group once has weight 1 everywhere: its paired SE is exactly the
+    bound's (w_max = 1 times the sum over all groups), so columns placed just inside one SE
+    of the best must survive, and so must one-row edits of 2e-9..5e-8 whose differences the
+    bound's expanded sums cancel (small losses: the rounding tolerance is below them). A
+    bound off by a factor (or without its rounding slack) drops some of them. Groups come
+    in units of several identical groups, as :class:`.folds.HeldOut` builds them."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(7)
+    units, per_unit = 60, rng.integers(1, 4, 60)               # each unit: 1-3 identical groups
+    rows_of_unit = rng.integers(1, 4, units)
+    n_rows = int(rows_of_unit.sum())
+    unit_of_row = np.repeat(np.arange(units), rows_of_unit)
+    base = 0.01 * rng.random(n_rows)                            # small losses: a tight tolerance
+    cols = [base]
+    u = rng.normal(size=n_rows)
+    u -= u.mean()
+    U = np.bincount(unit_of_row, weights=u, minlength=units)
+    G = int(per_unit.sum())
+    group_unit = np.repeat(np.arange(units), per_unit)
+    n_group = rows_of_unit[group_unit].astype(float)
+    N = n_group.sum()
+    se_u = np.sqrt((U[group_unit] ** 2).sum() * G / (G - 1)) / N   # the all-ones draw's SE of t*u + k
+    for ratio in (0.9, 0.97, 0.995, 1.1):                      # mean shift k = ratio * SE
+        cols.append(base + 1e-4 * (u + ratio * se_u))
+    for e in np.geomspace(2e-9, 5e-8, 40):                      # one row raised by e
+        c = base.copy()
+        c[rng.integers(n_rows)] += e
+        cols.append(c)
+    L = np.column_stack(cols)
+    unit_matrix = sparse.csr_matrix((np.ones(n_rows), (unit_of_row, np.arange(n_rows))), shape=(units, n_rows))
+    g = GroupedLosses.from_units(L, unit_matrix, per_unit.astype(float), group_unit, np.arange(L.shape[1]))
+    S = g.unit_sums()[group_unit]                               # (groups, columns)
+    W = np.vstack([np.ones(G), bootstrap_counts(3, 40, G)]).astype(float)
+    spread = g.spread()
+    cross_all = g.unit_sums().T @ (g.unit_groups[:, None] * g.unit_sums())
+    checked = 0
+    for w in W:
+        M_all = (w @ S) / (w @ n_group)
+        beta = int(np.argmin(M_all))
+        tol = risk_tolerance(np.array([M_all.min()]))
+        tied, M, Nw, drawn = _tied_by_definition(S, n_group, w, beta, tol[0])
+        cols_all = np.arange(L.shape[1])
+        kept = _paired_tie_columns(spread, cross_all[:, beta], cols_all, M[None, :], beta,
+                                   np.array([w.max()]), np.array([Nw]), tol, np.array([drawn]))
+        assert set(tied) <= set(kept.tolist())
+        checked += len(tied)
+    assert checked > W.shape[0]                                 # ties beyond the best itself
+
+
+def test_the_bootstrap_without_held_unit_sums_is_the_same():
+    """``_bbc`` forms the unit sums of every column some tie set may hold once, when they fit
+    in ``UNIT_SUM_CELLS``; past it, per best column (with the looser bound alone). Both
+    give the same deployed risk and baselines."""
+    import fcps_core.selection.honesty as honesty
+    from fcps_core import make_blocks, select
+    from fcps_core.synthetic import make_regime
+
+    panel = make_regime("mixed", rows=800, judges=6, tie_rate=0.1, group_size=2, seed=4)
+    blocks = make_blocks(panel, split="1:2:1:1", seed=4)
+    held = select(panel, blocks, protocol="split", choice="simplest_within_se")
+    old = honesty.UNIT_SUM_CELLS
+    try:
+        honesty.UNIT_SUM_CELLS = 0
+        per_best = select(panel, blocks, protocol="split", choice="simplest_within_se")
+    finally:
+        honesty.UNIT_SUM_CELLS = old
+    assert held.deployed_risk == per_best.deployed_risk
+    assert held.baselines == per_best.baselines

@@ -34,7 +34,7 @@ def test_prefix_diagnostics_without_test_block_use_validation():
     assert d.V_proxy == pytest.approx(d.H_K / 3 + 1 / 2)
 
 
-@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("weighted", [False, True, "zeros"])
 def test_prefix_diagnostics_dense_and_sparse_ids_agree(weighted):
     """Small non-negative ids are counted per id, others (huge or negative ids) through a
     sort: the same pattern sets give the same diagnostics, exactly, and the by-hand case
@@ -42,10 +42,13 @@ def test_prefix_diagnostics_dense_and_sparse_ids_agree(weighted):
     rng = np.random.default_rng(0)
     ids = {b: rng.integers(0, 40, n) for b, n in (("M", 300), ("V", 120), ("T", 90))}
     w = {b: rng.integers(1, 5, len(v)).astype(float) if weighted else None for b, v in ids.items()}
+    if weighted == "zeros":                  # a pattern of M whose rows all weigh 0 is still M's
+        w["M"][ids["M"] == ids["M"][0]] = 0.0
     kw = {"w_M": w["M"], "w_V": w["V"], "w_T": w["T"]}
-    dense = prefix_diagnostics(ids["M"], ids["V"], ids["T"], 81.0, **kw).to_dict()
-    shifted = prefix_diagnostics(ids["M"] * 10**12, ids["V"] * 10**12, ids["T"] * 10**12, 81.0, **kw).to_dict()
-    negative = prefix_diagnostics(ids["M"] - 20, ids["V"] - 20, ids["T"] - 20, 81.0, **kw).to_dict()
+    with np.errstate(divide="ignore"):     # "zeros": held-out rows of a 0-count pattern weigh 1/0
+        dense = prefix_diagnostics(ids["M"], ids["V"], ids["T"], 81.0, **kw).to_dict()
+        shifted = prefix_diagnostics(ids["M"] * 10**12, ids["V"] * 10**12, ids["T"] * 10**12, 81.0, **kw).to_dict()
+        negative = prefix_diagnostics(ids["M"] - 20, ids["V"] - 20, ids["T"] - 20, 81.0, **kw).to_dict()
     assert dense == shifted
     # a held-out negative id counts as unseen (M's own ids are its patterns, negative or not)
     assert negative["S_K"] == len(np.unique(ids["M"]))

@@ -246,8 +246,35 @@ def test_small_pages_switches_numpy_advice_off_and_restores_it():
             with small_pages():
                 raise RuntimeError("boom")
         assert switch(True) is True             # restored after an error too
+        first, second = small_pages(), small_pages()   # overlapping blocks (two threads' fits)
+        first.__enter__()
+        second.__enter__()
+        first.__exit__(None, None, None)
+        assert switch(False) is False           # still off while the second block runs
+        second.__exit__(None, None, None)
+        assert switch(True) is True             # restored by the last one out
     finally:
         switch(before)
+
+
+def test_a_tolerance_below_single_precision_runs_the_nested_em_in_double():
+    """float32 steps move u by multiples of 1.2e-7 near 1: a tol under 6e-8 could only stop
+    at a standstill, so the runner takes double precision for it."""
+    rng = np.random.default_rng(3)
+    scores, w = panel(rng, 300, 12)
+    votes, count = distinct_votes(scores, w)
+    sizes = [4, 8, 12]
+    got = em_fit_nested(votes, count, sizes, tol=1e-9)
+    want = em_fit_nested(votes, count, sizes, tol=1e-9, dtype=np.float64)
+    for a, b in zip(got, want):
+        assert a[0] == b[0] and all(np.array_equal(x, y) for x, y in zip(a[1:], b[1:]))
+
+
+def test_vote_dots_refuses_models_out_of_order():
+    from fcps_core.families.fitted import vote_dots
+
+    with pytest.raises(ValueError, match="ordered"):
+        vote_dots(np.zeros((3, 3)), [np.ones(3), np.ones(1)], [np.ones(3), np.ones(1)], [0.0, 0.0])
 
 
 def test_vote_dots_equal_rowwise_dot_over_the_vote_matrix_bit_for_bit():

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 
 from dataclasses import dataclass
 import numpy as np
@@ -153,10 +154,15 @@ def _hugepage_switch():
     return None
 
 
+_PAGES_LOCK = threading.Lock()
+_PAGES_STATE = {"depth": 0, "previous": None}     # blocks open in this process, numpy's setting before
+
+
 @contextlib.contextmanager
 def small_pages():
     """Large numpy arrays without the transparent-huge-page advice inside the block (also a
-    decorator); numpy's setting is restored on exit.
+    decorator); numpy's setting is restored when the last open block exits (the setting is
+    process-wide: a counter keeps overlapping blocks on threads from restoring it early).
 
     numpy advises the kernel to back every large allocation with 2 MiB pages. Where the
     kernel's THP defrag setting is ``madvise`` (a common default, and this machine's), a
@@ -170,11 +176,17 @@ def small_pages():
     if switch is None:
         yield
         return
-    previous = switch(False)
+    with _PAGES_LOCK:
+        if _PAGES_STATE["depth"] == 0:
+            _PAGES_STATE["previous"] = switch(False)
+        _PAGES_STATE["depth"] += 1
     try:
         yield
     finally:
-        switch(previous)
+        with _PAGES_LOCK:
+            _PAGES_STATE["depth"] -= 1
+            if _PAGES_STATE["depth"] == 0:
+                switch(_PAGES_STATE["previous"])
 
 
 def rowwise_dot(A: np.ndarray, w: np.ndarray, start: float = 0.0, columns=None) -> np.ndarray:

@@ -5,9 +5,8 @@ specificity; votes are scores binarised at 1/2 (1/2 = abstain), rows come with
 multiplicities. EM starts from the majority vote, its M-step is Laplace-smoothed, and it
 stops when one step moves no row's posterior by ``tol`` or after ``max_iter`` steps.
 
-Runners, all giving :func:`em_fit`'s iterates up to rounding (the same sums added in
-another order; tests hold them to 1e-12; the nested runner's default single-precision
-products round more, below):
+Runners, all giving :func:`em_fit`'s iterates up to rounding (tests: 1e-12), the nested
+runner's default single-precision products aside (below):
 
 * :func:`em_fit`: one problem, matrix-vector products (a single model's fit);
 * :func:`em_fit_batched` / :func:`em_fit_many`: many small problems (few distinct vote
@@ -17,10 +16,9 @@ products round more, below):
   (posteriors x count-weighted votes, vote weights x votes) instead of two matrix-vector
   products per prefix, in single precision (below); the chunks run on two threads with
   BLAS on one each. On 2,000 rows x 200 additive judges (526 EMs, each at the 200-step
-  cap on a flat likelihood) double-precision EM takes a quarter of the time of one BLAS-2
-  EM per prefix, and what is left is the flops of 200 steps x every prefix: about 1e11,
-  the two products of each step near this machine's double-precision peak, plus a tenth
-  for the elementwise steps, kept to one tanh and a few passes per cell (:func:`_em_chunk`).
+  cap on a flat likelihood) it takes a quarter of the time of one BLAS-2 EM per prefix;
+  what is left is 200 steps x every prefix, about 1e11 flops (in double precision near
+  this machine's peak), plus the elementwise steps (one tanh per cell, :func:`_em_chunk`).
 
 **Single-precision products** (:data:`PRODUCT_DTYPE`): the nested runner's two products per
 step, its state and stopping test run in float32 (the M-step's sums and logs in float64),
@@ -308,9 +306,9 @@ NESTED_CHUNK = 48
 #: nested: a chunk's ~20 numpy calls per step outweigh its arithmetic below it (sweep work
 #: unit: 102-107 ms CPU per selection against 117-120 at 0; HANNA: same; 50,000: slower)
 NESTED_MIN_CELLS = 20_000
-#: the nested runner's two matrix products per step run in single precision (the state,
-#: the M-step's logs and the stopping test stay in double): half the time of double
-#: products, at the cost of rounding the iterates ~1e-7 per step (see the module notes)
+#: the nested runner's products, state and stopping test in single precision (the M-step's
+#: sums and logs in double): half the time, iterates rounded ~1e-7 per step (module notes);
+#: a ``tol`` under half float32's resolution at 1 (6e-8) runs in double (it could never stop)
 PRODUCT_DTYPE = np.float32
 #: threads running the chunks of :func:`em_fit_nested_many` (each chunk on one BLAS thread),
 #: at most the cores the process may use (:func:`_em_threads`)
@@ -341,11 +339,11 @@ def em_fit_nested(votes: np.ndarray, count: np.ndarray, sizes, *, max_iter: int 
     Each prefix keeps its own start (the majority vote of its judges), parameters and
     stopping point; an EM step of :data:`NESTED_CHUNK` prefixes of consecutive sizes is two
     matrix products (their t-weighted rows times the largest one's vote columns, and their
-    vote weights back) instead of two matrix-vector products each. The iterates are
-    em_fit's up to rounding (the same sums added in another order); a prefix whose distinct
-    vote patterns are fewer than the rows runs on the rows with their counts, which is the
-    same EM. The products read the 1-votes, plus the abstentions of the judges that ever
-    abstain (:func:`_nested_tasks`).
+    vote weights back) instead of two matrix-vector products each. With ``dtype=np.float64``
+    the iterates are em_fit's up to rounding (the same sums added in another order); the
+    default (:data:`PRODUCT_DTYPE`, float32) rounds more. A prefix whose distinct vote
+    patterns are fewer than the rows runs on the rows with their counts, the same EM. The
+    products read the 1-votes, plus the abstentions of judges that ever abstain.
     """
     return em_fit_nested_many([(votes, count, sizes)], max_iter=max_iter, tol=tol, dtype=dtype)[0]
 
@@ -355,14 +353,16 @@ def em_fit_nested_many(paths: list[tuple], *, max_iter: int = MAX_ITER, tol: flo
     """:func:`em_fit_nested` of several (votes, count, sizes) paths; the chunks of prefixes
     are independent EMs, run on up to :data:`EM_THREADS` threads (numpy releases the GIL in
     the products and the elementwise steps; a chunk's arithmetic is the same on any thread)."""
+    dtype = PRODUCT_DTYPE if dtype is None else dtype
+    if 2 * tol < np.finfo(dtype).eps:
+        dtype = np.float64
     tasks, slots = [], []
     out: list[list] = []
     for p, (votes, count, sizes) in enumerate(paths):
         sizes = [int(K) for K in sizes]
         out.append([None] * len(sizes))
         if sizes:
-            for task, members in _nested_tasks(votes, np.asarray(count, dtype=float), sizes, max_iter, tol,
-                                               PRODUCT_DTYPE if dtype is None else dtype):
+            for task, members in _nested_tasks(votes, np.asarray(count, dtype=float), sizes, max_iter, tol, dtype):
                 tasks.append(task)
                 slots.append((p, members))
     # the costliest chunks first: the threads end together

@@ -74,10 +74,11 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
     @classmethod
     def fit_paths(cls, jobs, **params):
         """:meth:`fit_path` for several paths: the same fits as each prefix on its own (up
-        to rounding). Prefixes with few vote cells whose rows repeat (at most half as many
-        distinct patterns as the path has rows) run on their patterns, all paths' in
-        lockstep (:func:`em_fit_batched`); the others run on the path's rows in chunks of
-        nested prefixes (:func:`em_fit_nested_many`)."""
+        to rounding, and the nested runner's single-precision products). Prefixes with few
+        vote cells whose rows repeat (at most half as many distinct patterns as the path
+        has rows), or with at most ``ds_em.NESTED_MIN_CELLS`` cells, run on their patterns,
+        all paths' in lockstep (:func:`em_fit_batched`, double precision); the others run
+        on the path's rows in chunks of nested prefixes (:func:`em_fit_nested_many`)."""
         proto = cls(**params)
         problems, owners = [], []
         by_job: list[dict] = [{} for _ in jobs]

@@ -50,9 +50,7 @@ class FittedModel:
         """Raise ValueError for an impossible hyperparameter (``fit`` and ``from_state``)."""
 
     def predict(self, X: PrefixFeatures) -> np.ndarray:
-        # np.clip(p, 0, 1) through its ufuncs (the same values, without np.clip's wrappers)
-        p = np.maximum(np.asarray(self._predict(X), dtype=float), 0.0)
-        return np.minimum(p, 1.0, out=p)
+        return np.clip(np.asarray(self._predict(X), dtype=float), 0.0, 1.0)
 
     def hyperparameters(self) -> dict:
         """The ``__init__`` arguments and their values (scikit-learn's
@@ -358,6 +356,8 @@ def vote_dots(scores: np.ndarray, w1: list[np.ndarray], w0: list[np.ndarray], st
     vote column and model."""
     scores = np.asarray(scores, dtype=float)
     lens = np.array([len(w) for w in w1], dtype=np.int64)
+    if np.any(np.diff(lens) < 0):
+        raise ValueError("vote_dots takes its models ordered by their number of judges")
     out = np.empty((scores.shape[0], len(w1)))
     out[:] = np.asarray(starts, dtype=float)
     if not len(w1) or not lens.max(initial=0):

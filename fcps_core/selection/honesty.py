@@ -191,7 +191,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     column for all its draws, for the candidates a bound cannot rule out of the tie set
     (:func:`_tie_columns`). Groups of one unit share D and n, so the sum runs over units
     with the draw's total weight on each unit, and the unit sums of every column in some
-    tie set are formed once (:meth:`.choice.GroupedLosses.unit_sums_of`)."""
+    tie set are formed once (when they fit in :data:`UNIT_SUM_CELLS`)."""
     sel = result.selector
     cands = result.candidates
     rule = sel.choice
