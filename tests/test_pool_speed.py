@@ -282,7 +282,12 @@ def test_vote_dots_equal_rowwise_dot_over_the_vote_matrix_bit_for_bit():
     plain definition: the interleaved vote indicators times the weights, added column by
     column; scores with abstentions (exactly 1/2) and missing outputs (NaN)."""
     from fcps_core.families.base import rowwise_dot
-    from fcps_core.families.fitted import interleave, vote_dots, vote_matrix
+    from fcps_core.families.fitted import vote_dots, vote_matrix
+
+    def interleave(w1, w0):          # vote_matrix's column weights: w1_j, w0_j per judge
+        out = np.empty(2 * len(w1))
+        out[0::2], out[1::2] = w1, w0
+        return out
 
     rng = np.random.default_rng(17)
     scores = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0, np.nan], size=(300, 9))

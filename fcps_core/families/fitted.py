@@ -339,21 +339,14 @@ def vote_matrix(scores: np.ndarray) -> np.ndarray:
     return out
 
 
-def interleave(w1: np.ndarray, w0: np.ndarray) -> np.ndarray:
-    """The weights of :func:`vote_matrix`'s columns: w1_j, w0_j per judge."""
-    out = np.empty(2 * len(w1))
-    out[0::2], out[1::2] = w1, w0
-    return out
-
-
 def vote_dots(scores: np.ndarray, w1: list[np.ndarray], w0: list[np.ndarray], starts) -> np.ndarray:
     """(rows, models) log-odds of Dawid-Skene models on their first ``len(w1[m])`` judges
     (``w1`` ordered by length): model m's column is ``starts[m]`` plus, judge by judge,
     ``w1[m][j]`` where judge j votes 1, ``w0[m][j]`` where it votes 0 and nothing where it
-    abstains. That is ``rowwise_dot(vote_matrix(scores), interleave(w1, w0), start)`` to the
-    bit (an indicator times a weight adds the weight or a zero), with one gather and one
-    addition per judge for every model at once instead of a product and an addition per
-    vote column and model."""
+    abstains. That is ``rowwise_dot(vote_matrix(scores), w, start)`` with the column
+    weights w = (w1_0, w0_0, w1_1, w0_1, ...) to the bit (an indicator times a weight adds
+    the weight or a zero), with one gather and one addition per judge for every model at
+    once instead of a product and an addition per vote column and model."""
     scores = np.asarray(scores, dtype=float)
     lens = np.array([len(w) for w in w1], dtype=np.int64)
     if np.any(np.diff(lens) < 0):

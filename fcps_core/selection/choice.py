@@ -141,16 +141,6 @@ class GroupedLosses:
         return np.asarray(self.unit_matrix @ L)
 
     @property
-    def units_of_groups(self):
-        """(units, groups) sparse 0/1 matrix: times per-group weights gives per-unit totals."""
-        if "units_of_groups" not in self._cache:
-            from scipy import sparse
-            G = self.n_groups
-            self._cache["units_of_groups"] = sparse.csr_matrix(
-                (np.ones(G), (self.group_unit, np.arange(G))), shape=(len(self.unit_rows), G))
-        return self._cache["units_of_groups"]
-
-    @property
     def sums(self) -> np.ndarray:
         """(groups, candidates) loss sums."""
         return self.unit_sums()[self.group_unit][:, self.col]
@@ -172,11 +162,19 @@ class GroupedLosses:
 
     # -- statistics ----------------------------------------------------------------------
     def unit_weights(self, w: np.ndarray | None) -> np.ndarray:
-        """Per-unit total of per-group weights ``w`` (None: every group once)."""
+        """Per-unit total of per-group weights ``w`` (None: every group once); ``w`` may
+        be a (groups, draws) matrix, one column per bootstrap draw."""
         if w is None:
             return self.unit_groups
-        return np.bincount(self.group_unit, weights=np.asarray(w, dtype=float),
-                           minlength=len(self.unit_groups))
+        w = np.asarray(w, dtype=float)
+        if w.ndim == 1:
+            return np.bincount(self.group_unit, weights=w, minlength=len(self.unit_groups))
+        if "units_of_groups" not in self._cache:        # (units, groups) 0/1
+            from scipy import sparse
+            G = self.n_groups
+            self._cache["units_of_groups"] = sparse.csr_matrix(
+                (np.ones(G), (self.group_unit, np.arange(G))), shape=(len(self.unit_rows), G))
+        return self._cache["units_of_groups"] @ w
 
     def _means(self, wk: np.ndarray) -> np.ndarray:
         """Weighted means per distinct column."""
@@ -381,11 +379,14 @@ def pick_members(tied: np.ndarray, means: np.ndarray, tie_rank: np.ndarray, sign
 
 
 def row_losses(objective: str, y: np.ndarray, preds: np.ndarray) -> np.ndarray:
-    """(rows, candidates) loss averaged over the repeats of (repeats, rows, candidates)."""
-    out = np.zeros(preds.shape[1:])
-    for r in range(preds.shape[0]):
+    """(rows, candidates) loss averaged over the repeats of (repeats, rows, candidates), laid
+    out in memory as ``preds[0]`` is (a view with each candidate's rows together keeps them
+    together: elementwise passes in memory order)."""
+    out = losses(objective, y[:, None], preds[0])
+    for r in range(1, preds.shape[0]):
         out += losses(objective, y[:, None], preds[r])
-    return out / preds.shape[0]
+    out /= preds.shape[0]
+    return out
 
 
 @one_blas_thread

@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..diagnostics import losses as row_loss
 from ..encoding import INT64_SAFE
 from ..errors import SplitError
-from .choice import GroupedLosses
+from .choice import GroupedLosses, row_losses
 
 #: groups with at most this many distinct rows are merged into units by their contents
 UNIT_MAX_WIDTH = 8
@@ -340,14 +339,12 @@ class HeldOut:
             _, first = self.columns()
             yd = self.y_distinct
             out = np.empty((self.n_distinct, len(first)), order="F")     # columns are read whole
-            by_column = self.values.transpose(0, 2, 1)    # (repeats, columns, rows): the split
-            for a in range(0, len(first), GroupedLosses.BLOCK):  # protocol stores each column's rows together
-                cols = first[a:a + GroupedLosses.BLOCK]
-                total = row_loss(objective, yd, by_column[0, cols])
-                for r in range(1, len(by_column)):
-                    total += row_loss(objective, yd, by_column[r, cols])
-                total /= len(by_column)          # choice.row_losses' mean over the repeats, same sums
-                out[:, a:a + GroupedLosses.BLOCK] = total.T
+            # the columns are taken as (repeats, columns, rows) and handed over transposed: the
+            # split protocol stores each column's rows together, and so the gather stays
+            by_column = self.values.transpose(0, 2, 1)
+            for a in range(0, len(first), GroupedLosses.BLOCK):
+                block = by_column[:, first[a:a + GroupedLosses.BLOCK]].transpose(0, 2, 1)
+                out[:, a:a + GroupedLosses.BLOCK] = row_losses(objective, yd, block)
             self._cache[key] = out
         return self._cache[key]
 
@@ -370,7 +367,7 @@ class HeldOut:
         """Per-distinct-row loss of the members' average prediction (mean over repeats)."""
         p = self.values[:, :, self.vcol[list(members)]].mean(axis=2)
         yd = self.y_distinct
-        return np.mean([row_loss(objective, yd, p[r]) for r in range(p.shape[0])], axis=0)
+        return row_losses(objective, yd, p[:, :, None])[:, 0]
 
     def signature_lookup(self) -> "SignatureLookup":
         """Candidate -> signature id (as :meth:`signatures`), rounding only the columns asked

@@ -246,21 +246,20 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
                    for beta, rb in zip(betas, draws_of)]
         held = np.unique(np.concatenate([*cols_of, betas]))
         n_unit = grouped.unit_rows
-
-        def unit_sums_t(c):
-            """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
-            return grouped.unit_sums(c).T
         if len(n_unit) * len(held) <= UNIT_SUM_CELLS:
             # every column some tie set may hold, summed once; their paired bound is tighter
             ST = np.ascontiguousarray(grouped.unit_sums(held).T)
 
             def unit_sums_t(c):
+                """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
                 return ST[np.searchsorted(held, c)]
-            cross = ST @ (grouped.unit_groups[:, None] * ST[np.searchsorted(held, betas)].T)  # sum_g S_gc S_g,beta
+            cross = ST @ (grouped.unit_groups[:, None] * unit_sums_t(betas).T)       # sum_g S_gc S_g,beta
             cols_of = [_paired_tie_columns(spread, cross[np.searchsorted(held, cols), i], cols, M[rb], beta,
                                            w_max[rb], N[rb], tol[rb], drawn[rb])
                        for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
-        to_units = grouped.units_of_groups
+        else:
+            def unit_sums_t(c):
+                return grouped.unit_sums(c).T
         for beta, rb, cols in zip(betas, draws_of, cols_of):
             # per unit (one group of it): D n and D^2, D = S_c - S_beta summed directly
             DN_D2 = np.empty((2 * len(cols), len(n_unit)))
@@ -272,7 +271,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
             for s0 in range(0, len(rb), step):
                 part = rb[s0:s0 + step]
                 Wt = group_weights(part)
-                DN, D2 = np.vsplit(DN_D2 @ (to_units @ Wt), 2)        # the draws' weights per unit
+                DN, D2 = np.vsplit(DN_D2 @ grouped.unit_weights(Wt), 2)   # the draws' weights per unit
                 DN, D2 = DN.T, D2.T
                 NN = (ng * ng) @ Wt
                 d = M[part][:, cols] - M[part, beta][:, None]

@@ -342,7 +342,7 @@ class FCPSSelector:
                 # the fitting views of M and the unlabelled rows: every candidate and
                 # diagnostic of their prefixes is fitted and cached (a later path sharing a
                 # prefix reuses those records, not the views).
-                current_path = patterns = None
+                patterns = None
                 views.release(("M", "rest"))
                 current_path = path
                 fit_path_families(self, views, path.judges, path_sizes[path], fits,
