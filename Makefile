@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
+# The dashboard stores uploaded panels: it listens on this machine only unless ADDRESS opens it
+# (e.g. make run ADDRESS=0.0.0.0 to serve other machines on the network).
+ADDRESS ?= 127.0.0.1
 
 .PHONY: install run test bench clean
 
@@ -15,7 +18,7 @@ $(VENV)/.installed: requirements.txt
 install: $(VENV)/.installed
 
 run: install
-	$(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true
 
 test: install
 	$(PY) -m pytest -q tests
