@@ -144,8 +144,13 @@ class Figures:
         self.enabled, self.count = enabled, 0
 
     def __call__(self, build, *args, **kwargs) -> str:
+        """``build`` is a figure function, or its name in :mod:`fcps_core.plots` so that plotly
+        (the optional ``[app]`` extra) is imported only when figures are drawn."""
         if not self.enabled:
             return ""
+        if isinstance(build, str):
+            from .. import plots
+            build = getattr(plots, build)
         try:
             fig = build(*args, **kwargs)
         except (KeyError, TypeError, ValueError, IndexError) as exc:       # an old run's partial data

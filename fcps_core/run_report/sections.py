@@ -105,7 +105,6 @@ def sweep_verdict_section(res: dict) -> str:
 
 
 def sweep_section(res: dict, figs: Figures) -> str:
-    from ..plots import calibration_growth_risk, gap_forest
     cells = res.get("cells") or []
     if not cells:
         return para("No cells stored.", "muted")
@@ -114,8 +113,8 @@ def sweep_section(res: dict, figs: Figures) -> str:
                          Column("table_test_mse"), Column("scalar_test_mse"), Column("table_K_mean", digits=2),
                          Column("unseen_mean", show=pct), Column("V_cell_mean"), Column("V_proxy_mean"),
                          Column("regret_vs_K_le_3", header="regret vs K≤3")])]
-    out.append(figs(calibration_growth_risk, cells))
-    out.append(figs(gap_forest, cells))
+    out.append(figs("calibration_growth_risk", cells))
+    out.append(figs("gap_forest", cells))
     return "".join(out)
 
 
@@ -134,7 +133,6 @@ def audit_verdict_section(res: dict) -> str:
 
 
 def audit_judges_section(res: dict, figs: Figures) -> str:
-    from ..plots import audit_drift_bars
     judges = res.get("judges") or []
     if not judges:
         return para("No per-judge drift stored.", "muted")
@@ -142,7 +140,7 @@ def audit_judges_section(res: dict, figs: Figures) -> str:
                            Column("psi", "psi", "PSI"), Column("missing_traffic", "missing_rate",
                                                                "missing (traffic)", show=pct)],
                   highlight=lambda r: bool(r.get("shifted")))
-            + figs(audit_drift_bars, judges))
+            + figs("audit_drift_bars", judges))
 
 
 def audit_cells_section(res: dict) -> str:

@@ -79,7 +79,6 @@ def judges_section(res: dict) -> str:
 
 
 def candidates_section(res: dict, figs: Figures) -> str:
-    from ..plots import validation_risk_over_k
     cands = res.get("candidates") or []
     if not cands:
         return para("No candidates stored.", "muted")
@@ -101,7 +100,7 @@ def candidates_section(res: dict, figs: Figures) -> str:
     if tie.get("n_tied"):
         out.append(para(f"{tie['n_tied']} other candidate(s) are a statistical tie with the selected one "
                         f"({tie.get('rule')})."))
-    out.append(figs(validation_risk_over_k, cands, selected=sel))
+    out.append(figs("validation_risk_over_k", cands, selected=sel))
     return "".join(out)
 
 
@@ -109,7 +108,6 @@ def regime_section(res: dict, figs: Figures) -> str:
     rg = res.get("regime") or {}
     if not rg.get("quadrant"):
         return para("No regime call: the menu needs both a table-like and a scalar family.", "muted")
-    from ..plots import regime_map, regime_map_points
     out = [para(f"{rg['quadrant'].replace('_', ' ')}: {rg.get('description') or ''}", "verdict")]
     if rg.get("advice"):
         out.append(para(rg["advice"]))
@@ -126,8 +124,9 @@ def regime_section(res: dict, figs: Figures) -> str:
         pairs.append(("labels_to_resolve", "labels to resolve", fmt(rg["labels_to_resolve"])))
     out.append(facts(pairs))
     if rg.get("gain_threshold") is not None and rg.get("pressure_threshold") is not None:
-        out.append(figs(lambda: regime_map(regime_map_points(res, None), gain_threshold=rg["gain_threshold"],
-                                           pressure_threshold=rg["pressure_threshold"])))
+        out.append(figs(lambda: _plots().regime_map(_plots().regime_map_points(res, None),
+                                                    gain_threshold=rg["gain_threshold"],
+                                                    pressure_threshold=rg["pressure_threshold"])))
     return "".join(out)
 
 
@@ -180,3 +179,9 @@ def baselines_section(res: dict) -> str:
                  "is better; an interval that contains 0 is a statistical tie.")
             + table(rows, [Column("label", "baseline", "baseline"), Column("risk", "val_risk"),
                            Column("diff_vs_selected"), Column("ci", "ci", "95% interval", numeric=True)]))
+
+
+def _plots():
+    """The figure functions, imported when a figure is drawn (plotly is the ``[app]`` extra)."""
+    from .. import plots
+    return plots
