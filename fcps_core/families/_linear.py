@@ -96,10 +96,11 @@ def logistic_objective(F, y, w, coef, intercept, C) -> float:
 
 
 def logistic_fit(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None = None,
-                 start: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+                 start: np.ndarray | None = None, return_n_iter: bool = False) -> tuple:
     """(coef, intercept) minimising the soft-label L2 logistic objective (damped Newton from
     zero, sklearn's start, or from ``start`` = (coef, intercept): the objective is strictly
-    convex, so the start changes the number of steps, not the optimum)."""
+    convex, so the start changes the number of steps, not the optimum). ``return_n_iter``:
+    the number of Newton iterations (gradient evaluations) is appended."""
     n, p = F.shape
     w = np.ones(n) if w is None else w
     F1 = np.hstack([F, np.ones((n, 1))])
@@ -107,7 +108,8 @@ def logistic_fit(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None = 
     ridge = np.r_[np.full(p, 1.0 / C), 0.0]
     scale = max(float(w.sum()), 1.0)
     obj = logistic_objective(F, y, w, beta[:p], beta[p], C)
-    for _ in range(NEWTON_MAX_ITER):
+    n_iter = 0
+    for n_iter in range(1, NEWTON_MAX_ITER + 1):
         z = F1 @ beta
         prob = sigmoid(z)
         grad = F1.T @ (w * (prob - y)) + ridge * beta
@@ -133,6 +135,8 @@ def logistic_fit(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None = 
         if not accepted:       # no decrease possible: at the optimum to rounding
             break
         beta, obj = cand, new
+    if return_n_iter:
+        return beta[:p].copy(), float(beta[p]), n_iter
     return beta[:p].copy(), float(beta[p])
 
 
@@ -300,6 +304,7 @@ class RidgeIsotonicBase(LinearBase):
     def fit_path(cls, X, y, unlabelled, sizes, **params):
         """Every prefix from one Gram matrix and Cholesky factor (:func:`ridge_path`), their
         linear scores in one pass, then each prefix's isotonic map."""
+        X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
         proto = cls(**params)
         y = proto._start_fit(X, y)
         if np.ptp(y) == 0:
@@ -323,19 +328,25 @@ class RidgeIsotonicBase(LinearBase):
 
 
 class LogisticBase(LinearBase):
+    """``n_iter_``: Newton iterations of a single fit (0 for constant labels; the path fits
+    do not record it)."""
+
     def _fit(self, X, y, unlabelled):
         F = self.features(X.scores)
         if self._constant(y):
             # One label value: predict it exactly (a logit round trip would be off by ~1e-12).
             self.coef_, self.intercept_ = np.zeros(F.shape[1]), 0.0
+            self.n_iter_ = 0
             return
-        self.coef_, self.intercept_ = logistic_fit(F, y, self.C, X.weight)
+        self.coef_, self.intercept_, self.n_iter_ = logistic_fit(F, y, self.C, X.weight,
+                                                                 return_n_iter=True)
 
     @classmethod
     def fit_path(cls, X, y, unlabelled, sizes, **params):
         """Every prefix along the path (:func:`logistic_path`: each from the previous
         prefix's optimum, on a Hessian factor carried along the path): the same unique
         optimum as a fit from zero."""
+        X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
         proto = cls(**params)
         y = proto._start_fit(X, y)
         if np.ptp(y) == 0:

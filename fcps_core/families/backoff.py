@@ -34,6 +34,7 @@ class BackoffTable(BackoffModel, Aggregator):
     def fit_grid(cls, settings, X, y, unlabelled=None, **fixed):
         """The level tables do not depend on the shrinkage: count once, share across the grid
         (same models as fitting each setting on its own)."""
+        X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
         models = []
         for params in settings:
             model = cls(**fixed, **params)

@@ -163,16 +163,18 @@ class _EM:
 
 
 def em_fit(votes: np.ndarray, count: np.ndarray, *, max_iter: int = MAX_ITER,
-           tol: float = TOL) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+           tol: float = TOL, return_n_iter: bool = False) -> tuple:
     """Dawid-Skene EM (one-coin-per-class, binary truth) on vote rows (:func:`vote_matrix`)
     with multiplicities, from the majority vote.
 
     Returns (prior log-odds, weight of a 1-vote, weight of a 0-vote, posteriors) of the first
-    M-step whose E-step moves no posterior by ``tol``, or after ``max_iter`` iterations.
+    M-step whose E-step moves no posterior by ``tol``, or after ``max_iter`` iterations;
+    ``return_n_iter``: the number of EM iterations run is appended.
     """
     em = _EM(votes, count)
     t = majority_start(votes)
-    for _ in range(max_iter):
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
         theta = em.m_step(t)
         new_t = em.e_step(theta)
         done = np.max(np.abs(new_t - t), initial=0.0) < tol
@@ -180,6 +182,8 @@ def em_fit(votes: np.ndarray, count: np.ndarray, *, max_iter: int = MAX_ITER,
         if done:
             break
     prior, w = em.weights(theta)
+    if return_n_iter:
+        return prior, w[0::2].copy(), w[1::2].copy(), t, n_iter
     return prior, w[0::2].copy(), w[1::2].copy(), t
 
 

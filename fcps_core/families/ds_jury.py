@@ -10,6 +10,15 @@ test block T), without labels. The posterior log-odds is then oriented (its sign
 flipped if it correlates negatively with the calibration labels) and isotonic-calibrated on
 the calibration block. Prediction on new rows uses the fitted parameters (no refit).
 
+Labels. The EM is unsupervised and the labels serve only the orientation and the
+calibration, so the family is semi-supervised: rows with a NaN label (unlabelled) join the
+EM's rows with the unlabelled traffic, and the labelled rows orient and calibrate. With no
+label at all (``fit(X, None)`` or every label NaN) the model is the plain unsupervised
+Dawid-Skene jury: oriented as the EM's majority-vote start (judges better than chance),
+uncalibrated (``iso_`` is None: ``predict`` is the EM posterior P(T = 1 | votes)), and
+``ybar_`` is the posterior mean over the EM's rows. ``n_iter_`` is the number of EM
+iterations of a single fit (:meth:`fit`; the path fits do not record it).
+
 EM starts from the majority vote and stops when one EM step moves no row's posterior by
 ``tol`` or after ``max_iter`` iterations (:mod:`.ds_em`: the EM and its runners). Along a
 judge path (:meth:`DawidSkeneJury.fit_paths`) every prefix runs its own EM, the same
@@ -42,11 +51,26 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
     complexity_rank = 7
     ladder = 1
     uses_unlabelled = True
+    needs_labels = False
     joint_paths = True
 
     def _fit(self, X, y, unlabelled):
         votes, count = self._em_rows(X, unlabelled)
-        self._finish(X, y, em_fit(votes, count, max_iter=self.max_iter, tol=self.tol)[:3])
+        *params, _, self.n_iter_ = em_fit(votes, count, max_iter=self.max_iter, tol=self.tol,
+                                         return_n_iter=True)
+        self._finish(X, y, params)
+
+    def _fit_without_labels(self, unlabelled):
+        """The unsupervised jury on label-free rows only: EM, no orientation flip, no
+        calibration (the EM posterior is the prediction)."""
+        if unlabelled.weight is not None and np.any(unlabelled.weight <= 0):
+            raise ValueError("row weights must be positive, one per row")
+        votes, count = distinct_votes(unlabelled.scores, unlabelled.w)
+        self.prior_logit_, self.w1_, self.w0_, post, self.n_iter_ = em_fit(
+            votes, count, max_iter=self.max_iter, tol=self.tol, return_n_iter=True)
+        self.ybar_ = float(count @ post / count.sum())
+        self.orientation_ = 1.0
+        self.iso_ = None
 
     @staticmethod
     def _em_rows(X, unlabelled):
@@ -83,6 +107,10 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
         problems, owners = [], []
         by_job: list[dict] = [{} for _ in jobs]
         paths = []                  # per job: (votes, count, long prefix sizes)
+        jobs = [(*cls._labelled_rows(X, y, U), sizes) for X, y, U, sizes in jobs]
+        if any(len(y) == 0 for _, y, _, _ in jobs):     # a job without labels: fits one by one
+            return [super(DawidSkeneJury, cls).fit_path(X, y, U, sizes, **params)
+                    for X, y, U, sizes in jobs]
         for i, (X, y, unlabelled, sizes) in enumerate(jobs):
             proto._start_fit(X, y)
             K_max = max(sizes)
@@ -132,5 +160,5 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
     def predict_path(cls, models, sizes, X):
         raw = vote_dots(X.scores, [m.w1_ for m in models], [m.w0_ for m in models],
                         [m.prior_logit_ for m in models])
-        return np.column_stack([np.clip(m.iso_.predict(m.orientation_ * raw[:, i]), 0.0, 1.0)
+        return np.column_stack([np.clip(m._calibrated(m.orientation_ * raw[:, i]), 0.0, 1.0)
                                 for i, m in enumerate(models)])

@@ -4,7 +4,15 @@ Every family is a scikit-learn estimator: hyperparameters are only stored in ``_
 (``get_params``/``set_params``/``sklearn.base.clone`` work), they are validated in
 ``fit(X, y, unlabelled=None)``, fitted state lives in trailing-underscore attributes,
 ``predict(X)`` checks the model is fitted (``check_is_fitted``) and returns a probability in
-[0, 1] for any rows, and ``get_state``/``from_state`` persist it as JSON (no pickle). ``X``
+[0, 1] for any rows, and ``get_state``/``from_state`` persist it as JSON (no pickle).
+
+NaN labels. A NaN label marks an unlabelled row (as in pandas and the rest of the
+ecosystem), never a value to fit: the supervised families fit on the labelled rows only
+and refuse with one ValueError when no row is labelled; a family that uses unlabelled
+traffic (``uses_unlabelled``: ``ds_jury``'s EM) adds the NaN-labelled rows to it, and one
+that can fit without any label (``needs_labels = False``: ``ds_jury``) accepts ``y=None``
+or all-NaN labels. Without a NaN label the data reach the fits unchanged (the same
+objects), so the selector's fits are bit for bit what they were. ``X``
 is a :class:`~fcps_core.families.base.PrefixFeatures` (joint-pattern ids and scores of a
 prefix), not a plain array, so scikit-learn's data-driven estimator checks do not apply
 (see ``tests/test_estimators.py``). The prediction half of each family (its ``__init__``,
@@ -47,6 +55,8 @@ class Aggregator(FittedModel, BaseEstimator):
     #: 2 ridge/logistic < 3 pairwise stackers < 4 table-like (simplest_within_se)
     ladder: ClassVar[int] = 2
     uses_unlabelled: ClassVar[bool] = False
+    #: False: fits without a single label (an unsupervised model, calibrated when labels exist)
+    needs_labels: ClassVar[bool] = True
     shares_base_models: ClassVar[bool] = False  # fit_grid takes the scalar families' fits
     menu_fixed: ClassVar[tuple] = ()        # parameters the selector's menu fixes (not tuned)
     joint_paths: ClassVar[bool] = False     # fit_paths shares work across paths
@@ -59,10 +69,42 @@ class Aggregator(FittedModel, BaseEstimator):
         """Hyperparameter settings tuned on the validation block (one entry = no tuning)."""
         return [{}]
 
-    def fit(self, X: PrefixFeatures, y: np.ndarray, unlabelled: PrefixFeatures | None = None):
+    def fit(self, X: PrefixFeatures, y: np.ndarray | None = None,
+            unlabelled: PrefixFeatures | None = None):
+        """Fit on the rows of ``X`` with labels ``y`` (NaN or ``y=None``: unlabelled rows,
+        see the module docstring); ``unlabelled``: extra label-free traffic for the families
+        that use it (ignored by the others)."""
+        X, y, unlabelled = self._labelled_rows(X, y, unlabelled)
+        if len(y) == 0 and X.n_rows == 0 and unlabelled is not None and not self.needs_labels:
+            self._validate_params()
+            self._fit_without_labels(unlabelled)
+            return self
         y = self._start_fit(X, y)
         self._fit(X, y, unlabelled)
         return self
+
+    @classmethod
+    def _labelled_rows(cls, X: PrefixFeatures, y, unlabelled: PrefixFeatures | None):
+        """(labelled features, their labels as floats, unlabelled traffic): rows whose label
+        is NaN (every row for ``y=None``) leave the fit's rows; a family that uses
+        unlabelled traffic gets them added to it, the others drop them. Without a NaN label
+        ``X`` and ``unlabelled`` are returned as they are."""
+        y = np.full(X.n_rows, np.nan) if y is None else np.asarray(y, dtype=float)
+        if y.ndim != 1 or X.n_rows != len(y):
+            raise ValueError(f"{X.n_rows} feature rows for {y.size} labels")
+        missing = np.isnan(y)
+        if not missing.any():
+            return X, y, unlabelled
+        if missing.all() and cls.needs_labels:
+            raise ValueError(f"no labelled row: {cls.name} fits on labelled rows only "
+                             f"(a NaN label marks an unlabelled row)")
+        if X.weight is not None and (len(X.weight) != len(y) or np.any(X.weight <= 0)):
+            raise ValueError("row weights must be positive, one per row")
+        if cls.uses_unlabelled:
+            extra = X.take(np.flatnonzero(missing))
+            unlabelled = extra if unlabelled is None else _stack(extra, unlabelled)
+        keep = np.flatnonzero(~missing)
+        return X.take(keep), y[keep], unlabelled
 
     def _start_fit(self, X: PrefixFeatures, y: np.ndarray) -> np.ndarray:
         """Validate parameters and data, set ``ybar_``; returns y as floats."""
@@ -88,12 +130,16 @@ class Aggregator(FittedModel, BaseEstimator):
         """Fit one model per hyperparameter setting; families may share work across the grid."""
         return [cls(**fixed, **params).fit(X, y, unlabelled) for params in settings]
 
+    def _fit_without_labels(self, unlabelled: PrefixFeatures) -> None:  # pragma: no cover
+        raise NotImplementedError     # families with needs_labels = False implement it
+
     @classmethod
     def fit_path(cls, X: PrefixFeatures, y: np.ndarray, unlabelled: PrefixFeatures | None,
                  sizes: list[int], **params) -> list["Aggregator"]:
         """One model per prefix size in ``sizes`` (ascending), each fitted on the first K
         columns of ``X`` (a path's judges in path order). Equal to fitting every prefix on its
         own."""
+        X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
         return [cls(**params).fit(X.first(K), y, None if unlabelled is None else unlabelled.first(K))
                 for K in sizes]
 
@@ -114,3 +160,14 @@ class Aggregator(FittedModel, BaseEstimator):
     # to implement
     def _fit(self, X, y, unlabelled):  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+def _stack(a: PrefixFeatures, b: PrefixFeatures) -> PrefixFeatures:
+    """The rows of ``a`` then those of ``b`` (same judges); pattern levels missing in either
+    are None."""
+    if a.K != b.K:
+        raise ValueError(f"unlabelled rows have {b.K} judges, the labelled ones {a.K}")
+    patterns = [None if p is None or q is None else np.concatenate([p, q])
+                for p, q in zip(a.patterns, b.patterns)]
+    weight = None if a.weight is None and b.weight is None else np.concatenate([a.w, b.w])
+    return PrefixFeatures(patterns=patterns, scores=np.vstack([a.scores, b.scores]), weight=weight)

@@ -368,7 +368,8 @@ def vote_dots(scores: np.ndarray, w1: list[np.ndarray], w0: list[np.ndarray], st
 
 
 class DSJuryModel(FittedModel):
-    """``ds_jury``: an isotonic map of the oriented Dawid-Skene posterior log-odds."""
+    """``ds_jury``: an isotonic map of the oriented Dawid-Skene posterior log-odds (or,
+    fitted without any label, the EM posterior itself: ``iso_`` is None)."""
 
     name = "ds_jury"
 
@@ -385,19 +386,25 @@ class DSJuryModel(FittedModel):
     def _logodds(self, scores):
         return vote_dots(scores, [self.w1_], [self.w0_], [self.prior_logit_])[:, 0]
 
+    def _calibrated(self, logodds: np.ndarray) -> np.ndarray:
+        if self.iso_ is None:                       # unsupervised: the posterior
+            return 0.5 + 0.5 * np.tanh(0.5 * logodds)
+        return self.iso_.predict(logodds)
+
     def _predict(self, X):
-        return self.iso_.predict(self.orientation_ * self._logodds(X.scores))
+        return self._calibrated(self.orientation_ * self._logodds(X.scores))
 
     def _state(self):
         return {"prior_logit": self.prior_logit_, "w1": self.w1_.tolist(), "w0": self.w0_.tolist(),
-                "orientation": self.orientation_, "isotonic": self.iso_.to_dict()}
+                "orientation": self.orientation_,
+                "isotonic": None if self.iso_ is None else self.iso_.to_dict()}
 
     def _load(self, state):
         self.prior_logit_ = float(state["prior_logit"])
         self.w1_ = np.asarray(state["w1"], float)
         self.w0_ = np.asarray(state["w0"], float)
         self.orientation_ = float(state["orientation"])
-        self.iso_ = IsotonicMap.from_dict(state["isotonic"])
+        self.iso_ = None if state["isotonic"] is None else IsotonicMap.from_dict(state["isotonic"])
 
 
 #: family name -> model class, in the registry's order (``families.REGISTRY`` has the

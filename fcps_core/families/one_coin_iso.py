@@ -55,6 +55,7 @@ class OneCoinIsotonic(OneCoinModel, Aggregator):
     def fit_path(cls, X, y, unlabelled, sizes, **params):
         """A judge's weight reads only its own column, so the path's weights serve every
         prefix and the prefix scores are running sums (one pass instead of one per K)."""
+        X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
         y = cls(**params)._start_fit(X, y)
         K_max = max(sizes)
         v = votes(X.scores[:, :K_max])

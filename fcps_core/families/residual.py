@@ -43,6 +43,7 @@ class ResidualTable(ResidualModel, Aggregator):
         fitting each setting on its own). ``base_models`` (base name -> a default-parameter
         model of that family already fitted on the same X, y) lets the selector share its
         scalar-family fits."""
+        X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
         bases: dict[str, object] = dict(base_models or {})
         tables: dict[str, tuple] = {}      # base -> residual table (shrinkage-free)
         ybar = weighted_mean(y, X.weight)
