@@ -9,7 +9,8 @@ from typing import Iterator
 
 
 from ..errors import StoreError
-from .location import DEFAULT_TIMEOUT, ENV_TIMEOUT, disk_full_error, is_disk_full, resolve_store_path
+from .location import (DEFAULT_TIMEOUT, ENV_TIMEOUT, damaged_store_error, disk_full_error, is_damage,
+                       is_disk_full, resolve_store_path)
 from .locking import access_for
 from .schema import CONTENT_TABLES, RUN_CHILD_TABLES, rollback_quietly
 
@@ -65,6 +66,11 @@ class StoreCore:
         local.reads = getattr(local, "reads", 0) + 1
         try:
             yield cur
+        except Exception as exc:
+            # a file cut short fails only when a query reaches the missing part
+            if is_damage(exc) and not isinstance(exc, StoreError):
+                raise damaged_store_error(self.path) from None
+            raise
         finally:
             local.reads -= 1
             cur.close()
@@ -122,6 +128,8 @@ class StoreCore:
         except Exception as exc:
             if is_disk_full(exc) and not isinstance(exc, StoreError):
                 raise disk_full_error(self.path) from exc
+            if is_damage(exc) and not isinstance(exc, StoreError):
+                raise damaged_store_error(self.path) from None
             raise
 
     # The commit is its own step so a test can fail it as a full disk would.

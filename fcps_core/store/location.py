@@ -71,3 +71,71 @@ def resolve_store_path(path: str | os.PathLike | None = None) -> Path:
 
 def utc_now() -> _dt.datetime:
     return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+
+
+# -- files that are not (or no longer) fcps stores ----------------------------------------------
+
+#: what to do when ``--store`` names a file that is not a usable store
+STORE_FIX = ("point --store (or $FCPS_STORE) at an fcps store file, or at a path that does not "
+             "exist yet to start a new store")
+#: DuckDB's words for a database file cut short or corrupted (read errors, not lock errors)
+DAMAGE_TEXTS = ("could not read enough bytes", "corrupt", "checksum", "not a valid duckdb database")
+_KNOWN_FILES = ((b"PAR1", "a Parquet file"), (b"SQLite format 3\x00", "an SQLite database"),
+                (b"PK\x03\x04", "a ZIP archive (an Excel workbook?)"), (b"\x1f\x8b", "a gzip file"),
+                (b"%PDF", "a PDF document"))
+
+
+def shown_path(path) -> str:
+    """A path on one line (control characters escaped): a file name cannot forge a line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in os.fspath(path))
+
+
+def not_a_store(path) -> StoreError | None:
+    """The error for an existing ``path`` that cannot be a DuckDB database (a directory, an
+    empty file, CSV text, a Parquet or SQLite file...), found from its first bytes before
+    DuckDB opens it, so such a file is never handed to DuckDB (which may treat a ``.csv``
+    name as a query, try to download an extension for an SQLite file, or write to it).
+    None when the file is absent or starts like a DuckDB database (``DUCK`` at byte 8)."""
+    shown = shown_path(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        return StoreError(f"{shown} is a directory, not an fcps store file; {STORE_FIX}")
+    except OSError:
+        return None                     # unreadable: DuckDB's open says why (permissions)
+    if head[8:12] == b"DUCK":
+        return None
+    if not head:
+        what = "the file is empty"
+    else:
+        what = next((f"it is {name}, not a DuckDB database" for magic, name in _KNOWN_FILES if head.startswith(magic)), None)
+        if what is None:
+            try:
+                text = head.decode("utf-8")
+                printable = all(c.isprintable() or c in "\t\r\n" for c in text)
+            except UnicodeDecodeError:
+                printable = False
+            what = ("it holds text (a CSV file?), not a DuckDB database" if printable
+                    else "it does not start like a DuckDB database")
+    return StoreError(f"{shown} is not a readable fcps store: {what} (the file was not changed); {STORE_FIX}")
+
+
+def is_damage(exc: BaseException) -> bool:
+    """A DuckDB error that says the database file is cut short or corrupted."""
+    text = str(exc).lower()
+    return any(t in text for t in DAMAGE_TEXTS)
+
+
+def damaged_store_error(path) -> StoreError:
+    return StoreError(f"{shown_path(path)} is not a readable fcps store: the database file is damaged "
+                      "or truncated (a copy that did not finish, or a broken disk); it was not changed. "
+                      f"Restore it from a backup, or {STORE_FIX}")
+
+
+def foreign_database_error(path, tables: list[str]) -> StoreError:
+    shown = ", ".join(repr(t) for t in tables[:3]) + (" ..." if len(tables) > 3 else "")
+    return StoreError(f"{shown_path(path)} is not a readable fcps store: it is a DuckDB database of something "
+                      f"else (tables {shown}, no fcps schema; the file was not changed); {STORE_FIX}")

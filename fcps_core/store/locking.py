@@ -13,8 +13,9 @@ from pathlib import Path
 
 from ..errors import StoreError
 from .location import (ENV_TIMEOUT, HOLD_SECONDS, POLL_MAX_SECONDS, YIELD_SECONDS, StoreBusyError,
-                       StoreFullError, disk_full_error, is_disk_full)
-from .schema import LATEST_VERSION, migrate, newer_store_error, stored_schema_version
+                       StoreFullError, damaged_store_error, disk_full_error, foreign_database_error,
+                       is_damage, is_disk_full, not_a_store)
+from .schema import LATEST_VERSION, foreign_tables, migrate, newer_store_error, stored_schema_version
 
 
 # -- process-wide access to one store file ---------------------------------------------------
@@ -66,6 +67,9 @@ class FileAccess:
         import duckdb
         delay = 0.01
         holder = "another process"
+        problem = not_a_store(self.path)
+        if problem is not None:
+            raise problem
         while True:
             try:
                 if mode == "ro":
@@ -78,6 +82,8 @@ class FileAccess:
                 if isinstance(exc, OSError):
                     raise
                 if not is_lock_error(exc):
+                    if is_damage(exc):
+                        raise damaged_store_error(self.path) from None
                     if isinstance(exc, (duckdb.IOException, duckdb.InvalidInputException,
                                         duckdb.SerializationException)):
                         raise StoreError(f"{self.path} is not a readable fcps store "
@@ -107,6 +113,7 @@ class FileAccess:
 
     def acquire(self, write: bool, timeout: float):
         """The shared connection, opened in a mode that allows ``write``."""
+        import duckdb
         deadline = time.monotonic() + timeout
         with self.cond:
             if os.getpid() != self.pid:        # forked child: the parent's handle is not ours
@@ -133,6 +140,11 @@ class FileAccess:
                 mode = "rw" if write or not self.path.exists() else "ro"
                 con = self._open(mode, deadline, timeout)
                 try:
+                    if not self.schema_ready:
+                        # checked before any write: migrating would add fcps tables to it
+                        foreign = foreign_tables(con)
+                        if foreign:
+                            raise foreign_database_error(self.path, foreign)
                     found = stored_schema_version(con) if not self.schema_ready and mode == "ro" else LATEST_VERSION
                     if found > LATEST_VERSION:
                         raise newer_store_error(found)
@@ -146,6 +158,8 @@ class FileAccess:
                         self.schema_ready = True
                 except BaseException as exc:
                     con.close()
+                    if isinstance(exc, duckdb.Error) and is_damage(exc):
+                        raise damaged_store_error(self.path) from None
                     if isinstance(exc, Exception) and is_disk_full(exc) and not isinstance(exc, StoreError):
                         raise StoreFullError(f"no space left on device while upgrading the store at {self.path} "
                                          "to this fcps's schema; its data is as it was (free some space "

@@ -218,3 +218,14 @@ def stored_schema_version(con) -> int:
         if isinstance(exc, duckdb.CatalogException):
             return 0
         raise
+
+
+def foreign_tables(con) -> list[str]:
+    """The tables and views of a database without fcps's ``schema_version`` table (another
+    program's DuckDB database, which migrating would write fcps tables into); empty for an
+    fcps store and for a new, empty database."""
+    names = [r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+        "UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = current_database() "
+        "AND NOT internal ORDER BY 1").fetchall()]
+    return [] if "schema_version" in names else names

@@ -1,0 +1,114 @@
+"""Hostile input, round two (issue 26), the readers and the store: a file given as the
+store that is no store, tables over the row limit, a second label column spelled
+differently, decimal commas, constant labels and judges. Every file is built here, in
+tmp_path; each test asserts the exact safe behaviour (the message, and that nothing was
+written)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from fcps_core.errors import FCPSError, PanelError
+from fcps_core.ingest import ImportLimits, import_file, load_panel, preview, read_columns
+from fcps_core.store import Store, StoreError
+
+from store_helpers import assert_one_line_error, csv_text, good_rows, run_cli, write
+
+
+def digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def refusal(fn, *args, **kw) -> FCPSError:
+    with pytest.raises(FCPSError) as exc:
+        fn(*args, **kw)
+    assert "Traceback" not in str(exc.value) and "\n" not in str(exc.value)
+    return exc.value
+
+
+# -- item 13: a store path that is no fcps store ---------------------------------------------------
+
+def _foreign_duckdb(path):
+    import duckdb
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE measurements (a INTEGER)")
+    con.execute("INSERT INTO measurements VALUES (1)")
+    con.close()
+    return path
+
+
+def _sqlite(path):
+    import sqlite3
+    con = sqlite3.connect(str(path))
+    con.execute("CREATE TABLE t (a)")
+    con.commit()
+    con.close()
+    return path
+
+
+NOT_STORES = {
+    "panel.csv": (lambda p: write(p, csv_text(good_rows(20))), "it holds text (a CSV file?)"),
+    "csv-named.duckdb": (lambda p: write(p, csv_text(good_rows(20))), "it holds text (a CSV file?)"),
+    "table.parquet": (lambda p: write(p, b"PAR1" + bytes(200) + b"PAR1"), "it is a Parquet file"),
+    "lite.db": (_sqlite, "it is an SQLite database"),
+    "empty.duckdb": (lambda p: write(p, b""), "the file is empty"),
+    "noise.duckdb": (lambda p: write(p, bytes(range(256)) * 20), "it does not start like a DuckDB database"),
+    "other.duckdb": (_foreign_duckdb, "it is a DuckDB database of something else (tables 'measurements'"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_STORES))
+def test_a_file_that_is_no_store_is_named_and_left_unchanged(tmp_path, name):
+    """DuckDB's own words ("Catalog Error: Cannot launch in-memory database...", an
+    extension download for an SQLite file) never reach the user, and the file, which may
+    be the user's data, is not written to (a foreign DuckDB database is not migrated)."""
+    make, says = NOT_STORES[name]
+    path = make(tmp_path / name)
+    before = digest(path)
+    for call in (lambda s: s.panels(), lambda s: s.add_panel(load_panel(str(write(
+            tmp_path / "p.csv", csv_text(good_rows(20))))), name="p")):
+        err = refusal(call, Store(path, timeout=2))
+        assert isinstance(err, StoreError)
+        assert str(err).startswith(f"{path} is not a readable fcps store: {says}"), str(err)
+        assert "point --store (or $FCPS_STORE) at an fcps store file" in str(err)
+        assert "Error:" not in str(err)
+    assert digest(path) == before
+    assert not (tmp_path / (name + ".wal")).exists()
+
+
+def test_a_directory_given_as_the_store_is_named(tmp_path):
+    err = refusal(Store(tmp_path, timeout=2).panels)
+    assert str(err).startswith(f"{tmp_path} is a directory, not an fcps store file")
+
+
+def test_a_truncated_store_is_named_damaged_and_left_unchanged(tmp_path):
+    """A store cut short fails when it is opened, or only when a query reaches the missing
+    part: both say the file is damaged and what to do, and nothing is written to it."""
+    good = tmp_path / "good.duckdb"
+    store = Store(good)
+    store.add_panel(load_panel(str(write(tmp_path / "p.csv", csv_text(good_rows(400, judges=6))))), name="p")
+    data = good.read_bytes()
+    for keep in (5_000, len(data) // 3, len(data) // 2):    # the tail may be free blocks only
+        cut = write(tmp_path / f"cut{keep}.duckdb", data[:keep])
+        before = digest(cut)
+        with pytest.raises(StoreError) as exc:
+            s = Store(cut, timeout=2)
+            s.panels()
+            s.load_panel("p")
+        assert "is not a readable fcps store: the database file is damaged or truncated" in str(exc.value)
+        assert "Restore it from a backup" in str(exc.value) and "IO Error" not in str(exc.value)
+        assert digest(cut) == before
+
+
+def test_the_cli_names_a_csv_given_as_the_store_in_one_line(tmp_path):
+    path = write(tmp_path / "labels.csv", "a,b\n1,2\n")
+    panel = write(tmp_path / "p.csv", csv_text(good_rows(20)))
+    for args in (["panels"], ["import", str(panel), "--name", "p"]):
+        line = assert_one_line_error(run_cli(*args, "--store", str(path)))
+        assert line.startswith(f"fcps: error: {path} is not a readable fcps store: it holds text"), line
+    assert path.read_text() == "a,b\n1,2\n"
