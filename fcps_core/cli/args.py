@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from typing import Sequence
 
 from ..errors import FCPSError
+from .render import log
 
 #: seeds are 64-bit unsigned in numpy's generators; the CLI accepts 0 .. 2**63 - 1
 MAX_SEED = 2 ** 63 - 1
@@ -171,6 +173,33 @@ def check_numbers(args) -> None:
     budgets = getattr(args, "budgets", None)
     if isinstance(budgets, str):
         parse_budgets(budgets)
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def capped_workers(args, tasks: int | None = None) -> int:
+    """``--workers`` bounded by the parallel tasks (splits) and, for the local backends, by the
+    usable cores: every loky worker is a process with its own copy of the panel, so
+    ``--workers 200`` used to start 200 processes (3 GiB in 7 s) for 30 splits on 2 cores.
+    A dask cluster's workers are not on this machine: there only the task count bounds it
+    (``tasks`` None: not known, only the cores bound it).
+    Says so on stderr when it lowers the number (silent with --quiet)."""
+    workers, cores = args.workers, usable_cores()
+    local = getattr(args, "backend", "loky") != "dask"
+    bounds = ([cores] if local else []) + ([tasks] if tasks is not None else [])
+    limit = max(min(bounds), 1) if bounds else workers
+    if workers <= limit:
+        return workers
+    why = " and ".join(([f"{cores} usable core(s)"] if local else [])
+                       + ([f"{tasks} split(s)"] if tasks is not None else []))
+    log(args, f"--workers {workers} lowered to {limit}: more would only add processes ({why})")
+    return limit
 
 
 def parse_budgets(text: str) -> list[int]:

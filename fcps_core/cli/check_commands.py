@@ -15,7 +15,7 @@ from ..errors import FCPSError
 from ..jsonutil import json_ready
 from .args import add_panel_arguments
 from .context import RunContext
-from .render import fmt, log, render_table
+from .render import fmt, log, one_line, render_table
 
 #: name -> (paper label, one-line description)
 CHECKS = {
@@ -120,7 +120,7 @@ def cmd_check(args, ctx: RunContext) -> int:
     label, what = CHECKS[args.name]
     splits = args.splits if args.name != "cold-start" or args.splits != 30 else 12
     log(args, f"check {args.name} ({label}): {what}; {splits} splits")
-    rows = run_check(args.name, panel, sizes, splits=splits, seed=args.seed, workers=args.workers,
+    rows = run_check(args.name, panel, sizes, splits=splits, seed=args.seed, workers=capped_workers(args, splits),
                      drop=args.drop, n_h_values=n_h_values, k_max=args.k_max,
                      progress=None if args.quiet else progress_to_stderr)
     if args.json:
@@ -129,7 +129,7 @@ def cmd_check(args, ctx: RunContext) -> int:
                   sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
         return 0
-    sys.stdout.write(f"{args.name} check on {panel.name} (paper {label}), {splits} splits, "
+    sys.stdout.write(f"{args.name} check on {one_line(panel.name)} (paper {label}), {splits} splits, "
                      f"S={sizes['n_select']} V={sizes['n_val']} T={sizes['n_test']}\n")
     sys.stdout.write(rows_table(rows))
     return 0

@@ -10,10 +10,10 @@ import time
 from ..errors import FCPSError
 from ..families import FAMILIES
 from ..defaults import DEFAULT_CHOICE
-from .args import block_counts, parse_budgets, parse_names, parse_range
+from .args import block_counts, capped_workers, parse_budgets, parse_names, parse_range
 from .context import RunContext
 from ..jsonutil import json_ready
-from .render import fmt, log, render_result, render_table
+from .render import fmt, log, one_line, render_result, render_table
 from .store_hooks import load_stored_panel, remember_file_panel, save_result
 
 
@@ -142,7 +142,7 @@ def cmd_sweep(args, ctx: RunContext) -> int:
     if paper and args.paths and not set(DEFAULT_PATHS) <= set(parse_names(args.paths)):
         raise FCPSError(f"--menus paper needs the paths {' '.join(DEFAULT_PATHS)}; drop --paths")
     options = dict(splits=args.splits, seed=args.seed, paths=parse_names(args.paths) or DEFAULT_PATHS,
-                   workers=args.workers, backend=_backend(args.backend),
+                   workers=capped_workers(args, args.splits), backend=_backend(args.backend),
                    # the paper's menus stop at K = 7: larger scalar prefixes would be fitted for nothing
                    k_max=args.k_max or (7 if paper else None),
                    alpha=args.alpha, fallback=args.fallback, objective=args.objective)
@@ -161,7 +161,7 @@ def cmd_sweep(args, ctx: RunContext) -> int:
         rows = [[c["n_M"], c.get("table_test_mse"), c.get("scalar_test_mse"), c.get("delta"),
                  f"[{fmt(c.get('ci_low'))}, {fmt(c.get('ci_high'))}]", c.get("table_K_mean"),
                  c.get("unseen_mean"), c.get("V_cell_mean")] for c in result.cells]
-        sys.stdout.write(f"calibration growth on {result.panel}: {args.splits} grouped splits, "
+        sys.stdout.write(f"calibration growth on {one_line(result.panel)}: {args.splits} grouped splits, "
                          f"S={args.n_select} V={args.n_val} T={args.n_test}\n")
         sys.stdout.write(render_table(rows, ["n_M", "table", "scalar", "delta", "95% CI", "table K",
                                              "unseen", "V_cell"]))
@@ -169,7 +169,7 @@ def cmd_sweep(args, ctx: RunContext) -> int:
         plan = result.plan or {}
         for line in (plan.get("answer"), allocation_text(plan.get("allocation"))):
             if line:
-                sys.stdout.write(f"plan: {line}\n")
+                sys.stdout.write(f"plan: {one_line(line)}\n")
     return 0
 
 
@@ -238,7 +238,8 @@ def cmd_report(args, ctx: RunContext) -> int:
     command = f"python -m fcps_core report --out {args.out} --splits {args.splits} --seed {args.seed}" \
         + (" --quick" if args.quick else "")
     t0 = time.perf_counter()
-    write_report(args.out, force=args.force, splits=args.splits, seed=args.seed, workers=args.workers, quick=args.quick,
+    workers = capped_workers(args)
+    write_report(args.out, force=args.force, splits=args.splits, seed=args.seed, workers=workers, quick=args.quick,
                  command=command, progress=lambda m: sys.stderr.write(f"[{time.perf_counter() - t0:4.0f} s] {m}\n"))
     figures = os.path.join(os.path.dirname(args.out) or ".", "figures")
     sys.stderr.write(f"report written to {args.out} (figures in {figures}) in {time.perf_counter() - t0:.0f} s\n")

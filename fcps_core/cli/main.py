@@ -15,6 +15,7 @@ from ..defaults import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLD
                         DEFAULT_REPEATS, ESTIMATES, PROTOCOLS)
 from .args import OneLineParser, add_block_arguments, add_panel_arguments, check_numbers
 from .context import RunContext
+from .render import error_line, guarded_output
 from .deploy_commands import cmd_audit, cmd_score
 from .engine_commands import cmd_report, cmd_select, cmd_sweep, cmd_synth
 from .check_commands import add_check_commands
@@ -183,7 +184,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: optional packages -> the pyproject extra that installs them
+OPTIONAL_EXTRAS = {"plotly": "app", "streamlit": "app", "dask": "dask", "distributed": "dask"}
+OPTIONAL_HINTS = {"app": " (or, for an HTML export, --no-figures)"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Everything it prints, on stdout and stderr, usage errors included,
+    passes through the one terminal sanitiser (render.TerminalGuard)."""
+    with guarded_output():
+        return _run(argv)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     ctx = RunContext()
@@ -192,10 +205,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args, ctx)
     except FCPSError as exc:
         record_failure(args, ctx, exc)      # store: select/sweep --save keeps a failed run
-        sys.stderr.write(f"fcps: error: {exc}\n")
+        sys.stderr.write(error_line(exc))
         return 2
     except BrokenPipeError:
         return 0
+    except ModuleNotFoundError as exc:      # an optional extra (figures, dashboard, Dask) not installed
+        package = (exc.name or "").split(".")[0]
+        if package not in OPTIONAL_EXTRAS:
+            return _internal_error(exc)
+        extra = OPTIONAL_EXTRAS[package]
+        sys.stderr.write(f"fcps: error: this needs the optional package {package!r}: "
+                         f"pip install 'fcps[{extra}]'{OPTIONAL_HINTS.get(extra, '')}\n")
+        return 2
     except OSError as exc:      # an unwritable --out, a missing directory, a full disk
         where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
         sys.stderr.write(f"fcps: error: cannot use{where}: {exc.strerror or exc}\n")
@@ -204,7 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("fcps: interrupted\n")
         return 130
     except Exception as exc:    # a bug: still one line for the user, with what to report
-        first = (str(exc).splitlines() or [""])[0][:200]
-        sys.stderr.write(f"fcps: internal error ({type(exc).__name__}: {first}); please report it with "
-                         "the command line that caused it\n")
-        return 1
+        return _internal_error(exc)
+
+
+def _internal_error(exc: BaseException) -> int:
+    first = (str(exc).splitlines() or [""])[0][:200]
+    sys.stderr.write(f"fcps: internal error ({type(exc).__name__}: {first}); please report it with "
+                     "the command line that caused it\n")
+    return 1

@@ -13,7 +13,7 @@ from ..jsonutil import json_ready
 from ..paths import PATH_RULES
 from .args import add_block_arguments, add_panel_arguments, block_counts, parse_names
 from .context import RunContext
-from .render import fmt, log, render_table, safe
+from .render import clean, fmt, log, render_table, safe
 
 
 def add_plan_commands(sub) -> None:
@@ -178,6 +178,9 @@ def _load_traffic(args, dep):
 
 
 def render_plan(d: dict, *, top: int = 15) -> str:
+    """The text report of ``next-judge``; every string of the plan (panel, judge, file
+    names) on one line (render.clean)."""
+    d = clean(d)
     s, dep = d["settings"], d["deployed"]
     how = (f"cross-fitted: {s['folds']} grouped folds x {s['repeats']} repeats" if s["protocol"] == "crossfit"
            else "split: fitted on M, scored on V")

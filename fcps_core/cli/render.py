@@ -2,23 +2,116 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import sys
 
-
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")   # all but newline
+# The one sanitiser of everything the CLI prints. Judge, panel, file and column names are
+# user data: printed raw, an ESC or BEL sequence in one retitles the terminal, clears the
+# screen or recolours it, a C1 CSI (U+009B) does the same on 8-bit terminals, a bidi override
+# reorders the line, and a newline or carriage return forges a line of its own (e.g. a
+# "fcps: error:" line). Every such character becomes "?".
+_UNSAFE = ("\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f"    # C0 but newline and CR, DEL, C1
+           "\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069")   # bidi marks, overrides, isolates; LS/PS
+# a block of output: its own line ends (\n, and \r\n as a CSV writes them) stay; a lone \r goes
+_CONTROL = re.compile(f"[{_UNSAFE}]|\r(?!\n)")
+_CONTROL_OR_NEWLINE = re.compile(f"[{_UNSAFE}\r\n]")  # one field or line: every line end goes too
 
 
 def safe(text) -> str:
-    """Terminal-safe text: a stored name never moves the cursor or recolours the screen."""
+    """Terminal-safe text of a block of output (newlines kept): a stored name never moves
+    the cursor, recolours or retitles the screen. :class:`TerminalGuard` applies it to every
+    write of a command, so nothing printed can bypass it."""
     return _CONTROL.sub("?", str(text))
 
 
+def one_line(text) -> str:
+    """Terminal-safe text of one user string inside a line (a name, a file name, a cell):
+    :func:`safe`, and its newlines replaced too, so it cannot start a line of its own."""
+    return _CONTROL_OR_NEWLINE.sub("?", str(text))
+
+
+def clean(obj):
+    """``obj`` with :func:`one_line` applied to every string in it (dict keys, list items,
+    nested): a renderer cleans the dict it renders once, so no name it interpolates can
+    break a line."""
+    if isinstance(obj, str):
+        return one_line(obj)
+    if isinstance(obj, dict):
+        return {clean(k): clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [clean(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(clean(v) for v in obj)
+    return obj
+
+
+class TerminalGuard:
+    """A text stream that passes every write through :func:`safe`: the CLI's single output
+    choke point (:func:`guarded_output` puts it on stdout and stderr for one command).
+    A carriage return is kept only as the first character of a write, where the progress
+    line returns to column 0; anywhere else it is replaced like any control character.
+    ``.buffer`` (binary exports) and every other attribute are the wrapped stream's."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        lead = "\r" if text.startswith("\r") else ""
+        self.stream.write(lead + safe(text[len(lead):]))
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def guarded_output():
+    """Guard ``sys.stdout`` and ``sys.stderr`` with :class:`TerminalGuard` for one command
+    (restored afterwards, also on SystemExit from argparse)."""
+    saved = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, TerminalGuard):
+        sys.stdout = TerminalGuard(sys.stdout)
+    if not isinstance(sys.stderr, TerminalGuard):
+        sys.stderr = TerminalGuard(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def write_data(data) -> None:
+    """An export's data (text or bytes) on stdout: exact into a pipe or file (a CSV, SQL or
+    Parquet export is data, its bytes are the user's), but on a terminal through the same
+    sanitiser as everything else printed."""
+    out = sys.stdout
+    raw = out.stream if isinstance(out, TerminalGuard) else out
+    if raw.isatty():
+        text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+        out.write(text)
+    elif isinstance(data, bytes):
+        raw.buffer.write(data)
+    else:
+        raw.write(data)
+    out.flush()
+
+
+def error_line(message) -> str:
+    """``fcps: error: ...`` for ``message``: its later lines indented, so a user string quoted
+    with a newline in it cannot begin a line of its own (control characters go at the guard)."""
+    lines = str(message).splitlines() or [""]
+    return "fcps: error: " + "\n".join([lines[0]] + ["  " + line for line in lines[1:]]) + "\n"
+
+
 def log(args, message: str) -> None:
-    """A progress or status line on stderr (silent with --quiet)."""
+    """A progress or status line on stderr (silent with --quiet), on one line."""
     if not getattr(args, "quiet", False):
-        sys.stderr.write(safe(message) + "\n")
+        sys.stderr.write(one_line(message) + "\n")
 
 
 def fmt(v, digits=4):
@@ -30,7 +123,9 @@ def fmt(v, digits=4):
 
 
 def render_table(rows: list[list], header: list[str]) -> str:
-    cells = [[fmt(c) for c in r] for r in rows]
+    """Aligned text columns; every cell and heading on one line (:func:`one_line`)."""
+    cells = [[one_line(fmt(c)) for c in r] for r in rows]
+    header = [one_line(h) for h in header]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
     line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
     out = [line, "  ".join("-" * w for w in widths)]
@@ -39,7 +134,9 @@ def render_table(rows: list[list], header: list[str]) -> str:
 
 
 def render_result(result, *, top: int = 15) -> str:
-    d = result.to_dict(cells_limit=12)
+    """The text report of a selection (``select`` without ``--json``); every string of the
+    result (judge, panel, family names) on one line (:func:`clean`)."""
+    d = clean(result.to_dict(cells_limit=12))
     sel = d["selected"]
     sp = d["split"]
     if d["protocol"] == "crossfit":

@@ -23,7 +23,7 @@ from ..errors import FCPSError
 from ..jsonutil import json_ready
 from ..store import DEFAULT_PATH, ENV_PATH, Store, StoreError, resolve_store_path
 from .args import MAX_MB, add_panel_arguments, parse_names, parse_range
-from .render import log, render_table, safe
+from .render import clean, log, render_table, safe, write_data
 from .store_hooks import STORE_HELP
 
 
@@ -196,6 +196,7 @@ def _print_preview(info: dict, as_json: bool) -> None:
     if as_json:
         _dump(info)
         return
+    info = clean(info)      # file and column names on one line each
     sys.stdout.write(safe(f"{info['file']}: {info['format']}, {info['layout']} layout, "
                            f"{len(info['columns'])} columns (schemas from the first "
                            f"{info['sample_rows']:,} rows)") + "\n")
@@ -244,6 +245,9 @@ def cmd_show(args) -> int:
     if args.json:
         _dump({**info, "runs": runs})
         return 0
+    # every stored string (source file name, licence, provenance, judge names) on one line:
+    # a newline in a file name cannot forge a line such as "fcps: error: ..."
+    info, runs = clean(info), clean(runs)
     out = [f"panel {info['name']!r}: {info['n_rows']:,} rows, {info['n_labelled']:,} labelled, "
            f"{info['n_judges']} judges, schema {info['schema']}",
            f"created {info['created_at']:%Y-%m-%d %H:%M} UTC; source {info['source'] or '-'}"
@@ -365,8 +369,7 @@ def cmd_export(args) -> int:
     else:
         data = store.export_panel(args.name, fmt, args.out, force=args.force)
     if data is not None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
+        write_data(data)
     else:
         sys.stderr.write(f"wrote {args.out}\n")
     return 0
@@ -394,7 +397,7 @@ def _emit(args, text: str) -> int:
         write_output(args.out, text, force=args.force)
         sys.stderr.write(f"wrote {args.out}\n")
     else:
-        sys.stdout.write(text)
+        write_data(text)
     return 0
 
 
