@@ -112,3 +112,74 @@ def test_the_cli_names_a_csv_given_as_the_store_in_one_line(tmp_path):
         line = assert_one_line_error(run_cli(*args, "--store", str(path)))
         assert line.startswith(f"fcps: error: {path} is not a readable fcps store: it holds text"), line
     assert path.read_text() == "a,b\n1,2\n"
+
+
+# -- item 10: Parquet and JSON Lines over --max-rows -----------------------------------------------
+
+def _rows(n):
+    return [{"item_id": f"i{k}", "group_id": f"g{k // 2}", "label": k % 2, "j1": "AB"[k % 3 % 2]}
+            for k in range(n)]
+
+
+def _parquet(path, n):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.Table.from_pylist(_rows(n)), path, row_group_size=100)
+    return path
+
+
+def _jsonl(path, n, *, blank_every=0):
+    lines = []
+    for k, r in enumerate(_rows(n)):
+        lines.append(json.dumps(r) + "\n")
+        if blank_every and k % blank_every == 0:
+            lines.append("\n")
+    data = "".join(lines).encode()
+    path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
+    return path
+
+
+@pytest.mark.parametrize("name, make, says", [
+    ("big.parquet", _parquet, "the file has 1,500 rows, above the import limit of 1,000"),
+    ("big.jsonl", _jsonl, "the file has over 1,000 rows (JSON Lines records), above the import limit of 1,000"),
+    ("big.jsonl.gz", _jsonl, "the file has over 1,000 rows (JSON Lines records), above the import limit of 1,000"),
+])
+def test_structured_files_over_the_row_limit_say_the_limit_before_duckdb_reads_them(
+        tmp_path, monkeypatch, name, make, says):
+    """Not "not a readable Parquet file (Resource In Use Error...)" nor "not valid JSON
+    Lines": the limit and the flag, found from the Parquet footer or by counting lines,
+    before DuckDB parses a row (the reader is replaced by one that fails)."""
+    from fcps_core.ingest import columns
+    path = make(tmp_path / name, 1500)
+    limits = ImportLimits(max_rows=1000)
+
+    def no_duckdb():
+        raise AssertionError("DuckDB was asked to read a file over the row limit")
+    monkeypatch.setattr(columns, "_duck", no_duckdb)
+    err = refusal(load_panel, str(path), limits=limits)
+    assert str(err) == f"{path}: {says} (split the file or raise the limit with --max-rows)"
+
+
+def test_blank_lines_do_not_count_as_json_lines_rows(tmp_path):
+    """1,000 records and 200 blank lines: at the limit, not over it."""
+    path = _jsonl(tmp_path / "p.jsonl", 1000, blank_every=5)
+    assert load_panel(str(path), limits=ImportLimits(max_rows=1000)).n_rows == 1000
+    assert load_panel(str(_parquet(tmp_path / "p.parquet", 1000)), limits=ImportLimits(max_rows=1000)).n_rows == 1000
+
+
+def test_a_json_array_over_the_row_limit_names_the_limit(tmp_path):
+    """A .json file holding one array (one line): DuckDB reads it, and the count that
+    follows says the limit (the count's result no longer blocks the exact count)."""
+    path = write(tmp_path / "arr.json", json.dumps(_rows(1500)))
+    err = refusal(load_panel, str(path), limits=ImportLimits(max_rows=1000))
+    assert "the file has 1,500 rows, above the import limit of 1,000" in str(err)
+
+
+def test_the_cli_names_the_row_limit_of_a_parquet_file(tmp_path):
+    path = _parquet(tmp_path / "big.parquet", 1500)
+    store = tmp_path / "s.duckdb"
+    line = assert_one_line_error(run_cli("import", str(path), "--name", "big", "--max-rows", "1000",
+                                         "--store", str(store)))
+    assert line == (f"fcps: error: {path}: the file has 1,500 rows, above the import limit of 1,000 "
+                    "(split the file or raise the limit with --max-rows)")
+    assert not store.exists()

@@ -295,7 +295,7 @@ def _fetch_strings(con, rel, header: list[str], limits: ImportLimits, max_rows: 
     elif not bounded:
         rel = rel.limit(limits.max_rows + 1)
     rel.create("raw")
-    n = con.execute("SELECT count(*) FROM raw").fetchone()[0]
+    n = con.execute("SELECT count(*) FROM raw").fetchall()[0][0]     # fetched whole: no open result
     if n > limits.max_rows:
         raise _too_many(full.aggregate("count(*)").fetchall()[0][0], limits, what)
     if check_cells and header:
@@ -321,8 +321,12 @@ def _read_structured(path: str, fmt: str, limits: ImportLimits, max_rows: int | 
     scan = check_input_file(path, limits)
     if fmt == "jsonl":
         _text_head(path)
+        if max_rows is None:
+            _check_jsonl_rows(path, limits)
     elif not read_head_bytes(path, 64).strip():
         raise PanelError("the file is empty")
+    elif max_rows is None:
+        _check_parquet_rows(path, limits)
     duckdb, con = _duck()
     try:
         try:
@@ -383,6 +387,40 @@ def _check_json_scalars(duckdb, rel, path: str, limits: ImportLimits) -> None:
     if rel.filter(nested).limit(1).fetchall():
         raise _json_problem(path, limits) or PanelError(
             "a column holds nested values (JSON objects or arrays)", hint="flatten the column before importing")
+
+
+def _check_parquet_rows(path: str, limits: ImportLimits) -> None:
+    """A Parquet file over the row limit, refused from its footer (the row count of its
+    metadata) before any row is read."""
+    import pyarrow.parquet as pq
+    try:
+        n = pq.ParquetFile(path).metadata.num_rows
+    except Exception:                   # unreadable: DuckDB's reader gives the message
+        return
+    if n > limits.max_rows:
+        raise _too_many(n, limits, "rows")
+
+
+def _check_jsonl_rows(path: str, limits: ImportLimits) -> None:
+    """A JSON Lines file over the row limit, refused before DuckDB parses it: line feeds
+    are counted first (a bound on the records); only when they exceed the limit are the
+    non-blank lines counted, and counting stops one past the limit."""
+    limit = limits.max_rows
+    newlines = 0
+    with open_binary(path) as fh:
+        for chunk in iter(lambda: fh.read(4 * 1024 * 1024), b""):
+            newlines += chunk.count(b"\n")
+    if newlines + 1 <= limit:
+        return
+    records = 0
+    with open_binary(path) as fh:
+        for line in fh:
+            if line.strip():
+                records += 1
+                if records > limit:
+                    raise PanelError(f"the file has over {limit:,} rows (JSON Lines records), above the "
+                                     f"import limit of {limit:,}",
+                                     hint="split the file or raise the limit with --max-rows")
 
 
 def _check_parquet_names(path: str) -> None:
