@@ -211,14 +211,16 @@ def cmd_synth(args, ctx: RunContext) -> int:
         if args.use_judges:
             source = source.subset_judges(_known_judges(args.use_judges, source, args.from_panel))
         check_synth_size(args.rows, len(source.judges))
+        if args.judge_noise:
+            raise FCPSError("--judge-noise flips generated verdicts: a semi-real panel (--from) keeps the real ones")
         panel = semi_real(source, args.regime, rows=args.rows, seed=args.seed, gamma=args.gamma,
-                          parity_order=args.parity_order)
+                          parity_order=args.parity_order, amplitude=args.amplitude)
     else:
         if args.use_judges:
             raise FCPSError("--use-judges picks judges of a real panel: give it with --from PANEL")
         panel = make_regime(args.regime, rows=args.rows, judges=args.judges, seed=args.seed,
                             gamma=args.gamma, parity_order=args.parity_order, tie_rate=args.tie_rate,
-                            group_size=args.group_size)
+                            group_size=args.group_size, amplitude=args.amplitude, judge_noise=args.judge_noise)
     to_wide_csv(panel, args.out, force=args.force)
     sys.stderr.write(f"wrote {panel.n_rows} rows x {len(panel.judges)} judges ({args.regime}) to {args.out}\n")
     return 0

@@ -109,7 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--json", action="store_true")
     sw.add_argument("--quiet", action="store_true")
 
-    sy = sub.add_parser("synth", help="write a controlled-regime panel as a wide CSV")
+    from ..synthetic import PARAMETER_HELP as SYNTH_PARAMETERS
+    sy = sub.add_parser("synth", help="write a controlled-regime panel as a wide CSV",
+                        description="Write a controlled-regime panel as a wide CSV. " + SYNTH_PARAMETERS)
     sy.add_argument("--regime", required=True, choices=["additive", "mixed", "parity", "xor", "and", "strength"])
     sy.add_argument("--from", dest="from_panel",
                     help="semi-real: resample this real panel's joint output patterns and attach the regime's target")
@@ -119,7 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--judges", type=int, default=7)
     sy.add_argument("--seed", type=int, default=0)
     sy.add_argument("--gamma", type=float, default=0.5, help="interaction strength (regime strength)")
-    sy.add_argument("--parity-order", type=int, default=6)
+    sy.add_argument("--parity-order", type=int, default=6,
+                    help="interaction order of the parity regime: p = 1/2 + a s_1...s_order (default 6)")
+    sy.add_argument("--amplitude", type=float,
+                    help="interaction amplitude a, 0..0.5 (default by regime: parity/mixed/strength 0.45, "
+                         "xor 0.36, and 0.39)")
+    sy.add_argument("--judge-noise", type=float, default=0.0,
+                    help="probability that a judge's shown verdict is flipped from the latent one the target "
+                         "uses, 0..0.5 (default 0)")
     sy.add_argument("--tie-rate", type=float, default=0.0)
     sy.add_argument("--group-size", type=int, default=1)
     sy.add_argument("--out", required=True)
