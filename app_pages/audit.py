@@ -3,7 +3,7 @@ import streamlit as st
 
 from fcps_core.families import REGISTRY
 from fcps_core.plots import risk_vs_pressure
-from fcps_app.common import figure_download, table_download
+from fcps_app.common import figure_download, md, table_download
 from fcps_app.glossary import glossary_expander, metric, table
 from fcps_app.run_picker import pick_run
 
@@ -58,7 +58,7 @@ def fmt(v):
 
 m = st.columns(5)
 metric(m[0], "family", cand["family"])
-metric(m[1], "K", fmt(cand["K"]), label="prefix K", extra="Judges: " + ", ".join(cand.get("judges") or []))
+metric(m[1], "K", fmt(cand["K"]), label="prefix K", extra="Judges: " + ", ".join(md(j) for j in cand.get("judges") or []))
 metric(m[2], "val_risk", fmt(cand.get("val_risk", cand.get("val_mse"))), label="held-out risk")
 metric(m[3], "unseen_val", fmt(cand.get("unseen_val")), label="unseen rate")
 metric(m[4], "Q_K", fmt(cand["Q_K"]))

@@ -5,8 +5,8 @@ import streamlit as st
 
 from fcps_core import FCPSError
 from fcps_core.predictor import MAX_PREDICTOR_BYTES
-from fcps_app.common import get_store, panel_sources, upload_preview
-from fcps_app.deploy import predictor_choices, run_audit, sql_text
+from fcps_app.common import get_store, md, panel_sources, upload_preview
+from fcps_app.deploy import checked_predictor_json, predictor_choices, run_audit, sql_text
 from fcps_app.deploy_view import show_audit
 from fcps_app.glossary import glossary_expander, table
 
@@ -31,20 +31,21 @@ if pick == upload_label:
     up = st.file_uploader("Predictor file", type=["json"], key="predictor_file")
     if up is None:
         st.stop()
-    if up.size > MAX_PREDICTOR_BYTES:
-        st.error(f"{up.name}: {up.size / 2**20:.0f} MiB is above the {MAX_PREDICTOR_BYTES // 2**20} MiB a "
-                 "predictor file can hold")
+    if up.size > MAX_PREDICTOR_BYTES:      # checked before the upload is read or parsed
+        st.error(md(f"predictor {up.name!r}: {up.size / 2**20:,.0f} MiB is above the {MAX_PREDICTOR_BYTES // 2**20} "
+                 "MiB a predictor file can hold; give a file written by select --save-model"))
         st.stop()
     try:
-        predictor_json = json.dumps(json.loads(up.getvalue().decode("utf-8")))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        st.error(f"{up.name} is not a JSON predictor file: {exc}")
+        # untrusted: bounded parse (size, depth, number lengths), then the loader's validation
+        predictor_json = checked_predictor_json(up.getvalue(), up.name)
+    except FCPSError as exc:
+        st.error(md(exc))
         st.stop()
 else:
     try:
         predictor_json = choices[pick]()
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
     if pick.startswith("run "):
         st.query_params["run"] = pick.split()[1]
@@ -61,7 +62,7 @@ if source == "upload a file":
     try:
         columns = upload_preview(tf.name, tf.getvalue())["columns"]
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
     item_col = st.selectbox("item id column", columns,
                             index=columns.index("item_id") if "item_id" in columns else 0)
@@ -81,7 +82,7 @@ with st.spinner("Scoring the traffic and auditing its support..."):
     try:
         audit, predictions_csv, panel_name = run_audit(predictor_json, traffic)
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
 st.subheader("3. Audit")
 show_audit(audit, key="live")
@@ -94,7 +95,7 @@ c1.download_button("Download predictions (CSV)", predictions_csv, "fcps-predicti
 try:
     sql = sql_text(predictor_json)
 except FCPSError as exc:
-    c2.caption(f"No SQL for this predictor: {exc}")
+    c2.caption(f"No SQL for this predictor: {md(exc)}")
 else:
     if sql is not None:
         c2.download_button("Download as SQL", sql, "fcps-predictor.sql", mime="application/sql",
@@ -109,10 +110,10 @@ elif c3.button("Store this audit", type="primary"):
         run_id = store.save_audit(audit, panel=stored_panel, predictor=json.loads(predictor_json),
                                   params={"predictor": pick, "traffic": traffic_name, "rows": audit["rows"]})
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
     else:
         st.cache_data.clear()
-        st.success(f"Stored as audit run {run_id} on {stored_panel}.")
+        st.success(f"Stored as audit run {run_id} on {md(stored_panel)}.")
 
 # -- stored audits ----------------------------------------------------------------------------------
 st.subheader("Stored audits")
@@ -127,4 +128,4 @@ else:
     try:
         show_audit(store.run(open_id)["result"], key=f"run-{open_id}")
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))

@@ -158,14 +158,10 @@ def figure_download(fig, name: str) -> None:
 
 
 def table_download(df: pd.DataFrame, name: str) -> None:
-    """CSV download with spreadsheet-formula cells (= + - @ ...) neutralised, as in exports."""
-    from fcps_core.store import neutralise_cell
-    safe = df.copy()
-    for col in safe.columns:
-        if safe[col].dtype == object or pd.api.types.is_string_dtype(safe[col]):
-            safe[col] = safe[col].map(lambda v: v if v is None or not isinstance(v, str) else neutralise_cell(v))
-    safe.columns = [neutralise_cell(str(c)) for c in safe.columns]
-    st.download_button(f"Download {name} (CSV)", safe.to_csv(index=False), f"{name}.csv", mime="text/csv",
+    """CSV download through the one CSV writer (fcps_core.writers.frame_csv): text cells that
+    could run as spreadsheet formulas (= + - @ ...) neutralised, numbers kept, as in exports."""
+    from fcps_core.writers import frame_csv
+    st.download_button(f"Download {name} (CSV)", frame_csv(df), f"{name}.csv", mime="text/csv",
                        key=f"dl-{name}")
 
 

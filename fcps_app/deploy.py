@@ -27,6 +27,17 @@ def predictor_choices(store, selection: dict | None) -> dict:
     return out
 
 
+def checked_predictor_json(data: bytes, name: str) -> str:
+    """An uploaded predictor file as JSON text, read as the CLI reads one: within the byte,
+    depth and number bounds (fcps_core.deploy.validate) and validated completely; a
+    PredictorError (one line naming the file) otherwise."""
+    from fcps_core.deploy.validate import parse_predictor_json
+    from fcps_core.predictor import FCPSPredictor
+    doc = parse_predictor_json(data, repr(name))
+    FCPSPredictor.from_json(doc, name)
+    return json.dumps(doc)
+
+
 def _traffic_key(traffic: tuple) -> str:
     if traffic[0] == "upload":
         import hashlib
@@ -48,10 +59,14 @@ def _cached_audit(predictor_json: str, key: str, _traffic: tuple):
     from fcps_core.predictor import FCPSPredictor
     predictor = FCPSPredictor.from_dict(json.loads(predictor_json))
     if _traffic[0] == "upload":
+        from fcps_core.deploy.traffic import load_with_empty_judges
         _, name, data, item_col = _traffic
-        panel = load_panel(upload_path(name, data), name=name.split(".")[0], item_column=item_col,
-                           source_name=name,
-                           schema=predictor.judge_schemas(), require_labels=False)
+        path, schemas = upload_path(name, data), predictor.judge_schemas()
+        # a judge empty in every row is the monitoring case (the audit says 100 % missing)
+        panel, _ = load_with_empty_judges(
+            lambda judges: load_panel(path, name=name.split(".")[0], item_column=item_col, source_name=name,
+                                      judges=judges, schema=schemas, require_labels=False),
+            predictor.judges, schemas)
     else:
         panel = get_panel(_traffic)
     audit = audit_traffic(predictor, panel)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from fcps_core.glossary import help_text
 from fcps_core.plots import audit_drift_bars, judge_output_shift
-from fcps_app.common import figure_download, table_download
+from fcps_app.common import figure_download, md, table_download
 from fcps_app.glossary import table
 
 GLOSSARY = (
@@ -16,8 +16,8 @@ GLOSSARY = (
     "pattern. **Deployment cell pressure** = sum over seen patterns of q(z)/N_z plus the unseen share u "
     "(the paper's Eq. cell-pressure with traffic frequencies in place of p_z): the table's estimation "
     "cost on this traffic; no labels needed. **Outside support**: rows the deployed family cannot place "
-    "(tables: unseen pattern, which gets the fallback; scalar families: an output never seen in "
-    "calibration or a value outside its calibration range). **TV**: total variation distance between "
+    "(every family: an output never seen in calibration or a value outside its judge's calibration range; "
+    "tables also an unseen pattern, which gets the fallback). **TV**: total variation distance between "
     "calibration and traffic distributions; its **threshold** is the 99% quantile of TV between two "
     "samples of these sizes from one distribution, so a bar above it is drift, not sampling noise.")
 
@@ -48,11 +48,11 @@ def show_audit(d: dict, *, key: str) -> None:
     reasons = d.get("reasons") or []
     text = f"**{status}**" + ("" if reasons else ": traffic sits on the calibration support.")
     if reasons:
-        text += "\n" + "\n".join(f"- {r}" for r in reasons)
+        text += "\n" + "\n".join(f"- {md(r)}" for r in reasons)     # reasons quote judge names
     {"OK": st.success, "WARN": st.warning, "REFUSE": st.error}[status](text)
     p = d["predictor"]
     st.caption(f"{d['rows']:,} traffic rows against the {p['family']} predictor over {len(p['judges'])} judges, "
-               f"calibrated on {p['calibration_rows']:,} rows" + (f" of {p['panel']}" if p.get("panel") else ""))
+               f"calibrated on {p['calibration_rows']:,} rows" + (f" of {md(p['panel'])}" if p.get("panel") else ""))
     m = st.columns(5)
     m[0].metric("cell pressure", f"{d['pressure']:.3f}",
                 help=help_text("cell_pressure") + f" Here: sum q(z)/N_z = {d['pressure_sum']:.3f} plus unseen share "
@@ -61,8 +61,9 @@ def show_audit(d: dict, *, key: str) -> None:
                 help="Share of traffic rows whose joint pattern calibration never saw (N_z = 0): a table can only "
                      "fall back there.")
     m[2].metric("outside support", f"{d['out_of_support_rate']:.1%}",
-                help="Share of traffic rows the deployed family cannot place: an unseen pattern (tables), or an "
-                     "output never seen in calibration or a value outside its calibration range (scalar families).")
+                help="Share of traffic rows the deployed family cannot place: an output never seen in calibration "
+                     "or a value outside its judge's calibration range (every family), or an unseen pattern "
+                     "(tables).")
     rise = d["missing_rate"] - d.get("missing_calibration", 0.0)
     m[3].metric("missing outputs", f"{d['missing_rate']:.1%}",
                 delta=f"{rise:+.1%} vs calibration" if abs(rise) >= 0.0005 else None,

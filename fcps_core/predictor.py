@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import stat
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,6 +18,7 @@ from .version import __version__
 from .encoding import JudgeEncoder, apply_encoders, encode_panel, prefix_patterns
 from .errors import PredictorError
 from .deploy.support import calibration_support, check_support, row_support
+from .deploy.validate import MAX_PREDICTOR_BYTES, check_structure, parse_predictor_json, read_predictor_file  # noqa: F401
 from .families import PrefixFeatures, fitted_family, get_family
 from .panel import Panel
 
@@ -186,6 +185,12 @@ class FCPSPredictor:
                                  "written by select --save-model")
         check_format_version(d)
         check_predictor_values(d)
+        judges, metadata = d.get("judges"), d.get("metadata", {})
+        if not isinstance(judges, list) or not all(isinstance(j, str) and j for j in judges) \
+                or len(set(judges)) != len(judges):
+            raise PredictorError(_malformed("its judges must be a list of distinct names"))
+        if not isinstance(metadata, dict):
+            raise PredictorError(_malformed("its metadata must be a JSON object"))
         if d.get("family") == TIE_AVERAGE:
             members = d.get("members")
             if not isinstance(members, list) or not members or \
@@ -207,6 +212,12 @@ class FCPSPredictor:
                           model=model, metadata=d.get("metadata", {}))
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
                 raise PredictorError(_malformed(_describe(exc))) from None
+        try:
+            check_structure(out)          # the SQL export's rules (deploy.validate), on every load
+        except PredictorError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise PredictorError(_malformed(_describe(exc))) from None
         if d.get("support") is not None:
             try:
                 check_support(d["support"], out.support_encoders())
@@ -217,36 +228,24 @@ class FCPSPredictor:
 
     @classmethod
     def load(cls, path: str) -> "FCPSPredictor":
-        """Read and validate a predictor file; every error names ``path``."""
+        """Read and validate a predictor file; every error names ``path`` (the file is
+        untrusted: read within the bounds of :mod:`fcps_core.deploy.validate`)."""
+        return cls.from_json(read_predictor_file(path), str(path))
+
+    @classmethod
+    def from_json(cls, doc, source: str) -> "FCPSPredictor":
+        """:meth:`from_dict` of a parsed document, its errors naming ``source``."""
         try:
-            info = os.stat(path)
-            if not stat.S_ISREG(info.st_mode):
-                raise PredictorError(f"predictor {path!r} is not a regular file (a pipe, device, socket "
-                                     "or directory): save it to a file first")
-            if info.st_size > MAX_PREDICTOR_BYTES:
-                raise PredictorError(f"predictor {path!r} is {info.st_size / 2**20:.0f} MiB, above the "
-                                     f"{MAX_PREDICTOR_BYTES // 2**20} MiB a predictor file can hold")
-            with open(path, encoding="utf-8") as fh:
-                d = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise PredictorError(f"cannot read predictor {path!r}: it is not JSON (line {exc.lineno} column "
-                                 f"{exc.colno}: {exc.msg}); give a file written by select --save-model") from None
-        except UnicodeDecodeError:
-            raise PredictorError(f"cannot read predictor {path!r}: it is not UTF-8 text; give a file "
-                                 "written by select --save-model") from None
-        except OSError as exc:
-            raise PredictorError(f"cannot read predictor {path!r}: {exc.strerror or exc}") from None
-        except RecursionError:
-            raise PredictorError(f"cannot read predictor {path!r}: its JSON nests too deeply to be a "
-                                 "predictor file; give a file written by select --save-model") from None
-        except MemoryError:
-            raise PredictorError(f"cannot read predictor {path!r}: it does not fit in memory") from None
-        try:
-            return cls.from_dict(d)
+            return cls.from_dict(doc)
         except PredictorError as exc:
-            raise PredictorError(_naming(str(exc), path)) from None
+            raise PredictorError(_naming(str(exc), source)) from None
         except RecursionError:
-            raise PredictorError(_naming(_malformed("it nests too deeply"), path)) from None
+            raise PredictorError(_naming(_malformed("it nests too deeply"), source)) from None
+
+    @classmethod
+    def from_bytes(cls, data: bytes | str, source: str) -> "FCPSPredictor":
+        """A predictor from a file's content (an upload): bounded parse, then validation."""
+        return cls.from_json(parse_predictor_json(data, repr(source)), source)
 
 
 def _naming(message: str, path: str) -> str:
@@ -291,8 +290,6 @@ def check_format_version(d: dict) -> None:
                              f"(it reads versions {readable}; {why})")
 
 
-#: a predictor file is read only below this size (5 million numbers as JSON text)
-MAX_PREDICTOR_BYTES = 256 * 2**20
 #: a predictor file holds at most this many numbers (a K=8 table of a 10-output alphabet
 #: with counts and sums stays far below it)
 MAX_PREDICTOR_NUMBERS = 5_000_000

@@ -183,3 +183,73 @@ def test_the_cli_names_the_row_limit_of_a_parquet_file(tmp_path):
     assert line == (f"fcps: error: {path}: the file has 1,500 rows, above the import limit of 1,000 "
                     "(split the file or raise the limit with --max-rows)")
     assert not store.exists()
+
+
+# -- item 8: a second label column spelled differently ---------------------------------------------
+
+def _leaky(second: str, *, label: str = "label", n: int = 40) -> list[list[str]]:
+    rows = good_rows(n)
+    rows[0][2] = label
+    for k, r in enumerate(rows):
+        r.insert(3, second if k == 0 else r[2])
+    return rows
+
+
+@pytest.mark.parametrize("second", ["LABEL", "Label", "label\u200b", "LA BEL", "\ufeffLabel", "ｌａｂｅｌ"])
+def test_a_judge_named_like_the_label_column_is_refused(tmp_path, second):
+    """A copy of the labels under a name equal up to case, spaces, invisible or
+    full-width characters would be read as a perfect judge: refused in one line that names
+    it and the way to keep it."""
+    path = write(tmp_path / "p.csv", csv_text(_leaky(second)))
+    err = refusal(load_panel, str(path))
+    assert str(err) == (f"{path}: judge {second.strip()!r} is named like the label column 'label' (the same up "
+                        "to case or spaces): read as a judge, a second copy of the labels would leak them into "
+                        f"the selection (remove or rename {second.strip()!r}; if it really is a judge, name the "
+                        "judges with --judges)")
+
+
+def test_the_other_spelling_chosen_as_the_label_refuses_the_first(tmp_path):
+    path = write(tmp_path / "p.csv", csv_text(_leaky("LABEL")))
+    err = refusal(load_panel, str(path), label_column="LABEL")
+    assert "judge 'label' is named like the label column 'LABEL'" in str(err)
+
+
+def test_naming_the_judges_takes_a_lookalike_as_meant(tmp_path):
+    path = write(tmp_path / "p.csv", csv_text(_leaky("LABEL")))
+    panel = load_panel(str(path), judges=["LABEL", "j1"])
+    assert panel.judge_names == ["LABEL", "j1"]
+    assert load_panel(str(path), judges=["j1", "j2"]).judge_names == ["j1", "j2"]
+
+
+def test_a_missing_label_column_names_its_lookalike(tmp_path):
+    rows = good_rows(40)
+    rows[0][2] = "Label"
+    err = refusal(load_panel, str(write(tmp_path / "p.csv", csv_text(rows))))
+    assert str(err).endswith("(name it with --label-column 'Label')")
+
+
+def test_a_long_file_with_a_judge_named_like_the_label_is_refused(tmp_path):
+    rows = [["item_id", "judge", "output", "label"]]
+    for k in range(30):
+        rows += [[f"i{k}", "m1", "AB"[k % 2], str(k % 2)], [f"i{k}", "Label", str(k % 2), str(k % 2)]]
+    err = refusal(load_panel, str(write(tmp_path / "long.csv", csv_text(rows))))
+    assert "judge 'Label' is named like the label column 'label'" in str(err)
+
+
+def test_parquet_columns_differing_only_by_case_are_refused(tmp_path):
+    """DuckDB would rename the second to LABEL_1, a judge nobody named."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"item_id": ["a", "b"], "label": [0, 1], "LABEL": [0, 1], "j1": ["A", "B"]}), path)
+    err = refusal(load_panel, str(path))
+    assert str(err) == (f"{path} column 'LABEL': the columns 'label' and 'LABEL' differ only by case (column "
+                        "names ignore case) (give every column its own name before importing)")
+
+
+def test_a_leaky_import_leaves_the_store_unchanged(tmp_path):
+    store = Store(tmp_path / "s.duckdb")
+    store.add_panel(load_panel(str(write(tmp_path / "ok.csv", csv_text(good_rows(40))))), name="ok")
+    before = store.content_digest()
+    refusal(import_file, store, str(write(tmp_path / "p.csv", csv_text(_leaky("LABEL")))), name="leaky")
+    assert store.content_digest() == before and not store.has_panel("leaky")

@@ -32,7 +32,16 @@ def _traffic(args, ctx, predictor):
         # Read each judge as the predictor saw it (a new file may look continuous where the
         # calibration panel was a rubric, etc.).
         args.schema = predictor.judge_schemas()
-    panel = load_panel_from_args(args, ctx)
+    from ..deploy.traffic import load_with_empty_judges
+
+    def load(judges):
+        args.judges = judges
+        return load_panel_from_args(args, ctx)
+
+    # a judge empty in every row is the monitoring case (the judge is down), not an error
+    panel, empty = load_with_empty_judges(load, predictor.judges, args.schema, judges=args.judges)
+    for j in empty:
+        log(args, safe(f"judge {j!r} is empty in every row of {args.panel}: it counts as missing on every row"))
     missing = [j for j in predictor.judges if j not in panel.judge_names]
     if missing:
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
@@ -176,7 +185,8 @@ def render_audit(audit, *, source: str = "traffic", cells: int = 10) -> str:
             f" + unseen {d['unseen_rate']:.4f}  (Eq. cell-pressure, traffic q in place of p)",
             f"unseen-pattern rate        {d['unseen_rate']:.1%}",
             f"outside support            {d['out_of_support_rate']:.1%} "
-            f"({'unseen joint pattern' if p['table_like'] else 'an output never seen or a value off its calibration range'})",
+            f"({'an unseen joint pattern, ' if p['table_like'] else ''}an output never seen or a value off its "
+            "calibration range)",
             f"rows with a missing output {d['missing_rate']:.1%} (calibration {d['missing_calibration']:.1%})",
             f"joint pattern drift        TV {fmt(d['joint_drift']['tv'], 3)} (no-drift 99% threshold "
             f"{fmt(d['joint_drift']['threshold'], 3)}, p = {fmt(d['joint_drift']['p_value'], 3)})",

@@ -21,11 +21,12 @@ under "no drift", ``n_null`` draws, seeded). Its p-value is reported beside it.
 
 Status (thresholds in :data:`DEFAULT_THRESHOLDS`, each overridable):
 
-* **REFUSE** when the rows the deployed family cannot place exceed ``refuse_unseen`` (table-
-  like families: unseen joint patterns, which get the fallback prediction; scalar
-  families: rows with an output never seen in calibration or a continuous value outside
-  its calibration range), or when rows with a missing judge output exceed
-  ``refuse_missing`` (and more than in calibration);
+* **REFUSE** when the rows the deployed family cannot place exceed ``refuse_unseen`` (every
+  family: rows with an output never seen in calibration or a continuous value outside its
+  judge's calibration range; table-like families also unseen joint patterns, which get the
+  fallback prediction), or when rows with a missing judge output exceed
+  ``refuse_missing`` (and more than in calibration; the judges missing that often are
+  named);
 * **WARN** at ``warn_unseen``, when rows with a missing output exceed calibration's share
   by ``warn_missing``, when a table-like deployment's pressure
   exceeds ``warn_pressure`` (the regime map's table-pressure threshold), when the joint or
@@ -155,6 +156,43 @@ class AuditResult:
                 "cells": self.cells[:cells_limit], "thresholds": self.thresholds}
 
 
+def _off_range(column, info: dict) -> np.ndarray:
+    """Rows of a continuous judge's traffic ``column`` whose value lies outside the
+    calibration range stored in the support section (``info``); all False otherwise."""
+    n = len(column.values) if column.values is not None else len(column.codes)
+    lo, hi = (info.get("range") or [None, None])[:2]
+    if column.schema != "continuous" or lo is None or hi is None:
+        return np.zeros(n, dtype=bool)
+    vals = column.values
+    return ~np.isnan(vals) & ((vals < lo) | (vals > hi))
+
+
+def _outside_words(table_like: bool, unseen_rate: float, judges: list[dict]) -> str:
+    """Why rows are outside the support, in words: unseen patterns (tables), and the judges
+    whose outputs calibration never saw or whose values lie off its range (worst first)."""
+    parts = []
+    if table_like and unseen_rate > 0:
+        parts.append(f"{unseen_rate:.0%} have a joint pattern calibration never saw (the table gives them "
+                     "its fallback)")
+    worst = sorted(judges, key=lambda j: -(j["off_range_traffic"] + j["never_seen_traffic"]))
+    for j in worst[:3]:
+        if j["off_range_traffic"] > 0:
+            lo, hi = j["calibration_range"]
+            parts.append(f"judge {j['judge']!r} is outside its calibration range [{lo:.4g}, {hi:.4g}] on "
+                         f"{j['off_range_traffic']:.0%} of rows")
+        if j["never_seen_traffic"] > 0:
+            parts.append(f"judge {j['judge']!r} gives an output calibration never saw on "
+                         f"{j['never_seen_traffic']:.0%} of rows")
+    return "; ".join(parts) if parts else "outputs calibration never saw"
+
+
+def _missing_words(judges: list[dict], share: float) -> str:
+    """The judges missing on at least ``share`` of the traffic, named (empty when none)."""
+    named = [f"{j['judge']!r} {j['missing_traffic']:.0%} missing" for j in judges
+             if j["missing_traffic"] >= share and j["missing_traffic"] > j["missing_calibration"]]
+    return (": judge " + ", ".join(named)) if named else ""
+
+
 def missing_behaviour(predictor) -> str:
     """What the deployed families do with a missing judge output, in words."""
     fams = {m.family for m in (predictor.members or [predictor])}
@@ -220,8 +258,10 @@ def audit_traffic(predictor, traffic: Panel, *, thresholds: dict | None = None,
 
     # -- per judge: output distribution, missing and parse-error rates -------------------
     judges = []
+    columns = {c.name: c for c in traffic.judges}
     for k, (enc, info) in enumerate(zip(encoders, support["judges"])):
         codes = rs.codes[:, k]
+        off_range = _off_range(columns[enc.name], info)
         cal = np.append(np.asarray(info["counts"], dtype=float), float(info.get("unseen", 0)))
         traf = np.append(np.bincount(codes[codes >= 0], minlength=enc.alphabet_size).astype(float),
                          float((codes < 0).sum()))
@@ -234,7 +274,11 @@ def audit_traffic(predictor, traffic: Panel, *, thresholds: dict | None = None,
                        "missing_calibration": 0.0 if miss_code is None else float(cal[miss_code] / cal_rows),
                        "missing_traffic": float(rs.missing[:, k].mean()),
                        "parse_error_calibration": float(cal[err_codes].sum() / cal_rows) if err_codes else 0.0,
-                       "parse_error_traffic": float(rs.parse_error[:, k].mean())})
+                       "parse_error_traffic": float(rs.parse_error[:, k].mean()),
+                       # outputs calibration never saw (not missing), values off the calibration range
+                       "never_seen_traffic": float(((codes < 0) & ~rs.missing[:, k]).mean()),
+                       "off_range_traffic": float(off_range.mean()),
+                       "calibration_range": info.get("range")})
 
     # -- status --------------------------------------------------------------------------
     table_like = predictor.table_like
@@ -243,19 +287,20 @@ def audit_traffic(predictor, traffic: Panel, *, thresholds: dict | None = None,
     missing_rows = rs.missing.any(axis=1)
     missing_rate = float(missing_rows.mean())
     pressure = pressure_sum + unseen_rate
-    what = ("patterns calibration never saw (they get the fallback prediction)" if table_like
-            else "outputs calibration never saw or values outside the calibration range")
+    what = _outside_words(table_like, unseen_rate, judges)
     refuse, warn = [], []
     if out_of_support >= th["refuse_unseen"]:
-        refuse.append(f"{out_of_support:.0%} of traffic rows have {what} (refuse at {th['refuse_unseen']:.0%})")
+        refuse.append(f"{out_of_support:.0%} of traffic rows are outside the calibration support: {what} "
+                      f"(refuse at {th['refuse_unseen']:.0%})")
     elif out_of_support >= th["warn_unseen"]:
-        warn.append(f"{out_of_support:.0%} of traffic rows have {what} (warn at {th['warn_unseen']:.0%})")
+        warn.append(f"{out_of_support:.0%} of traffic rows are outside the calibration support: {what} "
+                    f"(warn at {th['warn_unseen']:.0%})")
     # Missing outputs count against traffic only beyond what calibration already had.
     cal_missing = float(support.get("missing_rows", 0)) / max(N, 1)
     missing_rise = missing_rate - cal_missing
     if missing_rate >= th["refuse_missing"] and missing_rise > 0:
         refuse.append(f"{missing_rate:.0%} of rows lack a judge output (calibration: {cal_missing:.0%}; "
-                      f"refuse at {th['refuse_missing']:.0%})")
+                      f"refuse at {th['refuse_missing']:.0%})" + _missing_words(judges, th["refuse_missing"]))
     elif missing_rise >= th["warn_missing"]:
         warn.append(f"{missing_rate:.0%} of rows lack a judge output, {missing_rise:.0%} more than in "
                     f"calibration (warn at +{th['warn_missing']:.0%})")

@@ -61,7 +61,8 @@ The statement is plain SQL that DuckDB (1.x, 2.x) runs as is. Other engines need
   two arguments), ``lower`` is ASCII-only (fine for the missing markers), and ``REAL``
   instead of ``DOUBLE``; ``chr`` is ``char``.
 * Every engine: DuckDB matches quoted identifiers case-insensitively, so two judges whose
-  names differ only by case cannot both be read from one DuckDB table.
+  names differ only by case (or a judge named like the item column up to case) cannot both
+  be read from one DuckDB table: the export refuses such a predictor, naming both.
 
 Size: a table family contributes one ``VALUES`` row per calibration cell. The statement is
 refused (:class:`~fcps_core.errors.PredictorError`) above :data:`MAX_SQL_CELLS` cells in
@@ -78,6 +79,7 @@ from ..encoding import INT64_SAFE
 from ..errors import PredictorError
 from ..families import fitted_family
 from ..panel import MISSING, MISSING_TOKENS
+from .validate import check_structure
 from .sql_text import (SQL_WS_ALL, SQL_WS_FLOAT, clip01, dot_sql, isotonic_sql, member_of, pairwise_sum,
                        quote_ident, quote_table, sql_case, sql_num, sql_str)
 
@@ -122,6 +124,7 @@ class _Compiler:
         if item_column in judges:
             raise PredictorError(f"the item column {item_column!r} is also a judge of the predictor; "
                                  "name the item id column with item_column")
+        check_distinct_folded(list(dict.fromkeys(judges)), item_column)
         self.schemas = predictor.judge_schemas()
         self.tokens: dict[str, set] = {}        # judge -> every output some encoder knows
         for m in members:
@@ -430,6 +433,22 @@ class _Compiler:
                 f"FROM fcps_pat{joins}\n")
 
 
+def check_distinct_folded(judges: list[str], item_column: str) -> None:
+    """Refuse judge names (and the item column) that differ only by case: DuckDB matches
+    quoted identifiers case-insensitively, so ``"Judge"`` and ``"judge"`` would both read
+    one column and the statement would score silently wrong numbers."""
+    seen: dict[bytes, str] = {}
+    for name in [item_column] + judges:
+        key = name.encode("utf-8", "surrogatepass").lower()     # ASCII letters only, as DuckDB folds
+        if key in seen and seen[key] != name:
+            what = "the item column" if seen[key] == item_column else "judge"
+            raise PredictorError(f"{what} {seen[key]!r} and judge {name!r} differ only by case: DuckDB reads "
+                                 "column names case-insensitively, so the SQL would read one column for both "
+                                 "and score wrong numbers; rename one of them in the panel and select again "
+                                 "(score reads them apart)")
+        seen.setdefault(key, name)
+
+
 def predictor_sql(predictor, table: str = "traffic", *, item_column: str = "item_id") -> str:
     """One SQL ``SELECT`` scoring every row of ``table`` with ``predictor``.
 
@@ -441,6 +460,7 @@ def predictor_sql(predictor, table: str = "traffic", *, item_column: str = "item
     cells, or a malformed predictor.
     """
     from ..predictor import TIE_AVERAGE
+    check_structure(predictor)        # the rules every predictor is loaded with (deploy.validate)
     compiler = _Compiler(predictor, table, item_column)
     try:
         if predictor.family == TIE_AVERAGE:

@@ -17,8 +17,10 @@ Per-row support (:func:`row_support`), used by ``score`` and the traffic audit:
 * ``in_range``: every judge's output was seen in calibration and every continuous value
   lies inside the calibration range (the nearest support measure for scalar families,
   which extrapolate across patterns but not across outputs);
-* ``in_support``: ``N_z > 0`` when the deployed family reads the joint table (table-like
-  families, or a tie_average with a table-like member), else ``in_range``;
+* ``in_support``: ``in_range``, and also ``N_z > 0`` when the deployed family reads the
+  joint table (table-like families, or a tie_average with a table-like member). A
+  continuous value outside its judge's calibration range is out of support for every
+  family: a table bins it into its edge bin, whose rows never held such a value;
 * ``missing``: which judges had no output on the row (a judge was down, or a parse
   error): see :data:`MISSING_BEHAVIOUR` for what each family then does.
 """
@@ -242,7 +244,7 @@ def row_support(support: dict, encoders: list[JudgeEncoder], panel: Panel, *,
                 parse_error[:, k] = is_error[col.codes]
     N_z = pattern_lookup(support, codes, encoded.alphabet_sizes)
     return RowSupport(codes=codes, N_z=N_z, in_range=in_range,
-                      in_support=(N_z > 0) if table_like else in_range.copy(),
+                      in_support=((N_z > 0) & in_range) if table_like else in_range.copy(),
                       missing=missing, parse_error=parse_error, judges=[e.name for e in encoders])
 
 
@@ -261,22 +263,27 @@ def prediction_rows(panel: Panel, predictions: np.ndarray, support: RowSupport |
 _CSV_SPECIAL = (",", '"', "\r", "\n")
 
 
+def _formula_probe():
+    """A pattern finding a field (in a NUL-joined string of fields) that starts like a
+    spreadsheet formula (fcps_core.writers.FORMULA_STARTS)."""
+    import re
+    from ..writers import FORMULA_STARTS
+    return re.compile("(?:^|\x00)[" + re.escape("".join(sorted(FORMULA_STARTS))) + "]")
+
+
 def predictions_csv(panel: Panel, predictions: np.ndarray, support: RowSupport | None) -> str:
-    """The predictions file as CSV text, exactly what ``csv.writer`` writes for
-    :func:`prediction_rows` (CRLF line ends, quotes only where needed); built with one
-    string join when no field needs quoting (a million rows in well under a second)."""
+    """The predictions file as CSV text: the one CSV writer's text
+    (:func:`fcps_core.writers.csv_text`: item ids and judge names neutralised against
+    spreadsheet formulas, CRLF line ends, quotes only where needed) for
+    :func:`prediction_rows`; built with one string join when no field needs quoting or
+    neutralising (a million rows in well under a second)."""
     ids = [str(i) for i in panel.item_ids]
     missing = support.missing_names() if support is not None else []
     probe = "\x00".join(ids) + "\x00" + "\x00".join(set(missing))
-    if any(c in probe for c in _CSV_SPECIAL):
+    if any(c in probe for c in _CSV_SPECIAL) or _formula_probe().search(probe):
+        from ..writers import csv_text
         header, rows = prediction_rows(panel, predictions, support)
-        import csv
-        import io
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(header)
-        w.writerows(rows)
-        return buf.getvalue()
+        return csv_text(header, rows)
     preds = np.asarray(predictions, dtype=float).tolist()
     if support is None:
         body = "\r\n".join(f"{i},{p:.6f}" for i, p in zip(ids, preds))

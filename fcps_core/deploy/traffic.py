@@ -224,3 +224,54 @@ def _judge(name: str, distinct: np.ndarray, schema: str | None, limits: ImportLi
     """The panel reader's judge column over a column's distinct values (one row each)."""
     return judge_column(name, distinct, schema=schema, first_line=2, value_range=None,
                         max_distinct=limits.max_distinct_outputs)
+
+
+# -- a judge that gave no output at all --------------------------------------------------------
+
+#: the panel reader's refusal of a judge column without a single output
+EMPTY_JUDGE = "judge column is empty in every row"
+
+
+def load_with_empty_judges(load, needed: Sequence[str], schemas: Mapping[str, str],
+                           judges: Sequence[str] | None = None) -> tuple[Panel, list[str]]:
+    """(panel, empty judges): ``load(judges)`` (a panel reader taking the judge columns to
+    read, None for all), where a judge the predictor needs (``needed``) that is empty in
+    every row is not an error but the monitoring case itself -- the judge is down. The panel
+    reader refuses such a column (a panel to *select* on cannot use it); traffic is read
+    again without it and the judge is added as a column missing on every row (its schema
+    from ``schemas``: the predictor's), so ``score`` scores the rows as the family treats a
+    missing output and ``audit`` reports it 100 % missing. Any other refusal is the
+    reader's own; every needed judge empty is refused in one line (nothing to score)."""
+    empty: list[str] = []
+    wanted = None if judges is None else list(judges)
+    while True:
+        try:
+            panel = load(wanted)
+            break
+        except PanelError as exc:
+            column = getattr(exc, "column", None)
+            if getattr(exc, "detail", None) != EMPTY_JUDGE or column not in needed or column in empty:
+                raise
+            empty.append(column)
+            wanted = [j for j in (judges or needed) if j not in empty]
+            if not any(j in needed for j in wanted):
+                raise PanelError(f"every judge column the predictor reads is empty in every row "
+                                 f"({', '.join(repr(j) for j in empty)}): there is nothing to score; "
+                                 "check that the traffic file holds the judges' outputs") from None
+    if not empty:
+        return panel, []
+    cols = list(panel.judges) + [empty_judge(j, schemas.get(j, "categorical"), panel.n_rows) for j in empty]
+    return Panel(item_ids=panel.item_ids, group_ids=panel.group_ids, labels=panel.labels, judges=cols,
+                 blocks=panel.blocks, name=panel.name, label_note=panel.label_note), empty
+
+
+def empty_judge(name: str, schema: str, n: int) -> JudgeColumn:
+    """A judge column with no output on any of its ``n`` rows, as the panel reader would
+    build one whose every cell is a missing marker if it allowed it."""
+    from ..panel import MISSING
+    if schema == "continuous":
+        return JudgeColumn(name=name, schema=schema, codes=None, vocab=[], values=np.full(n, np.nan))
+    rubric = schema == "rubric"
+    return JudgeColumn(name=name, schema=schema, codes=np.zeros(n, dtype=np.int64), vocab=[MISSING],
+                       values=np.full(n, np.nan) if rubric else None, scalar_map={MISSING: 0.5},
+                       value_range=(0.0, 1.0) if rubric else None)

@@ -5,7 +5,7 @@ without a Python string per row.
 Each column becomes an Arrow string array (the prediction's ``%.6f`` text from its
 correctly rounded millionths, see :func:`fixed6`), the columns are joined row by row and
 the rows' bytes are one buffer. Anything this path does not cover exactly (a field that
-needs CSV quoting, an item id that is not a string, a prediction outside [0, 1000) or
+needs CSV quoting or may start a spreadsheet formula, an item id that is not a string, a prediction outside [0, 1000) or
 negative zero, no rows) is written by :func:`predictions_csv` itself.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arrow import flags, numbers, string_scalar, strings
+from ..writers import needs_neutralising
 from .support import RowSupport, predictions_csv
 
 #: bytes of item ids above which the text path writes the file (Arrow's 32-bit offsets)
@@ -71,7 +72,8 @@ def _arrow_ids(item_ids):
 
 def _arrow_rows(ids, preds: np.ndarray, support: RowSupport | None, pa, pc) -> bytes | None:
     n = len(ids)
-    if pc.sum(pc.binary_length(ids)).as_py() > _MAX_ARROW_BYTES or _needs_quotes(ids, pc):
+    if pc.sum(pc.binary_length(ids)).as_py() > _MAX_ARROW_BYTES or _needs_quotes(ids, pc) \
+            or _may_be_formulas(ids):
         return None
     pred_text = fixed6(preds, pa, pc)
     if pred_text is None:
@@ -80,7 +82,7 @@ def _arrow_rows(ids, preds: np.ndarray, support: RowSupport | None, pa, pc) -> b
     columns = [ids, pred_text]
     if support is not None:
         texts, inverse = support.missing_groups()
-        if any(c in t for t in texts for c in (",", '"', "\r", "\n")):
+        if any(c in t for t in texts for c in (",", '"', "\r", "\n")) or any(map(needs_neutralising, texts)):
             return None
         header += ["N_z", "in_support", "missing_judges"]
         n_z = np.asarray(support.N_z, dtype=np.int64)
@@ -104,6 +106,25 @@ def _needs_quotes(ids, pc) -> bool:
     data = ids.buffers()[2]
     text = b"" if data is None or end == start else data.slice(start, end - start).to_pybytes()
     return any(c in text for c in (b",", b'"', b"\r", b"\n"))
+
+
+#: first bytes of an id that may start a spreadsheet formula (writers.FORMULA_STARTS: the
+#: ASCII ones, and 0xEF, the lead byte of the full-width forms)
+_FORMULA_BYTES = np.zeros(256, dtype=bool)
+_FORMULA_BYTES[[ord(c) for c in "=+-@\t\r\n"] + [0xEF]] = True
+
+
+def _may_be_formulas(ids) -> bool:
+    """Whether an id's first byte may start a spreadsheet formula: such files are written
+    by the text path, which neutralises exactly (:func:`fcps_core.writers.csv_cell`)."""
+    n = len(ids)
+    offsets = np.frombuffer(ids.buffers()[1], dtype=np.int32)[ids.offset:ids.offset + n + 1]
+    data = ids.buffers()[2]
+    if data is None or n == 0:
+        return False
+    starts = offsets[:-1][offsets[1:] > offsets[:-1]]
+    first = np.frombuffer(data, dtype=np.uint8)[starts]
+    return bool(_FORMULA_BYTES[first].any())
 
 
 def fixed6(values: np.ndarray, pa, pc):

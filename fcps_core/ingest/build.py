@@ -123,6 +123,32 @@ def judge_column(name: str, raw: Sequence[str], *, schema: str | None = None,
                        range_declared=col.range_declared)
 
 
+def name_key(name: str) -> str:
+    """A column name without case, spaces or invisible characters (NFKC, casefolded; every
+    whitespace and format character such as a zero-width space or a byte-order mark
+    removed): ``" LABEL\u200b"`` and ``"label"`` have the same key."""
+    import unicodedata
+    text = unicodedata.normalize("NFKC", str(name)).casefold()
+    return "".join(c for c in text if not (c.isspace() or unicodedata.category(c) in ("Cf", "Zs")))
+
+
+def same_name(a: str, b: str) -> bool:
+    return name_key(a) == name_key(b)
+
+
+def check_label_lookalikes(judge_names: Sequence[str], label_column: str) -> None:
+    """Refuse a judge named like the label column up to case or spaces (``LABEL`` beside
+    ``label``): a second copy of the labels read as a judge leaks them into the selection,
+    which would then report a perfect judge. Naming the judges (``--judges``) takes it as
+    meant."""
+    for j in judge_names:
+        if same_name(j, label_column):
+            raise PanelError(f"judge {j!r} is named like the label column {label_column!r} (the same up to "
+                             "case or spaces): read as a judge, a second copy of the labels would leak them "
+                             "into the selection",
+                             hint=f"remove or rename {j!r}; if it really is a judge, name the judges with --judges")
+
+
 def strip_values(values: np.ndarray) -> np.ndarray:
     """``str(x).strip()`` of every value, computed once per distinct value."""
     codes, uniques, _ = factorize_values(values)
@@ -158,9 +184,11 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
         raise PanelError("the panel has a header but no data rows")
     if label_column not in cols:
         if require_labels:
+            alike = [c for c in names if same_name(c, label_column)]
             raise PanelError(f"no label column {label_column!r}; columns are "
                              + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""),
-                             hint="name it with --label-column")
+                             hint=f"name it with --label-column {alike[0]!r}" if len(alike) == 1
+                             else "name it with --label-column")
         labels, note = np.full(n, np.nan), ""
         report = {"kind": "none", "words": [], "unlabelled": [], "numbers": None, "rows": n, "labelled": 0,
                   "note": ""}
@@ -188,6 +216,8 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
     if use_block:
         blocks = parse_blocks(cols[use_block], labels, first_line, use_block)
     judge_names = resolve_judge_names(names, judges, {item_column, group_column, label_column, use_block})
+    if judges is None and label_column in cols:
+        check_label_lookalikes(judge_names, label_column)
     if limits is not None and len(judge_names) > limits.max_judges:
         raise PanelError(f"the panel has {len(judge_names):,} judges, above the limit of "
                          f"{limits.max_judges:,}",

@@ -424,19 +424,24 @@ def _check_jsonl_rows(path: str, limits: ImportLimits) -> None:
 
 
 def _check_parquet_names(path: str) -> None:
-    """Two columns of one name: DuckDB would rename the second (``j1_1``), a judge the user
-    never named. Refuse them, naming the column."""
+    """Two columns of one name, or of names that differ only by case: DuckDB would rename
+    the second (``j1_1``, ``LABEL_1``), a judge the user never named. Refuse them, naming
+    the column (as the JSON Lines reader refuses such keys)."""
     import pyarrow.parquet as pq
     try:
         names = pq.read_schema(path).names
     except Exception:                   # unreadable: DuckDB's reader gives the message
         return
-    seen = set()
+    seen: dict[str, str] = {}
     for name in names:
-        if name in seen:
+        first = seen.get(name.lower())
+        if first == name:
             raise PanelError(f"the file has two columns named {name!r}", column=name,
                              hint="give every column its own name before importing")
-        seen.add(name)
+        if first is not None:
+            raise PanelError(f"the columns {first!r} and {name!r} differ only by case (column names "
+                             "ignore case)", column=name, hint="give every column its own name before importing")
+        seen[name.lower()] = name
 
 
 def _check_width(header: list[str], limits: ImportLimits) -> None:

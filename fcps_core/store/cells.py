@@ -2,39 +2,17 @@
 
 from __future__ import annotations
 
-import csv
-import io as _io
 import json
 import math
 
 
 from ..errors import StoreError
 from ..jsonutil import json_ready
+# the neutraliser lives with the one CSV writer (fcps_core.writers); re-exported from here
+from ..writers import csv_text, neutralise_cell  # noqa: F401
 
 
 # -- names and cells -------------------------------------------------------------------------
-
-_NUMBER_CHARS = set("0123456789.eE+-")
-
-
-def neutralise_cell(value) -> str:
-    """Text for a CSV cell that no spreadsheet runs as a formula.
-
-    A cell beginning with ``=``, ``+``, ``-``, ``@`` (or tab / carriage return) gets a
-    leading apostrophe, unless it is a plain number such as ``-0.5`` (a spreadsheet reads
-    that as a number, and rewriting it would corrupt negative scores).
-    """
-    text = "" if value is None else str(value)
-    if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        if set(text) <= _NUMBER_CHARS:
-            try:
-                float(text)
-                return text
-            except ValueError:
-                pass
-        return "'" + text
-    return text
-
 
 def to_json(value) -> str:
     return json.dumps(json_ready(value), sort_keys=True, allow_nan=False)
@@ -66,12 +44,8 @@ def emit(data: bytes, out, force: bool = False) -> bytes | None:
 
 def emit_table(header: list, rows: list, fmt: str, out, force: bool = False) -> bytes | None:
     if fmt == "csv":
-        buf = _io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow([neutralise_cell(h) for h in header])
-        for r in rows:
-            w.writerow([neutralise_cell(csv_value(v)) for v in r])
-        return emit(buf.getvalue().encode("utf-8"), out, force)
+        # the one CSV writer (fcps_core.writers): text neutralised, numbers kept
+        return emit(csv_text(header, rows, lineterminator="\n").encode("utf-8"), out, force)
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
