@@ -6,7 +6,9 @@ fitted models, sample-order invariance on arrays, ...) cannot apply: a family's 
 :class:`PrefixFeatures` (joint-pattern ids per prefix level plus scores), not an array, and
 table families need pattern ids an array cannot carry. The behaviour those checks guard is
 tested directly here and in ``test_families.py`` / ``test_vectorised.py`` (weights equal
-repeated rows, row order, JSON round trips, agreement with scikit-learn's own estimators).
+repeated rows, row order, JSON round trips, agreement with scikit-learn's own estimators),
+and ``fcps_core.sklearn`` (array in, the family inside) runs the whole suite in
+``test_sklearn_api.py``.
 """
 
 import numpy as np

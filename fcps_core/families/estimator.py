@@ -6,18 +6,21 @@ Every family is a scikit-learn estimator: hyperparameters are only stored in ``_
 ``predict(X)`` checks the model is fitted (``check_is_fitted``) and returns a probability in
 [0, 1] for any rows, and ``get_state``/``from_state`` persist it as JSON (no pickle).
 
+``X`` is a :class:`~fcps_core.families.base.PrefixFeatures` (joint-pattern ids and
+scores of a prefix), not a plain array, so scikit-learn's data-driven estimator checks do
+not apply here (``tests/test_estimators.py``); :mod:`fcps_core.sklearn` wraps every family
+as an estimator on a plain array of judge outputs, which runs them
+(``tests/test_sklearn_api.py``). The prediction half of each family (its ``__init__``,
+state and ``_predict``) is its model class in ``fitted``, which loads without
+scikit-learn for scoring.
+
 NaN labels. A NaN label marks an unlabelled row (as in pandas and the rest of the
 ecosystem), never a value to fit: the supervised families fit on the labelled rows only
 and refuse with one ValueError when no row is labelled; a family that uses unlabelled
 traffic (``uses_unlabelled``: ``ds_jury``'s EM) adds the NaN-labelled rows to it, and one
 that can fit without any label (``needs_labels = False``: ``ds_jury``) accepts ``y=None``
 or all-NaN labels. Without a NaN label the data reach the fits unchanged (the same
-objects), so the selector's fits are bit for bit what they were. ``X``
-is a :class:`~fcps_core.families.base.PrefixFeatures` (joint-pattern ids and scores of a
-prefix), not a plain array, so scikit-learn's data-driven estimator checks do not apply
-(see ``tests/test_estimators.py``). The prediction half of each family (its ``__init__``,
-state and ``_predict``) is its model class in ``fitted``, which loads without
-scikit-learn for scoring.
+objects), so the selector's fits are bit for bit what they were.
 """
 
 from __future__ import annotations
