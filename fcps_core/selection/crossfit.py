@@ -43,21 +43,65 @@ def candidate_key(c) -> tuple:
     return (c.path_label or c.path_rule, c.K, c.family, tuple(sorted(c.params.items())))
 
 
-def _predict_candidates(menu, rows: np.ndarray, *, rows_are_V: bool = False) -> dict[tuple, np.ndarray]:
+def _predict_candidates(menu, rows: np.ndarray, *, rows_are_V: bool = False, pick: np.ndarray | None = None,
+                        keys=None) -> dict[tuple, np.ndarray]:
     """Each candidate's predictions on ``rows`` (those made while fitting when ``rows`` is
-    the menu's V block)."""
+    the menu's V block), at positions ``pick`` of ``rows`` only (None: all), for the
+    candidates whose key is in ``keys`` only (None: all). A prediction reads a row alone,
+    so predicting the picked rows equals picking from the predictions of all rows."""
     out, done = {}, {}
+    at = rows if pick is None else rows[pick]
     for c in menu.candidates:
+        key = candidate_key(c)
+        if keys is not None and key not in keys:
+            continue
         model = menu.models[c.index]
         if id(model) not in done:
             stored = menu.predictions.get(c.index, {}).get("V") if rows_are_V else None
             if stored is not None:
-                done[id(model)] = stored.raw()
-                out[candidate_key(c)] = done[id(model)]
-                continue
-            done[id(model)] = predict_on_rows(model, c, menu.encoded, menu.pattern_cache, rows)
-        out[candidate_key(c)] = done[id(model)]
+                inv = stored.view.inverse
+                if pick is None:
+                    done[id(model)] = stored.raw()
+                else:
+                    done[id(model)] = stored.values[pick] if inv is None else stored.values[inv[pick]]
+            else:
+                done[id(model)] = predict_on_rows(model, c, menu.encoded, menu.pattern_cache, at)
+        out[key] = done[id(model)]
     return out
+
+
+def group_codes(groups: np.ndarray) -> np.ndarray:
+    """Each row's group as an integer in [0, groups): codes follow the sorted group ids
+    (``np.unique``'s order), so grouped folds, units and bootstrap draws over codes are
+    those over the ids, and every later step compares integers, not Python objects."""
+    if len(groups) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(groups, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+class DistinctRows:
+    """The deployable rows' distinct held-out rows (:func:`heldout_key`): ``rep`` a
+    representative position in D of each, ``inverse`` each position's distinct row (None:
+    every row its own), ``counts`` rows per distinct row. Under the key a distinct row lies
+    in one fold of every repeat, so each fold predicts its distinct rows once."""
+
+    def __init__(self, key: tuple | None, n: int):
+        if key is None:
+            self.rep, self.inverse, self.counts = np.arange(n), None, np.ones(n)
+        else:
+            self.rep, counts, self.inverse = distinct_rows(*key)
+            self.counts = np.asarray(counts, dtype=float)
+
+    def __len__(self) -> int:
+        return len(self.rep)
+
+    def in_fold(self, va: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct rows held out by the fold ``va``, their representatives' positions in
+        ``va``)."""
+        if self.inverse is None:
+            return va, np.arange(len(va))
+        dv = np.unique(self.inverse[va])
+        return dv, np.searchsorted(va, self.rep[dv])
 
 
 def heldout_key(selector, panel: Panel, D: np.ndarray, fold_list: list) -> tuple | None:
@@ -82,13 +126,15 @@ PARALLEL_MIN_CELLS = 10_000
 
 
 def fold_work(selector, panel: Panel, D: np.ndarray, tr: np.ndarray, va: np.ndarray,
-              unlabelled: np.ndarray, progress=None) -> dict:
+              unlabelled: np.ndarray, progress=None, pick: np.ndarray | None = None) -> dict:
     """Everything one fold contributes, in small arrays: each candidate's held-out
-    predictions, its judge set and diagnostics, and the baselines' held-out predictions."""
+    predictions (at positions ``pick`` of the held-out rows only: one row of each distinct
+    held-out row), its judge set and diagnostics, and the baselines' held-out predictions."""
     empty = np.zeros(0, dtype=np.int64)
     rows = {"S": D[tr], "M": D[tr], "V": D[va], "T": empty, "rest": unlabelled}
     menu = selector.fit_menu(panel, rows, expand_grid=True, score_val=False, progress=progress)
-    out = {"preds": _predict_candidates(menu, D[va], rows_are_V=True), "judges": {}, "diag": {}, "base": {}}
+    out = {"preds": _predict_candidates(menu, D[va], rows_are_V=True, pick=pick), "judges": {}, "diag": {},
+           "base": {}}
     for c in menu.candidates:
         key = candidate_key(c)
         out["judges"][key] = frozenset(c.judge_idx)
@@ -99,28 +145,57 @@ def fold_work(selector, panel: Panel, D: np.ndarray, tr: np.ndarray, va: np.ndar
     return out
 
 
-def _run_folds(selector, panel, D, fold_list, unlabelled, report, n_units):
-    """Yield (repeat, held-out positions, fold results) in fold order. Large panels run the
-    folds on every core (joblib/loky processes); every fold's seed and data are fixed before
-    it starts, so the results equal a sequential run."""
-    folds = selector.folds
+def _n_jobs(selector, panel: Panel, n_rows: int) -> int:
     jobs = selector.n_jobs
     if jobs is None:
-        jobs = -1 if len(D) * len(panel.judges) >= PARALLEL_MIN_CELLS else 1
-    if jobs != 1 and len(fold_list) > 1:
+        jobs = -1 if n_rows * len(panel.judges) >= PARALLEL_MIN_CELLS else 1
+    return jobs
+
+
+def _start(jobs: int, func, tasks: list[tuple]):
+    """``func(*task)`` for every task, in task order, as an iterator. With ``jobs`` != 1
+    and several tasks they run in worker processes (joblib/loky) that start now, so the
+    caller's own work overlaps them; otherwise each runs in this process when its result is
+    asked for. Every task's seed and data are fixed before it starts, so the results equal
+    a sequential run."""
+    if jobs != 1 and len(tasks) > 1:
         from joblib import Parallel, delayed
-        bare = replace(selector, progress=None)
-        results = Parallel(n_jobs=jobs, return_as="generator")(
-            delayed(fold_work)(bare, panel, D, tr, va, unlabelled) for _, tr, va in fold_list)
-        for u, ((r, _, va), out) in enumerate(zip(fold_list, results)):
-            report(0.92 * (u + 1) / n_units, f"fold {u % folds + 1}/{folds}, repeat {r + 1} done")
-            yield r, va, out
-        return
-    for u, (r, tr, va) in enumerate(fold_list):
-        label = f"fold {u % folds + 1}/{folds}, repeat {r + 1}/{selector.repeats}"
-        yield r, va, fold_work(selector, panel, D, tr, va, unlabelled,
-                               progress=lambda f, m, u=u, label=label: report(0.92 * (u + f) / n_units,
-                                                                              f"{label}: {m}"))
+        return Parallel(n_jobs=jobs, return_as="generator")(delayed(func)(*t) for t in tasks)
+    return (func(*t) for t in tasks)
+
+
+def _fold_label(selector, u: int, r: int) -> str:
+    return f"fold {u % selector.folds + 1}/{selector.folds}, repeat {r + 1}/{selector.repeats}"
+
+
+class _Columns:
+    """Held-out prediction columns (repeats, distinct rows) of the candidates, each kept
+    once: a column equal (bit for bit, as :func:`.folds.distinct_columns` compares) to one
+    already kept is not stored again. ``add`` returns the stored column's number; stored
+    columns are numbered in order of first appearance, so the mapping equals
+    :func:`.folds.distinct_columns` over all the candidates' columns."""
+
+    def __init__(self, R: int, U: int, C: int):
+        self.values = np.empty((R, C, U))           # a column's rows together (one page run per column)
+        self.n = 0
+        self.mult = np.random.default_rng(0x5EED).integers(1, 2 ** 62, size=R * U, dtype=np.uint64) | np.uint64(1)
+        self.buckets: dict[int, list[int]] = {}
+
+    def add(self, column: np.ndarray) -> int:
+        flat = np.ascontiguousarray(column).reshape(-1)
+        h = int((flat.view(np.uint64) * self.mult).sum(dtype=np.uint64))
+        for k in self.buckets.setdefault(h, []):
+            if np.array_equal(self.values[:, k].reshape(-1), flat):
+                return k
+        k = self.n
+        self.values[:, k] = column
+        self.buckets[h].append(k)
+        self.n += 1
+        return k
+
+    def matrix(self) -> np.ndarray:
+        """(repeats, distinct rows, stored columns), each stored column's rows together."""
+        return self.values[:, :self.n].transpose(0, 2, 1)
 
 
 def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
@@ -135,18 +210,43 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     labelled_or_test[D] = labelled_or_test[T] = True
     unlabelled = np.flatnonzero(~labelled_or_test)
     empty = np.zeros(0, dtype=np.int64)
-    fold_list = grouped_folds(panel.group_ids[D], selector.folds, selector.repeats, selector.seed)
+    groups = group_codes(panel.group_ids[D])
+    fold_list = grouped_folds(groups, selector.folds, selector.repeats, selector.seed)
     R, n_units = selector.repeats, len(fold_list) + 1
+    # Held-out predictions are kept once per distinct held-out row from the start: a fold
+    # predicts one row of each distinct row it holds out.
+    distinct = DistinctRows(heldout_key(selector, panel, D, fold_list), len(D))
+    U = len(distinct)
+    picks = [distinct.in_fold(va) for _, _, va in fold_list]
+    jobs = _n_jobs(selector, panel, len(D))
+    parallel = jobs != 1 and len(fold_list) > 1
+    bare = replace(selector, progress=None) if parallel else selector
+    tasks = [(bare, panel, D, tr, va, unlabelled, None if parallel else
+              (lambda f, m, u=u, r=r: report(0.92 * (u + f) / n_units, f"{_fold_label(selector, u, r)}: {m}")),
+              pick)
+             for u, ((r, tr, va), (_, pick)) in enumerate(zip(fold_list, picks))]
+    results = _start(jobs, fold_work, tasks)
+    rows = {"S": D, "M": D, "V": empty, "T": T, "rest": unlabelled}   # risks come from the folds
+
+    def refit(start: float):
+        report(0.92 * start / n_units, "refitting the menu on all deployable labels"
+               + (" (the folds run in worker processes meanwhile)" if parallel else ""))
+        return selector.fit_menu(panel, rows, expand_grid=True, score_val=False,
+                                 progress=lambda f, m: report(0.92 * (start + f) / n_units, f"final refit: {m}"))
+    # in parallel the final refit runs here while the workers fit the folds
+    final = refit(0) if parallel else None
     preds: dict[tuple, np.ndarray] = {}
     diag_sum: dict[tuple, np.ndarray] = {}
     diag_n: dict[tuple, int] = {}
     judge_sets: dict[tuple, list] = {}
     base: dict[str, np.ndarray] = {}
-    for u, (r, va, out) in enumerate(_run_folds(selector, panel, D, fold_list, unlabelled, report, n_units)):
+    for u, ((r, _, va), (dv, _), out) in enumerate(zip(fold_list, picks, results)):
+        if parallel:
+            report(0.92 * (u + 2) / n_units, f"{_fold_label(selector, u, r)} done")
         for key, p in out["preds"].items():
             if key not in preds:
-                preds[key] = np.full((R, len(D)), np.nan)
-            preds[key][r, va] = p
+                preds[key] = np.full((R, U), np.nan)
+            preds[key][r, dv] = p
         for key, judges in out["judges"].items():
             judge_sets.setdefault(key, []).append(judges)
         for key, vals in out["diag"].items():
@@ -156,11 +256,9 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
             if name not in base:
                 base[name] = np.full((R, len(D)) + p.shape[1:], np.nan)
             base[name][r, va] = p
-    report(0.92 * (n_units - 1) / n_units, "refitting the menu on all deployable labels")
-    rows = {"S": D, "M": D, "V": empty, "T": T, "rest": unlabelled}   # risks come from the folds
-    final = selector.fit_menu(panel, rows, expand_grid=True, score_val=False,
-                              progress=lambda f, m: report(0.92 * (n_units - 1 + f) / n_units,
-                                                           f"final refit: {m}"))
+        del out
+    if not parallel:
+        final = refit(n_units - 1)
     n_folds_total = len(fold_list)
     kept, models, columns, predictions = [], {}, [], {}
     for c in final.candidates:
@@ -188,15 +286,13 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
         columns.append(key)
     if not kept:
         raise SplitError("no candidate was offered in every fold; use fixed path rules")
-    # the held-out matrix (repeats, rows, candidates), kept once per distinct row
-    key = heldout_key(selector, panel, D, fold_list)
-    rep, inverse = (distinct_rows(*key)[::2] if key is not None else (np.arange(len(D)), None))
-    P = np.empty((R, len(rep), len(columns)))
-    for i, k in enumerate(columns):
-        P[:, :, i] = preds.pop(k)[:, rep]
+    # the held-out matrix (repeats, distinct rows, distinct columns), each column freed from
+    # ``preds`` as it is stored
+    store = _Columns(R, U, len(columns))
+    vcol = np.array([store.add(preds.pop(k)) for k in columns], dtype=np.int64)
     del preds
-    heldout = HeldOut.of(panel, D, ExpandedPredictions(P, inverse), base)
-    P = heldout.preds
+    heldout = HeldOut.of(panel, D, ExpandedPredictions(store.matrix(), distinct.inverse, vcol), base,
+                         groups=groups)
     for objective, field in (("mse", "val_mse"), ("nll", "val_nll")):
         grouped = heldout.grouped(objective)
         means = grouped.means()
@@ -205,6 +301,7 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
             setattr(c, field, float(means[c.index]))
             if objective == selector.objective:
                 c.val_risk, c.val_se = float(means[c.index]), float(se[c.index])
+    heldout.release_objectives(keep=selector.objective)     # the other objective's losses are done
     result = SelectionResult(
         panel=panel, blocks=blocks, selector=selector, encoded=final.encoded, paths=final.paths,
         candidates=kept, models=models, menu_size=len(kept), selected_index=0, guard=None,
@@ -223,7 +320,8 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     assess(result, heldout)
     if selector.estimate == "bbc" and result.deployed_risk is not None:
         report(0.97, "learning-curve correction (deployed configuration at half the training rows)")
-        correction = training_size_correction(selector, panel, D, fold_list, result, P, unlabelled)
+        correction = training_size_correction(selector, panel, D, fold_list, result, heldout, unlabelled,
+                                              groups=groups, distinct=distinct, jobs=jobs)
         dr = result.deployed_risk
         dr["bbc_estimate"] = dr["estimate"]
         dr["training_size_correction"] = correction
@@ -237,8 +335,27 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     return result
 
 
+def half_fold_work(sub, panel: Panel, D: np.ndarray, half: np.ndarray, va: np.ndarray, unlabelled: np.ndarray,
+                   keys: frozenset, pick: np.ndarray | None):
+    """One fold of the learning-curve correction: the deployed configuration (``sub``)
+    fitted on ``half`` of the fold's training rows, and its members' (``keys``)
+    predictions on the held-out rows ``va`` at positions ``pick``; a string says why there
+    are none."""
+    empty = np.zeros(0, dtype=np.int64)
+    rows = {"S": D[half], "M": D[half], "V": empty, "T": empty, "rest": unlabelled}
+    try:
+        menu = sub.fit_menu(panel, rows, expand_grid=True, score_val=False)
+    except ValueError as exc:       # too few rows for a path rule or a fit: no correction
+        return f"not computed: {exc}"
+    preds = _predict_candidates(menu, D[va], pick=pick, keys=keys)
+    if any(k not in preds for k in keys):
+        return "the deployed configuration is not offered at half size"
+    return preds
+
+
 def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: list, result,
-                             P, unlabelled: np.ndarray) -> dict:
+                             heldout: HeldOut, unlabelled: np.ndarray, *, groups: np.ndarray | None = None,
+                             distinct: DistinctRows | None = None, jobs: int = 1) -> dict:
     """How much better the deployed configuration gets between the folds' training size and
     all deployable labels.
 
@@ -250,39 +367,49 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
     configuration only (its path rules and families, paths rebuilt) on half of each fold's
     training groups; the paired held-out risks at n_half and n_train give b, and the
     correction is max(b, 0) * (1/n_train - 1/n_D). No T row is read.
+
+    Groups are integer codes (``groups``, :func:`group_codes`), so a fold's half is a mask
+    over codes, not a set test over ids. Both risks are count-weighted sums over the
+    distinct held-out rows (``distinct``): the half-size models predict one row of each,
+    and only the deployed members are predicted. The fold refits run in worker processes
+    when ``jobs`` allows (their halves are drawn here first, in fold order, from one seeded
+    generator, so the result equals a sequential run).
     """
     members = result.deployed_members
     keys = [candidate_key(c) for c in members]
     sub = replace(selector, families=tuple(dict.fromkeys(c.family for c in members)),
                   paths=tuple(dict.fromkeys(c.path_rule for c in members)), progress=None)
-    y = panel.labels[D]
-    groups = panel.group_ids[D]
+    groups = group_codes(panel.group_ids[D]) if groups is None else groups
+    distinct = DistinctRows(None, len(D)) if distinct is None else distinct
     rng = np.random.default_rng(np.random.SeedSequence([selector.seed, 1, 2]))
-    small = np.full(len(D), np.nan)
-    n_half, n_train = [], []
-    empty = np.zeros(0, dtype=np.int64)
+    in_half = np.zeros(int(groups.max(initial=-1)) + 1, dtype=bool)
+    tasks, n_half, n_train, held = [], [], [], []
     for r, tr, va in fold_list:
         if r != 0:
             continue
         g = np.unique(groups[tr])
         keep = rng.permutation(g)[: max(1, len(g) // 2)]
-        half = tr[np.isin(groups[tr], keep)]
-        rows = {"S": D[half], "M": D[half], "V": empty, "T": empty, "rest": unlabelled}
-        try:
-            menu = sub.fit_menu(panel, rows, expand_grid=True, score_val=False)
-        except ValueError as exc:       # too few rows for a path rule or a fit: no correction
-            return {"delta": 0.0, "note": f"not computed: {exc}"}
-        preds = _predict_candidates(menu, D[va])
-        if any(k not in preds for k in keys):
-            return {"delta": 0.0, "note": "the deployed configuration is not offered at half size"}
-        small[va] = np.mean([preds[k] for k in keys], axis=0)
+        in_half[:] = False
+        in_half[keep] = True
+        half = tr[in_half[groups[tr]]]
+        dv, pick = distinct.in_fold(va)
+        tasks.append((sub, panel, D, half, va, unlabelled, frozenset(keys), pick))
+        held.append(dv)
         n_half.append(len(half))
         n_train.append(len(tr))
-    full = P[:, :, [c.index for c in members]][0].mean(axis=1)
+    small = np.full(len(distinct), np.nan)
+    for dv, preds in zip(held, _start(jobs, half_fold_work, tasks)):
+        if isinstance(preds, str):
+            return {"delta": 0.0, "note": preds}
+        small[dv] = np.mean([preds[k] for k in keys], axis=0)
+    values = heldout.values[0]                        # (distinct rows, stored columns), repeat 0
+    full = values[:, heldout.vcol[[c.index for c in members]]].mean(axis=1)
     obj = selector.objective
     from ..diagnostics import losses
-    r_small = float(np.mean(losses(obj, y, small)))
-    r_full = float(np.mean(losses(obj, y, full)))
+    y = panel.labels[D][distinct.rep]
+    n = distinct.counts
+    r_small = float(n @ losses(obj, y, small) / n.sum())
+    r_full = float(n @ losses(obj, y, full) / n.sum())
     nh, nt, nd = float(np.mean(n_half)), float(np.mean(n_train)), float(len(D))
     slope = (r_small - r_full) / (1.0 / nh - 1.0 / nt)
     delta = max(slope, 0.0) * (1.0 / nt - 1.0 / nd)

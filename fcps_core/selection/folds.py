@@ -256,10 +256,12 @@ class HeldOut:
 
     @classmethod
     def of(cls, panel, rows: np.ndarray, preds, baselines: dict,
-           key: tuple[np.ndarray, int] | None = None) -> "HeldOut":
+           key: tuple[np.ndarray, int] | None = None, groups: np.ndarray | None = None) -> "HeldOut":
         """``preds``: an :class:`ExpandedPredictions` (already distinct) or a raw
         (repeats, rows, candidates) array, compressed by ``key`` = (per-row key, bound)
-        when given (rows with equal keys must have equal predictions)."""
+        when given (rows with equal keys must have equal predictions). ``groups``: the
+        rows' groups as integer codes in sorted-id order (None: the panel's group ids);
+        every per-group step orders groups alike either way."""
         if isinstance(preds, ExpandedPredictions):
             values, inverse, vcol = preds.values, preds.inverse, preds.col
         else:
@@ -271,7 +273,7 @@ class HeldOut:
             else:
                 values, inverse = preds, None
         return cls(rows=rows, values=values, inverse=inverse, vcol=vcol, baselines=baselines,
-                   y=panel.labels[rows], groups=panel.group_ids[rows])
+                   y=panel.labels[rows], groups=panel.group_ids[rows] if groups is None else groups)
 
     # -- distinct rows -------------------------------------------------------------------
     @property
@@ -347,6 +349,14 @@ class HeldOut:
                 out[:, a:a + GroupedLosses.BLOCK] = row_losses(objective, yd, block)
             self._cache[key] = out
         return self._cache[key]
+
+    def release_objectives(self, keep: str) -> None:
+        """Drop the loss matrices of every objective but ``keep`` (each is distinct rows x
+        distinct columns: the cross-fitted protocol reads the other objective once, for
+        the candidates' second risk)."""
+        for k in [k for k in self._cache if isinstance(k, tuple) and k[0] in ("dlosses", "grouped")]:
+            if k[1] != keep:
+                del self._cache[k]
 
     def losses(self, objective: str) -> np.ndarray:
         """(rows, candidates) held-out loss, averaged over the repeats."""
