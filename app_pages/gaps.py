@@ -2,7 +2,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.plots import ablation_bars, family_shares, gap_forest, oracle_gap
-from fcps_app.common import figure_download, table_download
+from fcps_app.common import figure_download, md_list, table_download
 from fcps_app.glossary import glossary_expander, table
 from fcps_app.run_picker import pick_run
 
@@ -27,7 +27,7 @@ data = picked.state["data"]
 cells = data["cells"]
 settings = data.get("settings") or {}
 st.caption(f"{settings.get('splits', '?')} grouped splits per budget; families: "
-           f"{', '.join(settings.get('families') or []) or '?'}. All risks here are **test risks** (block T).")
+           f"{md_list(settings.get('families') or []) or '?'}. All risks here are **test risks** (block T).")
 rows = pd.DataFrame([{"n_M": c["n_M"], "table test MSE": c.get("table_test_mse"),
                       "scalar test MSE": c.get("scalar_test_mse"), "delta (table - scalar)": c.get("delta"),
                       "95% low": c.get("ci_low"), "95% high": c.get("ci_high"),

@@ -10,7 +10,7 @@ from fcps_core.judges_report import (METRIC_HELP, deployable_rows, judges_report
 from fcps_core.planning.next_judge import plan_next_judge
 from fcps_core.plots import judge_matrix_heatmap, reliability_diagram
 from fcps_core.selection import deployable_label_scale
-from fcps_app.common import digest, figure_download, page_link, panel_picker, table_download
+from fcps_app.common import digest, figure_download, md, md_list, page_link, panel_picker, table_download
 from fcps_core.glossary import help_text
 from fcps_app.glossary import glossary_expander, table
 
@@ -48,7 +48,7 @@ if rep is None:
     try:
         rep = panel_report(key, panel)
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
 
 eff, red = rep["effective_judges"], rep["redundancy"]
@@ -57,11 +57,11 @@ m[0].metric("deployable labelled rows", rep["rows"], help=rep["rows_note"])
 m[1].metric("judges", len(rep["names"]), help="Judge columns of the panel measured here.")
 m[2].metric("effective number of judges", "-" if eff["value"] is None else f"{eff['value']:.1f}",
             help=help_text("effective_judges") + " " + METRIC_HELP["effective_judges"] + f" Over {eff['K']} judges"
-            + (f"; left out (decision never varies within a label class): {', '.join(eff['excluded'])}"
+            + (f"; left out (decision never varies within a label class): {md_list(eff['excluded'])}"
                if eff["excluded"] else "") + ".")
 m[3].metric("near-duplicate pairs", red["n_pairs"], help=f"Pairs with {red['rule']}.")
 if rep["label_note"]:
-    st.caption(rep["label_note"].capitalize() + ".")
+    st.caption(md(rep["label_note"].capitalize()) + ".")
 
 st.subheader("Each judge against the human labels")
 deployed = {j["judge"] for j in (rep.get("contribution") or {}).get("judges", [])}
@@ -94,7 +94,7 @@ fig = judge_matrix_heatmap(rep["names"], matrix, value=kind if which.startswith(
 st.plotly_chart(fig)
 figure_download(fig, "judge-matrix")
 if red["n_pairs"]:
-    shown = "; ".join(f"{p['judges'][0]} ~ {p['judges'][1]}" for p in red["pairs"][:5])
+    shown = "; ".join(f"{md(p['judges'][0])} ~ {md(p['judges'][1])}" for p in red["pairs"][:5])
     st.warning(f"**{red['n_pairs']} near-duplicate pair(s)** ({red['rule']}): {shown}"
                + (" and more below" if red["n_pairs"] > 5 else "") + ". One judge of each pair adds little.")
     with st.expander("All near-duplicate pairs" + (f" (the first {len(red['pairs'])})" if red["n_pairs"] > len(red["pairs"]) else "")):
@@ -121,7 +121,7 @@ st.markdown(f"Deployed: **{contrib['family']}** over {len(contrib['judges'])} ju
             + (f", averaging {len(models)} models" if len(models) > 1 else "") + ".  \nWhat a weight is here — "
             + "; ".join(meanings) + ".")
 if contrib["note"]:
-    st.caption(contrib["note"])
+    st.caption(md(contrib["note"]))
 plan_key = digest([label, sel, sel_state.get("run_id"), None, None])     # the Next judge page's key
 plan_state = st.session_state.get("next_judge")
 if not (plan_state and plan_state["key"] == plan_key) and result is not None:
@@ -129,21 +129,21 @@ if not (plan_state and plan_state["key"] == plan_key) and result is not None:
                  "every fold: the Next judge plan's computation (shared with that page)."):
         bar = st.progress(0.0, text="starting")
         try:
-            plan = plan_next_judge(result, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
+            plan = plan_next_judge(result, progress=lambda f, msg: bar.progress(min(f, 1.0), text=md(msg)))
         except FCPSError as exc:
-            st.error(str(exc))
+            st.error(md(exc))
             st.stop()
         st.session_state["next_judge"] = {"key": plan_key, "dict": plan.to_dict()}
         st.rerun()
 if plan_state and plan_state["key"] == plan_key:
     contrib = with_drop_one(contrib, plan_state["dict"])
     if contrib["drop_one"]["note"]:
-        st.caption(contrib["drop_one"]["note"] + ": the drop-one changes are that member's.")
+        st.caption(md(contrib["drop_one"]["note"]) + ": the drop-one changes are that member's.")
 elif result is not None:     # the button above computes them
     st.caption("Drop-one risk changes (how much held-out risk rises without each judge) appear in the table once "
                "computed with the button above: it refits the deployed family without each judge in every fold.")
 else:
-    st.caption("Drop-one risk changes: " + contrib["drop_one_note"] + ".")
+    st.caption("Drop-one risk changes: " + md(contrib["drop_one_note"]) + ".")
 ctable = pd.DataFrame([{"judge": j["judge"], "models": j["members"], "weight": j["weight"],
                         "weight share": j["weight_share"], "drop risk change": j["drop_risk_change"],
                         "95% low": (j["drop_ci"] or [None, None])[0], "95% high": (j["drop_ci"] or [None, None])[1],

@@ -5,7 +5,7 @@ from fcps_core.diagnostics import gap_verdict
 from fcps_core.glossary import help_text
 from fcps_core.plots import calibration_growth_risk, gap_forest
 from fcps_core.synthetic import make_regime
-from fcps_app.common import STORED, figure_download, page_link, run_sweep, save_run
+from fcps_app.common import STORED, figure_download, md, page_link, run_sweep, save_run
 from fcps_app.glossary import glossary_expander
 from fcps_app.run_picker import read_link
 from fcps_app.runs import store_generated_panel, sweep_state
@@ -39,12 +39,12 @@ if go:
     try:
         panel = make_regime(regime, **options)
         data = run_sweep(panel, [int(b) for b in budgets.split(",") if b.strip()],
-                         lambda f, m: bar.progress(min(f, 1.0), text=m), n_select=fixed, n_val=fixed,
+                         lambda f, m: bar.progress(min(f, 1.0), text=md(m)), n_select=fixed, n_val=fixed,
                          n_test=2 * fixed, splits=int(splits), families=LAB_FAMILIES, seed=int(seed))
         name, version = store_generated_panel(panel, base, {"generator": "fcps_core.synthetic.make_regime",
                                                             "regime": regime, **options, "from": "Synthetic lab"})
     except (FCPSError, ValueError) as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
     st.session_state.setdefault("panel_versions", {})[name] = version
     run_id = save_run("sweep", f"{STORED}{name}", data)
@@ -62,12 +62,12 @@ if linked and (lab is None or lab.get("run_id") != linked["run_id"]):
         lab = {**sweep_state(linked["run_id"]), "panel": linked["panel_name"]}
         st.session_state["lab_sweep"] = lab
     else:
-        st.warning(f"Run {linked['run_id']} is a sweep of panel {linked['panel_name']!r}, not a lab run; open it on "
+        st.warning(f"Run {linked['run_id']} is a sweep of panel '{md(linked['panel_name'])}', not a lab run; open it on "
                    "the Regime map or Scalar vs table gaps page.")
 if lab:
     cells = lab["data"]["cells"]
     run_text = f"run {lab['run_id']}" if lab.get("run_id") is not None else "an unsaved run"
-    st.success(f"Panel **{lab['panel']}** (stored) and its sweep, {run_text}.")
+    st.success(f"Panel **{md(lab['panel'])}** (stored) and its sweep, {run_text}.")
     if lab.get("run_id") is not None:
         c1, c2 = st.columns(2)
         with c1:

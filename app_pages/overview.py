@@ -51,7 +51,7 @@ if demo:
             if kind in runs:
                 open_run(runs[kind])
     except FCPSError as exc:
-        st.error(f"The demo could not be opened: {exc}")
+        st.error(f"The demo could not be opened: {md(exc)}")
         st.stop()
     if "select" in runs:
         st.switch_page("app_pages/select.py", query_params={"run": str(runs["select"])})

@@ -7,7 +7,7 @@ from fcps_core import FAMILIES, FCPSError
 from fcps_core.planning.next_judge import plan_next_judge
 from fcps_core.plots import calibrate_vs_curate, next_judge_risk_changes
 from fcps_core.glossary import help_text
-from fcps_app.common import (digest, figure_download, load_bytes, panel_picker, remember_selection,
+from fcps_app.common import (digest, figure_download, load_bytes, md, md_list, panel_picker, remember_selection,
                              run_selection, table_download)
 from fcps_app.glossary import glossary_expander, table
 
@@ -62,10 +62,10 @@ if not (sel_state and sel_state["label"] == label and sel_state.get("result") is
         st.stop()
     bar = st.progress(0.0, text="starting")
     try:
-        result = run_selection(panel, None, None, int(seed), lambda f, m: bar.progress(min(f, 1.0), text=m),
+        result = run_selection(panel, None, None, int(seed), lambda f, m: bar.progress(min(f, 1.0), text=md(m)),
                                families=families, k_max=int(k_max) or None)
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
     remember_selection(label, result)
     st.rerun()
@@ -87,9 +87,9 @@ if st.button("Plan the next judge", type="primary"):
             schemas = {j.name: j.schema for j in result.panel.judges}
             traffic = load_bytes(traffic_file.name, traffic_file.getvalue(),
                                  json.dumps({"require_labels": False, "schema": schemas}))
-        plan = plan_next_judge(result, traffic=traffic, progress=lambda f, m: bar.progress(min(f, 1.0), text=m))
+        plan = plan_next_judge(result, traffic=traffic, progress=lambda f, m: bar.progress(min(f, 1.0), text=md(m)))
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
     st.session_state["next_judge"] = state = {"key": key, "dict": plan.to_dict()}
 if not state or state["key"] != key:
@@ -98,7 +98,7 @@ if not state or state["key"] != key:
 d = state["dict"]
 dep, s = d["deployed"], d["settings"]
 if dep["note"]:
-    st.info(dep["note"])
+    st.info(md(dep["note"]))
 m = st.columns(4)
 m[0].metric("deployed prefix risk", f"{dep['risk']:.4f}", help=f"Held-out {s['objective']} under the "
             f"{s['protocol']} protocol; SE {dep['risk_se']:.4f}. " + help_text("val_risk"))
@@ -135,17 +135,17 @@ m[2].metric("curated - pool", f"{c['difference']:+.4f}", help=f"Curated risk min
             f"{c['ci'][1]:+.4f}.")
 verdict = {"calibrate the pool": st.success, "curate": st.warning}.get(c["verdict"], st.info)
 verdict(f"**{c['verdict']}**: curated minus pool {c['difference']:+.4f} (95% interval {c['ci'][0]:+.4f} to "
-        f"{c['ci'][1]:+.4f}). The curated judges: {', '.join(c['curated']['judges'])} "
+        f"{c['ci'][1]:+.4f}). The curated judges: {md_list(c['curated']['judges'])} "
         f"(the same top-{c['curated']['k']} in {c['curated']['fold_agreement']:.0%} of folds).")
 fig = calibrate_vs_curate(d)
 st.plotly_chart(fig)
 figure_download(fig, "calibrate-vs-curate")
-st.caption(c["pool"]["note"] + ". " + c["curated"]["rule"] + ".")
+st.caption(md(c["pool"]["note"]) + ". " + md(c["curated"]["rule"]) + ".")
 
 u = d.get("unlabelled")
 if u and u.get("source"):
     st.subheader("Judges without labels")
-    st.markdown(f"On {u['source']} ({u['rows']:,} rows): the deployed pattern's pressure is "
+    st.markdown(f"On {md(u['source'])} ({u['rows']:,} rows): the deployed pattern's pressure is "
                 f"{u['pressure_deployed']:.3f} (H {u['H_K_deployed']:.1f} / n_cal {u['n_cal']} + unseen "
                 f"{u['unseen_rate_deployed']:.1%}).")
     extra = pd.DataFrame([{"judge": j["judge"], "pressure change": j["pressure_change"], "unseen": j["unseen_rate"],
@@ -158,4 +158,4 @@ if u and u.get("source"):
     st.caption(u["pressure"] + ". Agreement: " + u["agreement"] + ".")
 elif u:
     st.subheader("Judges without labels")
-    st.warning(", ".join(j["judge"] for j in u["judges"]) + f": {u['note']}; their risk effect needs labels.")
+    st.warning(md_list(j["judge"] for j in u["judges"]) + f": {md(u['note'])}; their risk effect needs labels.")

@@ -7,7 +7,7 @@ from fcps_core.glossary import help_text
 from fcps_core.plots import calibration_growth_risk, regime_map, regime_map_points
 from fcps_core.plots import plan_curves, selected_k_over_budget, unseen_over_budget
 from fcps_core.planning import allocation_text, sweep_plan
-from fcps_app.common import digest, figure_download, run_sweep, save_run
+from fcps_app.common import digest, figure_download, md, run_sweep, save_run
 from fcps_app.glossary import glossary_expander, metric
 from fcps_app.run_picker import SESSION, companion, pick_run
 
@@ -104,11 +104,11 @@ if go:
     bar = st.progress(0.0, text="starting")
     try:
         data = run_sweep(panel, [int(b) for b in budgets.split(",") if b.strip()],
-                         lambda f, m: bar.progress(min(f, 1.0), text=m), n_select=int(n_select),
+                         lambda f, m: bar.progress(min(f, 1.0), text=md(m)), n_select=int(n_select),
                          n_val=int(n_val), n_test=int(n_test), splits=int(splits), families=menu,
                          k_max=int(k_max), workers=1)
     except (FCPSError, ValueError) as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
     run_id = save_run("sweep", label, data)
     st.session_state["sweep"] = {"label": label, "data": data.to_dict(), "run_id": run_id}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -97,7 +98,7 @@ def panel_picker():
     try:
         return label, get_panel(sources[label])
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
 
 
@@ -132,7 +133,7 @@ def save_run(kind: str, label: str, result, *, predictor: dict | None = None) ->
         run_id = store.save_selection(result, panel=name, predictor=predictor, panel_version=version) \
             if kind == "select" else store.save_sweep(result, panel=name, panel_version=version)
     except FCPSError as exc:        # e.g. the panel was replaced while this run computed
-        st.error(str(exc))
+        st.error(md(exc))
         return None
     st.cache_data.clear()   # run lists and panel facts changed
     return run_id
@@ -165,12 +166,32 @@ def table_download(df: pd.DataFrame, name: str) -> None:
                        key=f"dl-{name}")
 
 
+#: Markdown's ASCII punctuation with a meaning (CommonMark lets every one be backslash-escaped):
+#: links and images ([ ] ( ) !), HTML and autolinks (< >), emphasis, code, strikethrough, tables
+#: (* _ ` ~ |), headings, lists, quotes, rules (# + - = . > at a line start), LaTeX ($), entities (&)
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-=.!|$~&])")
+#: a word joiner (U+2060, invisible) put after every colon and inside "www." / "@": Streamlit's
+#: :material/icon: and :emoji: shortcodes, :red[...] colours, and GFM's bare-URL and e-mail
+#: autolinks (https://..., www.x.y, a@b.c) are matched on the text after escapes are removed,
+#: so a backslash cannot stop them; a character between does
+_JOIN = "\u2060"
+
+
 def md(text) -> str:
-    """Escape Markdown (judge names and notes may hold * _ [ ] $ ...) so text renders as written."""
-    text = "" if text is None else str(text)
-    for ch in "\\`*_[]<>$~|#":
-        text = text.replace(ch, "\\" + ch)
-    return text
+    """A user string (judge, panel, file name, a note quoting one) shown through Markdown as
+    written: no live link, image, HTML, emphasis, heading, list, shortcode, icon or LaTeX, and
+    on one line (newlines and other control characters become "?", as in the CLI:
+    fcps_core.cli.render.one_line). Every st.markdown / warning / info / caption / help /
+    label text that interpolates user data passes it through here."""
+    from fcps_core.cli.render import one_line
+    text = _MD_SPECIAL.sub(r"\\\1", one_line("" if text is None else text))
+    text = text.replace(":", ":" + _JOIN).replace("@", "@" + _JOIN)
+    return re.sub(r"(?i)(www)(\\\.)", r"\1" + _JOIN + r"\2", text)
+
+
+def md_list(names, sep: str = ", ") -> str:
+    """``md`` of each name, joined (for lists of judge names in a sentence)."""
+    return sep.join(md(n) for n in names)
 
 
 def fmt(v, digits: int = 4) -> str:

@@ -12,7 +12,7 @@ from fcps_core import FCPSError
 from fcps_core.glossary import help_text
 from fcps_core.plots import risk_cost_pareto
 from fcps_app import glossary
-from fcps_app.common import figure_download, get_store, stored_name
+from fcps_app.common import figure_download, get_store, md, stored_name
 
 
 def judge_costs_editor(label: str, panel) -> dict | None:
@@ -41,7 +41,7 @@ def judge_costs_editor(label: str, panel) -> dict | None:
             return None
         if edited["cost"].isna().any():
             missing = edited.loc[edited["cost"].isna(), "judge"].tolist()
-            st.warning(f"{len(missing)} judge(s) have no cost yet (e.g. {missing[0]}): costs are not used until "
+            st.warning(f"{len(missing)} judge(s) have no cost yet (e.g. {md(missing[0])}): costs are not used until "
                        "every judge has one (0 for a free judge).")
             return None
         costs = {r.judge: {"cost": float(r.cost), "latency": float(0.0 if pd.isna(r.latency) else r.latency)}
@@ -50,9 +50,9 @@ def judge_costs_editor(label: str, panel) -> dict | None:
             try:
                 get_store().set_judge_costs(name, costs)
             except FCPSError as exc:
-                st.error(str(exc))
+                st.error(md(exc))
             else:
-                st.success(f"Costs stored with {name}.")
+                st.success(f"Costs stored with {md(name)}.")
         return costs
 
 

@@ -69,7 +69,7 @@ def load(run_id: int) -> dict | None:
     try:
         return get_store().run(run_id)
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return None
 
 
@@ -153,7 +153,7 @@ def _annotate(run: dict) -> None:
             try:
                 saved = get_store().set_run_note(run_id, text)
             except FCPSError as exc:
-                st.error(str(exc))
+                st.error(md(exc))
             else:
                 st.session_state["results_flash"] = (f"Note saved on run {run_id}." if saved
                                                      else f"Note removed from run {run_id}.")
@@ -176,7 +176,7 @@ def _delete(run: dict, chosen: list[int]) -> None:
         try:
             get_store().delete_run(run_id)
         except FCPSError as exc:
-            st.error(str(exc))
+            st.error(md(exc))
             return
         from fcps_app.runs import stored_run
         stored_run.clear()
@@ -195,14 +195,14 @@ def _delete(run: dict, chosen: list[int]) -> None:
 
 def show_run(run: dict, chosen: list[int]) -> None:
     run_id = run["run_id"]
-    st.markdown(f"**Run {run_id}** · {run['kind']} on `{run['panel_name'].replace('`', '')}` · {run['status']} · "
+    st.markdown(f"**Run {run_id}** · {run['kind']} on **{md(run['panel_name'])}** · {run['status']} · "
                 f"seed {run['seed']} · fcps {run['version']}")
     if run.get("note"):
         st.info("**Note:** " + md(run["note"]))
     show_downloads(run)
     res = run.get("result")
     if run["status"] != "done" or not res:
-        st.error(run.get("error") or "the run did not finish")
+        st.error(md(run.get("error") or "the run did not finish"))
     elif run["kind"] == "select":
         show_selection(res, run_id)
     elif run["kind"] == "audit":
@@ -234,7 +234,7 @@ def show_diff(loaded: list[dict]) -> None:
     only = st.toggle(f"Only what differs ({n_diff} of {len(diff)})", value=True, key="diff-only")
     shown = diff[diff["differs"]] if only else diff
     config = {f"run {r['run_id']}": st.column_config.TextColumn(
-        help=f"Run {r['run_id']}: {r['kind']} on {r['panel_name']}.") for r in loaded}
+        help=f"Run {r['run_id']}: {r['kind']} on {md(r['panel_name'])}.") for r in loaded}
     table(shown, column_config=config, key="diff-table", drop_empty=False,
           row_style=lambda row: ["background-color: #fff3bf" if row["differs"] else ""] * len(row))
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from fcps_core import FCPSError
-from fcps_app.common import STORED, get_store, panel_picker, stored_name
+from fcps_app.common import STORED, get_store, md, panel_picker, stored_name
 from fcps_app.runs import KIND_WORDS, finished_runs, run_caption, selection_state, stored_run, sweep_state
 
 STATE_KEY = {"select": "selection", "sweep": "sweep"}
@@ -46,7 +46,7 @@ def read_link(kinds: tuple[str, ...], hint: str = "Pick a run below.") -> dict |
         return None
     raw = str(raw).strip()
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 15):
-        st.error(f"The link's run id {raw[:40]!r} is not a run number. {hint}")
+        st.error(f"The link's run id '{md(raw[:40])}' is not a run number. {hint}")
         return None
     try:
         run = stored_run(int(raw))
@@ -178,6 +178,6 @@ def pick_run(page: str, kinds: tuple[str, ...], empty: str = "") -> Picked:
     try:
         state = state_of(kind, run_id, label)
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return Picked(label, panel, None, None, None)
     return Picked(label, panel, kind, run_id, state)

@@ -10,7 +10,7 @@ from fcps_core.defaults import (DEFAULT_ALPHA, DEFAULT_CHOICE, DEFAULT_FOLDS, DE
                                 DEFAULT_REPEATS, DEFAULT_SPLIT)
 from fcps_core.glossary import help_text
 from fcps_core.selection import CHOICES, PROTOCOLS
-from fcps_app.common import remember_selection, run_selection, split_sizes_table
+from fcps_app.common import md, remember_selection, run_selection, split_sizes_table
 from fcps_app.glossary import table
 from fcps_app.run_picker import read_link
 from fcps_app.runs import selection_state
@@ -30,7 +30,7 @@ def open_stored_run() -> None:
     try:
         state = selection_state(int(run["run_id"]))
     except FCPSError as exc:
-        st.error(f"Cannot open run {run['run_id']}: {exc}")
+        st.error(f"Cannot open run {run['run_id']}: {md(exc)}")
         return
     st.session_state["selection"] = state
     st.session_state["current_panel"] = state["label"]
@@ -59,7 +59,7 @@ def block_controls(panel) -> tuple:
     try:
         table(split_sizes_table(panel, make_blocks(panel, split=split, counts=counts, seed=seed)))
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
     st.caption("Under the cross-fitted protocol (default) S, M and V are pooled: every labelled row outside T "
                "is used for fitting and, in other folds, for validation; T only audits.")
@@ -108,10 +108,10 @@ def run_menu(label: str, panel, split, counts, seed: int, costs: dict | None, me
         menu = {**menu, "paths": menu["paths"] + ["cost_aware"]}
     bar = st.progress(0.0, text="starting")
     try:
-        result = run_selection(panel, split, counts, seed, lambda f, m: bar.progress(min(f, 1.0), text=m),
+        result = run_selection(panel, split, counts, seed, lambda f, m: bar.progress(min(f, 1.0), text=md(m)),
                                judge_costs=costs, **menu)
     except FCPSError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
     bar.empty()
     remember_selection(label, result)
