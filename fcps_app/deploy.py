@@ -23,8 +23,23 @@ def predictor_choices(store, selection: dict | None) -> dict:
         deployed = r.get("deployed_family")
         what = deployed if deployed and deployed != r.get("family") else f"{r['family']} K={r['K']}"
         out[f"run {r['run_id']} · {r['panel']} · {what}"] = \
-            (lambda run_id=r["run_id"]: json.dumps(store.run_predictor(run_id)))
+            (lambda run_id=r["run_id"]: _stored_json(store, run_id))
     return out
+
+
+def _stored_json(store, run_id: int) -> str:
+    """A stored run's predictor as JSON text, validated as a file is (a PredictorError, one
+    line, for a damaged one: the page shows it instead of failing in json.dumps)."""
+    from fcps_core.predictor import FCPSPredictor
+    doc = None
+
+    def fetch():
+        nonlocal doc
+        doc = store.run_predictor(run_id)
+        return doc
+
+    FCPSPredictor.from_stored(fetch, f"run {run_id}")
+    return json.dumps(doc)
 
 
 def checked_predictor_json(data: bytes, name: str) -> str:

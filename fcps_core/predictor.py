@@ -18,7 +18,8 @@ from .version import __version__
 from .encoding import JudgeEncoder, apply_encoders, encode_panel, prefix_patterns
 from .errors import PredictorError
 from .deploy.support import calibration_support, check_support, row_support
-from .deploy.validate import MAX_PREDICTOR_BYTES, check_structure, parse_predictor_json, read_predictor_file  # noqa: F401
+from .deploy.validate import (MAX_DEPTH, MAX_PREDICTOR_BYTES, check_structure, nesting_ok,  # noqa: F401
+                              parse_predictor_json, read_predictor_file)
 from .families import PrefixFeatures, fitted_family, get_family
 from .panel import Panel
 
@@ -243,6 +244,17 @@ class FCPSPredictor:
             raise PredictorError(_naming(_malformed("it nests too deeply"), source)) from None
 
     @classmethod
+    def from_stored(cls, fetch, source: str) -> "FCPSPredictor":
+        """A stored run's predictor: ``fetch()`` returns its document (a store is a file a
+        user can edit too: its predictor gets the same validation, errors naming ``source``)."""
+        try:
+            doc = fetch()
+        except RecursionError:
+            raise PredictorError(f"{source}: its stored predictor nests too deeply to be read; run the "
+                                 "selection again") from None
+        return cls.from_json(doc, source)
+
+    @classmethod
     def from_bytes(cls, data: bytes | str, source: str) -> "FCPSPredictor":
         """A predictor from a file's content (an upload): bounded parse, then validation."""
         return cls.from_json(parse_predictor_json(data, repr(source)), source)
@@ -299,23 +311,30 @@ def check_predictor_values(d: dict) -> None:
     """Refuse a predictor file before scoring: non-finite numbers, negative counts, oversized
     contents, or encoders that do not match the judges."""
     total = 0
-    stack = [("", d)]
+    stack = [("", d, 1)]
     while stack:
-        where, v = stack.pop()
+        where, v, depth = stack.pop()
+        if isinstance(v, (dict, list)) and depth > MAX_DEPTH:
+            # a document from anywhere (file, upload, store) stays within the JSON nesting
+            # every later json.dumps / recursive reader can take
+            raise PredictorError(_malformed(f"it nests deeper than the {MAX_DEPTH} levels a predictor can have"))
         if isinstance(v, dict):
             for k, x in v.items():
                 if k == "metadata":
+                    if not nesting_ok(x, MAX_DEPTH - depth):
+                        raise PredictorError(_malformed(f"its metadata nests deeper than the {MAX_DEPTH} levels a "
+                                                        "predictor can have"))
                     continue          # provenance only; never used to score
                 if k == "counts" and isinstance(x, list) and any(
                         isinstance(c, (int, float)) and not isinstance(c, bool) and c < 0 for c in x):
                     raise PredictorError(_malformed(f"negative counts in {where or 'the model'}"))
-                stack.append((f"{where}.{k}" if where else k, x))
+                stack.append((f"{where}.{k}" if where else k, x, depth + 1))
         elif isinstance(v, list):
             total += len(v)
             if total > MAX_PREDICTOR_NUMBERS:
                 raise PredictorError(f"predictor file is too large (over {MAX_PREDICTOR_NUMBERS:,} values; "
                                      "a predictor holds far fewer): give a file written by select --save-model")
-            stack.extend((where, x) for x in v)
+            stack.extend((where, x, depth + 1) for x in v)
         elif isinstance(v, float) and not math.isfinite(v):
             raise PredictorError(_malformed(f"{where} holds a non-finite number ({v})"))
     if d.get("family") != TIE_AVERAGE:

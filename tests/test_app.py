@@ -234,13 +234,18 @@ def test_deploy_page_audits_uploaded_traffic_and_stores_the_audit(seeded_store):
 
 
 def test_deploy_page_refuses_a_broken_predictor_file():
+    """A broken or tampered upload is refused on upload, in one line naming it, before any
+    traffic is asked for (a 5,000-digit integer and deep nesting included)."""
     at = page("deploy")
     by_label(at.selectbox, "Deploy").set_value("upload a predictor file (JSON)").run()
-    at.file_uploader[0].set_value(("p.json", b'{"format": "nope"}', "application/json")).run()
-    assert not at.exception
-    at.file_uploader[1].set_value(("t.csv", b"item_id,j1\n1,A\n", "text/csv")).run()
-    assert not at.exception
-    assert at.error and "not an fcps predictor file" in at.error[0].value
+    for data, words in ((b'{"format": "nope"}', "not an fcps predictor file"),
+                        (b'{"format_version": ' + b"7" * 5000 + b"}", "integer of 5,000 digits"),
+                        (b"[" * 50_000 + b"]" * 50_000, "nests deeper than")):
+        at.file_uploader[0].set_value(("p.json", data, "application/json")).run()
+        assert not at.exception
+        shown = at.error[0].value.replace("\\", "") if at.error else ""     # Markdown escapes removed
+        assert words in shown and "'p.json'" in shown
+        assert len(at.file_uploader) == 1          # no traffic uploader: the page stopped
 
 
 def test_select_page_uses_stored_costs_and_shows_the_pareto_chart(upload_csv_bytes, seeded_store):

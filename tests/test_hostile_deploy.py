@@ -400,3 +400,23 @@ def test_every_needed_judge_empty_is_one_line(tmp_path, capsys):
     traffic = _empty_judge_traffic(tmp_path, panel.judge_names, {"j1", "j2", "j3"})
     line = assert_one_line_error(_cli(capsys, "audit", tmp_path / "p.json", traffic))
     assert "every judge column the predictor reads is empty in every row ('j1')" in line
+
+
+def test_a_document_nested_too_deep_is_refused_from_any_source(tmp_path):
+    """A stored run's predictor is a document too (a store is a file a user can edit):
+    from_dict bounds its nesting, in the model and in the metadata, and from_stored turns a
+    reader's RecursionError into one line naming the run."""
+    doc = _saved(tmp_path)
+    deep = {"a": 1}
+    for _ in range(MAX_DEPTH + 5):
+        deep = {"a": deep}
+    with pytest.raises(PredictorError, match=f"metadata nests deeper than the {MAX_DEPTH} levels"):
+        FCPSPredictor.from_dict(dict(doc, metadata=deep))
+    with pytest.raises(PredictorError, match=f"it nests deeper than the {MAX_DEPTH} levels"):
+        FCPSPredictor.from_dict(dict(doc, support=deep))
+
+    def fetch():
+        raise RecursionError("maximum recursion depth exceeded")
+    with pytest.raises(PredictorError, match="^run 7: its stored predictor nests too deeply"):
+        FCPSPredictor.from_stored(fetch, "run 7")
+    assert FCPSPredictor.from_stored(lambda: doc, "run 7").judges == doc["judges"]

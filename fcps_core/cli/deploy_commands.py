@@ -22,7 +22,8 @@ def load_predictor(ref: str, store_path: str | None = None):
             run_id = int(ref[4:])
         except ValueError:
             raise FCPSError(f"{ref!r} is not a run reference; write run:N (see: python -m fcps_core runs)") from None
-        return FCPSPredictor.from_dict(Store(resolve_store_path(store_path)).run_predictor(run_id))
+        store = Store(resolve_store_path(store_path))
+        return FCPSPredictor.from_stored(lambda: store.run_predictor(run_id), f"run {run_id}")
     return FCPSPredictor.load(ref)
 
 

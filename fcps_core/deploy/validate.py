@@ -10,7 +10,9 @@ Reading (:func:`parse_predictor_json`, :func:`read_predictor_file`):
 * integers of at most :data:`MAX_INT_DIGITS` digits (Python refuses to convert more than
   4,300 with a ValueError; no number in a predictor needs more than 19), no ``NaN`` or
   ``Infinity`` literal;
-* JSON nested at most :data:`MAX_DEPTH` levels (a predictor file nests 9 at most);
+* JSON nested at most :data:`MAX_DEPTH` levels (a predictor file nests 9 at most): deeper
+  than Python's recursion limit is refused while parsing, deeper than :data:`MAX_DEPTH` by
+  ``FCPSPredictor.from_dict`` for a document from any source (file, upload, store);
 * every failure is one :class:`~fcps_core.errors.PredictorError` line naming the source.
 
 Structure (:func:`check_structure`), the rules the SQL compiler needs to compute exactly what
@@ -74,13 +76,13 @@ def _constant(name: str):
     raise PredictorError(f"it holds the non-finite number {name} (a predictor's numbers are finite)")
 
 
-def _depth_ok(doc) -> bool:
-    """Whether ``doc`` nests at most :data:`MAX_DEPTH` levels (walked without recursion)."""
+def nesting_ok(doc, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``doc`` nests at most ``limit`` levels (walked without recursion)."""
     stack = [(doc, 1)]
     while stack:
         v, depth = stack.pop()
         if isinstance(v, (dict, list)):
-            if depth > MAX_DEPTH:
+            if depth > limit:
                 return False
             stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
     return True
@@ -113,10 +115,7 @@ def parse_predictor_json(data: bytes | str, source: str) -> dict:
     except (ValueError, TypeError, OverflowError) as exc:       # any other conversion failure
         raise PredictorError(f"{where}: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}; "
                              f"{_HINT}") from None
-    if not _depth_ok(doc):
-        raise PredictorError(f"{where}: its JSON nests deeper than the {MAX_DEPTH} levels a predictor "
-                             f"file can have; {_HINT}")
-    return doc
+    return doc          # its nesting is bounded by FCPSPredictor.from_dict (every source)
 
 
 def read_predictor_file(path: str) -> dict:
