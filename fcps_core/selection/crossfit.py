@@ -168,34 +168,58 @@ def _fold_label(selector, u: int, r: int) -> str:
     return f"fold {u % selector.folds + 1}/{selector.folds}, repeat {r + 1}/{selector.repeats}"
 
 
-class _Columns:
-    """Held-out prediction columns (repeats, distinct rows) of the candidates, each kept
-    once: a column equal (bit for bit, as :func:`.folds.distinct_columns` compares) to one
-    already kept is not stored again. ``add`` returns the stored column's number; stored
-    columns are numbered in order of first appearance, so the mapping equals
-    :func:`.folds.distinct_columns` over all the candidates' columns."""
+class _HeldOutStore:
+    """The candidates' held-out predictions on the distinct held-out rows, written fold by
+    fold into one (repeats, slots, distinct rows) buffer: a slot per candidate the first
+    fold offers (a candidate it does not offer is not offered in every fold, so it is never
+    kept), NaN until a fold writes it. One buffer, no per-candidate arrays copied into a
+    matrix afterwards: the matrix is the buffer."""
 
-    def __init__(self, R: int, U: int, C: int):
-        self.values = np.empty((R, C, U))           # a column's rows together (one page run per column)
-        self.n = 0
-        self.mult = np.random.default_rng(0x5EED).integers(1, 2 ** 62, size=R * U, dtype=np.uint64) | np.uint64(1)
-        self.buckets: dict[int, list[int]] = {}
+    def __init__(self, R: int, U: int, keys):
+        self.slot = {k: i for i, k in enumerate(keys)}
+        self.values = np.full((R, len(self.slot), U), np.nan)     # a slot's rows together
 
-    def add(self, column: np.ndarray) -> int:
-        flat = np.ascontiguousarray(column).reshape(-1)
-        h = int((flat.view(np.uint64) * self.mult).sum(dtype=np.uint64))
-        for k in self.buckets.setdefault(h, []):
-            if np.array_equal(self.values[:, k].reshape(-1), flat):
-                return k
-        k = self.n
-        self.values[:, k] = column
-        self.buckets[h].append(k)
-        self.n += 1
-        return k
+    def write(self, r: int, dv: np.ndarray, preds: dict) -> None:
+        for key, p in preds.items():
+            s = self.slot.get(key)
+            if s is not None:
+                self.values[r, s, dv] = p
+
+    def complete(self, key) -> bool:
+        """Offered (and predicted) on every distinct row of every repeat."""
+        s = self.slot.get(key)
+        return s is not None and not np.isnan(self.values[:, s]).any()
+
+    def columns(self, keys: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(vcol, col, first) for candidates ``keys``: each candidate's stored column (the
+        first slot equal to its own), its distinct column, and the stored column of each
+        distinct column. Slots are equal when every value is (an exact hash of the bits,
+        then :func:`numpy.array_equal` within a hash bucket, as
+        :func:`.folds.distinct_columns` compares); distinct columns are numbered by first
+        appearance in ``keys``, as :func:`.folds.distinct_columns` numbers them."""
+        R, _, U = self.values.shape
+        mult = np.random.default_rng(0x5EED).integers(1, 2 ** 62, size=R * U, dtype=np.uint64) | np.uint64(1)
+        col = np.empty(len(keys), dtype=np.int64)
+        first: list[int] = []
+        buckets: dict[int, list[int]] = {}
+        for c, key in enumerate(keys):
+            s = self.slot[key]
+            flat = np.ascontiguousarray(self.values[:, s]).reshape(-1)
+            h = int((flat.view(np.uint64) * mult).sum(dtype=np.uint64))
+            for k in buckets.setdefault(h, []):
+                if np.array_equal(self.values[:, first[k]].reshape(-1), flat):
+                    col[c] = k
+                    break
+            else:
+                col[c] = len(first)
+                buckets[h].append(len(first))
+                first.append(s)
+        first_arr = np.asarray(first, dtype=np.int64)
+        return first_arr[col], col, first_arr
 
     def matrix(self) -> np.ndarray:
-        """(repeats, distinct rows, stored columns), each stored column's rows together."""
-        return self.values[:, :self.n].transpose(0, 2, 1)
+        """(repeats, distinct rows, slots), each slot's rows together."""
+        return self.values.transpose(0, 2, 1)
 
 
 def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
@@ -235,7 +259,7 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
                                  progress=lambda f, m: report(0.92 * (start + f) / n_units, f"final refit: {m}"))
     # in parallel the final refit runs here while the workers fit the folds
     final = refit(0) if parallel else None
-    preds: dict[tuple, np.ndarray] = {}
+    store: _HeldOutStore | None = None
     diag_sum: dict[tuple, np.ndarray] = {}
     diag_n: dict[tuple, int] = {}
     judge_sets: dict[tuple, list] = {}
@@ -243,10 +267,9 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     for u, ((r, _, va), (dv, _), out) in enumerate(zip(fold_list, picks, results)):
         if parallel:
             report(0.92 * (u + 2) / n_units, f"{_fold_label(selector, u, r)} done")
-        for key, p in out["preds"].items():
-            if key not in preds:
-                preds[key] = np.full((R, U), np.nan)
-            preds[key][r, dv] = p
+        if store is None:
+            store = _HeldOutStore(R, U, out["preds"])
+        store.write(r, dv, out["preds"])
         for key, judges in out["judges"].items():
             judge_sets.setdefault(key, []).append(judges)
         for key, vals in out["diag"].items():
@@ -263,8 +286,7 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     kept, models, columns, predictions = [], {}, [], {}
     for c in final.candidates:
         key = candidate_key(c)
-        p = preds.get(key)
-        if p is None or np.isnan(p).any():
+        if not store.complete(key):
             continue      # not offered in every fold (e.g. a cfps frontier of another size)
         old_index = c.index
         c.index = len(kept)
@@ -286,22 +308,18 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
         columns.append(key)
     if not kept:
         raise SplitError("no candidate was offered in every fold; use fixed path rules")
-    # the held-out matrix (repeats, distinct rows, distinct columns), each column freed from
-    # ``preds`` as it is stored
-    store = _Columns(R, U, len(columns))
-    vcol = np.array([store.add(preds.pop(k)) for k in columns], dtype=np.int64)
-    del preds
+    # the held-out matrix (repeats, distinct rows, candidates) is the store's buffer
+    vcol, col, first = store.columns(columns)
     heldout = HeldOut.of(panel, D, ExpandedPredictions(store.matrix(), distinct.inverse, vcol), base,
-                         groups=groups)
+                         groups=groups, columns=(col, first))
+    del store
     for objective, field in (("mse", "val_mse"), ("nll", "val_nll")):
-        grouped = heldout.grouped(objective)
-        means = grouped.means()
-        se = grouped.mean_se(means)
+        # the other objective's loss matrix is formed a block of columns at a time, never whole
+        means, se = heldout.column_risks(objective, whole=objective == selector.objective)
         for c in kept:
             setattr(c, field, float(means[c.index]))
             if objective == selector.objective:
                 c.val_risk, c.val_se = float(means[c.index]), float(se[c.index])
-    heldout.release_objectives(keep=selector.objective)     # the other objective's losses are done
     result = SelectionResult(
         panel=panel, blocks=blocks, selector=selector, encoded=final.encoded, paths=final.paths,
         candidates=kept, models=models, menu_size=len(kept), selected_index=0, guard=None,

@@ -256,12 +256,15 @@ class HeldOut:
 
     @classmethod
     def of(cls, panel, rows: np.ndarray, preds, baselines: dict,
-           key: tuple[np.ndarray, int] | None = None, groups: np.ndarray | None = None) -> "HeldOut":
+           key: tuple[np.ndarray, int] | None = None, groups: np.ndarray | None = None,
+           columns: tuple[np.ndarray, np.ndarray] | None = None) -> "HeldOut":
         """``preds``: an :class:`ExpandedPredictions` (already distinct) or a raw
         (repeats, rows, candidates) array, compressed by ``key`` = (per-row key, bound)
         when given (rows with equal keys must have equal predictions). ``groups``: the
         rows' groups as integer codes in sorted-id order (None: the panel's group ids);
-        every per-group step orders groups alike either way."""
+        every per-group step orders groups alike either way. ``columns``: (candidate ->
+        distinct column, the stored column of each distinct column) when the caller has
+        them (:meth:`columns` otherwise compares every stored column)."""
         if isinstance(preds, ExpandedPredictions):
             values, inverse, vcol = preds.values, preds.inverse, preds.col
         else:
@@ -272,8 +275,11 @@ class HeldOut:
                 values = np.ascontiguousarray(preds[:, rep])
             else:
                 values, inverse = preds, None
-        return cls(rows=rows, values=values, inverse=inverse, vcol=vcol, baselines=baselines,
-                   y=panel.labels[rows], groups=panel.group_ids[rows] if groups is None else groups)
+        out = cls(rows=rows, values=values, inverse=inverse, vcol=vcol, baselines=baselines,
+                  y=panel.labels[rows], groups=panel.group_ids[rows] if groups is None else groups)
+        if columns is not None:
+            out._cache["columns"] = (np.asarray(columns[0], dtype=np.int64), np.asarray(columns[1], dtype=np.int64))
+        return out
 
     # -- distinct rows -------------------------------------------------------------------
     @property
@@ -350,13 +356,28 @@ class HeldOut:
             self._cache[key] = out
         return self._cache[key]
 
-    def release_objectives(self, keep: str) -> None:
-        """Drop the loss matrices of every objective but ``keep`` (each is distinct rows x
-        distinct columns: the cross-fitted protocol reads the other objective once, for
-        the candidates' second risk)."""
-        for k in [k for k in self._cache if isinstance(k, tuple) and k[0] in ("dlosses", "grouped")]:
-            if k[1] != keep:
-                del self._cache[k]
+    def column_risks(self, objective: str, whole: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(mean, clustered SE) of every candidate's held-out loss. ``whole``: from the
+        cached (distinct rows, distinct columns) loss matrix (:meth:`grouped`, formed if
+        needed); otherwise a block of columns at a time, nothing kept (an objective read
+        once, for the candidates' second risk, never holds a whole loss matrix)."""
+        key = ("grouped", objective)
+        if whole or key in self._cache:
+            grouped = self.grouped(objective)
+            means = grouped.means()
+            return means, grouped.mean_se(means)
+        u = self.units()
+        col, first = self.columns()
+        means_d, se_d = np.empty(len(first)), np.empty(len(first))
+        yd = self.y_distinct
+        by_column = self.values.transpose(0, 2, 1)
+        for a in range(0, len(first), GroupedLosses.BLOCK):
+            block = by_column[:, first[a:a + GroupedLosses.BLOCK]].transpose(0, 2, 1)
+            L = np.asfortranarray(row_losses(objective, yd, block))
+            g = GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
+            means_d[a:a + L.shape[1]] = m = g.means()
+            se_d[a:a + L.shape[1]] = g.mean_se(m)
+        return means_d[col], se_d[col]
 
     def losses(self, objective: str) -> np.ndarray:
         """(rows, candidates) held-out loss, averaged over the repeats."""
