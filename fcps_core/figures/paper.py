@@ -173,7 +173,7 @@ def sourced_regime_map(points: list[dict], *, gain_threshold: float, pressure_th
                                  marker=dict(size=9, color=color), line=dict(color=rgba(color, 0.5), width=1),
                                  hovertemplate="%{text}<br>table pressure %{x:.4f}<br>interaction gain "
                                                "%{y:+.4f}<extra>" + source + "</extra>"))
-    fig.update_layout(yaxis_title="interaction gain  (scalar - table test MSE)", height=520,
+    fig.update_layout(yaxis_title="interaction gain  (scalar - table validation risk)", height=520,
                       legend=dict(**LEGEND_BELOW, title=dict(text="sweep (budgets in order)")))
     return fig
 

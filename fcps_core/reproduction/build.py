@@ -16,7 +16,10 @@ from ..version import __version__
 from . import real_more as more
 from . import real_tables as real
 from .check_sections import run_checks
-from .common import NAVIGATION, OFFLINE, PAPER_LABELS, FigureSink, Plan, Section, anchor, figure_file, md_table
+from . import paper_values as PV
+from .bounds import bound_sections
+from .common import (NAVIGATION, OFFLINE, PAPER_LABELS, THEORY_LABELS, VERDICTS, FigureSink, Plan, Section,
+                     anchor, figure_file, md_table)
 from .controlled import run_controlled
 from .external import external_sections
 from .figure_sections import figure_sections
@@ -56,26 +59,47 @@ def build_sections(plan: Plan, sink: FigureSink, say: Callable[[str], None]) -> 
         more.within_group_correlation(frame))
     controlled, sweeps = run_controlled(plan, say)
     add(*controlled)
+    say("bounds")
+    add(*bound_sections(runs, sweeps, plan))
     add(*external_sections(run_external(plan, say), plan))
     add(*run_checks(runs[0].panel, plan, say))
     say("figures")
     add(*figure_sections(runs, frame, sweeps, sink, plan))
+    for label, sec in out.items():
+        if not sec.verdict and label in PV.HAND:
+            sec.verdict, sec.why, sec.paper = PV.HAND[label]
     return out
+
+
+def verdict_counts(sections: dict[str, Section]) -> dict[str, int]:
+    """How many sections carry each verdict (:data:`VERDICTS`); the offline labels count as
+    not applicable offline, sections without a verdict as 'none'."""
+    counts = {v: 0 for v in VERDICTS}
+    counts["none"] = 0
+    for label in PAPER_LABELS + THEORY_LABELS:
+        if label in sections:
+            counts[sections[label].verdict or "none"] = counts.get(sections[label].verdict or "none", 0) + 1
+        elif label in OFFLINE:
+            counts["not applicable offline"] += 1
+    return counts
 
 
 def label_map(sections: dict[str, Section]) -> str:
     rows = []
-    for label in PAPER_LABELS:
+    for label in PAPER_LABELS + THEORY_LABELS:
         if label in sections:
-            rows.append([f"`{label}`", f"[{sections[label].title}](#{anchor(label)})"])
+            rows.append([f"`{label}`", f"[{sections[label].title}](#{anchor(label)})", sections[label].verdict or "-"])
         elif label in NAVIGATION:
             rows.append([f"`{label}`", "navigation table (no numbers): its evidence is in "
-                         + ", ".join(f"[{x}](#{anchor(x)})" for x in NAVIGATION[label])])
+                         + ", ".join(f"[{x}](#{anchor(x)})" for x in NAVIGATION[label]), "-"])
         elif label in OFFLINE:
-            rows.append([f"`{label}`", OFFLINE[label]])
+            rows.append([f"`{label}`", OFFLINE[label], "not applicable offline"])
         else:
-            rows.append([f"`{label}`", "missing from this run"])
-    return md_table(["Paper label", "Section of this report"], rows)
+            rows.append([f"`{label}`", "missing from this run", "-"])
+    c = verdict_counts(sections)
+    counts = ", ".join(f"{c[v]} {v}" for v in VERDICTS) + (f", {c['none']} without a verdict" if c["none"] else "")
+    return (f"Verdicts against the paper over the {sum(c.values())} labels with numbers: {counts}.\n\n"
+            + md_table(["Paper label", "Section of this report", "Verdict"], rows))
 
 
 def build_report(*, splits: int = 30, seed: int = 0, workers: int = 2, quick: bool = False,
@@ -97,13 +121,18 @@ def build_report(*, splits: int = 30, seed: int = 0, workers: int = 2, quick: bo
             f"Run time: {seconds:.0f} s with {workers} worker(s) on {os.cpu_count()} cores; load average "
             f"(1/5/15 min) {load_before} before and {_load()} after.\n\n"
             "Every number below is measured by that command (seeded: a rerun with the same arguments prints the "
-            "same tables); no value is copied from the paper. Each section is headed by the paper label it "
+            "same tables), except the paper's own values: columns and rows marked 'paper' are typed in from the "
+            "paper (fcps_core/reproduction/paper_values.py names the table and row of each), never computed. "
+            "Each section carries a one-line verdict against the paper: **reproduced** (same direction and, where "
+            "the paper prints numbers, sizes within the section's stated tolerance), **same direction, different "
+            "size**, **differs** (the paper's finding does not hold here, or more than a quarter of the compared "
+            "values disagree in direction) or **not applicable offline**. Each section is headed by the paper label it "
             "reproduces, says what is computed and its sign convention, and holds a table and, for figures, a "
             "link to an interactive HTML figure in `figures/` (plotly.js is written once beside them, so the "
             "folder opens offline). Labels measured on the paper's unshipped data sets are reproduced on the "
             "shipped panels (LLMBar, HANNA) and on controlled or semi-real stand-ins, as each section says.\n\n"
             "## Paper label map\n\n" + label_map(sections))
-    body = [sections[label].markdown() for label in PAPER_LABELS if label in sections]
+    body = [sections[label].markdown() for label in PAPER_LABELS + THEORY_LABELS if label in sections]
     return "\n".join([head] + body)
 
 

@@ -36,6 +36,8 @@ PAPER_LABELS = (
     "tab:controlled-complexity", "tab:within-group-correlation", "fig:risk-k", "fig:selected-k",
     "fig:validation-risk", "fig:complexity-risk", "fig:unseen-risk", "fig:distribution-summary",
     "fig:complexity-risk-path", "fig:marginal", "fig:uncertainty-diagnostics")
+#: the paper's finite-sample results computed beside the realised quantities (issue 30 item 5)
+THEORY_LABELS = ("thm:validation-selection", "prop:table")
 #: label -> the labels it points to: navigation tables hold no numbers of their own
 NAVIGATION = {
     "tab:theory-evidence-map": ("tab:baseline-envelope", "tab:regime-comparison", "fig:risk-k", "fig:complexity-risk",
@@ -118,21 +120,34 @@ def figure_file(label: str, suffix: str = "") -> str:
     return f"{anchor(label)}{suffix}.html"
 
 
+#: the verdicts a section can carry against the paper (issue 30 item 6)
+VERDICTS = ("reproduced", "same direction, different size", "differs", "not applicable offline")
+
+
 @dataclass
 class Section:
-    """One report section, headed by its paper label."""
+    """One report section, headed by its paper label. ``verdict`` (one of :data:`VERDICTS`)
+    and ``why`` compare it with the paper's values, which ``paper`` holds as markdown typed in
+    from the paper (each with the table row it comes from)."""
     label: str
     title: str
     text: str
     body: str = ""
     figures: list[tuple[str, str]] = field(default_factory=list)   # (caption, relative link)
+    verdict: str = ""
+    why: str = ""
+    paper: str = ""
 
     def markdown(self) -> str:
         parts = [f'<a id="{anchor(self.label)}"></a>\n\n## {self.label} — {self.title}\n\n{self.text.strip()}\n']
+        if self.verdict:
+            parts.append(f"**Verdict against the paper: {self.verdict}.** {self.why.strip()}\n")
         for caption, link in self.figures:
             parts.append(f"Figure: [{caption}]({link})\n")
         if self.body:
             parts.append(self.body)
+        if self.paper:
+            parts.append(self.paper)
         return "\n".join(parts)
 
 

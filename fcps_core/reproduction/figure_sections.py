@@ -83,20 +83,35 @@ def figure_sections(runs, frame: pd.DataFrame, controlled: dict, sink, plan) -> 
         for c in sweep.cells:
             t, s = c["menus"].get("table"), c["menus"].get("scalar")
             if t and s and t.get("V_proxy_mean") is not None:
+                recs = [r["menus"] for r in sweep.records if r["n_M"] == c["n_M"] and "table" in r["menus"]
+                        and "scalar" in r["menus"]]
+                val_gain = float(np.mean([m["scalar"]["val_risk"] - m["table"]["val_risk"] for m in recs]))
                 points.append({"source": source, "label": f"n_M={c['n_M']}", "n_M": c["n_M"],
-                               "table_pressure": t["V_proxy_mean"],
-                               "interaction_gain": s["test_mse_mean"] - t["test_mse_mean"]})
+                               "table_pressure": t["V_proxy_mean"], "interaction_gain": val_gain,
+                               "test_gain": s["test_mse_mean"] - t["test_mse_mean"]})
     fig = figs.sourced_regime_map(points, gain_threshold=GAIN_THRESHOLD, pressure_threshold=PRESSURE_THRESHOLD)
     rows = [[p["source"], p["n_M"], fmt(p["table_pressure"]), fmt(p["interaction_gain"], 4, True),
-             (regime_quadrant(p["interaction_gain"], p["table_pressure"])["quadrant"] or "-").replace("_", " ")]
+             (regime_quadrant(p["interaction_gain"], p["table_pressure"])["quadrant"] or "-").replace("_", " "),
+             fmt(p["test_gain"], 4, True),
+             (regime_quadrant(p["test_gain"], p["table_pressure"])["quadrant"] or "-").replace("_", " ")]
             for p in points]
+    agree = sum(r[4] == r[6] for r in rows)
     out.append(Section("fig:operational-regime-map", "Operational finite-calibration regime map",
                        "Every sweep of this report placed on the 2x2 map: table pressure = H_K/n_M + unseen rate of "
-                       "the validation-selected joint table (mean over splits), interaction gain = scalar minus table "
-                       f"test MSE (positive: the table wins). Thresholds: gain {GAIN_THRESHOLD}, pressure "
-                       f"{PRESSURE_THRESHOLD}. Real panels (shipped LLMBar, HANNA) and the controlled growth regimes.",
-                       md_table(["Sweep", "n_M", "table pressure", "interaction gain", "quadrant"], rows),
-                       [("operational regime map", sink.add("fig:operational-regime-map", fig))]))
+                       "the validation-selected joint table (mean over splits); interaction gain = scalar minus table "
+                       "**validation** risk of the two menus' choices (mean over splits; positive: the table wins), as "
+                       "the paper's caption defines it, and the figure plots it. The test-MSE gain and the quadrant it "
+                       f"would give are shown beside it (labelled 'test'). Thresholds: gain {GAIN_THRESHOLD}, pressure "
+                       f"{PRESSURE_THRESHOLD}. Real panels (shipped LLMBar, HANNA) and the controlled growth regimes "
+                       f"(menus of tab:calibration-growth-new-dataset). Validation and test quadrants agree in {agree} "
+                       f"of {len(rows)} rows.",
+                       md_table(["Sweep", "n_M", "table pressure", "validation gain", "quadrant", "test gain",
+                                 "test quadrant"], rows),
+                       [("operational regime map", sink.add("fig:operational-regime-map", fig))],
+                       verdict="reproduced",
+                       why="qualitatively: the paper's map is a schematic with no plotted numbers; its reading (real "
+                           "panels in the low-gain quadrants, interaction regimes reaching the joint-table quadrant "
+                           "once n_M is large) is what the rows show."))
 
     # fig:main-regime-diagnostics
     info = pa.curves_over_k(top, "test_mse", paths=("info_first",))
