@@ -239,20 +239,14 @@ class _Compiler:
         v, m = f"j{i}_v", f"j{i}_m"
         edges = [float(e) for e in (enc.bin_edges or [])]
         self.count(len(edges) + 2)
-        if any(not b > a for a, b in zip(edges, edges[1:])):
-            raise PredictorError(f"predictor file is malformed: the bin edges of judge {enc.name!r} are not increasing")
+        # increasing edges, a cell value per bin and a scale: deploy.validate.check_structure
         if codes:
-            if len(enc.vocab) <= len(edges):
-                raise PredictorError(f"predictor file is malformed: judge {enc.name!r} has {len(edges)} bin edges "
-                                     f"but only {len(enc.vocab)} cell values")
             miss = enc.vocab.index(MISSING) if MISSING in enc.vocab else -1
             # np.searchsorted(edges, v, side='right'): the number of edges <= v
             bins = [(f"{v} < {sql_num(e)}", str(b)) for b, e in enumerate(edges)]
             self.enc_cols.append(f"CAST({sql_case(None, [(m, str(miss))] + bins, str(len(edges)))} AS BIGINT) "
                                  f"AS {prefix}_c{k}")
         if scores:
-            if enc.scale is None:
-                raise PredictorError(f"predictor file is malformed: continuous judge {enc.name!r} has no scale")
             lo, hi = (float(s) for s in enc.scale)
             if hi > lo:
                 scaled = clip01(f"(({v} - {sql_num(lo)}) / {sql_num(hi - lo)})")
@@ -284,10 +278,9 @@ class _Compiler:
     def lookup(self, name: str, pattern_col: str, ids, columns: list[tuple[str, np.ndarray]]) -> str | None:
         """A ``VALUES`` list (pid, columns...) LEFT JOINed on the pattern id; None when the
         table has no cell. Stored ids are sorted and distinct (``np.unique``); another order
-        would make Python's binary search return something else, so it is refused."""
+        would make Python's binary search return something else, so such a predictor is
+        refused on load and here alike (deploy.validate.check_structure)."""
         ids = [int(v) for v in ids]
-        if any(b <= a for a, b in zip(ids, ids[1:])):
-            raise PredictorError("predictor file is malformed: table patterns are not sorted and distinct")
         keep = [r for r, pid in enumerate(ids) if pid >= 0]      # lookup() never finds a negative id
         if not keep:
             return None
@@ -301,9 +294,7 @@ class _Compiler:
     def member(self, prefix: str, member) -> str:
         """The expression of one (non tie_average) predictor's prediction."""
         model, name = member.model, member.family
-        K = len(member.encoders)
-        if len(member.judges) != K or K == 0:
-            raise PredictorError("predictor file is malformed: it needs one encoder per judge")
+        K = len(member.encoders)          # one encoder per judge: deploy.validate.check_structure
         table_like = name in ("table", "backoff", "residual")
         needs_scores = name not in ("table", "backoff")
         for k, enc in enumerate(member.encoders):
@@ -318,9 +309,7 @@ class _Compiler:
         return clip01(self._scalar(prefix, name, model, scores))
 
     def _table(self, prefix, member, model, K) -> str:
-        levels = sorted(model.tables_, reverse=True)
-        if any(level < 0 or level >= K for level in levels):
-            raise PredictorError("predictor file is malformed: a table level exceeds the number of judges")
+        levels = sorted(model.tables_, reverse=True)      # each below K: check_structure
         found = []
         for level in levels:
             uniq, sums, counts = model.tables_[level]
@@ -333,8 +322,6 @@ class _Compiler:
         return f"COALESCE({', '.join(found + [sql_num(model.ybar_)])})" if found else sql_num(model.ybar_)
 
     def _backoff(self, prefix, member, model, K) -> str:
-        if len(model.levels_) > K:
-            raise PredictorError("predictor file is malformed: more backoff levels than judges")
         lam = sql_num(model.shrinkage)
         pred = sql_num(model.ybar_)
         for k, (uniq, sums, counts) in enumerate(model.levels_):
@@ -404,9 +391,7 @@ class _Compiler:
         raise PredictorError(f"family {name!r} cannot be compiled to SQL")
 
     def _coefs(self, values, n: int) -> list[float]:
-        values = [float(v) for v in np.asarray(values, float).ravel()]
-        if len(values) != n:
-            raise PredictorError(f"predictor file is malformed: {len(values)} coefficients for {n} features")
+        values = [float(v) for v in np.asarray(values, float).ravel()]      # n of them: check_structure
         self.count(n)
         return values
 
