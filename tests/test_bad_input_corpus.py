@@ -214,13 +214,17 @@ PARQUET_GOOD = parquet_bytes(good_parquet_columns())
 
 # -- checks of accepted inputs ---------------------------------------------------------------
 
-def imported(rows=60, labelled=None, judges=3):
-    """``import --json``: the stored panel has these rows, labelled rows and judges."""
+def imported(rows=60, labelled=None, judges=3, note=None):
+    """``import --json``: the stored panel has these rows, labelled rows and judges (and
+    a note starting ``note`` in the JSON; the corpus runs --quiet, so stderr has none)."""
     def check(env, out, err):
-        info = json.loads(out)["panel"]
+        data = json.loads(out)
+        info = data["panel"]
         got = (info["n_rows"], info["n_labelled"], info["n_judges"])
         want = (rows, rows if labelled is None else labelled, judges)
         assert got == want, f"imported (rows, labelled, judges) = {got}, expected {want}"
+        if note is not None:
+            assert any(n.startswith(note) for n in data["notes"]), data["notes"]
     return check
 
 
@@ -292,10 +296,14 @@ CASES: list[Case] = [
     C("csv: UTF-8 BOM is read", IMP, ("bom.csv", b"\xef\xbb\xbf" + GOOD), expect=accept(imported())),
     C("csv: two UTF-8 BOMs", IMP, ("bom2.csv", b"\xef\xbb\xbf\xef\xbb\xbf" + GOOD),
       expect=either(imported(), "line 1")),
-    C("csv: semicolon-delimited file", IMP, ("semicolon.csv", SEMI), expect=refuse("--delimiter", ";")),
+    # issue 26: a delimiter detected with confidence is used, and said, instead of asked for
+    C("csv: semicolon-delimited file", IMP, ("semicolon.csv", SEMI),
+      expect=accept(imported(note="read as ';'-delimited"))),
     C("csv: semicolon file with --delimiter ';'", IMP + " --delimiter ';'", ("semicolon.csv", SEMI),
       expect=accept(imported())),
-    C("csv: tab-delimited file named .csv", IMP, ("tabs.csv", TAB), expect=refuse("--delimiter")),
+    C("csv: tab-delimited file named .csv", IMP, ("tabs.csv", TAB), expect=accept(imported(note="read as tab-delimited"))),
+    C("csv: semicolon file with --delimiter ','", IMP + " --delimiter ','", ("semicolon.csv", SEMI),
+      expect=refuse("--delimiter", ";")),
     C("csv: pipe-delimited with --delimiter '|'", IMP + " --delimiter '|'", ("pipes.csv", csv_bytes(ROWS, sep="|")),
       expect=accept(imported())),
     C("csv: CRLF line endings", IMP, ("crlf.csv", CRLF), expect=accept(imported())),
@@ -678,7 +686,7 @@ CASES: list[Case] = [
       expect=accept(predictions())),
     C("traffic: score a labelled panel", SCORE_OUT.replace("{traffic}", "{good}"), expect=accept(predictions())),
     C("traffic: score a semicolon file", SCORE_OUT.replace("{traffic}", "{f}"),
-      ("semitraffic.csv", csv_bytes(panel_rows(labels=False), sep=";")), expect=refuse("delimiter")),
+      ("semitraffic.csv", csv_bytes(panel_rows(labels=False), sep=";")), expect=accept(predictions())),
 
     # -- store commands -----------------------------------------------------------------------------
     C("store: show an unknown panel", "show nope", expect=refuse(names="nope")),
@@ -728,7 +736,7 @@ CASES: list[Case] = [
     # -- the dashboard's upload page ----------------------------------------------------------------
     U("upload: binary noise", "garbage.csv", noise(4096, 3)),
     U("upload: UTF-16 file", "utf16.csv", csv_bytes(ROWS, encoding="utf-16"), expect=refuse("UTF-16")),
-    U("upload: semicolon file", "semi.csv", SEMI, expect=refuse("delimiter")),
+    U("upload: semicolon file", "semi.csv", SEMI, expect=accept()),
     U("upload: empty file", "nothing.csv", b"", expect=refuse("empty")),
     U("upload: gzip bomb", "bomb.csv.gz", lambda p, env: p.write_bytes(gzip_bomb(1000)), mime="application/gzip"),
     U("upload: long file with a judge named label", "longlabel.csv", bad_long("label"), expect=refuse("label", "judge")),

@@ -217,17 +217,24 @@ def test_any_file_pythons_csv_module_reads_is_read_the_same(tmp_path, data):
 
 # -- the delimiter and the encoding are detected and named ------------------------------------
 
-@pytest.mark.parametrize("sep, says", [
-    (";", "the file looks ';'-delimited: pass --delimiter ';'"),
-    ("|", "the file looks '|'-delimited: pass --delimiter '|'"),
-    ("\t", "the file looks tab-delimited: pass --delimiter $'\\t' or --format tsv"),
+@pytest.mark.parametrize("sep, name, says", [
+    (";", "';'", "the file looks ';'-delimited: pass --delimiter ';'"),
+    ("|", "'|'", "the file looks '|'-delimited: pass --delimiter '|'"),
+    ("\t", "tab", "the file looks tab-delimited: pass --delimiter $'\\t' or --format tsv"),
 ])
-def test_another_delimiter_is_detected_and_the_flag_named(tmp_path, sep, says):
+def test_another_delimiter_is_detected_used_and_said(tmp_path, sep, name, says):
+    """A header that is one column under the default delimiter and the first lines split
+    evenly by another: that one is used (issue 26: detected with confidence, not asked),
+    and a note says so. A delimiter the user states is never overridden: the refusal names
+    the flag."""
     path = write(tmp_path / "p.csv", csv_text(good_rows(60), sep))
-    err = refusal(path)
+    panel = load_panel(str(path))
+    assert panel.n_rows == 60 and panel.judge_names == ["j1", "j2", "j3"]
+    assert_same_panel(panel, load_panel(str(path), delimiter=sep))
+    assert panel.import_notes == [f"read as {name}-delimited: its first lines split into 6 columns by {name} "
+                                  "and into one by ',' (pass --delimiter to choose another)"]
+    err = refusal(path, delimiter=",")
     assert says in str(err) and err.line == 1
-    panel = load_panel(str(path), delimiter=sep)              # the advice works
-    assert panel.n_rows == 60
 
 
 def test_a_semicolon_file_with_commas_in_cells_names_the_missing_label_column(tmp_path):
@@ -239,9 +246,11 @@ def test_a_semicolon_file_with_commas_in_cells_names_the_missing_label_column(tm
     assert "pass --delimiter ';'" in str(err)
 
 
-def test_a_tsv_file_holding_commas_is_named(tmp_path):
+def test_a_tsv_file_holding_commas_is_read_with_commas_and_said(tmp_path):
     path = write(tmp_path / "p.tsv", csv_text(good_rows(60)))
-    assert "pass --delimiter ','" in str(refusal(path))
+    panel = load_panel(str(path))
+    assert panel.n_rows == 60 and panel.import_notes[0].startswith("read as ','-delimited")
+    assert "pass --delimiter ','" in str(refusal(path, delimiter="\t"))
 
 
 @pytest.mark.parametrize("data, says", [
@@ -354,12 +363,12 @@ def test_a_dangling_symlink_names_its_target(tmp_path):
 
 def test_messages_name_the_users_file_not_the_stored_upload(tmp_path):
     stored = save_upload(csv_text(good_rows(60), ";").encode(), "my panel.csv", tmp_path / "store")
-    err = refusal(stored, source_name="my panel.csv")
+    err = refusal(stored, source_name="my panel.csv", delimiter=",")
     assert str(err).startswith("my panel.csv line 1: ") and stored.name not in str(err)
     assert ".part" not in str(err)
     for fn in (preview, read_columns):
         with pytest.raises(PanelError, match=r"^my panel\.csv line 1: .*--delimiter ';'"):
-            fn(str(stored), source_name="my panel.csv")
+            fn(str(stored), source_name="my panel.csv", delimiter=",")
 
 
 def test_file_names_with_control_characters_stay_on_one_line(tmp_path):
@@ -453,7 +462,8 @@ def test_label_inference_is_the_same_for_long_and_jsonl_files(tmp_path):
 # -- the command line ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, data, says", [
-    ("semi.csv", csv_text(good_rows(60), ";").encode(), "pass --delimiter ';'"),
+    # a comma in the header: ',' splits it too, so ';' is advised, not assumed
+    ("semi.csv", csv_text(good_rows(60), ";").replace("j3", "j3,v2", 1).encode(), "pass --delimiter ';'"),
     ("utf16.csv", GOOD.decode().encode("utf-16"), "the file looks UTF-16"),
     ("cell.csv", written(with_cell(5, 3, "A" * (2 * MB))), "line 6, column 'j1': a cell of"),
 ])

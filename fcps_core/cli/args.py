@@ -56,7 +56,11 @@ def add_panel_arguments(p: argparse.ArgumentParser) -> None:
                    help="override the detected output schema for every judge")
     g.add_argument("--label-range", help="LO,HI of integer rubric labels (normalised to [0,1])")
     g.add_argument("--judge-range", help="LO,HI of rubric judge scores (default: observed range)")
-    g.add_argument("--delimiter", help="field delimiter of a CSV/TSV file (default , or tab)")
+    g.add_argument("--delimiter", help="field delimiter of a CSV/TSV file (default , or tab; another "
+                                       "one is used, and said, when it alone splits the header)")
+    g.add_argument("--decimal", choices=[",", "."],
+                   help="decimal mark of judge outputs and labels: ',' (0,85) or '.' (default: detected; "
+                        "decimal commas are read as numbers in a file not delimited by commas)")
     g.add_argument("--collapse-ties", action="store_true",
                    help="merge tie and parse_error into one neutral cell value")
 

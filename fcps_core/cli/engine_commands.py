@@ -19,8 +19,12 @@ from .store_hooks import load_stored_panel, remember_file_panel, save_result
 
 def load_panel_from_args(args, ctx: RunContext):
     # store: a stored panel name works wherever a panel file does (store_hooks.py)
+    from ..ingest import import_warnings
     stored = load_stored_panel(args, ctx)
     if stored is not None:
+        if getattr(args, "require_labels", True):
+            for warning in import_warnings(stored):
+                log(args, f"fcps: warning: {warning}")
         return stored.collapse_neutral() if args.collapse_ties else stored
     # Files are read by the DuckDB importer (CSV/TSV/Parquet/JSONL, .gz), the same reader as
     # `import` and the library's read_panel.
@@ -32,7 +36,12 @@ def load_panel_from_args(args, ctx: RunContext):
                        labels_path=args.labels_path, schema=args.schema, delimiter=args.delimiter,
                        label_range=parse_range(args.label_range, "--label-range"),
                        judge_range=parse_range(args.judge_range, "--judge-range"),
-                       require_labels=getattr(args, "require_labels", True))
+                       require_labels=getattr(args, "require_labels", True), decimal=args.decimal)
+    # how the file was read, and (for a labelled panel) what no selection can use
+    for note in panel.import_notes:
+        log(args, f"fcps: note: {note}")
+    for warning in panel.import_warnings if getattr(args, "require_labels", True) else ():
+        log(args, f"fcps: warning: {warning}")
     remember_file_panel(args, ctx, panel)   # store: --save stores a panel file first
     return panel.collapse_neutral() if args.collapse_ties else panel
 

@@ -161,7 +161,7 @@ def _mapping(args) -> dict:
             "block_column": args.block_column, "judge_column": args.judge_column,
             "output_column": args.output_column, "labels_path": args.labels_path,
             "schema": args.schema, "label_range": parse_range(args.label_range, "--label-range"),
-            "judge_range": parse_range(args.judge_range, "--judge-range")}
+            "judge_range": parse_range(args.judge_range, "--judge-range"), "decimal": args.decimal}
 
 
 def cmd_import(args) -> int:
@@ -173,8 +173,9 @@ def cmd_import(args) -> int:
         info = preview(args.panel, rows=max(args.preview, 0), fmt=args.fmt, delimiter=args.delimiter,
                        limits=limits, **{k: mapping[k] for k in (
                            "layout", "item_column", "group_column", "label_column", "block_column",
-                           "judge_column", "output_column")})
+                           "judge_column", "output_column", "decimal")})
         _print_preview(info, args.json)
+        _say_notes(args, info)
         return 0
     validate_name(args.name)
     provenance = _provenance(args.provenance)
@@ -183,13 +184,24 @@ def cmd_import(args) -> int:
                        licence=args.licence, replace=args.replace,
                        collapse_ties=args.collapse_ties, limits=limits, fmt=args.fmt,
                        delimiter=args.delimiter, **mapping)
+    _say_notes(args, info)
     if args.json:
-        _dump({"panel": _brief(info), "store": str(store.path)})
+        _dump({"panel": _brief(info), "store": str(store.path), "notes": info.get("notes", []),
+               "warnings": info.get("warnings", [])})
     else:
         sys.stdout.write(safe(f"imported {info['name']!r}: {info['n_rows']:,} rows "
                                f"({info['n_labelled']:,} labelled), {info['n_judges']} judges, "
                                f"schema {info['schema']}") + f"\nstore: {store.path}\n")
     return 0
+
+
+def _say_notes(args, info: dict) -> None:
+    """How the file was read (a detected delimiter, decimal commas) and what no selection
+    can use (a constant label or judge), one stderr line each (silent with --quiet)."""
+    for note in info.get("notes", []):
+        log(args, f"fcps: note: {note}")
+    for warning in info.get("warnings", []):
+        log(args, f"fcps: warning: {warning}")
 
 
 def _print_preview(info: dict, as_json: bool) -> None:

@@ -28,7 +28,7 @@ def add_save_arguments(p: argparse.ArgumentParser) -> None:
 
 _FILE_ONLY = ("layout", "item_column", "group_column", "label_column", "block_column",
               "judge_column", "output_column", "labels_path", "schema", "label_range", "judge_range",
-              "delimiter")
+              "delimiter", "decimal")
 
 
 def load_stored_panel(args, ctx: RunContext):

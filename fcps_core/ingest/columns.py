@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import csv
 import io as _io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import PanelError
 from ..panel import check_header
 from .files import (DEFAULT_LIMITS, HEAD_BYTES, ImportLimits, bad_utf8,
-                    check_input_file, delimiter_advice, detect_format, in_file, open_binary,
+                    check_input_file, delimiter_advice, delimiter_name, detect_format, in_file, open_binary,
                     other_delimiter, read_head_bytes, shown_name, size_text, sniff_text)
 
 _BATCH = 65_536
@@ -37,6 +37,10 @@ class RawTable:
     fmt: str
     delimiter: str | None = None
     head: bytes = b""
+    #: how the file was read, in words (a detected delimiter...), for the user
+    notes: list[str] = field(default_factory=list)
+    #: False when no cell can hold a comma (content scan): decimal commas need no look
+    may_have_commas: bool = True
 
     @property
     def n_rows(self) -> int:
@@ -70,7 +74,7 @@ def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = N
         fmt = detect_format(path, fmt)
         if fmt in ("csv", "tsv"):
             table = _read_delimited(path, fmt, delimiter or ("\t" if fmt == "tsv" else ","),
-                                    limits, max_rows, check_width)
+                                    limits, max_rows, check_width, detect=delimiter is None)
         else:
             table = _read_structured(path, fmt, limits, max_rows, check_width)
         if table.n_rows == 0:
@@ -83,12 +87,22 @@ def read_columns(path: str, *, fmt: str | None = None, delimiter: str | None = N
 # -- CSV / TSV ---------------------------------------------------------------------------------
 
 def _read_delimited(path: str, fmt: str, delimiter: str, limits: ImportLimits,
-                    max_rows: int | None, check_width: bool) -> RawTable:
+                    max_rows: int | None, check_width: bool, detect: bool = False) -> RawTable:
+    """``detect``: the delimiter was not given (``delimiter`` is the format's default):
+    when the header is one column under it and another delimiter splits the first lines
+    into equally many columns, that delimiter is used, and a note says so."""
     scan = check_input_file(path, limits, delimiter=delimiter)
     head = _text_head(path)
     header, header_lines = _read_header(path, delimiter, limits)
+    notes = []
     if len(header) == 1:
         other = other_delimiter(head, delimiter)
+        if other is not None and detect:
+            table = _read_delimited(path, fmt, other, limits, max_rows, check_width)
+            table.notes.insert(0, f"read as {delimiter_name(other)}-delimited: its first lines split into "
+                                  f"{len(table.header)} columns by {delimiter_name(other)} and into one by "
+                                  f"{delimiter_name(delimiter)} (pass --delimiter to choose another)")
+            return table
         if other is not None:
             raise PanelError(f"the header is a single column {header[0][:60]!r}", line=1,
                              hint=delimiter_advice(other))
@@ -104,9 +118,16 @@ def _read_delimited(path: str, fmt: str, delimiter: str, limits: ImportLimits,
         bounded = scan.newlines is not None and scan.newlines <= limits.max_rows
         columns = _duck_delimited(path, header, delimiter, limits, max_rows, bounded)
     if columns is None:
-        columns = _python_delimited(path, header, delimiter, limits, max_rows)
+        try:
+            columns = _python_delimited(path, header, delimiter, limits, max_rows)
+        except PanelError as exc:
+            other = other_delimiter(head, delimiter) if exc.detail.startswith("expected ") else None
+            if other is None:
+                raise
+            # rows wider or narrower than the header: name the delimiter that fits them all
+            raise PanelError(exc.detail, line=exc.line, column=exc.column, hint=delimiter_advice(other)) from None
     return RawTable(header=header, columns=columns, first_line=2, fmt=fmt, delimiter=delimiter,
-                    head=head)
+                    head=head, notes=notes, may_have_commas=scan.commas)
 
 
 def _text_head(path: str) -> bytes:

@@ -136,6 +136,9 @@ class ContentScan:
     lone_cr: bool = False
     loose_quotes: bool = False
     newlines: int | None = None     # line feeds: a bound on the records (None: not counted)
+    #: a cell may hold a comma (a number with a decimal comma?): a comma in a file with
+    #: another delimiter, a quote in a comma-delimited one (True when not scanned)
+    commas: bool = True
 
 
 def check_input_file(path: str, limits: ImportLimits, *, delimiter: str | None = None) -> ContentScan:
@@ -210,7 +213,8 @@ def _scan(path: str, limits: ImportLimits, delimiter: str | None) -> ContentScan
     """One pass over the (decompressed) content in chunks, never held whole: its size
     (a few MB of gzip can expand to gigabytes; stops at the limit) and, for a delimited
     file, the :class:`ContentScan` flags."""
-    total, lone_cr, loose, newlines = 0, False, False, 0
+    total, lone_cr, loose, newlines, commas = 0, False, False, 0, False
+    comma_mark = b'"' if delimiter == "," else b","
     patterns = [] if delimiter is None else \
         [p for w in (b" ", b"\t") if w != delimiter.encode() for p in (w + b'"', b'"' + w)]
     tail = b""
@@ -233,13 +237,15 @@ def _scan(path: str, limits: ImportLimits, delimiter: str | None) -> ContentScan
                         lone_cr = body.count(b"\r") != body.count(b"\r\n")
                     if not loose and b'"' in window:
                         loose = any(p in window for p in patterns)
+                    if not commas:
+                        commas = comma_mark in chunk
                     tail = window[-1:]
     except (OSError, EOFError, zlib.error) as exc:
         raise _bad_gzip(exc) from None
     if tail == b"\r":
         lone_cr = True
     return ContentScan(total, lone_cr=lone_cr, loose_quotes=loose,
-                       newlines=None if delimiter is None else newlines)
+                       newlines=None if delimiter is None else newlines, commas=delimiter is None or commas)
 
 
 def read_head_bytes(path: str, nbytes: int = 1 << 20) -> bytes:
@@ -284,6 +290,10 @@ def sniff_text(head: bytes) -> tuple[str, str] | None:
     if sample and control * 20 > len(sample):
         return "like binary data", "give the path of a CSV, TSV, Parquet or JSON Lines file"
     return None
+
+
+def delimiter_name(delimiter: str) -> str:
+    return "tab" if delimiter == "\t" else repr(delimiter)
 
 
 def delimiter_advice(delimiter: str) -> str:

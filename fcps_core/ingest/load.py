@@ -14,6 +14,7 @@ from .files import DEFAULT_LIMITS, ImportLimits, file_sha256, in_file, shown_nam
 from .columns import RawTable, read_columns
 from .build import build_panel, factorize_values, strip_values
 from .layout import detect_layout, long_to_wide
+from .numbers import NumberReading, read_numbers
 
 
 # -- whole-file loading ---------------------------------------------------------------------
@@ -29,14 +30,22 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
                require_labels: bool = True, name: str | None = None,
                limits: ImportLimits = DEFAULT_LIMITS, source_name: str | None = None,
                label_map: Mapping[str, float | None] | None = None,
-               output_map: Mapping[str, float | None] | None = None) -> Panel:
+               output_map: Mapping[str, float | None] | None = None,
+               decimal: str | None = None) -> Panel:
     """Read a wide or long panel file (CSV, TSV, Parquet, JSON Lines; optionally gzipped).
 
     Same mapping options and the same resulting panel as the row-by-row reference reader (``tests/reference/row_reader.py``),
     plus ``fmt``/``delimiter`` and ``limits``. Every error names the file: ``source_name``
     (the user's name for it, e.g. an upload's) or else ``path``. ``label_map`` and
     ``output_map`` declare label words and judge output values (:func:`build_panel`); the
-    panel's ``label_mapping`` reports how its labels were read.
+    panel's ``label_mapping`` reports how its labels were read. ``decimal`` is the decimal
+    mark of the judge outputs and labels (``","`` or ``"."``; None detects it, see
+    :mod:`fcps_core.ingest.numbers`). Without ``delimiter`` a CSV/TSV file split better
+    by another delimiter is read with it.
+
+    The panel carries ``import_notes`` (how the file was read: a detected delimiter,
+    decimal commas) and ``import_warnings`` (:func:`import_warnings`: numbers left as text,
+    a constant label or judge), one line each, for the user to see.
     """
     if layout not in ("auto", "wide", "long"):
         raise PanelError(f"unknown layout {layout!r}; use wide, long or auto")
@@ -52,19 +61,68 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
             output_column=output_column, labels_path=labels_path, schema=schema,
             label_range=label_range, judge_range=judge_range, require_labels=require_labels,
             name=name or Path(path if source_name is None else source_name).name.split(".")[0],
-            limits=limits, label_map=label_map, output_map=output_map)
+            limits=limits, label_map=label_map, output_map=output_map, decimal=decimal)
     except PanelError as exc:
         raise in_file(exc, shown) from None
 
 
+def value_columns(header: Sequence[str], layout: str, *, judges, item_column, group_column,
+                  label_column, block_column, output_column) -> list[str]:
+    """The columns holding judge outputs and labels (the ones numbers are read from)."""
+    if layout == "long":
+        return [output_column, label_column]
+    if judges is not None:
+        return list(judges) + [label_column]
+    return [h for h in header if h not in (item_column, group_column, block_column)]
+
+
+def _read_numbers(table: RawTable, layout: str, decimal, **roles):
+    columns, reading = read_numbers(table.columns, value_columns(table.header, layout, **roles),
+                                    decimal=decimal, delimiter=table.delimiter,
+                                    first_line=table.first_line, may_have_commas=table.may_have_commas)
+    return columns, reading
+
+
+def _comma_hint(exc: PanelError, reading: NumberReading) -> PanelError:
+    """A label or rubric refusal of a column holding numbers with commas that were left as
+    text: the hint names --decimal (the refusal alone gave no clue)."""
+    if exc.column is None or exc.column not in reading.comma_columns or "--decimal" in str(exc):
+        return exc
+    hint = "its numbers are written with a comma: pass --decimal ',' if the comma is the decimal mark"
+    return PanelError(exc.detail, line=exc.line, column=exc.column,
+                      hint=f"{exc.hint}; {hint}" if exc.hint else hint)
+
+
 def _table_to_panel(table: RawTable, *, layout, judges, item_column, group_column, label_column,
                     block_column, judge_column, output_column, labels_path, schema, label_range,
-                    judge_range, require_labels, name, limits, label_map=None, output_map=None) -> Panel:
-    columns, first_line = table.columns, table.first_line
+                    judge_range, require_labels, name, limits, label_map=None, output_map=None,
+                    decimal=None) -> Panel:
+    first_line = table.first_line
     if layout == "auto":
-        layout = detect_layout(columns, judge_column=judge_column, output_column=output_column)
+        layout = detect_layout(table.columns, judge_column=judge_column, output_column=output_column)
     _check_dialect(table, layout, label_column if require_labels and not labels_path else None,
                    (item_column, judge_column, output_column))
+    columns, reading = _read_numbers(table, layout, decimal, judges=judges, item_column=item_column,
+                                     group_column=group_column, label_column=label_column,
+                                     block_column=block_column, output_column=output_column)
+    try:
+        panel = _columns_to_panel(
+            columns, first_line, layout=layout, judges=judges, item_column=item_column,
+            group_column=group_column, label_column=label_column, block_column=block_column,
+            judge_column=judge_column, output_column=output_column, labels_path=labels_path,
+            schema=schema, label_range=label_range, judge_range=judge_range,
+            require_labels=require_labels, name=name, limits=limits, label_map=label_map,
+            output_map=output_map)
+    except PanelError as exc:
+        raise _comma_hint(exc, reading) from None
+    panel.import_notes = table.notes + reading.notes          # not fields, as label_mapping
+    panel.import_warnings = reading.warnings + import_warnings(panel)
+    return panel
+
+
+def _columns_to_panel(columns, first_line, *, layout, judges, item_column, group_column, label_column,
+                      block_column, judge_column, output_column, labels_path, schema, label_range,
+                      judge_range, require_labels, name, limits, label_map, output_map) -> Panel:
     panel_name = name
     if layout == "long":
         wide = long_to_wide(columns, item_column=item_column, judge_column=judge_column,
@@ -157,6 +215,44 @@ def _labels_from(table: RawTable, path: str, item_list: np.ndarray, item_column:
     return np.array([lookup.get(i, "") for i in item_list], dtype=object)
 
 
+# -- what a panel holds that no selection can use -------------------------------------------
+
+def import_warnings(panel: Panel) -> list[str]:
+    """One line per thing a panel may be stored with but no selection can use: a label
+    that is the same on every labelled row (a selection on it measures nothing), judges
+    that give one output on every row, or none at all (they carry no information). Shown
+    by the import, ``select`` and the Upload page; :func:`check_importable` then refuses
+    the constant label for a store."""
+    from ..panel import MISSING
+    out = []
+    lab = panel.labelled
+    values = np.unique(panel.labels[lab])
+    if len(values) == 1:
+        out.append(f"every one of the {int(lab.sum()):,} labelled rows has the label {values[0]:g}: a selection "
+                   "on a constant label measures nothing (every judge looks perfect or useless); check the "
+                   "label column, or label items of the other class")
+    constant, empty = [], []
+    for j in panel.judges:
+        if j.schema == "continuous":
+            seen = j.values[~np.isnan(j.values)]
+            distinct = [] if not seen.size else ([f"{seen[0]:g}"] if seen.min() == seen.max() else [0, 1])
+        else:
+            used = np.unique(j.codes)
+            distinct = [j.vocab[c] for c in used.tolist() if j.vocab[c] != MISSING]
+        if not distinct:
+            empty.append(j.name)
+        elif len(distinct) == 1:
+            constant.append(f"{j.name!r} ({str(distinct[0])!r})")
+    if constant:
+        shown = ", ".join(constant[:5]) + (f" and {len(constant) - 5} more" if len(constant) > 5 else "")
+        out.append(f"judge(s) {shown} give the same output on every row with an output: they carry no "
+                   "information (check the column, or leave them out with --judges)")
+    if empty:
+        shown = ", ".join(repr(n) for n in empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+        out.append(f"judge(s) {shown} have no output on any row (check the column, or leave them out with --judges)")
+    return out
+
+
 # -- checks a stored panel must pass ----------------------------------------------------------
 
 def check_importable(panel: Panel, *, label_column: str = "label",
@@ -196,12 +292,14 @@ def import_file(store, path: str, *, name: str, provenance=None, licence: str | 
     ``mapping`` takes :func:`load_panel`'s column options. The file is read and checked
     before the store is touched, and written in one transaction: a rejected file leaves
     the store exactly as it was. Errors name ``source_name`` (e.g. an upload's name) or
-    else ``path``; ``source_name`` is also the stored source.
+    else ``path``; ``source_name`` is also the stored source. The facts include ``notes``
+    (how the file was read) and ``warnings`` (:func:`import_warnings`), for the user.
     """
     from ..names import validate_name
     validate_name(name)
     panel = load_panel(path, fmt=fmt, delimiter=delimiter, limits=limits, name=name,
                        source_name=source_name, **mapping)
+    notes, warnings = list(panel.import_notes), list(panel.import_warnings)
     if collapse_ties:
         panel = panel.collapse_neutral()
     try:
@@ -211,11 +309,12 @@ def import_file(store, path: str, *, name: str, provenance=None, licence: str | 
         raise in_file(exc, shown_name(path if source_name is None else source_name)) from None
     options = {k: v for k, v in {**mapping, "format": fmt, "delimiter": delimiter,
                                  "collapse_ties": collapse_ties}.items() if v is not None}
-    return store.add_panel(panel, name=name, provenance=provenance, licence=licence,
+    info = store.add_panel(panel, name=name, provenance=provenance, licence=licence,
                            source=os.path.basename(path if source_name is None else source_name),
                            source_sha256=file_sha256(path),
                            layout=mapping.get("layout", "auto"), import_options=options,
                            replace=replace)
+    return {**info, "notes": notes, "warnings": warnings}
 
 
 # -- preview -----------------------------------------------------------------------------------
@@ -226,27 +325,32 @@ def preview(path: str, *, rows: int = 10, layout: str = "auto",
             judge_column: str = "judge", output_column: str = "output",
             fmt: str | None = None, delimiter: str | None = None,
             sample_rows: int = 2_000, limits: ImportLimits = DEFAULT_LIMITS,
-            source_name: str | None = None) -> dict:
+            source_name: str | None = None, decimal: str | None = None) -> dict:
     """What an import would see, from the first ``sample_rows`` rows, without importing:
     format, layout, the role of every column, the detected schema of each judge (on the
-    sample) and the first ``rows`` rows as strings. Errors name ``source_name`` or ``path``."""
+    sample), the first ``rows`` rows as strings, the delimiter read with and the ``notes``
+    and ``warnings`` of reading numbers (``decimal``, as :func:`load_panel`). Errors name
+    ``source_name`` or ``path``."""
     table = read_columns(path, fmt=fmt, delimiter=delimiter, limits=limits, max_rows=sample_rows,
                          source_name=source_name)
     try:
         return _preview_table(table, path, rows=rows, layout=layout, item_column=item_column,
                               group_column=group_column, label_column=label_column,
                               block_column=block_column, judge_column=judge_column,
-                              output_column=output_column, source_name=source_name)
+                              output_column=output_column, source_name=source_name, decimal=decimal)
     except PanelError as exc:
         raise in_file(exc, shown_name(path if source_name is None else source_name)) from None
 
 
 def _preview_table(table: RawTable, path: str, *, rows, layout, item_column, group_column,
-                   label_column, block_column, judge_column, output_column, source_name) -> dict:
+                   label_column, block_column, judge_column, output_column, source_name,
+                   decimal=None) -> dict:
     import pandas as pd
-    cols = table.columns
     if layout == "auto":
-        layout = detect_layout(cols, judge_column=judge_column, output_column=output_column)
+        layout = detect_layout(table.columns, judge_column=judge_column, output_column=output_column)
+    cols, reading = _read_numbers(table, layout, decimal, judges=None, item_column=item_column,
+                                  group_column=group_column, label_column=label_column,
+                                  block_column=block_column, output_column=output_column)
     fixed = {item_column: "item", group_column: "group", label_column: "label",
              block_column: "block"}
     if layout == "long":
@@ -267,8 +371,9 @@ def _preview_table(table: RawTable, path: str, *, rows, layout, item_column, gro
         for h in wide:
             if h not in reserved:
                 schemas[h] = detect_schema(pd.unique(wide[h]).astype(str))
-    head = [[str(cols[h][i]) for h in table.header] for i in range(min(rows, table.n_rows))]
+    head = [[str(table.columns[h][i]) for h in table.header] for i in range(min(rows, table.n_rows))]
     return {"file": os.path.basename(path if source_name is None else source_name), "format": table.fmt, "layout": layout,
             "columns": table.header, "roles": roles, "judge_schemas": schemas,
-            "sample_rows": table.n_rows, "rows": head,
+            "sample_rows": table.n_rows, "rows": head, "delimiter": table.delimiter,
+            "notes": table.notes + reading.notes, "warnings": reading.warnings,
             "bytes": os.path.getsize(path)}

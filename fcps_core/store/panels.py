@@ -61,7 +61,9 @@ class PanelStore:
         """Store ``panel`` under ``name`` (default ``panel.name``) in one transaction.
 
         ``provenance`` is text or a JSON-able dict. With ``replace`` an existing panel of
-        that name and its runs are deleted in the same transaction.
+        that name and its runs are deleted in the same transaction. Returns the stored
+        panel's facts and ``warnings``: what no selection can use (a constant label or
+        judge, :func:`fcps_core.ingest.load.import_warnings`), stored all the same.
         """
         name = validate_name(panel.name if name is None else name)
         # Arrow tables are built before the transaction so the file is held only to write.
@@ -113,7 +115,8 @@ class PanelStore:
             self._insert_items(cur, pid, items)
             for pos, table in enumerate(judge_tables):
                 self._insert_outputs(cur, pid, pos, table, panel.judges[pos].schema == "continuous")
-        return self.panel_info(name)
+        from ..ingest.load import import_warnings
+        return {**self.panel_info(name), "warnings": import_warnings(panel)}
 
     # Each bulk step is its own method so a test can interrupt an import between them.
     @staticmethod
