@@ -188,3 +188,16 @@ def test_sweep_workers_200_runs_on_the_cores(monkeypatch, capsys, hostile):
                                   "--n-test", "40", "--budgets", "30", "--workers", "200"])
     assert code == 2 and seen["workers"] == min(cli_args.usable_cores(), 30)
     assert "--workers 200 lowered to" in err
+
+
+def test_check_prints_safely_and_caps_its_workers(capsys, hostile, monkeypatch):
+    """``check pool`` names every dropped judge in its table; its --workers goes through the
+    same cap as sweep's."""
+    monkeypatch.setattr(cli_args, "usable_cores", lambda: 2)
+    monkeypatch.setenv("FCPS_STORE", hostile["store"])        # check reads stored panels from it
+    code, out, err = run(capsys, ["check", "pool", "hp", "--splits", "2",
+                                  "--n-select", "30", "--n-val", "30", "--n-test", "40", "--workers", "50"])
+    assert code == 0, err
+    assert_terminal_safe(out, "check stdout")
+    assert_terminal_safe(err, "check stderr")
+    assert "esc?]0;PWNED??[2J" in out and "--workers 50 lowered to 2" in err

@@ -13,7 +13,7 @@ import sys
 
 from ..errors import FCPSError
 from ..jsonutil import json_ready
-from .args import add_panel_arguments
+from .args import add_panel_arguments, capped_workers
 from .context import RunContext
 from .render import fmt, log, one_line, render_table
 
