@@ -211,18 +211,18 @@ class FCPSPredictor:
                 encoders = [JudgeEncoder.from_dict(e) for e in d["encoders"]]
                 out = cls(judges=list(d["judges"]), encoders=encoders, family=d["family"],
                           model=model, metadata=d.get("metadata", {}))
-            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
                 raise PredictorError(_malformed(_describe(exc))) from None
         try:
             check_structure(out)          # the SQL export's rules (deploy.validate), on every load
         except PredictorError:
             raise
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
             raise PredictorError(_malformed(_describe(exc))) from None
         if d.get("support") is not None:
             try:
                 check_support(d["support"], out.support_encoders())
-            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
                 raise PredictorError(_malformed(f"its support section: {_describe(exc)}")) from None
             out.support = d["support"]
         return out

@@ -420,3 +420,28 @@ def test_a_document_nested_too_deep_is_refused_from_any_source(tmp_path):
     with pytest.raises(PredictorError, match="^run 7: its stored predictor nests too deeply"):
         FCPSPredictor.from_stored(fetch, "run 7")
     assert FCPSPredictor.from_stored(lambda: doc, "run 7").judges == doc["judges"]
+
+
+def _cont_doc(tmp_path):
+    return _fit(_continuous_panel(tmp_path), "table").to_dict()
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda d: d["support"]["judges"][0].__setitem__("range", "wide"), "support range of judge 'c1'"),
+    (lambda d: d["support"]["judges"][0].__setitem__("range", [1.0]), "support range of judge 'c1'"),
+    (lambda d: d["support"]["judges"][0].__setitem__("range", [3.0, -3.0]), "support range of judge 'c1'"),
+    (lambda d: d["support"]["judges"][1].__setitem__("range", [True, 2]), "support range of judge 'c2'"),
+    (lambda d: d["model"]["tables"]["1"]["patterns"].__setitem__(0, "9" * 30), "predictor file is malformed"),
+    (lambda d: d["encoders"][1].__setitem__("bin_edges", None), "continuous judge 'c2' has no bin edges"),
+    (lambda d: d["encoders"][1].__setitem__("scale", ["-3", 3]), "the scale of judge 'c2' is not two finite"),
+    (lambda d: d["encoders"][0].__setitem__("default_score", "half"), "could not convert string to float: 'half'"),
+    (lambda d: d["encoders"][0].__setitem__("bin_edges", [0.0, "1e400"]), "bin edges of judge 'c1' are not a list"),
+])
+def test_fields_a_fuzzer_broke_are_refused_on_load(tmp_path, edit, words):
+    """Found by mutating valid predictors field by field: each of these loaded and then
+    failed inside score or audit with a Python error; now the load refuses it in one line."""
+    doc = _cont_doc(tmp_path)
+    edit(doc)
+    with pytest.raises(PredictorError, match=words.replace("(", r"\(")) as exc:
+        FCPSPredictor.from_dict(json.loads(json.dumps(doc)))
+    assert "\n" not in str(exc.value)

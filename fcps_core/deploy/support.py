@@ -88,6 +88,11 @@ def _count(value, what: str) -> int:
     return int(value)
 
 
+def _finite(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) \
+        and np.isfinite(float(v))
+
+
 def check_support(support: dict, encoders: list[JudgeEncoder]) -> None:
     """Raise ValueError when a support section does not fit the predictor's encoders, or
     holds impossible counts (negative, or more rows in a part than in the whole)."""
@@ -102,6 +107,11 @@ def check_support(support: dict, encoders: list[JudgeEncoder]) -> None:
     for j, e in zip(judges, encoders):
         if len(j["counts"]) != e.alphabet_size or any(int(c) < 0 for c in j["counts"]):
             raise ValueError(f"support counts of judge {e.name!r} do not match its outputs")
+        rng = j.get("range", [None, None])
+        if not isinstance(rng, list) or len(rng) != 2 or (rng != [None, None] and not (
+                all(_finite(v) for v in rng) and rng[0] <= rng[1])):
+            raise ValueError(f"support range of judge {e.name!r} must be [low, high] (two finite numbers, "
+                             "low <= high) or [null, null]")
         seen = sum(_count(c, f"support counts of judge {e.name!r}") for c in j["counts"])
         if seen + _count(j.get("unseen", 0), f"support unseen count of judge {e.name!r}") > rows:
             raise ValueError(f"support counts of judge {e.name!r} add up to more than its {rows} rows")
@@ -230,7 +240,7 @@ def row_support(support: dict, encoders: list[JudgeEncoder], panel: Panel, *,
         col = cols[enc.name]
         if col.schema == "continuous":
             missing[:, k] = np.isnan(col.values)
-            lo, hi = info["range"]
+            lo, hi = info.get("range") or (None, None)
             if lo is not None:
                 vals = col.values
                 inside = np.isnan(vals) | ((vals >= lo) & (vals <= hi))

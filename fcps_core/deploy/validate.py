@@ -179,21 +179,40 @@ def _length(values, n: int, where: str) -> None:
         raise _malformed(f"{where}: {got} coefficients for {n} features")
 
 
+def is_number(v) -> bool:
+    """A finite JSON number (not a bool, not text)."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) \
+        and math.isfinite(float(v))
+
+
+def _numbers(values) -> bool:
+    return isinstance(values, (list, tuple)) and all(is_number(v) for v in values)
+
+
 def _encoder(enc, where: str) -> None:
     from ..panel import SCHEMAS
     if enc.schema not in SCHEMAS:
         raise _malformed(f"{where}: judge {enc.name!r} has an unknown schema {enc.schema!r}")
     if not isinstance(enc.name, str) or not enc.name or not all(isinstance(t, str) for t in enc.vocab):
         raise _malformed(f"{where}: a judge name or cell value is not text")
+    if not all(isinstance(k, str) and is_number(v) for k, v in enc.scalar_map.items()) \
+            or not is_number(enc.default_score):
+        raise _malformed(f"{where}: the scores of judge {enc.name!r} are not numbers")
+    if enc.bin_edges is not None and not _numbers(enc.bin_edges):
+        raise _malformed(f"{where}: the bin edges of judge {enc.name!r} are not a list of finite numbers")
+    if enc.scale is not None and not (_numbers(enc.scale) and len(enc.scale) == 2):
+        raise _malformed(f"{where}: the scale of judge {enc.name!r} is not two finite numbers")
     if enc.schema != "continuous":
         return
-    edges = np.asarray(enc.bin_edges if enc.bin_edges is not None else [], dtype=float)
-    if edges.ndim != 1 or not bool(np.isfinite(edges).all()) or not bool(np.all(np.diff(edges) > 0)):
-        raise _malformed(f"{where}: the bin edges of judge {enc.name!r} are not increasing finite numbers")
+    if enc.bin_edges is None:
+        raise _malformed(f"{where}: continuous judge {enc.name!r} has no bin edges")
+    edges = np.asarray(enc.bin_edges, dtype=float)
+    if not bool(np.all(np.diff(edges) > 0)):
+        raise _malformed(f"{where}: the bin edges of judge {enc.name!r} are not increasing")
     if len(enc.vocab) <= len(edges):
         raise _malformed(f"{where}: judge {enc.name!r} has {len(edges)} bin edges but only {len(enc.vocab)} "
                          "cell values")
-    if enc.scale is None or len(enc.scale) != 2 or not all(math.isfinite(float(s)) for s in enc.scale):
+    if enc.scale is None:
         raise _malformed(f"{where}: continuous judge {enc.name!r} has no scale")
 
 
