@@ -231,3 +231,29 @@ def test_upload_page_escapes_a_hostile_file(hostile_store, tmp_path):
     at.file_uploader[0].set_value((f"{LINK}.csv", data, "text/csv")).run()
     problems = check_page(at, "upload (hostile file)")
     assert not problems, "\n".join(problems)
+
+
+def _costs_script():
+    """AppTest script: the judge-costs editor with one hostile judge left without a cost (the
+    table editor is replaced by its edited result: AppTest cannot type into it)."""
+    import math
+    from types import SimpleNamespace
+
+    import streamlit as st
+    from fcps_app.costs import judge_costs_editor
+    names = ["[Re-verify](https://example.com/a)", "plain"]
+    editor = st.data_editor
+    st.data_editor = lambda base, **kw: base.assign(cost=[math.nan, 1.0])
+    try:
+        judge_costs_editor("uploaded: x", SimpleNamespace(judge_names=names))
+    finally:
+        st.data_editor = editor
+
+
+def test_the_cost_warning_escapes_the_judge_name():
+    """The Select page's cost warning names a judge without a cost: escaped, not a link."""
+    at = AppTest.from_function(_costs_script, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert any("have no cost yet" in w.value for w in at.warning)
+    problems = check_page(at, "judge costs")
+    assert not problems, "\n".join(problems)
