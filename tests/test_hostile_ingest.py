@@ -253,3 +253,190 @@ def test_a_leaky_import_leaves_the_store_unchanged(tmp_path):
     before = store.content_digest()
     refusal(import_file, store, str(write(tmp_path / "p.csv", csv_text(_leaky("LABEL")))), name="leaky")
     assert store.content_digest() == before and not store.has_panel("leaky")
+
+
+# -- item 9: decimal commas and detected delimiters --------------------------------------------------
+
+def _euro_rows(n=120, *, fmt=lambda v: f"{v:.2f}".replace(".", ",")):
+    """A spreadsheet export in a decimal-comma locale: continuous judges and soft labels."""
+    rng = np.random.default_rng(3)
+    rows = [["item_id", "group_id", "label", "j1", "j2"]]
+    for k in range(n):
+        y = k % 2
+        rows.append([f"i{k}", f"g{k // 2}", fmt(0.25 + 0.5 * y), fmt(rng.normal(y, 1)), fmt(rng.normal(0, 3))])
+    return rows
+
+
+def _as_point(rows):
+    return [r[:2] + [v.replace(",", ".") for v in r[2:]] for r in rows]
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_decimal_commas_are_read_as_numbers_and_said(tmp_path, sep):
+    """Not hundreds of categorical "distinct outputs" and refused labels: the panel the
+    same file with decimal points gives, with the delimiter and the decimal mark named."""
+    path = write(tmp_path / "euro.csv", csv_text(_euro_rows(), sep))
+    panel = load_panel(str(path))
+    expected = load_panel(str(write(tmp_path / "point.csv", csv_text(_as_point(_euro_rows())))))
+    assert [j.schema for j in panel.judges] == ["continuous", "continuous"]
+    np.testing.assert_array_equal(panel.labels, expected.labels)
+    for a, b in zip(panel.judges, expected.judges):
+        np.testing.assert_array_equal(a.values, b.values)
+    name = "tab" if sep == "\t" else repr(sep)
+    assert panel.import_notes[0].startswith(f"read as {name}-delimited")
+    assert panel.import_notes[1].startswith("decimal commas read as numbers in column(s) 'label', 'j1', 'j2' (")
+    assert panel.import_notes[1].endswith("(detected: pass --decimal . if the comma means something else)")
+    assert panel.import_warnings == []
+
+
+def test_a_stated_decimal_point_keeps_commas_as_text_with_a_warning(tmp_path):
+    rows = [r[:2] + [r[2] if k == 0 else str(k % 2)] + r[3:] for k, r in enumerate(_euro_rows())]
+    path = write(tmp_path / "euro.csv", csv_text(rows, ";"))
+    panel = load_panel(str(path), decimal=".", judges=["j1"])
+    assert panel.judges[0].schema == "categorical"
+    assert panel.import_warnings[0].startswith("column 'j1' holds numbers written with a comma (")
+    assert "read as text (the decimal mark is '.')" in panel.import_warnings[0]
+
+
+@pytest.mark.parametrize("cells, value", [
+    (["1.234,5", "2.000,25", "-3,5"], [1234.5, 2000.25, -3.5]),            # '.' thousands, ',' decimal
+    (["1\u00a0234,5", "2 000,25", "0,5"], [1234.5, 2000.25, 0.5]),          # space thousands
+    (["1,234.5", "2,000,000", "0.5"], [1234.5, 2000000.0, 0.5]),            # ',' thousands, '.' decimal
+])
+def test_thousands_separators_are_read_with_the_files_decimal_mark(tmp_path, cells, value):
+    rows = [["item_id", "label", "j1"]] + [[f"i{k}", str(k % 2), cells[k % 3]] for k in range(30)]
+    panel = load_panel(str(write(tmp_path / "p.csv", csv_text(rows, ";"))), require_labels=False)
+    assert panel.judges[0].schema == "continuous"
+    assert panel.judges[0].values[:3].tolist() == value
+
+
+@pytest.mark.parametrize("cells, says", [
+    (["1,234", "2,500", "17"], "line 2, column 'j1': '1,234' is ambiguous: a decimal comma (1.234) or a "
+                               "thousands separator (1234)? (pass --decimal ',' or --decimal . to say which "
+                               "mark the file uses)"),
+    (["0,85", "0.5", "1"], "line 3, column 'j1': the file mixes decimal marks: column 'j1' has both '0,85' "
+                           "(a decimal comma) and '0.5' (a decimal point or thousands commas) (pass --decimal "
+                           "',' or --decimal . to say which mark the file uses)"),
+])
+def test_ambiguous_or_mixed_decimal_marks_are_refused_naming_the_cell(tmp_path, cells, says):
+    rows = [["item_id", "label", "j1"]] + [[f"i{k}", str(k % 2), cells[k % 3]] for k in range(30)]
+    path = write(tmp_path / "p.csv", csv_text(rows, ";"))
+    assert str(refusal(load_panel, str(path))) == f"{path} {says}"
+
+
+def test_stating_the_decimal_mark_settles_an_ambiguous_file(tmp_path):
+    rows = [["item_id", "label", "j1"]] + [[f"i{k}", str(k % 2), ["1,234", "2,500", "17"][k % 3]]
+                                           for k in range(30)]
+    path = write(tmp_path / "p.csv", csv_text(rows, ";"))
+    assert load_panel(str(path), decimal=",").judges[0].values[:3].tolist() == [1.234, 2.5, 17.0]
+    assert load_panel(str(path), decimal=".").judges[0].values[:3].tolist() == [1234.0, 2500.0, 17.0]
+    err = refusal(load_panel, str(write(tmp_path / "q.csv", csv_text(
+        [["item_id", "label", "j1"]] + [[f"i{k}", str(k % 2), "0.5"] for k in range(30)], ";"))), decimal=",")
+    assert "line 2, column 'j1': '0.5' has a decimal point, but the file's decimal mark is ','" in str(err)
+
+
+def test_item_ids_with_commas_are_never_rewritten(tmp_path):
+    rows = [["item_id", "group_id", "label", "j1"]] + [[f"{k},5", f"{k // 2},0", str(k % 2), f"0,{k + 10}"]
+                                                      for k in range(30)]
+    panel = load_panel(str(write(tmp_path / "p.csv", csv_text(rows, ";"))))
+    assert panel.item_ids[:2].tolist() == ["0,5", "1,5"] and panel.group_ids[:2].tolist() == ["0,0", "0,0"]
+    assert panel.judges[0].values[:2].tolist() == [0.10, 0.11]
+
+
+def test_a_comma_delimited_file_keeps_quoted_commas_as_text_and_warns(tmp_path):
+    """In a comma-delimited file such cells are quoted: read as written (categorical),
+    with a warning naming --decimal; a label refusal there names --decimal too."""
+    rows = [["item_id", "label", "j1"]] + [[f"i{k}", str(k % 2), f'"0,{k % 7 + 1}"'] for k in range(30)]
+    panel = load_panel(str(write(tmp_path / "p.csv", csv_text(rows))))
+    assert panel.judges[0].schema == "categorical"
+    assert panel.import_warnings == [
+        "column 'j1' holds numbers written with a comma ('0,1'), read as text (in a comma-delimited file): pass "
+        "--decimal ',' if the comma is the decimal mark, or --decimal . if it separates thousands"]
+    assert load_panel(str(tmp_path / "p.csv"), decimal=",").judges[0].schema == "continuous"
+    soft = [["item_id", "label", "j1"]] + [[f"i{k}", f'"0,{k % 3 * 4 + 1}"', "AB"[k % 2]] for k in range(30)]
+    err = refusal(load_panel, str(write(tmp_path / "soft.csv", csv_text(soft))))
+    assert err.column == "label" and "pass --decimal ',' if the comma is the decimal mark" in str(err)
+    assert load_panel(str(tmp_path / "soft.csv"), decimal=",").labels[:3].tolist() == [0.1, 0.5, 0.9]
+
+
+def test_the_cli_reads_a_decimal_comma_file_and_says_how(tmp_path):
+    path = write(tmp_path / "euro.csv", csv_text(_euro_rows(), ";"))
+    store = tmp_path / "s.duckdb"
+    code, out, err = run_cli("import", str(path), "--name", "euro", "--store", str(store))
+    assert code == 0, err
+    assert out.startswith("imported 'euro': 120 rows (120 labelled), 2 judges, schema continuous")
+    lines = err.splitlines()
+    assert lines[0].startswith("fcps: note: read as ';'-delimited") and len(lines) == 2
+    assert lines[1].startswith("fcps: note: decimal commas read as numbers in column(s) 'label', 'j1', 'j2'")
+    code, out, err = run_cli("import", str(path), "--name", "text", "--decimal", ".", "--judges", "j1",
+                             "--store", str(store), "--json")
+    assert code == 2 and "--decimal ','" in err       # the labels 0,25 / 0,75 cannot be read as text
+    line = assert_one_line_error(run_cli("import", str(path), "--name", "x", "--decimal", ";",
+                                         "--store", str(store)))
+    assert "argument --decimal: invalid choice: ';'" in line
+
+
+# -- item 14: a constant label or judge --------------------------------------------------------------
+
+def _constant(label=None, judge=None, n=40):
+    rows = good_rows(n)
+    for r in rows[1:]:
+        if label is not None:
+            r[2] = label
+        if judge is not None:
+            r[4] = judge
+    return rows
+
+
+def test_a_constant_label_is_warned_about_and_refused_for_a_store(tmp_path):
+    path = write(tmp_path / "p.csv", csv_text(_constant(label="1")))
+    panel = load_panel(str(path))
+    assert panel.import_warnings == [
+        "every one of the 40 labelled rows has the label 1: a selection on a constant label measures nothing "
+        "(every judge looks perfect or useless); check the label column, or label items of the other class"]
+    store = Store(tmp_path / "s.duckdb")
+    err = refusal(import_file, store, str(path), name="flat")
+    assert "every labelled row has the same label (1)" in str(err) and not store.has_panel("flat")
+
+
+def test_constant_judges_are_warned_about_and_stored(tmp_path):
+    """A judge saying B on every row (missing outputs aside) is stored with a warning."""
+    rows = _constant(judge="B")
+    for k, r in enumerate(rows[1:]):
+        r[5] = "NA" if k % 3 else "A"
+    path = write(tmp_path / "p.csv", csv_text(rows))
+    store = Store(tmp_path / "s.duckdb")
+    info = import_file(store, str(path), name="flat")
+    assert info["warnings"] == [
+        "judge(s) 'j2' ('B'), 'j3' ('A') give the same output on every row with an output: they carry no "
+        "information (check the column, or leave them out with --judges)"]
+    assert store.has_panel("flat")
+    assert Store(tmp_path / "s.duckdb").add_panel(load_panel(str(path)), name="again")["warnings"] == info["warnings"]
+
+
+def test_a_constant_continuous_judge_is_warned_about(tmp_path):
+    rows = [["item_id", "label", "j1", "j2"]] + [[f"i{k}", str(k % 2), "0.5", str(k / 10)] for k in range(30)]
+    panel = load_panel(str(write(tmp_path / "p.csv", csv_text(rows))))
+    assert panel.import_warnings == ["judge(s) 'j1' ('0.5') give the same output on every row with an output: "
+                                     "they carry no information (check the column, or leave them out with --judges)"]
+
+
+def test_a_varied_panel_has_no_warnings(tmp_path):
+    assert load_panel(str(write(tmp_path / "p.csv", csv_text(good_rows(40))))).import_warnings == []
+
+
+def test_the_cli_warns_on_import_and_select(tmp_path):
+    path = write(tmp_path / "p.csv", csv_text(_constant(judge="A", n=60)))
+    store = tmp_path / "s.duckdb"
+    code, out, err = run_cli("import", str(path), "--name", "flat", "--store", str(store))
+    assert code == 0 and err == ("fcps: warning: judge(s) 'j2' ('A') give the same output on every row with an "
+                                 "output: they carry no information (check the column, or leave them out with "
+                                 "--judges)\n")
+    for panel in (str(path), "flat"):
+        code, out, err = run_cli("select", panel, "--store", str(store), "--protocol", "split", "--choice",
+                                 "argmin", "--estimate", "none", "--families", "table")
+        assert code == 0 and "fcps: warning: judge(s) 'j2' ('A') give the same output" in err, err
+    flat = write(tmp_path / "flat.csv", csv_text(_constant(label="0", n=60)))
+    code, out, err = run_cli("select", str(flat), "--protocol", "split", "--choice", "argmin",
+                             "--estimate", "none", "--families", "table")
+    assert "fcps: warning: every one of the 60 labelled rows has the label 0" in err

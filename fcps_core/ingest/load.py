@@ -220,7 +220,7 @@ def _labels_from(table: RawTable, path: str, item_list: np.ndarray, item_column:
 def import_warnings(panel: Panel) -> list[str]:
     """One line per thing a panel may be stored with but no selection can use: a label
     that is the same on every labelled row (a selection on it measures nothing), judges
-    that give one output on every row, or none at all (they carry no information). Shown
+    that give one output on every row that has one (they carry no information). Shown
     by the import, ``select`` and the Upload page; :func:`check_importable` then refuses
     the constant label for a store."""
     from ..panel import MISSING
@@ -231,25 +231,20 @@ def import_warnings(panel: Panel) -> list[str]:
         out.append(f"every one of the {int(lab.sum()):,} labelled rows has the label {values[0]:g}: a selection "
                    "on a constant label measures nothing (every judge looks perfect or useless); check the "
                    "label column, or label items of the other class")
-    constant, empty = [], []
-    for j in panel.judges:
+    constant = []
+    for j in panel.judges:              # a judge empty on every row is refused when read
         if j.schema == "continuous":
             seen = j.values[~np.isnan(j.values)]
-            distinct = [] if not seen.size else ([f"{seen[0]:g}"] if seen.min() == seen.max() else [0, 1])
+            if seen.size and seen.min() == seen.max():
+                constant.append(f"{j.name!r} ({f'{seen[0]:g}'!r})")
         else:
-            used = np.unique(j.codes)
-            distinct = [j.vocab[c] for c in used.tolist() if j.vocab[c] != MISSING]
-        if not distinct:
-            empty.append(j.name)
-        elif len(distinct) == 1:
-            constant.append(f"{j.name!r} ({str(distinct[0])!r})")
+            used = [j.vocab[c] for c in np.unique(j.codes).tolist() if j.vocab[c] != MISSING]
+            if len(used) == 1:
+                constant.append(f"{j.name!r} ({str(used[0])!r})")
     if constant:
         shown = ", ".join(constant[:5]) + (f" and {len(constant) - 5} more" if len(constant) > 5 else "")
         out.append(f"judge(s) {shown} give the same output on every row with an output: they carry no "
                    "information (check the column, or leave them out with --judges)")
-    if empty:
-        shown = ", ".join(repr(n) for n in empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
-        out.append(f"judge(s) {shown} have no output on any row (check the column, or leave them out with --judges)")
     return out
 
 
