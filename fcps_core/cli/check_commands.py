@@ -51,7 +51,8 @@ def add_check_commands(sub) -> None:
     r = ck.add_argument_group("runs")
     r.add_argument("--splits", type=int, default=30, help="grouped splits (cold-start default 12)")
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--workers", type=int, default=1, help="parallel splits (joblib)")
+    r.add_argument("--workers", type=int, default=1,
+                   help="parallel splits (joblib; at most the usable cores and the splits)")
     r.add_argument("--json", action="store_true", help="print the rows as JSON on stdout")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
     ck.set_defaults(handler=cmd_check)

@@ -94,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--alpha", type=float, default=D.DEFAULT_ALPHA)
     sw.add_argument("--objective", choices=["mse", "nll"], default=D.DEFAULT_OBJECTIVE)
     sw.add_argument("--seed", type=int, default=0)
-    sw.add_argument("--workers", type=int, default=1, help="parallel splits (joblib)")
+    sw.add_argument("--workers", type=int, default=1,
+                    help="parallel splits (joblib); more than the usable cores (local backends) or the "
+                         "splits is lowered to that, with a note on stderr")
     sw.add_argument("--backend", default="loky",
                     help="joblib backend for --workers > 1: loky (local processes), threading, or dask "
                          "(needs a dask.distributed Client, e.g. DASK_SCHEDULER_ADDRESS)")
@@ -143,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "figure files (no other file is touched)")
     rp.add_argument("--splits", type=int, default=30)
     rp.add_argument("--seed", type=int, default=0)
-    rp.add_argument("--workers", type=int, default=2)
+    rp.add_argument("--workers", type=int, default=2, help="parallel processes (at most the usable cores)")
     rp.add_argument("--quick", action="store_true", help="small panels and budgets (a smoke run)")
 
     sc = sub.add_parser("score", help="apply a saved predictor to a panel")
