@@ -30,7 +30,7 @@ from ..errors import SplitError
 from ..panel import Panel
 from ..splits import Blocks
 from .baselines import baseline_predictions
-from .folds import (ExpandedPredictions, HeldOut, distinct_key, distinct_rows, grouped_folds, label_digits,
+from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
 from .choice import apply_choice_rule
 from .honesty import assess, nested_estimate
@@ -104,20 +104,64 @@ class DistinctRows:
         return dv, np.searchsorted(va, self.rep[dv])
 
 
-def heldout_key(selector, panel: Panel, D: np.ndarray, fold_list: list) -> tuple | None:
+def fold_numbers(selector, fold_list: list, n: int) -> list[np.ndarray]:
+    """Per repeat, each position of D's fold (0 .. folds-1)."""
+    out = []
+    for r in range(selector.repeats):
+        fold = np.zeros(n, dtype=np.int64)
+        for k, (rr, _, va) in enumerate(f for f in fold_list if f[0] == r):
+            fold[va] = k
+        out.append(fold)
+    return out
+
+
+def heldout_key(selector, panel: Panel, D: np.ndarray, fold_list: list,
+                output_digits: list | None = None) -> tuple | None:
     """Rows of D with the same judge outputs, label and fold in every repeat get the same
     held-out prediction from every candidate and baseline (each fold's models see a row
     only through its outputs), so :class:`.folds.HeldOut` keeps them once (None with
-    ``compress=False``)."""
+    ``compress=False``). ``output_digits``: :func:`.folds.panel_output_digits` of D when
+    the caller has them."""
     if not selector.compress or not len(D):
         return None
-    digits = panel_output_digits(panel, D) + [label_digits(panel.labels[D])]
-    for r in range(selector.repeats):
-        fold = np.zeros(len(D), dtype=np.int64)
-        for k, (rr, _, va) in enumerate(f for f in fold_list if f[0] == r):
-            fold[va] = k
-        digits.append((fold, selector.folds))
+    digits = list(panel_output_digits(panel, D) if output_digits is None else output_digits)
+    digits.append(label_digits(panel.labels[D]))
+    digits += [(fold, selector.folds) for fold in fold_numbers(selector, fold_list, len(D))]
     return distinct_key(digits, len(D))
+
+
+class TableRows:
+    """Per repeat, the table rows of :class:`.folds.RepeatTables`: D's positions with the
+    same judge outputs in the same fold of that repeat share every candidate's held-out
+    prediction there (the fold's models read a row only through its outputs). ``rep[r]``
+    a representative position of each table row, ``inverse[r]`` each position's table row;
+    with ``compress=False`` every position is its own table row."""
+
+    def __init__(self, selector, D: np.ndarray, fold_list: list, output_digits: list | None):
+        n = len(D)
+        self.rep, self.inverse = [], []
+        for fold in fold_numbers(selector, fold_list, n):
+            if output_digits is None or not n:
+                rep, inverse = np.arange(n), np.arange(n)
+            else:
+                rep, _, inverse = distinct_rows(*distinct_key(list(output_digits) + [(fold, selector.folds)], n))
+            self.rep.append(rep)
+            self.inverse.append(np.asarray(inverse, dtype=np.int64))
+
+    @property
+    def n_table_rows(self) -> int:
+        return max((len(rep) for rep in self.rep), default=0)
+
+    def in_fold(self, r: int, va: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(table rows of repeat ``r`` held out by the fold ``va``, their representatives'
+        positions in ``va``); a table row lies in one fold, so it is held out once."""
+        tv = np.unique(self.inverse[r][va])
+        return tv, np.searchsorted(va, self.rep[r][tv])
+
+    def index(self, positions: np.ndarray) -> np.ndarray:
+        """(repeats, len(positions)): the table row of D's ``positions`` in each repeat."""
+        return np.stack([inv[positions] for inv in self.inverse]) if self.inverse else \
+            np.zeros((0, len(positions)), dtype=np.int64)
 
 
 #: panels smaller than this (deployable rows x judges) run their folds in one process: the
@@ -168,37 +212,42 @@ def _fold_label(selector, u: int, r: int) -> str:
     return f"fold {u % selector.folds + 1}/{selector.folds}, repeat {r + 1}/{selector.repeats}"
 
 
-class _HeldOutStore:
-    """The candidates' held-out predictions on the distinct held-out rows, written fold by
-    fold into one (repeats, slots, distinct rows) buffer: a slot per candidate the first
-    fold offers (a candidate it does not offer is not offered in every fold, so it is never
-    kept), NaN until a fold writes it. One buffer, no per-candidate arrays copied into a
-    matrix afterwards: the matrix is the buffer."""
+class _TableStore:
+    """The candidates' held-out predictions on the table rows (:class:`TableRows`), written
+    fold by fold into one (repeats, slots, table rows) buffer: a slot per candidate the
+    first fold offers (a candidate it does not offer is not offered in every fold, so it is
+    never kept), NaN until a fold writes it. The buffer becomes
+    :class:`.folds.RepeatTables`' values: no per-candidate arrays, no copy."""
 
-    def __init__(self, R: int, U: int, keys):
+    def __init__(self, R: int, n_rows: int, keys):
         self.slot = {k: i for i, k in enumerate(keys)}
-        self.values = np.full((R, len(self.slot), U), np.nan)     # a slot's rows together
+        self.values = np.full((R, len(self.slot), n_rows), np.nan)     # a slot's rows together
+        self.filled = np.zeros((R, n_rows), dtype=bool)               # table rows some fold wrote
 
-    def write(self, r: int, dv: np.ndarray, preds: dict) -> None:
+    def write(self, r: int, tv: np.ndarray, preds: dict) -> None:
+        self.filled[r, tv] = True
         for key, p in preds.items():
             s = self.slot.get(key)
             if s is not None:
-                self.values[r, s, dv] = p
+                self.values[r, s, tv] = p
 
     def complete(self, key) -> bool:
-        """Offered (and predicted) on every distinct row of every repeat."""
+        """Offered (and predicted) on every table row of every repeat."""
         s = self.slot.get(key)
-        return s is not None and not np.isnan(self.values[:, s]).any()
+        return s is not None and not np.isnan(self.values[:, s][self.filled]).any()
 
     def columns(self, keys: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(vcol, col, first) for candidates ``keys``: each candidate's stored column (the
         first slot equal to its own), its distinct column, and the stored column of each
-        distinct column. Slots are equal when every value is (an exact hash of the bits,
-        then :func:`numpy.array_equal` within a hash bucket, as
-        :func:`.folds.distinct_columns` compares); distinct columns are numbered by first
-        appearance in ``keys``, as :func:`.folds.distinct_columns` numbers them."""
-        R, _, U = self.values.shape
-        mult = np.random.default_rng(0x5EED).integers(1, 2 ** 62, size=R * U, dtype=np.uint64) | np.uint64(1)
+        distinct column. Slots are equal when every value on the table rows is (an exact
+        hash of the bits, then :func:`numpy.array_equal` within a hash bucket, as
+        :func:`.folds.distinct_columns` compares); every table row is some distinct
+        held-out row's, so slots are equal exactly when their held-out columns are. Distinct
+        columns are numbered by first appearance in ``keys``, as
+        :func:`.folds.distinct_columns` numbers them."""
+        R, _, V = self.values.shape
+        mult = np.random.default_rng(0x5EED).integers(1, 2 ** 62, size=R * V, dtype=np.uint64) | np.uint64(1)
+        mult[~self.filled.reshape(-1)] = 0                       # padding rows do not count
         col = np.empty(len(keys), dtype=np.int64)
         first: list[int] = []
         buckets: dict[int, list[int]] = {}
@@ -207,7 +256,7 @@ class _HeldOutStore:
             flat = np.ascontiguousarray(self.values[:, s]).reshape(-1)
             h = int((flat.view(np.uint64) * mult).sum(dtype=np.uint64))
             for k in buckets.setdefault(h, []):
-                if np.array_equal(self.values[:, first[k]].reshape(-1), flat):
+                if np.array_equal(self.values[:, first[k]][self.filled], self.values[:, s][self.filled]):
                     col[c] = k
                     break
             else:
@@ -216,10 +265,6 @@ class _HeldOutStore:
                 first.append(s)
         first_arr = np.asarray(first, dtype=np.int64)
         return first_arr[col], col, first_arr
-
-    def matrix(self) -> np.ndarray:
-        """(repeats, distinct rows, slots), each slot's rows together."""
-        return self.values.transpose(0, 2, 1)
 
 
 def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
@@ -239,9 +284,12 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     R, n_units = selector.repeats, len(fold_list) + 1
     # Held-out predictions are kept once per distinct held-out row from the start: a fold
     # predicts one row of each distinct row it holds out.
-    distinct = DistinctRows(heldout_key(selector, panel, D, fold_list), len(D))
-    U = len(distinct)
-    picks = [distinct.in_fold(va) for _, _, va in fold_list]
+    digits = panel_output_digits(panel, D) if selector.compress and len(D) else None
+    distinct = DistinctRows(heldout_key(selector, panel, D, fold_list, digits), len(D))
+    # a fold predicts one row of each table row it holds out (outputs and fold: far fewer
+    # than the distinct held-out rows, which also key on the label and the other repeats)
+    table_rows = TableRows(selector, D, fold_list, digits)
+    picks = [table_rows.in_fold(r, va) for r, _, va in fold_list]
     jobs = _n_jobs(selector, panel, len(D))
     parallel = jobs != 1 and len(fold_list) > 1
     bare = replace(selector, progress=None) if parallel else selector
@@ -259,17 +307,17 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
                                  progress=lambda f, m: report(0.92 * (start + f) / n_units, f"final refit: {m}"))
     # in parallel the final refit runs here while the workers fit the folds
     final = refit(0) if parallel else None
-    store: _HeldOutStore | None = None
+    store: _TableStore | None = None
     diag_sum: dict[tuple, np.ndarray] = {}
     diag_n: dict[tuple, int] = {}
     judge_sets: dict[tuple, list] = {}
     base: dict[str, np.ndarray] = {}
-    for u, ((r, _, va), (dv, _), out) in enumerate(zip(fold_list, picks, results)):
+    for u, ((r, _, va), (tv, _), out) in enumerate(zip(fold_list, picks, results)):
         if parallel:
             report(0.92 * (u + 2) / n_units, f"{_fold_label(selector, u, r)} done")
         if store is None:
-            store = _HeldOutStore(R, U, out["preds"])
-        store.write(r, dv, out["preds"])
+            store = _TableStore(R, table_rows.n_table_rows, out["preds"])
+        store.write(r, tv, out["preds"])
         for key, judges in out["judges"].items():
             judge_sets.setdefault(key, []).append(judges)
         for key, vals in out["diag"].items():
@@ -308,10 +356,12 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
         columns.append(key)
     if not kept:
         raise SplitError("no candidate was offered in every fold; use fixed path rules")
-    # the held-out matrix (repeats, distinct rows, candidates) is the store's buffer
+    # the held-out matrix (repeats, distinct rows, candidates) reads the store's tables
     vcol, col, first = store.columns(columns)
-    heldout = HeldOut.of(panel, D, ExpandedPredictions(store.matrix(), distinct.inverse, vcol), base,
-                         groups=groups, columns=(col, first))
+    heldout = HeldOut(rows=D, values=None, inverse=distinct.inverse, vcol=vcol, baselines=base,
+                      y=panel.labels[D], groups=groups,
+                      tables=RepeatTables(store.values, table_rows.index(distinct.rep)))
+    heldout._cache["columns"] = (col, first)
     del store
     for objective, field in (("mse", "val_mse"), ("nll", "val_nll")):
         # the other objective's loss matrix is formed a block of columns at a time, never whole
@@ -339,7 +389,8 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     if selector.estimate == "bbc" and result.deployed_risk is not None:
         report(0.97, "learning-curve correction (deployed configuration at half the training rows)")
         correction = training_size_correction(selector, panel, D, fold_list, result, heldout, unlabelled,
-                                              groups=groups, distinct=distinct, jobs=jobs)
+                                              groups=groups, distinct=distinct, table_rows=table_rows,
+                                              jobs=jobs)
         dr = result.deployed_risk
         dr["bbc_estimate"] = dr["estimate"]
         dr["training_size_correction"] = correction
@@ -373,7 +424,8 @@ def half_fold_work(sub, panel: Panel, D: np.ndarray, half: np.ndarray, va: np.nd
 
 def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: list, result,
                              heldout: HeldOut, unlabelled: np.ndarray, *, groups: np.ndarray | None = None,
-                             distinct: DistinctRows | None = None, jobs: int = 1) -> dict:
+                             distinct: DistinctRows | None = None, table_rows: TableRows | None = None,
+                             jobs: int = 1) -> dict:
     """How much better the deployed configuration gets between the folds' training size and
     all deployable labels.
 
@@ -388,8 +440,9 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
 
     Groups are integer codes (``groups``, :func:`group_codes`), so a fold's half is a mask
     over codes, not a set test over ids. Both risks are count-weighted sums over the
-    distinct held-out rows (``distinct``): the half-size models predict one row of each,
-    and only the deployed members are predicted. The fold refits run in worker processes
+    distinct held-out rows (``distinct``); the half-size models predict one row of each of
+    the first repeat's table rows (``table_rows``, :class:`TableRows`), and only the
+    deployed members are predicted. The fold refits run in worker processes
     when ``jobs`` allows (their halves are drawn here first, in fold order, from one seeded
     generator, so the result equals a sequential run).
     """
@@ -399,6 +452,7 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
                   paths=tuple(dict.fromkeys(c.path_rule for c in members)), progress=None)
     groups = group_codes(panel.group_ids[D]) if groups is None else groups
     distinct = DistinctRows(None, len(D)) if distinct is None else distinct
+    table_rows = TableRows(selector, D, fold_list, None) if table_rows is None else table_rows
     rng = np.random.default_rng(np.random.SeedSequence([selector.seed, 1, 2]))
     in_half = np.zeros(int(groups.max(initial=-1)) + 1, dtype=bool)
     tasks, n_half, n_train, held = [], [], [], []
@@ -410,18 +464,19 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
         in_half[:] = False
         in_half[keep] = True
         half = tr[in_half[groups[tr]]]
-        dv, pick = distinct.in_fold(va)
+        tv, pick = table_rows.in_fold(0, va)
         tasks.append((sub, panel, D, half, va, unlabelled, frozenset(keys), pick))
-        held.append(dv)
+        held.append(tv)
         n_half.append(len(half))
         n_train.append(len(tr))
-    small = np.full(len(distinct), np.nan)
-    for dv, preds in zip(held, _start(jobs, half_fold_work, tasks)):
+    small = np.full(len(table_rows.rep[0]), np.nan)            # per table row of the first repeat
+    for tv, preds in zip(held, _start(jobs, half_fold_work, tasks)):
         if isinstance(preds, str):
             return {"delta": 0.0, "note": preds}
-        small[dv] = np.mean([preds[k] for k in keys], axis=0)
-    values = heldout.values[0]                        # (distinct rows, stored columns), repeat 0
-    full = values[:, heldout.vcol[[c.index for c in members]]].mean(axis=1)
+        small[tv] = np.mean([preds[k] for k in keys], axis=0)
+    small = small[table_rows.inverse[0][distinct.rep]]          # per distinct held-out row
+    first_repeat = np.ascontiguousarray(heldout.stored(heldout.vcol[[c.index for c in members]])[0])
+    full = first_repeat.mean(axis=1)
     obj = selector.objective
     from ..diagnostics import losses
     y = panel.labels[D][distinct.rep]

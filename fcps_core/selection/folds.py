@@ -58,8 +58,12 @@ class ExpandedPredictions(np.lib.mixins.NDArrayOperatorsMixin):
     def _rows(self, part: np.ndarray) -> np.ndarray:
         return part if self.inverse is None else part[:, self.inverse]
 
+    def _stored(self, cols: np.ndarray) -> np.ndarray:
+        """(repeats, distinct rows, len(cols)) of stored columns ``cols``."""
+        return self.values[:, :, cols]
+
     def __array__(self, dtype=None, copy=None):
-        out = self._rows(self.values[:, :, self.col])
+        out = self._rows(self._stored(self.col))
         return out if dtype is None else out.astype(dtype)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -69,7 +73,7 @@ class ExpandedPredictions(np.lib.mixins.NDArrayOperatorsMixin):
     def __getitem__(self, key):
         if (isinstance(key, tuple) and len(key) == 3 and all(isinstance(k, slice) and k == slice(None)
                                                              for k in key[:2])):
-            return self._rows(self.values[:, :, self.col[key[2]]])
+            return self._rows(self._stored(self.col[key[2]]))
         return np.asarray(self)[key]
 
 
@@ -236,6 +240,68 @@ def group_units(groups: np.ndarray, inverse: np.ndarray, n_distinct: int) -> Uni
 
 
 @dataclass
+class RepeatTables:
+    """Cross-fitted held-out predictions as one table per repeat.
+
+    A candidate's held-out prediction reads a row's judge outputs through the model of the
+    fold that held the row out, so in repeat r it is a function of (outputs, the row's
+    fold in r): a *table row*. Distinct held-out rows (:class:`HeldOut`) also key on the
+    label and on every repeat's fold, so there are many more of them than table rows (10
+    two-valued judges: at most 1,024 x 5 table rows per repeat, against 1,024 x 2 x 25
+    distinct held-out rows). ``values`` (repeats, stored columns, table rows; a column's
+    rows together, repeats with fewer table rows padded) and ``index`` (repeats, distinct
+    held-out rows: each one's table row in that repeat) give the (repeats, distinct rows,
+    columns) matrix column by column (:meth:`gather`), never whole."""
+
+    values: np.ndarray
+    index: np.ndarray
+
+    @property
+    def n_distinct(self) -> int:
+        return self.index.shape[1]
+
+    def gather(self, cols) -> np.ndarray:
+        """(repeats, distinct held-out rows, len(cols)) of stored columns ``cols`` (a view
+        of a (repeats, columns, rows) array: each column's rows together)."""
+        cols = np.asarray(cols, dtype=np.int64).reshape(-1)
+        R = self.values.shape[0]
+        out = np.empty((R, len(cols), self.n_distinct))
+        for r in range(R):
+            np.take(self.values[r, cols], self.index[r], axis=1, out=out[r])
+        return out.transpose(0, 2, 1)
+
+
+class TabledPredictions(ExpandedPredictions):
+    """:class:`ExpandedPredictions` over :class:`RepeatTables`: reads like the raw
+    (repeats, rows, candidates) array, gathering only the columns asked for."""
+
+    def __init__(self, tables: RepeatTables, inverse: np.ndarray | None, col: np.ndarray):
+        self.tables = tables
+        self.inverse = inverse
+        self.col = np.asarray(col, dtype=np.int64)
+
+    @property
+    def values(self) -> np.ndarray:
+        """Every stored column on the distinct rows (gathered: small panels only)."""
+        return self.tables.gather(np.arange(self.tables.values.shape[1]))
+
+    @property
+    def shape(self) -> tuple:
+        R, U = self.tables.index.shape
+        return (R, U if self.inverse is None else len(self.inverse), len(self.col))
+
+    @property
+    def dtype(self):
+        return self.tables.values.dtype
+
+    def __len__(self) -> int:
+        return self.tables.values.shape[0]
+
+    def _stored(self, cols: np.ndarray) -> np.ndarray:
+        return self.tables.gather(cols)
+
+
+@dataclass
 class HeldOut:
     """Held-out predictions of every candidate and baseline on the same rows, with the
     matrices derived from them (row losses, per-unit sums, prediction signatures) computed
@@ -243,7 +309,9 @@ class HeldOut:
 
     The candidates' predictions are stored on distinct rows: ``values`` (repeats, distinct
     rows, stored columns), ``inverse`` (raw row -> distinct row) and ``vcol`` (candidate ->
-    stored column); ``preds`` reads them as the raw (repeats, rows, candidates) matrix."""
+    stored column); ``preds`` reads them as the raw (repeats, rows, candidates) matrix. The
+    cross-fitted protocol stores them as ``tables`` (:class:`RepeatTables`, ``values``
+    None) instead; every reader goes through :meth:`stored`."""
 
     rows: np.ndarray            # panel rows (D under crossfit, V under split)
     values: np.ndarray          # (repeats, distinct rows, stored columns)
@@ -251,7 +319,8 @@ class HeldOut:
     vcol: np.ndarray            # candidate -> stored column
     baselines: dict             # name -> (repeats, rows); single_judges -> (repeats, rows, judges)
     y: np.ndarray               # labels of ``rows``
-    groups: np.ndarray          # group ids of ``rows``
+    groups: np.ndarray          # group ids of ``rows`` (or their integer codes)
+    tables: RepeatTables | None = None   # the cross-fitted protocol's per-repeat tables
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -285,11 +354,21 @@ class HeldOut:
     @property
     def preds(self) -> ExpandedPredictions:
         """(repeats, rows, candidates) held-out predictions (read on demand)."""
+        if self.tables is not None:
+            return TabledPredictions(self.tables, self.inverse, self.vcol)
         return ExpandedPredictions(self.values, self.inverse, self.vcol)
 
     @property
     def n_distinct(self) -> int:
-        return self.values.shape[1]
+        return self.values.shape[1] if self.tables is None else self.tables.n_distinct
+
+    def stored(self, cols) -> np.ndarray:
+        """(repeats, distinct rows, len(cols)) predictions of stored columns ``cols``."""
+        if self.tables is not None:
+            return self.tables.gather(cols)
+        # taken as (repeats, columns, rows) and handed over transposed: the split protocol
+        # stores each column's rows together, and so the gather stays
+        return self.values.transpose(0, 2, 1)[:, np.asarray(cols, dtype=np.int64)].transpose(0, 2, 1)
 
     def _rowmap(self) -> tuple[np.ndarray, np.ndarray]:
         """(representative raw position, count) of each distinct row."""
@@ -329,7 +408,7 @@ class HeldOut:
     def columns(self) -> tuple[np.ndarray, np.ndarray]:
         """(candidate -> distinct column, the stored column of each distinct column)."""
         if "columns" not in self._cache:
-            col_v, first_v = distinct_columns(self.values)
+            col_v, first_v = distinct_columns(self.values if self.tables is None else self.preds.values)
             self._cache["columns"] = (col_v[self.vcol], first_v)
         return self._cache["columns"]
 
@@ -347,11 +426,8 @@ class HeldOut:
             _, first = self.columns()
             yd = self.y_distinct
             out = np.empty((self.n_distinct, len(first)), order="F")     # columns are read whole
-            # the columns are taken as (repeats, columns, rows) and handed over transposed: the
-            # split protocol stores each column's rows together, and so the gather stays
-            by_column = self.values.transpose(0, 2, 1)
             for a in range(0, len(first), GroupedLosses.BLOCK):
-                block = by_column[:, first[a:a + GroupedLosses.BLOCK]].transpose(0, 2, 1)
+                block = self.stored(first[a:a + GroupedLosses.BLOCK])
                 out[:, a:a + GroupedLosses.BLOCK] = row_losses(objective, yd, block)
             self._cache[key] = out
         return self._cache[key]
@@ -370,9 +446,8 @@ class HeldOut:
         col, first = self.columns()
         means_d, se_d = np.empty(len(first)), np.empty(len(first))
         yd = self.y_distinct
-        by_column = self.values.transpose(0, 2, 1)
         for a in range(0, len(first), GroupedLosses.BLOCK):
-            block = by_column[:, first[a:a + GroupedLosses.BLOCK]].transpose(0, 2, 1)
+            block = self.stored(first[a:a + GroupedLosses.BLOCK])
             L = np.asfortranarray(row_losses(objective, yd, block))
             g = GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
             means_d[a:a + L.shape[1]] = m = g.means()
@@ -396,7 +471,7 @@ class HeldOut:
 
     def average_losses(self, objective: str, members: list[int]) -> np.ndarray:
         """Per-distinct-row loss of the members' average prediction (mean over repeats)."""
-        p = self.values[:, :, self.vcol[list(members)]].mean(axis=2)
+        p = np.ascontiguousarray(self.stored(self.vcol[list(members)])).mean(axis=2)
         yd = self.y_distinct
         return row_losses(objective, yd, p[:, :, None])[:, 0]
 
@@ -413,7 +488,7 @@ class HeldOut:
         raw columns are equal exactly when their distinct-row columns are)."""
         if "signatures" not in self._cache:
             col, first = self.columns()
-            keys = [np.round(self.values[:, :, k], 12).tobytes() for k in first]
+            keys = [np.round(self.stored([k])[:, :, 0], 12).tobytes() for k in first]
             seen: dict[bytes, int] = {}
             self._cache["signatures"] = np.array([seen.setdefault(keys[k], len(seen)) for k in col],
                                                  dtype=np.int64)
@@ -433,7 +508,7 @@ class SignatureLookup:
     def __getitem__(self, c) -> int:
         k = int(self.col[c])
         if k not in self.ids:
-            key = np.round(self.heldout.values[:, :, self.first[k]], 12).tobytes()
+            key = np.round(self.heldout.stored([self.first[k]])[:, :, 0], 12).tobytes()
             self.ids[k] = self.keys.setdefault(key, len(self.keys))
         return self.ids[k]
 
