@@ -136,7 +136,8 @@ def theory_proxy_winner(runs, frame, records, plan) -> tuple[Section, dict]:
                "(Table tab:regime-comparison), which is what a rule that predicts scalar in every real cell scores; "
                f"ours predicts scalar in {rule['predicted_scalar']} of {rule['cells']} cells and scalar won "
                f"{rule['scalar_won']}." if rule else "")
-    text = ("Units: (panel, budget, split). The hard rule is the paper's regime map (fig:operational-regime-map): "
+    text = ("Units: (panel, budget, split). The paper names the hard rule without spelling it out; we read it as "
+            "the decision of its regime map (fig:operational-regime-map, whose caption defines both axes): "
             "a panel-budget cell is predicted to favour the joint table only when its mean validation gain "
             "(scalar minus table validation risk) exceeds 0.001 and its mean table pressure H_K/n_M + unseen rate "
             "is at most 0.1, otherwise scalar; it is scored against the menu with the lower mean test MSE in the "
