@@ -9,7 +9,7 @@ from fcps_core import FCPSError
 from fcps_core.ingest import detect_layout, judge_mappings, page_wording
 from fcps_core.ingest.files import shown_name
 from fcps_core.labels import map_labels, mapping_sentence
-from fcps_app.common import get_store, import_upload, load_bytes, upload_path
+from fcps_app.common import get_store, import_upload, load_bytes, md, upload_path
 from fcps_app.glossary import table
 
 REPLACE = "Replace the stored panel of this name"
@@ -21,6 +21,7 @@ CONTROLS = {"label_range": "the 'label range' control", "judge_range": "the 'jud
             "judge_column": "the 'judge name column' control", "output_column": "the 'output column' control",
             "judges": "the 'Judge columns' control", "schema": "the 'Judge schema' control",
             "delimiter": "the 'delimiter' control", "fmt": "the 'format' control",
+            "decimal": "the 'decimal mark' control",
             "layout": "the 'Layout' control", "replace": f"tick '{REPLACE}'"}
 WORDS_HELP = "Comma-separated label texts (case does not matter), e.g. spam, junk"
 
@@ -40,15 +41,25 @@ file_key = hashlib.sha256(data).hexdigest()[:12]
 
 
 def fail(exc: FCPSError, *, stop: bool = True) -> None:
-    """The error in the page's words, naming the uploaded file."""
+    """The error in the page's words, naming the uploaded file (escaped: it quotes the
+    file's name, columns and cells)."""
     msg = page_wording(str(exc), CONTROLS).replace("\n", " ")
     if "cannot be mapped to [0,1]" in msg:
         msg += "; or declare the word under 'Other label words'"
     if not msg.startswith(shown):
         msg = f"{shown}: {msg}"
-    st.error(msg)
+    st.error(md(msg))
     if stop:
         st.stop()
+
+
+def say(notes, warnings) -> None:
+    """How the file was read (a detected delimiter, decimal commas) and what no selection
+    can use (a constant label or judge), in the page's words and escaped."""
+    for note in notes:
+        st.info(md(page_wording(note, CONTROLS)))
+    for warning in warnings:
+        st.warning(md(page_wording(warning, CONTROLS)))
 
 
 def parse_range(text: str, control: str):
@@ -74,21 +85,29 @@ def words(text: str) -> list[str]:
 
 
 @st.cache_data(show_spinner="Reading upload...", max_entries=8)
-def file_preview(name: str, data: bytes, fmt, delimiter) -> dict:
+def file_preview(name: str, data: bytes, fmt, delimiter, decimal=None) -> dict:
     from fcps_core.ingest import preview
-    return preview(upload_path(name, data), fmt=fmt, delimiter=delimiter, source_name=Path(name).name)
+    return preview(upload_path(name, data), fmt=fmt, delimiter=delimiter, source_name=Path(name).name,
+                   decimal=decimal)
 
 
 FORMATS = {"detect from the name": None, "CSV": "csv", "TSV": "tsv", "Parquet": "parquet", "JSON Lines": "jsonl"}
 DELIMITERS = {"detect": None, ",": ",", ";": ";", "tab": "\t", "|": "|"}
-r1, r2 = st.columns(2)
+DECIMALS = {"detect": None, ".": ".", ",": ","}
+r1, r2, r3 = st.columns(3)
 fmt = FORMATS[r1.selectbox("format", list(FORMATS), help="How the file is read; by default from its name.")]
-delimiter = DELIMITERS[r2.selectbox("delimiter", list(DELIMITERS), help="Field separator of a CSV/TSV file.",
-                                    disabled=fmt in ("parquet", "jsonl"))]
+delimiter = DELIMITERS[r2.selectbox("delimiter", list(DELIMITERS), disabled=fmt in ("parquet", "jsonl"),
+                                    help="Field separator of a CSV/TSV file. 'detect': the default (, or tab), "
+                                         "or another one when it alone splits the header (the page says so).")]
+decimal = DECIMALS[r3.selectbox("decimal mark", list(DECIMALS),
+                                help="Decimal mark of judge outputs and labels: '.' (0.85) or ',' (0,85). "
+                                     "'detect': decimal commas are read as numbers in a file not delimited by "
+                                     "commas (the page says so); a comma between groups of three digits "
+                                     "separates thousands.")]
 if fmt in ("parquet", "jsonl"):
     delimiter = None
 try:
-    columns = file_preview(up.name, data, fmt, delimiter)["columns"]
+    columns = file_preview(up.name, data, fmt, delimiter, decimal)["columns"]
 except FCPSError as exc:
     fail(exc)
 
@@ -117,6 +136,8 @@ if fmt:
     options["fmt"] = fmt
 if delimiter:
     options["delimiter"] = delimiter
+if decimal:
+    options["decimal"] = decimal
 if (detected if layout == "auto" else layout) == "long":
     l1, l2 = st.columns(2)
     options["judge_column"] = l1.selectbox("judge name column", columns, index=guess(columns, "judge"))
@@ -165,15 +186,16 @@ except FCPSError as exc:
     fail(exc, stop=False)
     panel = None
 if panel is not None:
-    st.success(f"{shown}: {panel.n_rows} rows, {panel.n_labelled} labelled, {len(panel.judges)} judges, "
-               f"schema {panel.schema}")
+    st.success(md(f"{shown}: {panel.n_rows} rows, {panel.n_labelled} labelled, {len(panel.judges)} judges, "
+                  f"schema {panel.schema}"))
+    say(getattr(panel, "import_notes", []), getattr(panel, "import_warnings", []))
 
 st.subheader("How labels and judge outputs were read")
 report = getattr(panel, "label_mapping", None) if panel is not None else None
 if report is not None:
-    st.info(mapping_sentence(report))
+    st.info(md(mapping_sentence(report)))
     if panel.label_note:
-        st.caption(f"Stored with the panel: {panel.label_note}.")
+        st.caption(f"Stored with the panel: {md(panel.label_note)}.")
 lc = st.columns(3)
 text_words = sorted({w["label"].lower(): w["label"] for w in (report or {}).get("words", [])
                      if w["value"] in (0.0, 1.0)}.values(), key=str.lower)
@@ -197,7 +219,7 @@ with st.expander("Other label words", expanded=panel is None):
     w3.text_input("texts that mean unlabelled", key=f"unlabelled-{key}", help=WORDS_HELP)
 if panel is not None:
     st.markdown("**Judge outputs**\n" + "\n".join(
-        f"- {', '.join(f'`{n}`' for n in m['judges'])} ({m['schema']}): {m['mapping']}" for m in judge_mappings(panel)))
+        f"- {', '.join(md(n) for n in m['judges'])} ({m['schema']}): {md(m['mapping'])}" for m in judge_mappings(panel)))
 if panel is None or any(j.schema == "rubric" for j in panel.judges) or state.get(f"judge_range-{key}"):
     st.text_input("judge rubric range", key=f"judge_range-{key}", placeholder="e.g. 1,10 (empty: observed)",
                   help="LOW,HIGH of the judges' rubric scale (otherwise each judge's observed range).")
@@ -214,7 +236,8 @@ help_for = {"item_id": "Item id, from the item id column.",
             "group_id": "Item group, from the group column (the item itself without one); rows of one group are "
                         "never split between fitting and scoring.",
             "label as read": "The label after the mapping above (empty: unlabelled).",
-            **{j.name: f"Outputs of judge {j.name} as read ({j.schema}; <missing> = no output)." for j in shown_judges}}
+            **{j.name: f"Outputs of judge {md(j.name)} as read ({j.schema}; {md('<missing>')} = no output)."
+               for j in shown_judges}}
 # every cell as text: a column mixing numbers and words would make Arrow fail (and log a traceback)
 table(preview.astype(str), helps=help_for)
 if len(panel.judges) > len(shown_judges):
@@ -236,7 +259,7 @@ except FCPSError:
 replace = st.checkbox(REPLACE, value=False, help="The stored panel of this name, and its runs, are replaced by "
                       "this file (the command line's import --replace).")
 if taken and not replace:
-    st.caption(f"A panel named '{name}' is already stored: choose another name, or tick '{REPLACE}'.")
+    st.caption(f"A panel named '{md(name)}' is already stored: choose another name, or tick '{REPLACE}'.")
 row = st.container(horizontal=True)     # the two ways to keep the panel, side by side
 save = row.button("Save to the store", type="primary", help="Store the panel (and the runs on it) for every session.")
 use = row.button("Use this panel", help="Use it in this session only, without storing it.")
@@ -247,8 +270,8 @@ if save:
         fail(exc, stop=False)
     else:
         st.session_state["current_panel"] = f"stored: {name}"
-        st.success(f"'{name}' is stored; Select, Regime map and Audit now offer it, and runs on it are kept.")
+        st.success(f"'{md(name)}' is stored; Select, Regime map and Audit now offer it, and runs on it are kept.")
 if use:
     st.session_state.setdefault("uploads", {})[name] = (up.name, data, json.dumps(options, sort_keys=True))
     st.session_state["current_panel"] = f"uploaded: {name}"
-    st.success(f"'{name}' is now available on the Select, Regime map and Audit pages (this session only).")
+    st.success(f"'{md(name)}' is now available on the Select, Regime map and Audit pages (this session only).")

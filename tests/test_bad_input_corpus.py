@@ -928,10 +928,16 @@ def run_upload(case: Case, env: dict):
     exceptions = [str(getattr(x, "message", x)) for x in at.exception]
     if exceptions:
         return 1, "", "Traceback (page exception): " + " | ".join(exceptions)
-    errors = [e.value for e in at.error]
+    # as the reader sees them: the page escapes Markdown in every user string (fcps_app.common.md)
+    errors = [_unescaped(e.value) for e in at.error]
     if errors:
         return 2, "", "\n".join("fcps: error: " + e for e in errors) + "\n"
-    return 0, " ".join(s.value for s in at.success), ""
+    return 0, " ".join(_unescaped(s.value) for s in at.success), ""
+
+
+def _unescaped(markdown: str) -> str:
+    import re
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
 
 
 def uploads_left(env) -> list[str]:

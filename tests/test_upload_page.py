@@ -44,14 +44,20 @@ def csv(rows: int = 60, labels=("good", "bad"), *, judges=("j1",), judge_out=Non
     return ("\n".join(lines) + "\n").encode()
 
 
+def shown(markdown: str) -> str:
+    """Markdown text as the reader sees it: the page escapes every user string
+    (fcps_app.common.md: backslashes before punctuation, a word joiner after colons)."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
+
+
 def mapping(at: AppTest) -> str:
-    found = [i.value for i in at.info if i.value.startswith("Labels:")]
+    found = [shown(i.value) for i in at.info if shown(i.value).startswith("Labels:")]
     assert len(found) == 1, [i.value for i in at.info]
     return found[0]
 
 
 def judge_outputs(at: AppTest) -> str:
-    found = [m.value for m in at.markdown if m.value.startswith("**Judge outputs**")]
+    found = [shown(m.value) for m in at.markdown if m.value.startswith("**Judge outputs**")]
     assert len(found) == 1
     return found[0]
 
@@ -73,7 +79,7 @@ def test_good_bad_labels_are_shown_mapped_and_the_control_swaps_them():
     assert not at.error, [e.value for e in at.error]
     text = mapping(at)
     assert "Labels: 'good' -> 1 (26 rows), 'bad' -> 0 (26 rows); 'n/a' -> unlabelled (8 rows)." == text
-    assert "- `j1` (binary): 'good' -> 1, 'bad' -> 0" in judge_outputs(at)
+    assert "- j1 (binary): 'good' -> 1, 'bad' -> 0" in judge_outputs(at)
     box = by_label(at.multiselect, "label texts that mean 1")
     assert box.value == ["good"] and sorted(box.options) == ["bad", "good"]
     box.set_value(["bad"]).run()
@@ -81,13 +87,13 @@ def test_good_bad_labels_are_shown_mapped_and_the_control_swaps_them():
     text = mapping(at)
     assert "'bad' -> 1 (26 rows) [declared], 'good' -> 0 (26 rows) [declared]" in text
     # the judges answering good/bad follow the labels (unless unticked)
-    assert "- `j1` (binary): 'bad' -> 1, 'good' -> 0" in judge_outputs(at)
+    assert "- j1 (binary): 'bad' -> 1, 'good' -> 0" in judge_outputs(at)
     panel, options = used_panel(at, "swapped")
     assert options["label_map"] == {"bad": 1.0, "good": 0.0}
     assert panel.labels[:4].tolist() == [0.0, 1.0, 0.0, 1.0] and panel.n_labelled == 52
     assert panel.judges[0].scalar_map["bad"] == 1.0
     by_label(at.checkbox, "read judge outputs with the same words").uncheck().run()
-    assert "- `j1` (binary): 'good' -> 1, 'bad' -> 0" in judge_outputs(at)
+    assert "- j1 (binary): 'good' -> 1, 'bad' -> 0" in judge_outputs(at)
 
 
 def test_the_label_range_control_rescales_rubric_labels():
@@ -107,7 +113,7 @@ def test_a_lone_outlier_label_names_the_label_range_control_and_it_fixes_it():
     data = ("item_id,label,j1\n" + "".join(f"i{i},{y},{'AB'[i % 2]}\n" for i, y in enumerate(labels))).encode()
     at = upload("ten.csv", data)
     assert len(at.error) == 1
-    msg = at.error[0].value
+    msg = shown(at.error[0].value)
     assert msg.startswith("ten.csv line 10") and "the 'label range' control" in msg and "--" not in msg
     by_label(at.text_input, "label range").set_value("0,10").run()
     assert not at.error and not at.exception
@@ -117,7 +123,7 @@ def test_a_lone_outlier_label_names_the_label_range_control_and_it_fixes_it():
 def test_unknown_label_words_are_declared_on_the_page():
     at = upload("spam.csv", csv(labels=("spam", "ham")))
     assert len(at.error) == 1 and "Other label words" in at.error[0].value
-    assert at.error[0].value.startswith("spam.csv") and "--" not in at.error[0].value
+    assert shown(at.error[0].value).startswith("spam.csv") and "--" not in shown(at.error[0].value)
     by_label(at.text_input, "texts that mean 1").set_value("spam").run()
     by_label(at.text_input, "texts that mean 0").set_value("Ham").run()
     assert not at.error and not at.exception, [e.value for e in at.error]
@@ -130,19 +136,55 @@ def test_unknown_label_words_are_declared_on_the_page():
 def test_an_empty_upload_is_named_by_its_file_name(data):
     at = upload("my panel.csv", data)
     assert len(at.error) == 1
-    msg = at.error[0].value
+    msg = shown(at.error[0].value)
     assert msg.startswith("my panel.csv") and not re.search(r"[0-9a-f]{32}", msg), msg
 
 
-def test_a_misread_delimiter_names_the_delimiter_control_which_fixes_it():
+def test_a_detected_delimiter_is_used_and_said_and_a_stated_one_is_kept():
+    """issue 26: a ';' file is read with ';' and the page says so; the delimiter control
+    set to ',' (stated, not detected) is kept, and the refusal names the control."""
     data = csv().replace(b",", b";")
     at = upload("semi.csv", data)
-    assert len(at.error) == 1
-    msg = at.error[0].value
-    assert msg.startswith("semi.csv") and "set the 'delimiter' control to ';'" in msg and "--" not in msg
-    by_label(at.selectbox, "delimiter").set_value(";").run()
     assert not at.error and not at.exception
-    assert at.success[0].value.startswith("semi.csv: 60 rows")
+    assert shown(at.success[0].value).startswith("semi.csv: 60 rows")
+    assert [shown(i.value) for i in at.info][0] == (
+        "read as ';'-delimited: its first lines split into 4 columns by ';' and into one by ',' (set the "
+        "'delimiter' control to choose another)")
+    by_label(at.selectbox, "delimiter").set_value(",").run()
+    assert len(at.error) == 1
+    msg = shown(at.error[0].value)
+    assert msg.startswith("semi.csv") and "set the 'delimiter' control to ';'" in msg and "--" not in msg
+
+
+def test_decimal_commas_are_read_said_and_the_decimal_control_states_the_mark():
+    lines = ["item_id;group_id;label;score;verdict"]
+    lines += [f"i{k};g{k // 2};{k % 2};{k % 10},{k % 7}5;{'AB'[k % 2]}" for k in range(60)]
+    at = upload("euro.csv", ("\n".join(lines) + "\n").encode())
+    assert not at.error and not at.exception, [e.value for e in at.error]
+    notes = [shown(i.value) for i in at.info]
+    assert notes[1] == ("decimal commas read as numbers in column(s) 'score' ('0,05' -> 0.05) (detected: set the "
+                        "'decimal mark' control to . if the comma means something else)")
+    schemas = dict(zip(at.dataframe[-1].value["judge"], at.dataframe[-1].value["schema"]))
+    assert schemas == {"score": "continuous", "verdict": "pairwise"}
+    by_label(at.selectbox, "decimal mark").set_value(".").run()
+    assert not at.error and not at.exception
+    warning = [shown(w.value) for w in at.warning]
+    assert warning == ["column 'score' holds numbers written with a comma ('0,05'), read as text (the decimal mark "
+                       "is '.'): set the 'decimal mark' control to ',' if the comma is the decimal mark"]
+    assert dict(zip(at.dataframe[-1].value["judge"], at.dataframe[-1].value["schema"]))["score"] == "categorical"
+
+
+def test_a_constant_judge_and_a_second_label_column_are_named_on_the_page():
+    at = upload("flat.csv", csv(judges=("j1", "always"), judge_out=lambda i, k: ["good", "bad"][i % 2] if k == 0
+                                else "good"))
+    assert [shown(w.value) for w in at.warning] == [
+        "judge(s) 'always' ('good') give the same output on every row with an output: they carry no information "
+        "(check the column, or leave them out with the 'Judge columns' control)"]
+    at = upload("leak.csv", csv(judges=("j1", "LABEL"), judge_out=lambda i, k: "good"))
+    assert len(at.error) == 1
+    msg = shown(at.error[0].value)
+    assert msg.startswith("leak.csv: judge 'LABEL' is named like the label column 'label'"), msg
+    assert "name the judges with the 'Judge columns' control" in msg and "--" not in msg
 
 
 def test_replacing_a_stored_panel_is_a_page_control(seeded_store):
@@ -154,7 +196,7 @@ def test_replacing_a_stored_panel_is_a_page_control(seeded_store):
     first = Store(seeded_store).panel_info("twice")["created_at"]
     by_label(at.button, "Save to the store").click().run()
     assert len(at.error) == 1
-    msg = at.error[0].value
+    msg = shown(at.error[0].value)
     assert msg.startswith("twice.csv") and "already exists" in msg
     assert "tick 'Replace the stored panel of this name'" in msg and "--replace" not in msg
     by_label(at.checkbox, "Replace the stored panel of this name").check().run()

@@ -24,11 +24,12 @@ FLAG_OPTIONS = {
     "--label-column": "label_column", "--item-column": "item_column", "--group-column": "group_column",
     "--block-column": "block_column", "--judge-column": "judge_column", "--output-column": "output_column",
     "--judges": "judges", "--schema": "schema", "--delimiter": "delimiter", "--format": "fmt",
+    "--decimal": "decimal",
     "--labels": "labels_path", "--layout": "layout",
     "--max-mb": "limits", "--max-rows": "limits", "--max-judges": "limits", "--max-distinct": "limits",
 }
 # A flag's argument as hints write it: a placeholder, a quoted value or a known word.
-_ARG = r"(?:\s+(?P<arg>LO,HI|FILE|\$?'(?:[^'\\]|\\.)*'|csv|tsv|parquet|jsonl|wide|long|auto|pairwise|binary|" \
+_ARG = r"(?:\s+(?P<arg>LO,HI|FILE|\$?'(?:[^'\\]|\\.)*'|\.(?=[\s)]|$)|csv|tsv|parquet|jsonl|wide|long|auto|pairwise|binary|" \
        r"rubric|continuous|categorical)(?![\w-]))?"
 _FLAG = re.compile(r"(?P<verb>\b(?:pass|give|use|set)\s+)?(?P<flag>import --replace|--[a-z][a-z-]*)" + _ARG)
 
