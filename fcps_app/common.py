@@ -166,27 +166,33 @@ def table_download(df: pd.DataFrame, name: str) -> None:
                        key=f"dl-{name}")
 
 
-#: Markdown's ASCII punctuation with a meaning (CommonMark lets every one be backslash-escaped):
-#: links and images ([ ] ( ) !), HTML and autolinks (< >), emphasis, code, strikethrough, tables
-#: (* _ ` ~ |), headings, lists, quotes, rules (# + - = . > at a line start), LaTeX ($), entities (&)
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-=.!|$~&])")
-#: a word joiner (U+2060, invisible) put after every colon and inside "www." / "@": Streamlit's
-#: :material/icon: and :emoji: shortcodes, :red[...] colours, and GFM's bare-URL and e-mail
-#: autolinks (https://..., www.x.y, a@b.c) are matched on the text after escapes are removed,
+#: characters with a Markdown meaning anywhere in a line: links and images ([ ]), HTML and
+#: autolinks (< >), emphasis, code, strikethrough, tables (* _ ` ~ |), LaTeX ($), headings (#),
+#: entities (&), and the backslash itself (CommonMark lets each be backslash-escaped)
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>$~|#&])")
+#: what means something only at the start of a line: a list item (- + * or 1. 1)), a quote,
+#: a heading, a rule or setext underline (= -)
+_MD_LINE_START = re.compile(r"^(\s*)([-+=]|\d+(?=[.)]))")
+#: a word joiner (U+2060, invisible) put between a colon and what follows it when that could
+#: make a Streamlit :material/icon: or :emoji: shortcode or a URL (https://), after an @ of an
+#: e-mail address and inside "www.": those are matched on the text after escapes are removed,
 #: so a backslash cannot stop them; a character between does
 _JOIN = "\u2060"
+_MD_SHORTCODE = re.compile(r"([:@])(?=[\w+/-])|(?i:(www))(?=\.)")
 
 
 def md(text) -> str:
-    """A user string (judge, panel, file name, a note quoting one) shown through Markdown as
-    written: no live link, image, HTML, emphasis, heading, list, shortcode, icon or LaTeX, and
-    on one line (newlines and other control characters become "?", as in the CLI:
-    fcps_core.cli.render.one_line). Every st.markdown / warning / info / caption / help /
-    label text that interpolates user data passes it through here."""
+    """A user string (judge, panel, file name, a note or error quoting one) shown through
+    Markdown as written: no live link, image, HTML, emphasis, code, heading, list, quote,
+    shortcode, icon, autolink or LaTeX, and on one line (newlines and other control
+    characters become "?", as in the CLI: fcps_core.cli.render.one_line). Plain words, file
+    names and sentences come out unchanged. Every st.markdown / warning / info / error /
+    caption / help / label text that interpolates user data passes it through here."""
     from fcps_core.cli.render import one_line
     text = _MD_SPECIAL.sub(r"\\\1", one_line("" if text is None else text))
-    text = text.replace(":", ":" + _JOIN).replace("@", "@" + _JOIN)
-    return re.sub(r"(?i)(www)(\\\.)", r"\1" + _JOIN + r"\2", text)
+    text = _MD_LINE_START.sub(lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit()
+                                                      else "\\" + m.group(2)), text, count=1)
+    return _MD_SHORTCODE.sub(lambda m: (m.group(1) or m.group(2)) + _JOIN, text)
 
 
 def md_list(names, sep: str = ", ") -> str:
