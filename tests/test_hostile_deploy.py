@@ -445,3 +445,26 @@ def test_fields_a_fuzzer_broke_are_refused_on_load(tmp_path, edit, words):
     with pytest.raises(PredictorError, match=words.replace("(", r"\(")) as exc:
         FCPSPredictor.from_dict(json.loads(json.dumps(doc)))
     assert "\n" not in str(exc.value)
+
+
+def test_the_deploy_page_audits_traffic_with_a_judge_empty_on_every_row(tmp_path, monkeypatch):
+    """The Deploy page's audit (fcps_app.deploy.run_audit, what the page calls) reads an
+    uploaded traffic file whose judge j3 is empty on every row: REFUSE, j3 named 100 %
+    missing, and predictions for every row (neutralised ids included). The upload is saved
+    beside a store of this test's own (never the default store)."""
+    from fcps_app.common import get_store
+    from fcps_app.deploy import run_audit
+    from fcps_core.store import Store
+    Store(tmp_path / "s.duckdb").set_meta("seed_version", "test")      # marked: the app seeds nothing
+    monkeypatch.setenv("FCPS_STORE", str(tmp_path / "s.duckdb"))
+    get_store.clear()
+    panel = _binary_panel(tmp_path)
+    pred = _fit(panel, "logistic")
+    path = _empty_judge_traffic(tmp_path, panel.judge_names, {"j3"})
+    data = open(path, "rb").read().replace(b"\nt0,", b"\n=t0,")
+    audit, text, _ = run_audit(json.dumps(pred.to_dict()), ("upload", "traffic.csv", data, "item_id"))
+    assert audit["status"] == "REFUSE"
+    assert any("judge 'j3' 100% missing" in r for r in audit["reasons"])
+    rows = list(csv.reader(io.StringIO(text)))
+    assert len(rows) == 41 and rows[1][0] == "'=t0" and {r[4] for r in rows[1:]} == {"j3"}
+    get_store.clear()
