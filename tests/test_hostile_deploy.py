@@ -468,3 +468,18 @@ def test_the_deploy_page_audits_traffic_with_a_judge_empty_on_every_row(tmp_path
     rows = list(csv.reader(io.StringIO(text)))
     assert len(rows) == 41 and rows[1][0] == "'=t0" and {r[4] for r in rows[1:]} == {"j3"}
     get_store.clear()
+
+
+def test_an_empty_column_the_predictor_does_not_read_is_left_out(tmp_path, capsys):
+    """Traffic with an extra column empty in every row (a judge the predictor never reads)
+    is scored on the predictor's judges; the same column named with --judges is still the
+    reader's refusal (the user asked for it)."""
+    panel = _binary_panel(tmp_path)
+    pred = _fit(panel, "logistic", judges=["j1", "j2"])
+    pred.save(str(tmp_path / "p.json"))
+    traffic = _empty_judge_traffic(tmp_path, panel.judge_names, {"j3"})
+    code, out, err = _cli(capsys, "audit", tmp_path / "p.json", traffic, "--json")
+    assert code == 0, err
+    assert json.loads(out)["missing_rate"] == 0.0 and "j3" not in err
+    line = assert_one_line_error(_cli(capsys, "audit", tmp_path / "p.json", traffic, "--judges", "j1", "j2", "j3"))
+    assert "column 'j3': judge column is empty in every row" in line

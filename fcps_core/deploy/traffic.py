@@ -240,8 +240,10 @@ def load_with_empty_judges(load, needed: Sequence[str], schemas: Mapping[str, st
     reader refuses such a column (a panel to *select* on cannot use it); traffic is read
     again without it and the judge is added as a column missing on every row (its schema
     from ``schemas``: the predictor's), so ``score`` scores the rows as the family treats a
-    missing output and ``audit`` reports it 100 % missing. Any other refusal is the
-    reader's own; every needed judge empty is refused in one line (nothing to score)."""
+    missing output and ``audit`` reports it 100 % missing. An empty column the predictor
+    does not read is left out (only the predictor's judges are read again). Any other
+    refusal is the reader's own; every needed judge empty is refused in one line (nothing
+    to score)."""
     empty: list[str] = []
     wanted = None if judges is None else list(judges)
     while True:
@@ -250,8 +252,13 @@ def load_with_empty_judges(load, needed: Sequence[str], schemas: Mapping[str, st
             break
         except PanelError as exc:
             column = getattr(exc, "column", None)
-            if getattr(exc, "detail", None) != EMPTY_JUDGE or column not in needed or column in empty:
+            if getattr(exc, "detail", None) != EMPTY_JUDGE or column in empty:
                 raise
+            if column not in needed:
+                if wanted is not None:
+                    raise                 # a column the user named, or a second pass: the reader's refusal
+                wanted = list(needed)     # a column the predictor never reads: read only its judges
+                continue
             empty.append(column)
             wanted = [j for j in (judges or needed) if j not in empty]
             if not any(j in needed for j in wanted):
