@@ -5,8 +5,9 @@ without a Python string per row.
 Each column becomes an Arrow string array (the prediction's ``%.6f`` text from its
 correctly rounded millionths, see :func:`fixed6`), the columns are joined row by row and
 the rows' bytes are one buffer. Anything this path does not cover exactly (a field that
-needs CSV quoting or may start a spreadsheet formula, an item id that is not a string, a prediction outside [0, 1000) or
-negative zero, no rows) is written by :func:`predictions_csv` itself.
+needs CSV quoting or may start a spreadsheet formula -- the text path neutralises it, see
+:mod:`fcps_core.writers` --, an item id that is not a string, a prediction outside [0, 1000)
+or negative zero, no rows) is written by :func:`predictions_csv` itself.
 """
 
 from __future__ import annotations
