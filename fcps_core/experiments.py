@@ -63,7 +63,14 @@ MENUS["full"] = tuple(dict.fromkeys(MENUS["table_like"] + PAPER_SCALAR + ("ds_ju
 PAPER_MENUS = {"table": Menu(("table",), paths=("info_first", "complexity_penalized", "random"), k_max=7),
                "scalar": Menu(PAPER_SCALAR, paths=("info_first",), k_max=7)}
 NAMED_MENUS = {"paper_table": PAPER_MENUS["table"], "paper_scalar": PAPER_MENUS["scalar"]}
-MENU_SETS = {"default": MENUS, "paper": PAPER_MENUS}
+#: The menus of the paper's controlled calibration-growth tables (appendix "New
+#: Calibration-Growth Dataset": "a joint-table family, an additive ridge family, and a
+#: pairwise-ridge family"): the joint table against the validation choice over the two ridge
+#: families, both over the three path rules and K <= 7 (``sweep --menus growth``).
+GROWTH_MENUS = {"table": Menu(("table",), paths=("info_first", "complexity_penalized", "random"), k_max=7),
+                "scalar": Menu(("ridge_iso", "ridge_pairwise_iso"),
+                               paths=("info_first", "complexity_penalized", "random"), k_max=7)}
+MENU_SETS = {"default": MENUS, "paper": PAPER_MENUS, "growth": GROWTH_MENUS}
 Z95 = 1.959963984540054
 
 

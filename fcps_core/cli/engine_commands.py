@@ -147,9 +147,9 @@ def cmd_sweep(args, ctx: RunContext) -> int:
     panel = load_panel_from_args(args, ctx)
     plan_options = {k: v for k, v in (("delta", args.plan_delta), ("n_total", args.plan_n_h)) if v is not None}
     menus = MENU_SETS[args.menus]
-    paper = args.menus == "paper"
+    paper = args.menus in ("paper", "growth")
     if paper and args.paths and not set(DEFAULT_PATHS) <= set(parse_names(args.paths)):
-        raise FCPSError(f"--menus paper needs the paths {' '.join(DEFAULT_PATHS)}; drop --paths")
+        raise FCPSError(f"--menus {args.menus} needs the paths {' '.join(DEFAULT_PATHS)}; drop --paths")
     options = dict(splits=args.splits, seed=args.seed, paths=parse_names(args.paths) or DEFAULT_PATHS,
                    workers=capped_workers(args, args.splits), backend=_backend(args.backend),
                    # the paper's menus stop at K = 7: larger scalar prefixes would be fitted for nothing

@@ -84,9 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--n-val", type=int, required=True)
     sw.add_argument("--n-test", type=int, required=True)
     sw.add_argument("--menu", nargs="+", help="families to fit (default: the full menu)")
-    sw.add_argument("--menus", choices=["default", "paper"], default="default",
-                    help="the decisions compared: default (table, scalar, table_like, full over every path) or "
-                         "paper (the paper's 21-candidate table menu and 42-candidate scalar menu, K <= 7)")
+    sw.add_argument("--menus", choices=["default", "paper", "growth"], default="default",
+                    help="the decisions compared: default (table, scalar, table_like, full over every path), "
+                         "paper (the paper's 21-candidate table menu and 42-candidate scalar menu, K <= 7) or "
+                         "growth (the paper's controlled calibration-growth menus: joint table against additive "
+                         "and pairwise ridge, three paths, K <= 7)")
     sw.add_argument("--fallback", choices=["global", "lower_prefix"], default=D.DEFAULT_FALLBACK,
                     help="what a table predicts for an unseen pattern")
     sw.add_argument("--paths", nargs="+", help="path rules (default info_first complexity_penalized random)")

@@ -16,15 +16,13 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import synthetic as syn
-from ..experiments import Menu, calibration_growth
+from ..experiments import GROWTH_MENUS, calibration_growth
 from ..synthetic import make_regime, semi_real
 from . import paper_values as PV
 from .common import P3, Plan, Section, fmt, md_table
 from .runs import real_panel
 
 RIDGE_FAMILIES = ("ridge_iso", "ridge_pairwise_iso")
-#: the paper's menus for the controlled tables (appendix "New Calibration-Growth Dataset")
-GROWTH_MENUS = {"table": Menu(("table",), paths=P3, k_max=7), "scalar": Menu(RIDGE_FAMILIES, paths=P3, k_max=7)}
 GROWTH_BUDGETS = (16, 64, 256, 512, 1024, 2048)
 FORMULAS = {
     "additive": "p = add(x) = sigmoid(sum_j 1.2/j s_j), s_j = +1 for A, -1 for B",

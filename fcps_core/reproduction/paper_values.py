@@ -318,7 +318,8 @@ HAND = {
     "fig:distribution-summary": (
         "reproduced", "qualitatively: selected K rises and the unseen rate falls as n_M grows on LLMBar. " + FIG_NOTE, ""),
     "fig:complexity-risk-path": (
-        "reproduced", "qualitatively: within each path the risk-complexity relation has the pooled shape. "
+        "reproduced", "qualitatively: within each path LLMBar's binned risk rises over the upper H_K/n_M bins, as "
+        "in the pooled figure (the random path also starts high, where its one-judge prefixes are weak judges). "
         + FIG_NOTE, ""),
     "fig:marginal": (
         "reproduced", "qualitatively: the binned median risk change goes from below zero at small complexity steps "
