@@ -4,13 +4,12 @@ validation that scoring (``FCPSPredictor.from_dict``) and the SQL export
 
 Reading (:func:`parse_predictor_json`, :func:`read_predictor_file`):
 
-* a byte cap, checked before anything is parsed (:data:`MAX_PREDICTOR_BYTES`: the largest
-  predictor select writes on the largest panel the importer takes, with a margin -- see its
-  comment for the measurements);
+* a byte cap, checked before anything is parsed (:data:`MAX_PREDICTOR_BYTES`: sized from
+  the largest predictors measured, with a wide margin -- see its comment);
 * integers of at most :data:`MAX_INT_DIGITS` digits (Python refuses to convert more than
   4,300 with a ValueError; no number in a predictor needs more than 19), no ``NaN`` or
   ``Infinity`` literal;
-* JSON nested at most :data:`MAX_DEPTH` levels (a predictor file nests 9 at most): deeper
+* JSON nested at most :data:`MAX_DEPTH` levels (select's files nest 7 at most): deeper
   than Python's recursion limit is refused while parsing, deeper than :data:`MAX_DEPTH` by
   ``FCPSPredictor.from_dict`` for a document from any source (file, upload, store);
 * every failure is one :class:`~fcps_core.errors.PredictorError` line naming the source.
@@ -47,7 +46,7 @@ from ..errors import PredictorError
 #:   a 1,000,000-row x 10 continuous-judge panel, table family, 10 bins, lower_prefix, refit on
 #:     S+M+V: 923,245 bytes; a 2,000-row x 200-judge synthetic panel, tie_average of 10: 27 KB;
 #:   a table forced to K=8 on all 1,000,000 rows of the continuous panel (10 bins, lower_prefix;
-#:     no selection picks it): 178,908,069 bytes, about 16 million numbers -- above the
+#:     no selection picks it): 178,908,069 bytes, 18.0 million values -- above the
 #:     MAX_PREDICTOR_NUMBERS (5 million) every loader has refused, so never loadable.
 #: 64 MiB is that 5-million-number cap in bytes (5M x 11.5 = 55 MB) and 60 times the largest
 #: selected predictor. A file just under it is refused by its contents in 3 s and 550 MiB
@@ -55,8 +54,8 @@ from ..errors import PredictorError
 MAX_PREDICTOR_BYTES = 64 * 2**20
 #: bytes of the largest selected predictor measured (see MAX_PREDICTOR_BYTES)
 BIGGEST_MEASURED = 1_053_315
-#: JSON nesting a predictor file may have (select writes 9 at most: a tie_average's member's
-#: residual base model's isotonic thresholds)
+#: JSON nesting a predictor file may have (select writes 7 at most, measured: a tie_average's
+#: residual member's base model's isotonic thresholds)
 MAX_DEPTH = 32
 #: digits of an integer literal (counts and versions; pattern ids are strings)
 MAX_INT_DIGITS = 19
