@@ -440,3 +440,19 @@ def test_the_cli_warns_on_import_and_select(tmp_path):
     code, out, err = run_cli("select", str(flat), "--protocol", "split", "--choice", "argmin",
                              "--estimate", "none", "--families", "table")
     assert "fcps: warning: every one of the 60 labelled rows has the label 0" in err
+
+
+def test_json_text_with_decimal_commas_is_warned_about_and_json_numbers_are_kept(tmp_path):
+    """In JSON Lines only text can hold a decimal comma: '0,1' stays text with a warning
+    unless --decimal ',' is given, and the numbers of other columns (0.5) are numbers
+    whatever the mark (not refused as decimal points)."""
+    path = write(tmp_path / "p.jsonl", "".join(json.dumps({"item_id": f"i{k}", "label": k % 2, "j1": f"0,{k % 9 + 1}",
+                                                            "j2": k / 30}) + "\n" for k in range(30)))
+    panel = load_panel(str(path))
+    assert [j.schema for j in panel.judges] == ["categorical", "continuous"]
+    assert panel.import_warnings == [
+        "column 'j1' holds numbers written with a comma ('0,1'), read as text (in a Parquet or JSON Lines file): "
+        "pass --decimal ',' if the comma is the decimal mark, or --decimal . if it separates thousands"]
+    panel = load_panel(str(path), decimal=",")
+    assert [j.schema for j in panel.judges] == ["continuous", "continuous"]
+    assert panel.judges[0].values[:2].tolist() == [0.1, 0.2] and panel.judges[1].values[1] == pytest.approx(1 / 30)

@@ -41,6 +41,8 @@ class RawTable:
     notes: list[str] = field(default_factory=list)
     #: False when no cell can hold a comma (content scan): decimal commas need no look
     may_have_commas: bool = True
+    #: the columns read as text (Parquet/JSON Lines; None: every column of a text file)
+    text_columns: frozenset | None = None
 
     @property
     def n_rows(self) -> int:
@@ -364,6 +366,9 @@ def _read_structured(path: str, fmt: str, limits: ImportLimits, max_rows: int | 
         header = check_header(list(rel.columns))
         if check_width:
             _check_width(header, limits)
+        # only a text column can hold a number written with a comma (a JSON or Parquet
+        # number is a number, whatever the decimal mark of the text columns)
+        texts = frozenset(h for h, t in zip(header, rel.types) if str(t).upper() in ("VARCHAR", "JSON"))
         for name, typ in zip(rel.columns, rel.types):
             t = str(typ).upper()
             if t.startswith(("STRUCT", "MAP", "UNION")) or t.endswith("]"):
@@ -391,7 +396,8 @@ def _read_structured(path: str, fmt: str, limits: ImportLimits, max_rows: int | 
                              hint="shorten the cell, or leave the column out") from None
     finally:
         con.close()
-    return RawTable(header=header, columns=columns, first_line=1, fmt=fmt)
+    return RawTable(header=header, columns=columns, first_line=1, fmt=fmt, may_have_commas=bool(texts),
+                    text_columns=texts)
 
 
 def _check_json_scalars(duckdb, rel, path: str, limits: ImportLimits) -> None:

@@ -77,7 +77,9 @@ def value_columns(header: Sequence[str], layout: str, *, judges, item_column, gr
 
 
 def _read_numbers(table: RawTable, layout: str, decimal, **roles):
-    columns, reading = read_numbers(table.columns, value_columns(table.header, layout, **roles),
+    values = [c for c in value_columns(table.header, layout, **roles)
+              if table.text_columns is None or c in table.text_columns]
+    columns, reading = read_numbers(table.columns, values,
                                     decimal=decimal, delimiter=table.delimiter,
                                     first_line=table.first_line, may_have_commas=table.may_have_commas)
     return columns, reading

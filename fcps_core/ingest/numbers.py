@@ -164,7 +164,7 @@ def _warn_text(with_commas: list[_Column], report: NumberReading, delimiter: str
         for k in col.comma:
             v = str(col.uniques[k])
             if only.fullmatch(v) if only is not None else (_DEC_COMMA.fullmatch(v) or _COMMA_THOUSANDS.fullmatch(v)):
-                where = why or ("in a comma-delimited file" if delimiter == "," else "in this file")
+                where = why or ("in a comma-delimited file" if delimiter == "," else "in a Parquet or JSON Lines file")
                 report.warnings.append(
                     f"column {col.name!r} holds numbers written with a comma ({v!r}), read as text ({where}): "
                     "pass --decimal ',' if the comma is the decimal mark" + ("" if only is not None else
