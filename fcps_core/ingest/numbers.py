@@ -75,6 +75,9 @@ class _Column:
     first: np.ndarray            # row of each distinct value's first appearance
     comma: np.ndarray            # indices (into uniques) of values holding a comma
     raw: np.ndarray              # the distinct values as read (unchanged ones are kept so)
+    dot: np.ndarray              # indices of values holding a point and no comma
+    dec: np.ndarray              # per comma value: it reads as a decimal-comma number
+    th: np.ndarray               # per comma value: its commas separate thousands
 
 
 def _example(col: _Column, k: int) -> tuple[str, int]:
@@ -86,8 +89,14 @@ def _distinct(name: str, values) -> _Column:
     from .build import factorize_values
     codes, uniques, first = factorize_values(np.asarray(values, dtype=object))
     stripped = pd.Series(uniques, dtype=object).astype(str).str.strip()
-    comma = np.flatnonzero(stripped.str.contains(",", regex=False).to_numpy(dtype=bool))
-    return _Column(name, codes, stripped.to_numpy(dtype=object), first, comma, np.asarray(uniques, dtype=object))
+    has_comma = stripped.str.contains(",", regex=False).to_numpy(dtype=bool)
+    has_dot = stripped.str.contains(".", regex=False).to_numpy(dtype=bool)
+    values = stripped.to_numpy(dtype=object)
+    comma = np.flatnonzero(has_comma)
+    # each pattern is matched once, on the values that can match it (a few, or the column)
+    return _Column(name, codes, values, first, comma, np.asarray(uniques, dtype=object),
+                   np.flatnonzero(has_dot & ~has_comma), _matches(values[comma], _DEC_COMMA),
+                   _matches(values[comma], _COMMA_THOUSANDS))
 
 
 def _matches(values: np.ndarray, pattern: re.Pattern) -> np.ndarray:
@@ -179,21 +188,24 @@ def _detect(cols: list[_Column], with_commas: list[_Column], first_line: int) ->
     number with a comma); refuses a file showing both marks, or only ambiguous commas."""
     comma_dec = comma_th = ambiguous = None         # (column, value, row) of a first example
     for col in with_commas:
-        for k in col.comma:
-            v = str(col.uniques[k])
-            dec, th = bool(_DEC_COMMA.fullmatch(v)), bool(_COMMA_THOUSANDS.fullmatch(v))
-            if dec and th:
-                ambiguous = ambiguous or (col.name, *_example(col, k))
-            elif dec:
-                comma_dec = comma_dec or (col.name, *_example(col, k))
-            elif th:
-                comma_th = comma_th or (col.name, *_example(col, k))
+        # uniques are in order of first appearance: the first hit is the earliest row
+        for kind, mask in (("ambiguous", col.dec & col.th), ("dec", col.dec & ~col.th), ("th", col.th & ~col.dec)):
+            hits = col.comma[mask]
+            if not hits.size:
+                continue
+            example = (col.name, *_example(col, int(hits[0])))
+            if kind == "ambiguous":
+                ambiguous = ambiguous or example
+            elif kind == "dec":
+                comma_dec = comma_dec or example
+            else:
+                comma_th = comma_th or example
     if comma_dec is None and comma_th is None and ambiguous is None:
         return None                                  # commas only in text
     point = comma_th
     if point is None:
         for col in cols:
-            hits = np.flatnonzero(_matches(col.uniques, _DOT_DECIMAL))
+            hits = col.dot[_matches(col.uniques[col.dot], _DOT_DECIMAL)]
             if hits.size:
                 point = (col.name, *_example(col, int(hits[0])))
                 break
@@ -221,21 +233,19 @@ def _rewrite(col: _Column, decimal: str, first_line: int):
     """(new distinct values, (first changed value, its rewrite)) for ``col`` in the
     ``decimal`` convention, or None when nothing changes."""
     new = col.uniques.copy()
+    convert = np.zeros(len(new), dtype=bool)
     if decimal == ",":
-        has_comma = np.zeros(len(new), dtype=bool)
-        has_comma[col.comma] = True
-        dot_thousands = ~has_comma & _matches(new, _DOT_THOUSANDS)      # 1.234 is 1234 here
-        point = ~has_comma & ~dot_thousands & _matches(new, _DOT_DECIMAL)
-        if point.any():
-            k = int(np.flatnonzero(point)[np.argmin(col.first[point])])
+        dot_thousands = _matches(new[col.dot], _DOT_THOUSANDS)          # 1.234 is 1234 here
+        point = col.dot[~dot_thousands & _matches(new[col.dot], _DOT_DECIMAL)]
+        if point.size:
+            k = int(point[0])                       # in order of first appearance
             raise PanelError(f"{new[k]!r} has a decimal point, but the file's decimal mark is ','",
                              line=first_line + int(col.first[k]), column=col.name,
                              hint="fix the value, or pass --decimal . if the file uses decimal points")
-        convert = dot_thousands
-        convert[col.comma] = _matches(new[col.comma], _DEC_COMMA)
+        convert[col.dot[dot_thousands]] = True
+        convert[col.comma[col.dec]] = True
     else:
-        convert = np.zeros(len(new), dtype=bool)
-        convert[col.comma] = _matches(new[col.comma], _COMMA_THOUSANDS)
+        convert[col.comma[col.th]] = True
     rows = np.flatnonzero(convert)
     if not rows.size:
         return None
