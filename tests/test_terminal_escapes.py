@@ -70,7 +70,7 @@ def assert_terminal_safe(text: str, where: str) -> None:
     text = text.replace("\r[", "[")       # the progress line's own return to column 0
     found = RAW.search(text.replace("\n", ""))
     assert not found, f"{where}: {found!r} in {text[:300]!r}"
-    assert not any(line.startswith("fcps: error: forged") or "overwritten" in line and line.startswith("fcps")
+    assert not any(line.startswith(("fcps: error: forged", "fcps: error: overwritten"))
                    for line in text.splitlines()), where
 
 
