@@ -241,29 +241,44 @@ class SelectionResult:
         y = self.panel.labels
         model = self.models[cand.index]
         rows_all = np.unique(np.concatenate([fit_rows, val_rows, b.T]))
-        uniq = np.unique(ids[rows_all])
-        out = []
+        # every pattern's counts and means at once (bincounts over the pattern's rank), not a
+        # scan of the rows per pattern
+        uniq, first, rank = np.unique(ids[rows_all], return_index=True, return_inverse=True)
+        rank = rank.reshape(-1)
+        Z = len(uniq)
         codes = self.encoded.codes[:, list(cand.judge_idx)]
         encoders = [self.encoded.encoders[j] for j in cand.judge_idx]
-        first_row = {}
-        for r in rows_all:
-            first_row.setdefault(int(ids[r]), int(r))
         pred_all = model.predict(feats.take(rows_all))
-        pred_by_id: dict[int, list[float]] = {}
-        for r, p in zip(rows_all, pred_all):
-            pred_by_id.setdefault(int(ids[r]), []).append(float(p))
+        pred_mean = np.bincount(rank, weights=pred_all, minlength=Z) / np.bincount(rank, minlength=Z)
+
+        def count(rows, weights=None):
+            return np.bincount(np.searchsorted(uniq, ids[rows]), weights=weights, minlength=Z)
+        N_z = count(fit_rows)
+        label_sum = count(fit_rows, y[fit_rows])
+        in_val = count(val_rows)
+        in_test = count(b.T) if len(b.T) else None
         n_V, n_T = max(len(val_rows), 1), max(len(b.T), 1)
-        for z in uniq:
-            z = int(z)
-            in_M = fit_rows[ids[fit_rows] == z]
+        # order: seen first, larger N_z, larger V frequency, then the pattern's label; only
+        # the patterns that can reach the first ``limit`` places are labelled
+        order = np.lexsort((-in_val, -N_z, N_z == 0))
+        within = order
+        if limit and limit < Z:
+            # the order is by those three keys, so the patterns tied with the limit-th are
+            # the ones right after it
+            k = order[limit - 1]
+            tied = (N_z[order[limit:]] == N_z[k]) & (in_val[order[limit:]] == in_val[k])
+            within = order[:limit + int(np.count_nonzero(tied))]
+        out = []
+        for z in within:
+            n = int(N_z[z])
             out.append({
-                "pattern": pattern_labels(codes[first_row[z]], encoders),
-                "N_z": int(len(in_M)),
-                "mean_label": float(y[in_M].mean()) if len(in_M) else None,
-                "prediction": float(np.mean(pred_by_id[z])),
-                "freq_val": float(np.sum(ids[val_rows] == z) / n_V),
-                "freq_test": float(np.sum(ids[b.T] == z) / n_T) if len(b.T) else None,
-                "unseen": len(in_M) == 0,
+                "pattern": pattern_labels(codes[rows_all[first[z]]], encoders),
+                "N_z": n,
+                "mean_label": float(label_sum[z] / n) if n else None,
+                "prediction": float(pred_mean[z]),
+                "freq_val": float(in_val[z] / n_V),
+                "freq_test": float(in_test[z] / n_T) if in_test is not None else None,
+                "unseen": n == 0,
             })
         out.sort(key=lambda d: (d["unseen"], -d["N_z"], -d["freq_val"], d["pattern"]))
         return out[:limit] if limit else out
