@@ -51,12 +51,20 @@ def _sqlite(path):
     return path
 
 
+def _old(path):
+    """Written an hour ago: a young empty file may be a store another process is creating."""
+    import os
+    import time
+    os.utime(path, (time.time() - 3600, time.time() - 3600))
+    return path
+
+
 NOT_STORES = {
     "panel.csv": (lambda p: write(p, csv_text(good_rows(20))), "it holds text (a CSV file?)"),
     "csv-named.duckdb": (lambda p: write(p, csv_text(good_rows(20))), "it holds text (a CSV file?)"),
     "table.parquet": (lambda p: write(p, b"PAR1" + bytes(200) + b"PAR1"), "it is a Parquet file"),
     "lite.db": (_sqlite, "it is an SQLite database"),
-    "empty.duckdb": (lambda p: write(p, b""), "the file is empty"),
+    "empty.duckdb": (lambda p: _old(write(p, b"")), "the file is empty"),
     "noise.duckdb": (lambda p: write(p, bytes(range(256)) * 20), "it does not start like a DuckDB database"),
     "other.duckdb": (_foreign_duckdb, "it is a DuckDB database of something else (tables 'measurements'"),
 }
@@ -79,6 +87,16 @@ def test_a_file_that_is_no_store_is_named_and_left_unchanged(tmp_path, name):
         assert "Error:" not in str(err)
     assert digest(path) == before
     assert not (tmp_path / (name + ".wal")).exists()
+
+
+def test_a_young_empty_file_is_left_to_duckdb_and_still_refused_unchanged(tmp_path):
+    """An empty file just created may be a store another process is creating (its lock
+    makes this one wait); when it stays empty DuckDB refuses it, in the store's words."""
+    for name in ("new.duckdb", "new.csv"):
+        path = write(tmp_path / name, b"")
+        err = refusal(Store(path, timeout=2).panels)
+        assert str(err).startswith(f"{path} is not a readable fcps store: the file is empty"), str(err)
+        assert path.read_bytes() == b""
 
 
 def test_a_directory_given_as_the_store_is_named(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import errno
 import os
+import time
 from pathlib import Path
 
 
@@ -75,6 +76,9 @@ def utc_now() -> _dt.datetime:
 
 # -- files that are not (or no longer) fcps stores ----------------------------------------------
 
+#: an empty file younger than this (seconds) may be a store another process is creating: it
+#: is left to DuckDB (and its lock) rather than refused at once
+CREATING_SECONDS = 10.0
 #: what to do when ``--store`` names a file that is not a usable store
 STORE_FIX = ("point --store (or $FCPS_STORE) at an fcps store file, or at a path that does not "
              "exist yet to start a new store")
@@ -90,12 +94,15 @@ def shown_path(path) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in os.fspath(path))
 
 
-def not_a_store(path) -> StoreError | None:
+def not_a_store(path, *, wait_for_new: bool = True) -> StoreError | None:
     """The error for an existing ``path`` that cannot be a DuckDB database (a directory, an
     empty file, CSV text, a Parquet or SQLite file...), found from its first bytes before
     DuckDB opens it, so such a file is never handed to DuckDB (which may treat a ``.csv``
     name as a query, try to download an extension for an SQLite file, or write to it).
-    None when the file is absent or starts like a DuckDB database (``DUCK`` at byte 8)."""
+    None when the file is absent or starts like a DuckDB database (``DUCK`` at byte 8), and
+    with ``wait_for_new`` for an empty file younger than :data:`CREATING_SECONDS` (a store
+    another process is creating; DuckDB's lock decides, and its refusal comes back here
+    with ``wait_for_new=False``)."""
     shown = shown_path(path)
     try:
         with open(path, "rb") as fh:
@@ -108,6 +115,13 @@ def not_a_store(path) -> StoreError | None:
         return None                     # unreadable: DuckDB's open says why (permissions)
     if head[8:12] == b"DUCK":
         return None
+    if not head and wait_for_new:
+        try:
+            young = time.time() - os.stat(path).st_mtime < CREATING_SECONDS
+        except OSError:
+            return None
+        if young:
+            return None     # another process may be creating the store: DuckDB's lock decides
     if not head:
         what = "the file is empty"
     else:

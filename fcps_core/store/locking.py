@@ -82,6 +82,9 @@ class FileAccess:
                 if isinstance(exc, OSError):
                     raise
                 if not is_lock_error(exc):
+                    problem = not_a_store(self.path, wait_for_new=False)
+                    if problem is not None:
+                        raise problem from None
                     if is_damage(exc):
                         raise damaged_store_error(self.path) from None
                     if isinstance(exc, (duckdb.IOException, duckdb.InvalidInputException,
