@@ -1,5 +1,6 @@
-"""The package shows its layers: no import cycle inside ``fcps_core`` and no private name
-imported across modules (walks the import statements of every module)."""
+"""The package shows its layers: no import cycle inside ``fcps_core``, no private name
+imported across modules, pure figures, an engine that never imports a front end (walks the
+import statements of every module). Modules are split by topic, not by a line count."""
 
 import ast
 from pathlib import Path
@@ -89,9 +90,35 @@ def test_no_private_name_imported_across_modules():
     assert private == []
 
 
-def test_no_module_of_the_package_is_over_500_lines():
-    sizes = {str(p.relative_to(PKG.parent)): len(p.read_text().splitlines()) for p in PKG.rglob("*.py")}
-    assert {p: n for p, n in sizes.items() if n > 500} == {}
+def _external_imports(path: Path) -> set[str]:
+    """Top-level names of the absolute imports of one file (inside functions too)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_figures_are_pure():
+    """A figure builder turns plain data (dicts, lists) into a Plotly figure: it reads no store
+    or file, runs no selection and knows no front end (constants of the engine are fine), so the CLI's HTML export, the dashboard and the
+    reproduction report draw the same figure from the same stored JSON."""
+    graph, _ = import_graph()
+    impure = ("store", "selection", "cli", "ingest", "deploy", "planning", "reproduction", "run_report")
+    for mod, targets in graph.items():
+        if mod.startswith("fcps_core.figures"):
+            assert not [t for t in targets if t.split(".")[1] in impure], (mod, targets)
+    for path in (PKG / "figures").glob("*.py"):
+        assert not _external_imports(path) & {"streamlit", "duckdb", "sklearn", "fcps_app"}, path.name
+
+
+def test_the_engine_never_imports_a_front_end():
+    """Layers point one way: the dashboard (fcps_app, app_pages, Streamlit) calls the engine,
+    never the reverse."""
+    for path in PKG.rglob("*.py"):
+        assert not _external_imports(path) & {"streamlit", "fcps_app", "app_pages"}, path
 
 
 def test_pages_hold_only_pages():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .style import FAMILY_COLORS, Z95, family_color
+from .style import FAMILY_COLORS, Z95, family_color, plot_text
 
 
 # -- deployment audit -------------------------------------------------------------------------
@@ -14,7 +14,7 @@ STATUS_COLORS = {"OK": "#2ca02c", "WARN": "#ff7f0e", "REFUSE": "#d62728"}
 def audit_drift_bars(judges: list[dict]) -> go.Figure:
     """Per judge: the output distribution's drift (TV, calibration -> traffic) beside its
     no-drift 99% threshold; judges above their threshold in orange."""
-    names = [j["judge"] for j in judges]
+    names = [plot_text(j["judge"]) for j in judges]
     colors = ["#ff7f0e" if j.get("shifted") else "#1f77b4" for j in judges]
     fig = go.Figure()
     fig.add_bar(x=names, y=[j["tv"] for j in judges], marker_color=colors, name="drift (TV)",
@@ -34,13 +34,13 @@ def judge_output_shift(judge: dict) -> go.Figure:
     cal, traffic = judge.get("calibration") or [], judge.get("traffic") or []
     # outputs neither side shows (e.g. the "<never seen>" bucket of a judge with none) are left out
     keep = [i for i in range(len(cats)) if (cal[i] if i < len(cal) else 0) or (traffic[i] if i < len(traffic) else 0)]
-    cats = [cats[i] for i in keep]
+    cats = [plot_text(cats[i]) for i in keep]
     cal = [cal[i] for i in keep if i < len(cal)]
     traffic = [traffic[i] for i in keep if i < len(traffic)]
     fig = go.Figure()
     fig.add_bar(x=cats, y=cal, name="calibration", marker_color="#1f77b4")
     fig.add_bar(x=cats, y=traffic, name="traffic", marker_color="#ff7f0e")
-    fig.update_layout(barmode="group", title=f"{judge['judge']}: share of rows per output",
+    fig.update_layout(barmode="group", title=f"{plot_text(judge['judge'])}: share of rows per output",
                       yaxis_title="share of rows", xaxis_title="output", yaxis_tickformat=".0%",
                       height=340, margin=dict(t=50))
     return fig
@@ -58,7 +58,7 @@ def next_judge_risk_changes(plan: dict, *, top: int = 20) -> go.Figure:
         if not pts:
             continue
         fig.add_trace(go.Scatter(
-            x=[e["risk_change"] for e in pts], y=[f"{kind} {e['judge']}" for e in pts], mode="markers",
+            x=[e["risk_change"] for e in pts], y=[f"{kind} {plot_text(e['judge'])}" for e in pts], mode="markers",
             name=f"{kind} one judge", marker=dict(color=color, size=8),
             error_x=dict(type="data", symmetric=False, color=color,
                          array=[e["ci"][1] - e["risk_change"] for e in pts],
@@ -106,6 +106,7 @@ def judge_matrix_heatmap(names: list[str], matrix: list[list], *, value: str = "
                          max_labels: int = 30) -> go.Figure:
     """A judge x judge matrix (agreement or error correlation) on [-1, 1], panel order on both
     axes; beyond ``max_labels`` judges the tick labels are hidden (hovering names the pair)."""
+    names = [plot_text(n) for n in names]
     many = len(names) > max_labels
     # a few judges: each cell shows its value; short names stay level, long or many are slanted
     numbers = len(names) <= 12

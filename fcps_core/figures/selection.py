@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from ..diagnostics import QUADRANTS, table_pressure
 from ..families import REGISTRY
 from .style import (FAMILY_COLORS, LEGEND_BELOW, MARGIN, MENU_COLORS, WINNER_MARKER, Z95, family_color,
-                    family_order, rgba, risk_title)
+                    family_order, plot_text, rgba, risk_title)
 
 
 # -- one selection ---------------------------------------------------------------------------
@@ -80,7 +80,7 @@ def _baseline_line(fig: go.Figure, baselines: list[dict] | None, ks: list[int]) 
     single = next((b for b in baselines or [] if b.get("name") == "best_single_judge" and b.get("risk") is not None),
                   None)
     if single and ks:
-        who = single.get("judge") or "best single judge"
+        who = plot_text(single.get("judge") or "best single judge")
         fig.add_trace(go.Scatter(
             x=[min(ks) - 0.3, max(ks) + 0.3], y=[single["risk"]] * 2, mode="lines", legendgroup="baseline",
             name=f"best single judge ({who}): {single['risk']:.3f}", line=dict(color="#555", dash="dot", width=1.5),

@@ -26,6 +26,18 @@ LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0
 Z95 = 1.959963984540054
 
 
+def plot_text(value) -> str:
+    """A user string (judge name, judge output, panel name) made inert for a Plotly label.
+
+    Plotly renders a subset of HTML in titles, tick, legend and hover labels (``<a href>``,
+    ``<b>``, ``<br>``, ``<span style>``) and substitutes ``%{...}`` in hover templates, so a
+    judge named ``<a href="https://...">`` would become a live link. ``&``, ``<`` and ``>`` are
+    written as entities (Plotly decodes them back to the characters for display) and ``%{`` as
+    ``%&#123;`` (shown as ``%{``, never substituted)."""
+    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("%{", "%&#123;")
+
+
 def family_color(family: str) -> str:
     return FAMILY_COLORS.get(family, OTHER_COLOR)
 
