@@ -19,7 +19,7 @@ from .encoding import JudgeEncoder, apply_encoders, encode_panel, prefix_pattern
 from .errors import PredictorError
 from .deploy.support import calibration_support, check_support, row_support
 from .deploy.validate import (MAX_DEPTH, MAX_PREDICTOR_BYTES, check_structure, nesting_ok,  # noqa: F401
-                              parse_predictor_json, read_predictor_file)
+                              parse_predictor_json, read_predictor_file, short)
 from .families import PrefixFeatures, fitted_family, get_family
 from .panel import Panel
 
@@ -136,7 +136,8 @@ class FCPSPredictor:
         missing = [j for j in self.judges if j not in panel.judge_names]
         if missing:
             raise PredictorError("the panel lacks judge column(s) the predictor needs: "
-                                 + ", ".join(repr(m) for m in missing))
+                                 + ", ".join(short(m) for m in missing[:5])
+                                 + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""))
 
     def judge_schemas(self) -> dict[str, str]:
         """Each judge's schema as the predictor saw it at fitting time."""
@@ -195,7 +196,7 @@ class FCPSPredictor:
         if d.get("family") == TIE_AVERAGE:
             members = d.get("members")
             if not isinstance(members, list) or not members or \
-                    any(isinstance(m, dict) and m.get("family") == TIE_AVERAGE for m in members):
+                    not all(isinstance(m, dict) and m.get("family") != TIE_AVERAGE for m in members):
                 raise PredictorError(_malformed("a tie_average needs a list of single-family members"))
             parsed = [cls.from_dict(m) for m in members]
             judges = d.get("judges")

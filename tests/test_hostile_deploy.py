@@ -483,3 +483,22 @@ def test_an_empty_column_the_predictor_does_not_read_is_left_out(tmp_path, capsy
     assert json.loads(out)["missing_rate"] == 0.0 and "j3" not in err
     line = assert_one_line_error(_cli(capsys, "audit", tmp_path / "p.json", traffic, "--judges", "j1", "j2", "j3"))
     assert "column 'j3': judge column is empty in every row" in line
+
+
+def test_a_huge_hostile_judge_name_keeps_refusals_one_short_line(tmp_path, capsys):
+    """A 100,000-character judge name with a newline and an escape sequence: the refusal
+    quotes it cut to 80 characters, on one line, and a tie_average whose members are not
+    objects says so (not "not an fcps predictor file")."""
+    doc = _saved(tmp_path)
+    name = "N" * 100_000 + "\n\x1b]0;pwn\x07"
+    doc["encoders"][0].update(name=name, schema="evil")
+    doc["judges"][0] = doc["support"]["judges"][0]["name"] = name
+    (tmp_path / "long.json").write_text(json.dumps(doc))
+    traffic = _write_csv(tmp_path / "t.csv", ["item_id", "j1", "j2", "j3"], [["a", "1", "0", "1"]])
+    line = assert_one_line_error(_cli(capsys, "score", tmp_path / "long.json", traffic))
+    assert len(line) < 400 and "has an unknown schema 'evil'" in line and "\x1b" not in line
+    doc = _saved(tmp_path)
+    doc.update(family="tie_average", members=[1, 2])
+    (tmp_path / "members.json").write_text(json.dumps(doc))
+    line = assert_one_line_error(_cli(capsys, "score", tmp_path / "members.json", traffic))
+    assert "a tie_average needs a list of single-family members" in line

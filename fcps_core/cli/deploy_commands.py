@@ -34,6 +34,7 @@ def _traffic(args, ctx, predictor):
         # calibration panel was a rubric, etc.).
         args.schema = predictor.judge_schemas()
     from ..deploy.traffic import load_with_empty_judges
+    from ..deploy.validate import short
 
     def load(judges):
         args.judges = judges
@@ -42,13 +43,13 @@ def _traffic(args, ctx, predictor):
     # a judge empty in every row is the monitoring case (the judge is down), not an error
     panel, empty = load_with_empty_judges(load, predictor.judges, args.schema, judges=args.judges)
     for j in empty:
-        log(args, safe(f"judge {j!r} is empty in every row of {args.panel}: it counts as missing on every row"))
+        log(args, safe(f"judge {short(j)} is empty in every row of {args.panel}: it counts as missing on every row"))
     missing = [j for j in predictor.judges if j not in panel.judge_names]
     if missing:
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         where = f"stored panel {args.panel!r}" if ctx.store_panel else args.panel
         raise FCPSError(f"{where}: the traffic lacks judge column(s) the predictor needs: "
-                        + ", ".join(repr(m) for m in missing[:5]) + more
+                        + ", ".join(short(m) for m in missing[:5]) + more
                         + "; add those columns, or score it with a predictor of the judges it has")
     return panel
 

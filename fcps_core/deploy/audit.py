@@ -45,6 +45,7 @@ from ..diagnostics import PRESSURE_THRESHOLD
 from ..encoding import pattern_labels
 from ..errors import PredictorError
 from ..panel import ERROR_TOKENS, MISSING, Panel
+from .validate import short
 from .support import MISSING_BEHAVIOUR, RowSupport, calibration_keys, pattern_keys
 
 #: documented status thresholds (shares of traffic rows, TV distances)
@@ -178,17 +179,17 @@ def _outside_words(table_like: bool, unseen_rate: float, judges: list[dict]) -> 
     for j in worst[:3]:
         if j["off_range_traffic"] > 0:
             lo, hi = j["calibration_range"]
-            parts.append(f"judge {j['judge']!r} is outside its calibration range [{lo:.4g}, {hi:.4g}] on "
+            parts.append(f"judge {short(j['judge'])} is outside its calibration range [{lo:.4g}, {hi:.4g}] on "
                          f"{j['off_range_traffic']:.0%} of rows")
         if j["never_seen_traffic"] > 0:
-            parts.append(f"judge {j['judge']!r} gives an output calibration never saw on "
+            parts.append(f"judge {short(j['judge'])} gives an output calibration never saw on "
                          f"{j['never_seen_traffic']:.0%} of rows")
     return "; ".join(parts) if parts else "outputs calibration never saw"
 
 
 def _missing_words(judges: list[dict], share: float) -> str:
     """The judges missing on at least ``share`` of the traffic, named (empty when none)."""
-    named = [f"{j['judge']!r} {j['missing_traffic']:.0%} missing" for j in judges
+    named = [f"{short(j['judge'])} {j['missing_traffic']:.0%} missing" for j in judges
              if j["missing_traffic"] >= share and j["missing_traffic"] > j["missing_calibration"]]
     return (": judge " + ", ".join(named)) if named else ""
 
@@ -311,12 +312,12 @@ def audit_traffic(predictor, traffic: Panel, *, thresholds: dict | None = None,
         warn.append(f"the joint output pattern drifted (TV {joint.tv:.3f}, noise threshold {joint.threshold:.3f})")
     for j in judges:
         if j["shifted"] and j["tv"] - j["threshold"] > th["warn_drift"]:
-            warn.append(f"judge {j['judge']!r} output distribution drifted (TV {j['tv']:.3f}, "
+            warn.append(f"judge {short(j['judge'])} output distribution drifted (TV {j['tv']:.3f}, "
                         f"noise threshold {j['threshold']:.3f})")
         rise = max(j["missing_traffic"] - j["missing_calibration"],
                    j["parse_error_traffic"] - j["parse_error_calibration"])
         if rise > th["warn_missing"]:
-            warn.append(f"judge {j['judge']!r} missing/parse-error rate rose by {rise:.0%} over calibration")
+            warn.append(f"judge {short(j['judge'])} missing/parse-error rate rose by {rise:.0%} over calibration")
     status = "REFUSE" if refuse else "WARN" if warn else "OK"
     info = {"family": predictor.family, "judges": predictor.judges, "table_like": table_like,
             "calibration_rows": N, "panel": predictor.metadata.get("panel"),

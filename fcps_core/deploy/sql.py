@@ -79,7 +79,7 @@ from ..encoding import INT64_SAFE
 from ..errors import PredictorError
 from ..families import fitted_family
 from ..panel import MISSING, MISSING_TOKENS
-from .validate import check_structure
+from .validate import check_structure, short
 from .sql_text import (SQL_WS_ALL, SQL_WS_FLOAT, clip01, dot_sql, isotonic_sql, member_of, pairwise_sum,
                        quote_ident, quote_table, sql_case, sql_num, sql_str)
 
@@ -427,7 +427,7 @@ def check_distinct_folded(judges: list[str], item_column: str) -> None:
         key = name.encode("utf-8", "surrogatepass").lower()     # ASCII letters only, as DuckDB folds
         if key in seen and seen[key] != name:
             what = "the item column" if seen[key] == item_column else "judge"
-            raise PredictorError(f"{what} {seen[key]!r} and judge {name!r} differ only by case: DuckDB reads "
+            raise PredictorError(f"{what} {short(seen[key])} and judge {short(name)} differ only by case: DuckDB reads "
                                  "column names case-insensitively, so the SQL would read one column for both "
                                  "and score wrong numbers; rename one of them in the panel and select again "
                                  "(score reads them apart)")

@@ -32,6 +32,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import PanelError
+from .validate import short
 from .arrow import integer_view, objects, strings
 from ..ingest.build import judge_column, strip_values
 from ..ingest.files import (DEFAULT_LIMITS, HEAD_BYTES, ImportLimits, check_input_file,
@@ -263,7 +264,7 @@ def load_with_empty_judges(load, needed: Sequence[str], schemas: Mapping[str, st
             wanted = [j for j in (judges or needed) if j not in empty]
             if not any(j in needed for j in wanted):
                 raise PanelError(f"every judge column the predictor reads is empty in every row "
-                                 f"({', '.join(repr(j) for j in empty)}): there is nothing to score; "
+                                 f"({', '.join(short(j) for j in empty[:5])}): there is nothing to score; "
                                  "check that the traffic file holds the judges' outputs") from None
     if not empty:
         return panel, []

@@ -140,6 +140,13 @@ def read_predictor_file(path: str) -> dict:
 
 # -- structure --------------------------------------------------------------------------------
 
+def short(value, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters: a hostile name of a megabyte keeps an
+    error message one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 5] + "...'"
+
+
 def _malformed(detail: str) -> PredictorError:
     return PredictorError(f"predictor file is malformed: {detail}; write it again with select --save-model")
 
@@ -191,28 +198,28 @@ def _numbers(values) -> bool:
 def _encoder(enc, where: str) -> None:
     from ..panel import SCHEMAS
     if enc.schema not in SCHEMAS:
-        raise _malformed(f"{where}: judge {enc.name!r} has an unknown schema {enc.schema!r}")
+        raise _malformed(f"{where}: judge {short(enc.name)} has an unknown schema {short(enc.schema)}")
     if not isinstance(enc.name, str) or not enc.name or not all(isinstance(t, str) for t in enc.vocab):
         raise _malformed(f"{where}: a judge name or cell value is not text")
     if not all(isinstance(k, str) and is_number(v) for k, v in enc.scalar_map.items()) \
             or not is_number(enc.default_score):
-        raise _malformed(f"{where}: the scores of judge {enc.name!r} are not numbers")
+        raise _malformed(f"{where}: the scores of judge {short(enc.name)} are not numbers")
     if enc.bin_edges is not None and not _numbers(enc.bin_edges):
-        raise _malformed(f"{where}: the bin edges of judge {enc.name!r} are not a list of finite numbers")
+        raise _malformed(f"{where}: the bin edges of judge {short(enc.name)} are not a list of finite numbers")
     if enc.scale is not None and not (_numbers(enc.scale) and len(enc.scale) == 2):
-        raise _malformed(f"{where}: the scale of judge {enc.name!r} is not two finite numbers")
+        raise _malformed(f"{where}: the scale of judge {short(enc.name)} is not two finite numbers")
     if enc.schema != "continuous":
         return
     if enc.bin_edges is None:
-        raise _malformed(f"{where}: continuous judge {enc.name!r} has no bin edges")
+        raise _malformed(f"{where}: continuous judge {short(enc.name)} has no bin edges")
     edges = np.asarray(enc.bin_edges, dtype=float)
     if not bool(np.all(np.diff(edges) > 0)):
-        raise _malformed(f"{where}: the bin edges of judge {enc.name!r} are not increasing")
+        raise _malformed(f"{where}: the bin edges of judge {short(enc.name)} are not increasing")
     if len(enc.vocab) <= len(edges):
-        raise _malformed(f"{where}: judge {enc.name!r} has {len(edges)} bin edges but only {len(enc.vocab)} "
+        raise _malformed(f"{where}: judge {short(enc.name)} has {len(edges)} bin edges but only {len(enc.vocab)} "
                          "cell values")
     if enc.scale is None:
-        raise _malformed(f"{where}: continuous judge {enc.name!r} has no scale")
+        raise _malformed(f"{where}: continuous judge {short(enc.name)} has no scale")
 
 
 def _member(m, where: str) -> None:
@@ -271,4 +278,4 @@ def check_structure(predictor) -> None:
         for enc in m.encoders:
             seen = schemas.setdefault(enc.name, enc.schema)
             if (seen == "continuous") != (enc.schema == "continuous"):
-                raise _malformed(f"judge {enc.name!r} is {seen} in one member and {enc.schema} in another")
+                raise _malformed(f"judge {short(enc.name)} is {seen} in one member and {enc.schema} in another")
