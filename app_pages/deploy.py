@@ -129,3 +129,7 @@ else:
         show_audit(store.run(open_id)["result"], key=f"run-{open_id}")
     except FCPSError as exc:
         st.error(md(exc))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        # a store is a file a user can edit: a damaged stored audit is one line, not a traceback
+        st.error(f"Stored audit run {open_id} is damaged (its result is not an audit this fcps wrote); "
+                 "run the audit again and store it.")
