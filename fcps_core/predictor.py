@@ -255,11 +255,6 @@ class FCPSPredictor:
                                  "selection again") from None
         return cls.from_json(doc, source)
 
-    @classmethod
-    def from_bytes(cls, data: bytes | str, source: str) -> "FCPSPredictor":
-        """A predictor from a file's content (an upload): bounded parse, then validation."""
-        return cls.from_json(parse_predictor_json(data, repr(source)), source)
-
 
 def _naming(message: str, path: str) -> str:
     """A :meth:`FCPSPredictor.from_dict` error with the file it came from."""
