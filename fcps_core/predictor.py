@@ -19,7 +19,7 @@ from .encoding import JudgeEncoder, apply_encoders, encode_panel, prefix_pattern
 from .errors import PredictorError
 from .deploy.support import calibration_support, check_support, row_support
 from .deploy.validate import (MAX_DEPTH, MAX_PREDICTOR_BYTES, check_structure, nesting_ok,  # noqa: F401
-                              parse_predictor_json, read_predictor_file, short)
+                              read_predictor_file, short)
 from .families import PrefixFeatures, fitted_family, get_family
 from .panel import Panel
 
