@@ -474,3 +474,28 @@ def test_json_text_with_decimal_commas_is_warned_about_and_json_numbers_are_kept
     panel = load_panel(str(path), decimal=",")
     assert [j.schema for j in panel.judges] == ["continuous", "continuous"]
     assert panel.judges[0].values[:2].tolist() == [0.1, 0.2] and panel.judges[1].values[1] == pytest.approx(1 / 30)
+
+
+def test_the_other_columns_settle_the_mark(tmp_path):
+    """'1.234' beside decimal commas is 1234 (thousands); '1,234' beside decimal points is
+    1234 too; neither is taken as evidence of the other mark."""
+    rows = [["item_id", "label", "j1", "j2"]] + [[f"i{k}", str(k % 2), ["0,85", "2,5"][k % 2], ["1.234", "7"][k % 2]]
+                                                 for k in range(30)]
+    panel = load_panel(str(write(tmp_path / "a.csv", csv_text(rows, ";"))))
+    assert [j.values[:2].tolist() for j in panel.judges] == [[0.85, 2.5], [1234.0, 7.0]]
+    rows = [["item_id", "label", "j1", "j2"]] + [[f"i{k}", str(k % 2), ["1,234", "5"][k % 2], ["0.25", "7"][k % 2]]
+                                                 for k in range(30)]
+    panel = load_panel(str(write(tmp_path / "b.csv", csv_text(rows, ";"))))
+    assert [j.values[:2].tolist() for j in panel.judges] == [[1234.0, 5.0], [0.25, 7.0]]
+
+
+def test_columns_without_a_comma_are_not_examined(tmp_path, monkeypatch):
+    """A fully quoted comma-delimited file (a quote anywhere sends it to the comma check):
+    one C-level search per column, and no column is factorized when none holds a comma."""
+    from fcps_core.ingest import numbers
+    seen = []
+    real = numbers._distinct
+    monkeypatch.setattr(numbers, "_distinct", lambda name, values: seen.append(name) or real(name, values))
+    rows = [[f'"{v}"' for v in r] for r in good_rows(40)]
+    panel = load_panel(str(write(tmp_path / "q.csv", csv_text(rows))))
+    assert panel.n_rows == 40 and seen == [] and panel.import_warnings == []

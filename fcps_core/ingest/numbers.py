@@ -99,6 +99,15 @@ def _distinct(name: str, values) -> _Column:
                    _matches(values[comma], _COMMA_THOUSANDS))
 
 
+def _any_comma(values) -> bool:
+    """Whether any value holds a comma, in one C-level join and search."""
+    values = np.asarray(values, dtype=object)
+    try:
+        return "," in "\x00".join(values.tolist())
+    except TypeError:                   # not all strings (never from the readers)
+        return any("," in str(v) for v in values)
+
+
 def _matches(values: np.ndarray, pattern: re.Pattern) -> np.ndarray:
     import pandas as pd
     return pd.Series(values, dtype=object).str.fullmatch(pattern.pattern).to_numpy(dtype=bool)
@@ -127,20 +136,32 @@ def read_numbers(columns: Mapping[str, np.ndarray], value_columns: Sequence[str]
     present = [c for c in dict.fromkeys(value_columns) if c in columns]
     if not present or (not may_have_commas and decimal != ","):
         return dict(columns), report
-    cols = [_distinct(c, columns[c]) for c in present]
-    with_commas = [c for c in cols if c.comma.size]
+    # one C-level pass per column finds the few columns with a comma (a fully quoted CSV
+    # has may_have_commas set, and its columns are rarely factorized for nothing)
+    commas = [c for c in present if _any_comma(columns[c])]
+    with_commas = [_distinct(c, columns[c]) for c in commas]
+    cols = None                 # every value column's distinct values, when they are needed
+
+    def every_column() -> list[_Column]:
+        nonlocal cols
+        if cols is None:
+            done = {c.name: c for c in with_commas}
+            cols = [done.get(c) or _distinct(c, columns[c]) for c in present]
+        return cols
     if decimal is None:
         if not with_commas:
             return dict(columns), report
         if delimiter in (None, ","):
             _warn_text(with_commas, report, delimiter)
             return dict(columns), report
-        decimal = _detect(cols, with_commas, first_line)
+        decimal = _detect(every_column, with_commas, first_line)
         if decimal is None:
             return dict(columns), report
         detected = True
     else:
         detected = False
+    # under a decimal comma, points matter in every column (1.234 is 1234; 0.85 is refused)
+    cols = every_column() if decimal == "," else with_commas
     out = dict(columns)
     changed: list[tuple[str, str, str]] = []
     for col in cols:
@@ -161,29 +182,28 @@ def read_numbers(columns: Mapping[str, np.ndarray], value_columns: Sequence[str]
     report.comma_columns = [c.name for c in with_commas]
     if decimal == ".":
         _warn_text([c for c in with_commas if c.name not in {n for n, _, _ in changed}], report, delimiter,
-                   only=_DEC_COMMA, why="the decimal mark is '.'")
+                   only=True, why="the decimal mark is '.'")
     return out, report
 
 
 def _warn_text(with_commas: list[_Column], report: NumberReading, delimiter: str | None, *,
-               only: re.Pattern | None = None, why: str | None = None) -> None:
-    """Numbers with commas that stay text (a comma-delimited or structured file, or
-    ``only`` such numbers under a stated decimal point): one warning per column."""
+               only: bool = False, why: str | None = None) -> None:
+    """Numbers with commas that stay text (a comma-delimited or structured file, or, with
+    ``only``, decimal-comma numbers under a stated decimal point): one warning per column."""
     for col in with_commas:
-        for k in col.comma:
-            v = str(col.uniques[k])
-            if only.fullmatch(v) if only is not None else (_DEC_COMMA.fullmatch(v) or _COMMA_THOUSANDS.fullmatch(v)):
-                where = why or ("in a comma-delimited file" if delimiter == "," else "in a Parquet or JSON Lines file")
-                report.warnings.append(
-                    f"column {col.name!r} holds numbers written with a comma ({v!r}), read as text ({where}): "
-                    "pass --decimal ',' if the comma is the decimal mark" + ("" if only is not None else
-                                                                            ", or --decimal . if it separates thousands"))
-                if col.name not in report.comma_columns:
-                    report.comma_columns.append(col.name)
-                break
+        hits = col.comma[col.dec if only else (col.dec | col.th)]
+        if hits.size:
+            v = str(col.uniques[int(hits[0])])
+            where = why or ("in a comma-delimited file" if delimiter == "," else "in a Parquet or JSON Lines file")
+            report.warnings.append(
+                f"column {col.name!r} holds numbers written with a comma ({v!r}), read as text ({where}): "
+                "pass --decimal ',' if the comma is the decimal mark" + ("" if only else
+                                                                        ", or --decimal . if it separates thousands"))
+            if col.name not in report.comma_columns:
+                report.comma_columns.append(col.name)
 
 
-def _detect(cols: list[_Column], with_commas: list[_Column], first_line: int) -> str | None:
+def _detect(every_column, with_commas: list[_Column], first_line: int) -> str | None:
     """The decimal mark the values of a non-comma-delimited file show, or None (no
     number with a comma); refuses a file showing both marks, or only ambiguous commas."""
     comma_dec = comma_th = ambiguous = None         # (column, value, row) of a first example
@@ -204,8 +224,9 @@ def _detect(cols: list[_Column], with_commas: list[_Column], first_line: int) ->
         return None                                  # commas only in text
     point = comma_th
     if point is None:
-        for col in cols:
-            hits = col.dot[_matches(col.uniques[col.dot], _DOT_DECIMAL)]
+        for col in every_column():
+            dots = col.uniques[col.dot]       # 1.234 could be thousands: no evidence
+            hits = col.dot[_matches(dots, _DOT_DECIMAL) & ~_matches(dots, _DOT_THOUSANDS)]
             if hits.size:
                 point = (col.name, *_example(col, int(hits[0])))
                 break
