@@ -502,3 +502,18 @@ def test_a_huge_hostile_judge_name_keeps_refusals_one_short_line(tmp_path, capsy
     (tmp_path / "members.json").write_text(json.dumps(doc))
     line = assert_one_line_error(_cli(capsys, "score", tmp_path / "members.json", traffic))
     assert "a tie_average needs a list of single-family members" in line
+
+
+def test_the_package_has_one_csv_writer():
+    """Every CSV goes through fcps_core.writers: no other module of the package, the app or
+    its pages builds CSV with csv.writer, DictWriter or DataFrame.to_csv (a new one would
+    skip the formula neutraliser)."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for path in [*root.joinpath("fcps_core").rglob("*.py"), *root.joinpath("fcps_app").rglob("*.py"),
+                 *root.joinpath("app_pages").rglob("*.py"), root / "app.py"]:
+        text = path.read_text(encoding="utf-8")
+        if any(call in text for call in ("csv.writer(", "csv.DictWriter(", ".to_csv(")):
+            found.append(str(path.relative_to(root)))
+    assert found == ["fcps_core/writers.py"]
