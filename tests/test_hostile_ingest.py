@@ -499,3 +499,13 @@ def test_columns_without_a_comma_are_not_examined(tmp_path, monkeypatch):
     rows = [[f'"{v}"' for v in r] for r in good_rows(40)]
     panel = load_panel(str(write(tmp_path / "q.csv", csv_text(rows))))
     assert panel.n_rows == 40 and seen == [] and panel.import_warnings == []
+
+
+def test_a_long_file_with_decimal_comma_outputs_is_read_as_numbers(tmp_path):
+    rows = [["item_id", "judge", "output", "label"]]
+    for k in range(30):
+        rows += [[f"i{k}", "m1", f"0,{k % 9 + 1}", str(k % 2)], [f"i{k}", "m2", f"{k % 4},5", str(k % 2)]]
+    panel = load_panel(str(write(tmp_path / "long.csv", csv_text(rows, ";"))))
+    assert [j.schema for j in panel.judges] == ["continuous", "continuous"]
+    assert panel.judges[0].values[:2].tolist() == [0.1, 0.2] and panel.judges[1].values[:2].tolist() == [0.5, 1.5]
+    assert panel.import_notes[1].startswith("decimal commas read as numbers in column(s) 'output'")
