@@ -517,3 +517,24 @@ def test_the_package_has_one_csv_writer():
         if any(call in text for call in ("csv.writer(", "csv.DictWriter(", ".to_csv(")):
             found.append(str(path.relative_to(root)))
     assert found == ["fcps_core/writers.py"]
+
+
+def test_a_tampered_stored_predictor_is_one_line_naming_the_run(populated_run, tmp_path, capsys):
+    """A store is a file a user can edit: a stored run's predictor with its table patterns
+    reversed is refused by score run:N in one line naming the run (the same validation as a
+    file), and the store stays readable."""
+    store, panel, run_id = populated_run
+    doc = store.run_predictor(run_id)
+    members = doc.get("members") or [doc]
+    table = next(m for m in members if m["family"] == "table")
+    level = table["model"]["tables"][max(table["model"]["tables"], key=int)]
+    for key in ("patterns", "sums", "counts"):
+        level[key] = level[key][::-1]
+    con = duckdb.connect(str(store.path))
+    con.execute("UPDATE run_predictors SET predictor = ? WHERE run_id = ?", [json.dumps(doc), run_id])
+    con.close()
+    traffic = tmp_path / "traffic.csv"
+    write_wide_csv(panel, str(traffic))
+    line = assert_one_line_error(_cli(capsys, "score", f"run:{run_id}", traffic, "--store", store.path))
+    assert f"'run {run_id}'" in line and "pattern ids are not sorted and distinct" in line
+    assert store.run_predictor(run_id) == doc
