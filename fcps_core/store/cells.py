@@ -64,11 +64,3 @@ def emit_table(header: list, rows: list, fmt: str, out, force: bool = False) -> 
 def uniform_type(vals: list) -> bool:
     kinds = {type(v) for v in vals if v is not None}
     return len(kinds) <= 1 or kinds <= {int, float}
-
-
-def csv_value(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return repr(v) if math.isfinite(v) else ""
-    return str(v)
