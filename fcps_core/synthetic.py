@@ -17,7 +17,8 @@ add(x) = sigmoid(sum_j 1.2 / j * s_j) (the additive part, weights decreasing in 
               A lowers p while two raise it, so the effect of x_1 changes sign with x_2: no
               monotone map of a weighted sum w_1 x_1 + w_2 x_2 represents it (a genuine AND
               interaction; ``0.2 + 0.6 x_1 x_2`` would be monotone in x_1 + x_2, which ridge +
-              isotonic fits exactly).
+              isotonic fits exactly). Stackers with pairwise product features can still
+              represent it (x_1 x_2 is one of their features).
 ``strength``  p = (1 - gamma) * add(x) + gamma * (1/2 + a * s_1 s_2 s_3), gamma in [0, 1].
 
 Every p is clipped to [0, 1]. ``judge_noise`` = e makes the judges noisy readers of the

@@ -174,7 +174,10 @@ def run_controlled(plan: Plan, say: Callable[[str], None]) -> tuple[list[Section
                        "**ours / paper** (paper: Table tab:controlled-aggregator-regimes, same row), bold the best "
                        f"family. Targets: additive {FORMULAS['additive']}; XOR {FORMULAS['xor']} ({_amp('xor')}); "
                        f"AND {FORMULAS['and']} ({_amp('and')}): one A lowers p and two raise it, so no monotone map "
-                       "of a weighted sum of the two judges represents it (a genuine interaction).",
+                       "of a weighted sum of the two judges represents it (a genuine interaction). The paper's table "
+                       "compares these three families only: a stacker with pairwise product features (x_1 x_2 is one "
+                       "of them) can represent a two-judge AND exactly, so against the scalar menu that includes "
+                       "them (`sweep` default) the AND regime is a near tie rather than table-favoured.",
                        md_table(["Regime", "Budget", "Joint table", "Ridge + isotonic", "Logistic"], agg_rows),
                        verdict=agg_verdict,
                        why=f"the best family matches the paper's (or ties it within 0.003) in {winners[1]} of "
