@@ -41,16 +41,20 @@ def parse_range(text: str | None, flag: str = "--label-range") -> tuple[float, f
 
 def add_panel_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("panel file")
-    g.add_argument("panel", help="panel file (wide or long CSV/TSV/Parquet/JSONL, optionally .gz) or a stored panel name")
-    g.add_argument("--layout", choices=["auto", "wide", "long"], default="auto")
-    g.add_argument("--item-column", default="item_id")
-    g.add_argument("--group-column", default="group_id")
-    g.add_argument("--label-column", default="label")
+    g.add_argument("panel", help="panel file (wide or long CSV/TSV/Parquet/JSONL, optionally .gz), '-' for "
+                                 "standard input (format from the content), or a stored panel name")
+    g.add_argument("--layout", choices=["auto", "wide", "long"], default="auto",
+                   help="wide: one column per judge; long: one row per (item, judge) output; auto: detected")
+    g.add_argument("--item-column", default="item_id", help="the item id column")
+    g.add_argument("--group-column", default="group_id",
+                   help="the group column (rows of a group stay in one block or fold; absent: one group per item)")
+    g.add_argument("--label-column", default="label", help="the human label column (empty cell: unlabelled)")
     g.add_argument("--block-column", default="block",
                    help="column with S/M/V/T to use the user's own blocks exactly (default: 'block' when present)")
     g.add_argument("--judge-column", default="judge", help="long layout: the judge column")
     g.add_argument("--output-column", default="output", help="long layout: the output column")
-    g.add_argument("--labels", dest="labels_path", help="long layout: separate labels file (item id, label)")
+    g.add_argument("--labels", dest="labels_path", help="long layout: separate labels file (item id, label); "
+                                                         "'-' for standard input")
     g.add_argument("--judges", nargs="+", help="judge columns to use (default: all other columns)")
     g.add_argument("--schema", choices=["pairwise", "binary", "rubric", "continuous", "categorical"],
                    help="override the detected output schema for every judge")
@@ -69,18 +73,51 @@ def add_block_arguments(g, *, seed_default: int | None = 0, seed_help: str | Non
     """The blocks a selection draws: a ratio or counts, the T share, the seed."""
     g.add_argument("--split", help="S:M:V or S:M:V:T ratio (default 1:2:1)")
     g.add_argument("--test-share", type=float, default=0.0, help="share of labelled rows for T")
-    g.add_argument("--n-select", type=int)
-    g.add_argument("--n-cal", type=int)
-    g.add_argument("--n-val", type=int)
-    g.add_argument("--n-test", type=int, default=0)
-    g.add_argument("--seed", type=int, default=seed_default, help=seed_help)
+    g.add_argument("--n-select", type=int, help="n_S, rows of the selection block S (with --n-cal and --n-val, "
+                                                "instead of --split)")
+    g.add_argument("--n-cal", type=int, help="n_M, rows of the calibration block M")
+    g.add_argument("--n-val", type=int, help="n_V, rows of the validation block V")
+    g.add_argument("--n-test", type=int, default=0, help="n_T, rows of the research test block T (never "
+                                                         "used to choose)")
+    g.add_argument("--seed", type=int, default=seed_default,
+                   help=seed_help or "seed of the blocks, folds, random path and bootstrap")
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that shows each option's default: " (default: X)" is added to an option's help
+    when it has a meaningful default (not None, not an off switch, not an empty list) and
+    its help does not already say what the default is."""
+
+    def _get_help_string(self, action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (not action.option_strings or "%(default)" in text or "default" in text.lower()
+                or default is None or default is False or default is argparse.SUPPRESS
+                or default == [] or isinstance(action, (argparse._HelpAction, argparse._VersionAction))):
+            return text
+        return f"{text} (default: %(default)s)" if text else "default: %(default)s"
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """Usage errors as one ``fcps: error:`` line (exit 2), like every other bad input."""
+    """Usage errors as one ``fcps: error:`` line on stderr (exit 2), like every other bad
+    input; when the command line holds ``--json``, also as one line of JSON on stdout
+    (render.error_json). Help shows every option's default (:class:`DefaultsHelpFormatter`)."""
+
+    #: set by cli.main for one command line that holds --json
+    json_errors = False
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
-        self.exit(2, f"fcps: error: {message} (see python -m fcps_core {self._subcommand()}--help)\n")
+        hint = f"see python -m fcps_core {self._subcommand()}--help"
+        if OneLineParser.json_errors:
+            import sys
+            from .render import error_json
+            sys.stdout.write(error_json(message, kind="usage", hint=hint))
+            sys.stdout.flush()
+        self.exit(2, f"fcps: error: {message} ({hint})\n")
 
     def _subcommand(self) -> str:
         name = self.prog.split("fcps_core", 1)[-1].strip()

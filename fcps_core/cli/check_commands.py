@@ -46,14 +46,15 @@ def add_check_commands(sub) -> None:
                                      "(default: 25%%, 50%% and 100%% of --n-m)")
     g.add_argument("--n-h", type=int, help="allocation: the fixed n_H (default n_S + n_M + n_V)")
     g.add_argument("--n-h-values", default="8,16,32,64", help="cold-start: label budgets")
-    g.add_argument("--k-max", type=int, default=7, help="cold-start: largest prefix (default 7, the paper's)")
+    g.add_argument("--k-max", type=int, default=7, help="cold-start: largest prefix (default: %(default)s, "
+                                                        "the paper's)")
     g.add_argument("--drop", nargs="+", metavar="JUDGE", help="pool: judges to drop (default: each)")
     r = ck.add_argument_group("runs")
-    r.add_argument("--splits", type=int, default=30, help="grouped splits (cold-start default 12)")
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--splits", type=int, default=30, help="grouped splits (default: %(default)s; cold-start: 12)")
+    r.add_argument("--seed", type=int, default=0, help="seed of the splits")
     r.add_argument("--workers", type=int, default=1,
                    help="parallel splits (joblib; at most the usable cores and the splits)")
-    r.add_argument("--json", action="store_true", help="print the rows as JSON on stdout")
+    r.add_argument("--json", action="store_true", help="print the rows as JSON on stdout; errors as JSON")
     r.add_argument("--quiet", action="store_true", help="no progress on stderr")
     ck.set_defaults(handler=cmd_check)
 
@@ -106,8 +107,8 @@ def run_check(name: str, panel, sizes: dict, *, splits: int = 30, seed: int = 0,
 
 
 def cmd_check(args, ctx: RunContext) -> int:
-    from ..selection import progress_to_stderr
     from .engine_commands import load_panel_from_args
+    from .progress import progress_printer
     panel = load_panel_from_args(args, ctx)
     sizes = check_sizes(args, panel)
     if args.drop:
@@ -123,7 +124,7 @@ def cmd_check(args, ctx: RunContext) -> int:
     log(args, f"check {args.name} ({label}): {what}; {splits} splits")
     rows = run_check(args.name, panel, sizes, splits=splits, seed=args.seed, workers=capped_workers(args, splits),
                      drop=args.drop, n_h_values=n_h_values, k_max=args.k_max,
-                     progress=None if args.quiet else progress_to_stderr)
+                     progress=progress_printer(args))
     if args.json:
         json.dump(json_ready({"check": args.name, "paper_label": label, "panel": panel.name,
                               "sizes": sizes, "splits": splits, "seed": args.seed, "rows": rows}),

@@ -47,8 +47,9 @@ def load_panel_from_args(args, ctx: RunContext):
 
 
 def cmd_select(args, ctx: RunContext) -> int:
-    from ..selection import DEFAULT_PATHS, FCPSSelector, progress_to_stderr
+    from ..selection import DEFAULT_PATHS, FCPSSelector
     from ..splits import make_blocks
+    from .progress import progress_printer
     choice = args.choice or ("argmin" if args.guard != "none" else DEFAULT_CHOICE)
     if args.save_model:
         from ..outputs import check_output_path
@@ -74,7 +75,7 @@ def cmd_select(args, ctx: RunContext) -> int:
         gain_threshold=args.gain_threshold, pressure_threshold=args.pressure_threshold,
         protocol=args.protocol, choice=choice, folds=args.folds, repeats=args.repeats,
         estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members, judge_costs=costs,
-        progress=None if args.quiet else progress_to_stderr)
+        progress=progress_printer(args))
     result = selector.fit(panel, blocks)
     predictor = result.predictor() if args.save_model or getattr(args, "save", False) else None
     save_result(args, ctx, "select", result, predictor=predictor)     # store: --save
@@ -139,7 +140,8 @@ def cmd_sweep(args, ctx: RunContext) -> int:
     ``--plan-check``)."""
     from ..experiments import MENU_SETS, calibration_growth
     from ..planning import allocation_text
-    from ..selection import DEFAULT_PATHS, progress_to_stderr
+    from ..selection import DEFAULT_PATHS
+    from .progress import progress_printer
     for flag, value in (("--plan-delta", args.plan_delta), ("--plan-n-h", args.plan_n_h)):
         if value is not None and value < (0 if flag == "--plan-delta" else 1):
             raise FCPSError(f"{flag} must be at least {0 if flag == '--plan-delta' else 1} (got {value})")
@@ -158,7 +160,7 @@ def cmd_sweep(args, ctx: RunContext) -> int:
     result = calibration_growth(
         panel, budgets, n_select=args.n_select, n_val=args.n_val, n_test=args.n_test,
         families=parse_names(args.menu), menus=menus, plan_options=plan_options,
-        progress=None if args.quiet else progress_to_stderr, **options)
+        progress=progress_printer(args), **options)
     if args.plan_check:
         _plan_check(args, panel, result, plan_options, options)
     save_result(args, ctx, "sweep", result)      # store: --save
@@ -210,9 +212,11 @@ def _backend(name: str) -> str:
 
 
 def cmd_synth(args, ctx: RunContext) -> int:
-    from ..synthetic import check_synth_size, make_regime, to_wide_csv
+    from ..synthetic import check_synth_size, make_regime
     from ..outputs import check_output_path
+    from .formats import output_format
     check_output_path(args.out, force=args.force)           # before any work
+    fmt = output_format(args.out, args.out_format)
     if args.from_panel:
         from ..ingest import load_panel as read_panel
         from ..synthetic import semi_real
@@ -230,9 +234,42 @@ def cmd_synth(args, ctx: RunContext) -> int:
         panel = make_regime(args.regime, rows=args.rows, judges=args.judges, seed=args.seed,
                             gamma=args.gamma, parity_order=args.parity_order, tie_rate=args.tie_rate,
                             group_size=args.group_size, amplitude=args.amplitude, judge_noise=args.judge_noise)
-    to_wide_csv(panel, args.out, force=args.force)
+    write_panel_file(panel, args.out, fmt, force=args.force)
     sys.stderr.write(f"wrote {panel.n_rows} rows x {len(panel.judges)} judges ({args.regime}) to {args.out}\n")
+    if args.json:
+        _dump({"out": args.out, "format": fmt, "rows": panel.n_rows, "judges": panel.judge_names,
+               "regime": args.regime, "seed": args.seed})
     return 0
+
+
+def _dump(obj) -> None:
+    json.dump(json_ready(obj), sys.stdout, indent=1, allow_nan=False)
+    sys.stdout.write("\n")
+
+
+def write_panel_file(panel, path: str, fmt: str, *, force: bool = False) -> None:
+    """A panel as a wide file in ``fmt``: CSV by the one neutralising writer (LF line ends),
+    Parquet or JSON Lines with numbers as numbers (a judge column whose every output is a
+    number is numeric; empty cells are null)."""
+    from ..outputs import write_output
+    from ..writers import panel_to_wide_rows
+    from .formats import table_bytes
+    header, rows = panel_to_wide_rows(panel)
+    columns = {h: [r[i] for r in rows] for i, h in enumerate(header)}
+    if fmt != "csv":
+        columns = {h: _typed(v) if h not in ("item_id", "group_id", "block") else v for h, v in columns.items()}
+    write_output(path, table_bytes(columns, fmt), force=force)
+
+
+def _typed(values: list[str]) -> list:
+    """Text cells as numbers when every non-empty one is a number, else as text; '' is null."""
+    import math
+    try:
+        numbers = [None if v == "" else float(v) for v in values]
+    except ValueError:
+        return [None if v == "" else v for v in values]
+    return numbers if all(x is None or math.isfinite(x) for x in numbers) else \
+        [None if v == "" else v for v in values]
 
 
 def _known_judges(names: list[str], panel, path: str) -> list[str]:
@@ -253,5 +290,9 @@ def cmd_report(args, ctx: RunContext) -> int:
     write_report(args.out, force=args.force, splits=args.splits, seed=args.seed, workers=workers, quick=args.quick,
                  command=command, progress=lambda m: sys.stderr.write(f"[{time.perf_counter() - t0:4.0f} s] {m}\n"))
     figures = os.path.join(os.path.dirname(args.out) or ".", "figures")
-    sys.stderr.write(f"report written to {args.out} (figures in {figures}) in {time.perf_counter() - t0:.0f} s\n")
+    seconds = time.perf_counter() - t0
+    sys.stderr.write(f"report written to {args.out} (figures in {figures}) in {seconds:.0f} s\n")
+    if args.json:
+        _dump({"out": args.out, "figures": figures, "seconds": round(seconds, 1), "splits": args.splits,
+               "seed": args.seed, "quick": args.quick})
     return 0

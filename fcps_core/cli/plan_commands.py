@@ -22,24 +22,27 @@ def add_plan_commands(sub) -> None:
     g = nj.add_argument_group("the deployment (a new selection, or a stored run with --from-run)")
     g.add_argument("--from-run", metavar="run:N",
                    help="plan from a stored selection run (its settings, blocks and deployed candidate)")
-    add_block_arguments(g, seed_default=None,
+    add_block_arguments(g, seed_default=None,  # None: the run's seed with --from-run
                         seed_help="blocks, folds and paths seed (default 0; --from-run: the run's)")
     g.add_argument("--families", nargs="+", help=f"families (default all): {', '.join(FAMILIES)}")
     g.add_argument("--paths", nargs="+", help=f"path rules (default {' '.join(D.DEFAULT_PATHS)}): "
                                               f"{', '.join(PATH_RULES)}")
     g.add_argument("--k-max", type=int, help="largest prefix size (default: whole pool; tables 8)")
-    g.add_argument("--objective", choices=["mse", "nll"], default=D.DEFAULT_OBJECTIVE)
-    g.add_argument("--protocol", choices=["crossfit", "split"], default=D.DEFAULT_PROTOCOL)
-    g.add_argument("--folds", type=int, default=D.DEFAULT_FOLDS)
-    g.add_argument("--repeats", type=int, default=D.DEFAULT_REPEATS)
+    g.add_argument("--objective", choices=["mse", "nll"], default=D.DEFAULT_OBJECTIVE,
+                   help="the held-out risk the changes are measured in")
+    g.add_argument("--protocol", choices=["crossfit", "split"], default=D.DEFAULT_PROTOCOL,
+                   help="crossfit: repeated grouped K-fold; split: the paper's S/M/V blocks")
+    g.add_argument("--folds", type=int, default=D.DEFAULT_FOLDS, help="crossfit folds")
+    g.add_argument("--repeats", type=int, default=D.DEFAULT_REPEATS, help="crossfit repeats")
     g.add_argument("--choice", help=f"choice rule (default {D.DEFAULT_CHOICE})")
     o = nj.add_argument_group("traffic and output")
     o.add_argument("--traffic", metavar="FILE",
                    help="unlabelled traffic holding the deployed judges plus extra judge columns: their "
-                        "table-pressure change and agreement with the deployed panel (no labels needed)")
+                        "table-pressure change and agreement with the deployed panel (no labels needed); "
+                        "'-' for standard input")
     o.add_argument("--store", help="store file for --from-run and stored panels (default: $FCPS_STORE, "
                                    "else data/fcps.duckdb)")
-    o.add_argument("--json", action="store_true", help="print the plan as JSON on stdout")
+    o.add_argument("--json", action="store_true", help="print the plan as JSON on stdout; errors as JSON")
     o.add_argument("--top", type=int, default=15, help="judges shown in the add table")
     o.add_argument("--quiet", action="store_true", help="no progress on stderr")
     nj.set_defaults(handler=cmd_next_judge)
@@ -47,9 +50,9 @@ def add_plan_commands(sub) -> None:
 
 def cmd_next_judge(args, ctx: RunContext) -> int:
     from ..planning.next_judge import deployment_of, plan_next_judge
-    from ..selection import progress_to_stderr
     from .engine_commands import load_panel_from_args
-    progress = None if args.quiet else progress_to_stderr
+    from .progress import progress_printer
+    progress = progress_printer(args)
     panel = load_panel_from_args(args, ctx)
     if args.from_run:
         dep = deployment_from_run(args, ctx, panel)
@@ -80,7 +83,9 @@ def _select(args, panel, progress):
 
 
 def _run_id(ref: str) -> int:
-    text = ref[4:] if ref.startswith("run:") else ref
+    """``run:N`` (any case, as ``show``/``export`` take it) or a bare ``N``."""
+    text = ref.strip()
+    text = text[4:] if text.lower().startswith("run:") else text
     try:
         return int(text)
     except ValueError:

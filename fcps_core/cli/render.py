@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import re
 import sys
@@ -47,11 +48,37 @@ def clean(obj):
     return obj
 
 
+#: path -> the name shown instead (a copy of standard input is shown as ``<stdin>``);
+#: applied by :class:`TerminalGuard` to everything printed while the command runs
+_ALIASES: dict[str, str] = {}
+
+
+def register_alias(path: str, shown: str) -> None:
+    """Show ``path`` as ``shown`` in everything printed from now on (and its directory-less
+    form never leaks a temporary path into an error line)."""
+    _ALIASES[path] = shown
+
+
+def clear_aliases() -> None:
+    """Forget every alias (the end of a command)."""
+    _ALIASES.clear()
+
+
+def aliased(text: str) -> str:
+    """``text`` with every registered path replaced by its shown name."""
+    for path, shown in _ALIASES.items():
+        if path in text:
+            text = text.replace(path, shown)
+    return text
+
+
 class TerminalGuard:
     """A text stream that passes every write through :func:`safe`: the CLI's single output
     choke point (:func:`guarded_output` puts it on stdout and stderr for one command).
     A carriage return is kept only as the first character of a write, where the progress
-    line returns to column 0; anywhere else it is replaced like any control character.
+    line returns to column 0 (the live line, on a terminal only: cli.progress); anywhere
+    else it is replaced like any control character. A registered path (a temporary copy
+    of standard input) is shown by its alias (:func:`register_alias`).
     ``.buffer`` (binary exports) and every other attribute are the wrapped stream's."""
 
     def __init__(self, stream):
@@ -59,7 +86,8 @@ class TerminalGuard:
 
     def write(self, text: str) -> int:
         lead = "\r" if text.startswith("\r") else ""
-        self.stream.write(lead + safe(text[len(lead):]))
+        body = aliased(text[len(lead):]) if _ALIASES else text[len(lead):]
+        self.stream.write(lead + safe(body))
         return len(text)
 
     def writelines(self, lines) -> None:
@@ -106,6 +134,25 @@ def error_line(message) -> str:
     with a newline in it cannot begin a line of its own (control characters go at the guard)."""
     lines = str(message).splitlines() or [""]
     return "fcps: error: " + "\n".join([lines[0]] + ["  " + line for line in lines[1:]]) + "\n"
+
+
+def error_json(message, *, kind: str = "error", exit_code: int = 2, file=None, line=None, column=None,
+               hint=None) -> str:
+    """The ``--json`` form of an error: one line of JSON (docs/json-contract.md, "Errors")
+    with ``error`` (the whole message, as the text line has it), ``type``, ``file``,
+    ``line``, ``column``, ``hint`` (null when unknown) and ``exit`` (the exit status).
+    ASCII-escaped, so no character of a user string can act on a terminal."""
+    body = {"error": " ".join(str(message).split("\n")), "type": kind, "file": file, "line": line,
+            "column": column, "hint": hint, "exit": exit_code}
+    return json.dumps(body, ensure_ascii=True, default=str) + "\n"
+
+
+def error_fields(exc: BaseException) -> dict:
+    """``file``, ``line``, ``column`` and ``hint`` an error carries (a located panel error
+    has them; an OSError has its file name)."""
+    file = getattr(exc, "file", None) or getattr(exc, "filename", None)
+    return {"file": None if file is None else str(file), "line": getattr(exc, "line", None),
+            "column": getattr(exc, "column", None), "hint": getattr(exc, "hint", None)}
 
 
 def log(args, message: str) -> None:

@@ -23,7 +23,8 @@ from ..errors import FCPSError
 from ..jsonutil import json_ready
 from ..store import DEFAULT_PATH, ENV_PATH, Store, StoreError, resolve_store_path
 from .args import MAX_MB, add_panel_arguments, parse_names, parse_range
-from .render import clean, log, render_table, safe, write_data
+from .formats import export_format, jsonl_from_parquet
+from .render import clean, fmt, log, render_table, safe, write_data
 from .store_hooks import STORE_HELP
 
 
@@ -63,7 +64,7 @@ def add_store_commands(sub) -> None:
     add_panel_arguments(imp)
     imp.add_argument("--name", required=True, help="panel name in the store")
     imp.add_argument("--format", dest="fmt", choices=["csv", "tsv", "parquet", "jsonl"],
-                     help="file format (default: from the extension)")
+                     help="file format (default: from the extension; for '-', from the content)")
     imp.add_argument("--provenance", help="where the data comes from: text, or a .json file")
     imp.add_argument("--licence", help="the data's licence")
     imp.add_argument("--replace", action="store_true",
@@ -71,35 +72,38 @@ def add_store_commands(sub) -> None:
     imp.add_argument("--preview", nargs="?", type=int, const=5, metavar="ROWS",
                      help="show what would be imported (roles, schemas, first rows); store nothing")
     lim = imp.add_argument_group("limits")
-    lim.add_argument("--max-mb", type=float, default=200, help="largest file (MB, default 200)")
-    lim.add_argument("--max-rows", type=int, default=2_000_000)
-    lim.add_argument("--max-judges", type=int, default=1_000)
+    lim.add_argument("--max-mb", type=float, default=200, help="largest file, or standard input (MB)")
+    lim.add_argument("--max-rows", type=int, default=2_000_000, help="most rows")
+    lim.add_argument("--max-judges", type=int, default=1_000, help="most judge columns")
     lim.add_argument("--max-distinct", type=int, default=1_000,
                      help="most distinct outputs of one non-numeric judge")
-    imp.add_argument("--json", action="store_true")
-    imp.add_argument("--quiet", action="store_true")
+    imp.add_argument("--json", action="store_true", help="print the imported panel (or the preview) as JSON "
+                                                          "on stdout; errors as JSON")
+    imp.add_argument("--quiet", action="store_true", help="no notes or warnings on stderr")
     imp.add_argument("--store", help=STORE_HELP)
     imp.set_defaults(handler=_store_errors(cmd_import))
 
-    # the listing commands: (name, help, positional name argument help, takes --json, handler)
-    for cmd, help_text, name_help, with_json, handler in (
-            ("panels", "list stored panels", None, True, cmd_panels),
-            ("show", "show a stored panel", "", True, cmd_show),
+    # the listing commands: (name, help, positional name argument help, --json help, handler)
+    for cmd, help_text, name_help, json_help, handler in (
+            ("panels", "list stored panels", None, "print the panels as JSON on stdout", cmd_panels),
+            ("show", "show a stored panel, or a stored run (run:ID)",
+             "panel name, or run:ID (a bare number means a run when no panel has that name)",
+             "print the panel (with its runs) or the run as JSON on stdout", cmd_show),
             ("delete", "delete a stored panel (with its runs) or a run (run:ID)", "panel name, or run:ID",
-             False, cmd_delete)):
+             "print what was deleted as JSON on stdout", cmd_delete)):
         p = sub.add_parser(cmd, help=help_text)
         if name_help is not None:
-            p.add_argument("name", help=name_help or None)
-        if with_json:
-            p.add_argument("--json", action="store_true")
+            p.add_argument("name", help=name_help)
+        p.add_argument("--json", action="store_true", help=json_help + "; errors as JSON")
         p.add_argument("--store", help=STORE_HELP)
         p.set_defaults(handler=_store_errors(handler))
 
     ex = sub.add_parser("export", help="export a stored panel or run, or a predictor as one SQL query")
     ex.add_argument("name", help="panel name, or run:ID (a bare number means a run when no panel has that "
                                  "name), or a predictor file (an existing .json file; --format sql)")
-    ex.add_argument("--format", dest="fmt", choices=["csv", "parquet", "json", "sql", "html"],
-                    help="csv, parquet or json for panels and runs (default csv); sql compiles the "
+    ex.add_argument("--format", dest="fmt", choices=["csv", "parquet", "json", "jsonl", "sql", "html"],
+                    help="csv, parquet, json or jsonl for panels and runs (default: from the --out extension, "
+                         "else csv); sql compiles the "
                          "predictor of a predictor file or of a run:ID to one SELECT (default for a predictor file); "
                          "html writes a run's report: one self-contained page, verdict first")
     ex.add_argument("--no-figures", action="store_true",
@@ -107,15 +111,18 @@ def add_store_commands(sub) -> None:
     ex.add_argument("--table", help="--format sql: the table the query scores (default traffic; "
                                     "letters, digits, underscores, optionally schema.table)")
     ex.add_argument("--item-column", help="--format sql: the table's item id column (default item_id)")
-    ex.add_argument("--out", help="output file (default: stdout)")
+    ex.add_argument("--out", help="output file (default: stdout); its extension (.csv, .parquet, .json, "
+                                  ".jsonl, .sql, .html) sets the format when --format is not given")
     ex.add_argument("--force", action="store_true", help="replace an existing --out file")
+    ex.add_argument("--json", action="store_true", help="with --out: print what was written as JSON on stdout; "
+                                                         "errors as JSON")
     ex.add_argument("--store", help=STORE_HELP)
     ex.set_defaults(handler=_store_errors(cmd_export))
 
     ru = sub.add_parser("runs", help="list stored runs")
     ru.add_argument("--panel", help="only runs on this panel")
-    ru.add_argument("--kind", choices=["select", "sweep", "audit"])
-    ru.add_argument("--json", action="store_true")
+    ru.add_argument("--kind", choices=["select", "sweep", "audit"], help="only runs of this kind")
+    ru.add_argument("--json", action="store_true", help="print the runs as JSON on stdout; errors as JSON")
     ru.add_argument("--store", help=STORE_HELP)
     ru.set_defaults(handler=_store_errors(cmd_runs))
 
@@ -124,12 +131,15 @@ def add_store_commands(sub) -> None:
     an.add_argument("run", help="run:ID (or the run's number)")
     an.add_argument("text", nargs="?", help="the note (replaces an earlier one)")
     an.add_argument("--clear", action="store_true", help="remove the run's note")
+    an.add_argument("--json", action="store_true", help="print the run and its note as JSON on stdout; "
+                                                        "errors as JSON")
     an.add_argument("--store", help=STORE_HELP)
     an.set_defaults(handler=_store_errors(cmd_annotate))
 
     se = sub.add_parser("seed", help="add the demo panels, selections and sweeps to a store")
     se.add_argument("--store", help=STORE_HELP)
-    se.add_argument("--quiet", action="store_true")
+    se.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    se.add_argument("--json", action="store_true", help="print what was added as JSON on stdout; errors as JSON")
     se.set_defaults(handler=_store_errors(cmd_seed))
 
 
@@ -251,7 +261,12 @@ def cmd_panels(args) -> int:
 
 
 def cmd_show(args) -> int:
+    """A stored panel (its judges and runs), or with ``run:ID`` a stored run (the same
+    references ``export`` and ``delete`` take)."""
     store = open_store(args)
+    run_id = _run_ref(store, args.name)
+    if run_id is not None:
+        return _show_run(args, store.run(run_id))
     info = store.panel_info(args.name)
     runs = store.runs(panel=args.name)
     if args.json:
@@ -279,6 +294,39 @@ def cmd_show(args) -> int:
         out.append(render_table([[r["run_id"], r["kind"], r["status"], r["family"], r["K"],
                                   r["val_mse"], r["test_mse"]] for r in runs],
                                 ["run", "kind", "status", "family", "K", "val_mse", "test_mse"]))
+    sys.stdout.write(safe("\n".join(out)) + "\n")
+    return 0
+
+
+def _show_run(args, run: dict) -> int:
+    """``show run:ID``: the run's header and its headline result (JSON: the stored run, as
+    ``export run:ID --format json`` writes it)."""
+    if args.json:
+        _dump(run)
+        return 0
+    run = clean(run)
+    result = run.get("result") or {}
+    seconds = run.get("seconds")
+    out = [f"run {run['run_id']}: {run['kind']} on panel {run['panel_name']!r}, {run['status']}"
+           + (f", {seconds:.1f} s" if isinstance(seconds, (int, float)) else "")
+           + (f", finished {str(run['finished_at'])[:16]} UTC" if run.get("finished_at") else "")]
+    for key in ("label", "note", "error"):
+        if run.get(key):
+            out.append(f"{key}: {run[key]}")
+    if run["kind"] == "select" and result.get("selected"):
+        sel = result["selected"]
+        out.append(f"selected: {sel.get('family')} K={sel.get('K')} val_mse={fmt(sel.get('val_mse'))} "
+                   f"test_mse={fmt(sel.get('test_mse'))}")
+        if sel.get("judges"):
+            out.append("judges: " + ", ".join(sel["judges"]))
+        out.append(f"{len(result.get('candidates', []))} candidates; the full result: python -m fcps_core "
+                   f"show run:{run['run_id']} --json")
+    elif run["kind"] == "sweep" and result.get("cells"):
+        out.append(render_table([[c.get("n_M"), c.get("table_test_mse"), c.get("scalar_test_mse"), c.get("delta")]
+                                 for c in result["cells"]], ["n_M", "table", "scalar", "delta"]).rstrip("\n"))
+    elif run["kind"] == "audit" and result:
+        out.append(f"status: {result.get('status')}")
+        out += [f"  - {r}" for r in result.get("reasons", [])]
     sys.stdout.write(safe("\n".join(out)) + "\n")
     return 0
 
@@ -316,6 +364,9 @@ def cmd_annotate(args) -> int:
     store = open_store(args, must_exist=True)
     run_id = int(m.group(1))
     note = store.set_run_note(run_id, None if args.clear else args.text)
+    if args.json:
+        _dump({"run_id": run_id, "note": note or None})
+        return 0
     sys.stdout.write(f"noted run {run_id}\n" if note else f"removed the note of run {run_id}\n")
     return 0
 
@@ -337,9 +388,15 @@ def cmd_delete(args) -> int:
     run_id = _run_ref(store, args.name)
     if run_id is not None:
         store.delete_run(run_id)
+        if args.json:
+            _dump({"deleted": "run", "run_id": run_id})
+            return 0
         sys.stdout.write(f"deleted run {run_id}\n")
         return 0
     counts = store.delete_panel(args.name)
+    if args.json:
+        _dump({"deleted": "panel", "name": args.name, **counts})
+        return 0
     sys.stdout.write(safe(f"deleted panel {args.name!r}: {counts['items']:,} rows, "
                            f"{counts['judges']} judges, {counts['runs']} runs") + "\n")
     return 0
@@ -350,6 +407,9 @@ def _is_predictor_file(name: str) -> bool:
 
 
 def cmd_export(args) -> int:
+    """A stored panel or run as csv/parquet/json/jsonl, a predictor as SQL, a run's report as
+    HTML; the format from ``--format``, else from the ``--out`` extension (cli.formats)."""
+    args.fmt = export_format(args.fmt, args.out)
     if args.no_figures and args.fmt != "html":
         raise FCPSError("--no-figures applies only to --format html")
     if args.fmt != "sql":
@@ -376,15 +436,30 @@ def cmd_export(args) -> int:
     if run_id is None and _is_predictor_file(args.name) and not store.has_panel(args.name):
         raise FCPSError(f"{args.name!r} is a predictor file: it exports only as SQL (--format sql)")
     fmt = args.fmt or "csv"
+    # JSON Lines: the table the store writes as Parquet, one object a row
+    store_fmt, out = ("parquet", None) if fmt == "jsonl" else (fmt, args.out)
     if run_id is not None:
-        data = store.export_run(run_id, fmt, args.out, force=args.force)
+        data = store.export_run(run_id, store_fmt, out, force=args.force)
     else:
-        data = store.export_panel(args.name, fmt, args.out, force=args.force)
+        data = store.export_panel(args.name, store_fmt, out, force=args.force)
+    if fmt == "jsonl":
+        data = jsonl_from_parquet(data)
+        if args.out:
+            from ..outputs import write_output
+            write_output(args.out, data, force=args.force)
+            data = None
     if data is not None:
         write_data(data)
     else:
-        sys.stderr.write(f"wrote {args.out}\n")
+        _wrote(args, fmt)
     return 0
+
+
+def _wrote(args, fmt: str) -> None:
+    """Say that ``--out`` was written: on stderr, and under ``--json`` as JSON on stdout."""
+    sys.stderr.write(f"wrote {args.out}\n")
+    if getattr(args, "json", False):
+        _dump({"out": args.out, "format": fmt, "bytes": os.path.getsize(args.out)})
 
 
 def _export_report(args, store: Store, run_id: int | None) -> int:
@@ -407,7 +482,7 @@ def _emit(args, text: str) -> int:
     if args.out:
         from ..outputs import write_output
         write_output(args.out, text, force=args.force)
-        sys.stderr.write(f"wrote {args.out}\n")
+        _wrote(args, args.fmt or "sql")
     else:
         write_data(text)
     return 0
@@ -417,6 +492,9 @@ def cmd_seed(args) -> int:
     from ..seed import seed_store
     store = Store(resolve_store_path(args.store))
     added = seed_store(store, progress=lambda m: log(args, m))
+    if args.json:
+        _dump({"store": str(store.path), "panels": added["panels"], "runs": added["runs"]})
+        return 0
     sys.stdout.write(f"seeded {store.path}: {len(added['panels'])} panels and "
                      f"{len(added['runs'])} runs added\n")
     return 0
