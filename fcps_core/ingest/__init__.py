@@ -10,6 +10,11 @@ here yields exactly the panel that the row-by-row reference reader (``tests/refe
   import fast. Errors are re-located to the first file line holding the offending value.
 * :func:`long_to_wide` is a vectorised reference ``long_to_wide``.
 
+A CSV/TSV file whose header only another delimiter splits is read with it; judge outputs and
+labels written with a decimal comma or thousands separators are read as numbers
+(:mod:`.numbers`, ``decimal``). A loaded panel carries ``import_notes`` (how it was read) and
+``import_warnings`` (:func:`import_warnings`: what may be misread or no selection can use).
+
 Every problem is one :class:`PanelError` naming the line and/or column and what to do.
 Limits (:class:`ImportLimits`) bound the file size, rows, judges and distinct outputs per
 judge, and are checked as early as possible (judge count from the header, before any data
