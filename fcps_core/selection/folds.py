@@ -487,29 +487,47 @@ class HeldOut:
         12 decimals) share it (as :func:`.choice.prediction_signatures` on the raw rows:
         raw columns are equal exactly when their distinct-row columns are)."""
         if "signatures" not in self._cache:
-            col, first = self.columns()
-            keys = [np.round(self.stored([k])[:, :, 0], 12).tobytes() for k in first]
-            seen: dict[bytes, int] = {}
-            self._cache["signatures"] = np.array([seen.setdefault(keys[k], len(seen)) for k in col],
-                                                 dtype=np.int64)
+            lookup = SignatureLookup(self)
+            self._cache["signatures"] = np.array([lookup[c] for c in range(len(lookup.col))], dtype=np.int64)
         return self._cache["signatures"]
+
+    def rounded_bytes(self, k: int) -> bytes:
+        """Stored column ``k``'s predictions rounded to 12 decimals, as bytes (the
+        signature's identity)."""
+        return np.round(self.stored([k])[:, :, 0], 12).tobytes()
 
 
 class SignatureLookup:
-    """``lookup[c]``: candidate c's signature id; equal ids exactly when
-    :meth:`HeldOut.signatures` gives equal ids (ids are numbered in the order asked)."""
+    """``lookup[c]``: candidate c's signature id: equal ids exactly when the candidates'
+    held-out predictions rounded to 12 decimals are equal byte for byte (ids are numbered
+    in the order asked).
+
+    A column is known by a digest of its rounded bytes (a few bytes per distinct column,
+    not a copy of the column: those copies held distinct rows x columns bytes); columns
+    with equal digests are compared on their rounded bytes, recomputed, so equal ids still
+    mean equal bytes."""
 
     def __init__(self, heldout: HeldOut):
         self.heldout = heldout
         self.col, self.first = heldout.columns()
         self.ids: dict[int, int] = {}
-        self.keys: dict[bytes, int] = {}
+        self.n_ids = 0
+        self.by_digest: dict[bytes, list[int]] = {}      # digest -> distinct columns with an id
 
     def __getitem__(self, c) -> int:
+        import hashlib
         k = int(self.col[c])
         if k not in self.ids:
-            key = np.round(self.heldout.stored([self.first[k]])[:, :, 0], 12).tobytes()
-            self.ids[k] = self.keys.setdefault(key, len(self.keys))
+            key = self.heldout.rounded_bytes(self.first[k])
+            same = self.by_digest.setdefault(hashlib.blake2b(key, digest_size=16).digest(), [])
+            for other in same:
+                if self.heldout.rounded_bytes(self.first[other]) == key:
+                    self.ids[k] = self.ids[other]
+                    break
+            else:
+                self.ids[k] = self.n_ids
+                self.n_ids += 1
+                same.append(k)
         return self.ids[k]
 
 
