@@ -211,3 +211,31 @@ def test_cell_table_equals_the_per_pattern_scan(rubric_result, limit):
         assert not found, "\n".join(found[:10])
         tables += bool(want)
     assert tables > 1
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_signatures_equal_the_raw_rounded_columns(monkeypatch, collide):
+    """Signature ids from digests equal prediction_signatures on the raw held-out matrix;
+    with every digest equal (forced) the rounded bytes alone decide."""
+    import hashlib
+
+    from fcps_core.selection.choice import prediction_signatures
+    panel = make_regime("mixed", rows=600, judges=5, seed=12, group_size=2, tie_rate=0.1)
+    result = FCPSSelector(seed=0, n_jobs=1, n_boot=50, **SMALL_MENU).fit(
+        panel, make_blocks(panel, split="1:2:1:1", seed=0))
+    if collide:
+        class Same:
+            def __init__(self, *args, **kwargs):
+                pass
+
+            def digest(self):
+                return b"0" * 16
+        monkeypatch.setattr(hashlib, "blake2b", Same)
+    h = result.heldout
+    h._cache.pop("signatures", None)
+    h._cache.pop("signature_lookup", None)
+    want = prediction_signatures(np.asarray(h.preds))
+    got = h.signatures()
+    assert len(set(want.tolist())) > 1
+    # the same partition of the candidates, numbered alike (first appearance)
+    assert np.array_equal(got, want)
