@@ -1,5 +1,10 @@
 """fcps dashboard entry point: page config, navigation, and a visible message while the
-first start loads the engine and seeds the store (instead of a blank page)."""
+first start loads the engine and opens the store (instead of a blank page).
+
+A new store gets the demo panels and runs copied in from the shipped snapshot
+(``data/seed/``, see ``fcps_core.seed``), so the first page does not wait for them to be
+computed. A store that cannot be opened stops every page after one error box (no page
+goes on to raise the same error uncaught)."""
 
 import streamlit as st
 
@@ -20,9 +25,10 @@ nav = st.navigation(pages)
 # Both are instant once done (the import and the store handle are cached per process).
 with st.spinner("Starting fcps: loading the selection engine..."):
     from fcps_core import FCPSError
-    from fcps_app.common import get_store
+    from fcps_app.common import get_store, md
 try:
-    get_store()     # shows its own message while the first start seeds the demo panels and runs
+    get_store()     # shows its own message while the first start copies in the demo panels and runs
 except FCPSError as exc:
-    st.error(f"The store cannot be opened: {exc}")
+    st.error(f"The store cannot be opened: {md(exc)}")
+    st.stop()
 nav.run()

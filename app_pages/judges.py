@@ -13,12 +13,14 @@ from fcps_core.selection import deployable_label_scale
 from fcps_app.common import digest, figure_download, md, md_list, page_link, panel_picker, table_download
 from fcps_core.glossary import help_text
 from fcps_app.glossary import glossary_expander, table
+from fcps_app.selection_form import keep_in_address, open_stored_run, rebuild_selection
 
 st.title("Judges")
 st.markdown("How good is each judge alone, how much do the judges agree and err together, and what does each "
             "contribute to the deployed predictor? Everything is measured against the human labels of the "
             "**deployable rows**: every labelled row outside the research test block T (T is never read).")
 glossary_expander()
+open_stored_run("judges")   # ?run=N: a stored selection
 label, panel = panel_picker()
 if panel.n_labelled == 0:
     st.warning("This panel has no human labels: the judges cannot be measured against them.")
@@ -38,6 +40,9 @@ sel_state = sel_state if sel_state and sel_state["label"] == label else None
 result = sel_state.get("result") if sel_state else None
 rep = None
 if sel_state:
+    keep_in_address(sel_state, "judges")
+    st.caption("The deployed predictor below is " + (f"stored run {sel_state['run_id']}'s" if sel_state.get("run_id")
+                                                      else "this session's unsaved selection's") + ".")
     rep = sel_state["dict"].get("judges_report") or (judges_report(result) if result is not None else None)
 if rep is None:
     st.info("No selection of this panel in this session: run a selection on the Select page for each judge's "
@@ -124,11 +129,16 @@ if contrib["note"]:
     st.caption(md(contrib["note"]))
 plan_key = digest([label, sel, sel_state.get("run_id"), None, None])     # the Next judge page's key
 plan_state = st.session_state.get("next_judge")
-if not (plan_state and plan_state["key"] == plan_key) and result is not None:
+if not (plan_state and plan_state["key"] == plan_key):
     if st.button("Compute drop-one risk changes", help="Refits the deployed family without each deployed judge in "
-                 "every fold: the Next judge plan's computation (shared with that page)."):
+                 "every fold: the Next judge plan's computation (shared with that page). A stored run is first "
+                 "refitted from its stored settings."):
         bar = st.progress(0.0, text="starting")
         try:
+            if result is None:
+                result, _ = rebuild_selection(sel_state["run_id"], panel, lambda f, m: bar.progress(
+                    min(f, 1.0) * 0.5, text="refitting the stored selection: " + md(m)))
+                sel_state["result"] = result
             plan = plan_next_judge(result, progress=lambda f, msg: bar.progress(min(f, 1.0), text=md(msg)))
         except FCPSError as exc:
             st.error(md(exc))
@@ -139,11 +149,9 @@ if plan_state and plan_state["key"] == plan_key:
     contrib = with_drop_one(contrib, plan_state["dict"])
     if contrib["drop_one"]["note"]:
         st.caption(md(contrib["drop_one"]["note"]) + ": the drop-one changes are that member's.")
-elif result is not None:     # the button above computes them
+else:     # the button above computes them
     st.caption("Drop-one risk changes (how much held-out risk rises without each judge) appear in the table once "
                "computed with the button above: it refits the deployed family without each judge in every fold.")
-else:
-    st.caption("Drop-one risk changes: " + md(contrib["drop_one_note"]) + ".")
 ctable = pd.DataFrame([{"judge": j["judge"], "models": j["members"], "weight": j["weight"],
                         "weight share": j["weight_share"], "drop risk change": j["drop_risk_change"],
                         "95% low": (j["drop_ci"] or [None, None])[0], "95% high": (j["drop_ci"] or [None, None])[1],

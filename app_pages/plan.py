@@ -10,6 +10,7 @@ from fcps_core.glossary import help_text
 from fcps_app.common import (digest, figure_download, load_bytes, md, md_list, panel_picker, remember_selection,
                              run_selection, table_download)
 from fcps_app.glossary import glossary_expander, table
+from fcps_app.selection_form import keep_in_address, open_stored_run, rebuild_selection
 
 
 CI = "Group-clustered paired 95% interval of the risk change."
@@ -46,10 +47,11 @@ st.markdown("What would **one more judge** (or one fewer) change? For the deploy
             "rows, with a group-clustered 95% interval; **pressure change** is the change of the table pressure "
             "V_proxy = H_K / n_M + unseen rate of the joint pattern.")
 glossary_expander()
+open_stored_run("plan")     # ?run=N: a stored selection
 label, panel = panel_picker()
 
 sel_state = st.session_state.get("selection")
-if not (sel_state and sel_state["label"] == label and sel_state.get("result") is not None):
+if not (sel_state and sel_state["label"] == label):
     st.info("No selection of this panel in this session yet: run one here with the default protocol "
             "(or on the Select page, with every option).")
     with st.form("next_judge_select"):
@@ -69,6 +71,7 @@ if not (sel_state and sel_state["label"] == label and sel_state.get("result") is
         st.stop()
     remember_selection(label, result)
     st.rerun()
+keep_in_address(sel_state, "plan")
 result, sel = sel_state["result"], sel_state["dict"]["selected"]
 st.caption(f"Deployed: {sel['family']} over {sel['K']} judge(s)"
            + (f" (stored run {sel_state['run_id']})" if sel_state.get("run_id") else " (this session's selection)"))
@@ -79,9 +82,20 @@ traffic_file = st.file_uploader("Unlabelled traffic with extra judge columns (op
 key = digest([label, sel, sel_state.get("run_id"), traffic_file.name if traffic_file else None,
               traffic_file.size if traffic_file else None])
 state = st.session_state.get("next_judge")
+if result is None:
+    st.caption("A stored run keeps its tables, not its fitted models: the button first refits this selection "
+               "from its stored settings (the same blocks, seed and menu), then plans.")
 if st.button("Plan the next judge", type="primary"):
     bar = st.progress(0.0, text="starting")
     try:
+        if result is None:
+            result, same = rebuild_selection(sel_state["run_id"], panel, lambda f, m: bar.progress(
+                min(f, 1.0) * 0.5, text="refitting the stored selection: " + md(m)))
+            sel_state["result"] = result
+            if not same:
+                st.warning(f"Refitting stored run {sel_state['run_id']} deploys {md(result.selected_dict()['family'])}"
+                           f" over K = {result.selected_dict()['K']}, not what the run stored (the engine changed "
+                           "since): the plan below is for the refitted choice.")
         traffic = None
         if traffic_file is not None:
             schemas = {j.name: j.schema for j in result.panel.judges}

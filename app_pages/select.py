@@ -2,7 +2,8 @@
 
 The result reads top-down: the plain-language verdict first, then the evidence (metrics,
 baselines, ties, the best candidate per family over K with the winner marked, the judges,
-the regime), and every candidate on demand. ``?run=N`` opens a stored selection run.
+the regime), and every candidate on demand. ``?run=N`` opens a stored selection run, and
+the shown stored selection's id is kept in the address so a reload shows it again.
 """
 
 import streamlit as st
@@ -10,7 +11,7 @@ import streamlit as st
 from fcps_app.common import panel_picker
 from fcps_app.costs import judge_costs_editor
 from fcps_app.glossary import glossary_expander
-from fcps_app.selection_form import block_controls, menu_form, open_stored_run, run_menu
+from fcps_app.selection_form import block_controls, keep_in_address, menu_form, open_stored_run, run_menu
 from fcps_app.selection_view import show_selection
 
 st.title("Select a panel and aggregator")
@@ -25,5 +26,6 @@ if menu is not None:
 
 sel_state = st.session_state.get("selection")
 if sel_state and sel_state["label"] == label:
+    keep_in_address(sel_state, "select")     # a reload opens the same stored run
     show_selection(sel_state)
 glossary_expander()

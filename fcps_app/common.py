@@ -17,9 +17,11 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 STORED = "stored: "
 
 
-@st.cache_resource(show_spinner="Opening the store (first start seeds the demo panels and runs)...")
+@st.cache_resource(show_spinner="Opening the store (a new store gets the demo panels and runs)...")
 def get_store():
-    """The process's store handle, created and seeded with the demo content on first start."""
+    """The process's store handle, created on first start with the demo content copied in
+    from the shipped snapshot (``fcps_core.seed.load_snapshot``: no model is fitted while
+    the first page waits)."""
     from fcps_core.seed import ensure_default_store
     return ensure_default_store()
 

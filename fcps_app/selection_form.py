@@ -16,13 +16,15 @@ from fcps_app.run_picker import read_link
 from fcps_app.runs import selection_state
 
 
-def open_stored_run() -> None:
-    """``?run=N``: make the stored selection run N this session's selection (once per N, so a
-    new run on this page is not overwritten on the next rerun)."""
+def open_stored_run(page: str = "select") -> None:
+    """``?run=N``: make the stored selection run N this session's selection (once per N and
+    page, so a new run on the page is not overwritten on the next rerun). The Select, Judges
+    and Next judge pages open their links through here."""
     wanted = st.query_params.get("run")
-    if not wanted or st.session_state.get("select_opened_run") == wanted:
+    opened = st.session_state.setdefault("opened_runs", {})
+    if not wanted or opened.get(page) == wanted:
         return
-    st.session_state["select_opened_run"] = wanted
+    opened[page] = wanted
     # the same checks and words as every other page's ?run= link
     run = read_link(("select",), hint="Run a selection below, or open a stored one from the Results browser.")
     if run is None:
@@ -118,4 +120,44 @@ def run_menu(label: str, panel, split, counts, seed: int, costs: dict | None, me
     new_id = st.session_state["selection"].get("run_id")
     if new_id is not None:      # the address now opens this run
         st.query_params["run"] = str(new_id)
-        st.session_state["select_opened_run"] = str(new_id)
+        st.session_state.setdefault("opened_runs", {})["select"] = str(new_id)
+
+
+def keep_in_address(sel_state: dict | None, page: str) -> None:
+    """The shown selection's stored run id in the address (``?run=N``), so a reload or a
+    shared link opens the same selection; an unsaved one (uploaded panel) has none."""
+    run_id = (sel_state or {}).get("run_id")
+    if run_id is None:
+        return
+    if st.query_params.get("run") != str(run_id):
+        st.query_params["run"] = str(run_id)
+    st.session_state.setdefault("opened_runs", {})[page] = str(run_id)
+
+
+def rebuild_selection(run_id: int, panel, progress):
+    """A stored selection refitted from its stored settings (selector fields, blocks and
+    seed), for the pages that need the live result (Next judge, drop-one changes): a stored
+    run keeps its tables, not its fitted models. Returns (result, same) where ``same`` says
+    whether the refit deploys what the stored run deploys (family, K, judges)."""
+    from dataclasses import fields
+
+    from fcps_core.selection import FCPSSelector
+    from fcps_app.runs import stored_run
+    run = stored_run(int(run_id))
+    params = dict(run.get("params") or {})
+    b = params.pop("blocks", None) or {}
+    sizes = [int(b.get(k) or 0) for k in ("n_S", "n_M", "n_V", "n_T")]
+    seed = int(b.get("seed") or 0)
+    if b.get("source") == "column":
+        blocks = make_blocks(panel)
+    elif b.get("source") == "counts":
+        blocks = make_blocks(panel, counts=dict(zip(("n_S", "n_M", "n_V", "n_T"), sizes)), seed=seed)
+    else:       # a ratio draw: the stored sizes are that ratio
+        blocks = make_blocks(panel, split=":".join(map(str, sizes if sizes[3] else sizes[:3])), seed=seed)
+    known = {f.name for f in fields(FCPSSelector)}
+    selector = FCPSSelector(**{k: v for k, v in params.items() if k in known and k != "progress"},
+                            progress=progress)
+    result = selector.fit(panel, blocks)
+    stored, fresh = run["result"]["selected"], result.selected_dict()
+    same = all(stored.get(k) == fresh.get(k) for k in ("family", "K", "judges"))
+    return result, same

@@ -2,8 +2,13 @@
 
 The dashboard uses these as column help and metric tooltips (``fcps_app.glossary``), the
 HTML run report prints them under its tables, and the Overview lists them. Formulas follow
-the paper (``fcps-paper.tex``): section "Complexity Diagnostics", Eq. eq:cell-pressure,
-Theorem thm:validation-selection (Eq. eq:validation-oracle), Figure fig:operational-regime-map.
+the paper (:data:`PAPER_TITLE`): section "Complexity Diagnostics", Eq. 3 (cell pressure),
+Theorem 1 (validation selection, Eq. 6), Figure 1 (operational regime map).
+
+A reader sees the paper's numbers, never its LaTeX labels: :func:`paper_ref` turns a label
+(``thm:validation-selection``) into "Theorem 1 (validation selection)" and
+:func:`readable_refs` does so for every label in a text (used for any text shown outside
+the Paper reproduction page, which names the labels on purpose).
 
 ``term(key)`` accepts a canonical key or any alias (column names differ between tables:
 ``val_mse`` / ``validation MSE`` / ``val_risk``), so callers look up what they display.
@@ -11,7 +16,57 @@ Theorem thm:validation-selection (Eq. eq:validation-oracle), Figure fig:operatio
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+#: the paper every formula and reference follows
+PAPER_TITLE = "A Finite-Calibration Regime Map for LLM Judge Panels"
+#: the paper's LaTeX labels -> their printed numbers (counted from fcps-paper.tex: numbered
+#: equations, table and figure captions without sub-captions, and each theorem-like counter)
+PAPER_NUMBERS = {
+    "eq:finite-risk": 1, "eq:general-selection": 2, "eq:cell-pressure": 3, "eq:selection": 4,
+    "eq:smooth-estimator": 5, "eq:validation-oracle": 6, "eq:table-integrated-bound": 7,
+    "eq:balanced-table-rate": 8, "eq:table-win-condition": 9, "eq:parametric-bound": 10,
+    "thm:validation-selection": 1, "prop:table": 1, "prop:balanced-table": 2, "prop:stacking": 3,
+    "cor:regime-boundary": 1,
+    "fig:operational-regime-map": 1, "fig:main-regime-diagnostics": 2, "fig:risk-k": 3, "fig:selected-k": 4,
+    "fig:validation-risk": 5, "fig:complexity-risk": 6, "fig:unseen-risk": 7, "fig:distribution-summary": 8,
+    "fig:complexity-risk-path": 9, "fig:marginal": 10, "fig:uncertainty-diagnostics": 11,
+    "tab:protocol": 1, "tab:exact-cell-pressure": 2, "tab:main-finite-label-checks": 3,
+    "tab:protocol-guardrails": 4, "tab:pool-artifact-guardrail": 5, "tab:prompt-perturbation": 6,
+    "tab:candidate-menu-validation": 7, "tab:theory-evidence-map": 8, "tab:interpretation-checks": 9,
+    "tab:baseline-envelope": 10, "tab:envelope-budget-k": 11, "tab:aggregation-baselines": 12,
+    "tab:aggregation-selected": 13, "tab:k-family-ablation": 14, "tab:selected-k-instability": 15,
+    "tab:regime-comparison": 16, "tab:oracle-interaction-gap-full": 17, "tab:table-like-family-comparison": 18,
+    "tab:metric-robustness": 19, "tab:jury-baseline": 20, "tab:nll-selection-ablation": 21,
+    "tab:tie-parse-fairness": 22, "tab:fixed-budget-allocation": 23, "tab:backoff-split-sensitivity": 24,
+    "tab:interaction-diagnostic": 25, "tab:theory-proxy-winner": 26, "tab:table-sensitivity": 27,
+    "tab:residual-shrinkage-hybrid": 28, "tab:cfps-path": 29, "tab:cold-start-few-label": 30,
+    "tab:external-binary-validation-protocol": 31, "tab:external-binary-validation-results": 32,
+    "tab:external-binary-theory-validation": 33, "tab:calibration-growth-new-dataset": 34,
+    "tab:semireal-calibration-growth": 35, "tab:controlled-aggregator-regimes": 36,
+    "tab:interaction-strength-sweep": 37, "tab:controlled-complexity": 38, "tab:within-group-correlation": 39,
+}
+_KINDS = {"eq": "Eq.", "thm": "Theorem", "prop": "Proposition", "cor": "Corollary", "fig": "Figure",
+          "tab": "Table", "sec": "Section", "app": "Appendix"}
+#: a label, with the word a text may already put before it ("Eq. eq:x", "paper Theorem thm:x")
+_LABEL = re.compile(r"(?:\b(?:Eq\.|Equation|Theorem|Proposition|Corollary|Figure|Fig\.|Table|Section|Appendix)\s+)?"
+                    r"\b(eq|thm|prop|cor|fig|tab|sec|app):([A-Za-z0-9][\w-]*)")
+
+
+def paper_ref(label: str) -> str:
+    """A paper label in words: ``thm:validation-selection`` -> "Theorem 1 (validation
+    selection)"; an unknown label keeps its kind and name ("Table (k family ablation)")."""
+    kind, _, name = label.partition(":")
+    number = PAPER_NUMBERS.get(label)
+    words = name.replace("-", " ")
+    return f"{_KINDS.get(kind, kind.capitalize())}{'' if number is None else f' {number}'} ({words})"
+
+
+def readable_refs(text: str) -> str:
+    """``text`` with every paper label (``eq:...``, ``thm:...``, ``tab:...``, ``fig:...``)
+    replaced by :func:`paper_ref` (a word already before it is not repeated)."""
+    return _LABEL.sub(lambda m: paper_ref(f"{m.group(1)}:{m.group(2)}"), str(text))
 
 
 @dataclass(frozen=True)
@@ -58,7 +113,7 @@ _TERMS: dict[str, Term] = {
                              "validation rows; compare it with the risk differences you care about.",
                              "sqrt(log|C| / n_V)"),
     "theorem1_bound": Term("Theorem 1 bound", "With probability 1 - delta the chosen candidate's risk is within "
-                           "this of the best candidate's (losses in [0, 1]; paper Theorem thm:validation-selection).",
+                           "this of the best candidate's (losses in [0, 1]; Theorem 1 (validation selection) of the paper).",
                            "2 sqrt(log(2|C|/delta) / (2 n_V))"),
     "paired_se": Term("paired SE", "Standard error of the per-row loss difference between two candidates on the "
                       "same held-out rows, clustered by item group."),
@@ -91,7 +146,7 @@ _TERMS: dict[str, Term] = {
                        "(N_z = 0): the table can only fall back there."),
     "unseen_test": Term("unseen rate (T)", "Share of test-block rows whose pattern never occurred in calibration."),
     "cell_pressure": Term("cell pressure", "Expected inverse count of the cell a new row lands in, plus the mass "
-                          "that lands in no cell: the variance a joint table pays (paper Eq. eq:cell-pressure).",
+                          "that lands in no cell: the variance a joint table pays (the paper's Eq. 3, cell pressure).",
                           "sum_z p_z / N_z + u"),
     "V_cell": Term("V_cell", "Held-out plug-in estimate of the cell pressure.",
                    "sum over N_z > 0 of p_T(z) / N_z + unseen rate"),
@@ -295,3 +350,11 @@ def help_text(key: str) -> str | None:
 def entries() -> list[Term]:
     """Every term, in glossary order (for the Overview and the report)."""
     return list(_TERMS.values())
+
+
+def search(query: str) -> list[Term]:
+    """The terms whose name, sentence or formula contains every word of ``query``
+    (case-insensitive; an empty query gives every term), for the searchable glossary."""
+    words = str(query or "").lower().split()
+    return [t for t in _TERMS.values()
+            if all(w in f"{t.name} {t.sentence} {t.formula}".lower() for w in words)]

@@ -7,6 +7,19 @@ when no finished run carries its ``seed:...`` label (checked inside the write
 transaction, so two processes seeding at once store everything once). The default store
 is seeded on first use by the command line (:func:`ensure_seeded`); any store can be
 seeded with ``python -m fcps_core seed --store PATH``.
+
+Shipped snapshot
+----------------
+Computing the default seed takes tens of seconds, too long for a first page to wait. The
+rows it stores are therefore shipped in ``data/seed/`` (one Parquet file per store table
+and a ``manifest.json``) and copied into a new, empty store by :func:`ensure_seeded`
+(:func:`load_snapshot`): the first start reads files instead of fitting models. The
+snapshot is written by ``python -m fcps_core.seed --write-snapshot`` (rebuild it whenever
+the engine changes what seeding stores); ``tests/test_dashboard_story.py`` recomputes the
+seed and checks that the snapshot still holds the same stored results
+(:func:`comparable_rows`, which leaves out timestamps and timings). A store that is not
+empty, a non-default :class:`SeedSpec`, or a snapshot of another seed version is seeded by
+computation as before.
 """
 
 from __future__ import annotations
@@ -23,6 +36,17 @@ from .store import Store, StoreError
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 SEED_VERSION = "1"
+#: where the precomputed default seed is shipped (see the module doc)
+SNAPSHOT_DIR = DATA_DIR / "seed"
+#: the store tables a snapshot holds (``meta`` is set by the loader, counters are derived)
+SNAPSHOT_TABLES = ("panels", "judges", "items", "outputs", "runs", "run_candidates", "run_cells",
+                   "sweep_cells", "sweep_menu_cells", "sweep_records", "sweep_candidates",
+                   "run_predictors", "audit_cells", "judge_costs")
+#: columns that differ between two computations of the same seed (when and how fast it
+#: ran, the fcps version string, and the panel version, which hashes the creation time)
+VOLATILE_COLUMNS = {"panels": ("created_at", "version"),
+                    "runs": ("started_at", "finished_at", "seconds", "timings", "version",
+                             "panel_version")}
 
 
 @dataclass(frozen=True)
@@ -122,11 +146,122 @@ def seed_store(store: Store, spec: SeedSpec = SeedSpec(),
 def ensure_seeded(store: Store, progress: Callable[[str], None] | None = None,
                   spec: SeedSpec = SeedSpec()) -> bool:
     """Seed ``store`` once (first start); True when seeding ran. A store seeded before
-    keeps whatever its users deleted since."""
+    keeps whatever its users deleted since. The default seed of an empty store is copied
+    from the shipped snapshot (instant); anything else is computed."""
     if store.get_meta("seed_version") is not None:
         return False
+    if spec == SeedSpec() and load_snapshot(store):
+        return True
     seed_store(store, spec, progress=progress)
     return True
+
+
+def _manifest(directory: Path) -> dict | None:
+    try:
+        return json.loads((Path(directory) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_snapshot(store: Store, directory: Path = SNAPSHOT_DIR) -> dict:
+    """Write ``store``'s rows (a store holding exactly the default seed) as the shipped
+    snapshot: one zstd Parquet file per table of :data:`SNAPSHOT_TABLES` plus a manifest
+    (seed version, schema version, row counts). Returns the manifest."""
+    import pyarrow.parquet as pq
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    counts = {}
+    with store.snapshot() as cur:
+        for table in SNAPSHOT_TABLES:
+            data = cur.sql(f"SELECT * FROM {table}").to_arrow_table()
+            pq.write_table(data, directory / f"{table}.parquet", compression="zstd")
+            counts[table] = data.num_rows
+        schema = int(cur.execute("SELECT max(version) FROM schema_version").fetchone()[0])
+    manifest = {"seed_version": SEED_VERSION, "schema_version": schema, "rows": counts,
+                "panels": sorted(p["name"] for p in store.panels()),
+                "runs": sorted(r["label"] or "" for r in store.runs())}
+    (directory / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return manifest
+
+
+def load_snapshot(store: Store, directory: Path = SNAPSHOT_DIR) -> bool:
+    """Copy the shipped default seed into ``store`` in one transaction; True when copied.
+    Only an empty store (no panel, no run) takes it, so the snapshot's ids stay as they
+    were; False (nothing written) for a non-empty store or a missing or foreign snapshot."""
+    import pyarrow.parquet as pq
+    from .store.core import staged
+    from .store.schema import LATEST_VERSION
+    directory = Path(directory)
+    manifest = _manifest(directory)
+    if not manifest or manifest.get("seed_version") != SEED_VERSION \
+            or int(manifest.get("schema_version", 0)) > LATEST_VERSION:
+        return False
+    try:
+        tables = {t: pq.read_table(directory / f"{t}.parquet") for t in SNAPSHOT_TABLES}
+    except OSError:
+        return False
+    with store.transaction() as cur:
+        if cur.execute("SELECT (SELECT count(*) FROM panels) + (SELECT count(*) FROM runs)").fetchone()[0]:
+            return False
+        if cur.execute("SELECT value FROM meta WHERE key = 'seed_version'").fetchone() is not None:
+            return False
+        for table, data in tables.items():
+            if data.num_rows:
+                with staged(cur, "fcps_seed_rows", data):
+                    cur.execute(f"INSERT INTO {table} BY NAME SELECT * FROM fcps_seed_rows")
+        for counter, (table, column) in {"run_id": ("runs", "run_id"), "panel_id": ("panels", "panel_id")}.items():
+            cur.execute(f"INSERT OR REPLACE INTO counters SELECT ?, greatest(coalesce(max({column}), 0), "
+                        f"(SELECT coalesce(max(value), 0) FROM counters WHERE name = ?)) FROM {table}",
+                        [counter, counter])
+        cur.execute("INSERT OR REPLACE INTO meta VALUES ('seed_version', ?)", [SEED_VERSION])
+    return True
+
+
+def comparable_rows(store: Store) -> dict:
+    """Every seeded table's rows without :data:`VOLATILE_COLUMNS`, sorted, as lists of
+    tuples (floats through :func:`_comparable`): two stores seeded from the same engine
+    compare equal."""
+    out = {}
+    with store.snapshot() as cur:
+        for table in SNAPSHOT_TABLES:
+            cols = [r[0] for r in cur.execute(f"DESCRIBE {table}").fetchall()
+                    if r[0] not in VOLATILE_COLUMNS.get(table, ())]
+            listed = ", ".join(f'"{c}"' for c in cols)
+            rows = cur.execute(f"SELECT {listed} FROM {table} ORDER BY ALL").fetchall()
+            out[table] = (cols, [tuple(_comparable(v) for v in row) for row in rows])
+    return out
+
+
+def _comparable(value):
+    """A stored value as two computations agree on it: NaN as None (NaN != NaN), floats to
+    12 significant digits (summation order in threaded BLAS moves the last bits)."""
+    if isinstance(value, float):
+        return None if value != value else float(f"{value:.12g}")
+    return value
+
+
+def _main(argv=None) -> int:
+    """``python -m fcps_core.seed --write-snapshot [--store PATH]``: compute the default seed
+    into a new store (or use ``--store``) and write it to ``data/seed/``."""
+    import argparse
+    import tempfile
+    parser = argparse.ArgumentParser(prog="python -m fcps_core.seed", description=_main.__doc__)
+    parser.add_argument("--write-snapshot", action="store_true", required=True,
+                        help="compute the default demo seed and write data/seed/")
+    parser.add_argument("--store", help="an already seeded store to write from (default: compute one)")
+    parser.add_argument("--out", default=str(SNAPSHOT_DIR), help="snapshot folder (default data/seed)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(args.store or Path(tmp) / "seed.duckdb")
+        if not args.store:
+            seed_store(store, SeedSpec(), progress=print)
+        manifest = write_snapshot(store, Path(args.out))
+    print(json.dumps(manifest["rows"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
 
 
 def ensure_default_store(progress: Callable[[str], None] | None = None) -> Store:

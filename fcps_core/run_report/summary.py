@@ -28,11 +28,13 @@ def split_sizes(split: dict | None) -> list[dict]:
 
 
 def count_text(value) -> str:
-    """A row count (a cross-fitted fold size is a mean: one decimal when not whole)."""
-    if value is None:
+    """A row count as a whole number. A cross-fitted fold size is a mean over folds: when
+    not whole it reads "about 1,797" (a block holds whole rows; a decimal would look like
+    a unit error)."""
+    if value is None or (isinstance(value, float) and value != value):
         return "–"
     if isinstance(value, float) and value != int(value):
-        return f"{value:,.1f}"
+        return f"about {round(value):,}"
     return f"{int(value):,}"
 
 
