@@ -117,6 +117,9 @@ def _baseline_losses(result, heldout) -> tuple[dict[str, np.ndarray], bool]:
 
 #: bootstrap draws per block: a block's (groups, draws) weights stay near this many cells
 BLOCK_CELLS = 1 << 21
+#: the bootstrap sums over units instead of distinct rows when there are at most this share
+#: as many units
+UNIT_SHARE = 0.5
 #: slack on the bound that rules a candidate out of a draw's tie set before its SE is summed
 PRUNE_SLACK = 1.01
 #: the bootstrap's tie sets read the unit sums of every column some draw may tie, formed
@@ -185,7 +188,10 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     Rows enter as distinct rows: a draw's weight on a distinct row is the count of its
     rows in the drawn groups (a sparse product), so in-bag and out-of-bag sums are
     products with the distinct rows' losses (candidates with identical loss columns share
-    one column). Draws are processed in blocks, so no (draws, groups) float matrix is held
+    one column). When units (groups of identical contents) number at most
+    :data:`UNIT_SHARE` of the distinct rows, the products run over units instead: a draw's
+    weight on a unit is its groups' draw counts summed, times the unit's loss sums (draws
+    x units x columns: groups of several rows cost no more than one row each). Draws are processed in blocks, so no (draws, groups) float matrix is held
     whole. The paired SE against a draw's best column is summed directly over groups,
     sum_g w_g (D_g - delta n_g)^2 with D = S_c - S_best (no cancellation), once per best
     column for all its draws, for the candidates a bound cannot rule out of the tie set
@@ -201,7 +207,28 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     ng = grouped.rows_per_group
     W = bootstrap_counts(sel.seed, sel.n_boot, G)
     B = len(W)
-    rows_of_groups = grouped.group_matrix.T.tocsr()            # (distinct rows, groups)
+    # The draws' in-bag and out-of-bag sums are products of per-element weights with
+    # per-element loss sums. Elements are the units (classes of groups with identical
+    # contents) when there are clearly fewer of them than distinct rows (groups of several
+    # rows: draws x units x columns, not draws x rows x columns), else the distinct rows.
+    by_units = len(grouped.unit_rows) <= UNIT_SHARE * L.shape[0]
+    if by_units:
+        E = grouped.unit_sums()                                   # (units, distinct columns)
+
+        def element_weights(Wt: np.ndarray) -> np.ndarray:
+            return grouped.unit_weights(Wt)                       # (units, draws)
+
+        def element_sums(v: np.ndarray) -> np.ndarray:
+            return np.asarray(grouped.unit_matrix @ v)            # per-distinct-row values summed per unit
+    else:
+        E = L
+        rows_of_groups = grouped.group_matrix.T.tocsr()            # (distinct rows, groups)
+
+        def element_weights(Wt: np.ndarray) -> np.ndarray:
+            return np.asarray(rows_of_groups @ Wt)                # (distinct rows, draws)
+
+        def element_sums(v: np.ndarray) -> np.ndarray:
+            return v
     step = max(1, BLOCK_CELLS // max(G, 1))
     blocks = [slice(a, min(a + step, B)) for a in range(0, B, step)]
 
@@ -224,7 +251,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     for blk in blocks:
         Wt = group_weights(blk)
         N[blk] = ng @ Wt
-        M[blk] = (np.asarray(rows_of_groups @ Wt).T @ L) / N[blk, None]
+        M[blk] = (element_weights(Wt).T @ E) / N[blk, None]
         del Wt
     Mc = M[:, col]
     lo = Mc.min(axis=1)
@@ -286,7 +313,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     # pass 3: out-of-bag risks of the procedure and of the baselines
     names = list(base_losses)
     if names and on_distinct:
-        base_rows = np.column_stack([base_losses[n] for n in names])                # (distinct rows, baselines)
+        base_rows = element_sums(np.column_stack([base_losses[n] for n in names]))  # (elements, baselines)
     elif names:
         g = np.unique(heldout.groups, return_inverse=True)[1].reshape(-1)
         base_groups = np.column_stack([np.bincount(g, weights=base_losses[n], minlength=G) for n in names])
@@ -298,19 +325,19 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
         Ot = group_weights(blk, True)
         ON[blk] = on = ng @ Ot
         safe = np.where(on > 0, on, 1.0)
-        OU = np.asarray(rows_of_groups @ Ot).T                  # (draws, distinct rows) out-of-bag counts
+        OU = element_weights(Ot).T                            # (draws, elements) out-of-bag counts
         idx = np.arange(B)[blk]
         cb = col[chosen[blk]]
         for c in np.unique(cb):
             rc = np.flatnonzero(cb == c)
-            proc[idx[rc]] = (OU[rc] @ L[:, c]) / safe[rc]
+            proc[idx[rc]] = (OU[rc] @ E[:, c]) / safe[rc]
         if rule == "tie_average":
             for i, b in enumerate(idx):
                 members = pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members)
                 if len(members) > 1:
                     key = tuple(members)
                     if key not in avg_cache:
-                        avg_cache[key] = heldout.average_losses(sel.objective, members)
+                        avg_cache[key] = element_sums(heldout.average_losses(sel.objective, members))
                     proc[b] = float(OU[i] @ avg_cache[key]) / safe[i]
         if names:
             OB[blk] = OU @ base_rows if on_distinct else Ot.T @ base_groups
