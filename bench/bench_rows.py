@@ -34,7 +34,6 @@ import argparse
 import json
 import math
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -187,7 +186,8 @@ def main() -> int:
             line += f"; time(80k)/time(20k) = {ratio:.2f}" + (" (target <= 5)" if protocol == "default" else "")
         print(line)
     if set(args.protocols) == {"default", "split"}:
-        ratios = [f"{name.split()[1]}: {results[(name, 'default')]['seconds'] / results[(name, 'split')]['seconds']:.1f}x"
+        ratios = [f"{name.split()[1]}: "
+                  f"{results[(name, 'default')]['seconds'] / results[(name, 'split')]['seconds']:.1f}x"
                   for name, _, _ in panels]
         print("default / split, same run: " + ", ".join(ratios))
     if "default" in args.protocols:
