@@ -193,8 +193,9 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     weight on a unit is its groups' draw counts summed, times the unit's loss sums (draws
     x units x columns: groups of several rows cost no more than one row each). Draws are
     processed in blocks, so no (draws, groups) float matrix is held whole. The paired SE
-    against a draw's best column is summed directly over groups, sum_g w_g (D_g - delta n_g)^2 with D = S_c - S_best (no cancellation), once per best
-    column for all its draws, for the candidates a bound cannot rule out of the tie set
+    against a draw's best column is summed directly over groups, sum_g w_g (D_g - delta
+    n_g)^2 with D = S_c - S_best (no cancellation), once per best column for all its
+    draws, for the candidates a bound cannot rule out of the tie set
     (:func:`_tie_columns`). Groups of one unit share D and n, so the sum runs over units
     with the draw's total weight on each unit, and the unit sums of every column in some
     tie set are formed once (when they fit in :data:`UNIT_SUM_CELLS`)."""
