@@ -1,7 +1,9 @@
 import pandas as pd
 import streamlit as st
 
+from fcps_core.explain import named_pattern, pressure_applies
 from fcps_core.families import REGISTRY
+from fcps_core.run_report.summary import count_text
 from fcps_core.plots import risk_vs_pressure
 from fcps_app.common import figure_download, md, table_download
 from fcps_app.glossary import glossary_expander, metric, table
@@ -25,9 +27,13 @@ if not cands:
     glossary_expander()
     st.stop()
 n_M = d["split"]["n_fit"]
+# what the audit means for the deployed predictor: all of it, its table-like members, or none
+applies, why = pressure_applies(d, {name for name, fam in REGISTRY.items() if fam.table_like})
+{"all": st.info, "some": st.info, "none": st.warning}[applies](md(why))
 m = st.columns(4)
 metric(m[0], "menu_size", f"{d.get('menu_size', len(d['candidates'])):,}", label="menu size |C|")
-metric(m[1], "n_M", f"{n_M:,.0f}", label="n_M (fitting rows)")
+metric(m[1], "n_M", count_text(n_M), label="n_M (fitting rows)",
+       extra="Under cross-fitting: the mean over folds of each fold's fitting rows.")
 metric(m[2], "validation_scale", "-" if d.get("validation_scale") is None else f"{d['validation_scale']:.4f}",
        label="validation scale")
 metric(m[3], "theorem1_bound", "-" if d.get("theorem1_bound") is None else f"{d['theorem1_bound']:.4f}",
@@ -85,6 +91,8 @@ elif rows:
     thin = st.slider("thin cell: N_z below", 1, 50, 5,
                      help="Cells fitted on fewer calibration rows than this are marked thin.")
     cells = pd.DataFrame(rows)
+    # every pattern names its judges ("judge1 = A · judge2 ≥ 0.851"), in the candidate's order
+    cells["pattern"] = [named_pattern(p, list(cand.get("judges") or [])) for p in cells["pattern"]]
     cells["status"] = ["unseen" if u else ("thin" if n < thin else "") for u, n in zip(cells["unseen"], cells["N_z"])]
     only = st.toggle("only unseen and thin cells", help="The table lists well-covered cells first; this shows "
                                                         "only the cells where the table pays variance.")
@@ -104,7 +112,8 @@ elif rows:
                                            "share of held-out rows": "%.4f", "share of T rows": "%.4f"})
     n_unseen, n_thin = (cells["cell status"] == "unseen").sum(), (cells["cell status"] == "thin").sum()
     st.caption(f"{n_unseen} unseen (red) and {n_thin} thin (orange) cells; N_z counts the rows the candidates "
-               f"were fitted on ({n_M:,.0f}).")
+               f"were fitted on ({count_text(n_M)}). A continuous judge's output is its bin (≥ lower edge, "
+               "< upper edge, or in [low, high)).")
     table_download(cells, "cells")
 
 table_like = [c for c in d["candidates"] if REGISTRY[c["family"]].table_like and c.get("H_K") is not None]

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fcps_core.glossary import entries, help_text
+from fcps_core.glossary import PAPER_TITLE, help_text, search
 
 #: how a missing number is shown
 BLANK = "–"
@@ -141,5 +141,14 @@ def metric(container, key: str, value, *, label: str | None = None, extra: str =
 
 
 def glossary_expander(title: str = "Glossary: what the symbols mean") -> None:
+    """Every glossary term, filtered by a search box (each word must appear in the term's
+    name, sentence or formula), so a reader finds "V_proxy" or "unseen" without scrolling."""
     with st.expander(title):
-        st.markdown("\n".join(f"- **{t.name}**: {t.help}" for t in entries()))
+        query = st.text_input("Search the glossary", key="glossary_search", placeholder="e.g. unseen, n_M, pressure",
+                              help="Shows the terms whose name, sentence or formula contains every word typed.")
+        found = search(query)
+        if not found:
+            st.caption("No term matches; try one word.")
+        else:
+            st.markdown("\n".join(f"- **{t.name}**: {t.help}" for t in found))
+        st.caption(f"Formulas and references follow the paper \"{PAPER_TITLE}\".")

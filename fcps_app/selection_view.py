@@ -76,6 +76,22 @@ def show_metrics(d: dict) -> None:
            label="test MSE (T audit)", extra="One audit on T, reported without an interval; it never informed the choice.")
     metric(m[3], "menu_size", f"{d['menu_size']:,}", label="menu size |C|")
     metric(m[4], "validation_scale", f"{d['validation_scale']:.3f}", label="validation scale")
+    test = sel.get("test_mse")
+    if dr.get("estimate") is not None and test is not None and obj.upper() == "MSE":
+        st.caption(estimate_vs_test(dr, test, (d.get("split") or {}).get("n_T")))
+
+
+def estimate_vs_test(dr: dict, test: float, n_T) -> str:
+    """One sentence putting the estimate on new items and the research-test value side by
+    side: the interval is for the expected risk on new items, the T value is one sample of
+    n_T rows with noise of its own, so it can fall outside the interval."""
+    lo, hi = dr["ci"]
+    where = "inside" if lo <= test <= hi else ("above" if test > hi else "below")
+    rows = f"{int(n_T):,} " if isinstance(n_T, (int, float)) and n_T else ""
+    return (f"Two risks of the same predictor: the estimate on new items ({dr['estimate']:.4f}, 95% interval "
+            f"{lo:.4f} to {hi:.4f}) is for its expected MSE on items like these; the research-test MSE "
+            f"({test:.4f}, {where} the interval) is one audit on the {rows}rows of T, with sampling noise of its own "
+            "and no interval, so it can fall outside the interval without contradicting it.")
 
 
 def show_baselines(d: dict) -> None:

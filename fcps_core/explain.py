@@ -259,3 +259,50 @@ def verdict(d: dict) -> str:
     """One paragraph: what to deploy, how good it is likely to be, against what."""
     parts = verdict_parts(d)
     return " ".join(parts["headline"] + parts["details"])
+
+
+def _bin_words(value: str) -> str:
+    """One judge's output in a pattern as a phrase after the judge's name: a continuous
+    judge's bin (">=0.851", "<2", "[0,0.00118)") reads as a comparison or a range, a
+    category as "= A"."""
+    v = str(value)
+    if v.startswith(">="):
+        return f"≥ {v[2:]}"
+    if v.startswith("<") and v != "<unseen>":
+        return f"< {v[1:]}"
+    if v.startswith("[") and v.endswith(")") and "," in v:
+        lo, hi = v[1:-1].split(",", 1)
+        return f"in [{lo}, {hi})"
+    if v == "<unseen>":
+        return "an output calibration never saw"
+    return f"= {v}"
+
+
+def named_pattern(pattern: str, judges: list[str]) -> str:
+    """A joint output pattern ("A|B|>=0.851") with each judge's name ("judge1 = A · judge2 =
+    B · judge3 ≥ 0.851"); the raw pattern when its parts do not match the judges one to one."""
+    parts = str(pattern).split("|")
+    if len(parts) != len(judges):
+        return str(pattern)
+    return " · ".join(f"{j} {_bin_words(p)}" for j, p in zip(judges, parts))
+
+
+def pressure_applies(d: dict, table_like: set[str]) -> tuple[str, str]:
+    """Whether table pressure and cell audits apply to what a selection deploys: ("all",
+    "none" or "some", one sentence saying why). ``table_like`` names the table-like families
+    (one value per output pattern); a tie average applies to its table-like members only."""
+    sel = d.get("selected") or {}
+    members = sel.get("members") or []
+    fams = [m.get("family") for m in members] if members else [sel.get("family")]
+    tables = [f for f in fams if f in table_like]
+    what = deployed_name(sel)
+    if len(tables) == len(fams):
+        return "all", (f"The deployed predictor ({what}) is table-like: it fits one value per joint output pattern "
+                       "of its judges, so unseen and thin cells are where it pays variance; the audit applies to it.")
+    if not tables:
+        return "none", (f"The deployed predictor ({what}) is scalar: it fits a few weights over the judges' outputs, "
+                        "not one value per output pattern, so table pressure and cell audits do not apply to it. "
+                        "The cells and pressures below are those of the table-like candidates it was compared with.")
+    return "some", (f"The deployed predictor averages {len(fams)} candidates, {len(tables)} of them table-like "
+                    f"({', '.join(sorted(set(tables)))}): table pressure and cell audits apply to those members "
+                    "only; the scalar members fit weights, not cells.")

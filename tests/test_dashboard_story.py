@@ -97,3 +97,124 @@ def test_the_snapshot_goes_only_into_an_empty_store(tmp_path):
     with empty.transaction() as cur:
         counters = dict(cur.execute("SELECT name, value FROM counters").fetchall())
     assert counters["run_id"] >= 8 and counters["panel_id"] >= 5     # new ids continue above the copied ones
+
+
+#: a raw LaTeX label of the paper (what only the Paper reproduction page may show)
+RAW_LABEL = re.compile(r"\b(?:eq|thm|tab|fig):[A-Za-z]")
+#: a block size with decimals ("n_M 1,796.8", "n_S (fitting rows): 1280.5")
+FRACTIONAL_SIZE = re.compile(r"(?<!/ )(?<!/)\bn_[SMVT]\b(?:\s*\([^)]*\))?[\s:=]*(?:about\s*)?\d[\d,]*\.\d")
+NAN = re.compile(r"\bnan\b", re.IGNORECASE)
+PAGES = ("overview", "upload", "select", "judges", "regime", "plan", "audit", "gaps", "deploy", "results", "lab")
+
+
+def open_page(name: str, run: int | None = None) -> AppTest:
+    """The app opened at ``/name?run=RUN`` (through the entry point, so page links work)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if run is not None:
+        at.query_params["run"] = str(run)
+    at.run()
+    return at.switch_page(f"app_pages/{name}.py").run()
+
+
+def shown_texts(at) -> list[tuple[str, str]]:
+    """Every text the page shows: Markdown, captions, alerts, headings, metric labels,
+    values and tooltips, widget labels and options, chart specs and table cells."""
+    out = []
+    for kind in ("markdown", "caption", "info", "warning", "error", "success", "subheader", "header", "title"):
+        out += [(kind, str(x.value)) for x in getattr(at, kind)]
+    out += [("metric", f"{m.label} {m.value} {m.proto.help}") for m in at.metric]
+    out += [("chart", e.proto.spec) for e in at.get("plotly_chart")]
+    out += [("table", " ".join(map(str, df.value.columns)) + "\n" + df.value.astype(str).to_csv()) for df in at.dataframe]
+    for w in list(at.selectbox) + list(at.radio) + list(at.multiselect):
+        out.append(("widget", f"{w.label} {list(getattr(w, 'options', []))} {w.help or ''}"))
+    return out
+
+
+def leaks(at) -> list[str]:
+    found = []
+    for kind, text in shown_texts(at):
+        for rx, what in ((RAW_LABEL, "paper label"), (FRACTIONAL_SIZE, "fractional block size"), (NAN, "nan")):
+            for m in rx.finditer(text):
+                found.append(f"{what} in {kind}: ...{text[max(0, m.start() - 60):m.end() + 30]}...")
+    return found
+
+
+def test_the_leak_checks_can_fail():
+    """The patterns below catch what issue 28 saw on the pages."""
+    assert RAW_LABEL.search("paper Theorem thm:validation-selection") and RAW_LABEL.search("fig:risk-k")
+    assert FRACTIONAL_SIZE.search("n_S 1,796.8 / n_M 1,796.8") and FRACTIONAL_SIZE.search("n_M (fitting rows) 1280.5")
+    assert not FRACTIONAL_SIZE.search("n_M (fitting rows) about 1,797") and not RAW_LABEL.search("ratio 1:2:1")
+    assert not FRACTIONAL_SIZE.search("H_K / n_M 0.09524")         # a ratio, not a block size
+    assert NAN.search("estimate nan") and not NAN.search("financial")
+
+
+@pytest.mark.parametrize("run", [SELECT_PARITY, SWEEP_PARITY, SELECT_LLMBAR])
+def test_no_page_but_paper_reproduction_leaks_a_label_a_fractional_size_or_nan(fresh_store, run):
+    problems = {}
+    for name in PAGES:
+        at = open_page(name, run)
+        assert not at.exception, (name, at.exception)
+        if leaks(at):
+            problems[name] = leaks(at)
+    assert problems == {}
+
+
+def test_every_page_that_reads_a_selection_opens_run_n(fresh_store):
+    run = SELECT_PARITY
+    at = open_page("select", run)
+    assert not at.exception, at.exception
+    assert at.session_state["selection"]["run_id"] == run and at.query_params.get("run") == str(run)
+    at = open_page("judges", run)
+    assert any(f"stored run {run}'s" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert [s.value for s in at.subheader].count("Contribution to the deployed predictor") == 1
+    at = open_page("plan", run)
+    assert any(f"(stored run {run})" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert [b.label for b in at.button] == ["Plan the next judge"]    # nothing computed before the button
+    assert "Add or drop one judge" not in [s.value for s in at.subheader]
+    for name in ("audit", "regime"):
+        at = open_page(name, run)
+        assert next(s for s in at.selectbox if s.label == "Run").value == run, name
+    at = open_page("deploy", run)
+    assert next(s for s in at.selectbox if s.label == "Deploy").value.startswith(f"run {run} ")
+    at = open_page("results", run)
+    assert any(m.value.startswith(f"**Run {run}**") for m in at.markdown)
+
+
+def test_select_keeps_its_run_in_the_address_for_a_reload(fresh_store):
+    """A selection opened from the Results browser (no ?run= on the Select page) writes its
+    run id into the address, so the browser's reload opens it again."""
+    at = open_page("results", SELECT_LLMBAR)
+    at.session_state["selection"] = None
+    from fcps_app.runs import selection_state
+    at.switch_page("app_pages/select.py")
+    at.query_params.clear()
+    at.session_state["selection"] = selection_state(SELECT_LLMBAR)
+    at.session_state["current_panel"] = "stored: llmbar"
+    at.run()
+    assert at.query_params.get("run") == str(SELECT_LLMBAR)
+    reloaded = open_page("select", int(at.query_params["run"]))
+    assert reloaded.session_state["selection"]["run_id"] == SELECT_LLMBAR
+
+
+def test_the_glossary_can_be_searched(fresh_store):
+    at = open_page("overview")
+    box = next(t for t in at.text_input if t.label == "Search the glossary")
+    everything = next(m.value for m in at.markdown if m.value.startswith("- **n_S**"))
+    box.input("unseen").run()
+    found = next(m.value for m in at.markdown if m.value.startswith("- **"))
+    assert found != everything and all("unseen" in line.lower() for line in found.splitlines())
+    box.input("no-such-term-xyz").run()
+    assert any(c.value.startswith("No term matches") for c in at.caption)
+
+
+@pytest.mark.parametrize("run,applies", [(SELECT_PARITY, "is table-like"), (SELECT_LLMBAR, "averages")])
+def test_the_audit_says_what_applies_to_the_deployed_predictor_and_names_the_judges(fresh_store, run, applies):
+    at = open_page("audit", run)
+    assert not at.exception, at.exception
+    assert any(applies in i.value for i in list(at.info) + list(at.warning)), [i.value for i in at.info]
+    cells = next(df.value for df in at.dataframe if "pattern" in df.value.columns)
+    judges = Store(fresh_store).load_panel(at.selectbox[0].value.removeprefix("stored: ")).judges
+    names = [j.name for j in judges]
+    for pattern in cells["pattern"].head(20):      # every part of every pattern names its judge
+        parts = pattern.split(" · ")
+        assert len(parts) > 1 and all(any(p.startswith(n + " ") for n in names) for p in parts), pattern
