@@ -160,4 +160,9 @@ if sweep:
         st.caption(f"Model: {plan['model']}. Bands: {plan['levels'][0]:.0%}-{plan['levels'][-1]:.0%} over "
                    f"{plan['n_boot']} split-bootstrap refits; crossover searched up to n_M = {plan['horizon']:,.0f}. "
                    "Only validation risks are fitted; the research test block informs no plan.")
+        st.caption("Two kinds of risk on this page: the risk-over-budget chart above shows **test risk** on the "
+                   "research test block T (what a deployment meets), the plan's curves **validation risk** of each "
+                   "split's selected candidate (the held-out rows it was chosen on: the minimum over a menu, so "
+                   "optimistic). At the same n_M the plan's values therefore sit below the chart's; compare the "
+                   "plan's menus with each other, and read the chart above for the level to expect.")
 glossary_expander()

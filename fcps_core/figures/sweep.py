@@ -33,7 +33,7 @@ def calibration_growth_risk(cells: list[dict], menus: tuple[str, ...] = ("table"
             continue
         _band(fig, [c["n_M"] for c in rows], [c["menus"][menu]["test_mse_mean"] for c in rows],
               [c["menus"][menu]["test_mse_se"] for c in rows], menu, menu_color(menu))
-    fig.update_layout(yaxis_title="test MSE (mean over splits, 95% band)", legend=dict(title="menu"),
+    fig.update_layout(yaxis_title="test MSE on T (mean over splits, 95% band)", legend=dict(title="menu"),
                       margin=MARGIN)
     return budget_axis(fig, [c["n_M"] for c in cells])
 
@@ -223,7 +223,7 @@ def plan_curves(plan: dict) -> go.Figure:
                       line_width=0)
         fig.add_vline(x=cross["n_M"], line_dash="dash", line_color=MENU_COLORS["table_like"],
                       annotation_text="table-like overtakes", annotation_position="bottom right")
-    fig.update_layout(yaxis_title="validation MSE (selected candidate)",
+    fig.update_layout(yaxis_title="validation MSE (selected candidate, optimistic)",
                       legend=dict(orientation="h", y=-0.25), height=460, margin=MARGIN)
     ticks = [b for c in curves.values() for b in c.get("budgets", [])]
     return budget_axis(fig, ticks + ([plan["target_n_M"]] if plan.get("target_n_M") else []))
