@@ -7,9 +7,9 @@ import streamlit as st
 
 from fcps_core import FCPSError
 from fcps_core.ingest import detect_layout, judge_mappings, page_wording
-from fcps_core.ingest.files import shown_name
+from fcps_core.ingest.files import UPLOAD_SUFFIXES, shown_name
 from fcps_core.labels import map_labels, mapping_sentence
-from fcps_app.common import get_store, import_upload, load_bytes, md, upload_path
+from fcps_app.common import get_store, import_upload, load_bytes, md, page_link, upload_path
 from fcps_app.glossary import table
 
 REPLACE = "Replace the stored panel of this name"
@@ -28,11 +28,13 @@ WORDS_HELP = "Comma-separated label texts (case does not matter), e.g. spam, jun
 st.title("Upload a panel")
 st.markdown("Wide files: one row per item, one column per judge. Long files: one row per (item, judge) "
             "with an `output` column. Labels may be numbers in [0,1], A/B preferences, verdict words "
-            "(good/bad, correct/incorrect, ...) or integer rubric scores; rows without a label are unlabelled "
+            "(good/bad, correct/incorrect, ...) or integer rubric scores; judge outputs may also be ordered "
+            "pairwise verdicts (A>>B, A>B, A=B, B>A, B>>A). Rows without a label are unlabelled "
             "traffic. Before anything is stored the page says how every label and judge output was read, "
             "and lets you change it.")
-up = st.file_uploader("Panel file (CSV, TSV, Parquet or JSON Lines; optionally .gz)",
-                      type=["csv", "tsv", "parquet", "jsonl", "gz"])
+#: the file types the reader accepts (fcps_core.ingest.files.UPLOAD_SUFFIXES: .tab, .txt, .pq, .ndjson ...)
+UPLOAD_TYPES = sorted({suffix.rsplit(".", 1)[-1] for suffix in UPLOAD_SUFFIXES})
+up = st.file_uploader("Panel file (CSV, TSV/.tab, Parquet or JSON Lines; optionally .gz)", type=UPLOAD_TYPES)
 if up is None:
     st.stop()
 data = up.getvalue()
@@ -207,11 +209,18 @@ if text_words:
     lc[0].multiselect("label texts that mean 1", text_words, default=default, key=f"positive-{key}",
                       help="Every other of these texts means 0. Swap them when your file's 1 is the 'bad' "
                            "class (e.g. the outcome you want to catch).")
-lc[1].text_input("label range", key=f"label_range-{key}", placeholder="e.g. 1,5 (empty: inferred)",
-                 help="LOW,HIGH of a rubric scale: numeric labels are mapped to (y - LOW) / (HIGH - LOW). Empty: "
-                      "numbers in [0,1] are kept, integer scores are normalised by their observed range.")
-lc[2].checkbox("read judge outputs with the same words", value=True, key=f"judges-too-{key}",
-               help="A judge answering 'good'/'bad' (or A/B) follows the label texts' 0/1 above.")
+# controls shown only where they apply: a label range for integer (rubric) labels, the
+# shared words for labels given as words; continuous labels in [0,1] need neither
+numbers = (report or {}).get("numbers") or {}
+integer_labels = bool(numbers) and all(float(v).is_integer() for v in numbers.get("values") or [])
+if report is None or (report or {}).get("kind") in ("rubric", "mixed") or integer_labels \
+        or state.get(f"label_range-{key}"):
+    lc[1].text_input("label range", key=f"label_range-{key}", placeholder="e.g. 1,5 (empty: inferred)",
+                     help="LOW,HIGH of a rubric scale: numeric labels are mapped to (y - LOW) / (HIGH - LOW). Empty: "
+                          "numbers in [0,1] are kept, integer scores are normalised by their observed range.")
+if report is None or text_words or (report or {}).get("kind") in ("words", "mixed"):
+    lc[2].checkbox("read judge outputs with the same words", value=True, key=f"judges-too-{key}",
+                   help="A judge answering 'good'/'bad' (or A/B) follows the label texts' 0/1 above.")
 with st.expander("Other label words", expanded=panel is None):
     w1, w2, w3 = st.columns(3)
     w1.text_input("texts that mean 1", key=f"ones-{key}", help=WORDS_HELP)
@@ -260,6 +269,8 @@ replace = st.checkbox(REPLACE, value=False, help="The stored panel of this name,
                       "this file (the command line's import --replace).")
 if taken and not replace:
     st.caption(f"A panel named '{md(name)}' is already stored: choose another name, or tick '{REPLACE}'.")
+st.caption("**Save to the store** keeps the panel (and every run on it) for every session and the command line; "
+           "**Use this panel** offers it in this browser session only, and runs on it are not stored.")
 row = st.container(horizontal=True)     # the two ways to keep the panel, side by side
 save = row.button("Save to the store", type="primary", help="Store the panel (and the runs on it) for every session.")
 use = row.button("Use this panel", help="Use it in this session only, without storing it.")
@@ -271,7 +282,9 @@ if save:
     else:
         st.session_state["current_panel"] = f"stored: {name}"
         st.success(f"'{md(name)}' is stored; Select, Regime map and Audit now offer it, and runs on it are kept.")
+        page_link("app_pages/select.py", "Select judges and an aggregator for it (Select page)")
 if use:
     st.session_state.setdefault("uploads", {})[name] = (up.name, data, json.dumps(options, sort_keys=True))
     st.session_state["current_panel"] = f"uploaded: {name}"
     st.success(f"'{md(name)}' is now available on the Select, Regime map and Audit pages (this session only).")
+    page_link("app_pages/select.py", "Select judges and an aggregator for it (Select page)")

@@ -4,7 +4,10 @@ A panel is built from string columns (what a CSV holds). Each judge column is cl
 into an output *schema* (design.md, "Panel files users upload"):
 
 ``pairwise``     verdicts A / B / tie / parse_error (case kept: each recorded output is its
-                 own table cell value, paper appendix "Prompt and parsing details").
+                 own table cell value, paper appendix "Prompt and parsing details"), and
+                 ordered (graded) verdicts A>>B / A>B / A=B / B>A / B>>A (JudgeBench style;
+                 also A<B, A<<B ...): an ordinal pairwise judge whose scalar encoding is
+                 the graded share of A (:data:`PAIRWISE_GRADED`, shown by the Upload page).
 ``binary``       correct/incorrect, safe/unsafe, yes/no, true/false, pass/fail, 0/1, with an
                  optional neutral value (uncertain, unknown, ...).
 ``rubric``       integer scores with at most ``MAX_RUBRIC_LEVELS`` distinct values (1-5, ...).
@@ -37,6 +40,10 @@ PAIRWISE_NEGATIVE = frozenset({"b"})
 NEUTRAL_TOKENS = frozenset({"tie", "draw", "parse_error", "parse-error", "error", "invalid",
                             "uncertain", "unknown", "unsure", "neutral"})
 TIE_TOKENS = frozenset({"tie", "draw"})
+#: ordered pairwise verdicts (lower case, spaces removed) -> how strongly they favour A:
+#: the scalar encoding of an ordinal pairwise judge (A >> B is A clearly better)
+PAIRWISE_GRADED = {"a>>b": 1.0, "a>b": 0.75, "a=b": 0.5, "a==b": 0.5, "b>a": 0.25, "b>>a": 0.0,
+                   "b<<a": 1.0, "b<a": 0.75, "a<b": 0.25, "a<<b": 0.0}
 ERROR_TOKENS = frozenset({"parse_error", "parse-error", "error", "invalid"})
 BINARY_POSITIVE = frozenset({"correct", "safe", "yes", "true", "pass", "positive", "good",
                              "1", "1.0", "refusal", "valid"})
@@ -99,8 +106,10 @@ def detect_schema(tokens: Sequence[str]) -> str:
     if not distinct:
         return "categorical"
     lowered = {t.lower() for t in distinct}
-    if lowered & (PAIRWISE_POSITIVE | PAIRWISE_NEGATIVE) and lowered <= (
-            PAIRWISE_POSITIVE | PAIRWISE_NEGATIVE | TIE_TOKENS | ERROR_TOKENS):
+    graded = {_graded_key(t) for t in lowered} & PAIRWISE_GRADED.keys()
+    if (lowered & (PAIRWISE_POSITIVE | PAIRWISE_NEGATIVE) or graded) and all(
+            t in PAIRWISE_POSITIVE | PAIRWISE_NEGATIVE | TIE_TOKENS | ERROR_TOKENS
+            or _graded_key(t) in PAIRWISE_GRADED for t in lowered):
         return "pairwise"
     numbers = [parse_float(t) for t in distinct]
     if all(v is not None and math.isfinite(v) for v in numbers):
@@ -113,6 +122,20 @@ def detect_schema(tokens: Sequence[str]) -> str:
             BINARY_POSITIVE | BINARY_NEGATIVE | NEUTRAL_TOKENS):
         return "binary"
     return "categorical"
+
+
+def _graded_key(token: str) -> str:
+    """An ordered pairwise verdict as :data:`PAIRWISE_GRADED` spells it ("A >> B" -> "a>>b")."""
+    return "".join(str(token).lower().split())
+
+
+def pairwise_mapping(judge: "JudgeColumn") -> list[tuple[str, float]]:
+    """A pairwise judge's outputs and the value each is read as (A 1, B 0, tie 1/2; graded
+    verdicts by :data:`PAIRWISE_GRADED`), ordered from most A to most B, for display."""
+    if judge.schema != "pairwise":
+        return []
+    return sorted(((t, judge.scalar_map.get(t, 0.5)) for t in judge.vocab if t != MISSING),
+                  key=lambda tv: (-tv[1], tv[0]))
 
 
 def _discrete_column(name: str, schema: str, raw: np.ndarray, first_line: int,
@@ -145,7 +168,8 @@ def _discrete_column(name: str, schema: str, raw: np.ndarray, first_line: int,
     if schema == "pairwise":
         for tok in vocab:
             low = tok.lower()
-            scalar_map[tok] = 1.0 if low in PAIRWISE_POSITIVE else 0.0 if low in PAIRWISE_NEGATIVE else 0.5
+            scalar_map[tok] = 1.0 if low in PAIRWISE_POSITIVE else 0.0 if low in PAIRWISE_NEGATIVE else \
+                PAIRWISE_GRADED.get(_graded_key(low), 0.5)
     elif schema == "binary":
         for tok in vocab:
             low = tok.lower()

@@ -218,3 +218,34 @@ def test_the_audit_says_what_applies_to_the_deployed_predictor_and_names_the_jud
     for pattern in cells["pattern"].head(20):      # every part of every pattern names its judge
         parts = pattern.split(" · ")
         assert len(parts) > 1 and all(any(p.startswith(n + " ") for n in names) for p in parts), pattern
+
+
+def _graded_csv(rows: int = 80) -> bytes:
+    """JudgeBench-style ordered verdicts from two judges, continuous human labels."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    verdicts = ["A>>B", "A>B", "A=B", "B>A", "B>>A"]
+    lines = ["item_id,group_id,label,j1,j2"]
+    for i in range(rows):
+        y = float(rng.random())
+        picks = [verdicts[min(4, max(0, int((1 - y) * 5 + rng.integers(-1, 2))))] for _ in range(2)]
+        lines.append(f"it{i},g{i},{y:.3f},{picks[0]},{picks[1]}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_upload_reads_ordered_pairwise_verdicts_and_shows_only_the_controls_that_apply(fresh_store):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("app_pages/upload.py").run()
+    assert ".tab" in list(at.get("file_uploader")[0].proto.type)      # the reader's file types
+    at.get("file_uploader")[0].set_value(("graded.csv", _graded_csv(), "text/csv")).run()
+    assert not at.exception, at.exception
+    outputs = next(m.value for m in at.markdown if m.value.startswith("**Judge outputs**"))
+    assert "(pairwise)" in outputs and "ordinal pairwise" in outputs
+    assert "'A>>B' -> 1" in outputs.replace("\\", "") and "'B>>A' -> 0" in outputs.replace("\\", "")
+    labels = [w.label for w in list(at.text_input) + list(at.checkbox)]
+    assert "label range" not in labels and "read judge outputs with the same words" not in labels
+    next(b for b in at.button if b.label == "Save to the store").click().run()
+    assert not at.exception, at.exception
+    assert any("is stored" in s.value for s in at.success)
+    links = [e.proto.page for e in at.get("page_link")]
+    assert "select" in links, links

@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..panel import MISSING
+from ..panel import MISSING, PAIRWISE_GRADED
 
 #: CLI flag -> the load/import option it sets ("limits" for the --max-* reading limits)
 FLAG_OPTIONS = {
@@ -75,7 +75,10 @@ def output_mapping(judge) -> str:
     if judge.schema in ("pairwise", "binary"):
         pairs = ", ".join(f"{tok!r} -> {_value(v)}" for tok, v in sorted(
             ((str(t), v) for t, v in judge.scalar_map.items() if t != MISSING), key=lambda tv: (-tv[1], tv[0])))
-        return f"{pairs} (scalar families); every output is its own table cell.{missing}"
+        graded = judge.schema == "pairwise" and any(
+            "".join(str(t).lower().split()) in PAIRWISE_GRADED for t in judge.vocab)
+        what = "ordinal pairwise (ordered verdicts, from A clearly better to B clearly better): " if graded else ""
+        return f"{what}{pairs} (scalar families); every output is its own table cell.{missing}"
     if judge.schema == "rubric":
         lo, hi = judge.value_range
         scores = [t for t in judge.vocab if t != MISSING]
