@@ -136,9 +136,14 @@ class GroupedLosses:
 
     def unit_sums(self, cols=None) -> np.ndarray:
         """(units, columns) one group's loss sums per unit, for distinct columns ``cols``
-        (None: all)."""
-        L = self.losses if cols is None else self.losses[:, cols]
-        return np.asarray(self.unit_matrix @ L)
+        (None: all, formed a block of columns at a time: the sparse product takes its dense
+        operand row-major, so a whole column-major loss matrix would be copied first)."""
+        if cols is None:
+            out = np.empty((len(self.unit_rows), self.losses.shape[1]))
+            for a in range(0, self.losses.shape[1], self.BLOCK):
+                out[:, a:a + self.BLOCK] = self.unit_matrix @ self.losses[:, a:a + self.BLOCK]
+            return out
+        return np.asarray(self.unit_matrix @ self.losses[:, cols])
 
     @property
     def sums(self) -> np.ndarray:
