@@ -21,15 +21,17 @@ if picked.state is None:
     st.stop()
 result = picked.state["result"]     # None for a stored run: its dict holds candidates + selected cells
 d = picked.state["dict"]
-cands = [c for c in d["candidates"] if c.get("H_K") is not None]
+TABLE_LIKE = {name for name, fam in REGISTRY.items() if fam.table_like}
+# what the audit means for the deployed predictor: all of it, its table-like members, or none
+applies, why = pressure_applies(d, TABLE_LIKE)
+{"all": st.info, "some": st.info, "none": st.warning}[applies](md(why))
+# cells and table pressure are audited for table-like candidates only (a scalar one fits no cells)
+cands = [c for c in d["candidates"] if c.get("H_K") is not None and c["family"] in TABLE_LIKE]
 if not cands:
-    st.info("No candidate of this selection has a pattern table (continuous judges only): nothing to audit.")
+    st.info("No table-like candidate in this selection's menu (or continuous judges only): nothing to audit.")
     glossary_expander()
     st.stop()
 n_M = d["split"]["n_fit"]
-# what the audit means for the deployed predictor: all of it, its table-like members, or none
-applies, why = pressure_applies(d, {name for name, fam in REGISTRY.items() if fam.table_like})
-{"all": st.info, "some": st.info, "none": st.warning}[applies](md(why))
 m = st.columns(4)
 metric(m[0], "menu_size", f"{d.get('menu_size', len(d['candidates'])):,}", label="menu size |C|")
 metric(m[1], "n_M", count_text(n_M), label="n_M (fitting rows)",
@@ -39,20 +41,24 @@ metric(m[2], "validation_scale", "-" if d.get("validation_scale") is None else f
 metric(m[3], "theorem1_bound", "-" if d.get("theorem1_bound") is None else f"{d['theorem1_bound']:.4f}",
        label="Theorem 1 bound")
 
-stored_cells_of = d["selected"]["index"]
-default = stored_cells_of if stored_cells_of in {c["index"] for c in cands} else cands[0]["index"]
+stored_cells_of = d["selected"]["index"]      # a stored run keeps this candidate's cells only
+table_ids = {c["index"] for c in cands}
+deployed_ids = [mm["index"] for mm in d["selected"].get("members") or []] or [stored_cells_of]
+deployed_tables = [i for i in deployed_ids if i in table_ids]
+default = deployed_tables[0] if deployed_tables else min(
+    cands, key=lambda c: c.get("val_risk", c.get("val_mse")) or float("inf"))["index"]
 
 
 def cand_label(c: dict) -> str:
     risk = c.get("val_risk", c.get("val_mse"))
-    tag = " (selected)" if c["index"] == stored_cells_of else ""
+    tag = " (selected)" if c["index"] == stored_cells_of else " (deployed member)" if c["index"] in deployed_ids else ""
     return f"{c['family']} K={c['K']} {c['path']}" + (f" (held-out risk {risk:.4f})" if risk is not None else "") + tag
 
 
 labels = {c["index"]: cand_label(c) for c in cands}
 choice = st.selectbox("Candidate", list(labels), index=list(labels).index(default), format_func=labels.get,
-                      help="Every candidate with a pattern table (its prefix's joint outputs); the selected one "
-                           "first by default.")
+                      help="Every table-like candidate (one value per joint output pattern of its prefix); "
+                           "the deployed one, or the deployed average's best table-like member, by default.")
 cand = next(c for c in d["candidates"] if c["index"] == choice)
 
 
@@ -62,7 +68,7 @@ def fmt(v):
     return "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else str(v))
 
 
-m = st.columns(5)
+m = st.columns([2, 1, 1, 1, 1])      # the family's name is long ("backoff", "residual"): room for it
 metric(m[0], "family", cand["family"])
 metric(m[1], "K", fmt(cand["K"]), label="prefix K", extra="Judges: " + ", ".join(md(j) for j in cand.get("judges") or []))
 metric(m[2], "val_risk", fmt(cand.get("val_risk", cand.get("val_mse"))), label="held-out risk")
@@ -82,9 +88,10 @@ elif choice == stored_cells_of:
     rows = d.get("cells") or []
 else:
     rows = None
-    st.info(f"Stored run {picked.run_id} keeps the cell table of its selected candidate only "
-            f"({labels.get(stored_cells_of, 'not a table')}). Pick that candidate, or run the selection again on "
-            "the Select page to audit this one's cells; its figures above and the charts below are stored.")
+    kept = (f"({labels[stored_cells_of]}). Pick that candidate, or run" if stored_cells_of in labels else
+            "(a scalar one, which fits no cells). Run")
+    st.info(f"Stored run {picked.run_id} keeps the cell table of its selected candidate only {kept} the selection "
+            "again on the Select page to audit this one's cells; its figures above and the charts below are stored.")
 if rows is not None and not rows:
     st.info("This candidate has no cells to show.")
 elif rows:

@@ -89,6 +89,13 @@ def display_frame(df: pd.DataFrame, *, formats: dict | None = None, digits: int 
     return frame, specs
 
 
+def _width(col: pd.Series) -> str | None:
+    """A text column wide enough for its longest value (the grid otherwise sizes it by its
+    header and cuts identifiers such as "logistic_pairwise" to "logistic_pairwi")."""
+    longest = max((len(str(v)) for v in col.head(500)), default=0)
+    return "large" if longest > 40 else "medium" if longest > 12 else None
+
+
 def _config(frame: pd.DataFrame, specs: dict, helps: dict | None, given: dict | None) -> dict:
     config = {}
     for c in frame.columns:
@@ -96,6 +103,7 @@ def _config(frame: pd.DataFrame, specs: dict, helps: dict | None, given: dict | 
         mine = (st.column_config.NumberColumn(help=text, format=specs[c])
                 if c in specs and _numeric(frame[c]) else
                 st.column_config.TextColumn(help=text, alignment="right") if c in specs else
+                st.column_config.Column(help=text, width=_width(frame[c])) if frame[c].dtype == object else
                 st.column_config.Column(help=text))
         theirs = (given or {}).get(c)
         if theirs:

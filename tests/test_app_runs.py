@@ -84,9 +84,12 @@ def test_link_opens_the_run_and_survives_a_rerun_and_a_reload(name, run):
             assert at.dataframe[0].value["n_M"].tolist() == [50, 200]
             assert len(at.get("plotly_chart")) == 4
         elif name == "audit":
-            assert by_label(at.selectbox, "Candidate").value == _stored_selected(run)   # the stored selected one
-            stored_cells = _stored_run(run)["result"]["cells"]
-            assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == len(stored_cells) > 0
+            assert by_label(at.selectbox, "Candidate").value == _audited_default(run)
+            if _audited_default(run) == _stored_selected(run):      # its cells are stored with the run
+                stored_cells = _stored_run(run)["result"]["cells"]
+                assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == len(stored_cells) > 0
+            else:                                                   # a scalar selection keeps no table cells
+                assert not at.dataframe and any("selected candidate only" in i.value for i in at.info)
         else:
             assert len(at.get("plotly_chart")) >= 4                   # map + three growth charts
             text = " ".join(c.value for c in at.caption)
@@ -148,29 +151,48 @@ def _stored_selected(run_id: int) -> int:
     return int(_stored_run(run_id)["result"]["selected"]["index"])
 
 
+def _audited_default(run_id: int) -> int:
+    """The candidate the audit opens on: the deployed one (or the deployed average's first
+    table-like member) when table-like, else the table-like candidate of lowest held-out risk."""
+    d = _stored_run(run_id)["result"]
+    table_ids = set(_candidate_indices(None, run_id))
+    deployed = [m["index"] for m in d["selected"].get("members") or []] or [d["selected"]["index"]]
+    tables = [i for i in deployed if i in table_ids]
+    if tables:
+        return tables[0]
+    cands = [c for c in d["candidates"] if c["index"] in table_ids]
+    return min(cands, key=lambda c: c.get("val_risk", c.get("val_mse")))["index"]
+
+
 def test_a_stored_selection_audits_only_its_selected_candidates_cells():
     at = page("audit", "2")
     box = by_label(at.selectbox, "Candidate")
-    chosen = _stored_selected(2)
-    assert box.value == chosen and "(selected)" in box.options[_candidate_indices(at).index(chosen)]
-    box.set_value(next(i for i in _candidate_indices(at) if i != chosen)).run()
+    chosen, default = _stored_selected(2), _audited_default(2)
+    assert box.value == default
+    assert len(box.options) == len(_candidate_indices(at))       # table-like candidates only, in menu order
+    if chosen == default:
+        assert "(selected)" in box.options[_candidate_indices(at).index(chosen)] and at.dataframe
+        box.set_value(next(i for i in _candidate_indices(at) if i != chosen)).run()
     assert not at.exception, at.exception
     assert not at.dataframe
     assert any("selected candidate only" in i.value for i in at.info)
     assert len(at.metric) == 14 and len(at.get("plotly_chart")) == 2     # its stored figures still show
 
 
-def _candidate_indices(at: AppTest) -> list[int]:
-    from fcps_core.store import Store
-    d = Store(os.environ["FCPS_STORE"]).run(2)["result"]
-    return [c["index"] for c in d["candidates"] if c["H_K"] is not None]
+def _candidate_indices(at: AppTest | None, run_id: int = 2) -> list[int]:
+    """The candidates the audit lists: table-like ones with a pattern table."""
+    from fcps_core.families import REGISTRY
+    d = _stored_run(run_id)["result"]
+    return [c["index"] for c in d["candidates"] if c["H_K"] is not None and REGISTRY[c["family"]].table_like]
 
 
 @pytest.mark.parametrize("name, run, tables, metrics", [
-    ("regime", "3", 0, 3), ("audit", "2", 1, 14), ("audit", "1", 1, 14), ("gaps", "3", 1, 0)])
+    ("regime", "3", 0, 3), ("audit", "2", None, 14), ("audit", "1", None, 14), ("gaps", "3", 1, 0)])
 def test_every_table_column_and_metric_has_glossary_help(name, run, tables, metrics):
     at = page(name, run)
     assert not at.exception, at.exception
+    if tables is None:      # the audit's cell table: when its candidate's cells are stored with the run
+        tables = int(_audited_default(int(run)) == _stored_selected(int(run)))
     assert len(at.dataframe) == tables and len(at.metric) == metrics
     assert help_problems(at) == []
     assert any(e.label.startswith("Glossary") for e in at.expander)
