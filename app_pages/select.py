@@ -17,6 +17,13 @@ from fcps_app.selection_view import show_selection
 st.title("Select a panel and aggregator")
 open_stored_run()
 label, panel = panel_picker()
+shown_state = st.session_state.get("selection")
+if shown_state and shown_state["label"] == label and shown_state.get("run_id") is not None:
+    # the controls below set up a new run; say which stored run the result below is, with its blocks
+    split = (shown_state["dict"].get("split") or {})
+    st.info(f"Below: stored selection run {shown_state['run_id']} ({split.get('protocol', 'split')} protocol, "
+            f"{split.get('n_T', 0):,} rows in the research test block T). The controls set up a new run; its "
+            "result replaces this one.")
 st.caption(f"{panel.n_rows} rows, {panel.n_labelled} labelled, {len(panel.judges)} judges, schema {panel.schema}")
 split, counts, seed = block_controls(panel)
 costs = judge_costs_editor(label, panel)

@@ -21,7 +21,8 @@ SHOWN_JUDGES = 6
 
 
 def _f(v, digits: int = 3) -> str:
-    return "-" if v is None else f"{v:.{digits}f}"
+    """A number at ``digits`` decimals; "-" when missing or not a number (never "nan")."""
+    return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.{digits}f}"
 
 
 def _digits(v: float | None) -> int:
@@ -297,10 +298,10 @@ def pressure_applies(d: dict, table_like: set[str]) -> tuple[str, str]:
     tables = [f for f in fams if f in table_like]
     what = deployed_name(sel)
     if len(tables) == len(fams):
-        return "all", (f"The deployed predictor ({what}) is table-like: it fits one value per joint output pattern "
+        return "all", (f"The deployed predictor, {what}, is table-like: it fits one value per joint output pattern "
                        "of its judges, so unseen and thin cells are where it pays variance; the audit applies to it.")
     if not tables:
-        return "none", (f"The deployed predictor ({what}) is scalar: it fits a few weights over the judges' outputs, "
+        return "none", (f"The deployed predictor, {what}, is scalar: it fits a few weights over the judges' outputs, "
                         "not one value per output pattern, so table pressure and cell audits do not apply to it. "
                         "The cells and pressures below are those of the table-like candidates it was compared with.")
     return "some", (f"The deployed predictor averages {len(fams)} candidates, {len(tables)} of them table-like "
