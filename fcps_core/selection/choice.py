@@ -136,14 +136,16 @@ class GroupedLosses:
 
     def unit_sums(self, cols=None) -> np.ndarray:
         """(units, columns) one group's loss sums per unit, for distinct columns ``cols``
-        (None: all, formed a block of columns at a time: the sparse product takes its dense
-        operand row-major, so a whole column-major loss matrix would be copied first)."""
-        if cols is None:
-            out = np.empty((len(self.unit_rows), self.losses.shape[1]))
-            for a in range(0, self.losses.shape[1], self.BLOCK):
-                out[:, a:a + self.BLOCK] = self.unit_matrix @ self.losses[:, a:a + self.BLOCK]
-            return out
-        return np.asarray(self.unit_matrix @ self.losses[:, cols])
+        (None: all; an index array or a slice). Formed a block of columns at a time: the
+        sparse product takes its dense operand row-major, so the (column-major) losses of
+        all the columns asked for would otherwise be copied whole, twice."""
+        if isinstance(cols, slice):
+            return np.asarray(self.unit_matrix @ self.losses[:, cols])
+        cols = np.arange(self.losses.shape[1]) if cols is None else np.asarray(cols, dtype=np.int64).reshape(-1)
+        out = np.empty((len(self.unit_rows), len(cols)))
+        for a in range(0, len(cols), self.BLOCK):
+            out[:, a:a + self.BLOCK] = self.unit_matrix @ self.losses[:, cols[a:a + self.BLOCK]]
+        return out
 
     @property
     def sums(self) -> np.ndarray:
