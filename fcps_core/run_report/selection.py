@@ -139,8 +139,18 @@ def cells_table(cells: list[dict], columns: list[Column], total: int | None = No
 
 
 def cells_section(res: dict) -> str:
+    """The cell-pressure audit of the stored cells, opened by one sentence saying whether
+    table pressure applies to what the run deploys (table-like, scalar, or a tie average's
+    table-like members): a scalar candidate's pattern cells are not shown as if they did."""
+    from ..explain import named_pattern, pressure_applies
+    from ..families import TABLE_LIKE
     c = selected_candidate(res)
-    out = []
+    applies, why = pressure_applies(res, set(TABLE_LIKE))
+    out = [para(why)]
+    if c and c.get("family") not in TABLE_LIKE:
+        out.append(para("The run stores the cells of its selected candidate only, which is scalar: no cell audit "
+                        "applies (the dashboard's Cell-pressure audit shows the table-like candidates).", "muted"))
+        return "".join(out)
     if c:
         n_m = (res.get("split") or {}).get("n_fit") or (res.get("split") or {}).get("n_M")
         hk_nm = (c["H_K"] / n_m) if c.get("H_K") is not None and n_m else None
@@ -160,6 +170,8 @@ def cells_section(res: dict) -> str:
     if not cells:
         out.append(para("No cells stored for this run.", "muted"))
         return "".join(out)
+    judges = list((c or {}).get("judges") or [])
+    cells = [{**cell, "pattern": named_pattern(cell.get("pattern"), judges)} for cell in cells]
     out.append(cells_table(cells, [Column("pattern"), Column("N_z"), Column("mean_label", header="mean label"),
                                     Column("prediction"), Column("freq_val", header="share of V", show=pct),
                                     Column("freq_test", header="share of T", show=pct),
