@@ -113,7 +113,8 @@ _TERMS: dict[str, Term] = {
                              "validation rows; compare it with the risk differences you care about.",
                              "sqrt(log|C| / n_V)"),
     "theorem1_bound": Term("Theorem 1 bound", "With probability 1 - delta the chosen candidate's risk is within "
-                           "this of the best candidate's (losses in [0, 1]; Theorem 1 (validation selection) of the paper).",
+                           "this of the best candidate's (losses in [0, 1]; Theorem 1 (validation selection) of "
+                           "the paper \"A Finite-Calibration Regime Map for LLM Judge Panels\").",
                            "2 sqrt(log(2|C|/delta) / (2 n_V))"),
     "paired_se": Term("paired SE", "Standard error of the per-row loss difference between two candidates on the "
                       "same held-out rows, clustered by item group."),
@@ -146,7 +147,8 @@ _TERMS: dict[str, Term] = {
                        "(N_z = 0): the table can only fall back there."),
     "unseen_test": Term("unseen rate (T)", "Share of test-block rows whose pattern never occurred in calibration."),
     "cell_pressure": Term("cell pressure", "Expected inverse count of the cell a new row lands in, plus the mass "
-                          "that lands in no cell: the variance a joint table pays (the paper's Eq. 3, cell pressure).",
+                          "that lands in no cell: the variance a joint table pays (Eq. 3, cell pressure, of the paper \"A Finite-Calibration Regime Map for LLM "
+                          "Judge Panels\").",
                           "sum_z p_z / N_z + u"),
     "V_cell": Term("V_cell", "Held-out plug-in estimate of the cell pressure.",
                    "sum over N_z > 0 of p_T(z) / N_z + unseen rate"),
