@@ -9,17 +9,18 @@ import sys
 from ..errors import FCPSError
 from ..jsonutil import json_ready
 from .context import RunContext
-from .render import fmt, log, render_table, safe
+from .render import fmt, log, render_table, safe, write_data
 
 
 def load_predictor(ref: str, store_path: str | None = None):
-    """A predictor file, or ``run:N``: the predictor a stored selection deploys."""
+    """A predictor file, or ``run:N`` (any case, as ``show``/``export`` take it): the
+    predictor a stored selection deploys."""
     from ..predictor import FCPSPredictor
     import os
-    if ref.startswith("run:") and not os.path.exists(ref):
+    if ref.lower().startswith("run:") and not os.path.exists(ref):
         from ..store import Store, resolve_store_path
         try:
-            run_id = int(ref[4:])
+            run_id = int(ref[4:].strip())
         except ValueError:
             raise FCPSError(f"{ref!r} is not a run reference; write run:N (see: python -m fcps_core runs)") from None
         store = Store(resolve_store_path(store_path))
@@ -88,18 +89,39 @@ def _plain_file_flags(args) -> bool:
         all(getattr(args, k, d) == d for k, d in defaults.items())
 
 
-def write_predictions(path, panel, pred, support, *, force: bool, item_ids=None) -> None:
-    """The predictions file (deploy.support.predictions_csv) to ``path`` or stdout
+def write_predictions(path, panel, pred, support, *, force: bool, item_ids=None, out_format: str = "csv") -> None:
+    """The predictions file in ``out_format`` (cli.formats.predictions_bytes: CSV through the
+    one neutralising writer with LF line ends, Parquet, JSON Lines) to ``path`` or stdout
     (``item_ids``: ``panel.item_ids`` as Arrow, when the reader kept them so)."""
-    from ..deploy.writer import predictions_csv_bytes
-    data = predictions_csv_bytes(panel.item_ids if item_ids is None else item_ids, pred, support)
+    from .formats import predictions_bytes
+    data = predictions_bytes(panel.item_ids if item_ids is None else item_ids, pred, support, out_format)
     if path:
         from ..outputs import atomic_output
         with atomic_output(path, force=force, mode="wb") as fh:
             fh.write(data)
+    elif out_format == "parquet":
+        write_data(data)        # binary: exact bytes into a pipe or file
     else:
         sys.stdout.write(data.decode("utf-8"))
         sys.stdout.flush()
+
+
+def predictions_format(args) -> str:
+    """``score``/``audit``: the predictions' format -- ``--format``, else the ``--out``
+    extension, else CSV; ``score --json`` without ``--out`` prints JSON Lines. Refused before
+    any work when the flags disagree, or when Parquet would go to a terminal."""
+    from .formats import output_format
+    if args.out_format and not args.out and args.command == "audit":
+        raise FCPSError("--format sets the format of --out: give --out FILE as well")
+    out_format = output_format(args.out, args.out_format)
+    if args.command == "score" and args.json and not args.out:
+        if args.out_format not in (None, "jsonl"):
+            raise FCPSError(f"score --json without --out prints the predictions as JSON Lines; drop "
+                            f"--format {args.out_format} or write them to a file with --out")
+        out_format = "jsonl"
+    if out_format == "parquet" and not args.out and sys.stdout.isatty():
+        raise FCPSError("Parquet is binary: write it to a file with --out FILE.parquet, or pipe it")
+    return out_format
 
 
 def support_summary(n: int, support, behaviour: str) -> str:
@@ -117,23 +139,31 @@ def support_summary(n: int, support, behaviour: str) -> str:
 
 def cmd_score(args, ctx: RunContext) -> int:
     from ..deploy.audit import missing_behaviour
+    out_format = predictions_format(args)
     if args.out:
         from ..outputs import check_output_path
         check_output_path(args.out, force=args.force)     # before any work
     predictor = load_predictor(args.model, getattr(args, "store", None))
     panel, item_ids = _score_traffic(args, ctx, predictor)
     pred, support = predictor.score(panel)
-    write_predictions(args.out, panel, pred, support, force=args.force, item_ids=item_ids)
+    write_predictions(args.out, panel, pred, support, force=args.force, item_ids=item_ids, out_format=out_format)
     if support is None:
         log(args, f"scored {panel.n_rows:,} rows (this predictor file has no calibration support "
                   "section: run select again to get per-row support)")
     else:
         log(args, support_summary(panel.n_rows, support, missing_behaviour(predictor)))
+    if args.json and args.out:
+        json.dump(json_ready({"out": args.out, "format": out_format, "rows": panel.n_rows,
+                              "outside_support": None if support is None else int((~support.in_support).sum()),
+                              "missing_rows": None if support is None else int(support.missing.any(axis=1).sum())}),
+                  sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
     return 0
 
 
 def cmd_audit(args, ctx: RunContext) -> int:
     from ..deploy.audit import DEFAULT_THRESHOLDS, audit_traffic
+    out_format = predictions_format(args)
     for path in (args.out,):
         if path:
             from ..outputs import check_output_path
@@ -149,7 +179,8 @@ def cmd_audit(args, ctx: RunContext) -> int:
         run_id = _save_audit(args, ctx, predictor, audit)
         log(args, f"saved as run {run_id}")
     if args.out:
-        write_predictions(args.out, traffic, audit.predictions, audit.support, force=args.force)
+        write_predictions(args.out, traffic, audit.predictions, audit.support, force=args.force,
+                          out_format=out_format)
         log(args, f"predictions written to {args.out}")
     if args.json:
         json.dump(json_ready(audit.to_dict()), sys.stdout, indent=1, allow_nan=False)

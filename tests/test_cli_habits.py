@@ -1,0 +1,272 @@
+"""The command line's habits (issue 29, item 6), end to end through subprocesses.
+
+* every option of every subcommand has help, and help shows the defaults;
+* progress into a pipe is plain lines, never a carriage return (a terminal keeps its live line);
+* ``-`` reads standard input (``select -``, ``score MODEL -``), bounded by the import limit
+  and named ``<stdin>`` in errors;
+* ``--json`` on every command, and errors under ``--json`` also as one JSON line on stdout
+  (exit 2; stderr keeps its one ``fcps: error:`` line);
+* files written in the format their extension (or ``--format``) names: Parquet and JSON Lines
+  read back by pyarrow and json;
+* CSV with LF line ends;
+* ``run:N`` accepted by ``show``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
+PYTHON = str(VENV_PYTHON) if VENV_PYTHON.exists() else sys.executable
+#: a quick selection (the habits are not about the protocol)
+QUICK = ("--protocol", "split", "--choice", "argmin", "--families", "table", "logistic", "--k-max", "3",
+         "--estimate", "none", "--seed", "0")
+
+
+def cli(*args: str, stdin: bytes | None = None, store: Path | None = None, stderr=subprocess.PIPE,
+        timeout: int = 300) -> subprocess.CompletedProcess:
+    """``python -m fcps_core ARGS`` from the project root with ``stdin`` piped in; a
+    private store so no default store is created or seeded."""
+    env = dict(os.environ)
+    if store is not None:
+        env["FCPS_STORE"] = str(store)
+    return subprocess.run([PYTHON, "-m", "fcps_core", *args], cwd=ROOT, input=stdin if stdin is not None else b"",
+                          stdout=subprocess.PIPE, stderr=stderr, timeout=timeout, env=env)
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    """A small synthetic panel and a predictor selected on it (files in a module folder)."""
+    d = tmp_path_factory.mktemp("habits")
+    panel = d / "panel.csv"
+    proc = cli("synth", "--regime", "mixed", "--rows", "400", "--judges", "4", "--seed", "1", "--out", str(panel))
+    assert proc.returncode == 0, proc.stderr
+    model = d / "model.json"
+    proc = cli("select", str(panel), *QUICK, "--save-model", str(model), "--quiet", store=d / "s.duckdb")
+    assert proc.returncode == 0, proc.stderr
+    return {"dir": d, "panel": panel, "model": model, "store": d / "s.duckdb"}
+
+
+# -- help -----------------------------------------------------------------------------------
+
+def _subparsers():
+    from fcps_core.cli import build_parser
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return parser, sub.choices
+
+
+def test_every_option_of_every_command_has_help():
+    """Walk the parser: every argument (options and positionals) of the top level and of
+    each of the 16 commands has non-empty help text."""
+    parser, commands = _subparsers()
+    assert len(commands) >= 16
+    missing = [f"{name} {a.option_strings or a.dest}"
+               for name, p in [("", parser), *commands.items()] for a in p._actions
+               if not isinstance(a, argparse._SubParsersAction) and not (a.help or "").strip()]
+    assert missing == []
+
+
+def test_help_shows_defaults():
+    """Each option with a meaningful default says it in its help line; 'default: None'
+    never appears."""
+    _, commands = _subparsers()
+    for name, p in commands.items():
+        formatter = p._get_formatter()
+        text = p.format_help()
+        assert "default: None" not in text, name
+        for a in p._actions:
+            if not a.option_strings or a.default in (None, False, [], argparse.SUPPRESS) \
+                    or isinstance(a, argparse._HelpAction):
+                continue
+            assert "default" in formatter._get_help_string(a).lower(), f"{name} {a.option_strings}"
+    folds = next(a for a in commands["select"]._actions if "--folds" in a.option_strings)
+    assert "(default: 5)" in commands["select"]._get_formatter()._get_help_string(folds) % {"default": 5}
+
+
+def test_every_command_takes_json():
+    _, commands = _subparsers()
+    without = [n for n, p in commands.items() if not any("--json" in a.option_strings for a in p._actions)]
+    assert without == []
+
+
+# -- progress ---------------------------------------------------------------------------------
+
+def test_progress_into_a_pipe_has_no_carriage_return(work):
+    """Piped stderr: plain progress lines ending in newlines, at most one per tenth."""
+    proc = cli("select", str(work["panel"]), *QUICK)
+    assert proc.returncode == 0, proc.stderr
+    assert b"\r" not in proc.stderr
+    lines = [line for line in proc.stderr.decode().splitlines() if line.startswith("[")]
+    assert lines and lines[-1].endswith("] done") and 2 <= len(lines) <= 11
+
+
+def test_progress_on_a_terminal_keeps_the_live_line(work):
+    """A terminal on stderr: the status line is redrawn with carriage returns."""
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([PYTHON, "-m", "fcps_core", "select", str(work["panel"]), *QUICK],
+                                cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:     # the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        proc.communicate(timeout=300)
+    finally:
+        os.close(master)
+    assert proc.returncode == 0
+    assert b"\r[" in b"".join(chunks)
+
+
+# -- standard input ---------------------------------------------------------------------------
+
+def test_select_reads_standard_input(work):
+    """``select -`` gives the result ``select FILE`` gives (the panel is called 'stdin')."""
+    from_file = cli("select", str(work["panel"]), *QUICK, "--json", "--quiet")
+    from_stdin = cli("select", "-", *QUICK, "--json", "--quiet", stdin=work["panel"].read_bytes())
+    assert from_file.returncode == 0 and from_stdin.returncode == 0, from_stdin.stderr
+    a, b = json.loads(from_file.stdout), json.loads(from_stdin.stdout)
+    assert b["panel"]["name"] == "stdin"
+    for d in (a, b):
+        d.pop("panel"), d.pop("timings")
+    assert a == b
+
+
+def test_score_model_dash_reads_standard_input(work):
+    """``score MODEL -`` scores what is piped in, as ``score MODEL FILE`` does."""
+    from_file = cli("score", str(work["model"]), str(work["panel"]), "--quiet")
+    from_stdin = cli("score", str(work["model"]), "-", "--quiet", stdin=work["panel"].read_bytes())
+    assert from_stdin.returncode == 0, from_stdin.stderr
+    assert from_stdin.stdout == from_file.stdout
+    assert from_stdin.stdout.count(b"\n") == 401
+
+
+def test_standard_input_formats_by_content(work, tmp_path):
+    """Gzip-compressed and JSON Lines input are recognised by their content."""
+    import gzip
+    gz = cli("select", "-", *QUICK, "--json", "--quiet", stdin=gzip.compress(work["panel"].read_bytes()))
+    assert gz.returncode == 0, gz.stderr
+    jsonl = tmp_path / "p.jsonl"
+    assert cli("synth", "--regime", "mixed", "--rows", "200", "--judges", "3", "--out", str(jsonl)).returncode == 0
+    proc = cli("select", "-", *QUICK, "--json", "--quiet", stdin=jsonl.read_bytes())
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["panel"]["rows"] == 200
+
+
+def test_standard_input_errors_name_stdin_and_respect_the_limit(tmp_path):
+    """A bad cell is located in ``<stdin>`` (never the temporary path); input above
+    ``--max-mb`` is refused once the limit is passed."""
+    proc = cli("select", "-", stdin=b"item_id,label,j1\n1,1,A\n2,x,B\n")
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert err.startswith("fcps: error: <stdin> line 3, column 'label'") and "fcps-stdin" not in err
+    big = b"item_id,label,j1\n" + b"".join(b"%d,1,A\n" % i for i in range(400))
+    proc = cli("import", "-", "--name", "x", "--max-mb", "0.001", "--store", str(tmp_path / "s.duckdb"), stdin=big)
+    assert proc.returncode == 2
+    assert "<stdin>" in proc.stderr.decode() and "above the import limit" in proc.stderr.decode()
+    assert not (tmp_path / "s.duckdb").exists() or b"imported" not in proc.stdout
+
+
+# -- JSON errors ------------------------------------------------------------------------------
+
+def test_errors_under_json_are_one_json_line(tmp_path):
+    """Under --json a bad input is also one JSON object on stdout (with the location) beside
+    the usual one ``fcps: error:`` line on stderr; exit 2. A usage error too. Without
+    --json stdout stays empty."""
+    proc = cli("select", "-", "--json", stdin=b"item_id,label,j1\n1,1,A\n2,x,B\n")
+    assert proc.returncode == 2
+    lines = proc.stdout.decode().splitlines()
+    assert len(lines) == 1
+    err = json.loads(lines[0])
+    assert set(err) == {"error", "type", "file", "line", "column", "hint", "exit"}
+    assert (err["file"], err["line"], err["column"], err["exit"]) == ("<stdin>", 3, "label", 2)
+    assert err["hint"] and "cannot be mapped" in err["error"]
+    text = proc.stderr.decode().splitlines()
+    assert len(text) == 1 and text[0] == "fcps: error: " + err["error"]
+    usage = cli("select", "x.csv", "--folds", "many", "--json")
+    assert usage.returncode == 2
+    assert json.loads(usage.stdout.decode())["type"] == "usage"
+    assert usage.stderr.decode().startswith("fcps: error: argument --folds")
+    missing = cli("show", "nope", "--json", "--store", str(tmp_path / "s.duckdb"))
+    assert missing.returncode == 2 and json.loads(missing.stdout.decode())["error"]
+    plain = cli("select", "x.csv", "--folds", "many")
+    assert plain.returncode == 2 and plain.stdout == b""
+    assert plain.stderr.decode().startswith("fcps: error: argument --folds")
+
+
+# -- output formats and line ends ---------------------------------------------------------------
+
+def test_synth_writes_the_format_its_extension_names(tmp_path):
+    import pyarrow.parquet as pq
+    out = {ext: tmp_path / f"p.{ext}" for ext in ("csv", "parquet", "jsonl")}
+    for path in out.values():
+        proc = cli("synth", "--regime", "mixed", "--rows", "50", "--judges", "3", "--out", str(path))
+        assert proc.returncode == 0, proc.stderr
+    csv_bytes = out["csv"].read_bytes()
+    assert b"\r" not in csv_bytes and csv_bytes.count(b"\n") == 51
+    table = pq.read_table(out["parquet"])
+    assert table.num_rows == 50 and "label" in table.column_names
+    rows = [json.loads(line) for line in out["jsonl"].read_text().splitlines()]
+    assert len(rows) == 50 and isinstance(rows[0]["label"], float)
+    bad = cli("synth", "--regime", "mixed", "--rows", "50", "--out", str(tmp_path / "x.csv"), "--format", "parquet")
+    assert bad.returncode == 2 and b"--format parquet" in bad.stderr and not (tmp_path / "x.csv").exists()
+
+
+def test_score_writes_parquet_and_jsonl_and_lf_csv(work, tmp_path):
+    """``score --out`` follows the extension; the CSV (file and stdout) has LF line ends."""
+    import pyarrow.parquet as pq
+    base = cli("score", str(work["model"]), str(work["panel"]), "--quiet")
+    assert base.returncode == 0
+    assert b"\r" not in base.stdout and base.stdout.startswith(b"item_id,prediction,N_z,in_support,missing_judges\n")
+    for ext in ("parquet", "jsonl", "csv"):
+        proc = cli("score", str(work["model"]), str(work["panel"]), "--out", str(tmp_path / f"p.{ext}"), "--quiet")
+        assert proc.returncode == 0, proc.stderr
+    table = pq.read_table(tmp_path / "p.parquet")
+    assert table.num_rows == 400 and table.column_names[:2] == ["item_id", "prediction"]
+    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert len(rows) == 400 and 0 <= rows[0]["prediction"] <= 1
+    assert (tmp_path / "p.csv").read_bytes() == base.stdout
+    lines = base.stdout.decode().splitlines()[1:]
+    assert [r["item_id"] for r in rows] == [line.split(",")[0] for line in lines]
+    assert all(abs(r["prediction"] - float(line.split(",")[1])) <= 5e-7 for r, line in zip(rows, lines))
+
+
+def test_lf_csv_keeps_line_breaks_inside_quoted_cells():
+    from fcps_core.cli.formats import lf_csv
+    assert lf_csv(b"a,b\r\n1,2\r\n") == b"a,b\n1,2\n"
+    assert lf_csv(b'a,b\r\n"x\r\ny",2\r\n') == b'a,b\n"x\r\ny",2\n'
+
+
+# -- run:N ----------------------------------------------------------------------------------------
+
+def test_show_accepts_run_references(work, tmp_path):
+    """``show run:N`` shows a stored run (text and JSON) as ``export run:N`` exports it."""
+    store = tmp_path / "s.duckdb"
+    proc = cli("select", str(work["panel"]), *QUICK, "--save", "--store", str(store), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    text = cli("show", "run:1", "--store", str(store))
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.decode().startswith("run 1: select on panel 'panel', done")
+    shown = json.loads(cli("show", "run:1", "--json", "--store", str(store)).stdout)
+    exported = json.loads(cli("export", "run:1", "--format", "json", "--store", str(store)).stdout)
+    assert shown == exported
+    jsonl = tmp_path / "c.jsonl"
+    assert cli("export", "run:1", "--out", str(jsonl), "--store", str(store)).returncode == 0
+    assert len(jsonl.read_text().splitlines()) == len(shown["result"]["candidates"])
+    gone = cli("show", "run:99", "--store", str(store))
+    assert gone.returncode == 2 and b"no stored run with id 99" in gone.stderr
