@@ -234,10 +234,28 @@ def comparable_rows(store: Store) -> dict:
 
 def _comparable(value):
     """A stored value as two computations agree on it: NaN as None (NaN != NaN), floats to
-    12 significant digits (summation order in threaded BLAS moves the last bits)."""
+    10 significant digits (summation order in threaded BLAS moves the last bits), also
+    inside the JSON text columns (params, summary, predictor), which are re-serialised
+    with sorted keys."""
     if isinstance(value, float):
-        return None if value != value else float(f"{value:.12g}")
+        return None if value != value else float(f"{value:.10g}")
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        return json.dumps(_rounded(parsed), sort_keys=True)
     return value
+
+
+def _rounded(obj):
+    if isinstance(obj, float):
+        return None if obj != obj else float(f"{obj:.10g}")
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_rounded(v) for v in obj]
+    return obj
 
 
 def _main(argv=None) -> int:
