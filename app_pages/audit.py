@@ -6,7 +6,7 @@ from fcps_core.families import REGISTRY
 from fcps_core.run_report.summary import count_text
 from fcps_core.plots import risk_vs_pressure
 from fcps_app.common import figure_download, md, table_download
-from fcps_app.glossary import glossary_expander, metric, table
+from fcps_app.glossary import glossary_expander, metric, number, table
 from fcps_app.run_picker import pick_run
 
 st.title("Cell-pressure audit")
@@ -62,6 +62,12 @@ choice = st.selectbox("Candidate", list(labels), index=list(labels).index(defaul
 cand = next(c for c in d["candidates"] if c["index"] == choice)
 
 
+def compact(v) -> str:
+    """A possibly astronomical count (Q_K is a product of alphabet sizes) short enough for a
+    metric: whole up to a million, then three significant digits ("8.61e+09"), never cut."""
+    return "-" if v is None else number(v, "compact")
+
+
 def fmt(v):
     if isinstance(v, float) and v.is_integer():
         v = int(v)
@@ -73,7 +79,7 @@ metric(m[0], "family", cand["family"])
 metric(m[1], "K", fmt(cand["K"]), label="prefix K", extra="Judges: " + ", ".join(md(j) for j in cand.get("judges") or []))
 metric(m[2], "val_risk", fmt(cand.get("val_risk", cand.get("val_mse"))), label="held-out risk")
 metric(m[3], "unseen_val", fmt(cand.get("unseen_val")), label="unseen rate")
-metric(m[4], "Q_K", fmt(cand["Q_K"]))
+metric(m[4], "Q_K", compact(cand["Q_K"]))
 m = st.columns(5)
 metric(m[0], "S_K", fmt(cand["S_K"]))
 metric(m[1], "H_K", fmt(cand["H_K"]))
