@@ -96,8 +96,7 @@ def copy_stdin(stream, folder: str, *, limit: int, suffix: str | None = None, fm
                flag: str = "PANEL", is_import: bool = False) -> str:
     """Copy ``stream`` into ``folder/stdin.<suffix>`` chunk by chunk, refusing it once it
     passes ``limit`` bytes; the suffix is ``suffix``, else ``fmt``'s, else the content's."""
-    from ..ingest import MB
-    from ..ingest.files import FileError
+    from ..ingest.files import FileError, size_text
     part = os.path.join(folder, "stdin.part")
     size = 0
     head = b""
@@ -108,7 +107,7 @@ def copy_stdin(stream, folder: str, *, limit: int, suffix: str | None = None, fm
                 break
             size += len(chunk)
             if size > limit:
-                raise FileError(f"standard input is more than {limit / MB:.0f} MB, above the import limit",
+                raise FileError(f"standard input is more than {size_text(limit)}, above the import limit",
                                 file=STDIN_NAME,
                                 hint=("raise the limit with --max-mb" if is_import else
                                       "save it to a file and split it, or import it with a higher --max-mb"))
