@@ -249,3 +249,13 @@ def test_upload_reads_ordered_pairwise_verdicts_and_shows_only_the_controls_that
     assert any("is stored" in s.value for s in at.success)
     links = [e.proto.page for e in at.get("page_link")]
     assert "select" in links, links
+
+
+def test_the_report_shows_traffic_cell_pressure_only_for_a_table_like_predictor():
+    from fcps_core.run_report.sections import audit_cells_section
+    base = {"pressure": 0.992, "unseen_rate": 0.98, "out_of_support_rate": 0.0, "missing_rate": 0.0,
+            "joint_drift": {"tv": 0.1}, "cells": []}
+    scalar = audit_cells_section({**base, "predictor": {"family": "logistic", "table_like": False}})
+    table = audit_cells_section({**base, "predictor": {"family": "table", "table_like": True}})
+    assert "0.992" not in scalar and "do not apply" in scalar and "outside support" in scalar
+    assert "0.992" in table and "do not apply" not in table

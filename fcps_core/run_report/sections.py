@@ -144,9 +144,19 @@ def audit_judges_section(res: dict, figs: Figures) -> str:
 
 
 def audit_cells_section(res: dict) -> str:
+    """A traffic audit's support figures. Cell pressure and unseen patterns are a table's
+    costs: for a scalar predictor they are left out of the cards and a sentence says why
+    (the status does not use them either), so no "OK" stands beside a pressure near 1."""
     jd = res.get("joint_drift") or {}
-    out = [cards([("cell_pressure", "cell pressure", fmt(res.get("pressure"))),
-                  ("unseen_val", "unseen patterns", pct(res.get("unseen_rate"))),
+    pred = res.get("predictor") or {}
+    table_like = pred.get("table_like", True)
+    lead = [] if table_like else [para(
+        f"The deployed predictor ({pred.get('family', 'scalar')}) is scalar: it fits weights over the judges' "
+        "outputs, not one value per output pattern, so cell pressure and unseen patterns do not apply to it and "
+        "do not enter its status; outside support (an output or value calibration never saw) does.")]
+    table_cards = [("cell_pressure", "cell pressure", fmt(res.get("pressure"))),
+                   ("unseen_val", "unseen patterns", pct(res.get("unseen_rate")))] if table_like else []
+    out = lead + [cards(table_cards + [
                   ("out_of_support", "outside support", pct(res.get("out_of_support_rate"))),
                   ("missing_rate", "rows with a missing output", pct(res.get("missing_rate"))),
                   ("tv", "joint pattern drift (TV)", fmt(jd.get("tv"), 3))])]
