@@ -13,6 +13,7 @@ tied outputs, and a synthetic panel of continuous judges (every row its own tabl
 """
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,6 +29,7 @@ from fcps_core.selection.crossfit import TableRows, fold_numbers, group_codes
 from fcps_core.selection.folds import grouped_folds
 from fcps_core.synthetic import make_regime
 
+DATA = Path(__file__).resolve().parent.parent / "data"
 REL = 1e-9
 ABS = 1e-12                  # figures that are zero up to rounding (a difference of equal risks)
 SMALL_MENU = dict(families=["table", "logistic", "mean_iso", "ridge_iso", "one_coin_iso"], k_max=5)
@@ -95,12 +97,12 @@ def continuous_panel(rows: int, judges: int, seed: int, group_size: int = 3) -> 
 
 @pytest.fixture(scope="module")
 def llmbar():
-    return load_panel("data/llmbar.csv")
+    return load_panel(str(DATA / "llmbar.csv"))
 
 
 @pytest.fixture(scope="module")
 def hanna():
-    return load_panel("data/hanna.csv")
+    return load_panel(str(DATA / "hanna.csv"))
 
 
 def test_llmbar_subset_same_choice_and_figures(llmbar):
