@@ -6,7 +6,7 @@ import streamlit as st
 from fcps_core import FCPSError
 from fcps_core.predictor import MAX_PREDICTOR_BYTES
 from fcps_app.common import get_store, md, panel_sources, upload_preview
-from fcps_app.deploy import checked_predictor_json, predictor_choices, run_audit, sql_text
+from fcps_app.deploy import SQL_DIALECTS, checked_predictor_json, predictor_choices, run_audit, sql_text
 from fcps_app.deploy_view import show_audit
 from fcps_app.glossary import glossary_expander, table
 
@@ -92,15 +92,17 @@ c1, c2, c3 = st.columns(3)
 c1.download_button("Download predictions (CSV)", predictions_csv, "fcps-predictions.csv", mime="text/csv",
                    help="item_id, prediction, N_z (calibration rows with the row's pattern), in_support (1/0), "
                         "missing_judges")
+dialect = c2.selectbox("SQL dialect", list(SQL_DIALECTS), format_func=SQL_DIALECTS.get, key="sql_dialect",
+                       help="The engine the SQL download is written for (same predictions in each; what differs: "
+                            "python -m fcps_core export --help)")
 try:
-    sql = sql_text(predictor_json)
+    sql = sql_text(predictor_json, dialect)
 except FCPSError as exc:
     c2.caption(f"No SQL for this predictor: {md(exc)}")
 else:
-    if sql is not None:
-        c2.download_button("Download as SQL", sql, "fcps-predictor.sql", mime="application/sql",
-                           help="One SELECT computing the prediction from a table `traffic` with one column per "
-                                "judge (DuckDB dialect); see python -m fcps_core export --help")
+    c2.download_button("Download as SQL", sql, f"fcps-predictor-{dialect}.sql", mime="application/sql",
+                       help=f"One SELECT computing the prediction from a table `traffic` with one column per "
+                            f"judge ({SQL_DIALECTS[dialect]}); see python -m fcps_core export --help")
 c2.download_button("Download predictor (JSON)", predictor_json, "fcps-predictor.json", mime="application/json")
 stored_panel = panel_name if panel_name and store.has_panel(panel_name) else None
 if stored_panel is None:

@@ -89,8 +89,13 @@ def _cached_audit(predictor_json: str, key: str, _traffic: tuple):
     return json_ready(audit.to_dict()), text, predictor.metadata.get("panel")
 
 
-def sql_text(predictor_json: str) -> str:
-    """The predictor as one SQL SELECT over a table ``traffic`` (fcps_core.deploy.sql)."""
+#: the SQL dialects of the download (fcps_core.deploy.sql.DIALECTS), as the page names them
+SQL_DIALECTS = {"duckdb": "DuckDB", "postgres": "PostgreSQL", "sqlite": "SQLite"}
+
+
+def sql_text(predictor_json: str, dialect: str = "duckdb") -> str:
+    """The predictor as one SQL SELECT over a table ``traffic`` (fcps_core.deploy.sql),
+    written for ``dialect`` (a key of :data:`SQL_DIALECTS`)."""
     from fcps_core.deploy.sql import predictor_sql
     from fcps_core.predictor import FCPSPredictor
-    return predictor_sql(FCPSPredictor.from_dict(json.loads(predictor_json)))
+    return predictor_sql(FCPSPredictor.from_dict(json.loads(predictor_json)), dialect=dialect)

@@ -4,6 +4,7 @@
     python -m fcps_core panels | show NAME | delete NAME|run:ID | runs [--panel NAME]
     python -m fcps_core export NAME|run:ID --format csv|parquet|json [--out PATH]
     python -m fcps_core export run:ID --format html [--out PATH] [--no-figures]   # the run's report
+    python -m fcps_core export MODEL.json|run:ID --format sql [--dialect duckdb|postgres|sqlite]
     python -m fcps_core annotate run:ID "TEXT" | annotate run:ID --clear
     python -m fcps_core seed
 
@@ -111,6 +112,9 @@ def add_store_commands(sub) -> None:
     ex.add_argument("--table", help="--format sql: the table the query scores (default traffic; "
                                     "letters, digits, underscores, optionally schema.table)")
     ex.add_argument("--item-column", help="--format sql: the table's item id column (default item_id)")
+    ex.add_argument("--dialect", choices=["duckdb", "postgres", "sqlite"],
+                    help="--format sql: the SQL engine the query is written for (default duckdb; "
+                         "differences: fcps_core/deploy/sql.py)")
     ex.add_argument("--out", help="output file (default: stdout); its extension (.csv, .parquet, .json, "
                                   ".jsonl, .sql, .html) sets the format when --format is not given")
     ex.add_argument("--force", action="store_true", help="replace an existing --out file")
@@ -413,7 +417,8 @@ def cmd_export(args) -> int:
     if args.no_figures and args.fmt != "html":
         raise FCPSError("--no-figures applies only to --format html")
     if args.fmt != "sql":
-        for flag, value in (("--table", args.table), ("--item-column", args.item_column)):
+        for flag, value in (("--table", args.table), ("--item-column", args.item_column),
+                            ("--dialect", args.dialect)):
             if value is not None and (args.fmt is not None or not _is_predictor_file(args.name)):
                 raise FCPSError(f"{flag} applies only to --format sql")
     if args.out:
@@ -474,7 +479,8 @@ def _export_report(args, store: Store, run_id: int | None) -> int:
 def _export_sql(args, predictor) -> int:
     """The predictor as one SQL SELECT over ``--table`` (deploy/sql.py), to --out or stdout."""
     from ..deploy.sql import predictor_sql
-    return _emit(args, predictor_sql(predictor, args.table or "traffic", item_column=args.item_column or "item_id"))
+    return _emit(args, predictor_sql(predictor, args.table or "traffic", item_column=args.item_column or "item_id",
+                                     dialect=args.dialect or "duckdb"))
 
 
 def _emit(args, text: str) -> int:

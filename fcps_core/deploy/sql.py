@@ -43,26 +43,59 @@ isotonic interpolation of ``np.interp``, the same clipping), so predictions agre
 last bit except the logistic link, where DuckDB's ``exp`` and numpy's may differ in the
 last place (~1e-16).
 
-Portability
------------
-The statement is plain SQL that DuckDB (1.x, 2.x) runs as is. Other engines need:
+Dialects
+--------
+``predictor_sql(..., dialect=)`` / ``export --format sql --dialect``: ``duckdb`` (the
+default; DuckDB 1.x, 2.x), ``postgres`` (PostgreSQL 12 or later, a UTF8 database) and
+``sqlite`` (SQLite 3.35 or later, with its math functions, as Python's ``sqlite3`` ships
+it). The statement is the same CTE chain and the same arithmetic in each; what differs
+(:class:`~fcps_core.deploy.sql_text.Dialect`):
 
-* Postgres: ``isfinite`` does not exist for ``double precision`` (use ``x NOT IN
-  ('Infinity', '-Infinity', 'NaN')``); ``TRY_CAST`` does not exist (a ``CASE`` with a
-  regular expression, or a PL/pgSQL helper); ``1e0``-style literals are ``numeric`` (cast
-  them to ``float8``); ``trim(x, chars)`` is ``btrim(x, chars)``.
-* BigQuery: no ``VALUES`` lists (use ``UNNEST([STRUCT(...), ...])``); ``SAFE_CAST``
-  instead of ``TRY_CAST``; ``IS_INF``/``IS_NAN``; ``chr`` is ``CODE_POINTS_TO_STRING``;
-  string literals treat backslashes as escapes (double them); ``GREATEST``/``LEAST``
-  return NULL when an argument is NULL (harmless here: no argument is NULL on scored rows).
-* Snowflake: ``TRY_CAST`` only from strings (``TRY_CAST(CAST(x AS VARCHAR) AS DOUBLE)``);
-  no ``isfinite`` (compare with ``'inf'::float``/``'nan'::float``); ``trim`` is fine.
-* SQLite: no ``TRY_CAST``, ``isfinite``, ``greatest``/``least`` (use ``max``/``min`` with
-  two arguments), ``lower`` is ASCII-only (fine for the missing markers), and ``REAL``
-  instead of ``DOUBLE``; ``chr`` is ``char``.
-* Every engine: DuckDB matches quoted identifiers case-insensitively, so two judges whose
+* **Number literals.** DuckDB ``0.5e0`` (exponent form is DOUBLE; ``0.5`` is DECIMAL);
+  PostgreSQL ``float8 '0.5e0'`` (any unadorned literal with a point or exponent is
+  ``numeric``, whose arithmetic rounds differently); SQLite ``0.5e0`` (REAL).
+* **Parsing a cell as a number** (``TRY_CAST`` exists in DuckDB only). PostgreSQL: a
+  regular expression admits Python's plain decimal spellings, then ``CAST(.. AS float8)``;
+  a value float8 would refuse with an error that ends the statement is compared as
+  ``numeric`` first (beyond the largest double: NULL, Python's inf; below half the smallest
+  subnormal: 0, as Python). Spellings with an exponent of five or more digits, or longer
+  than 1,000 characters, are NULL (Python reads ``1e-99999`` as 0.0). SQLite: ``GLOB``
+  patterns admit the same spellings (its ``CAST`` reads any prefix: ``'1x'`` is 1), a stored
+  INTEGER or REAL is read as is.
+* **Finite test.** DuckDB ``isfinite``; the others ``(x - x) = 0`` (NaN for an infinite
+  x in PostgreSQL, NULL in SQLite, which has no NaN).
+* **Functions.** ``trim(x, chars)`` is ``btrim`` in PostgreSQL; ``chr`` is ``char`` in
+  SQLite; ``greatest``/``least`` are SQLite's two-argument ``max``/``min``; text casts are
+  ``VARCHAR`` in DuckDB, ``TEXT`` elsewhere. ``lower`` is ASCII-only in SQLite (enough for
+  the missing markers).
+* **CTEs.** PostgreSQL and SQLite inline a CTE into the query that reads it, copying each
+  column's expression into every reference (the isotonic tree reads its score at every
+  node: exponential growth; a ``residual`` predictor ran out of memory unmarked), so both
+  get ``AS MATERIALIZED``.
+* **Identifiers.** Every name is a double-quoted identifier with embedded quotes doubled.
+  DuckDB and SQLite match quoted identifiers case-insensitively, so two judges whose
   names differ only by case (or a judge named like the item column up to case) cannot both
-  be read from one DuckDB table: the export refuses such a predictor, naming both.
+  be read from one table: the export refuses such a predictor, naming both. PostgreSQL
+  keeps case but cuts names to 63 bytes: names sharing their first 63 bytes are refused.
+  SQLite reads an unknown double-quoted name as a string literal; its statement qualifies
+  every column with the table's alias (``fcps_src."judge"``), so a missing column is an
+  error there too.
+* **Typed columns.** PostgreSQL prints a ``double precision`` 1.0 as ``1`` (DuckDB and
+  SQLite print ``1.0``): a text judge written ``0.0``/``1.0`` needs a ``text`` or
+  ``numeric`` column there. SQLite prints a REAL with 15 significant digits, which is why
+  numbers stored as REAL are read without a text round trip. PostgreSQL prints doubles
+  exactly only with ``extra_float_digits`` >= 1 (its default since version 12).
+* **Arithmetic errors.** PostgreSQL raises an error (ending the statement) where a double
+  operation overflows or underflows, which other engines and numpy let pass: only for
+  absurd cells (beyond ~1e150 or below ~1e-150 in a product), never on the range a judge
+  calibrated on. SQLite's expression depth is limited to 1,000, so its sums are written
+  without nested parentheses (its parser overflows at ~100), and a linear family of more
+  than ~990 features (a pairwise family of more than ~43 judges) is beyond it.
+
+Other engines (not compiled to, for reference): BigQuery has no ``VALUES`` lists (use
+``UNNEST([STRUCT(...), ...])``), ``SAFE_CAST`` instead of ``TRY_CAST``, ``IS_INF``/``IS_NAN``,
+``CODE_POINTS_TO_STRING`` for ``chr``, and backslash escapes in strings; Snowflake has
+``TRY_CAST`` only from strings and no ``isfinite``.
 
 Size: a table family contributes one ``VALUES`` row per calibration cell. The statement is
 refused (:class:`~fcps_core.errors.PredictorError`) above :data:`MAX_SQL_CELLS` cells in
@@ -80,14 +113,18 @@ from ..errors import PredictorError
 from ..families import fitted_family
 from ..panel import MISSING, MISSING_TOKENS
 from .validate import check_structure, short
-from .sql_text import (SQL_WS_ALL, SQL_WS_FLOAT, clip01, dot_sql, isotonic_sql, member_of, pairwise_sum,
-                       quote_ident, quote_table, sql_case, sql_num, sql_str)
+from .sql_text import (DIALECTS, Dialect, dialect as _dialect, dot_sql, isotonic_sql, member_of, pairwise_sum,
+                       quote_ident, quote_table, sql_case, sql_str)
 
 #: the largest statement compiled: table rows + output codes + bin edges + isotonic steps +
 #: coefficients (a 1,000,000-row VALUES list is ~40 MB of SQL; warehouses cap statements)
 MAX_SQL_CELLS = 1_000_000
 
 _TEXT_SCHEMAS = ("pairwise", "binary", "categorical")
+#: the scored table's alias in the statement
+SOURCE = "fcps_src"
+#: PostgreSQL's identifier length (NAMEDATALEN - 1 bytes): longer names are cut to it
+PG_IDENT_BYTES = 63
 
 
 # -- the compiler ----------------------------------------------------------------------------
@@ -116,15 +153,19 @@ class _Compiler:
     lookups   one VALUES list per fitted table level, LEFT JOINed on the pattern id
     """
 
-    def __init__(self, predictor, table: str, item_column: str):
+    def __init__(self, predictor, table: str, item_column: str, d: Dialect):
+        self.d = d
         self.table = quote_table(table)
-        self.item = quote_ident(item_column)
+        self.item = d.column(SOURCE, item_column)
         members = predictor.members or [predictor]
         judges = [j for m in members for j in m.judges]
         if item_column in judges:
             raise PredictorError(f"the item column {item_column!r} is also a judge of the predictor; "
                                  "name the item id column with item_column")
-        check_distinct_folded(list(dict.fromkeys(judges)), item_column)
+        if d.folds_case:
+            check_distinct_folded(list(dict.fromkeys(judges)), item_column, d)
+        else:
+            check_distinct_truncated(list(dict.fromkeys(judges)), item_column)
         self.schemas = predictor.judge_schemas()
         self.tokens: dict[str, set] = {}        # judge -> every output some encoder knows
         for m in members:
@@ -154,9 +195,10 @@ class _Compiler:
             return self.inputs[name]
         i = len(self.inputs)
         self.inputs[name] = i
-        x = quote_ident(name)
-        txt = f"CAST({x} AS VARCHAR)"
-        missing = member_of(f"lower(trim({txt}, {SQL_WS_ALL}))", sorted(MISSING_TOKENS))
+        d = self.d
+        x = d.column(SOURCE, name)
+        txt = d.text(x)
+        missing = member_of(f"lower({d.trim(txt, d.ws_all)})", sorted(MISSING_TOKENS))
         schema = self.schemas[name]
         if schema not in _TEXT_SCHEMAS + ("rubric", "continuous"):
             raise PredictorError(f"judge {name!r} has an unknown schema {schema!r}")
@@ -171,20 +213,20 @@ class _Compiler:
             self.in_cols.append(
                 f"CASE WHEN {x} IS NULL THEN {sql_str(MISSING)} {fast}"
                 f"WHEN {missing} THEN {sql_str(MISSING)} "
-                f"ELSE trim({txt}, {SQL_WS_ALL}) END AS j{i}_t")
+                f"ELSE {d.trim(txt, d.ws_all)} END AS j{i}_t")
             return i
         # rubric: the cell is stripped, then parsed (panel._discrete_column);
         # continuous: float() strips its own whitespace set (panel._continuous_column).
-        ws = SQL_WS_ALL if schema == "rubric" else SQL_WS_FLOAT
-        direct = f"TRY_CAST({x} AS DOUBLE)"
-        slow = f"TRY_CAST(trim({txt}, {ws}) AS DOUBLE)"
+        ws = d.ws_all if schema == "rubric" else d.ws_float
+        direct = d.direct_number(x)
+        slow = d.number(d.trim(txt, ws))
         # A finite number is never a missing marker, so numeric cells skip the string work.
         self.in_cols.append(
-            f"CASE WHEN isfinite({direct}) THEN {direct} "
+            f"CASE WHEN {d.finite(direct)} THEN {direct} "
             f"WHEN {x} IS NULL OR {missing} THEN NULL "
-            f"WHEN isfinite({slow}) THEN {slow} END AS j{i}_v")
+            f"WHEN {d.finite(slow)} THEN {slow} END AS j{i}_v")
         self.in_cols.append(
-            f"CASE WHEN {x} IS NULL THEN TRUE WHEN isfinite({direct}) THEN FALSE "
+            f"CASE WHEN {x} IS NULL THEN TRUE WHEN {d.finite(direct)} THEN FALSE "
             f"ELSE {missing} END AS j{i}_m")
         # Not missing and not a finite number: Python refuses the file; the row scores NULL.
         self.bad.append(f"(j{i}_v IS NULL AND NOT j{i}_m)")
@@ -213,8 +255,8 @@ class _Compiler:
             self.enc_cols.append(f"CAST({sql_case(t, [(sql_str(tok), str(c)) for tok, c in lookup.items()], '-1')} "
                                  f"AS BIGINT) AS {prefix}_c{k}")
         if scores:
-            self.enc_cols.append(sql_case(t, [(sql_str(tok), sql_num(s)) for tok, s in smap.items()],
-                                       sql_num(enc.default_score)) + f" AS {prefix}_s{k}")
+            self.enc_cols.append(sql_case(t, [(sql_str(tok), self.d.num(s)) for tok, s in smap.items()],
+                                       self.d.num(enc.default_score)) + f" AS {prefix}_s{k}")
 
     def _encode_rubric(self, prefix, k, i, enc, lookup, smap, codes, scores) -> None:
         # The reader writes a rubric output as _format_number(value): a token matches the
@@ -226,13 +268,13 @@ class _Compiler:
             for tok, val in mapping.items():
                 num = _canonical_number(tok)
                 if num is not None:
-                    out.append((f"{v} = {sql_num(num)}", fmt(val)))
+                    out.append((f"{v} = {self.d.num(num)}", fmt(val)))
             return out
 
         if codes:
             self.enc_cols.append(f"CAST({sql_case(None, branches(lookup, str), '-1')} AS BIGINT) AS {prefix}_c{k}")
         if scores:
-            self.enc_cols.append(sql_case(None, branches(smap, sql_num), sql_num(enc.default_score))
+            self.enc_cols.append(sql_case(None, branches(smap, self.d.num), self.d.num(enc.default_score))
                                  + f" AS {prefix}_s{k}")
 
     def _encode_continuous(self, prefix, k, i, enc, codes, scores) -> None:
@@ -243,16 +285,16 @@ class _Compiler:
         if codes:
             miss = enc.vocab.index(MISSING) if MISSING in enc.vocab else -1
             # np.searchsorted(edges, v, side='right'): the number of edges <= v
-            bins = [(f"{v} < {sql_num(e)}", str(b)) for b, e in enumerate(edges)]
+            bins = [(f"{v} < {self.d.num(e)}", str(b)) for b, e in enumerate(edges)]
             self.enc_cols.append(f"CAST({sql_case(None, [(m, str(miss))] + bins, str(len(edges)))} AS BIGINT) "
                                  f"AS {prefix}_c{k}")
         if scores:
             lo, hi = (float(s) for s in enc.scale)
             if hi > lo:
-                scaled = clip01(f"(({v} - {sql_num(lo)}) / {sql_num(hi - lo)})")
-                self.enc_cols.append(f"CASE WHEN {m} THEN 0.5e0 ELSE {scaled} END AS {prefix}_s{k}")
+                scaled = self.d.clip01(f"(({v} - {self.d.num(lo)}) / {self.d.num(hi - lo)})")
+                self.enc_cols.append(f"CASE WHEN {m} THEN {self.d.num(0.5)} ELSE {scaled} END AS {prefix}_s{k}")
             else:
-                self.enc_cols.append(f"0.5e0 AS {prefix}_s{k}")
+                self.enc_cols.append(f"{self.d.num(0.5)} AS {prefix}_s{k}")
 
     # patterns and lookups ---------------------------------------------------------------
     def pattern(self, prefix: str, member, level: int) -> str:
@@ -285,7 +327,7 @@ class _Compiler:
         if not keep:
             return None
         self.count(len(keep))
-        rows = ["(" + ", ".join([str(ids[r])] + [sql_num(vals[r]) for _, vals in columns]) + ")" for r in keep]
+        rows = ["(" + ", ".join([str(ids[r])] + [self.d.num(vals[r]) for _, vals in columns]) + ")" for r in keep]
         self.lookups.append((name, ", ".join(["pid"] + [c for c, _ in columns]), rows))
         self.joins.append(f"LEFT JOIN {name} ON {name}.pid = fcps_pat.{pattern_col}")
         return name
@@ -301,12 +343,12 @@ class _Compiler:
             self.encode(prefix, k, enc, codes=table_like, scores=needs_scores)
         scores = [f"{prefix}_s{k}" for k in range(K)]
         if name == "table":
-            return clip01(self._table(prefix, member, model, K))
+            return self.d.clip01(self._table(prefix, member, model, K))
         if name == "backoff":
-            return clip01(self._backoff(prefix, member, model, K))
+            return self.d.clip01(self._backoff(prefix, member, model, K))
         if name == "residual":
             return self._residual(prefix, member, model, K, scores)
-        return clip01(self._scalar(prefix, name, model, scores))
+        return self.d.clip01(self._scalar(prefix, name, model, scores))
 
     def _table(self, prefix, member, model, K) -> str:
         levels = sorted(model.tables_, reverse=True)      # each below K: check_structure
@@ -319,31 +361,32 @@ class _Compiler:
             if t is not None:
                 found.append(f"{t}.v")
         # the longest level holding the row's pattern, else the calibration mean
-        return f"COALESCE({', '.join(found + [sql_num(model.ybar_)])})" if found else sql_num(model.ybar_)
+        return f"COALESCE({', '.join(found + [self.d.num(model.ybar_)])})" if found else self.d.num(model.ybar_)
 
     def _backoff(self, prefix, member, model, K) -> str:
-        lam = sql_num(model.shrinkage)
-        pred = sql_num(model.ybar_)
+        lam = self.d.num(model.shrinkage)
+        pred = self.d.num(model.ybar_)
         for k, (uniq, sums, counts) in enumerate(model.levels_):
             t = self.lookup(f"{prefix}_b{k}", self.pattern(prefix, member, k), uniq,
                             [("s", sums), ("n", counts)])
-            s, n = (f"COALESCE({t}.s, 0e0)", f"COALESCE({t}.n, 0e0)") if t else ("0e0", "0e0")
+            zero = self.d.num(0.0)
+            s, n = (f"COALESCE({t}.s, {zero})", f"COALESCE({t}.n, {zero})") if t else (zero, zero)
             # (S_k + lam g_{k-1}) / (N_k + lam), an unseen sub-pattern with S = N = 0 (not
             # simply g_{k-1}: lam * g / lam need not round back to g)
             pred = f"(({s} + ({lam} * {pred})) / ({n} + {lam}))"
         return pred
 
     def _residual(self, prefix, member, model, K, scores) -> str:
-        base = clip01(self._scalar(f"{prefix}_r", model.base, model.base_, scores))
+        base = self.d.clip01(self._scalar(f"{prefix}_r", model.base, model.base_, scores))
         k = float(model.shrinkage)
         uniq = model.uniq_
         term = np.asarray(model.sums_, float) / (np.asarray(model.counts_, float) + k)   # N/(N+k) * mean residual
         t = self.lookup(f"{prefix}_res", self.pattern(prefix, member, K - 1), uniq, [("v", term)])
         if k > 0:
             # unseen: 0 / (0 + k) = 0 and base + 0 = base
-            return clip01(f"({base} + COALESCE({t}.v, 0e0))" if t else base)
+            return self.d.clip01(f"({base} + COALESCE({t}.v, {self.d.num(0.0)}))" if t else base)
         # shrinkage 0: an unseen pattern is 0/0 (NaN in Python, NULL here)
-        return f"CASE WHEN {t}.v IS NULL THEN NULL ELSE {clip01(f'({base} + {t}.v)')} END" if t else "NULL"
+        return f"CASE WHEN {t}.v IS NULL THEN NULL ELSE {self.d.clip01(f'({base} + {t}.v)')} END" if t else "NULL"
 
     def _scalar(self, prefix, name, model, scores) -> str:
         """A scalar family's prediction before the final clip. Linear scores go to a
@@ -356,24 +399,24 @@ class _Compiler:
             return z
 
         if name == "mean_iso":
-            x = column(f"({pairwise_sum(scores)} / {sql_num(K)})")      # scores.mean(axis=1)
+            x = column(f"({pairwise_sum(scores, self.d)} / {self.d.num(K)})")      # scores.mean(axis=1)
             return self._iso(x, model.iso_)
         if name == "one_coin_iso":
             w = self._coefs(model.weights_, K)
-            votes = [f"CASE WHEN {s} > 0.5e0 THEN {sql_num(wj)} WHEN {s} < 0.5e0 THEN {sql_num(-wj)} ELSE 0e0 END"
+            half, zero = self.d.num(0.5), self.d.num(0.0)
+            votes = [f"CASE WHEN {s} > {half} THEN {self.d.num(wj)} WHEN {s} < {half} THEN {self.d.num(-wj)} "
+                     f"ELSE {zero} END"
                      for s, wj in zip(scores, w)]
             # prior + sum_j sign(s_j - 1/2) w_j, left to right (x * +-1 and x * 0 are exact)
-            expr = sql_num(model.prior_logit_)
-            for v in votes:
-                expr = f"({expr} + {v})"
-            return self._iso(column(expr), model.iso_)
+            return self._iso(column(self.d.left_sum(self.d.num(model.prior_logit_), votes)), model.iso_)
         if name == "ds_jury":
             w1, w0 = self._coefs(model.w1_, K), self._coefs(model.w0_, K)
-            expr = sql_num(model.prior_logit_)
-            for s, a, b in zip(scores, w1, w0):
-                # vote 1 adds w1, vote 0 adds w0, abstention adds nothing (the other term is + 0)
-                expr = f"({expr} + CASE WHEN {s} > 0.5e0 THEN {sql_num(a)} WHEN {s} < 0.5e0 THEN {sql_num(b)} ELSE 0e0 END)"
-            return self._iso(column(f"({sql_num(model.orientation_)} * {expr})"), model.iso_)
+            half, zero = self.d.num(0.5), self.d.num(0.0)
+            # vote 1 adds w1, vote 0 adds w0, abstention adds nothing (the other term is + 0)
+            expr = self.d.left_sum(self.d.num(model.prior_logit_), [
+                f"CASE WHEN {s} > {half} THEN {self.d.num(a)} WHEN {s} < {half} THEN {self.d.num(b)} ELSE {zero} END"
+                for s, a, b in zip(scores, w1, w0)])
+            return self._iso(column(f"({self.d.num(model.orientation_)} * {expr})"), model.iso_)
         if name in ("ridge_iso", "ridge_pairwise_iso", "logistic", "logistic_pairwise"):
             feats = list(scores)
             if fitted_family(name).pairwise:
@@ -382,12 +425,13 @@ class _Compiler:
             coef = self._coefs(model.coef_, len(feats))
             if name.startswith("ridge"):
                 if model.iso_ is None:
-                    return sql_num(model.ybar_)         # constant calibration labels
-                return self._iso(column(dot_sql(model.intercept_, feats, coef)), model.iso_)
+                    return self.d.num(model.ybar_)         # constant calibration labels
+                return self._iso(column(dot_sql(model.intercept_, feats, coef, self.d)), model.iso_)
             if model.constant_:
-                return sql_num(model.ybar_)
-            zc = column(f"least(greatest({dot_sql(model.intercept_, feats, coef)}, (-35e0)), 35e0)")
-            return f"(1e0 / (1e0 + exp(-{zc})))"
+                return self.d.num(model.ybar_)
+            zc = column(self.d.clip(dot_sql(model.intercept_, feats, coef, self.d), -35.0, 35.0))
+            one = self.d.num(1.0)
+            return f"({one} / ({one} + exp(-{zc})))"
         raise PredictorError(f"family {name!r} cannot be compiled to SQL")
 
     def _coefs(self, values, n: int) -> list[float]:
@@ -397,56 +441,83 @@ class _Compiler:
 
     def _iso(self, x: str, iso) -> str:
         self.count(len(iso.x_))
-        return isotonic_sql(x, iso.x_, iso.y_)
+        return isotonic_sql(x, iso.x_, iso.y_, self.d)
 
     # assembly ---------------------------------------------------------------------------
     def sql(self, prediction: str, family: str) -> str:
         bad = " OR ".join(self.bad) if self.bad else "FALSE"
+        # PostgreSQL and SQLite inline a CTE into its user, copying each column's expression
+        # into every reference to it (the isotonic tree reads its score at every node): the
+        # statement then grows exponentially. MATERIALIZED keeps each step computed once.
+        mat = "" if self.d.name == "duckdb" else "MATERIALIZED "
         ctes = [
-            "fcps_in AS (\n  SELECT " + ",\n    ".join([f"{self.item} AS fcps_item"] + self.in_cols)
-            + f"\n  FROM {self.table}\n)",
-            "fcps_enc AS (\n  SELECT " + ",\n    ".join(["fcps_item", f"({bad}) AS fcps_bad"] + self.enc_cols)
+            f"fcps_in AS {mat}(\n  SELECT " + ",\n    ".join([f"{self.item} AS fcps_item"] + self.in_cols)
+            + f"\n  FROM {self.table} AS {SOURCE}\n)",
+            f"fcps_enc AS {mat}(\n  SELECT " + ",\n    ".join(["fcps_item", f"({bad}) AS fcps_bad"] + self.enc_cols)
             + "\n  FROM fcps_in\n)",
-            "fcps_pat AS (\n  SELECT " + ",\n    ".join(["*"] + self.pat_cols) + "\n  FROM fcps_enc\n)",
+            f"fcps_pat AS {mat}(\n  SELECT " + ",\n    ".join(["*"] + self.pat_cols) + "\n  FROM fcps_enc\n)",
         ]
         for name, cols, rows in self.lookups:
             ctes.append(f"{name}({cols}) AS (VALUES\n  " + ",\n  ".join(rows) + "\n)")
         joins = "".join(f"\n{j}" for j in self.joins)
-        return (f"-- fcps predictor ({family}) compiled by fcps_core.deploy.sql: one row per row of the table\n"
+        return (f"-- fcps predictor ({family}) compiled by fcps_core.deploy.sql for {self.d.name}: "
+                "one row per row of the table\n"
                 "WITH " + ",\n".join(ctes) + "\n"
                 f"SELECT fcps_item AS item_id,\n  CASE WHEN fcps_bad THEN NULL ELSE {prediction} END AS prediction\n"
                 f"FROM fcps_pat{joins}\n")
 
 
-def check_distinct_folded(judges: list[str], item_column: str) -> None:
-    """Refuse judge names (and the item column) that differ only by case: DuckDB matches
-    quoted identifiers case-insensitively, so ``"Judge"`` and ``"judge"`` would both read
-    one column and the statement would score silently wrong numbers."""
+def check_distinct_folded(judges: list[str], item_column: str, d: Dialect | None = None) -> None:
+    """Refuse judge names (and the item column) that differ only by case: DuckDB and SQLite
+    match quoted identifiers case-insensitively (ASCII letters), so ``"Judge"`` and
+    ``"judge"`` would both read one column and the statement would score silently wrong
+    numbers."""
+    engine = "SQLite" if d is not None and d.name == "sqlite" else "DuckDB"
     seen: dict[bytes, str] = {}
     for name in [item_column] + judges:
         key = name.encode("utf-8", "surrogatepass").lower()     # ASCII letters only, as DuckDB folds
         if key in seen and seen[key] != name:
             what = "the item column" if seen[key] == item_column else "judge"
-            raise PredictorError(f"{what} {short(seen[key])} and judge {short(name)} differ only by case: DuckDB reads "
+            raise PredictorError(f"{what} {short(seen[key])} and judge {short(name)} differ only by case: {engine} reads "
                                  "column names case-insensitively, so the SQL would read one column for both "
                                  "and score wrong numbers; rename one of them in the panel and select again "
                                  "(score reads them apart)")
         seen.setdefault(key, name)
 
 
-def predictor_sql(predictor, table: str = "traffic", *, item_column: str = "item_id") -> str:
+def check_distinct_truncated(judges: list[str], item_column: str) -> None:
+    """Refuse names (judges and the item column) that PostgreSQL cannot tell apart: it
+    cuts an identifier to its first 63 bytes (at a character boundary), so two long names
+    sharing those bytes would read one column."""
+    seen: dict[bytes, str] = {}
+    for name in [item_column] + judges:
+        raw = name.encode("utf-8", "surrogatepass")
+        cut = raw[:PG_IDENT_BYTES].decode("utf-8", "ignore").encode("utf-8")
+        if cut in seen and seen[cut] != name:
+            what = "the item column" if seen[cut] == item_column else "judge"
+            raise PredictorError(f"{what} {short(seen[cut])} and judge {short(name)} share their first "
+                                 f"{PG_IDENT_BYTES} bytes: PostgreSQL cuts column names there, so the SQL would "
+                                 "read one column for both; rename one of them in the panel and select again")
+        seen.setdefault(cut, name)
+
+
+def predictor_sql(predictor, table: str = "traffic", *, item_column: str = "item_id",
+                  dialect: str = "duckdb") -> str:
     """One SQL ``SELECT`` scoring every row of ``table`` with ``predictor``.
 
     ``table`` holds one column per judge (named as the judge) and the item id column
     ``item_column``; the statement returns ``item_id, prediction`` for every row, the value
     ``predictor.predict`` gives on the same cells (``prediction`` is NULL on a row Python
-    would refuse: see the module docstring). Raises :class:`PredictorError` for a table
-    name that is not a plain (dotted) identifier, a predictor above :data:`MAX_SQL_CELLS`
-    cells, or a malformed predictor.
+    would refuse: see the module docstring). ``dialect``: the engine the statement is
+    written for, one of :data:`DIALECTS` (``duckdb``, ``postgres``, ``sqlite``; how they
+    differ: the module docstring). Raises :class:`PredictorError` for an unknown dialect,
+    a table name that is not a plain (dotted) identifier, a predictor above
+    :data:`MAX_SQL_CELLS` cells, judge names the dialect cannot tell apart, or a malformed
+    predictor.
     """
     from ..predictor import TIE_AVERAGE
     check_structure(predictor)        # the rules every predictor is loaded with (deploy.validate)
-    compiler = _Compiler(predictor, table, item_column)
+    compiler = _Compiler(predictor, table, item_column, _dialect(dialect))
     try:
         if predictor.family == TIE_AVERAGE:
             if not predictor.members:
@@ -456,7 +527,7 @@ def predictor_sql(predictor, table: str = "traffic", *, item_column: str = "item
             total = parts[0]
             for p in parts[1:]:
                 total = f"({total} + {p})"
-            prediction = f"({total} / {sql_num(len(parts))})"
+            prediction = f"({total} / {compiler.d.num(len(parts))})"
         else:
             prediction = compiler.member("m0", predictor)
     except PredictorError:

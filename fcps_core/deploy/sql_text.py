@@ -1,13 +1,15 @@
 """SQL text for the compiled predictor (:mod:`fcps_core.deploy.sql`): quoting, exact DOUBLE
 literals, and the expressions that mirror numpy's arithmetic order (pairwise sums,
-``rowwise_dot``, ``np.interp``). Everything here is plain SQL that DuckDB runs; see the
-``sql`` module's docstring for other engines."""
+``rowwise_dot``, ``np.interp``), each spelled for one :class:`Dialect` (DuckDB, PostgreSQL,
+SQLite: what differs between them is listed in the ``sql`` module's docstring and
+implemented here, nowhere else)."""
 
 from __future__ import annotations
 
 import math
 import re
 import sys
+from decimal import Decimal
 
 from ..errors import PredictorError
 
@@ -45,26 +47,158 @@ def sql_str(s: str) -> str:
 
 
 def sql_num(x: float) -> str:
-    """A DOUBLE literal that parses back to exactly ``x``: the shortest round-trip repr,
-    always in exponent form (``0.5e0``), which DuckDB types DOUBLE (``0.5`` would be a
-    DECIMAL, and DECIMAL arithmetic rounds differently)."""
+    """A DuckDB DOUBLE literal that parses back to exactly ``x`` (``DUCKDB.num``)."""
+    return DUCKDB.num(x)
+
+
+def _repr_e(x: float) -> str:
+    """The shortest round-trip repr of a finite ``x``, always in exponent form (``0.5e0``)."""
     x = float(x)
     if not math.isfinite(x):
         raise PredictorError(f"predictor holds a non-finite number ({x})")
     r = repr(x)
-    if "e" not in r:
-        r += "e0"
-    return f"({r})" if r.startswith("-") else r
+    return r if "e" in r else r + "e0"
 
 
-def sql_chars(s: str) -> str:
-    # Control and Unicode space characters spelled as chr(): the SQL text stays printable.
-    return " || ".join(f"chr({ord(c)})" for c in s)
+#: Python's float() of a plain ASCII decimal: optional sign, digits with at most one point
+#: (at least one digit), optional exponent
+_PG_NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+#: spellings PostgreSQL casts to float8 without any risk of its out-of-range error
+#: (at most 15 digits each side of the point, a two-digit exponent)
+_PG_SAFE = r"^[+-]?[0-9]{0,15}\.?[0-9]{0,15}([eE][+-]?[0-9]{1,2})?$"
+#: spellings whose exact value PostgreSQL's numeric holds (an exponent below 10**4; and at
+#: most _PG_LONGEST characters, checked apart: its regular expressions repeat at most 255)
+_PG_BOUNDED = r"^[+-]?[0-9.]+([eE][+-]?0*[0-9]{1,4})?$"
+_PG_LONGEST = 1000
+#: the smallest magnitude that rounds to infinity (2**1024 - 2**970), and the largest that
+#: rounds to zero (2**-1075, half the smallest subnormal; a tie rounds to even, i.e. 0)
+_OVERFLOW = format(Decimal(2) ** 1024 - Decimal(2) ** 970, "f")
+_UNDERFLOW = format(Decimal(2) ** -1075, "f")
 
 
-#: the two whitespace sets as SQL expressions (DuckDB folds them to constants)
-SQL_WS_ALL = sql_chars(WS_ALL)
-SQL_WS_FLOAT = sql_chars(WS_FLOAT)
+class Dialect:
+    """How one SQL engine spells what the compiled statement needs. ``name``: ``duckdb``,
+    ``postgres`` or ``sqlite``; ``folds_case``: whether the engine matches quoted
+    identifiers case-insensitively (then judges differing only by case are refused)."""
+
+    def __init__(self, name: str):
+        if name not in DIALECTS:
+            raise PredictorError(f"unknown SQL dialect {name!r}; use {', '.join(DIALECTS)}")
+        self.name = name
+        self.folds_case = name in ("duckdb", "sqlite")
+        self.ws_all = self.chars(WS_ALL)
+        self.ws_float = self.chars(WS_FLOAT)
+
+    def __repr__(self) -> str:
+        return f"Dialect({self.name!r})"
+
+    def num(self, x: float) -> str:
+        """A DOUBLE literal that is exactly ``x``. DuckDB: ``0.5e0`` (exponent form is
+        DOUBLE; ``0.5`` would be DECIMAL, whose arithmetic rounds differently); PostgreSQL:
+        ``float8 '0.5e0'`` (any unadorned literal with a point is ``numeric``); SQLite: the
+        exponent form (REAL)."""
+        r = _repr_e(x)
+        if self.name == "postgres":
+            return f"float8 '{r}'"
+        return f"({r})" if r.startswith("-") else r
+
+    def column(self, source: str, name: str) -> str:
+        """A column of the scored table. SQLite reads an unknown double-quoted name as a
+        string literal, silently; qualified by the table's alias it is an error instead."""
+        return f"{source}.{quote_ident(name)}" if self.name == "sqlite" else quote_ident(name)
+
+    def text(self, x: str) -> str:
+        return f"CAST({x} AS VARCHAR)" if self.name == "duckdb" else f"CAST({x} AS TEXT)"
+
+    def trim(self, x: str, chars: str) -> str:
+        return f"btrim({x}, {chars})" if self.name == "postgres" else f"trim({x}, {chars})"
+
+    def chars(self, s: str) -> str:
+        """``s`` spelled by code points (the SQL text stays printable)."""
+        if self.name == "sqlite":
+            return "char(" + ", ".join(str(ord(c)) for c in s) + ")"
+        return " || ".join(f"chr({ord(c)})" for c in s)
+
+    def finite(self, x: str) -> str:
+        """``x`` (a DOUBLE or NULL) is a finite number. Without ``isfinite``: ``x - x`` is 0
+        for a finite x, NaN for an infinite one (NULL in SQLite, which has no NaN)."""
+        if self.name == "duckdb":
+            return f"isfinite({x})"
+        return f"(({x}) - ({x})) = {self.num(0.0)}"
+
+    def direct_number(self, x: str) -> str:
+        """The column ``x`` as a DOUBLE when it is a number as it stands (no whitespace to
+        strip), else NULL or a non-finite value: the fast path for numeric cells."""
+        if self.name == "duckdb":
+            return f"TRY_CAST({x} AS DOUBLE)"
+        if self.name == "sqlite":
+            # a stored number is read as it is (CAST(real AS TEXT) keeps only 15 digits)
+            return (f"CASE WHEN typeof({x}) IN ('integer', 'real') THEN CAST({x} AS REAL) "
+                    f"ELSE {self.number(self.text(x))} END")
+        return self.number(self.text(x))
+
+    def number(self, t: str) -> str:
+        """The text ``t`` as a DOUBLE when Python's float() reads it as a finite number
+        (plain ASCII decimal spellings), else NULL (or a non-finite value)."""
+        if self.name == "duckdb":
+            return f"TRY_CAST({t} AS DOUBLE)"
+        if self.name == "sqlite":
+            # SQLite's CAST reads any prefix ('1x' is 1): the spelling is checked first, with
+            # GLOB (a digit; only [0-9.eE+-]; a sign only first or after the e; one point,
+            # before the e; one e with a digit on each side)
+            valid = (f"{t} GLOB '*[0-9]*' AND NOT {t} GLOB '*[^-+0-9.eE]*' AND NOT {t} GLOB '*[^eE][-+]*' "
+                     f"AND NOT {t} GLOB '*.*.*' AND NOT {t} GLOB '*[eE]*[eE]*' AND NOT {t} GLOB '*[eE]*.*' "
+                     f"AND (NOT {t} GLOB '*[eE]*' OR {t} GLOB '*[0-9]*[eE]*[0-9]*')")
+            return f"CASE WHEN {valid} THEN CAST({t} AS REAL) END"
+        # PostgreSQL: a cast error would end the whole statement, so the spelling is checked
+        # by regular expression, and a value float8 refuses as out of range (overflow, or a
+        # non-zero value that rounds to 0) is compared as numeric first: infinite -> NULL
+        # (Python's inf, a refused cell), below the smallest subnormal -> 0
+        n = f"abs(CAST({t} AS numeric))"
+        return (f"CASE WHEN {t} !~ '{_PG_NUMBER}' THEN NULL "
+                f"WHEN {t} ~ '{_PG_SAFE}' THEN CAST({t} AS float8) "
+                f"WHEN length({t}) > {_PG_LONGEST} OR {t} !~ '{_PG_BOUNDED}' THEN NULL "
+                f"WHEN {n} >= {_OVERFLOW} THEN NULL "
+                f"WHEN {n} <= {_UNDERFLOW} THEN {self.num(0.0)} "
+                f"ELSE CAST({t} AS float8) END")
+
+    def left_sum(self, first: str, terms: list[str]) -> str:
+        """first + t_1 + t_2 + ..., added left to right. DuckDB and PostgreSQL get nested
+        parentheses; SQLite's parser overflows its stack at ~100 nested parentheses, so it
+        gets the unparenthesised chain, which SQL also adds left to right (its expression
+        depth, 1,000, then bounds the number of terms)."""
+        if self.name == "sqlite":
+            return "(" + " + ".join([first] + list(terms)) + ")" if terms else first
+        out = first
+        for t in terms:
+            out = f"({out} + {t})"
+        return out
+
+    def clip(self, x: str, lo: float, hi: float) -> str:
+        """min(max(x, lo), hi) (no argument is NULL or NaN where it is used). SQLite has no
+        greatest/least: its two-argument max/min are the same thing."""
+        if self.name == "sqlite":
+            return f"min(max({x}, {self.num(lo)}), {self.num(hi)})"
+        return f"least(greatest({x}, {self.num(lo)}), {self.num(hi)})"
+
+    def clip01(self, x: str) -> str:
+        """np.clip(x, 0, 1)."""
+        return self.clip(x, 0.0, 1.0)
+
+
+#: the dialects predictor_sql compiles to (the first is the default)
+DIALECTS = ("duckdb", "postgres", "sqlite")
+DUCKDB = Dialect("duckdb")
+
+
+def dialect(name: "str | Dialect") -> Dialect:
+    """The :class:`Dialect` called ``name`` (PredictorError for an unknown one)."""
+    return name if isinstance(name, Dialect) else Dialect(name)
+
+
+#: the two whitespace sets as DuckDB expressions (DuckDB folds them to constants)
+SQL_WS_ALL = DUCKDB.ws_all
+SQL_WS_FLOAT = DUCKDB.ws_float
 
 
 def member_of(expr: str, values) -> str:
@@ -82,18 +216,18 @@ def sql_case(subject: str | None, branches: list[tuple[str, str]], default: str)
     return head + " ".join(f"WHEN {w} THEN {t}" for w, t in branches) + f" ELSE {default} END"
 
 
-def clip01(expr: str) -> str:
+def clip01(expr: str, d: Dialect = DUCKDB) -> str:
     """np.clip(x, 0, 1) (no argument is NULL or NaN where it is used)."""
-    return f"least(greatest({expr}, 0e0), 1e0)"
+    return d.clip01(expr)
 
 
-def pairwise_sum(terms: list[str]) -> str:
+def pairwise_sum(terms: list[str], d: Dialect = DUCKDB) -> str:
     """The sum of ``terms`` in numpy's pairwise order (``np.add.reduce`` along a contiguous
     axis: sequential below 8 terms, eight running partial sums up to 128, halves above), so
     ``scores.mean(axis=1)`` is reproduced to the last bit."""
     n = len(terms)
     if n == 0:
-        return "0e0"
+        return d.num(0.0)
     if n < 8:
         out = terms[0]
         for t in terms[1:]:
@@ -111,18 +245,15 @@ def pairwise_sum(terms: list[str]) -> str:
         return out
     half = n // 2
     half -= half % 8
-    return f"({pairwise_sum(terms[:half])} + {pairwise_sum(terms[half:])})"
+    return f"({pairwise_sum(terms[:half], d)} + {pairwise_sum(terms[half:], d)})"
 
 
-def dot_sql(start: float, terms: list[str], weights) -> str:
+def dot_sql(start: float, terms: list[str], weights, d: Dialect = DUCKDB) -> str:
     """``rowwise_dot``: start + t_0 w_0 + t_1 w_1 + ..., added left to right."""
-    out = sql_num(start)
-    for t, w in zip(terms, weights):
-        out = f"({out} + ({t} * {sql_num(w)}))"
-    return out
+    return d.left_sum(d.num(start), [f"({t} * {d.num(w)})" for t, w in zip(terms, weights)])
 
 
-def isotonic_sql(x: str, xs, ys) -> str:
+def isotonic_sql(x: str, xs, ys, d: Dialect = DUCKDB) -> str:
     """``IsotonicMap.predict`` of the column ``x``: ``np.interp(x, xs, ys)`` -- the first
     value left of the first threshold, the last from the last one on, and in between
     ``slope_j * (x - x_j) + y_j`` with numpy's slope ``(y_{j+1} - y_j) / (x_{j+1} - x_j)``
@@ -134,7 +265,7 @@ def isotonic_sql(x: str, xs, ys) -> str:
     if n == 0 or n != len(ys):
         raise PredictorError("predictor file is malformed: an isotonic map needs as many thresholds as values")
     if n == 1:
-        return sql_num(ys[0])
+        return d.num(ys[0])
     if any(not b > a for a, b in zip(xs, xs[1:])):
         raise PredictorError("predictor file is malformed: isotonic thresholds must be strictly increasing")
 
@@ -142,13 +273,13 @@ def isotonic_sql(x: str, xs, ys) -> str:
         slope = (ys[j + 1] - ys[j]) / (xs[j + 1] - xs[j])
         if not math.isfinite(slope):
             raise PredictorError("predictor file is malformed: isotonic thresholds too close to interpolate")
-        return f"(({sql_num(slope)} * ({x} - {sql_num(xs[j])})) + {sql_num(ys[j])})"
+        return f"(({d.num(slope)} * ({x} - {d.num(xs[j])})) + {d.num(ys[j])})"
 
     def tree(lo: int, hi: int) -> str:      # x_lo <= x < x_hi
         if hi - lo == 1:
             return seg(lo)
         mid = (lo + hi) // 2
-        return f"CASE WHEN {x} < {sql_num(xs[mid])} THEN {tree(lo, mid)} ELSE {tree(mid, hi)} END"
+        return f"CASE WHEN {x} < {d.num(xs[mid])} THEN {tree(lo, mid)} ELSE {tree(mid, hi)} END"
 
-    return (f"CASE WHEN {x} < {sql_num(xs[0])} THEN {sql_num(ys[0])} "
-            f"WHEN {x} >= {sql_num(xs[-1])} THEN {sql_num(ys[-1])} ELSE {tree(0, n - 1)} END")
+    return (f"CASE WHEN {x} < {d.num(xs[0])} THEN {d.num(ys[0])} "
+            f"WHEN {x} >= {d.num(xs[-1])} THEN {d.num(ys[-1])} ELSE {tree(0, n - 1)} END")
