@@ -16,6 +16,15 @@ N_z from the fold's training part and frequencies from its held-out part. The de
 predictor is the chosen candidate refitted on all of D, with the judge set its path rule
 gives on D; ``judge_set_stability`` is the mean Jaccard overlap between the judges a
 candidate used in each fold and the deployed judge set.
+
+Every step is linear (or n log n) in rows. Groups are integer codes in sorted-id order
+(:func:`group_codes`). A fold's models read a held-out row only through its judge outputs,
+so each fold predicts one row per *table row* (outputs and that repeat's fold,
+:class:`TableRows`) into one (repeats, candidates, table rows) buffer
+(:class:`.folds.RepeatTables`); losses and sums are kept on the *distinct held-out rows*
+(outputs, label and every repeat's fold, :class:`DistinctRows`), gathered a block of
+columns at a time, and the bootstrap works on per-unit sums (:mod:`.honesty`). With worker
+processes the final refit runs in this process while the workers fit the folds.
 """
 
 from __future__ import annotations
@@ -82,8 +91,8 @@ def group_codes(groups: np.ndarray) -> np.ndarray:
 class DistinctRows:
     """The deployable rows' distinct held-out rows (:func:`heldout_key`): ``rep`` a
     representative position in D of each, ``inverse`` each position's distinct row (None:
-    every row its own), ``counts`` rows per distinct row. Under the key a distinct row lies
-    in one fold of every repeat, so each fold predicts its distinct rows once."""
+    every row its own), ``counts`` rows per distinct row: the rows every held-out loss and
+    sum is kept on (the folds predict the coarser :class:`TableRows`)."""
 
     def __init__(self, key: tuple | None, n: int):
         if key is None:
@@ -94,14 +103,6 @@ class DistinctRows:
 
     def __len__(self) -> int:
         return len(self.rep)
-
-    def in_fold(self, va: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(distinct rows held out by the fold ``va``, their representatives' positions in
-        ``va``)."""
-        if self.inverse is None:
-            return va, np.arange(len(va))
-        dv = np.unique(self.inverse[va])
-        return dv, np.searchsorted(va, self.rep[dv])
 
 
 def fold_numbers(selector, fold_list: list, n: int) -> list[np.ndarray]:
