@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from .deploy.validate import (MAX_DEPTH, MAX_PREDICTOR_BYTES, check_structure, n
                               read_predictor_file, short)
 from .families import PrefixFeatures, fitted_family, get_family
 from .panel import Panel
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMAT = "fcps-predictor"
 #: version 2 adds tie_average predictors (``members``); version 1 files read unchanged
@@ -121,9 +125,25 @@ class FCPSPredictor:
         return row_support(self.support, self.support_encoders(), panel, table_like=self.table_like,
                            encoded=encoded)
 
-    def score(self, panel: Panel):
+    def as_panel(self, data: Panel | pd.DataFrame | np.ndarray) -> Panel:
+        """``data`` -- a Panel, a pandas DataFrame (one column per judge, optional
+        ``item_id``/``group_id``) or a 2-D numpy array (columns in :attr:`judges` order),
+        NaN a missing output -- as the panel ``score`` reads: each judge with the schema
+        the predictor saw (:func:`fcps_core.deploy.frame.traffic_panel`)."""
+        if isinstance(data, Panel):
+            return data
+        from .deploy.frame import traffic_panel
+        known: dict[str, set] = {}
+        for m in (self.members or [self]):
+            for e in m.encoders:
+                known.setdefault(e.name, set()).update(e.vocab, e.scalar_map)
+        return traffic_panel(data, self.judges, self.judge_schemas(), known)
+
+    def score(self, panel: Panel | pd.DataFrame | np.ndarray):
         """(predictions, per-row support or None), encoding the panel once where the
-        predictor and its support share encoders (every single-family predictor)."""
+        predictor and its support share encoders (every single-family predictor).
+        ``panel``: a Panel, DataFrame or array (:meth:`as_panel`)."""
+        panel = self.as_panel(panel)
         if self.members:
             return self.predict(panel), self.row_support(panel)
         self.check_judges(panel)          # before encoding: one clear error
@@ -154,8 +174,13 @@ class FCPSPredictor:
             else [None] * encoded.codes.shape[1]
         return PrefixFeatures(patterns=ids, scores=encoded.scores)
 
-    def predict(self, panel: Panel) -> np.ndarray:
-        """P(label = 1) in [0, 1] for every row of ``panel``."""
+    def predict(self, panel: Panel | pd.DataFrame | np.ndarray) -> np.ndarray:
+        """P(label = 1) in [0, 1] for every row of ``panel``: a Panel, a pandas DataFrame
+        (wide: one column per judge, named as the judge, plus optional ``item_id`` and
+        ``group_id``) or a 2-D numpy array (columns in :attr:`judges` order); NaN is a
+        missing output. A DataFrame or array is read as ``score`` reads a traffic file
+        (:meth:`as_panel`), so ``predict(pd.read_csv(path))`` equals ``score path``."""
+        panel = self.as_panel(panel)
         if self.members:
             self.check_judges(panel)      # one clear error naming every missing judge
             return np.mean([m.predict(panel) for m in self.members], axis=0)

@@ -38,6 +38,7 @@ Status (thresholds in :data:`DEFAULT_THRESHOLDS`, each overridable):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -47,6 +48,9 @@ from ..errors import PredictorError
 from ..panel import ERROR_TOKENS, MISSING, Panel
 from .validate import short
 from .support import MISSING_BEHAVIOUR, RowSupport, calibration_keys, pattern_keys
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: documented status thresholds (shares of traffic rows, TV distances)
 DEFAULT_THRESHOLDS = {
@@ -208,9 +212,13 @@ def missing_behaviour(predictor) -> str:
     return "; ".join(parts)
 
 
-def audit_traffic(predictor, traffic: Panel, *, thresholds: dict | None = None,
+def audit_traffic(predictor, traffic: Panel | pd.DataFrame | np.ndarray, *, thresholds: dict | None = None,
                   seed: int = 0) -> AuditResult:
-    """Audit ``traffic`` (labels not needed) against ``predictor``'s calibration support."""
+    """Audit ``traffic`` (labels not needed) against ``predictor``'s calibration support.
+    ``traffic``: a Panel, a pandas DataFrame (one column per judge) or a 2-D numpy array
+    (columns in the predictor's judges order), NaN a missing output
+    (``FCPSPredictor.as_panel``)."""
+    traffic = predictor.as_panel(traffic)
     if predictor.support is None:
         raise PredictorError("this predictor file has no calibration support (it was made by an "
                              "older fcps): run select again and save the new predictor to audit it")
