@@ -126,8 +126,9 @@ class Postgres:
     pytest's tmp_path, whose parents are private to the user running pytest and whose path
     may exceed the 107-byte limit of a socket path."""
 
-    def __init__(self, bindir: str):
+    def __init__(self, bindir: str, psql: str):
         self.bindir = bindir
+        self.psql_path = psql
         self.as_user: list[str] = []
         if os.geteuid() == 0:
             import pwd
@@ -165,7 +166,7 @@ class Postgres:
 
     def psql(self, script: str) -> str:
         """Run ``script`` with psql; its output unaligned, fields split by \\x1f."""
-        out = subprocess.run([os.path.join(self.bindir, "psql"), "-X", "-q", "-A", "-t", "-F", "\x1f",
+        out = subprocess.run([self.psql_path, "-X", "-q", "-A", "-t", "-F", "\x1f",
                               "-v", "ON_ERROR_STOP=1", "-h", self.dir, "-U", "fcps", "-d", "postgres"],
                              input=script, capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr[:2000]
@@ -203,9 +204,11 @@ def postgres_bindir() -> str | None:
 @pytest.fixture(scope="module")
 def postgres():
     bindir = postgres_bindir()
-    if bindir is None or not os.path.exists(os.path.join(bindir, "psql")) and not shutil.which("psql"):
+    psql = None if bindir is None else next(
+        (p for p in (os.path.join(bindir, "psql"), shutil.which("psql")) if p and os.path.exists(p)), None)
+    if bindir is None or psql is None or not os.path.exists(os.path.join(bindir, "pg_ctl")):
         pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl, psql): apt-get install postgresql")
-    server = Postgres(bindir)
+    server = Postgres(bindir, psql)
     try:
         server.start()
         yield server
