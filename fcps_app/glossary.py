@@ -89,11 +89,12 @@ def display_frame(df: pd.DataFrame, *, formats: dict | None = None, digits: int 
     return frame, specs
 
 
-def _width(col: pd.Series) -> str | None:
-    """A text column wide enough for its longest value (the grid otherwise sizes it by its
-    header and cuts identifiers such as "logistic_pairwise" to "logistic_pairwi")."""
+def _width(col: pd.Series) -> int | None:
+    """A text column wide enough (in pixels) for its longest value, up to 520: the grid
+    otherwise sizes it by its first rows and cuts identifiers such as "logistic_pairwise" to
+    "logistic_pairwi"."""
     longest = max((len(str(v)) for v in col.head(500)), default=0)
-    return "large" if longest > 40 else "medium" if longest > 12 else None
+    return min(520, 8 * longest + 28) if longest > 10 else None
 
 
 def _config(frame: pd.DataFrame, specs: dict, helps: dict | None, given: dict | None) -> dict:
