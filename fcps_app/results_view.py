@@ -104,6 +104,10 @@ def show_selection(res: dict, run_id: int) -> None:
     else:
         metric(m[2], "validation_scale", fmt(res.get("validation_scale")), label="validation scale")
     metric(m[3], "menu_size", fmt(res.get("menu_size")), label="menu size |C|")
+    from fcps_app.selection_view import estimate_vs_test, objective_name
+    if dr.get("estimate") is not None and dr.get("ci") and sel.get("test_mse") is not None \
+            and objective_name(res) == "MSE":     # both are MSEs: said together
+        st.caption(estimate_vs_test(dr, sel["test_mse"], (res.get("split") or {}).get("n_T")))
     show_sizes(res)
     try:
         st.markdown(md(verdict(res)))
