@@ -2,10 +2,15 @@
 
 Public API::
 
+    import pandas as pd
     from fcps_core import read_panel, make_blocks, select
-    panel = read_panel("data/llmbar.csv")
+    result = select(pd.read_csv("data/llmbar.csv"))        # the default selection
+    predictor = result.predictor()
+    predictor.predict(new_items_frame)                       # one column per judge
+
+    panel = read_panel("data/llmbar.csv")                    # or a DataFrame, wide or long
     blocks = make_blocks(panel, split="1:2:1:1", seed=0)
-    result = select(panel, blocks, families=["table", "logistic"])
+    result = select(panel, blocks, families=["table", "logistic"], protocol="split")
     result.selected, result.regime, result.predictor().save("model.json")
 
 The names below load their modules on first use (PEP 562), so a command that only scores
@@ -33,6 +38,8 @@ _LAZY = {
     "SelectionResult": (".selection", "SelectionResult"),
     "select": (".selection", "select"),
     "FCPSPredictor": (".predictor", "FCPSPredictor"),
+    "sweep": (".experiments", "calibration_growth"),    # the calibration-growth sweep
+    "audit_traffic": (".deploy.audit", "audit_traffic"),
     "FAMILIES": (".families", "FAMILIES"),
     "REGISTRY": (".families", "REGISTRY"),
     "PATH_RULES": (".paths", "PATH_RULES"),
@@ -54,5 +61,5 @@ def __dir__():
 
 __all__ = ["__version__", "FCPSError", "MenuError", "PanelError", "PredictorError", "SplitError",
            "read_panel", "load_panel", "Panel", "Blocks", "draw_blocks", "make_blocks", "repeated_blocks",
-           "FCPSSelector", "SelectionResult", "select", "FCPSPredictor", "FAMILIES", "REGISTRY",
-           "PATH_RULES"]
+           "FCPSSelector", "SelectionResult", "select", "sweep", "FCPSPredictor", "audit_traffic",
+           "FAMILIES", "REGISTRY", "PATH_RULES"]

@@ -329,6 +329,9 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
                        **selector_options) -> SweepResult:
     """Sweep n_M over ``budgets`` with fixed n_S, n_V, n_T over ``splits`` grouped splits.
 
+    ``panel`` is a :class:`Panel`, a pandas DataFrame or a panel file's path
+    (:func:`fcps_core.read_panel`).
+
     ``workers`` > 1 runs splits in parallel with joblib (``backend`` is any joblib backend:
     ``loky`` locally, or ``dask``/``ray`` when their joblib integration is registered).
     ``menus`` maps a menu name to its families or a :class:`Menu` (default :data:`MENUS`;
@@ -338,6 +341,9 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
     (``SweepResult.candidates``, :data:`CANDIDATE_COLUMNS`). ``plan_options`` are passed to :func:`fcps_core.planning.sweep_plan` (the result's
     ``plan``: each menu's validation-risk curve, the crossover budget, the S/M/V allocation).
     """
+    if not isinstance(panel, Panel):            # a pandas DataFrame or a panel file's path
+        from .ingest import load_panel
+        panel = load_panel(panel)
     budgets = sorted(int(b) for b in budgets)
     if not budgets or budgets[0] < 1:
         raise SplitError(f"budgets (--budgets) must be positive integers (got {budgets})")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -19,7 +21,7 @@ from .numbers import NumberReading, read_numbers
 
 # -- whole-file loading ---------------------------------------------------------------------
 
-def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None = None,
+def load_panel(path, *, layout: str = "auto", judges: Sequence[str] | None = None,
                item_column: str = "item_id", group_column: str = "group_id",
                label_column: str = "label", block_column: str | None = "block",
                judge_column: str = "judge", output_column: str = "output",
@@ -46,7 +48,23 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
     The panel carries ``import_notes`` (how the file was read: a detected delimiter,
     decimal commas) and ``import_warnings`` (:func:`import_warnings`: numbers left as text,
     a constant label or judge), one line each, for the user to see.
+
+    ``path`` may also be a pandas DataFrame, wide or long, with the same column roles (a
+    named index, such as ``item_id`` after ``set_index``, counts as a column). It is read by
+    the same reader as a Parquet file of that frame (:func:`frame_as_parquet`), so a frame
+    and the file it came from give the same panel; errors name ``source_name`` or
+    ``<DataFrame>``. A NaN label is an unlabelled row, as an empty label cell is.
     """
+    if is_data_frame(path):
+        with frame_as_parquet(path, limits) as parquet_path:
+            return load_panel(
+                parquet_path, layout=layout, judges=judges, item_column=item_column,
+                group_column=group_column, label_column=label_column, block_column=block_column,
+                judge_column=judge_column, output_column=output_column, labels_path=labels_path,
+                schema=schema, label_range=label_range, judge_range=judge_range, fmt="parquet",
+                require_labels=require_labels, name=name or "panel", limits=limits,
+                source_name=source_name or "<DataFrame>", label_map=label_map, output_map=output_map,
+                decimal=decimal)
     if layout not in ("auto", "wide", "long"):
         raise PanelError(f"unknown layout {layout!r}; use wide, long or auto")
     shown = shown_name(path if source_name is None else source_name)
@@ -64,6 +82,41 @@ def load_panel(path: str, *, layout: str = "auto", judges: Sequence[str] | None 
             limits=limits, label_map=label_map, output_map=output_map, decimal=decimal)
     except PanelError as exc:
         raise in_file(exc, shown) from None
+
+
+def is_data_frame(obj) -> bool:
+    """A pandas DataFrame, known without importing pandas for a path."""
+    return type(obj).__name__ == "DataFrame" and type(obj).__module__.startswith("pandas")
+
+
+@contextmanager
+def frame_as_parquet(frame, limits: ImportLimits) -> Iterator[str]:
+    """``frame`` written to a temporary Parquet file for the file reader (typed columns stay
+    typed; a column of mixed Python objects is written as text, missing values kept), deleted
+    afterwards. Refused before writing when it exceeds the import limits' rows or judges."""
+    import pandas as pd
+    if frame.index.name is not None or any(n is not None for n in frame.index.names[1:]):
+        frame = frame.reset_index()
+    if frame.shape[0] > limits.max_rows:
+        raise PanelError(f"the DataFrame has {frame.shape[0]:,} rows, above the import limit of "
+                         f"{limits.max_rows:,} (ImportLimits.max_rows)")
+    if frame.shape[1] > limits.max_judges + 6:
+        raise PanelError(f"the DataFrame has {frame.shape[1]:,} columns, above the judge limit of "
+                         f"{limits.max_judges:,} (ImportLimits.max_judges)")
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise PanelError(f"the DataFrame has two columns named {dup!r}; rename one")
+    frame = frame.set_axis(names, axis=1)
+    for name in names:
+        column = frame[name]
+        if column.dtype == object or isinstance(column.dtype, pd.CategoricalDtype):
+            frame[name] = column.map(lambda v: None if v is None or (isinstance(v, float) and v != v)
+                                     or v is pd.NA else str(v)).astype(object)
+    with tempfile.TemporaryDirectory(prefix="fcps-frame-") as folder:
+        path = os.path.join(folder, "frame.parquet")
+        frame.to_parquet(path, index=False)
+        yield path
 
 
 def value_columns(header: Sequence[str], layout: str, *, judges, item_column, group_column,

@@ -31,10 +31,11 @@ selected candidate's upper one-SE validation risk is below the prior's lower one
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -49,7 +50,7 @@ from ..families import FAMILIES, REGISTRY, get_family
 from ..families.base import one_blas_thread, small_pages
 from ..panel import Panel
 from ..paths import PATH_RULES, JudgePath, build_paths
-from ..splits import Blocks, check_blocks
+from ..splits import Blocks, check_blocks, make_blocks
 from .baselines import baseline_predictions
 from .choice import apply_choice_rule
 from .crossfit import fit_crossfit
@@ -57,6 +58,9 @@ from .folds import HeldOut
 from .honesty import assess, assess_regime_only
 from .path_fits import fit_joint_families, fit_path_families
 from .result import Candidate, SelectionResult
+
+if TYPE_CHECKING:
+    import pandas as pd
 from .views import PatternCache, ViewCache, record_se, unscored_record, validation_record, view_kind
 
 #: the paper's protocol exactly (sweeps, checks, the reproduction report): S/M/V blocks,
@@ -483,8 +487,21 @@ def deployable_label_scale(panel: Panel, blocks: Blocks) -> Panel:
     return panel.with_labels(np.clip((panel.labels - lo) / (hi - lo), 0.0, 1.0))
 
 
-def select(panel: Panel, blocks: Blocks, **options) -> SelectionResult:
-    """Run FCPS on ``panel`` with ``blocks``; ``options`` are :class:`FCPSSelector` fields."""
+def select(panel: "Panel | str | os.PathLike | pd.DataFrame", blocks: Blocks | None = None,
+           **options) -> SelectionResult:
+    """Run FCPS on ``panel`` with ``blocks``; ``options`` are :class:`FCPSSelector` fields.
+
+    ``panel`` may be a :class:`Panel`, a pandas DataFrame or a panel file's path (read by
+    :func:`fcps_core.read_panel`; NaN or empty labels are unlabelled rows). Without
+    ``blocks`` the default blocks are drawn with the selector's seed
+    (:func:`fcps_core.splits.make_blocks`: the file's block column, else a grouped 1:2:1
+    draw; the cross-fitted default protocol pools them into its folds), so ``select(df)``
+    runs the default selection."""
+    if not isinstance(panel, Panel):
+        from ..ingest import load_panel
+        panel = load_panel(panel if not isinstance(panel, os.PathLike) else os.fspath(panel))
+    if blocks is None:
+        blocks = make_blocks(panel, seed=options.get("seed", 0))
     return FCPSSelector(**options).fit(panel, blocks)
 
 
