@@ -223,9 +223,13 @@ def test_sweep_save_after_a_concurrent_import_replace_is_refused(store_path, tmp
     assert replaced and replaced[0][0] == 0, replaced
     new = Store(store_path).panel_info("judged")["version"]
     assert new != old
-    assert code == 2 and out == ""
-    assert err == (f"fcps: error: panel 'judged' was replaced while this run was computing (it used "
-                   f"version {old}, the store now holds {new}); the run was not stored: run it again\n")
+    message = (f"panel 'judged' was replaced while this run was computing (it used "
+               f"version {old}, the store now holds {new}); the run was not stored: run it again")
+    assert code == 2
+    assert err == f"fcps: error: {message}\n"
+    # under --json the error is also one JSON line on stdout (docs/json-contract.md, Errors)
+    error = json.loads(out)
+    assert error["error"] == message and error["exit"] == 2 and out.count("\n") == 1
     assert Store(store_path).runs() == []                           # not even a failed run
 
 
