@@ -83,3 +83,16 @@ def test_server_binds_loopback_by_default():
     assert re.search(r"^ADDRESS \?= 127\.0\.0\.1$", makefile, re.M)
     run_rule = makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]
     assert "--server.address $(ADDRESS)" in run_rule
+
+
+def test_the_console_script_calls_itself_fcps():
+    """Installed as ``fcps``, usage lines and hints say ``fcps``; run as a module, they say
+    ``python -m fcps_core``."""
+    import subprocess
+    code = ("import sys; sys.argv[0] = {name!r}; from fcps_core.cli import main; "
+            "sys.exit(main(['select', '--no-such-option']))")
+    for name, prog in (("/usr/local/bin/fcps", "fcps"), ("fcps_core/__main__.py", "python -m fcps_core")):
+        proc = subprocess.run([sys.executable, "-c", code.format(name=name)], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 2
+        assert proc.stderr.strip().endswith(f"(see {prog} select --help)"), proc.stderr

@@ -98,6 +98,14 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)" if text else "default: %(default)s"
 
 
+def program_name() -> str:
+    """How the user called the CLI: ``fcps`` (the console script) or ``python -m fcps_core``,
+    for usage lines and hints."""
+    import os
+    import sys
+    return "fcps" if os.path.basename(sys.argv[0] or "") == "fcps" else "python -m fcps_core"
+
+
 class OneLineParser(argparse.ArgumentParser):
     """Usage errors as one ``fcps: error:`` line on stderr (exit 2), like every other bad
     input; when the command line holds ``--json``, also as one line of JSON on stdout
@@ -111,7 +119,7 @@ class OneLineParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
-        hint = f"see python -m fcps_core {self._subcommand()}--help"
+        hint = f"see {program_name()} {self._subcommand()}--help"
         if OneLineParser.json_errors:
             import sys
             from .render import error_json
@@ -120,7 +128,7 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"fcps: error: {message} ({hint})\n")
 
     def _subcommand(self) -> str:
-        name = self.prog.split("fcps_core", 1)[-1].strip()
+        name = self.prog[len(program_name()):].strip() if self.prog.startswith(program_name()) else ""
         return f"{name} " if name else ""
 
 

@@ -13,7 +13,7 @@ from ..families import FAMILIES
 from ..paths import PATH_RULES
 from ..defaults import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PROTOCOL,
                         DEFAULT_REPEATS, ESTIMATES, PROTOCOLS)
-from .args import OneLineParser, add_block_arguments, add_panel_arguments, check_numbers
+from .args import OneLineParser, add_block_arguments, add_panel_arguments, check_numbers, program_name
 from .context import RunContext
 from .render import clear_aliases, error_fields, error_json, error_line, guarded_output
 from .deploy_commands import cmd_audit, cmd_score
@@ -26,7 +26,7 @@ from .store_hooks import add_save_arguments, record_failure
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m fcps_core",
+    parser = OneLineParser(prog=program_name(),
                                      description="Finite-Calibration Panel Selection")
     parser.add_argument("--version", action="version", version=f"fcps {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
