@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from .base import IsotonicMap, nested_pairwise_features, pairwise_columns, prefix_dots, rowwise_dot
+from .base import IsotonicMap, label_ranks, nested_pairwise_features, pairwise_columns, prefix_dots, rowwise_dot
 from .estimator import Aggregator
 
 NEWTON_MAX_ITER = 100
@@ -316,13 +316,14 @@ class RidgeIsotonicBase(LinearBase):
         coefs, intercepts = solved
         coefs = cls.reorder(coefs, orders)
         Z = cls.path_scores(F, coefs, intercepts, orders)
+        y_rank = label_ranks(y)          # the prefixes' maps share the labels
         models = []
         for i, K in enumerate(sizes):
             model = cls(**params)
             model._start_fit(X, y)
             model.constant_ = False
             model.coef_, model.intercept_ = coefs[i], intercepts[i]
-            model.iso_ = IsotonicMap().fit(Z[:, i], y, X.weight)
+            model.iso_ = IsotonicMap().fit(Z[:, i], y, X.weight, y_rank=y_rank)
             models.append(model)
         return models
 

@@ -81,14 +81,18 @@ class IsotonicMap:
     round trip.
     """
 
-    def fit(self, x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> "IsotonicMap":
+    def fit(self, x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None,
+            y_rank: np.ndarray | None = None) -> "IsotonicMap":
+        """``y_rank`` (optional): :func:`label_ranks` of ``y``, for callers fitting many maps
+        on the same labels (the prefixes of a path); it only speeds up the sort."""
         x = np.asarray(x, dtype=float)
         y = np.asarray(y, dtype=float)
         w = np.ones(len(x)) if w is None else np.asarray(w, dtype=float)
         keep = w > 0
         if not keep.all():
             x, y, w = x[keep], y[keep], w[keep]
-        order = _lexsort_xy(x, y)
+            y_rank = None if y_rank is None else y_rank[keep]
+        order = _lexsort_xy(x, y, y_rank)
         x, y, w = x[order], y[order], w[order]
         starts = _pool_starts(x)
         w_u = np.add.reduceat(w, starts)
@@ -223,14 +227,27 @@ def prefix_dots(A: np.ndarray, coefs: list[np.ndarray], starts: np.ndarray) -> n
     return out
 
 
-def _lexsort_xy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def label_ranks(y: np.ndarray) -> np.ndarray | None:
+    """Dense ranks of the labels ``y`` (equal labels share a rank, ranks ascend with y), for
+    :meth:`IsotonicMap.fit`'s ``y_rank``; None when y holds NaN (the fit then sorts on y)."""
+    y = np.asarray(y, dtype=float)
+    if np.isnan(y).any():
+        return None
+    return np.unique(y, return_inverse=True)[1].astype(np.int64, copy=False)
+
+
+def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) -> np.ndarray:
     """``np.lexsort((y, x))``, the same permutation: by x, ties by y, then by position.
 
     The order decides the summation order of each pooled run (``np.add.reduceat``), so it
     must be lexsort's exactly. ``lexsort`` compares key tuples in a merge sort; a plain
-    ``argsort`` of x is several times faster, and where x has few ties (the scores of the
+    ``argsort`` of x is several times faster. Where x has few ties (the scores of the
     linear stackers and posteriors) only the tied runs need lexsort's tie order, which is
-    restored on those positions alone. Many ties (vote sums) or NaN: ``lexsort`` itself."""
+    restored on those positions alone. Where it has many (vote sums, posteriors of vote
+    patterns) and the labels' dense ranks ``y_rank`` are given (:func:`label_ranks`), each
+    row's key is (rank of x, rank of y, position) packed in one integer, which a single
+    sort orders as lexsort does: a stable radix sort of (x rank, y rank) when that fits in
+    16 bits, else a sort of the unique packed key. Otherwise, or with NaN in x: ``lexsort``."""
     n = len(x)
     if n < 2:
         return np.lexsort((y, x))
@@ -243,7 +260,22 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if n_tied == 0:
         return order
     if 4 * n_tied > n:
-        return np.lexsort((y, x))
+        n_y = 0 if y_rank is None else int(y_rank.max()) + 1
+        n_x = n - n_tied
+        if y_rank is None or len(y_rank) != n or float(n_x) * n_y * n >= 2.0 ** 62:
+            return np.lexsort((y, x))
+        rank_sorted = np.empty(n, dtype=np.int64)
+        rank_sorted[0] = 0
+        np.cumsum(~tied, out=rank_sorted[1:])
+        key = np.empty(n, dtype=np.int64)
+        key[order] = rank_sorted                # each row's rank of x
+        key *= n_y
+        key += y_rank
+        if n_x * n_y <= 2 ** 16:
+            return np.argsort(key.astype(np.uint16), kind="stable")
+        key *= n
+        key += np.arange(n, dtype=np.int64)
+        return np.argsort(key)
     at = np.zeros(n, dtype=bool)
     at[1:] = tied
     at[:-1] |= tied

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..paths import extend_ids
-from .base import IsotonicMap
+from .base import IsotonicMap, label_ranks
 from . import ds_em
 from .ds_em import BATCH_CELLS, distinct_votes, em_fit, em_fit_batched, em_fit_nested_many
 from .estimator import Aggregator
@@ -79,15 +79,16 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
         w = X.w if unlabelled is None else np.concatenate([X.w, unlabelled.w])
         return distinct_votes(S, w)
 
-    def _finish(self, X, y, params, raw=None) -> None:
-        """Orientation and isotonic calibration of the EM log-odds on the calibration rows."""
+    def _finish(self, X, y, params, raw=None, y_rank=None) -> None:
+        """Orientation and isotonic calibration of the EM log-odds on the calibration rows
+        (``y_rank``: the labels' :func:`~.base.label_ranks`, shared by a path's prefixes)."""
         self.prior_logit_, self.w1_, self.w0_ = params
         if raw is None:
             raw = self._logodds(X.scores)
         self.orientation_ = 1.0
         if np.ptp(raw) > 0 and np.ptp(y) > 0 and _weighted_corr(raw, y, X.weight) < 0:
             self.orientation_ = -1.0
-        self.iso_ = IsotonicMap().fit(self.orientation_ * raw, y, X.weight)
+        self.iso_ = IsotonicMap().fit(self.orientation_ * raw, y, X.weight, y_rank=y_rank)
 
     @classmethod
     def fit_path(cls, X, y, unlabelled, sizes, **params):
@@ -145,13 +146,14 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
         out = []
         for (X, y, _, sizes), fits in zip(jobs, by_job):
             y = np.asarray(y, dtype=float)
+            y_rank = label_ranks(y)
             raw = vote_dots(X.scores, [fits[K][1] for K in sizes], [fits[K][2] for K in sizes],
                             [fits[K][0] for K in sizes])
             models = []
             for i, K in enumerate(sizes):
                 model = cls(**params)
                 model._start_fit(X, y)
-                model._finish(X.first(K), y, fits[K], raw=raw[:, i])
+                model._finish(X.first(K), y, fits[K], raw=raw[:, i], y_rank=y_rank)
                 models.append(model)
             out.append(models)
         return out

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import IsotonicMap
+from .base import IsotonicMap, label_ranks
 from .estimator import Aggregator
 from .fitted import OneCoinModel, votes
 
@@ -61,12 +61,13 @@ class OneCoinIsotonic(OneCoinModel, Aggregator):
         v = votes(X.scores[:, :K_max])
         weights, prior = cls._judge_weights(v, y, X.w)
         scores = cls._prefix_scores(v, weights, prior)
+        y_rank = label_ranks(y)          # the prefixes' maps share the labels
         models = []
         for K in sizes:
             model = cls(**params)
             model._start_fit(X, y)
             model.weights_, model.prior_logit_ = weights[:K].copy(), prior
-            model.iso_ = IsotonicMap().fit(scores[:, K - 1], y, X.weight)
+            model.iso_ = IsotonicMap().fit(scores[:, K - 1], y, X.weight, y_rank=y_rank)
             models.append(model)
         return models
 
