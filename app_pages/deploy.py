@@ -115,6 +115,7 @@ elif c3.button("Store this audit", type="primary"):
         st.error(md(exc))
     else:
         st.cache_data.clear()
+        st.session_state["audit_stored_here"] = run_id
         st.success(f"Stored as audit run {run_id} on {md(stored_panel)}.")
 
 # -- stored audits ----------------------------------------------------------------------------------
@@ -128,7 +129,12 @@ else:
                  "finished": "When the audit was stored."})
     open_id = st.selectbox("Open a stored audit", [r["run_id"] for r in audits], key="open_audit")
     try:
-        show_audit(store.run(open_id)["result"], key=f"run-{open_id}")
+        if open_id == st.session_state.get("audit_stored_here"):
+            # the audit just stored is the one shown above: listed, not drawn a second time
+            st.caption(f"Audit run {open_id} is the audit shown above (just stored); pick another run to open it "
+                       "here, or open it in the Results browser.")
+        else:
+            show_audit(store.run(open_id)["result"], key=f"run-{open_id}")
     except FCPSError as exc:
         st.error(md(exc))
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):

@@ -14,7 +14,7 @@ from fcps_app.glossary import table
 GLOSSARY = (
     "**q(z)**: share of traffic rows with joint output pattern z. **N_z**: calibration rows with that "
     "pattern. **Deployment cell pressure** = sum over seen patterns of q(z)/N_z plus the unseen share u "
-    "(the paper's Eq. cell-pressure with traffic frequencies in place of p_z): the table's estimation "
+    "(Eq. 3, cell pressure, of the paper with traffic frequencies in place of p_z): a table's estimation "
     "cost on this traffic; no labels needed. **Outside support**: rows the deployed family cannot place "
     "(every family: an output never seen in calibration or a value outside its judge's calibration range; "
     "tables also an unseen pattern, which gets the fallback). **TV**: total variation distance between "
@@ -54,9 +54,17 @@ def show_audit(d: dict, *, key: str) -> None:
     st.caption(f"{d['rows']:,} traffic rows against the {p['family']} predictor over {len(p['judges'])} judges, "
                f"calibrated on {p['calibration_rows']:,} rows" + (f" of {md(p['panel'])}" if p.get("panel") else ""))
     m = st.columns(5)
-    m[0].metric("cell pressure", f"{d['pressure']:.3f}",
-                help=help_text("cell_pressure") + f" Here: sum q(z)/N_z = {d['pressure_sum']:.3f} plus unseen share "
-                     f"{d['unseen_rate']:.3f}.")
+    if p.get("table_like", True):
+        m[0].metric("cell pressure", f"{d['pressure']:.3f}",
+                    help=help_text("cell_pressure") + f" Here: sum q(z)/N_z = {d['pressure_sum']:.3f} plus unseen "
+                         f"share {d['unseen_rate']:.3f}.")
+    else:   # a scalar predictor fits weights, not cells: its status does not use the pressure either
+        m[0].metric("cell pressure", "–", help=f"Does not apply: the {md(p['family'])} predictor is scalar (it fits "
+                    f"weights over the judges' outputs, not one value per output pattern). The table figure would "
+                    f"be {d['pressure']:.3f}; the status does not use it.")
+        st.caption(f"The {md(p['family'])} predictor is scalar: cell pressure and unseen patterns are a joint "
+                   "table's costs and do not enter its status; outside support (an output or value calibration "
+                   "never saw) and drift do.")
     m[1].metric("unseen patterns", f"{d['unseen_rate']:.1%}",
                 help="Share of traffic rows whose joint pattern calibration never saw (N_z = 0): a table can only "
                      "fall back there.")

@@ -259,3 +259,21 @@ def test_the_report_shows_traffic_cell_pressure_only_for_a_table_like_predictor(
     table = audit_cells_section({**base, "predictor": {"family": "table", "table_like": True}})
     assert "0.992" not in scalar and "do not apply" in scalar and "outside support" in scalar
     assert "0.992" in table and "do not apply" not in table
+
+
+SCALAR_RUN = 3      # synthetic-additive: the average of tied logistic stackers
+
+
+def test_deploy_says_cell_pressure_does_not_apply_to_a_scalar_predictor_and_lists_the_stored_audit(fresh_store):
+    at = open_page("deploy", SCALAR_RUN)
+    assert not at.exception, at.exception
+    next(r for r in at.radio if r.label == "Traffic").set_value("a stored or session panel").run()
+    next(s for s in at.selectbox if s.label == "Panel used as traffic").set_value("stored: synthetic-additive").run()
+    assert not at.exception, at.exception
+    pressure = [m for m in at.metric if m.label == "cell pressure"]
+    assert len(pressure) == 1 and pressure[0].value == "–" and "Does not apply" in pressure[0].proto.help
+    assert any("is scalar" in c.value for c in at.caption)
+    next(b for b in at.button if b.label == "Store this audit").click().run()
+    assert not at.exception, at.exception
+    assert len([m for m in at.metric if m.label == "cell pressure"]) == 1      # listed, not drawn again
+    assert any("is the audit shown above" in c.value for c in at.caption)
