@@ -188,7 +188,7 @@ def _tampered_files(tmp_path) -> dict:
         "integer of 5,000 digits")
     put("bigint_count", text.replace('"rows": ', '"rows": ' + "1" * 400 + ", \"x\": ", 1), "integer of 400 digits")
     put("deep_list", "[" * 100_000 + "]" * 100_000, f"nests deeper than the {MAX_DEPTH} levels")
-    put("deep_meta", text[:-1] + ', "metadata": ' + '{"a": ' * 60 + "1" + "}" * 60 + "}",
+    put("deep_meta", json.dumps(dict(doc, metadata="DEEP")).replace('"DEEP"', '{"a": ' * 60 + "1" + "}" * 60),
         f"nests deeper than the {MAX_DEPTH} levels")
     put("nan", text.replace('"format_version": 2', '"format_version": 2, "x": NaN'), "non-finite number NaN")
     put("latin1", text.encode("utf-8") + b' \xff', "not UTF-8")
@@ -538,3 +538,53 @@ def test_a_tampered_stored_predictor_is_one_line_naming_the_run(populated_run, t
     line = assert_one_line_error(_cli(capsys, "score", f"run:{run_id}", traffic, "--store", store.path))
     assert f"'run {run_id}'" in line and "pattern ids are not sorted and distinct" in line
     assert store.run_predictor(run_id) == doc
+
+
+# -- review round: probes the first tests missed ----------------------------------------------
+
+@pytest.mark.parametrize("family, tamper", [
+    ("table", lambda d: d["model"]["tables"][max(d["model"]["tables"], key=int)]["patterns"].__setitem__(-1, "9")),
+    ("backoff", lambda d: d["model"]["levels"][1]["patterns"].__setitem__(0, "-1")),
+])
+def test_pattern_ids_outside_the_judges_patterns_are_refused(tmp_path, capsys, family, tamper):
+    """Three binary judges give pattern ids 0..7: a sorted table holding 9 (or -1) matches no
+    row, so the rows of the replaced cell took the fallback while counted as seen."""
+    doc = json.loads(json.dumps(_fit(_binary_panel(tmp_path), family).to_dict()))
+    tamper(doc)
+    path = tmp_path / "outside.json"
+    path.write_text(json.dumps(doc))
+    traffic = _write_csv(tmp_path / "t.csv", ["item_id", "j1", "j2", "j3"], [["a", "1", "1", "1"]])
+    for argv in (["score", path, traffic], ["audit", path, traffic], ["export", path, "--format", "sql"]):
+        line = assert_one_line_error(_cli(capsys, *argv))
+        assert "is not a pattern of its" in line and repr(str(path)) in line, line
+
+
+def test_a_key_twice_in_one_object_is_refused(tmp_path, capsys):
+    """Python's json keeps the last of two equal keys: a second "ybar" would change every
+    prediction without a word."""
+    text = json.dumps(_fit(_binary_panel(tmp_path), "table").to_dict())
+    path = tmp_path / "dup.json"
+    path.write_text(text.replace('"ybar": ', '"ybar": 0.99, "ybar": ', 1))
+    traffic = _write_csv(tmp_path / "t.csv", ["item_id", "j1", "j2", "j3"], [["a", "1", "1", "1"]])
+    line = assert_one_line_error(_cli(capsys, "score", path, traffic))
+    assert "the key 'ybar' appears twice in one object" in line
+
+
+def test_every_missing_judge_name_is_neutralised(tmp_path):
+    """A spreadsheet splitting missing_judges at ';' finds no formula in any name."""
+    panel = _binary_panel(tmp_path, names=("good", '=HYPERLINK("http://x","y")', "-cmd|x!A0"))
+    pred = _fit(panel, "mean_iso")
+    rows = [[f"t{i}", "", "", "1"] for i in range(3)] + [["t9", "1", "0", "1"]]
+    traffic = load_panel(_write_csv(tmp_path / "t.csv", ["item_id", *panel.judge_names], rows),
+                         require_labels=False)
+    cell = pred.row_support(traffic).missing_names()[0]
+    assert [name[:1] for name in cell.split(";")] == ["g", "'"]
+
+
+def test_control_characters_in_judge_names_are_refused_by_the_sql_export(tmp_path, capsys):
+    for i, name in enumerate(["\x1b]8;;http://evil/\x1b\\click", "x\u009b2Jy", "a\u202eb", "new\nline"]):
+        panel = _binary_panel(tmp_path, names=(name, "j2"))
+        path = tmp_path / f"ctl{i}.json"
+        _fit(panel, "table").save(str(path))
+        line = assert_one_line_error(_cli(capsys, "export", path, "--format", "sql"))
+        assert "holds the control character" in line and "\x1b" not in line and "\n" not in line.rstrip("\n")

@@ -162,6 +162,7 @@ class _Compiler:
         if item_column in judges:
             raise PredictorError(f"the item column {item_column!r} is also a judge of the predictor; "
                                  "name the item id column with item_column")
+        check_printable_names(list(dict.fromkeys(judges)) + [item_column])
         if d.folds_case:
             check_distinct_folded(list(dict.fromkeys(judges)), item_column, d)
         else:
@@ -465,6 +466,28 @@ class _Compiler:
                 "WITH " + ",\n".join(ctes) + "\n"
                 f"SELECT fcps_item AS item_id,\n  CASE WHEN fcps_bad THEN NULL ELSE {prediction} END AS prediction\n"
                 f"FROM fcps_pat{joins}\n")
+
+
+#: characters a column name in an exported SQL file may not hold: C0 (but tab) and C1 controls, DEL and
+#: the bidirectional overrides and isolates ("Trojan Source": text that displays in another
+#: order than the engine reads it)
+_UNPRINTABLE = frozenset([chr(c) for c in range(32) if c != 9] + [chr(c) for c in range(127, 160)]
+                         + [chr(c) for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                            *range(0x2066, 0x206A))])
+
+
+def check_printable_names(names: list[str]) -> None:
+    """Refuse a judge (or the item column) whose name holds a control or bidi-override
+    character: the SQL must name the column exactly, so the file would carry an escape
+    sequence to whatever terminal or editor shows it (quoting keeps the statement itself
+    safe)."""
+    for name in names:
+        bad = next((c for c in name if c in _UNPRINTABLE), None)
+        if bad is not None:
+            raise PredictorError(f"judge {short(name)} holds the control character U+{ord(bad):04X}: "
+                                 "an SQL file naming the column would carry it to any terminal or editor "
+                                 "that shows the file; rename the column in the panel and select again "
+                                 "(score reads it as it is)")
 
 
 def check_distinct_folded(judges: list[str], item_column: str, d: Dialect | None = None) -> None:

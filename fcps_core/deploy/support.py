@@ -145,12 +145,16 @@ class RowSupport:
         return [texts[i] for i in inverse.tolist()]
 
     def missing_groups(self) -> tuple[list[str], np.ndarray]:
-        """(texts, inverse): the distinct ';'-joined sets of judges without an output, and
-        for every row the index of its text (``missing_names()[i] == texts[inverse[i]]``)."""
+        """(texts, inverse): the distinct ';'-joined sets of judges without an output (each
+        name formula-neutralised, :func:`fcps_core.writers.neutralise_cell`), and for every
+        row the index of its text (``missing_names()[i] == texts[inverse[i]]``)."""
         n = len(self.missing)
         if n == 0 or not self.missing.any():
             return [""], np.zeros(n, dtype=np.int64)
-        names = np.asarray(self.judges, dtype=object)
+        # each name neutralised on its own: a spreadsheet splitting the cell at ';' (the list
+        # separator of many locales) must not find a formula in the second name either
+        from ..writers import neutralise_cell
+        names = np.asarray([neutralise_cell(j) for j in self.judges], dtype=object)
         width = self.missing.shape[1]
         if width > 62:
             # the row's bytes as its key; the text of each distinct key from its first row

@@ -71,6 +71,17 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object whose keys are distinct: with a repeated key Python keeps the last value,
+    so a second ``"ybar"`` would silently change every prediction."""
+    doc = dict(pairs)
+    if len(doc) != len(pairs):
+        seen: set = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise PredictorError(f"the key {short(dup)} appears twice in one object")
+    return doc
+
+
 def _constant(name: str):
     raise PredictorError(f"it holds the non-finite number {name} (a predictor's numbers are finite)")
 
@@ -98,7 +109,7 @@ def parse_predictor_json(data: bytes | str, source: str) -> dict:
     where = f"cannot read predictor {source}"
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-        doc = json.loads(text, parse_int=_int, parse_constant=_constant)
+        doc = json.loads(text, parse_int=_int, parse_constant=_constant, object_pairs_hook=_unique_keys)
     except PredictorError as exc:
         raise PredictorError(f"{where}: {exc}; {_HINT}") from None
     except json.JSONDecodeError as exc:
@@ -157,10 +168,22 @@ def _sorted_distinct(ids: np.ndarray, where: str) -> None:
                          "another order would score every row with its fallback)")
 
 
-def _cells(ids, sums, counts, where: str) -> None:
+def _cells(ids, sums, counts, where: str, encoders=None) -> None:
+    """One table's cells: as many sums and counts as pattern ids, the ids sorted and distinct
+    and, given the ``encoders`` of the judges the table reads, each an id those judges' outputs
+    can give: a mixed-radix number in [0, product of their alphabet sizes). An id outside
+    (a tampered file) would match no row, and the rows of the cell it replaced would take the
+    fallback while the support still counted them as seen."""
     if not (len(ids) == len(sums) == len(counts)):
         raise _malformed(f"{where}: {len(ids)} patterns with {len(sums)} sums and {len(counts)} counts")
-    _sorted_distinct(np.asarray(ids), where)
+    ids = np.asarray(ids)
+    _sorted_distinct(ids, where)
+    if encoders is not None and len(ids):
+        cells = math.prod(max(int(e.alphabet_size), 1) for e in encoders)
+        if int(ids[0]) < 0 or int(ids[-1]) >= cells:
+            bad = int(ids[0]) if int(ids[0]) < 0 else int(ids[-1])
+            raise _malformed(f"{where}: pattern id {bad} is not a pattern of its {len(encoders)} judge(s) "
+                             f"(ids run from 0 to {cells - 1:,})")
 
 
 def _isotonic(iso, where: str) -> None:
@@ -234,14 +257,14 @@ def _member(m, where: str) -> None:
         if any(not isinstance(level, (int, np.integer)) or not 0 <= level < K for level in model.tables_):
             raise _malformed(f"{where}: a table level exceeds the number of judges ({K})")
         for level, (uniq, sums, counts) in model.tables_.items():
-            _cells(uniq, sums, counts, f"{where} table level {level}")
+            _cells(uniq, sums, counts, f"{where} table level {level}", m.encoders[:level + 1])
     elif name == "backoff":
         if len(model.levels_) > K:
             raise _malformed(f"{where}: more backoff levels ({len(model.levels_)}) than judges ({K})")
         for k, (uniq, sums, counts) in enumerate(model.levels_):
-            _cells(uniq, sums, counts, f"{where} backoff level {k}")
+            _cells(uniq, sums, counts, f"{where} backoff level {k}", m.encoders[:k + 1])
     elif name == "residual":
-        _cells(model.uniq_, model.sums_, model.counts_, f"{where} residual table")
+        _cells(model.uniq_, model.sums_, model.counts_, f"{where} residual table", m.encoders)
         _scalar(model.base_, model.base, K, f"{where} residual base")
     else:
         _scalar(model, name, K, where)
