@@ -221,7 +221,7 @@ def test_a_judge_named_like_the_label_column_is_refused(tmp_path, second):
     path = write(tmp_path / "p.csv", csv_text(_leaky(second)))
     err = refusal(load_panel, str(path))
     assert str(err) == (f"{path}: judge {second.strip()!r} is named like the label column 'label' (the same up "
-                        "to case or spaces): read as a judge, a second copy of the labels would leak them into "
+                        "to case, spaces or a duplicate column's suffix): read as a judge, a second copy of the labels would leak them into "
                         f"the selection (remove or rename {second.strip()!r}; if it really is a judge, name the "
                         "judges with --judges)")
 
@@ -509,3 +509,24 @@ def test_a_long_file_with_decimal_comma_outputs_is_read_as_numbers(tmp_path):
     assert [j.schema for j in panel.judges] == ["continuous", "continuous"]
     assert panel.judges[0].values[:2].tolist() == [0.1, 0.2] and panel.judges[1].values[:2].tolist() == [0.5, 1.5]
     assert panel.import_notes[1].startswith("decimal commas read as numbers in column(s) 'output'")
+
+
+# -- review round: a duplicated label column under a tool's suffix ------------------------------
+
+@pytest.mark.parametrize("copy", ["label.1", "label_1", "Label (2)", "label_y"])
+def test_a_copy_of_the_label_column_under_a_duplicate_suffix_is_refused(tmp_path, copy):
+    """pandas writes a duplicated column as ``label.1``, DuckDB as ``label_1``, a merge as
+    ``label_y``: read as a judge it would leak the labels."""
+    path = tmp_path / "copy.csv"
+    rows = [f"i{i},{i % 2},{i % 2},{(i // 2) % 2}" for i in range(40)]
+    path.write_text(f"item_id,label,{copy},j1\n" + "\n".join(rows) + "\n")
+    with pytest.raises(PanelError, match="named like the label column"):
+        load_panel(str(path))
+    assert [j.name for j in load_panel(str(path), judges=[copy, "j1"]).judges] == [copy, "j1"]
+
+
+def test_the_preview_warns_about_a_label_lookalike(tmp_path):
+    from fcps_core.ingest import preview
+    path = tmp_path / "look.csv"
+    path.write_text("item_id,label,LABEL,j1\n" + "\n".join(f"i{i},{i % 2},{i % 2},1" for i in range(10)) + "\n")
+    assert any("'LABEL' is named like the label column" in w for w in preview(str(path))["warnings"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -136,17 +137,33 @@ def same_name(a: str, b: str) -> bool:
     return name_key(a) == name_key(b)
 
 
+#: what tools append to a duplicated column's name: pandas ``.1``, DuckDB ``_1``, a merge's
+#: ``_x``/``_y``, a spreadsheet's ``(2)``, "copy"
+_COPY_SUFFIX = re.compile(r"(?:[._]\d+|_[xy]|\(\d+\)|[._]?copy\d*)")
+
+
+def is_label_lookalike(name: str, label_column: str) -> bool:
+    """Whether ``name`` is the label column's name up to case, spaces and invisible
+    characters, or that name with a duplicate column's suffix (``label.1``, ``label_1``,
+    ``Label (2)``, ``label_y``): most likely a second copy of the labels."""
+    key, label = name_key(name), name_key(label_column)
+    return key == label or (key.startswith(label) and bool(_COPY_SUFFIX.fullmatch(key[len(label):])))
+
+
+def label_lookalikes(judge_names: Sequence[str], label_column: str) -> list[str]:
+    return [j for j in judge_names if is_label_lookalike(j, label_column)]
+
+
 def check_label_lookalikes(judge_names: Sequence[str], label_column: str) -> None:
-    """Refuse a judge named like the label column up to case or spaces (``LABEL`` beside
-    ``label``): a second copy of the labels read as a judge leaks them into the selection,
-    which would then report a perfect judge. Naming the judges (``--judges``) takes it as
-    meant."""
-    for j in judge_names:
-        if same_name(j, label_column):
-            raise PanelError(f"judge {j!r} is named like the label column {label_column!r} (the same up to "
-                             "case or spaces): read as a judge, a second copy of the labels would leak them "
-                             "into the selection",
-                             hint=f"remove or rename {j!r}; if it really is a judge, name the judges with --judges")
+    """Refuse a judge named like the label column (:func:`is_label_lookalike`: ``LABEL`` or
+    ``label.1`` beside ``label``): a second copy of the labels read as a judge leaks them into
+    the selection, which would then report a perfect judge. Naming the judges (``--judges``)
+    takes it as meant."""
+    for j in label_lookalikes(judge_names, label_column):
+        raise PanelError(f"judge {j!r} is named like the label column {label_column!r} (the same up to "
+                         "case, spaces or a duplicate column's suffix): read as a judge, a second copy of the "
+                         "labels would leak them into the selection",
+                         hint=f"remove or rename {j!r}; if it really is a judge, name the judges with --judges")
 
 
 def strip_values(values: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from ..errors import PanelError
 from ..panel import (Panel, detect_schema)
 from .files import DEFAULT_LIMITS, ImportLimits, file_sha256, in_file, shown_name
 from .columns import RawTable, read_columns
-from .build import build_panel, factorize_values, strip_values
+from .build import build_panel, factorize_values, label_lookalikes, strip_values
 from .layout import detect_layout, long_to_wide
 from .numbers import NumberReading, read_numbers
 
@@ -422,8 +422,13 @@ def _preview_table(table: RawTable, path: str, *, rows, layout, item_column, gro
             if h not in reserved:
                 schemas[h] = detect_schema(pd.unique(wide[h]).astype(str))
     head = [[str(table.columns[h][i]) for h in table.header] for i in range(min(rows, table.n_rows))]
+    warnings = list(reading.warnings)
+    if label_column in table.header:
+        warnings += [f"judge {j!r} is named like the label column {label_column!r}: the import refuses it as a "
+                     "second copy of the labels unless --judges names the judges"
+                     for j in label_lookalikes(list(schemas), label_column)]
     return {"file": os.path.basename(path if source_name is None else source_name), "format": table.fmt, "layout": layout,
             "columns": table.header, "roles": roles, "judge_schemas": schemas,
             "sample_rows": table.n_rows, "rows": head, "delimiter": table.delimiter,
-            "notes": table.notes + reading.notes, "warnings": reading.warnings,
+            "notes": table.notes + reading.notes, "warnings": warnings,
             "bytes": os.path.getsize(path)}
