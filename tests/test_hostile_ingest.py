@@ -530,3 +530,13 @@ def test_the_preview_warns_about_a_label_lookalike(tmp_path):
     path = tmp_path / "look.csv"
     path.write_text("item_id,label,LABEL,j1\n" + "\n".join(f"i{i},{i % 2},{i % 2},1" for i in range(10)) + "\n")
     assert any("'LABEL' is named like the label column" in w for w in preview(str(path))["warnings"])
+
+
+def test_select_says_a_constant_label_under_quiet_and_in_its_json(tmp_path):
+    """--quiet silences progress, not the warning; a script reading --json finds it too."""
+    path = write(tmp_path / "p.csv", csv_text(_constant(label="1", n=80)))
+    code, out, err = run_cli("select", str(path), "--json", "--quiet", "--protocol", "split",
+                             "--families", "table", "--estimate", "none")
+    assert code == 0, err
+    assert "fcps: warning: every one of the 80 labelled rows has the label 1" in err
+    assert any("constant label measures nothing" in w for w in json.loads(out)["panel"]["warnings"])

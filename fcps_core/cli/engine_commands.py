@@ -13,7 +13,7 @@ from ..defaults import DEFAULT_CHOICE
 from .args import block_counts, capped_workers, parse_budgets, parse_names, parse_range
 from .context import RunContext
 from ..jsonutil import json_ready
-from .render import fmt, log, one_line, render_result, render_table
+from .render import fmt, log, one_line, render_result, render_table, warn
 from .store_hooks import load_stored_panel, remember_file_panel, save_result
 
 
@@ -23,8 +23,9 @@ def load_panel_from_args(args, ctx: RunContext):
     stored = load_stored_panel(args, ctx)
     if stored is not None:
         if getattr(args, "require_labels", True):
-            for warning in import_warnings(stored):
-                log(args, f"fcps: warning: {warning}")
+            stored.import_warnings = import_warnings(stored)
+            for warning in stored.import_warnings:
+                warn(f"fcps: warning: {warning}")
         return stored.collapse_neutral() if args.collapse_ties else stored
     # Files are read by the DuckDB importer (CSV/TSV/Parquet/JSONL, .gz), the same reader as
     # `import` and the library's read_panel.
@@ -41,7 +42,7 @@ def load_panel_from_args(args, ctx: RunContext):
     for note in panel.import_notes:
         log(args, f"fcps: note: {note}")
     for warning in panel.import_warnings if getattr(args, "require_labels", True) else ():
-        log(args, f"fcps: warning: {warning}")
+        warn(f"fcps: warning: {warning}")
     remember_file_panel(args, ctx, panel)   # store: --save stores a panel file first
     return panel.collapse_neutral() if args.collapse_ties else panel
 
@@ -88,7 +89,10 @@ def cmd_select(args, ctx: RunContext) -> int:
         predictor.save(args.save_model, force=args.force)
         log(args, f"predictor written to {args.save_model}")
     if args.json:
-        json.dump(json_ready(result.to_dict()), sys.stdout, indent=1, allow_nan=False)
+        out = result.to_dict()
+        # what the reader found that may make the result meaningless (a constant label...)
+        out["panel"]["warnings"] = list(getattr(panel, "import_warnings", None) or [])
+        json.dump(json_ready(out), sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_result(result, top=args.top))

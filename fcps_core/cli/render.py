@@ -161,6 +161,12 @@ def log(args, message: str) -> None:
         sys.stderr.write(one_line(message) + "\n")
 
 
+def warn(message: str) -> None:
+    """A warning line on stderr, also under --quiet (which silences progress and status,
+    never what makes a result meaningless, such as a constant label)."""
+    sys.stderr.write(one_line(message) + "\n")
+
+
 def fmt(v, digits=4):
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "-"
