@@ -241,7 +241,7 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
 
     The order decides the summation order of each pooled run (``np.add.reduceat``), so it
     must be lexsort's exactly. ``lexsort`` compares key tuples in a merge sort; a plain
-    ``argsort`` of x is several times faster. Where x has few ties (the scores of the
+    ``argsort`` of x costs less. Where x has few ties (the scores of the
     linear stackers and posteriors) only the tied runs need lexsort's tie order, which is
     restored on those positions alone. Where it has many (vote sums, posteriors of vote
     patterns) and the labels' dense ranks ``y_rank`` are given (:func:`label_ranks`), each
