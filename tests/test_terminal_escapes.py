@@ -201,3 +201,19 @@ def test_check_prints_safely_and_caps_its_workers(capsys, hostile, monkeypatch):
     assert_terminal_safe(out, "check stdout")
     assert_terminal_safe(err, "check stderr")
     assert "esc?]0;PWNED??[2J" in out and "--workers 50 lowered to 2" in err
+
+
+def test_a_name_that_is_not_utf8_is_one_clear_line(tmp_path):
+    """Bytes from a non-UTF-8 command line arrive as surrogates: the store cannot hold them;
+    say so, not DuckDB's conversion text, and leave the store as it was."""
+    import os
+    import subprocess
+    import sys
+    from store_helpers import ROOT
+    store = tmp_path / "s.duckdb"
+    for argv in ([b"show", b"x\x9by"], [b"import", str(ROOT / "data" / "llmbar.csv").encode(), b"--name", b"ok\xff"]):
+        proc = subprocess.run([sys.executable, "-m", "fcps_core", *argv, b"--store", os.fsencode(store)],
+                              cwd=ROOT, capture_output=True, timeout=120)
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and err.count("\n") == 1, err
+        assert "not valid UTF-8" in err and "Conversion Failure" not in err, err

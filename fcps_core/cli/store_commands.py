@@ -53,6 +53,9 @@ def _store_errors(handler):
             return handler(args)
         except duckdb.Error as exc:
             first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            if "cannot encode str as UTF-8" in first:      # a name from a non-UTF-8 command line
+                raise StoreError("a name on the command line is not valid UTF-8 text (it holds bytes no "
+                                 "character has); type it again in UTF-8 (the store was not changed)") from None
             raise StoreError(f"the store {resolve_store_path(getattr(args, 'store', None))} "
                              f"failed: {first}") from None
     return run
