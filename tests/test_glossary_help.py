@@ -50,7 +50,9 @@ def test_every_page_gives_every_column_and_metric_its_words(runs):
         if help_problems(at):
             problems[name] = help_problems(at)
     assert problems == {}
-    # the walk saw real content: the selection's verdict metrics and tables, the audit's cells
+    # the walk saw real content: the selection's verdict metrics and tables, the audit's
+    # figures (the demo's selections deploy a scalar family, so the audit lists no cells: a
+    # scalar predictor has none, and the page says so instead of showing table pressure)
     assert shown["select"][0] >= 2 and shown["select"][1] >= 3
-    assert shown["audit"][0] >= 1 and shown["audit"][1] >= 5
+    assert shown["audit"][1] >= 5
     assert sum(t + m for t, m in shown.values()) >= 30
