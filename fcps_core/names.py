@@ -1,8 +1,17 @@
-"""Names of stored things (panels, runs' labels): what is allowed, checked in one place."""
+"""Names of stored things (panels, runs' labels): what is allowed, checked in one place; and
+the characters no user string may carry to a terminal or editor."""
 
 from __future__ import annotations
 
 from .errors import StoreError
+
+#: a regular-expression class of the characters that act on whatever shows the text instead of
+#: being shown: C0 controls but newline and CR, DEL, C1 (U+009B is an 8-bit CSI), the bidi
+#: marks, overrides and isolates (text displayed in another order than it is read: "Trojan
+#: Source"), and the line and paragraph separators. The terminal sanitiser
+#: (``cli.render``) and the SQL export's name check build on it.
+CONTROL_CHARACTERS = ("\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f"
+                      "\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069")
 
 MAX_NAME_LENGTH = 120
 

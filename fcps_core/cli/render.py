@@ -8,13 +8,14 @@ import math
 import re
 import sys
 
+from ..names import CONTROL_CHARACTERS
+
 # The one sanitiser of everything the CLI prints. Judge, panel, file and column names are
 # user data: printed raw, an ESC or BEL sequence in one retitles the terminal, clears the
 # screen or recolours it, a C1 CSI (U+009B) does the same on 8-bit terminals, a bidi override
 # reorders the line, and a newline or carriage return forges a line of its own (e.g. a
 # "fcps: error:" line). Every such character becomes "?".
-_UNSAFE = ("\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f"    # C0 but newline and CR, DEL, C1
-           "\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069")   # bidi marks, overrides, isolates; LS/PS
+_UNSAFE = CONTROL_CHARACTERS        # C0 but newline and CR, DEL, C1, bidi controls, LS/PS
 # a block of output: its own line ends (\n, and \r\n as a CSV writes them) stay; a lone \r goes
 _CONTROL = re.compile(f"[{_UNSAFE}]|\r(?!\n)")
 _CONTROL_OR_NEWLINE = re.compile(f"[{_UNSAFE}\r\n]")  # one field or line: every line end goes too

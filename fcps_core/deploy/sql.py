@@ -105,12 +105,14 @@ all (table rows, output codes, bin edges, isotonic steps, coefficients).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
 from ..encoding import INT64_SAFE
 from ..errors import PredictorError
 from ..families import fitted_family
+from ..names import CONTROL_CHARACTERS
 from ..panel import MISSING, MISSING_TOKENS
 from .validate import check_structure, short
 from .sql_text import (DIALECTS, Dialect, dialect as _dialect, dot_sql, isotonic_sql, member_of, pairwise_sum,
@@ -468,12 +470,10 @@ class _Compiler:
                 f"FROM fcps_pat{joins}\n")
 
 
-#: characters a column name in an exported SQL file may not hold: C0 (but tab) and C1 controls, DEL and
-#: the bidirectional overrides and isolates ("Trojan Source": text that displays in another
-#: order than the engine reads it)
-_UNPRINTABLE = frozenset([chr(c) for c in range(32) if c != 9] + [chr(c) for c in range(127, 160)]
-                         + [chr(c) for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
-                                            *range(0x2066, 0x206A))])
+#: characters a column name in an exported SQL file may not hold: the control characters of
+#: :data:`fcps_core.names.CONTROL_CHARACTERS` and line ends; a tab is allowed (it moves no cursor
+#: beyond its line and a quoted identifier may hold it)
+_UNPRINTABLE = re.compile(f"(?!\t)[{CONTROL_CHARACTERS}\r\n]")
 
 
 def check_printable_names(names: list[str]) -> None:
@@ -482,9 +482,9 @@ def check_printable_names(names: list[str]) -> None:
     sequence to whatever terminal or editor shows it (quoting keeps the statement itself
     safe)."""
     for name in names:
-        bad = next((c for c in name if c in _UNPRINTABLE), None)
+        bad = _UNPRINTABLE.search(name)
         if bad is not None:
-            raise PredictorError(f"judge {short(name)} holds the control character U+{ord(bad):04X}: "
+            raise PredictorError(f"judge {short(name)} holds the control character U+{ord(bad.group()):04X}: "
                                  "an SQL file naming the column would carry it to any terminal or editor "
                                  "that shows the file; rename the column in the panel and select again "
                                  "(score reads it as it is)")
