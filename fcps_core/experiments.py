@@ -341,9 +341,8 @@ def calibration_growth(panel: Panel, budgets: Sequence[int], *, n_select: int, n
     (``SweepResult.candidates``, :data:`CANDIDATE_COLUMNS`). ``plan_options`` are passed to :func:`fcps_core.planning.sweep_plan` (the result's
     ``plan``: each menu's validation-risk curve, the crossover budget, the S/M/V allocation).
     """
-    if not isinstance(panel, Panel):            # a pandas DataFrame or a panel file's path
-        from .ingest import load_panel
-        panel = load_panel(panel)
+    from .ingest import as_panel
+    panel = as_panel(panel)                 # a Panel, a pandas DataFrame or a panel file's path
     budgets = sorted(int(b) for b in budgets)
     if not budgets or budgets[0] < 1:
         raise SplitError(f"budgets (--budgets) must be positive integers (got {budgets})")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 from typing import Sequence
 
 from ..errors import FCPSError
@@ -101,8 +102,6 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
 def program_name() -> str:
     """How the user called the CLI: ``fcps`` (the console script) or ``python -m fcps_core``,
     for usage lines and hints."""
-    import os
-    import sys
     return "fcps" if os.path.basename(sys.argv[0] or "") == "fcps" else "python -m fcps_core"
 
 
@@ -121,7 +120,6 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str):
         hint = f"see {program_name()} {self._subcommand()}--help"
         if OneLineParser.json_errors:
-            import sys
             from .render import error_json
             sys.stdout.write(error_json(message, kind="usage", hint=hint))
             sys.stdout.flush()

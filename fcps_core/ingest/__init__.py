@@ -25,12 +25,12 @@ from .build import build_panel, judge_column, labels_from_strings, labels_with_r
 from .columns import RawTable, read_columns
 from .files import DEFAULT_LIMITS, FORMATS, MB, UPLOAD_SUFFIXES, ImportLimits, detect_format, file_sha256
 from .layout import detect_layout, long_to_wide
-from .load import check_importable, import_file, import_warnings, load_panel, preview
+from .load import as_panel, check_importable, import_file, import_warnings, load_panel, preview
 from .mapping import FLAG_OPTIONS, judge_mappings, output_mapping, page_wording
 from .uploads import save_upload
 
 __all__ = ["ImportLimits", "DEFAULT_LIMITS", "FORMATS", "MB", "UPLOAD_SUFFIXES", "RawTable",
-           "detect_format", "read_columns", "load_panel", "build_panel", "judge_column",
+           "detect_format", "read_columns", "load_panel", "as_panel", "build_panel", "judge_column",
            "labels_from_strings", "detect_layout", "long_to_wide", "check_importable",
            "import_file", "import_warnings", "preview", "save_upload", "file_sha256", "labels_with_report", "remap_outputs",
            "FLAG_OPTIONS", "judge_mappings", "output_mapping", "page_wording"]

@@ -55,6 +55,8 @@ def load_panel(path, *, layout: str = "auto", judges: Sequence[str] | None = Non
     and the file it came from give the same panel; errors name ``source_name`` or
     ``<DataFrame>``. A NaN label is an unlabelled row, as an empty label cell is.
     """
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
     if is_data_frame(path):
         with frame_as_parquet(path, limits) as parquet_path:
             return load_panel(
@@ -82,6 +84,13 @@ def load_panel(path, *, layout: str = "auto", judges: Sequence[str] | None = Non
             limits=limits, label_map=label_map, output_map=output_map, decimal=decimal)
     except PanelError as exc:
         raise in_file(exc, shown) from None
+
+
+def as_panel(data) -> Panel:
+    """``data`` as a :class:`Panel`: a Panel as it is, else read by :func:`load_panel` (a
+    pandas DataFrame or a panel file's path) with its defaults. The library entry points
+    that take any of the three (``select``, ``sweep``) call this."""
+    return data if isinstance(data, Panel) else load_panel(data)
 
 
 def is_data_frame(obj) -> bool:

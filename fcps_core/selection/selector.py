@@ -31,7 +31,6 @@ selected candidate's upper one-SE validation risk is below the prior's lower one
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -60,6 +59,8 @@ from .path_fits import fit_joint_families, fit_path_families
 from .result import Candidate, SelectionResult
 
 if TYPE_CHECKING:
+    import os
+
     import pandas as pd
 from .views import PatternCache, ViewCache, record_se, unscored_record, validation_record, view_kind
 
@@ -497,9 +498,8 @@ def select(panel: "Panel | str | os.PathLike | pd.DataFrame", blocks: Blocks | N
     (:func:`fcps_core.splits.make_blocks`: the file's block column, else a grouped 1:2:1
     draw; the cross-fitted default protocol pools them into its folds), so ``select(df)``
     runs the default selection."""
-    if not isinstance(panel, Panel):
-        from ..ingest import load_panel
-        panel = load_panel(panel if not isinstance(panel, os.PathLike) else os.fspath(panel))
+    from ..ingest import as_panel
+    panel = as_panel(panel)
     if blocks is None:
         blocks = make_blocks(panel, seed=options.get("seed", 0))
     return FCPSSelector(**options).fit(panel, blocks)
