@@ -7,12 +7,11 @@ import os
 from store_helpers import demo_store
 
 
-def seeded_app_store(tmp_path_factory):
-    """Generator for a module-scoped fixture: the app's store is a fresh demo store for the
-    module (the app caches its handle per process, so the cache is cleared on both ends)."""
-    path = demo_store(tmp_path_factory.mktemp("store") / "fcps.duckdb")
+def app_store(path):
+    """Generator for a fixture: the app's store is ``path`` (FCPS_STORE) while it runs; the app
+    caches its store handle per process, so the cache is cleared on both ends."""
     old = os.environ.get("FCPS_STORE")
-    os.environ["FCPS_STORE"] = path
+    os.environ["FCPS_STORE"] = str(path)
     from fcps_app.common import get_store
     get_store.clear()
     yield path
@@ -21,6 +20,12 @@ def seeded_app_store(tmp_path_factory):
         os.environ.pop("FCPS_STORE", None)
     else:
         os.environ["FCPS_STORE"] = old
+
+
+def seeded_app_store(tmp_path_factory):
+    """Generator for a module-scoped fixture: the app's store is a fresh demo store for the
+    module."""
+    yield from app_store(demo_store(tmp_path_factory.mktemp("store") / "fcps.duckdb"))
 
 
 def by_label(widgets, label):

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_helpers import app_store
 from fcps_core.seed import SNAPSHOT_DIR, SeedSpec, comparable_rows, ensure_seeded, load_snapshot, seed_store
 from fcps_core.store import Store
 
@@ -32,17 +32,7 @@ SELECT_LLMBAR, SELECT_PARITY, SWEEP_PARITY = 1, 5, 8
 @pytest.fixture(scope="module")
 def fresh_store(tmp_path_factory):
     """FCPS_STORE names a file that does not exist yet: the app creates and seeds it."""
-    path = tmp_path_factory.mktemp("fresh") / "new.duckdb"
-    old = os.environ.get("FCPS_STORE")
-    os.environ["FCPS_STORE"] = str(path)
-    from fcps_app.common import get_store
-    get_store.clear()
-    yield path
-    get_store.clear()
-    if old is None:
-        os.environ.pop("FCPS_STORE", None)
-    else:
-        os.environ["FCPS_STORE"] = old
+    yield from app_store(tmp_path_factory.mktemp("fresh") / "new.duckdb")
 
 
 @pytest.fixture(autouse=True)
