@@ -3,8 +3,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fcps_core import FCPSError
-from fcps_core.predictor import MAX_PREDICTOR_BYTES
+from fcps_core.errors import FCPSError
+from fcps_core.service.deploy import MAX_PREDICTOR_BYTES
 from fcps_app.common import get_store, md, panel_sources, upload_preview
 from fcps_app.deploy import SQL_DIALECTS, checked_predictor_json, predictor_choices, run_audit, sql_text
 from fcps_app.deploy_view import show_audit
@@ -113,8 +113,7 @@ elif c3.button("Store this audit", type="primary"):
                                   params={"predictor": pick, "traffic": traffic_name, "rows": audit["rows"]})
     except FCPSError as exc:
         st.error(md(exc))
-    else:
-        st.cache_data.clear()
+    else:       # nothing cached changes: the list of stored audits is read on each rerun
         st.session_state["audit_stored_here"] = run_id
         st.success(f"Stored as audit run {run_id} on {md(stored_panel)}.")
 

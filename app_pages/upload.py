@@ -5,11 +5,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from fcps_core import FCPSError
-from fcps_core.ingest import detect_layout, judge_mappings, page_wording
-from fcps_core.ingest.files import UPLOAD_SUFFIXES, shown_name
-from fcps_core.labels import map_labels, mapping_sentence
-from fcps_app.common import get_store, import_upload, load_bytes, md, page_link, upload_path
+from fcps_core.errors import FCPSError
+from fcps_core.service.parsers import parse_range as read_range
+from fcps_core.service.upload import (UPLOAD_SUFFIXES, detect_layout, judge_mappings, map_labels, mapping_sentence,
+                                      page_wording, preview_upload, shown_name)
+from fcps_app.common import get_store, import_upload, load_bytes, md, page_link
 from fcps_app.glossary import table
 
 REPLACE = "Replace the stored panel of this name"
@@ -64,22 +64,17 @@ def say(notes, warnings) -> None:
         st.warning(md(page_wording(warning, CONTROLS)))
 
 
-def parse_range(text: str, control: str):
-    """'1,5' -> (1.0, 5.0); empty (or not a range: said, and ignored) -> None."""
+def parse_range(text: str, flag: str):
+    """'1,5' -> (1.0, 5.0) (';' separates too); empty (or not a range: said in the words of
+    the control setting ``flag``, and ignored) -> None."""
     text = text.strip()
     if not text:
         return None
     try:
-        lo, hi = (float(p) for p in text.replace(";", ",").split(","))
-    except ValueError:
-        fail(FCPSError(f"the '{control}' control needs two numbers LOW,HIGH such as 1,5 (got {text!r}); "
-                       "it is ignored until then"), stop=False)
+        return read_range(text.replace(";", ","), flag)
+    except FCPSError as exc:
+        fail(FCPSError(f"{exc}; it is ignored until then"), stop=False)
         return None
-    if not hi > lo:
-        fail(FCPSError(f"the '{control}' control {text!r} is empty: its high end must be above its low end; "
-                       "it is ignored until then"), stop=False)
-        return None
-    return lo, hi
 
 
 def words(text: str) -> list[str]:
@@ -88,9 +83,7 @@ def words(text: str) -> list[str]:
 
 @st.cache_data(show_spinner="Reading upload...", max_entries=8)
 def file_preview(name: str, data: bytes, fmt, delimiter, decimal=None) -> dict:
-    from fcps_core.ingest import preview
-    return preview(upload_path(name, data), fmt=fmt, delimiter=delimiter, source_name=Path(name).name,
-                   decimal=decimal)
+    return preview_upload(get_store(), name, data, fmt=fmt, delimiter=delimiter, decimal=decimal)
 
 
 FORMATS = {"detect from the name": None, "CSV": "csv", "TSV": "tsv", "Parquet": "parquet", "JSON Lines": "jsonl"}
@@ -156,8 +149,8 @@ options.update({"schema": None if schema == "detect" else schema, "judges": judg
 # change; their values from the previous run feed this run's read) --------------------------------
 key = f"{file_key}-{options['label_column']}"
 state = st.session_state
-label_range = parse_range(state.get(f"label_range-{key}", ""), "label range")
-judge_range = parse_range(state.get(f"judge_range-{key}", ""), "judge rubric range")
+label_range = parse_range(state.get(f"label_range-{key}", ""), "--label-range")
+judge_range = parse_range(state.get(f"judge_range-{key}", ""), "--judge-range")
 label_map: dict = {}
 positives = state.get(f"positive-{key}")
 binary_words = state.get(f"binary-words-{key}", [])
@@ -276,7 +269,7 @@ save = row.button("Save to the store", type="primary", help="Store the panel (an
 use = row.button("Use this panel", help="Use it in this session only, without storing it.")
 if save:
     try:
-        import_upload(up.name, data, {**options, "replace": replace}, panel_name=name, licence=licence)
+        import_upload(up.name, data, options, panel_name=name, licence=licence, replace=replace)
     except FCPSError as exc:
         fail(exc, stop=False)
     else:

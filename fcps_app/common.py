@@ -10,8 +10,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from fcps_core import FCPSError, make_blocks, select
-from fcps_core.experiments import calibration_growth
+from fcps_core.errors import FCPSError
+from fcps_core.service import select as selection
+from fcps_core.service import upload as uploads
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 STORED = "stored: "
@@ -22,8 +23,8 @@ def get_store():
     """The process's store handle, created on first start with the demo content copied in
     from the shipped snapshot (``fcps_core.seed.load_snapshot``: no model is fitted while
     the first page waits)."""
-    from fcps_core.seed import ensure_default_store
-    return ensure_default_store()
+    from fcps_core.service.stores import default_store
+    return default_store()
 
 
 @st.cache_data(show_spinner="Loading panel...", max_entries=16)
@@ -39,36 +40,35 @@ def stored_panels() -> list[dict]:
 
 def upload_path(name: str, data: bytes) -> str:
     """Uploaded bytes saved under the store's ``uploads/`` folder (content-addressed; the
-    user's file name contributes only its suffix, so it cannot escape the folder). Saving
-    one cleans the folder: uploads no stored panel came from (previewed, rejected, traffic)
-    go once old or too many (``fcps_core.ingest.uploads`` bounds); this one stays."""
-    from fcps_core.ingest import save_upload
-    store = get_store()
-    return str(save_upload(data, name, store.path.parent, keep=store.source_digests()))
+    user's file name contributes only its suffix, so it cannot escape the folder): see
+    :func:`fcps_core.service.upload.upload_path`."""
+    return uploads.upload_path(get_store(), name, data)
 
 
 @st.cache_data(show_spinner="Reading upload...", max_entries=8)
 def upload_preview(name: str, data: bytes) -> dict:
-    from fcps_core.ingest import preview
-    return preview(upload_path(name, data), source_name=Path(name).name)
+    return uploads.preview_upload(get_store(), name, data)
 
 
 @st.cache_data(show_spinner="Reading upload...", max_entries=8)
 def load_bytes(name: str, data: bytes, options_json: str = "{}"):
-    """Parse uploaded bytes with the importer (CSV/TSV/Parquet/JSONL; errors are FCPSError)."""
-    from fcps_core.ingest import load_panel
-    # errors name the user's file, not its content-addressed copy
-    return load_panel(upload_path(name, data), name=Path(name).name.split(".")[0], source_name=Path(name).name,
-                      **json.loads(options_json))
+    """Parse uploaded bytes with the importer (CSV/TSV/Parquet/JSONL; errors are FCPSError):
+    the one full read of an upload (cached per file and options, so the page's reruns and the
+    commit to the store reuse it)."""
+    return uploads.parse_upload(get_store(), name, data, json.loads(options_json))
 
 
-def import_upload(name: str, data: bytes, options: dict, *, panel_name: str, licence: str):
-    """Store an upload through the same checks and limits as ``python -m fcps_core import``."""
-    from fcps_core.ingest import import_file
-    info = import_file(get_store(), upload_path(name, data), name=panel_name, licence=licence or None,
-                       source_name=Path(name).name,
-                       provenance={"uploaded_file": name, "note": licence}, **options)
-    st.cache_data.clear()
+def import_upload(name: str, data: bytes, options: dict, *, panel_name: str, licence: str,
+                  replace: bool = False):
+    """Store an upload through the same checks and limits as ``python -m fcps_core import``,
+    committing the panel :func:`load_bytes` read (the file is not read again)."""
+    store = get_store()
+    before = store.panel_info(panel_name) if replace and store.has_panel(panel_name) else None
+    panel = load_bytes(name, data, json.dumps(options, sort_keys=True))
+    info = uploads.commit_upload(store, panel, name, data, options, panel_name=panel_name, licence=licence,
+                                 replace=replace)
+    if before is not None:      # the replaced panel's cached copy goes; nothing else changed
+        load_stored.clear(panel_name, str(before["created_at"]))
     return info
 
 
@@ -105,17 +105,19 @@ def panel_picker():
 
 
 def split_sizes_table(panel, blocks) -> pd.DataFrame:
-    return pd.DataFrame([{"block": b, "labelled rows": len(getattr(blocks, b)),
-                          "groups": len(set(panel.group_ids[getattr(blocks, b)]))} for b in "SMVT"])
+    return pd.DataFrame(selection.block_sizes(panel, blocks))
 
 
-def run_selection(panel, split, counts, seed, progress, **menu):
-    blocks = make_blocks(panel, split=split, counts=counts, seed=seed)
-    return select(panel, blocks, seed=seed, progress=progress, **menu)
+def run_selection(panel, split, counts, seed, progress, *, judge_costs=None, **menu):
+    """A selection on ``panel`` (not stored): fcps_core.service.select.run_select's result."""
+    request = selection.SelectRequest(panel, split=split, counts=counts, seed=seed, options=menu,
+                                      judge_costs=judge_costs, progress=progress, want_predictor=False)
+    return selection.run_select(request).result
 
 
 def run_sweep(panel, budgets, progress, **kwargs):
-    return calibration_growth(panel, budgets, progress=progress, **kwargs)
+    from fcps_core.service.sweep import run_sweep as sweep
+    return sweep(panel, budgets, progress=progress, **kwargs)
 
 
 def stored_name(label: str) -> str | None:
@@ -137,14 +139,15 @@ def save_run(kind: str, label: str, result, *, predictor: dict | None = None) ->
     except FCPSError as exc:        # e.g. the panel was replaced while this run computed
         st.error(md(exc))
         return None
-    st.cache_data.clear()   # run lists and panel facts changed
+    # nothing cached changes: run lists are read from the store on each rerun, and a new run
+    # has a new id (stored_run caches runs by id)
     return run_id
 
 
-def remember_selection(label: str, result) -> None:
-    """A finished selection: stored as a run (stored panels) with its predictor, and kept
-    as this session's selection for every page."""
-    predictor = result.predictor().to_dict()
+def remember_selection(label: str, result, predictor=None) -> None:
+    """A finished selection: stored as a run (stored panels) with its predictor (``predictor``,
+    else the result's), and kept as this session's selection for every page."""
+    predictor = (predictor or result.predictor()).to_dict()
     run_id = save_run("select", label, result, predictor=predictor)
     st.session_state["selection"] = {"label": label, "result": result, "dict": result.to_dict(),
                                      "predictor": json.dumps(predictor), "run_id": run_id}
@@ -163,7 +166,7 @@ def figure_download(fig, name: str) -> None:
 def table_download(df: pd.DataFrame, name: str) -> None:
     """CSV download through the one CSV writer (fcps_core.writers.frame_csv): text cells that
     could run as spreadsheet formulas (= + - @ ...) neutralised, numbers kept, as in exports."""
-    from fcps_core.writers import frame_csv
+    from fcps_core.service.files import frame_csv
     st.download_button(f"Download {name} (CSV)", frame_csv(df), f"{name}.csv", mime="text/csv",
                        key=f"dl-{name}")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fcps_core import FAMILIES, PATH_RULES, FCPSError, make_blocks
-from fcps_core.defaults import (DEFAULT_ALPHA, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PATHS, DEFAULT_PROTOCOL,
-                                DEFAULT_REPEATS, DEFAULT_SPLIT)
+from fcps_core.defaults import (CHOICES, DEFAULT_ALPHA, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PATHS,
+                                DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_SPLIT, PROTOCOLS)
+from fcps_core.errors import FCPSError
 from fcps_core.glossary import help_text
-from fcps_core.selection import CHOICES, PROTOCOLS
-from fcps_app.common import md, remember_selection, run_selection, split_sizes_table
+from fcps_core.service.select import FAMILIES, PATH_RULES, SelectRequest, draw_blocks, refit_stored, run_select
+from fcps_app.common import md, remember_selection, split_sizes_table
 from fcps_app.glossary import table
 from fcps_app.run_picker import read_link
 from fcps_app.runs import selection_state
@@ -59,7 +59,7 @@ def block_controls(panel) -> tuple:
                   "n_T": c[3].number_input("n_T", 0, value=max(0, n // 5), help=help_text("n_T"))}
     seed = int(st.number_input("seed", 0, 1_000_000, 0, help="Seeds the blocks, the folds and the random path."))
     try:
-        table(split_sizes_table(panel, make_blocks(panel, split=split, counts=counts, seed=seed)))
+        table(split_sizes_table(panel, draw_blocks(panel, split=split, counts=counts, seed=seed)))
     except FCPSError as exc:
         st.error(md(exc))
         st.stop()
@@ -105,18 +105,18 @@ def menu_form(panel) -> dict | None:
 
 def run_menu(label: str, panel, split, counts, seed: int, costs: dict | None, menu: dict) -> None:
     """Run the selection with a progress bar, store and remember it; the address then opens it."""
-    # with judge costs the default path menu also orders judges by information per cost
-    if costs and menu["paths"] == list(DEFAULT_PATHS):
-        menu = {**menu, "paths": menu["paths"] + ["cost_aware"]}
+    # the default path menu (None): with judge costs it also orders judges by information per cost
+    options = {**menu, "paths": None if menu["paths"] == list(DEFAULT_PATHS) else menu["paths"]}
     bar = st.progress(0.0, text="starting")
     try:
-        result = run_selection(panel, split, counts, seed, lambda f, m: bar.progress(min(f, 1.0), text=md(m)),
-                               judge_costs=costs, **menu)
+        outcome = run_select(SelectRequest(panel, split=split, counts=counts, seed=seed, options=options,
+                                           judge_costs=costs,
+                                           progress=lambda f, m: bar.progress(min(f, 1.0), text=md(m))))
     except FCPSError as exc:
         st.error(md(exc))
         st.stop()
     bar.empty()
-    remember_selection(label, result)
+    remember_selection(label, outcome.result, outcome.predictor)
     new_id = st.session_state["selection"].get("run_id")
     if new_id is not None:      # the address now opens this run
         st.query_params["run"] = str(new_id)
@@ -139,25 +139,5 @@ def rebuild_selection(run_id: int, panel, progress):
     seed), for the pages that need the live result (Next judge, drop-one changes): a stored
     run keeps its tables, not its fitted models. Returns (result, same) where ``same`` says
     whether the refit deploys what the stored run deploys (family, K, judges)."""
-    from dataclasses import fields
-
-    from fcps_core.selection import FCPSSelector
     from fcps_app.runs import stored_run
-    run = stored_run(int(run_id))
-    params = dict(run.get("params") or {})
-    b = params.pop("blocks", None) or {}
-    sizes = [int(b.get(k) or 0) for k in ("n_S", "n_M", "n_V", "n_T")]
-    seed = int(b.get("seed") or 0)
-    if b.get("source") == "column":
-        blocks = make_blocks(panel)
-    elif b.get("source") == "counts":
-        blocks = make_blocks(panel, counts=dict(zip(("n_S", "n_M", "n_V", "n_T"), sizes)), seed=seed)
-    else:       # a ratio draw: the stored sizes are that ratio
-        blocks = make_blocks(panel, split=":".join(map(str, sizes if sizes[3] else sizes[:3])), seed=seed)
-    known = {f.name for f in fields(FCPSSelector)}
-    selector = FCPSSelector(**{k: v for k, v in params.items() if k in known and k != "progress"},
-                            progress=progress)
-    result = selector.fit(panel, blocks)
-    stored, fresh = run["result"]["selected"], result.selected_dict()
-    same = all(stored.get(k) == fresh.get(k) for k in ("family", "K", "judges"))
-    return result, same
+    return refit_stored(stored_run(int(run_id)), panel, progress)

@@ -12,8 +12,8 @@ import json
 import sys
 
 from ..errors import FCPSError
-from ..jsonutil import json_ready
-from .args import add_panel_arguments, capped_workers
+from ..service.files import json_ready
+from .args import add_panel_arguments, capped_workers, parse_budgets
 from .context import RunContext
 from .render import fmt, log, one_line, render_table
 
@@ -72,38 +72,17 @@ def check_sizes(args, panel) -> dict:
         raise FCPSError(f"the panel has {n} labelled rows: n_S {n_select} + n_V {n_val} + n_T {n_test} + "
                         f"n_M {n_m} do not fit; lower --n-select/--n-val/--n-test/--n-m")
     if args.budgets:
-        budgets = sorted({int(b) for b in args.budgets.split(",") if b.strip()})
+        budgets = sorted(set(parse_budgets(args.budgets)))
     else:
         budgets = sorted({max(1, n_m // 4), max(1, n_m // 2), n_m})
     return {"n_select": n_select, "n_val": n_val, "n_test": n_test, "n_M": n_m, "budgets": budgets,
             "n_h": args.n_h or n_select + n_m + n_val}
 
 
-def run_check(name: str, panel, sizes: dict, *, splits: int = 30, seed: int = 0, workers: int = 1,
-              drop=None, n_h_values=(8, 16, 32, 64), k_max: int | None = 7, progress=None) -> list[dict]:
-    """Rows of one check (the functions of :mod:`fcps_core.checks`)."""
-    from .. import checks
-    from ..experiments import calibration_growth
-    blocks = {k: sizes[k] for k in ("n_select", "n_val", "n_test")}
-    if name == "allocation":
-        return checks.fixed_budget_allocation(panel, sizes["n_h"], n_test=sizes["n_test"], splits=splits,
-                                              seed=seed, workers=workers)
-    if name in ("objective", "metrics"):
-        sweep = calibration_growth(panel, sizes["budgets"], splits=splits, seed=seed, workers=workers,
-                                   progress=progress, **blocks)
-        return checks.objective_comparison(sweep) if name == "objective" else checks.metric_robustness(sweep)
-    if name == "tie-collapse":
-        return checks.tie_collapse_check(panel, sizes["budgets"], splits=splits, seed=seed, workers=workers,
-                                         **blocks)
-    if name == "smoothing":
-        return checks.smoothing_sensitivity(panel, sizes["n_M"], splits=splits, seed=seed, workers=workers,
-                                            **blocks)
-    if name == "pool":
-        return checks.pool_perturbation(panel, sizes["n_M"], splits=splits, seed=seed, workers=workers,
-                                        drop=drop, **blocks)
-    if name == "cold-start":
-        return checks.cold_start(panel, n_h_values, n_test=sizes["n_test"], splits=splits, seed=seed, k_max=k_max)
-    raise FCPSError(f"unknown check {name!r}; use one of {', '.join(CHECKS)}")
+def run_check(name: str, panel, sizes: dict, **options) -> list[dict]:
+    """Rows of one check (:func:`fcps_core.service.paper.run_check`)."""
+    from ..service.paper import run_check as check
+    return check(name, panel, sizes, names=tuple(CHECKS), **options)
 
 
 def cmd_check(args, ctx: RunContext) -> int:

@@ -7,51 +7,36 @@ import json
 import sys
 
 from ..errors import FCPSError
-from ..jsonutil import json_ready
+from ..service.files import json_ready
 from .context import RunContext
 from .render import fmt, log, render_table, safe, write_data
 
 
 def load_predictor(ref: str, store_path: str | None = None):
-    """A predictor file, or ``run:N`` (any case, as ``show``/``export`` take it): the
-    predictor a stored selection deploys."""
-    from ..predictor import FCPSPredictor
-    import os
-    if ref.lower().startswith("run:") and not os.path.exists(ref):
-        from ..store import Store, resolve_store_path
-        try:
-            run_id = int(ref[4:].strip())
-        except ValueError:
-            raise FCPSError(f"{ref!r} is not a run reference; write run:N (see: python -m fcps_core runs)") from None
-        store = Store(resolve_store_path(store_path))
-        return FCPSPredictor.from_stored(lambda: store.run_predictor(run_id), f"run {run_id}")
-    return FCPSPredictor.load(ref)
+    """A predictor file, or ``run:N``: see :func:`fcps_core.service.deploy.load_predictor`."""
+    from ..service.deploy import load_predictor as load
+    return load(ref, store_path)
 
 
 def _traffic(args, ctx, predictor):
+    from ..service.deploy import load_traffic, short_name
     from .engine_commands import load_panel_from_args
     if args.schema is None:
         # Read each judge as the predictor saw it (a new file may look continuous where the
         # calibration panel was a rubric, etc.).
         args.schema = predictor.judge_schemas()
-    from ..deploy.traffic import load_with_empty_judges
-    from ..deploy.validate import short
 
     def load(judges):
         args.judges = judges
         return load_panel_from_args(args, ctx)
 
-    # a judge empty in every row is the monitoring case (the judge is down), not an error
-    panel, empty = load_with_empty_judges(load, predictor.judges, args.schema, judges=args.judges)
+    # a judge empty in every row is the monitoring case (the judge is down), not an error;
+    # a judge column the predictor reads and the traffic lacks is refused (the name of a
+    # stored panel is known once it is read)
+    panel, empty = load_traffic(load, predictor, judges=args.judges, schemas=args.schema,
+                                where=lambda: f"stored panel {args.panel!r}" if ctx.store_panel else args.panel)
     for j in empty:
-        log(args, safe(f"judge {short(j)} is empty in every row of {args.panel}: it counts as missing on every row"))
-    missing = [j for j in predictor.judges if j not in panel.judge_names]
-    if missing:
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        where = f"stored panel {args.panel!r}" if ctx.store_panel else args.panel
-        raise FCPSError(f"{where}: the traffic lacks judge column(s) the predictor needs: "
-                        + ", ".join(short(m) for m in missing[:5]) + more
-                        + "; add those columns, or score it with a predictor of the judges it has")
+        log(args, safe(f"judge {short_name(j)} is empty in every row of {args.panel}: it counts as missing on every row"))
     return panel
 
 
@@ -62,8 +47,8 @@ def _score_traffic(args, ctx, predictor):
     if args.schema is None:
         args.schema = predictor.judge_schemas()
     if os.path.exists(args.panel) and _plain_file_flags(args):
-        from ..deploy.traffic import read_traffic
-        fast = read_traffic(args.panel, predictor.judges, schema=args.schema, layout=args.layout,
+        from ..service.deploy import read_traffic_fast
+        fast = read_traffic_fast(args.panel, predictor, schema=args.schema, layout=args.layout,
                             item_column=args.item_column, group_column=args.group_column,
                             label_column=args.label_column, block_column=args.block_column,
                             judge_column_name=args.judge_column, output_column=args.output_column)
@@ -96,7 +81,7 @@ def write_predictions(path, panel, pred, support, *, force: bool, item_ids=None,
     from .formats import predictions_bytes
     data = predictions_bytes(panel.item_ids if item_ids is None else item_ids, pred, support, out_format)
     if path:
-        from ..outputs import atomic_output
+        from ..service.files import atomic_output
         with atomic_output(path, force=force, mode="wb") as fh:
             fh.write(data)
     elif out_format == "parquet":
@@ -138,14 +123,14 @@ def support_summary(n: int, support, behaviour: str) -> str:
 
 
 def cmd_score(args, ctx: RunContext) -> int:
-    from ..deploy.audit import missing_behaviour
+    from ..service.deploy import missing_behaviour, score
     out_format = predictions_format(args)
     if args.out:
-        from ..outputs import check_output_path
+        from ..service.files import check_output_path
         check_output_path(args.out, force=args.force)     # before any work
     predictor = load_predictor(args.model, getattr(args, "store", None))
     panel, item_ids = _score_traffic(args, ctx, predictor)
-    pred, support = predictor.score(panel)
+    pred, support = score(predictor, panel)
     write_predictions(args.out, panel, pred, support, force=args.force, item_ids=item_ids, out_format=out_format)
     if support is None:
         log(args, f"scored {panel.n_rows:,} rows (this predictor file has no calibration support "
@@ -162,11 +147,11 @@ def cmd_score(args, ctx: RunContext) -> int:
 
 
 def cmd_audit(args, ctx: RunContext) -> int:
-    from ..deploy.audit import DEFAULT_THRESHOLDS, audit_traffic
+    from ..service.deploy import DEFAULT_THRESHOLDS, audit as audit_traffic
     out_format = predictions_format(args)
     for path in (args.out,):
         if path:
-            from ..outputs import check_output_path
+            from ..service.files import check_output_path
             check_output_path(path, force=args.force)
     predictor = load_predictor(args.model, args.store)
     traffic = _traffic(args, ctx, predictor)
@@ -191,17 +176,12 @@ def cmd_audit(args, ctx: RunContext) -> int:
 
 
 def _save_audit(args, ctx, predictor, audit) -> int:
-    from ..store import Store, StoreError, resolve_store_path
-    store = Store(resolve_store_path(args.store))
-    name = args.panel_name or predictor.metadata.get("panel")
-    if not name or not store.has_panel(name):
-        raise StoreError(f"an audit is stored with the panel its predictor was calibrated on "
-                         f"({name!r} is not in the store): import that panel, or name a stored one "
-                         "with --panel-name")
+    from ..service.deploy import save_audit
+    from ..service.stores import store_at
     params = {"predictor": args.model, "traffic": args.panel, "rows": audit.n_rows,
               "thresholds": audit.thresholds, "seed": args.seed}
-    return store.save_audit(audit, panel=name, predictor=predictor.to_dict(), params=params,
-                            started_at=ctx.started, seconds=ctx.seconds())
+    return save_audit(store_at(args.store), audit, panel_name=args.panel_name, predictor=predictor, params=params,
+                      started_at=ctx.started, seconds=ctx.seconds())
 
 
 def render_audit(audit, *, source: str = "traffic", cells: int = 10) -> str:

@@ -8,18 +8,18 @@ import sys
 import time
 
 from ..errors import FCPSError
-from ..families import FAMILIES
 from ..defaults import DEFAULT_CHOICE
+from ..service.files import json_ready
+from ..service.select import FAMILIES
 from .args import block_counts, capped_workers, parse_budgets, parse_names, parse_range
 from .context import RunContext
-from ..jsonutil import json_ready
 from .render import fmt, log, one_line, render_result, render_table, warn
-from .store_hooks import load_stored_panel, remember_file_panel, save_result
+from .store_hooks import cli_params, load_stored_panel, remember_file_panel, save_result
 
 
 def load_panel_from_args(args, ctx: RunContext):
     # store: a stored panel name works wherever a panel file does (store_hooks.py)
-    from ..ingest import import_warnings
+    from ..service.upload import import_warnings, read_panel_file
     stored = load_stored_panel(args, ctx)
     if stored is not None:
         if getattr(args, "require_labels", True):
@@ -29,8 +29,7 @@ def load_panel_from_args(args, ctx: RunContext):
         return stored.collapse_neutral() if args.collapse_ties else stored
     # Files are read by the DuckDB importer (CSV/TSV/Parquet/JSONL, .gz), the same reader as
     # `import` and the library's read_panel.
-    from ..ingest import load_panel as read_panel
-    panel = read_panel(args.panel, layout=args.layout, judges=args.judges,
+    panel = read_panel_file(args.panel, layout=args.layout, judges=args.judges,
                        item_column=args.item_column, group_column=args.group_column,
                        label_column=args.label_column, block_column=args.block_column,
                        judge_column=args.judge_column, output_column=args.output_column,
@@ -48,42 +47,43 @@ def load_panel_from_args(args, ctx: RunContext):
 
 
 def cmd_select(args, ctx: RunContext) -> int:
-    from ..selection import DEFAULT_PATHS, FCPSSelector
-    from ..splits import make_blocks
+    from ..service.select import SelectRequest, run_select
+    from ..service.stores import store_at
     from .progress import progress_printer
     choice = args.choice or ("argmin" if args.guard != "none" else DEFAULT_CHOICE)
     if args.save_model:
-        from ..outputs import check_output_path
+        from ..service.files import check_output_path
         check_output_path(args.save_model, force=args.force)     # before a long selection
     panel = load_panel_from_args(args, ctx)
     costs = judge_costs_for(args, ctx, panel)
-    counts = block_counts(args)
-    blocks = make_blocks(panel, split=args.split, test_share=args.test_share, counts=counts,
-                         seed=args.seed)
-    if blocks.source == "column":
-        log(args, f"using the {args.block_column!r} column's blocks exactly")
     menu = named_menu(args)
-    selector = FCPSSelector(
-        # with judge costs the default menu also orders judges by information per cost
-        paths=menu.get("paths") or parse_names(args.paths)
-        or (DEFAULT_PATHS + ("cost_aware",) if costs else DEFAULT_PATHS),
-        families=menu.get("families") or parse_names(args.families) or FAMILIES,
-        k_max=menu.get("k_max", args.k_max), table_k_max=menu.get("k_max", args.table_k_max),
-        pairwise_k_max=menu.get("k_max", args.pairwise_k_max),
-        alpha=args.alpha, fallback=args.fallback, objective=args.objective,
-        guard=None if args.guard == "none" else args.guard, prior_family=args.prior_family,
-        refit=args.refit, n_bins=args.n_bins, seed=args.seed,
-        gain_threshold=args.gain_threshold, pressure_threshold=args.pressure_threshold,
-        protocol=args.protocol, choice=choice, folds=args.folds, repeats=args.repeats,
-        estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members, judge_costs=costs,
-        progress=progress_printer(args))
-    result = selector.fit(panel, blocks)
-    predictor = result.predictor() if args.save_model or getattr(args, "save", False) else None
-    save_result(args, ctx, "select", result, predictor=predictor)     # store: --save
-    if costs and args.judge_costs and getattr(args, "save", False) and ctx.store_panel \
-            and not args.judges:
-        from ..store import Store, resolve_store_path
-        Store(resolve_store_path(args.store)).set_judge_costs(ctx.store_panel, costs)
+    save = bool(getattr(args, "save", False)) and ctx.store_panel is not None
+    request = SelectRequest(
+        panel, split=args.split, counts=block_counts(args), test_share=args.test_share, seed=args.seed,
+        # no --paths: the default menu (with judge costs it also orders judges by information per cost)
+        options=dict(
+            paths=menu.get("paths") or parse_names(args.paths) or None,
+            families=menu.get("families") or parse_names(args.families) or FAMILIES,
+            k_max=menu.get("k_max", args.k_max), table_k_max=menu.get("k_max", args.table_k_max),
+            pairwise_k_max=menu.get("k_max", args.pairwise_k_max),
+            alpha=args.alpha, fallback=args.fallback, objective=args.objective,
+            guard=None if args.guard == "none" else args.guard, prior_family=args.prior_family,
+            refit=args.refit, n_bins=args.n_bins,
+            gain_threshold=args.gain_threshold, pressure_threshold=args.pressure_threshold,
+            protocol=args.protocol, choice=choice, folds=args.folds, repeats=args.repeats,
+            estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members),
+        judge_costs=costs, progress=progress_printer(args), want_predictor=bool(args.save_model),
+        # store: --save
+        save=save, store=store_at(args.store) if save else None, panel_name=ctx.store_panel,
+        panel_version=ctx.panel_version, params={"cli": cli_params(args)}, started_at=ctx.started)
+    outcome = run_select(request)
+    result, predictor = outcome.result, outcome.predictor
+    if outcome.blocks.source == "column":
+        log(args, f"using the {args.block_column!r} column's blocks exactly")
+    if outcome.run_id is not None:
+        log(args, f"saved as run {outcome.run_id} in {request.store.path}")
+    if costs and args.judge_costs and save and not args.judges:
+        request.store.set_judge_costs(ctx.store_panel, costs)
         log(args, f"judge costs stored with panel {ctx.store_panel!r}")
     if args.save_model:
         predictor.save(args.save_model, force=args.force)
@@ -101,38 +101,27 @@ def cmd_select(args, ctx: RunContext) -> int:
 
 def named_menu(args) -> dict:
     """``select --menu paper_table|paper_scalar``: the paper menu's families, paths and
-    largest K (fcps_core.experiments.NAMED_MENUS); refused beside the flags it replaces."""
-    if not getattr(args, "menu", None):
-        return {}
-    from ..experiments import NAMED_MENUS
-    given = [f for f, v in (("--families", args.families), ("--paths", args.paths), ("--k-max", args.k_max)) if v]
-    if given:
-        raise FCPSError(f"--menu {args.menu} fixes the families, paths and K; drop {', '.join(given)} "
-                        "or drop --menu")
-    spec = NAMED_MENUS[args.menu]
-    return {"families": tuple(spec.families), "paths": tuple(spec.paths), "k_max": spec.k_max}
+    largest K (fcps_core.service.select.named_menu); refused beside the flags it replaces."""
+    from ..service.select import named_menu as menu
+    return menu(getattr(args, "menu", None), **{"--families": args.families, "--paths": args.paths,
+                                                "--k-max": args.k_max})
 
 
 def judge_costs_for(args, ctx: RunContext, panel) -> dict | None:
     """--judge-costs FILE, else the costs stored with a stored panel; restricted to the
     judges in use (a --judges subset may leave some rows of the file unused). The costs
     must cover exactly those judges; an error names the costs file."""
+    from ..service.select import costs_for_judges, read_judge_costs
     costs = None
     source = None
     if args.judge_costs:
-        from ..judge_costs import read_judge_costs
         costs = read_judge_costs(args.judge_costs)
         source = args.judge_costs
     elif ctx.store_panel:
-        from ..store import Store, resolve_store_path
-        costs = Store(resolve_store_path(args.store)).judge_costs(ctx.store_panel)
+        from ..service.stores import store_at
+        costs = store_at(args.store).judge_costs(ctx.store_panel)
         source = f"the costs stored with panel {ctx.store_panel!r}"
-    if costs and args.judges:
-        costs = {j: v for j, v in costs.items() if j in set(panel.judge_names)}
-    if costs:
-        from ..judge_costs import check_costs_cover
-        check_costs_cover(costs, panel.judge_names, source=source)
-    return costs
+    return costs_for_judges(costs, panel.judge_names, subset=bool(args.judges), source=source)
 
 
 def cmd_sweep(args, ctx: RunContext) -> int:
@@ -142,31 +131,27 @@ def cmd_sweep(args, ctx: RunContext) -> int:
     the largest budget + ``--plan-delta``, the table-like/scalar crossover budget and the
     S/M/V allocation of ``--plan-n-h`` labels, compared with the fixed-n_H check under
     ``--plan-check``)."""
-    from ..experiments import MENU_SETS, calibration_growth
-    from ..planning import allocation_text
-    from ..selection import DEFAULT_PATHS
+    from ..service import sweep
     from .progress import progress_printer
-    for flag, value in (("--plan-delta", args.plan_delta), ("--plan-n-h", args.plan_n_h)):
-        if value is not None and value < (0 if flag == "--plan-delta" else 1):
-            raise FCPSError(f"{flag} must be at least {0 if flag == '--plan-delta' else 1} (got {value})")
+    plan_options = sweep.check_plan_options(args.plan_delta, args.plan_n_h)
     budgets = parse_budgets(args.budgets)
     panel = load_panel_from_args(args, ctx)
-    plan_options = {k: v for k, v in (("delta", args.plan_delta), ("n_total", args.plan_n_h)) if v is not None}
-    menus = MENU_SETS[args.menus]
+    menus = sweep.menu_set(args.menus)
     paper = args.menus in ("paper", "growth")
-    if paper and args.paths and not set(DEFAULT_PATHS) <= set(parse_names(args.paths)):
-        raise FCPSError(f"--menus {args.menus} needs the paths {' '.join(DEFAULT_PATHS)}; drop --paths")
-    options = dict(splits=args.splits, seed=args.seed, paths=parse_names(args.paths) or DEFAULT_PATHS,
+    options = dict(splits=args.splits, seed=args.seed, paths=sweep.sweep_paths(parse_names(args.paths), args.menus),
                    workers=capped_workers(args, args.splits), backend=_backend(args.backend),
                    # the paper's menus stop at K = 7: larger scalar prefixes would be fitted for nothing
                    k_max=args.k_max or (7 if paper else None),
                    alpha=args.alpha, fallback=args.fallback, objective=args.objective)
-    result = calibration_growth(
+    result = sweep.run_sweep(
         panel, budgets, n_select=args.n_select, n_val=args.n_val, n_test=args.n_test,
         families=parse_names(args.menu), menus=menus, plan_options=plan_options,
         progress=progress_printer(args), **options)
     if args.plan_check:
-        _plan_check(args, panel, result, plan_options, options)
+        n_h = plan_options.get("n_total") or args.n_select + max(result.budgets) + args.n_val
+        log(args, f"plan: fixed-n_H allocation check at n_H = {n_h}")
+        sweep.check_allocation(panel, result, n_h=n_h, n_test=args.n_test, plan_options=plan_options,
+                               options=options)
     save_result(args, ctx, "sweep", result)      # store: --save
     if args.json:
         json.dump(json_ready({k: v for k, v in result.to_dict().items() if k != "records"}),
@@ -182,21 +167,10 @@ def cmd_sweep(args, ctx: RunContext) -> int:
                                              "unseen", "V_cell"]))
         sys.stdout.write("delta = table minus scalar test MSE (positive favours scalar)\n")
         plan = result.plan or {}
-        for line in (plan.get("answer"), allocation_text(plan.get("allocation"))):
+        for line in (plan.get("answer"), sweep.allocation_text(plan.get("allocation"))):
             if line:
                 sys.stdout.write(f"plan: {one_line(line)}\n")
     return 0
-
-
-def _plan_check(args, panel, result, plan_options: dict, options: dict) -> None:
-    """Run the fixed-n_H allocation check at the plan's n_H and put its rows into the plan."""
-    from ..checks import fixed_budget_allocation
-    from ..planning import sweep_plan
-    n_h = plan_options.get("n_total") or args.n_select + max(result.budgets) + args.n_val
-    log(args, f"plan: fixed-n_H allocation check at n_H = {n_h}")
-    measured = fixed_budget_allocation(panel, n_h, n_test=args.n_test, **{k: v for k, v in options.items()
-                                                                           if k != "paths"})
-    result.plan = sweep_plan(result.to_dict(), **plan_options, measured_allocation=measured)
 
 
 def _backend(name: str) -> str:
@@ -216,15 +190,15 @@ def _backend(name: str) -> str:
 
 
 def cmd_synth(args, ctx: RunContext) -> int:
-    from ..synthetic import check_synth_size, make_regime
-    from ..outputs import check_output_path
+    from ..service.paper import check_synth_size, make_regime
+    from ..service.files import check_output_path
     from .formats import output_format
     check_output_path(args.out, force=args.force)           # before any work
     fmt = output_format(args.out, args.out_format)
     if args.from_panel:
-        from ..ingest import load_panel as read_panel
-        from ..synthetic import semi_real
-        source = read_panel(args.from_panel, require_labels=False)
+        from ..service.paper import semi_real
+        from ..service.upload import read_panel_file
+        source = read_panel_file(args.from_panel, require_labels=False)
         if args.use_judges:
             source = source.subset_judges(_known_judges(args.use_judges, source, args.from_panel))
         check_synth_size(args.rows, len(source.judges))
@@ -255,8 +229,7 @@ def write_panel_file(panel, path: str, fmt: str, *, force: bool = False) -> None
     """A panel as a wide file in ``fmt``: CSV by the one neutralising writer (LF line ends),
     Parquet or JSON Lines with numbers as numbers (a judge column whose every output is a
     number is numeric; empty cells are null)."""
-    from ..outputs import write_output
-    from ..writers import panel_to_wide_rows
+    from ..service.files import panel_to_wide_rows, write_output
     from .formats import table_bytes
     header, rows = panel_to_wide_rows(panel)
     columns = {h: [r[i] for r in rows] for i, h in enumerate(header)}
@@ -286,7 +259,7 @@ def _known_judges(names: list[str], panel, path: str) -> list[str]:
 
 
 def cmd_report(args, ctx: RunContext) -> int:
-    from ..report import write_report
+    from ..service.paper import write_report
     command = f"python -m fcps_core report --out {args.out} --splits {args.splits} --seed {args.seed}" \
         + (" --quick" if args.quick else "")
     t0 = time.perf_counter()

@@ -85,7 +85,7 @@ def table_bytes(columns: dict, fmt: str) -> bytes:
     names = list(columns)
     n = len(columns[names[0]]) if names else 0
     if fmt == "csv":
-        from ..writers import csv_text
+        from ..service.files import csv_text
         rows = zip(*(_values(columns[c]) for c in names)) if names else iter(())
         return csv_text(names, rows, lineterminator="\n").encode("utf-8")
     if fmt == "parquet":
@@ -133,7 +133,7 @@ def lf_csv(data: bytes) -> bytes:
         return data
     if b'"' not in data:
         return data.replace(b"\r\n", b"\n")
-    from ..writers import csv_text
+    from ..service.files import csv_text
     rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
     if not rows:
         return data
@@ -158,6 +158,6 @@ def predictions_bytes(item_ids, predictions, support, fmt: str) -> bytes:
     """The predictions file in ``fmt``: CSV from the deploy writer (the one neutralising CSV
     writer's cells) with LF line ends, else :func:`table_bytes` of :func:`prediction_columns`."""
     if fmt == "csv":
-        from ..deploy.writer import predictions_csv_bytes
+        from ..service.deploy import predictions_csv_bytes
         return lf_csv(predictions_csv_bytes(item_ids, predictions, support))
     return table_bytes(prediction_columns(item_ids, predictions, support), fmt)

@@ -9,8 +9,7 @@ from typing import Sequence
 from ..version import __version__
 from .. import defaults as D
 from ..errors import FCPSError
-from ..families import FAMILIES
-from ..paths import PATH_RULES
+from ..service.select import FAMILIES, PATH_RULES
 from ..defaults import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PROTOCOL,
                         DEFAULT_REPEATS, ESTIMATES, PROTOCOLS)
 from .args import OneLineParser, add_block_arguments, add_panel_arguments, check_numbers, program_name
@@ -126,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "JSON on stdout; errors as JSON")
     sw.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
-    from ..synthetic import PARAMETER_HELP as SYNTH_PARAMETERS
+    from ..service.paper import synth_parameter_help
+    SYNTH_PARAMETERS = synth_parameter_help()
     sy = sub.add_parser("synth", help="write a controlled-regime panel as a wide CSV",
                         description="Write a controlled-regime panel as a wide CSV. " + SYNTH_PARAMETERS)
     sy.add_argument("--regime", required=True, choices=["additive", "mixed", "parity", "xor", "and", "strength"],
@@ -187,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--quiet", action="store_true", help="no summary line on stderr")
     sc.set_defaults(require_labels=False, handler=cmd_score)
 
-    from ..deploy.audit import DEFAULT_THRESHOLDS
+    from ..service.deploy import DEFAULT_THRESHOLDS
     au = sub.add_parser("audit", help="audit unlabelled traffic against a predictor's calibration support")
     au.add_argument("model", help="predictor JSON written by select --save-model, or run:N")
     add_panel_arguments(au)

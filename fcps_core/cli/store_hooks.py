@@ -90,7 +90,8 @@ def remember_file_panel(args, ctx: RunContext, panel) -> None:
     ctx.panel_version = info["version"]     # a replace before --save stores the run refuses it
 
 
-def _cli_params(args) -> dict:
+def cli_params(args) -> dict:
+    """The command's settings as stored with its run (``params.cli``)."""
     skip = {"handler", "command", "quiet", "json", "save", "store", "panel_name", "top",
             "save_model"}
     return {k: v for k, v in sorted(vars(args).items()) if k not in skip and v is not None}
@@ -106,12 +107,12 @@ def save_result(args, ctx: RunContext, kind: str, result, *, predictor=None) -> 
     store = Store(resolve_store_path(args.store))
     if kind == "select":
         from ..store import selection_params
-        params = {**selection_params(result), "cli": _cli_params(args)}
+        params = {**selection_params(result), "cli": cli_params(args)}
         run_id = store.save_selection(result, panel=name, params=params, started_at=ctx.started,
                                       predictor=None if predictor is None else predictor.to_dict(),
                                       panel_version=ctx.panel_version)
     else:
-        params = {"budgets": result.budgets, **result.settings, "cli": _cli_params(args)}
+        params = {"budgets": result.budgets, **result.settings, "cli": cli_params(args)}
         run_id = store.save_sweep(result, panel=name, params=params, started_at=ctx.started,
                                   seconds=ctx.seconds(), panel_version=ctx.panel_version)
     log(args, f"saved as run {run_id} in {store.path}")
@@ -126,7 +127,7 @@ def record_failure(args, ctx: RunContext, exc: Exception) -> None:
         return
     try:
         Store(resolve_store_path(args.store)).save_failed_run(
-            panel=name, kind=args.command, params={"cli": _cli_params(args)}, error=str(exc),
+            panel=name, kind=args.command, params={"cli": cli_params(args)}, error=str(exc),
             seed=getattr(args, "seed", None), started_at=ctx.started, panel_version=ctx.panel_version)
     except FCPSError:
         pass    # the original error is the one the user must see; recording is best effort

@@ -358,6 +358,20 @@ def import_file(store, path: str, *, name: str, provenance=None, licence: str | 
     validate_name(name)
     panel = load_panel(path, fmt=fmt, delimiter=delimiter, limits=limits, name=name,
                        source_name=source_name, **mapping)
+    return import_read_panel(store, panel, path, name=name, provenance=provenance, licence=licence,
+                             replace=replace, collapse_ties=collapse_ties, fmt=fmt, delimiter=delimiter,
+                             source_name=source_name, **mapping)
+
+
+def import_read_panel(store, panel: Panel, path: str, *, name: str, provenance=None,
+                      licence: str | None = None, replace: bool = False, collapse_ties: bool = False,
+                      fmt: str | None = None, delimiter: str | None = None,
+                      source_name: str | None = None, **mapping) -> dict:
+    """Check and store ``panel``, already read from the file at ``path`` by
+    :func:`load_panel` with these options (so a previewed upload is stored without being
+    read again); returns the stored panel's facts as :func:`import_file` does."""
+    from ..names import validate_name
+    validate_name(name)
     notes, warnings = list(panel.import_notes), list(panel.import_warnings)
     if collapse_ties:
         panel = panel.collapse_neutral()
