@@ -24,7 +24,7 @@ pages = [st.Page("app_pages/overview.py", title="Overview", default=True),
 nav = st.navigation(pages)
 # Both are instant once done (the import and the store handle are cached per process).
 with st.spinner("Starting fcps: loading the selection engine..."):
-    from fcps_core import FCPSError
+    from fcps_core.errors import FCPSError
     from fcps_app.common import get_store, md
 try:
     get_store()     # shows its own message while the first start copies in the demo panels and runs

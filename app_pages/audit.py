@@ -1,10 +1,8 @@
 import pandas as pd
 import streamlit as st
 
-from fcps_core.explain import named_pattern, pressure_applies
-from fcps_core.families import REGISTRY
-from fcps_core.run_report.summary import count_text
-from fcps_core.plots import risk_vs_pressure
+from fcps_core.service.reports import count_text, named_pattern, pressure_applies, table_like_families
+from fcps_core.figures.selection import risk_vs_pressure
 from fcps_app.common import figure_download, md, table_download
 from fcps_app.glossary import glossary_expander, metric, number, table
 from fcps_app.run_picker import pick_run
@@ -21,7 +19,7 @@ if picked.state is None:
     st.stop()
 result = picked.state["result"]     # None for a stored run: its dict holds candidates + selected cells
 d = picked.state["dict"]
-TABLE_LIKE = {name for name, fam in REGISTRY.items() if fam.table_like}
+TABLE_LIKE = table_like_families()
 # what the audit means for the deployed predictor: all of it, its table-like members, or none
 applies, why = pressure_applies(d, TABLE_LIKE)
 {"all": st.info, "some": st.info, "none": st.warning}[applies](md(why))
@@ -129,7 +127,7 @@ elif rows:
                "< upper edge, or in [low, high)).")
     table_download(cells, "cells")
 
-table_like = [c for c in d["candidates"] if REGISTRY[c["family"]].table_like and c.get("H_K") is not None]
+table_like = [c for c in d["candidates"] if c["family"] in TABLE_LIKE and c.get("H_K") is not None]
 st.subheader("Held-out risk against cell pressure")
 st.caption("One point per table-like candidate of this selection: its held-out (validation) risk against "
            "the unseen rate (left) and H_K / n_M (right).")

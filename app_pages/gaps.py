@@ -1,7 +1,7 @@
 import pandas as pd
 import streamlit as st
 
-from fcps_core.plots import ablation_bars, family_shares, gap_forest, oracle_gap
+from fcps_core.figures.sweep import ablation_bars, family_shares, gap_forest, oracle_gap
 from fcps_app.common import figure_download, md_list, table_download
 from fcps_app.glossary import glossary_expander, table
 from fcps_app.run_picker import pick_run

@@ -4,17 +4,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fcps_core import FCPSError, make_blocks
-from fcps_core.judges_report import (METRIC_HELP, deployable_rows, judges_report, panel_judges_report,
-                                     with_drop_one)
-from fcps_core.planning.next_judge import plan_next_judge
-from fcps_core.plots import judge_matrix_heatmap, reliability_diagram
-from fcps_core.selection import deployable_label_scale
+from fcps_core.errors import FCPSError
+from fcps_core.service.plan import plan_next_judge
+from fcps_core.service.reports import judges_report, metric_help, panel_judges_report, with_drop_one
+from fcps_core.figures.panel import judge_matrix_heatmap, reliability_diagram
 from fcps_app.common import digest, figure_download, md, md_list, page_link, panel_picker, table_download
 from fcps_core.glossary import help_text
 from fcps_app.glossary import glossary_expander, table
 from fcps_app.selection_form import keep_in_address, open_stored_run, rebuild_selection
 
+METRIC_HELP = metric_help()
 st.title("Judges")
 st.markdown("How good is each judge alone, how much do the judges agree and err together, and what does each "
             "contribute to the deployed predictor? Everything is measured against the human labels of the "
@@ -31,8 +30,7 @@ if panel.n_labelled == 0:
 def panel_report(key: str, _panel) -> dict:
     """The per-judge table and matrices on the default blocks' deployable rows (``key``
     names the panel and its labels; the panel itself is not hashed)."""
-    blocks = make_blocks(_panel)
-    return panel_judges_report(deployable_label_scale(_panel, blocks), deployable_rows(_panel, blocks))
+    return panel_judges_report(_panel)
 
 
 sel_state = st.session_state.get("selection")

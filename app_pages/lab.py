@@ -1,10 +1,11 @@
 import streamlit as st
 
-from fcps_core import FCPSError
-from fcps_core.diagnostics import gap_verdict
+from fcps_core.errors import FCPSError
+from fcps_core.service.parsers import parse_budgets
+from fcps_core.service.reports import gap_verdict
 from fcps_core.glossary import help_text
-from fcps_core.plots import calibration_growth_risk, gap_forest
-from fcps_core.synthetic import make_regime
+from fcps_core.figures.sweep import calibration_growth_risk, gap_forest
+from fcps_core.service.paper import make_regime
 from fcps_app.common import STORED, figure_download, md, page_link, run_sweep, save_run
 from fcps_app.glossary import glossary_expander
 from fcps_app.run_picker import read_link
@@ -38,7 +39,7 @@ if go:
     fixed = max(50, int(rows) // 10)
     try:
         panel = make_regime(regime, **options)
-        data = run_sweep(panel, [int(b) for b in budgets.split(",") if b.strip()],
+        data = run_sweep(panel, parse_budgets(budgets, "the 'n_M budgets' control"),
                          lambda f, m: bar.progress(min(f, 1.0), text=md(m)), n_select=fixed, n_val=fixed,
                          n_test=2 * fixed, splits=int(splits), families=LAB_FAMILIES, seed=int(seed))
         name, version = store_generated_panel(panel, base, {"generator": "fcps_core.synthetic.make_regime",

@@ -1,7 +1,7 @@
 import pandas as pd
 import streamlit as st
 
-from fcps_core import FCPSError
+from fcps_core.errors import FCPSError
 from fcps_app.common import get_store, md, page_link, stored_panels
 from fcps_app.glossary import glossary_expander, table
 from fcps_app.runs import latest_runs, open_run, runs_table

@@ -3,9 +3,10 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fcps_core import FAMILIES, FCPSError
-from fcps_core.planning.next_judge import plan_next_judge
-from fcps_core.plots import calibrate_vs_curate, next_judge_risk_changes
+from fcps_core.errors import FCPSError
+from fcps_core.service.plan import plan_next_judge
+from fcps_core.service.select import FAMILIES
+from fcps_core.figures.panel import calibrate_vs_curate, next_judge_risk_changes
 from fcps_core.glossary import help_text
 from fcps_app.common import (digest, figure_download, load_bytes, md, md_list, panel_picker, remember_selection,
                              run_selection, table_download)

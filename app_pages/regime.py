@@ -1,12 +1,14 @@
 import streamlit as st
 
-from fcps_core import FCPSError
-from fcps_core.experiments import MENUS
-from fcps_core.explain import gain_text, pressure_text
+from fcps_core.errors import FCPSError
+from fcps_core.service.parsers import parse_budgets
+from fcps_core.service.plan import allocation_text, sweep_plan
+from fcps_core.service.reports import gain_text, pressure_text
+from fcps_core.service.sweep import menu_families
 from fcps_core.glossary import help_text
-from fcps_core.plots import calibration_growth_risk, regime_map, regime_map_points
-from fcps_core.plots import plan_curves, selected_k_over_budget, unseen_over_budget
-from fcps_core.planning import allocation_text, sweep_plan
+from fcps_core.figures.selection import regime_map, regime_map_points
+from fcps_core.figures.sweep import calibration_growth_risk
+from fcps_core.figures.sweep import plan_curves, selected_k_over_budget, unseen_over_budget
 from fcps_app.common import digest, figure_download, md, run_sweep, save_run
 from fcps_app.glossary import glossary_expander, metric
 from fcps_app.run_picker import SESSION, companion, pick_run
@@ -98,12 +100,12 @@ with st.form("sweep_form"):
     n_val = c2.number_input("n_V", 1, value=max(1, panel.n_labelled // 8), help=help_text("n_V"))
     n_test = c3.number_input("n_T", 1, value=max(1, panel.n_labelled // 4), help=help_text("n_T"))
     k_max = c3.number_input("K max", 1, len(panel.judges), min(len(panel.judges), 7), help=help_text("K"))
-    menu = st.multiselect("families", MENUS["full"], default=list(MENUS["full"]), help=help_text("family"))
+    menu = st.multiselect("families", menu_families("full"), default=list(menu_families("full")), help=help_text("family"))
     go = st.form_submit_button("Run sweep", type="primary")
 if go:
     bar = st.progress(0.0, text="starting")
     try:
-        data = run_sweep(panel, [int(b) for b in budgets.split(",") if b.strip()],
+        data = run_sweep(panel, parse_budgets(budgets, "the 'n_M budgets' control"),
                          lambda f, m: bar.progress(min(f, 1.0), text=md(m)), n_select=int(n_select),
                          n_val=int(n_val), n_test=int(n_test), splits=int(splits), families=menu,
                          k_max=int(k_max), workers=1)

@@ -5,11 +5,13 @@ the command that regenerates the whole reproduction report."""
 import pandas as pd
 import streamlit as st
 
-from fcps_core import paper_analyses as pa
-from fcps_core.plots import binned_relation, over_budget, risk_over_k
+from fcps_core.service.paper import sweep_analyses
+from fcps_core.figures.paper import binned_relation, over_budget, risk_over_k
 from fcps_app.common import figure_download, get_store, table_download
 from fcps_app.glossary import dataframe, glossary_expander
 from fcps_app.run_picker import pick_run
+
+pa = sweep_analyses()
 
 # Columns of this page the glossary has no entry for.
 HELP = {

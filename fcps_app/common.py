@@ -193,7 +193,7 @@ def md(text) -> str:
     characters become "?", as in the CLI: fcps_core.cli.render.one_line). Plain words, file
     names and sentences come out unchanged. Every st.markdown / warning / info / error /
     caption / help / label text that interpolates user data passes it through here."""
-    from fcps_core.cli.render import one_line
+    from fcps_core.service.text import one_line
     text = _MD_SPECIAL.sub(r"\\\1", one_line("" if text is None else text))
     text = _MD_LINE_START.sub(lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit()
                                                       else "\\" + m.group(2)), text, count=1)

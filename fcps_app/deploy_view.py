@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.glossary import help_text
-from fcps_core.plots import audit_drift_bars, judge_output_shift
+from fcps_core.figures.panel import audit_drift_bars, judge_output_shift
 from fcps_app.common import figure_download, md, table_download
 from fcps_app.glossary import table
 

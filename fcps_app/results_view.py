@@ -10,13 +10,11 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fcps_core import FCPSError
-from fcps_core.explain import verdict
+from fcps_core.errors import FCPSError
 from fcps_core.glossary import help_text
-from fcps_core.plots import calibration_growth_risk, gap_forest
-from fcps_core.run_report import run_facts, run_report_html, split_sizes
-from fcps_core.run_report.summary import count_text
-from fcps_core.store.runs import MAX_NOTE_CHARS
+from fcps_core.figures.sweep import calibration_growth_risk, gap_forest
+from fcps_core.service.reports import count_text, run_facts, run_report_html, split_sizes, verdict
+from fcps_core.service.stores import MAX_NOTE_CHARS
 from fcps_app.common import figure_download, fmt, get_store, md, page_link, table_download
 from fcps_app.deploy_view import show_audit
 from fcps_app.glossary import metric, table

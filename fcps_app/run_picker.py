@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from fcps_core import FCPSError
+from fcps_core.errors import FCPSError
 from fcps_app.common import STORED, get_store, md, panel_picker, stored_name
 from fcps_app.runs import KIND_WORDS, finished_runs, run_caption, selection_state, stored_run, sweep_state
 

@@ -10,11 +10,11 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fcps_core.explain import (comparison, deployed_judges, gain_text, pressure_text, tie_summary,
-                               verdict_parts)
+from fcps_core.service.reports import (comparison, deployed_judges, gain_text, pressure_text, tie_summary,
+                                       verdict_parts)
 from fcps_core.figures.style import Z95
 from fcps_core.glossary import help_text
-from fcps_core.plots import all_candidates_over_k, best_per_family_over_k
+from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
 from fcps_app.common import figure_download, md, page_link, table_download
 from fcps_app.costs import show_costs
 from fcps_app.glossary import metric, table

@@ -10,34 +10,11 @@ import sys
 from typing import Sequence
 
 from ..errors import FCPSError
+from ..service.parsers import parse_budgets, parse_names, parse_range  # noqa: F401 (the commands' names)
 from .render import log
 
 #: seeds are 64-bit unsigned in numpy's generators; the CLI accepts 0 .. 2**63 - 1
 MAX_SEED = 2 ** 63 - 1
-
-
-def parse_names(values: Sequence[str] | None) -> list[str] | None:
-    """Accept ``--families a b`` and ``--families a,b``."""
-    if values is None:
-        return None
-    out = []
-    for v in values:
-        out += [x.strip() for x in v.split(",") if x.strip()]
-    return out
-
-
-def parse_range(text: str | None, flag: str = "--label-range") -> tuple[float, float] | None:
-    """``LO,HI`` of ``flag`` (named in the error: ``--label-range`` or ``--judge-range``)."""
-    if text is None:
-        return None
-    try:
-        lo, hi = (float(x) for x in text.split(","))
-    except ValueError:
-        raise FCPSError(f"{flag} {text!r} must be LO,HI: two numbers separated by a comma "
-                        "(e.g. 1,5)") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
-        raise FCPSError(f"{flag} {text!r} must be two finite numbers LO,HI with LO < HI (e.g. 1,5)")
-    return lo, hi
 
 
 def add_panel_arguments(p: argparse.ArgumentParser) -> None:
@@ -212,7 +189,7 @@ def check_numbers(args) -> None:
                             "another control character); give the character between the fields, "
                             "e.g. --delimiter ';'")
     if getattr(args, "split", None) is not None:
-        from ..splits import parse_ratio
+        from ..service.parsers import parse_ratio
         parse_ratio(args.split, name="--split")
     for attr in ("label_range", "judge_range"):
         if getattr(args, attr, None) is not None:
@@ -249,12 +226,3 @@ def capped_workers(args, tasks: int | None = None) -> int:
     return limit
 
 
-def parse_budgets(text: str) -> list[int]:
-    """``--budgets 50,100,200``: positive whole numbers of calibration labels, sorted."""
-    try:
-        budgets = sorted(int(b) for b in text.split(",") if b.strip())
-    except ValueError:
-        raise FCPSError(f"--budgets {text!r} must be comma-separated whole numbers (e.g. 50,100,200)") from None
-    if not budgets or budgets[0] < 1:
-        raise FCPSError(f"--budgets {text!r} must be comma-separated positive whole numbers (e.g. 50,100,200)")
-    return budgets

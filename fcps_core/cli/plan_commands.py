@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 from .. import defaults as D
-from ..errors import FCPSError
-from ..families import FAMILIES
-from ..jsonutil import json_ready
-from ..paths import PATH_RULES
+from ..service.files import json_ready
+from ..service.select import FAMILIES, PATH_RULES
 from .args import add_block_arguments, add_panel_arguments, block_counts, parse_names
 from .context import RunContext
 from .render import clean, fmt, log, render_table, safe
@@ -49,137 +46,35 @@ def add_plan_commands(sub) -> None:
 
 
 def cmd_next_judge(args, ctx: RunContext) -> int:
-    from ..planning.next_judge import deployment_of, plan_next_judge
+    from ..service import plan as planning
+    from ..service.stores import resolve_store_path, store_at
     from .engine_commands import load_panel_from_args
     from .progress import progress_printer
     progress = progress_printer(args)
     panel = load_panel_from_args(args, ctx)
     if args.from_run:
-        dep = deployment_from_run(args, ctx, panel)
+        run_id = planning.run_id_of(args.from_run)
+        dep = planning.deployment_from_run(store_at(args.store), run_id, panel, store_panel=ctx.store_panel,
+                                           seed=args.seed, split=args.split, test_share=args.test_share,
+                                           counts=block_counts(args))
         log(args, f"planning from run {args.from_run}: {dep.family} over {len(dep.judges)} judge(s)")
     else:
-        dep = deployment_of(_select(args, panel, progress))
-    traffic = _load_traffic(args, dep) if args.traffic else None
-    plan = plan_next_judge(dep, traffic=traffic, progress=progress)
+        dep = planning.select_deployment(
+            panel, split=args.split, test_share=args.test_share, counts=block_counts(args), seed=args.seed or 0,
+            paths=parse_names(args.paths), families=parse_names(args.families), k_max=args.k_max,
+            objective=args.objective, protocol=args.protocol, choice=args.choice, folds=args.folds,
+            repeats=args.repeats, progress=progress)
+    traffic = None
+    if args.traffic:
+        store = store_at(args.store) if args.store or resolve_store_path(None).exists() else None
+        traffic = planning.read_plan_traffic(args.traffic, dep, store)
+    plan = planning.plan_next_judge(dep, traffic=traffic, progress=progress)
     if args.json:
         json.dump(json_ready(plan.to_dict()), sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_plan(plan.to_dict(), top=args.top))
     return 0
-
-
-def _select(args, panel, progress):
-    from ..selection import DEFAULT_CHOICE, DEFAULT_PATHS, FCPSSelector
-    from ..splits import make_blocks
-    blocks = make_blocks(panel, split=args.split, test_share=args.test_share, counts=block_counts(args),
-                         seed=args.seed or 0)
-    selector = FCPSSelector(paths=parse_names(args.paths) or DEFAULT_PATHS,
-                            families=parse_names(args.families) or FAMILIES, k_max=args.k_max,
-                            objective=args.objective, seed=args.seed or 0, protocol=args.protocol,
-                            choice=args.choice or DEFAULT_CHOICE, folds=args.folds, repeats=args.repeats,
-                            estimate="none", with_baselines=False, progress=progress)
-    return selector.fit(panel, blocks)
-
-
-def _run_id(ref: str) -> int:
-    """``run:N`` (any case, as ``show``/``export`` take it) or a bare ``N``."""
-    text = ref.strip()
-    text = text[4:] if text.lower().startswith("run:") else text
-    try:
-        return int(text)
-    except ValueError:
-        raise FCPSError(f"--from-run {ref!r} is not a run reference; write run:N (see: python -m fcps_core runs)") \
-            from None
-
-
-def deployment_from_run(args, ctx: RunContext, panel):
-    """The deployment a stored selection run made: its selector settings, its blocks (redrawn
-    and checked against the stored sizes) and its deployed candidate."""
-    from dataclasses import fields
-    from ..planning.next_judge import make_deployment
-    from ..selection import FCPSSelector
-    from ..store import Store, resolve_store_path
-    run_id = _run_id(args.from_run)
-    store = Store(resolve_store_path(args.store))
-    run = store.run(run_id)
-    if run["kind"] != "select" or run["status"] != "done" or not run.get("result"):
-        raise FCPSError(f"run {run_id} is a {run['status']} {run['kind']} run; --from-run needs a finished selection")
-    if ctx.store_panel and ctx.store_panel != run["panel_name"]:
-        raise FCPSError(f"run {run_id} was made on panel {run['panel_name']!r}, not {ctx.store_panel!r}")
-    params = run["params"] or {}
-    known = {f.name for f in fields(FCPSSelector)} - {"progress"}
-    options = {k: v for k, v in params.items() if k in known}
-    if args.seed is not None:
-        options["seed"] = args.seed
-    selector = FCPSSelector(**options)
-    blocks = _run_blocks(args, panel, params, run_id)
-    sel = run["result"]["selected"]
-    note = ""
-    if sel["family"] == "tie_average":
-        best = sel["members"][0]
-        note = (f"the deployment averages {len(sel['members'])} tied candidates (tie_average); the plan uses "
-                f"its best member, {best['family']} over {best['K']} judge(s)")
-        risk = best.get("val_risk")
-        sel = best
-    else:
-        risk = sel.get("val_" + selector.objective)
-    missing = [j for j in sel["judges"] if j not in panel.judge_names]
-    if missing:
-        raise FCPSError(f"the panel lacks judge column(s) run {run_id} deployed: " + ", ".join(map(repr, missing)))
-
-    def predictor():
-        """The run's stored predictor (None for a run stored without one: the plan then
-        refits the deployed configuration on its calibration rows)."""
-        from ..predictor import FCPSPredictor
-        from ..store import StoreError
-        try:
-            return FCPSPredictor.from_dict(store.run_predictor(run_id))
-        except StoreError:
-            return None
-    return make_deployment(panel, blocks, sel["judges"], sel["family"], sel.get("params") or {},
-                           selector=selector, note=note, selection_risk=risk, predictor=predictor)
-
-
-def _run_blocks(args, panel, params: dict, run_id: int):
-    """The run's blocks: redrawn from the flags given, else from what the run stored."""
-    from ..splits import make_blocks
-    stored = params.get("blocks") or {}
-    cli = params.get("cli") or {}
-    seed = args.seed if args.seed is not None else stored.get("seed") or 0
-    counts = block_counts(args)
-    split, test_share = args.split, args.test_share
-    if counts is None and split is None and not test_share:
-        if cli:
-            split, test_share = cli.get("split"), cli.get("test_share") or 0.0
-            if cli.get("n_select") is not None:
-                counts = {"n_S": cli.get("n_select"), "n_M": cli.get("n_cal"), "n_V": cli.get("n_val"),
-                          "n_T": cli.get("n_test") or 0}
-        elif stored.get("source") == "counts":
-            counts = {k: stored.get(k, 0) for k in ("n_S", "n_M", "n_V", "n_T")}
-    blocks = make_blocks(panel, split=split, test_share=test_share, counts=counts, seed=seed)
-    sizes = {k: stored[k] for k in ("n_S", "n_M", "n_V", "n_T") if k in stored}
-    got = blocks.sizes()
-    if sizes and any(got.get(k) != v for k, v in sizes.items()):
-        show = lambda d: "/".join(str(d.get(k)) for k in ("n_S", "n_M", "n_V", "n_T"))  # noqa: E731
-        raise FCPSError(f"run {run_id}'s blocks (S/M/V/T {show(sizes)}) cannot be redrawn from its stored "
-                        f"settings (got {show(got)}); pass the --split or --n-* counts and --seed the run used")
-    return blocks
-
-
-def _load_traffic(args, dep):
-    """The traffic: a panel file (or a stored panel name), read with the deployed judges'
-    schemas; labels are not needed."""
-    path = args.traffic
-    if not os.path.exists(path):
-        from ..store import Store, resolve_store_path
-        store = Store(resolve_store_path(args.store)) if args.store or resolve_store_path(None).exists() else None
-        if store is not None and store.has_panel(path):
-            return store.load_panel(path)
-        raise FCPSError(f"--traffic {path!r}: no such file (nor a stored panel of that name)")
-    from ..ingest import load_panel
-    schemas = {j.name: j.schema for j in dep.panel.judges}
-    return load_panel(path, schema=schemas, require_labels=False)
 
 
 def render_plan(d: dict, *, top: int = 15) -> str:

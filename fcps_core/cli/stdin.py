@@ -53,7 +53,7 @@ def stdin_arguments(args) -> list[tuple[str, str, str | None]]:
 
 def byte_limit(args) -> int:
     """The reader's byte limit for this command: ``import --max-mb``, else the default."""
-    from ..ingest import DEFAULT_LIMITS, MB
+    from ..service.upload import DEFAULT_LIMITS, MB
     max_mb = getattr(args, "max_mb", None)
     if isinstance(max_mb, float) and 0 < max_mb:
         return int(max_mb * MB)
@@ -96,7 +96,7 @@ def copy_stdin(stream, folder: str, *, limit: int, suffix: str | None = None, fm
                flag: str = "PANEL", is_import: bool = False) -> str:
     """Copy ``stream`` into ``folder/stdin.<suffix>`` chunk by chunk, refusing it once it
     passes ``limit`` bytes; the suffix is ``suffix``, else ``fmt``'s, else the content's."""
-    from ..ingest.files import FileError, size_text
+    from ..service.upload import FileError, size_text
     part = os.path.join(folder, "stdin.part")
     size = 0
     head = b""

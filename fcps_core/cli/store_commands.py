@@ -21,8 +21,8 @@ import re
 import sys
 
 from ..errors import FCPSError
-from ..jsonutil import json_ready
-from ..store import DEFAULT_PATH, ENV_PATH, Store, StoreError, resolve_store_path
+from ..service.files import json_ready
+from ..service.stores import Store, StoreError, resolve_store_path
 from .args import MAX_MB, add_panel_arguments, parse_names, parse_range
 from .formats import export_format, jsonl_from_parquet
 from .render import clean, fmt, log, render_table, safe, write_data
@@ -34,15 +34,9 @@ from .store_hooks import STORE_HELP
 def open_store(args, *, must_exist: bool = False) -> Store:
     """The store named by ``--store`` / ``$FCPS_STORE`` / the default; the default one is
     seeded with the demo content on first use."""
-    path = resolve_store_path(getattr(args, "store", None))
-    if must_exist and not path.exists():
-        raise StoreError(f"no store at {path}",)
-    store = Store(path)
-    explicit = getattr(args, "store", None) or os.environ.get(ENV_PATH, "").strip()
-    if not explicit and path.resolve() == DEFAULT_PATH.resolve():
-        from ..seed import ensure_seeded
-        ensure_seeded(store, progress=lambda m: log(args, f"first start: {m}"))
-    return store
+    from ..service.stores import open_store as opened
+    return opened(getattr(args, "store", None), must_exist=must_exist,
+                  progress=lambda m: log(args, f"first start: {m}"))
 
 
 def _store_errors(handler):
@@ -153,7 +147,7 @@ def add_store_commands(sub) -> None:
 # -- import --------------------------------------------------------------------------------
 
 def _limits(args):
-    from ..ingest import MB, ImportLimits
+    from ..service.upload import MB, ImportLimits
     if not 0 < args.max_mb <= MAX_MB:          # check_numbers says it first on the command line
         raise FCPSError(f"--max-mb must be a positive number of megabytes up to {MAX_MB:,.0f} (got {args.max_mb:g})")
     return ImportLimits(max_bytes=int(args.max_mb * MB), max_rows=args.max_rows,
@@ -182,12 +176,12 @@ def _mapping(args) -> dict:
 
 
 def cmd_import(args) -> int:
-    from ..ingest import import_file, preview
-    from ..store import validate_name
+    from ..service.stores import validate_name
+    from ..service.upload import import_panel_file, preview_file
     limits = _limits(args)
     mapping = _mapping(args)
     if args.preview is not None:
-        info = preview(args.panel, rows=max(args.preview, 0), fmt=args.fmt, delimiter=args.delimiter,
+        info = preview_file(args.panel, rows=max(args.preview, 0), fmt=args.fmt, delimiter=args.delimiter,
                        limits=limits, **{k: mapping[k] for k in (
                            "layout", "item_column", "group_column", "label_column", "block_column",
                            "judge_column", "output_column", "decimal")})
@@ -197,7 +191,7 @@ def cmd_import(args) -> int:
     validate_name(args.name)
     provenance = _provenance(args.provenance)
     store = open_store(args)
-    info = import_file(store, args.panel, name=args.name, provenance=provenance,
+    info = import_panel_file(store, args.panel, name=args.name, provenance=provenance,
                        licence=args.licence, replace=args.replace,
                        collapse_ties=args.collapse_ties, limits=limits, fmt=args.fmt,
                        delimiter=args.delimiter, **mapping)
@@ -425,12 +419,12 @@ def cmd_export(args) -> int:
             if value is not None and (args.fmt is not None or not _is_predictor_file(args.name)):
                 raise FCPSError(f"{flag} applies only to --format sql")
     if args.out:
-        from ..outputs import check_output_path
+        from ..service.files import check_output_path
         check_output_path(args.out, force=args.force)
     if args.fmt in (None, "sql") and _is_predictor_file(args.name):
         # A predictor file needs no store: never open (or seed) one for it.
-        from ..predictor import FCPSPredictor
-        return _export_sql(args, FCPSPredictor.load(args.name))
+        from ..service.deploy import load_predictor
+        return _export_sql(args, load_predictor(args.name))
     store = open_store(args)
     run_id = _run_ref(store, args.name)
     if args.fmt == "html":
@@ -439,8 +433,8 @@ def cmd_export(args) -> int:
         if run_id is None:
             raise FCPSError(f"--format sql exports a predictor, and {args.name!r} is a panel name: give a "
                             "predictor file (.json) or a selection run (run:ID)")
-        from ..predictor import FCPSPredictor
-        return _export_sql(args, FCPSPredictor.from_dict(store.run_predictor(run_id)))
+        from ..service.deploy import predictor_from_dict
+        return _export_sql(args, predictor_from_dict(store.run_predictor(run_id)))
     if run_id is None and _is_predictor_file(args.name) and not store.has_panel(args.name):
         raise FCPSError(f"{args.name!r} is a predictor file: it exports only as SQL (--format sql)")
     fmt = args.fmt or "csv"
@@ -453,7 +447,7 @@ def cmd_export(args) -> int:
     if fmt == "jsonl":
         data = jsonl_from_parquet(data)
         if args.out:
-            from ..outputs import write_output
+            from ..service.files import write_output
             write_output(args.out, data, force=args.force)
             data = None
     if data is not None:
@@ -475,13 +469,13 @@ def _export_report(args, store: Store, run_id: int | None) -> int:
     if run_id is None:
         raise FCPSError(f"--format html writes a run's report, and {args.name!r} is a panel name: give run:ID "
                         "(see python -m fcps_core runs)")
-    from ..run_report import run_report_html
+    from ..service.reports import run_report_html
     return _emit(args, run_report_html(store, run_id, figures=not args.no_figures))
 
 
 def _export_sql(args, predictor) -> int:
     """The predictor as one SQL SELECT over ``--table`` (deploy/sql.py), to --out or stdout."""
-    from ..deploy.sql import predictor_sql
+    from ..service.deploy import predictor_sql
     return _emit(args, predictor_sql(predictor, args.table or "traffic", item_column=args.item_column or "item_id",
                                      dialect=args.dialect or "duckdb"))
 
@@ -489,7 +483,7 @@ def _export_sql(args, predictor) -> int:
 def _emit(args, text: str) -> int:
     """An export's text to ``--out`` (atomic, ``--force`` to replace) or stdout."""
     if args.out:
-        from ..outputs import write_output
+        from ..service.files import write_output
         write_output(args.out, text, force=args.force)
         _wrote(args, args.fmt or "sql")
     else:
@@ -498,9 +492,9 @@ def _emit(args, text: str) -> int:
 
 
 def cmd_seed(args) -> int:
-    from ..seed import seed_store
-    store = Store(resolve_store_path(args.store))
-    added = seed_store(store, progress=lambda m: log(args, m))
+    from ..service.stores import seed, store_at
+    store = store_at(args.store)
+    added = seed(store, progress=lambda m: log(args, m))
     if args.json:
         _dump({"store": str(store.path), "panels": added["panels"], "runs": added["runs"]})
         return 0

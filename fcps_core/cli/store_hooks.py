@@ -7,7 +7,7 @@ import argparse
 import os
 
 from ..errors import FCPSError, PanelError
-from ..store import Store, StoreError, resolve_store_path
+from ..service.stores import StoreError, resolve_store_path, store_at
 from .args import add_panel_arguments, parse_names
 from .context import RunContext
 from .render import log
@@ -42,7 +42,7 @@ def load_stored_panel(args, ctx: RunContext):
         if getattr(args, "store", None):
             raise StoreError(f"file {ref!r} does not exist and there is no store at {path}")
         return None
-    store = Store(path)
+    store = store_at(path)
     if not store.has_panel(ref):
         raise PanelError(f"file {ref!r} does not exist and the store has no panel of that name",
                          hint="list stored panels with: python -m fcps_core panels")
@@ -52,7 +52,8 @@ def load_stored_panel(args, ctx: RunContext):
         flag = "--" + changed[0].replace("_", "-").replace("labels-path", "labels")
         raise FCPSError(f"{flag} maps the columns of a file; the stored panel {ref!r} was mapped "
                         "when it was imported (re-import the file to change it)")
-    panel, ctx.panel_version = store.load_versioned_panel(ref, judges=parse_names(args.judges))
+    from ..service.stores import stored_panel
+    panel, ctx.panel_version = stored_panel(store, ref, judges=parse_names(args.judges))
     ctx.store_panel = ref
     return panel
 
@@ -68,9 +69,9 @@ def remember_file_panel(args, ctx: RunContext, panel) -> None:
     panel). An identical file stored before under that name is reused."""
     if not getattr(args, "save", False):
         return
-    from ..ingest import check_importable, file_sha256
+    from ..service.upload import check_importable, file_sha256
     name = args.panel_name or os.path.basename(args.panel).split(".")[0]
-    store = Store(resolve_store_path(args.store))
+    store = store_at(args.store)
     digest = file_sha256(args.panel)
     if store.has_panel(name):
         info = store.panel_info(name)
@@ -104,9 +105,9 @@ def save_result(args, ctx: RunContext, kind: str, result, *, predictor=None) -> 
     name = ctx.store_panel
     if not getattr(args, "save", False) or name is None:
         return None
-    store = Store(resolve_store_path(args.store))
+    store = store_at(args.store)
     if kind == "select":
-        from ..store import selection_params
+        from ..service.stores import selection_params
         params = {**selection_params(result), "cli": cli_params(args)}
         run_id = store.save_selection(result, panel=name, params=params, started_at=ctx.started,
                                       predictor=None if predictor is None else predictor.to_dict(),
@@ -126,7 +127,7 @@ def record_failure(args, ctx: RunContext, exc: Exception) -> None:
     if not getattr(args, "save", False) or name is None or isinstance(exc, StoreError):
         return
     try:
-        Store(resolve_store_path(args.store)).save_failed_run(
+        store_at(args.store).save_failed_run(
             panel=name, kind=args.command, params={"cli": cli_params(args)}, error=str(exc),
             seed=getattr(args, "seed", None), started_at=ctx.started, panel_version=ctx.panel_version)
     except FCPSError:

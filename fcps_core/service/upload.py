@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..ingest.files import DEFAULT_LIMITS, MB, UPLOAD_SUFFIXES, ImportLimits, shown_name  # noqa: F401
+from ..ingest.files import (DEFAULT_LIMITS, MB, UPLOAD_SUFFIXES, FileError, ImportLimits, shown_name,  # noqa: F401
+                           size_text)
 
 
 def read_panel_file(path, **options):
