@@ -61,11 +61,12 @@ if picked.run_id is None:
 
 
 @st.cache_data(show_spinner="Loading the sweep's candidate records...", max_entries=8)
-def candidates(run_id: int) -> pd.DataFrame:
+def candidates(store_path: str, run_id: int) -> pd.DataFrame:
+    """A stored sweep's candidate records (cached per store and run: they never change)."""
     return get_store().sweep_candidates(int(run_id))
 
 
-frame = candidates(picked.run_id)
+frame = candidates(str(get_store().path), picked.run_id)
 if frame.empty:
     st.info(f"Run {picked.run_id} stores no per-candidate records: it was stored before the store kept them "
             "(schema 7). Rerun the sweep on the Regime map page to browse it here.")

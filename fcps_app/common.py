@@ -28,9 +28,9 @@ def get_store():
 
 
 @st.cache_data(show_spinner="Loading panel...", max_entries=16)
-def load_stored(name: str, created_at: str):
-    """(panel, version) read in one snapshot. created_at is part of the cache key: a
-    re-imported panel of the same name reloads."""
+def load_stored(store_path: str, name: str, created_at: str):
+    """(panel, version) read in one snapshot. The store's path and created_at are part of the
+    cache key: another store's panel of the same name, or a re-imported one, reloads."""
     return get_store().load_versioned_panel(name)
 
 
@@ -68,7 +68,7 @@ def import_upload(name: str, data: bytes, options: dict, *, panel_name: str, lic
     info = uploads.commit_upload(store, panel, name, data, options, panel_name=panel_name, licence=licence,
                                  replace=replace)
     if before is not None:      # the replaced panel's cached copy goes; nothing else changed
-        load_stored.clear(panel_name, str(before["created_at"]))
+        load_stored.clear(str(store.path), panel_name, str(before["created_at"]))
     return info
 
 
@@ -82,7 +82,7 @@ def panel_sources() -> dict[str, tuple]:
 
 def get_panel(source: tuple):
     if source[0] == "stored":
-        panel, version = load_stored(source[1], source[2])
+        panel, version = load_stored(str(get_store().path), source[1], source[2])
         # the version this session computes on: a save after the panel was replaced is refused
         st.session_state.setdefault("panel_versions", {})[source[1]] = version
         return panel

@@ -41,7 +41,7 @@ def _traffic_key(traffic: tuple) -> str:
     if traffic[0] == "upload":
         import hashlib
         return "upload:" + hashlib.sha256(traffic[2]).hexdigest() + ":" + traffic[3]
-    return f"stored:{traffic[1]}:{traffic[2]}"
+    return f"stored:{get_store().path}:{traffic[1]}:{traffic[2]}"
 
 
 def run_audit(predictor_json: str, traffic: tuple):

@@ -180,8 +180,8 @@ def _delete(run: dict, chosen: list[int]) -> None:
         except FCPSError as exc:
             st.error(md(exc))
             return
-        from fcps_app.runs import stored_run
-        stored_run.clear()
+        from fcps_app.runs import forget_run
+        forget_run(run_id)
         left = [i for i in chosen if i != run_id]
         for k in ("run", "compare"):
             if k in st.query_params:

@@ -20,9 +20,22 @@ from fcps_app.glossary import table
 
 
 @st.cache_data(show_spinner="Loading stored run...", max_entries=32)
-def stored_run(run_id: int) -> dict:
-    """The store's full record of a run (cached: stored runs never change)."""
+def _stored_run(store_path: str, run_id: int) -> dict:
     return get_store().run(int(run_id))
+
+
+def stored_run(run_id: int) -> dict:
+    """The store's full record of a run (cached per store and run id: a stored run never
+    changes, and a new one has a new id; a deleted one is forgotten by :func:`forget_run`)."""
+    return _stored_run(str(get_store().path), int(run_id))
+
+
+def forget_run(run_id: int) -> None:
+    """Drop a deleted run's cached record (the only cached data its deletion changes)."""
+    _stored_run.clear(str(get_store().path), int(run_id))
+
+
+stored_run.clear = _stored_run.clear        # every cached run (tests switching stores)
 
 
 def selection_state(run_id: int) -> dict:
