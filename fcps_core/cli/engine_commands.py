@@ -30,13 +30,13 @@ def load_panel_from_args(args, ctx: RunContext):
     # Files are read by the DuckDB importer (CSV/TSV/Parquet/JSONL, .gz), the same reader as
     # `import` and the library's read_panel.
     panel = read_panel_file(args.panel, layout=args.layout, judges=args.judges,
-                       item_column=args.item_column, group_column=args.group_column,
-                       label_column=args.label_column, block_column=args.block_column,
-                       judge_column=args.judge_column, output_column=args.output_column,
-                       labels_path=args.labels_path, schema=args.schema, delimiter=args.delimiter,
-                       label_range=parse_range(args.label_range, "--label-range"),
-                       judge_range=parse_range(args.judge_range, "--judge-range"),
-                       require_labels=getattr(args, "require_labels", True), decimal=args.decimal)
+                            item_column=args.item_column, group_column=args.group_column,
+                            label_column=args.label_column, block_column=args.block_column,
+                            judge_column=args.judge_column, output_column=args.output_column,
+                            labels_path=args.labels_path, schema=args.schema, delimiter=args.delimiter,
+                            label_range=parse_range(args.label_range, "--label-range"),
+                            judge_range=parse_range(args.judge_range, "--judge-range"),
+                            require_labels=getattr(args, "require_labels", True), decimal=args.decimal)
     # how the file was read, and (for a labelled panel) what no selection can use
     for note in panel.import_notes:
         log(args, f"fcps: note: {note}")
