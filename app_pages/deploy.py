@@ -74,7 +74,8 @@ else:
         st.info("No panel yet: upload a traffic file instead.")
         st.stop()
     which = st.selectbox("Panel used as traffic", list(sources))
-    traffic = sources[which]
+    # a panel uploaded in this session is read as it was previewed (its own column mapping)
+    traffic = sources[which] if sources[which][0] == "stored" else ("session",) + sources[which][1:]
     traffic_name = which
 
 # -- 3. the audit ----------------------------------------------------------------------------------

@@ -38,14 +38,17 @@ def checked_predictor_json(data: bytes, name: str) -> str:
 
 
 def _traffic_key(traffic: tuple) -> str:
-    if traffic[0] == "upload":
+    if traffic[0] in ("upload", "session"):
         import hashlib
-        return "upload:" + hashlib.sha256(traffic[2]).hexdigest() + ":" + traffic[3]
+        return f"{traffic[0]}:" + hashlib.sha256(traffic[2]).hexdigest() + ":" + traffic[3]
     return f"stored:{get_store().path}:{traffic[1]}:{traffic[2]}"
 
 
 def run_audit(predictor_json: str, traffic: tuple):
-    """(audit dict, predictions CSV text, the predictor's calibration panel name)."""
+    """(audit dict, predictions CSV text, the predictor's calibration panel name) of
+    ``traffic``: ("upload", file name, bytes, item id column) for a traffic file,
+    ("stored", name, created_at) for a stored panel, ("session", file name, bytes, mapping
+    JSON) for a panel uploaded in this session."""
     return _cached_audit(predictor_json, _traffic_key(traffic), traffic)
 
 
@@ -56,8 +59,8 @@ def _cached_audit(predictor_json: str, key: str, _traffic: tuple):
     if _traffic[0] == "upload":
         _, name, data, item_col = _traffic
         panel = deploy.read_uploaded_traffic(get_store(), predictor, name, data, item_col)
-    else:
-        panel = get_panel(_traffic)
+    else:       # a stored panel, or one uploaded in this session ("session": its file, bytes, mapping)
+        panel = get_panel(_traffic if _traffic[0] == "stored" else ("upload",) + tuple(_traffic[1:]))
         # the command line's refusal of traffic without a judge the predictor reads
         deploy.check_traffic_judges(predictor, panel, f"panel {_traffic[1]!r}")
     audit = deploy.audit(predictor, panel)

@@ -196,3 +196,21 @@ def test_the_deploy_page_refuses_it_in_the_same_words(deployed, tmp_path, monkey
             run_audit(doc, ("stored", "live", str(info["created_at"])))
     finally:
         get_store.clear()
+
+
+def test_the_deploy_page_audits_a_panel_uploaded_in_this_session(deployed, tmp_path, monkeypatch):
+    """A panel uploaded in this session ("Use this panel") picked as traffic is read with its
+    own column mapping (it was taken for a traffic file whose item id column was the
+    mapping's JSON text)."""
+    from fcps_app.common import get_store
+    from fcps_app.deploy import run_audit
+    Store(tmp_path / "s.duckdb").set_meta("seed_version", "test")
+    monkeypatch.setenv("FCPS_STORE", str(tmp_path / "s.duckdb"))
+    get_store.clear()
+    doc = json.dumps(deployed["predictor"].to_dict())
+    data = (deployed["folder"] / "cal.csv").read_bytes()
+    try:
+        audit, text, panel = run_audit(doc, ("session", "cal.csv", data, json.dumps({"layout": "auto"})))
+    finally:
+        get_store.clear()
+    assert audit["rows"] == 160 and len(text.strip().splitlines()) == 161
