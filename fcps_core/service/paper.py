@@ -43,32 +43,33 @@ def run_check(name: str, panel, sizes: dict, *, splits: int = 30, seed: int = 0,
     """Rows of one of the paper's robustness checks (the functions of :mod:`fcps_core.checks`)
     on ``panel`` with block ``sizes`` (n_select, n_val, n_test, n_M, n_h, budgets); ``names``:
     the checks there are, for the error on an unknown one."""
-    from .. import checks
+    from ..checks import (cold_start, fixed_budget_allocation, metric_robustness, objective_comparison,
+                          pool_perturbation, smoothing_sensitivity, tie_collapse_check)
     from ..experiments import calibration_growth
     blocks = {k: sizes[k] for k in ("n_select", "n_val", "n_test")}
     if name == "allocation":
-        return checks.fixed_budget_allocation(panel, sizes["n_h"], n_test=sizes["n_test"], splits=splits,
-                                              seed=seed, workers=workers)
+        return fixed_budget_allocation(panel, sizes["n_h"], n_test=sizes["n_test"], splits=splits,
+                                       seed=seed, workers=workers)
     if name in ("objective", "metrics"):
         sweep = calibration_growth(panel, sizes["budgets"], splits=splits, seed=seed, workers=workers,
                                    progress=progress, **blocks)
-        return checks.objective_comparison(sweep) if name == "objective" else checks.metric_robustness(sweep)
+        return objective_comparison(sweep) if name == "objective" else metric_robustness(sweep)
     if name == "tie-collapse":
-        return checks.tie_collapse_check(panel, sizes["budgets"], splits=splits, seed=seed, workers=workers,
-                                         **blocks)
+        return tie_collapse_check(panel, sizes["budgets"], splits=splits, seed=seed, workers=workers,
+                                  **blocks)
     if name == "smoothing":
-        return checks.smoothing_sensitivity(panel, sizes["n_M"], splits=splits, seed=seed, workers=workers,
-                                            **blocks)
+        return smoothing_sensitivity(panel, sizes["n_M"], splits=splits, seed=seed, workers=workers,
+                                     **blocks)
     if name == "pool":
-        return checks.pool_perturbation(panel, sizes["n_M"], splits=splits, seed=seed, workers=workers,
-                                        drop=drop, **blocks)
+        return pool_perturbation(panel, sizes["n_M"], splits=splits, seed=seed, workers=workers,
+                                 drop=drop, **blocks)
     if name == "cold-start":
-        return checks.cold_start(panel, n_h_values, n_test=sizes["n_test"], splits=splits, seed=seed, k_max=k_max)
+        return cold_start(panel, n_h_values, n_test=sizes["n_test"], splits=splits, seed=seed, k_max=k_max)
     raise FCPSError(f"unknown check {name!r}; use one of {', '.join(names)}")
 
 
 def sweep_analyses():
     """The analyses of a stored sweep's candidate records (the module
     :mod:`fcps_core.paper_analyses`: curves over K, binned relations, controlled complexity...)."""
-    from .. import paper_analyses
-    return paper_analyses
+    import fcps_core.paper_analyses as analyses
+    return analyses
