@@ -17,9 +17,20 @@ from fcps_core.errors import FCPSError, PanelError
 from fcps_core.service import deploy, parsers, upload
 from fcps_core.service.select import SelectRequest, menu_paths, named_menu, run_select
 from fcps_core.store import Store
-from store_helpers import csv_text, write
+from store_helpers import csv_text, good_rows, write
 
 LACKS = "the traffic lacks judge column(s) the predictor needs"
+
+
+def traced(calls: list, name: str, inner):
+    """``inner`` recording its entry and exit in ``calls`` (to follow a workflow's layers)."""
+    def call(*a, **k):
+        calls.append(("enter", name))
+        try:
+            return inner(*a, **k)
+        finally:
+            calls.append(("leave", name))
+    return call
 
 
 # -- parsers: one reading of budgets, ranges and lists -------------------------------------------
@@ -114,16 +125,22 @@ def test_an_unusable_upload_is_refused_before_the_store_is_touched(tmp_path):
 
 
 def test_the_dashboard_commits_the_panel_its_page_read(tmp_path, monkeypatch, upload_csv_bytes):
-    """fcps_app.common: the page's read (load_bytes) and the commit (import_upload) read the
-    file once between them."""
+    """fcps_app.common (what the Upload page calls): the page's read (load_bytes) and the
+    commit (import_upload) read the file once between them, and the commit goes page ->
+    service -> the import checks -> the store."""
     import fcps_core.ingest as ingest
     from fcps_app import common
     Store(tmp_path / "s.duckdb").set_meta("seed_version", "test")      # the app seeds nothing
     monkeypatch.setenv("FCPS_STORE", str(tmp_path / "s.duckdb"))
     common.get_store.clear()
+    import fcps_core.ingest.load as load
+    import fcps_core.service.upload as service
+    from fcps_core.store.panels import PanelStore
     reads = []
-    real = ingest.load_panel
-    monkeypatch.setattr(ingest, "load_panel", lambda *a, **k: reads.append(1) or real(*a, **k))
+    monkeypatch.setattr(ingest, "load_panel", traced(reads, "read", ingest.load_panel))
+    monkeypatch.setattr(service, "commit_upload", traced(reads, "service", service.commit_upload))
+    monkeypatch.setattr(load, "import_read_panel", traced(reads, "checks", load.import_read_panel))
+    monkeypatch.setattr(PanelStore, "add_panel", traced(reads, "store", PanelStore.add_panel))
     options = {"layout": "auto"}
     try:
         panel = common.load_bytes("mixed.csv", upload_csv_bytes, json.dumps(options, sort_keys=True))
@@ -131,7 +148,9 @@ def test_the_dashboard_commits_the_panel_its_page_read(tmp_path, monkeypatch, up
     finally:
         common.get_store.clear()
         common.load_bytes.clear()
-    assert len(reads) == 1
+    # the page's read once, then down through the service to the store, each layer once
+    assert reads == [("enter", "read"), ("leave", "read"), ("enter", "service"), ("enter", "checks"),
+                     ("enter", "store"), ("leave", "store"), ("leave", "checks"), ("leave", "service")]
     assert info["n_rows"] == panel.n_rows == 600
 
 
@@ -214,3 +233,25 @@ def test_the_deploy_page_audits_a_panel_uploaded_in_this_session(deployed, tmp_p
     finally:
         get_store.clear()
     assert audit["rows"] == 160 and len(text.strip().splitlines()) == 161
+
+
+def test_a_cli_select_goes_down_through_the_service_once(tmp_path, monkeypatch, capsys):
+    """``python -m fcps_core select FILE --save``: the command builds one request, the
+    service runs it (the fits once, inside it) and stores the run (inside it), then the
+    command renders: front end -> service -> engine/store, each once, downward."""
+    import fcps_core.selection as selection
+    import fcps_core.service.select as service
+    from fcps_core.store.runs import RunStore
+    calls = []
+    run_select, fit, save = service.run_select, selection.FCPSSelector.fit, RunStore.save_selection
+
+    monkeypatch.setattr(service, "run_select", traced(calls, "service", run_select))
+    monkeypatch.setattr(selection.FCPSSelector, "fit", traced(calls, "fit", fit))
+    monkeypatch.setattr(RunStore, "save_selection", traced(calls, "store", save))
+    path = write(tmp_path / "p.csv", csv_text(good_rows(80)))
+    code = main(["select", str(path), "--families", "table", "--paths", "info_first", "--k-max", "2",
+                 "--protocol", "split", "--save", "--store", str(tmp_path / "s.duckdb"), "--quiet"])
+    capsys.readouterr()
+    assert code == 0
+    assert calls == [("enter", "service"), ("enter", "fit"), ("leave", "fit"), ("enter", "store"),
+                     ("leave", "store"), ("leave", "service")]
