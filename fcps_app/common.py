@@ -134,8 +134,12 @@ def save_run(kind: str, label: str, result, *, predictor: dict | None = None) ->
     store = get_store()
     version = st.session_state.get("panel_versions", {}).get(name)
     try:
-        run_id = store.save_selection(result, panel=name, predictor=predictor, panel_version=version) \
-            if kind == "select" else store.save_sweep(result, panel=name, panel_version=version)
+        if kind == "select":
+            run_id = selection.store_selection(store, result, panel_name=name, predictor=predictor,
+                                               panel_version=version)
+        else:
+            from fcps_core.service.sweep import store_sweep
+            run_id = store_sweep(store, result, panel_name=name, panel_version=version)
     except FCPSError as exc:        # e.g. the panel was replaced while this run computed
         st.error(md(exc))
         return None

@@ -107,15 +107,14 @@ def save_result(args, ctx: RunContext, kind: str, result, *, predictor=None) -> 
         return None
     store = store_at(args.store)
     if kind == "select":
-        from ..service.stores import selection_params
-        params = {**selection_params(result), "cli": cli_params(args)}
-        run_id = store.save_selection(result, panel=name, params=params, started_at=ctx.started,
-                                      predictor=None if predictor is None else predictor.to_dict(),
-                                      panel_version=ctx.panel_version)
+        from ..service.select import store_selection
+        run_id = store_selection(store, result, panel_name=name, predictor=predictor, params={"cli": cli_params(args)},
+                                 started_at=ctx.started, panel_version=ctx.panel_version)
     else:
+        from ..service.sweep import store_sweep
         params = {"budgets": result.budgets, **result.settings, "cli": cli_params(args)}
-        run_id = store.save_sweep(result, panel=name, params=params, started_at=ctx.started,
-                                  seconds=ctx.seconds(), panel_version=ctx.panel_version)
+        run_id = store_sweep(store, result, panel_name=name, params=params, started_at=ctx.started,
+                             seconds=ctx.seconds(), panel_version=ctx.panel_version)
     log(args, f"saved as run {run_id} in {store.path}")
     return run_id
 

@@ -144,13 +144,22 @@ def run_select(request: SelectRequest) -> SelectOutcome:
 
 
 def save_selection(request: SelectRequest, result, predictor) -> int:
-    """Store a finished selection as a run on ``request.panel_name`` (its settings, with
-    ``request.params`` beside them when given)."""
-    params = None if request.params is None else {**selection_params_of(result), **request.params}
-    return request.store.save_selection(result, panel=request.panel_name, params=params,
-                                        started_at=request.started_at,
-                                        predictor=None if predictor is None else predictor.to_dict(),
-                                        panel_version=request.panel_version)
+    """Store a finished selection as a run on ``request.panel_name`` (:func:`store_selection`)."""
+    return store_selection(request.store, result, panel_name=request.panel_name, predictor=predictor,
+                           panel_version=request.panel_version, params=request.params,
+                           started_at=request.started_at)
+
+
+def store_selection(store, result, *, panel_name: str, predictor=None, panel_version: str | None = None,
+                    params: dict | None = None, started_at: _dt.datetime | None = None) -> int:
+    """Store a finished selection as a run on the stored panel ``panel_name`` with its
+    ``predictor`` (an FCPSPredictor or its dict); the run's settings are the selector's, with
+    ``params`` beside them when given. Refused (a StoreError) when the panel changed from
+    ``panel_version`` since it was read."""
+    params = None if params is None else {**selection_params_of(result), **params}
+    doc = predictor.to_dict() if hasattr(predictor, "to_dict") else predictor
+    return store.save_selection(result, panel=panel_name, params=params, started_at=started_at, predictor=doc,
+                                panel_version=panel_version)
 
 
 def selection_params_of(result) -> dict:

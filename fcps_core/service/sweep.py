@@ -50,6 +50,14 @@ def run_sweep(panel, budgets, *, progress: Callable[[float, str], None] | None =
     return calibration_growth(panel, budgets, progress=progress, **options)
 
 
+def store_sweep(store, result, *, panel_name: str, panel_version: str | None = None, params: dict | None = None,
+                **when) -> int:
+    """Store a finished sweep as a run on the stored panel ``panel_name`` (``params``: its
+    settings; ``when``: started_at, seconds). Refused (a StoreError) when the panel changed
+    from ``panel_version`` since it was read."""
+    return store.save_sweep(result, panel=panel_name, params=params, panel_version=panel_version, **when)
+
+
 def check_allocation(panel, result, *, n_h: int, n_test: int, plan_options: dict, options: dict) -> None:
     """The fixed-n_H allocation check at ``n_h`` labels, its rows put into ``result.plan``."""
     from ..checks import fixed_budget_allocation
