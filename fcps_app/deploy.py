@@ -4,8 +4,6 @@ traffic without a judge it reads, scoring, auditing) is fcps_core.service.deploy
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
 from fcps_core.service import deploy

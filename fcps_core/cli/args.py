@@ -7,7 +7,6 @@ import argparse
 import math
 import os
 import sys
-from typing import Sequence
 
 from ..errors import FCPSError
 from ..service.parsers import parse_budgets, parse_names, parse_range  # noqa: F401 (the commands' names)
