@@ -34,6 +34,8 @@ from .folds import grouped_folds
 from ..families.base import one_blas_thread
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, line_ids, pick_members, preference_order,
                      risk_order, rounding_tolerance, rule_pool, tie_break_order)
+from .constraints import selector_constraint
+from .members import member_lookup
 
 Z95 = 1.959963984540054
 BASELINE_LABELS = {
@@ -180,6 +182,85 @@ def _paired_tie_columns(spread, cross, cols, M, beta, w_max, N, tol, drawn):
     return cols[(delta <= PRUNE_SLACK * (se_up + tol[:, None])).any(axis=0)]
 
 
+def draw_best(Mc: np.ndarray, tie_rank: np.ndarray, allowed: np.ndarray | None = None):
+    """(best candidate, lowest risk, tie tolerance) of each draw from its in-bag means ``Mc``
+    (draws, candidates): the lowest risk among the ``allowed`` candidates (None: all),
+    candidates within :func:`.diagnostics.risk_tolerance` of it going by ``tie_rank``."""
+    masked = Mc if allowed is None else np.where(allowed[None, :], Mc, np.inf)
+    lo = masked.min(axis=1)
+    tol = risk_tolerance(lo)
+    big = len(tie_rank) + 1
+    best = np.where(masked <= (lo + tol)[:, None], tie_rank[None, :], big).argmin(axis=1)
+    return best, lo, tol
+
+
+def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.ndarray, tol: np.ndarray,
+                  bd: np.ndarray, allowed_d: np.ndarray | None = None) -> np.ndarray:
+    """(draws, distinct columns): which columns are within one paired, group-clustered SE
+    of draw b's best distinct column ``bd[b]`` under its group counts ``W[b]`` (in-bag
+    means ``M``, in-bag rows ``N``, tolerance ``tol``). Candidates a bound rules out
+    (:func:`_tie_columns`, :func:`_paired_tie_columns`) are never summed; the others'
+    paired SE is summed over units (see :func:`_bbc`). Used by the deployed-risk bootstrap
+    and by the frontier's constrained replays (:mod:`.frontier`); ``allowed_d`` (a mask
+    over distinct columns) leaves the others out of every tie set."""
+    G = grouped.n_groups
+    ng = grouped.rows_per_group
+    step = max(1, BLOCK_CELLS // max(G, 1))
+    buffer = np.empty((G, step))
+
+    def group_weights(rows) -> np.ndarray:
+        Wr = W[rows].T
+        out = buffer if Wr.shape[1] == step else np.empty(Wr.shape)
+        np.copyto(out, Wr, casting="unsafe")
+        return out
+    drawn = W.sum(axis=1, dtype=np.int64).astype(float)
+    w_max = W.max(axis=1).astype(float)
+    spread = grouped.spread()
+    tied_d = np.zeros(M.shape, dtype=bool)
+    betas = np.unique(bd)
+    draws_of = [np.flatnonzero(bd == beta) for beta in betas]
+    cols_of = [_tie_columns(spread, M[rb], beta, w_max[rb], N[rb], tol[rb], drawn[rb])
+               for beta, rb in zip(betas, draws_of)]
+    if allowed_d is not None:
+        cols_of = [cols[allowed_d[cols]] for cols in cols_of]
+    held = np.unique(np.concatenate([*cols_of, betas]))
+    n_unit = grouped.unit_rows
+    if len(n_unit) * len(held) <= UNIT_SUM_CELLS:
+        # every column some tie set may hold, summed once; their paired bound is tighter
+        ST = np.ascontiguousarray(grouped.unit_sums(held).T)
+
+        def unit_sums_t(c):
+            """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
+            return ST[np.searchsorted(held, c)]
+        cross = ST @ (grouped.unit_groups[:, None] * unit_sums_t(betas).T)       # sum_g S_gc S_g,beta
+        cols_of = [_paired_tie_columns(spread, cross[np.searchsorted(held, cols), i], cols, M[rb], beta,
+                                       w_max[rb], N[rb], tol[rb], drawn[rb])
+                   for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
+    else:
+        def unit_sums_t(c):
+            return grouped.unit_sums(c).T
+    for beta, rb, cols in zip(betas, draws_of, cols_of):
+        # per unit (one group of it): D n and D^2, D = S_c - S_beta summed directly
+        DN_D2 = np.empty((2 * len(cols), len(n_unit)))
+        D, D2 = DN_D2[:len(cols)], DN_D2[len(cols):]
+        np.subtract(unit_sums_t(cols), unit_sums_t([beta]), out=D2)
+        np.multiply(D2, n_unit, out=D)
+        D2 *= D2
+        del D, D2
+        for s0 in range(0, len(rb), step):
+            part = rb[s0:s0 + step]
+            Wt = group_weights(part)
+            DN, D2 = np.vsplit(DN_D2 @ grouped.unit_weights(Wt), 2)   # the draws' weights per unit
+            DN, D2 = DN.T, D2.T
+            NN = (ng * ng) @ Wt
+            d = M[part][:, cols] - M[part, beta][:, None]
+            ss = D2 - 2 * d * DN + d ** 2 * NN[:, None]
+            f = drawn[part] / np.maximum(drawn[part] - 1, 1)
+            se = np.sqrt(np.maximum(ss, 0.0) * f[:, None]) / N[part, None]
+            tied_d[np.ix_(part, cols)] = d <= se + tol[part, None]
+    return tied_d
+
+
 def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct: bool):
     """All bootstrap draws at once: with W (draws x groups) the draw counts of each group,
     every in-bag mean and out-of-bag sum is a matrix product, so the rule is replayed
@@ -255,59 +336,21 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
         M[blk] = (element_weights(Wt).T @ E) / N[blk, None]
         del Wt
     Mc = M[:, col]
-    lo = Mc.min(axis=1)
-    tol = risk_tolerance(lo)
+    # a constraint (--max-judges, --budget) is replayed: best, ties and members among the
+    # admissible candidates only
+    constraint = selector_constraint(sel)
+    allowed = constraint.mask(cands)
+    best, lo, tol = draw_best(Mc, tie_rank, allowed)
     big = len(cands) + 1
-    best = np.where(Mc <= (lo + tol)[:, None], tie_rank[None, :], big).argmin(axis=1)
     chosen = best.copy()
     tied = None
     # pass 2: the tie sets, per best column over all of its draws
     if rule != "argmin":
         bd = col[best]
-        drawn = W.sum(axis=1, dtype=np.int64).astype(float)
-        w_max = W.max(axis=1).astype(float)
-        spread = grouped.spread()
-        tied_d = np.zeros(M.shape, dtype=bool)
-        betas = np.unique(bd)
-        draws_of = [np.flatnonzero(bd == beta) for beta in betas]
-        cols_of = [_tie_columns(spread, M[rb], beta, w_max[rb], N[rb], tol[rb], drawn[rb])
-                   for beta, rb in zip(betas, draws_of)]
-        held = np.unique(np.concatenate([*cols_of, betas]))
-        n_unit = grouped.unit_rows
-        if len(n_unit) * len(held) <= UNIT_SUM_CELLS:
-            # every column some tie set may hold, summed once; their paired bound is tighter
-            ST = np.ascontiguousarray(grouped.unit_sums(held).T)
-
-            def unit_sums_t(c):
-                """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
-                return ST[np.searchsorted(held, c)]
-            cross = ST @ (grouped.unit_groups[:, None] * unit_sums_t(betas).T)       # sum_g S_gc S_g,beta
-            cols_of = [_paired_tie_columns(spread, cross[np.searchsorted(held, cols), i], cols, M[rb], beta,
-                                           w_max[rb], N[rb], tol[rb], drawn[rb])
-                       for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
-        else:
-            def unit_sums_t(c):
-                return grouped.unit_sums(c).T
-        for beta, rb, cols in zip(betas, draws_of, cols_of):
-            # per unit (one group of it): D n and D^2, D = S_c - S_beta summed directly
-            DN_D2 = np.empty((2 * len(cols), len(n_unit)))
-            D, D2 = DN_D2[:len(cols)], DN_D2[len(cols):]
-            np.subtract(unit_sums_t(cols), unit_sums_t([beta]), out=D2)
-            np.multiply(D2, n_unit, out=D)
-            D2 *= D2
-            del D, D2
-            for s0 in range(0, len(rb), step):
-                part = rb[s0:s0 + step]
-                Wt = group_weights(part)
-                DN, D2 = np.vsplit(DN_D2 @ grouped.unit_weights(Wt), 2)   # the draws' weights per unit
-                DN, D2 = DN.T, D2.T
-                NN = (ng * ng) @ Wt
-                d = M[part][:, cols] - M[part, beta][:, None]
-                ss = D2 - 2 * d * DN + d ** 2 * NN[:, None]
-                f = drawn[part] / np.maximum(drawn[part] - 1, 1)
-                se = np.sqrt(np.maximum(ss, 0.0) * f[:, None]) / N[part, None]
-                tied_d[np.ix_(part, cols)] = d <= se + tol[part, None]
+        tied_d = draw_tie_sets(grouped, W, M, N, tol, bd)
         tied = tied_d[:, col]
+        if allowed is not None:
+            tied &= allowed[None, :]
         if rule in WITHIN_TIE_RULES:
             pool = rule_pool(rule, tied, best, line_ids(cands))
             chosen = np.where(pool, simple_rank[None, :], big).argmin(axis=1)
@@ -318,7 +361,8 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     elif names:
         g = np.unique(heldout.groups, return_inverse=True)[1].reshape(-1)
         base_groups = np.column_stack([np.bincount(g, weights=base_losses[n], minlength=G) for n in names])
-    signatures = heldout.signature_lookup() if rule == "tie_average" else None
+    signatures = member_lookup(heldout, cands) if rule == "tie_average" else None
+    members_fit = None if allowed is None else (lambda m: constraint.members_fit(cands, m))
     proc = np.empty(B)
     OB = np.zeros((B, len(names)))
     avg_cache: dict[tuple, np.ndarray] = {}
@@ -334,7 +378,8 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
             proc[idx[rc]] = (OU[rc] @ E[:, c]) / safe[rc]
         if rule == "tie_average":
             for i, b in enumerate(idx):
-                members = pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members)
+                members = pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members,
+                                       members_fit)
                 if len(members) > 1:
                     key = tuple(members)
                     if key not in avg_cache:
@@ -344,6 +389,9 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
             OB[blk] = OU @ base_rows if on_distinct else Ot.T @ base_groups
         del Ot, OU
     keep = ON > 0                                      # draws with out-of-bag rows
+    # the draws and their in-bag choice, for the frontier's constrained replays (.frontier)
+    result.bootstrap = {"W": W, "M": M, "N": N, "best": best, "tied": tied, "allowed": allowed,
+                        "proc": proc.copy(), "keep": keep}
     ON, proc, OB = ON[keep], proc[keep], OB[keep]
     deployed = {"estimate": float(proc.mean()),
                 "ci": [float(np.percentile(proc, 2.5)), float(np.percentile(proc, 97.5))],

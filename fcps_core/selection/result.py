@@ -104,6 +104,10 @@ class SelectionResult:
     heldout: object | None = None               # held-out predictions (crossfit.HeldOut)
     #: candidate index -> block ('V', 'T') -> predictions made while fitting (path_fits)
     predictions: dict = field(default_factory=dict)
+    #: the deployed-risk bootstrap's draws and in-bag choice (honesty._bbc), read by the frontier
+    bootstrap: dict | None = field(default=None, repr=False)
+    #: the best deployable predictor at every panel size and cost level (selection/frontier.py)
+    frontier: list | None = None
 
     def __post_init__(self):
         if self.fit_rows is None:

@@ -1,0 +1,281 @@
+"""The frontier: the best deployable predictor at every panel size and cost level.
+
+For every panel size k = 1..J (J judges on the panel) the choice rule of the selection runs
+on the candidates that call at most k judges (:mod:`.constraints`: an average counts the
+union of its members' judges), and, with judge costs, for every cost level c of the
+risk-cost Pareto front on the candidates that cost at most c per item. Each point reports
+what ``select --max-judges k`` (``--budget c``) would deploy, from the same cross-fitted
+held-out prediction matrix the selection chose on (no refit):
+
+* ``risk`` and ``ci``: the point's held-out risk (mean over the deployable rows) with the
+  group-clustered 95 % interval risk +- 1.96 SE;
+* ``diff_vs_best``: the paired difference (this point's risk - the unconstrained choice's
+  risk) with its group-clustered 95 % interval; >= 0 up to noise, since the unconstrained
+  rule sees every candidate;
+* ``deployed_risk``: the bias-corrected estimate of choosing *under that constraint*
+  (BBC-CV, Tsamardinos et al. 2018): the constrained rule is replayed in every bootstrap
+  draw of :mod:`.honesty` (the same draws, the same in-bag means, the same tie rule),
+  and the constrained choice of each draw is scored on its out-of-bag groups. A smaller
+  menu has a smaller winner's curse, so the estimate is the constrained rule's own.
+
+Replays are nested: the admissible sets shrink from k = J down to 1 (and from the largest
+cost level down), a draw keeps its best candidate while it stays admissible, and then its
+tie set is the previous one restricted to the admissible candidates (the tie rule is
+relative to the best); only draws whose best left the menu have their paired SEs summed
+again (:func:`.honesty.draw_tie_sets`). A tie average's members are kept when they are
+all still admissible and their union still fits (the greedy pick would make them again).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..judge_costs import judges_cost, pareto_front
+from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_members, preference_order,
+                     rule_pool, tie_break_order)
+from .constraints import JudgeBits, PanelConstraint, selector_constraint
+from .honesty import Z95, draw_best, draw_tie_sets
+from .members import member_lookup
+
+
+def judge_levels(candidates, n_judges: int) -> list[int]:
+    """Panel sizes k = 1..J at which some candidate calls at most k judges."""
+    smallest = min(len(set(c.judge_idx)) for c in candidates)
+    return list(range(max(1, smallest), n_judges + 1))
+
+
+def cost_levels(candidates, risks: np.ndarray, costs) -> list[float]:
+    """The cost levels of the risk-cost Pareto front (cheapest first): below the next
+    level nothing cheaper has a lower held-out risk, so every budget between two levels
+    admits the same best candidate."""
+    cost = np.array([judges_cost(c.judges, costs)[0] for c in candidates])
+    return sorted({float(cost[i]) for i in pareto_front(risks, cost)})
+
+
+class _Predictor:
+    """One deployable choice on the held-out rows: its per-distinct-row loss."""
+
+    def __init__(self, heldout, grouped: GroupedLosses, objective: str, chosen: int, members):
+        self.chosen, self.members = int(chosen), (list(members) if members else None)
+        self.key = tuple(sorted(self.members)) if self.members else (self.chosen,)
+        if self.members:
+            self.loss = heldout.average_losses(objective, self.members)
+        else:
+            self.loss = np.asarray(grouped.losses[:, grouped.col[self.chosen]], dtype=float)
+
+
+def _grouped(heldout, *loss_columns) -> GroupedLosses:
+    u = heldout.units()
+    L = np.column_stack(loss_columns)
+    return GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
+
+
+class _Replays:
+    """The selection's bootstrap draws, replayed under nested constraints."""
+
+    def __init__(self, result, heldout, grouped: GroupedLosses, rule: str, tie_rank, simple_rank, lines,
+                 signatures, bits: JudgeBits):
+        boot = result.bootstrap
+        self.result, self.heldout, self.grouped = result, heldout, grouped
+        self.rule, self.tie_rank, self.simple_rank, self.lines = rule, tie_rank, simple_rank, lines
+        self.signatures = signatures
+        self.W, self.M, self.N = boot["W"], boot["M"], boot["N"]
+        self.Mc = self.M[:, grouped.col]
+        self.objective = result.selector.objective
+        self.max_members = result.selector.max_members
+        out_of_bag = (self.W == 0)
+        self.Z = out_of_bag.astype(float)                        # (draws, groups)
+        self.ON = self.Z @ grouped.rows_per_group
+        self.keep = self.ON > 0
+        self.group_matrix = grouped.group_matrix                  # (groups, distinct rows)
+        self._oob: dict = {}
+        self._preds: dict = {}
+        self.bits = bits
+        self.first = heldout.columns()[1]
+        # the unconstrained state: the selection's own when it ran unconstrained
+        if boot.get("allowed") is None and (boot.get("tied") is not None or rule == "argmin"):
+            self.base = (boot["best"].copy(), None if boot.get("tied") is None else boot["tied"].copy())
+        else:
+            self.base = self._state(None, None, None)
+
+    def _state(self, allowed, prev_best, prev_tied):
+        """(best, tied) of every draw under ``allowed``, from the previous (larger) menu's."""
+        best, _, tol = draw_best(self.Mc, self.tie_rank, allowed)
+        if self.rule == "argmin":
+            return best, None
+        col = self.grouped.col
+        redo = np.arange(len(best)) if prev_best is None else np.flatnonzero(best != prev_best)
+        tied = np.zeros(self.Mc.shape, dtype=bool) if prev_tied is None else prev_tied.copy()
+        if len(redo):
+            allowed_d = None
+            if allowed is not None:
+                allowed_d = np.zeros(self.M.shape[1], dtype=bool)
+                allowed_d[col[allowed]] = True
+            tied_d = draw_tie_sets(self.grouped, self.W[redo], self.M[redo], self.N[redo], tol[redo],
+                                   col[best[redo]], allowed_d)
+            tied[redo] = tied_d[:, col]
+        if allowed is not None:
+            tied &= allowed[None, :]
+        return best, tied
+
+    def _oob_risk(self, key, loss) -> np.ndarray:
+        """Every draw's out-of-bag mean of a per-distinct-row loss (cached by ``key``)."""
+        if key not in self._oob:
+            per_group = np.asarray(self.group_matrix @ loss).reshape(-1)
+            self._oob[key] = (self.Z @ per_group) / np.where(self.ON > 0, self.ON, 1.0)
+        return self._oob[key]
+
+    def _average_loss(self, members) -> np.ndarray:
+        """Per-distinct-row loss of the members' average prediction (columns read once)."""
+        from .choice import row_losses
+        cols = [int(self.grouped.col[m]) for m in members]
+        for k in cols:
+            if k not in self._preds:
+                self._preds[k] = np.ascontiguousarray(self.heldout.stored([self.first[k]])[:, :, 0])
+        p = sum(self._preds[k] for k in cols) / len(cols)
+        return row_losses(self.objective, self.heldout.y_distinct, p[:, :, None])[:, 0]
+
+    def chain(self, constraints: list[PanelConstraint], masks: list[np.ndarray]) -> list[np.ndarray]:
+        """Per constraint (admissible sets nested, largest first) every draw's out-of-bag
+        risk of the constrained choice."""
+        cands = self.result.candidates
+        best, tied = self.base
+        prev_members: list | None = None
+        out = []
+        for constraint, allowed in zip(constraints, masks):
+            best, tied = self._state(allowed, best, tied)
+            members_fit = constraint.members_test(cands, self.result.panel.judge_names, self.bits)
+            proc = np.empty(len(best))
+            if self.rule == "argmin":
+                chosen = best
+            elif self.rule in WITHIN_TIE_RULES:
+                pool = rule_pool(self.rule, tied, best, self.lines)
+                chosen = np.where(pool, self.simple_rank[None, :], len(cands) + 1).argmin(axis=1)
+            else:
+                chosen = None
+                members_now = []
+                for b in range(len(best)):
+                    old = None if prev_members is None else prev_members[b]
+                    if old is not None and old[0] == best[b] and bool(np.all(allowed[old])) \
+                            and members_fit(old):
+                        members = old
+                    else:
+                        members = pick_members(np.flatnonzero(tied[b]), self.Mc[b], self.tie_rank,
+                                               self.signatures, self.max_members, members_fit)
+                    members_now.append(members)
+                    if len(members) > 1:
+                        key = tuple(members)
+                        loss = self._average_loss(members) if key not in self._oob else None
+                        proc[b] = self._oob_risk(key, loss)[b]
+                    else:
+                        c = int(self.grouped.col[members[0]])
+                        proc[b] = self._oob_risk(("col", c), self.grouped.losses[:, c])[b]
+                prev_members = members_now
+            if chosen is not None:
+                for c in np.unique(self.grouped.col[chosen]):
+                    rows = np.flatnonzero(self.grouped.col[chosen] == c)
+                    proc[rows] = self._oob_risk(("col", int(c)), self.grouped.losses[:, c])[rows]
+            out.append(proc[self.keep])
+        return out
+
+
+def _interval(v: np.ndarray) -> dict:
+    return {"estimate": float(v.mean()), "ci": [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]}
+
+
+def compute_frontier(result, heldout) -> list[dict]:
+    """The frontier points (see the module): one per panel size, then one per cost level
+    when the selection has judge costs."""
+    sel = result.selector
+    cands = result.candidates
+    names = result.panel.judge_names
+    obj = sel.objective
+    rule = "argmin" if result.guard else sel.choice
+    grouped = heldout.grouped(obj)
+    tie_rank = tie_break_order(cands)
+    simple_rank = preference_order(rule, cands, sel.judge_costs)
+    lines = line_ids(cands)
+    signatures = member_lookup(heldout, cands)
+    costs = sel.judge_costs
+    bits = JudgeBits(cands, names)
+
+    def decide(constraint: PanelConstraint | None):
+        allowed = None if constraint is None else constraint.mask(cands, bits)
+        ch = choose(rule, grouped, tie_rank=tie_rank, simple_rank=simple_rank, signatures=signatures,
+                    max_members=sel.max_members, lines=lines, allowed=allowed,
+                    members_fit=None if constraint is None else constraint.members_test(cands, names, bits))
+        return _Predictor(heldout, grouped, obj, ch.chosen, ch.members), allowed
+
+    reference, _ = decide(None)
+    chains = [[PanelConstraint(max_judges=k) for k in judge_levels(cands, len(names))][::-1]]
+    if costs:
+        risks = grouped.means()
+        chains.append([PanelConstraint(budget=c, costs=costs)
+                       for c in cost_levels(cands, risks, costs)][::-1])
+    replays = None
+    if result.bootstrap is not None and sel.estimate == "bbc":
+        replays = _Replays(result, heldout, grouped, rule, tie_rank, simple_rank, lines, signatures, bits)
+    deployed = selector_constraint(sel)
+    points = []
+    for chain in chains:
+        decided = [decide(c) for c in chain]
+        # levels deploying the same predictor share one replay: the tightest of them (its
+        # menu is the smallest on which this predictor is chosen)
+        same = [i + 1 < len(chain) and decided[i + 1][0].key == decided[i][0].key for i in range(len(chain))]
+        run = [i for i in range(len(chain)) if not same[i]]
+        boot = {}
+        if replays is not None:
+            boot = dict(zip(run, replays.chain([chain[i] for i in run], [decided[i][1] for i in run])))
+        shared = None
+        for i in range(len(chain) - 1, -1, -1):      # smallest level first
+            if i in boot or replays is None:
+                shared = boot.get(i)
+            constraint, (pred, _) = chain[i], decided[i]
+            points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs))
+    judge_points = sorted((p for p in points if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
+    cost_points = sorted((p for p in points if p["constraint"] == "budget"), key=lambda p: p["cost"])
+    return judge_points + cost_points
+
+
+def _point(result, heldout, constraint: PanelConstraint, pred: _Predictor, reference: _Predictor, draws,
+           deployed: PanelConstraint, costs) -> dict:
+    cands = result.candidates
+    members = [cands[m] for m in (pred.members or [pred.chosen])]
+    judge_idx = sorted({j for c in members for j in c.judge_idx})
+    judges = [result.panel.judge_names[j] for j in judge_idx]
+    g = _grouped(heldout, pred.loss, reference.loss)
+    means = g.means()
+    risk = float(means[0])
+    se = float(g.mean_se(means)[0])
+    diff = float(means[0] - means[1])
+    dse = float(g.paired_se(1, means=means)[0]) if not np.array_equal(pred.loss, reference.loss) else 0.0
+    chosen = (constraint.max_judges == deployed.max_judges and constraint.budget == deployed.budget
+              if deployed.active else
+              constraint.max_judges == len(result.panel.judge_names) and constraint.budget is None)
+    if draws is None:
+        dr = None
+    elif chosen and result.deployed_risk is not None:
+        # the deployed choice's own estimate (with its learning-curve correction)
+        dr = {"estimate": float(result.deployed_risk["estimate"]), "ci": list(result.deployed_risk["ci"])}
+    else:
+        dr = _interval(draws)
+    family = "tie_average" if pred.members else members[0].family
+    n_judges = constraint.max_judges if constraint.max_judges is not None else len(judges)
+    cost = (judges_cost(judges, costs)[0] if costs else None) if constraint.budget is None else float(constraint.budget)
+    weight = 1.0 / len(members)
+    return {"constraint": "max_judges" if constraint.max_judges is not None else "budget",
+            "n_judges": int(n_judges), "cost": cost, "judges": judges, "family": family,
+            "members": [{"index": c.index, "family": c.family, "K": c.K, "judges": c.judges,
+                         "path": c.path_label or c.path_rule, "params": c.params, "weight": weight}
+                        for c in members],
+            "risk": risk, "ci": [risk - Z95 * se, risk + Z95 * se],
+            "diff_vs_best": {"estimate": diff, "ci": [diff - Z95 * dse, diff + Z95 * dse]},
+            "deployed_risk": dr, "chosen": bool(chosen)}
+
+
+def attach_frontier(result, heldout) -> None:
+    """Compute ``result.frontier`` and drop the bootstrap state it needed."""
+    try:
+        result.frontier = compute_frontier(result, heldout)
+    finally:
+        result.bootstrap = None
