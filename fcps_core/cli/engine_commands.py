@@ -76,7 +76,7 @@ def cmd_select(args, ctx: RunContext) -> int:
         gain_threshold=args.gain_threshold, pressure_threshold=args.pressure_threshold,
         protocol=args.protocol, choice=choice, folds=args.folds, repeats=args.repeats,
         estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members, judge_costs=costs,
-        progress=progress_printer(args))
+        max_judges=args.max_judges, budget=args.budget, progress=progress_printer(args))
     result = selector.fit(panel, blocks)
     predictor = result.predictor() if args.save_model or getattr(args, "save", False) else None
     save_result(args, ctx, "select", result, predictor=predictor)     # store: --save

@@ -234,7 +234,32 @@ def compute_frontier(result, heldout) -> list[dict]:
             points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs))
     judge_points = sorted((p for p in points if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
     cost_points = sorted((p for p in points if p["constraint"] == "budget"), key=lambda p: p["cost"])
+    _more_judges(heldout, judge_points)
+    _more_judges(heldout, cost_points)
+    for p in points:
+        p.pop("_loss")
     return judge_points + cost_points
+
+
+def _more_judges(heldout, points: list[dict]) -> None:
+    """Each point's ``more_judges``: the paired difference (this point's risk - the
+    lowest-risk point with a looser limit) with its group-clustered 95 % interval, i.e.
+    the most a larger panel (or budget) changes the risk; None for the loosest point."""
+    for i, p in enumerate(points):
+        later = points[i + 1:]
+        if not later:
+            p["more_judges"] = None
+            continue
+        q = min(later, key=lambda x: (x["risk"], x["n_judges"]))
+        if q["risk"] >= p["risk"] or np.array_equal(q["_loss"], p["_loss"]):
+            p["more_judges"] = {"n_judges": p["n_judges"], "cost": p["cost"], "estimate": 0.0, "ci": [0.0, 0.0]}
+            continue
+        g = _grouped(heldout, p["_loss"], q["_loss"])
+        means = g.means()
+        d = float(means[0] - means[1])
+        se = float(g.paired_se(1, means=means)[0])
+        p["more_judges"] = {"n_judges": q["n_judges"], "cost": q["cost"], "estimate": d,
+                            "ci": [d - Z95 * se, d + Z95 * se]}
 
 
 def _point(result, heldout, constraint: PanelConstraint, pred: _Predictor, reference: _Predictor, draws,
@@ -270,7 +295,7 @@ def _point(result, heldout, constraint: PanelConstraint, pred: _Predictor, refer
                         for c in members],
             "risk": risk, "ci": [risk - Z95 * se, risk + Z95 * se],
             "diff_vs_best": {"estimate": diff, "ci": [diff - Z95 * dse, diff + Z95 * dse]},
-            "deployed_risk": dr, "chosen": bool(chosen)}
+            "deployed_risk": dr, "chosen": bool(chosen), "_loss": pred.loss}
 
 
 def attach_frontier(result, heldout) -> None:

@@ -33,7 +33,7 @@ from ..families import REGISTRY
 from .folds import grouped_folds
 from ..families.base import one_blas_thread
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, line_ids, pick_members, preference_order,
-                     risk_order, rounding_tolerance, rule_pool, tie_break_order)
+                     risk_order, rule_pool, tie_break_order, tie_set)
 from .constraints import selector_constraint
 from .members import member_lookup
 
@@ -68,7 +68,7 @@ def assess(result, heldout) -> None:
     sel = result.selector
     grouped = heldout.grouped(sel.objective)
     result.regime = _regime(result, lambda cands: grouped.columns([c.index for c in cands]))
-    result.tie = _tie(result, grouped)
+    result.tie = _tie(result, grouped, heldout)
     base_losses, on_distinct = _baseline_losses(result, heldout)
     if sel.estimate == "none":
         result.deployed_risk = None
@@ -417,32 +417,40 @@ def _deployed_heldout_risk(result) -> float:
     return float(result.selected.val_risk)
 
 
-def _tie(result, grouped: GroupedLosses, limit: int = 5) -> dict:
-    ref = result.selected_index
-    means = grouped.means()
-    se = grouped.paired_se(ref, means=means)
-    members = set(result.members or [ref])
-    tol = rounding_tolerance(float(means[ref]))
-    order = risk_order(np.arange(len(means)), means, np.arange(len(means)))   # equal risks: menu order
-    tied = [int(c) for c in order
-            if c not in members and means[c] - means[ref] <= (se[c] if np.isfinite(se[c]) else 0.0) + tol]
+def _tie(result, grouped: GroupedLosses, heldout=None, limit: int = 5) -> dict:
+    """The one tie set of the answer: the candidates within one paired, group-clustered SE
+    of the best admissible candidate (the set the choice rule used, :func:`.choice.tie_set`),
+    counted as distinct models (:mod:`.members`: one per judge set, family and parameters
+    or identical held-out predictions). ``n_models`` counts them all, ``n_members`` those
+    the deployment averages (1 for a single candidate), ``n_tied`` the others;
+    ``alternatives`` are the closest others, one candidate per model."""
+    cands = result.candidates
+    allowed = selector_constraint(result.selector).mask(cands)
+    best, tied, means, se = tie_set(grouped, tie_break_order(cands), allowed=allowed)
+    if result.guard:                       # the guard may deploy a candidate off the tie set
+        best = result.selected_index
+        se = grouped.paired_se(best, means=means)
+    ident = member_lookup(heldout, cands) if heldout is not None else \
+        {c.index: i for i, c in enumerate(cands)}
+    members = result.members or [result.selected_index]
+    deployed = {ident[m] for m in members}
+    order = risk_order(np.union1d(tied, members), means, tie_break_order(cands))
+    models: dict[int, int] = {}
+    for c in order:
+        models.setdefault(ident[c], int(c))
+    others = [c for i, c in models.items() if i not in deployed]
     alternatives = []
-    seen = set()
-    for c in tied:
-        cand = result.candidates[c]
-        key = (cand.family, tuple(cand.judge_idx))
-        if key in seen:
-            continue
-        seen.add(key)
+    for c in others[:limit]:
+        cand = cands[c]
         alternatives.append({"index": c, "family": cand.family, "K": cand.K,
                              "path": cand.path_label or cand.path_rule, "judges": cand.judges,
-                             "risk": float(means[c]), "diff": float(means[c] - means[ref]),
-                             "se": float(se[c])})
-        if len(alternatives) >= limit:
-            break
-    return {"tied": bool(tied) or bool(result.members), "n_tied": len(tied),
-            "alternatives": alternatives,
-            "rule": "within one paired, group-clustered SE of the selected candidate"}
+                             "risk": float(means[c]), "diff": float(means[c] - means[best]),
+                             "se": float(se[c]) if np.isfinite(se[c]) else None})
+    return {"tied": len(models) > 1, "n_tied": len(others), "n_models": len(models),
+            "n_members": len(deployed), "best_index": int(best), "alternatives": alternatives,
+            "rule": "within one paired, group-clustered SE of the best candidate"
+                    + (" within the limit" if allowed is not None else "")
+                    + "; one entry per distinct model (judge set, family and parameters)"}
 
 
 def _regime(result, grouped_pair) -> dict:

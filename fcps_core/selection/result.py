@@ -309,7 +309,8 @@ class SelectionResult:
                         "members": [{"index": c.index, "path_rule": c.path_rule,
                                      "path": c.path_label or c.path_rule, "judges": c.judges,
                                      "K": c.K, "family": c.family, "params": c.params,
-                                     "val_risk": c.val_risk} for c in self.deployed_members],
+                                     "val_risk": c.val_risk, "weight": 1.0 / len(self.deployed_members)}
+                                    for c in self.deployed_members],
                         **(self.selected_val or {}), **(self.selected_test or {})})
         if sel.stability is not None:
             out["judge_set_stability"] = sel.stability
@@ -354,6 +355,7 @@ class SelectionResult:
             "baselines": self.baselines,
             "tie": self.tie,
             "choice_info": self.choice_info,
+            "frontier": self.frontier,
             "costs": cost_report(self),
             "paths": [{"rule": p.rule, "label": p.label or p.rule,
                        "judges": [self.panel.judge_names[j] for j in p.judges],
