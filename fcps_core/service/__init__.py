@@ -1,0 +1,1 @@
+"""Workflows the front ends (command line, dashboard) call: one function per user action."""
