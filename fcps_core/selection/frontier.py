@@ -18,6 +18,14 @@ held-out prediction matrix the selection chose on (no refit):
   and the constrained choice of each draw is scored on its out-of-bag groups. A smaller
   menu has a smaller winner's curse, so the estimate is the constrained rule's own.
 
+The default deploys the loosest point (the choice over all judges), not the smallest point
+statistically tied with it. The rule is measured, not tuned (``bench/bench_frontier.py``,
+figures in docs/performance.md): deploying the smallest panel whose paired 95 % interval of
+the difference to the choice over all judges contains 0 raised the research-test MSE on the
+shared and synthetic panels, so a smaller panel is offered, not imposed: the answer names the
+smallest tied panel size (:func:`fcps_core.explain.smallest_tied`) and ``--max-judges`` deploys
+it.
+
 Replays are nested: the admissible sets shrink from k = J down to 1 (and from the largest
 cost level down), a draw keeps its best candidate while it stays admissible, and then its
 tie set is the previous one restricted to the admissible candidates (the tie rule is
