@@ -42,7 +42,7 @@ from ..judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_members, preference_order,
                      rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, selector_constraint
-from .honesty import Z95, draw_best, draw_tie_sets
+from .honesty import UNIT_SUM_CELLS, Z95, draw_best, draw_tie_sets
 from .members import member_lookup
 
 
@@ -97,6 +97,8 @@ class _Replays:
         self.keep = self.ON > 0
         self.group_matrix = grouped.group_matrix                  # (groups, distinct rows)
         self._oob: dict = {}
+        self._groups_of: dict = {}
+        self._unit_sums = None
         self._preds: dict = {}
         self.bits = bits
         self.first = heldout.columns()[1]
@@ -119,8 +121,13 @@ class _Replays:
             if allowed is not None:
                 allowed_d = np.zeros(self.M.shape[1], dtype=bool)
                 allowed_d[col[allowed]] = True
+            if self._unit_sums is None:           # every column's unit sums, once, when they fit
+                g = self.grouped
+                self._unit_sums = g.unit_sums() if len(g.unit_rows) * g.losses.shape[1] <= UNIT_SUM_CELLS \
+                    else False
             tied_d = draw_tie_sets(self.grouped, self.W[redo], self.M[redo], self.N[redo], tol[redo],
-                                   col[best[redo]], allowed_d)
+                                   col[best[redo]], allowed_d,
+                                   None if self._unit_sums is False else self._unit_sums)
             tied[redo] = tied_d[:, col]
         if allowed is not None:
             tied &= allowed[None, :]
@@ -132,6 +139,14 @@ class _Replays:
             per_group = np.asarray(self.group_matrix @ loss).reshape(-1)
             self._oob[key] = (self.Z @ per_group) / np.where(self.ON > 0, self.ON, 1.0)
         return self._oob[key]
+
+    def _oob_one(self, key, members, b: int) -> float:
+        """Draw b's out-of-bag mean loss of the members' average (its per-group sums cached
+        by ``key``: most averages occur in a few draws only)."""
+        if key not in self._groups_of:
+            loss = self._average_loss(members)
+            self._groups_of[key] = np.asarray(self.group_matrix @ loss).reshape(-1)
+        return float(self.Z[b] @ self._groups_of[key]) / (self.ON[b] if self.ON[b] > 0 else 1.0)
 
     def _average_loss(self, members) -> np.ndarray:
         """Per-distinct-row loss of the members' average prediction (columns read once)."""
@@ -172,9 +187,7 @@ class _Replays:
                                                self.signatures, self.max_members, members_fit)
                     members_now.append(members)
                     if len(members) > 1:
-                        key = tuple(members)
-                        loss = self._average_loss(members) if key not in self._oob else None
-                        proc[b] = self._oob_risk(key, loss)[b]
+                        proc[b] = self._oob_one(tuple(members), members, b)
                     else:
                         c = int(self.grouped.col[members[0]])
                         proc[b] = self._oob_risk(("col", c), self.grouped.losses[:, c])[b]
@@ -203,7 +216,9 @@ def compute_frontier(result, heldout) -> list[dict]:
     tie_rank = tie_break_order(cands)
     simple_rank = preference_order(rule, cands, sel.judge_costs)
     lines = line_ids(cands)
-    signatures = member_lookup(heldout, cands)
+    lookup = member_lookup(heldout, cands)
+    # every candidate's model id once, as an array: the replays read it per draw and level
+    signatures = np.array([lookup[c] for c in range(len(cands))], dtype=np.int64)
     costs = sel.judge_costs
     bits = JudgeBits(cands, names)
 

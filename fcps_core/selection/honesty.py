@@ -195,14 +195,16 @@ def draw_best(Mc: np.ndarray, tie_rank: np.ndarray, allowed: np.ndarray | None =
 
 
 def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.ndarray, tol: np.ndarray,
-                  bd: np.ndarray, allowed_d: np.ndarray | None = None) -> np.ndarray:
+                  bd: np.ndarray, allowed_d: np.ndarray | None = None,
+                  unit_sums: np.ndarray | None = None) -> np.ndarray:
     """(draws, distinct columns): which columns are within one paired, group-clustered SE
     of draw b's best distinct column ``bd[b]`` under its group counts ``W[b]`` (in-bag
     means ``M``, in-bag rows ``N``, tolerance ``tol``). Candidates a bound rules out
     (:func:`_tie_columns`, :func:`_paired_tie_columns`) are never summed; the others'
     paired SE is summed over units (see :func:`_bbc`). Used by the deployed-risk bootstrap
     and by the frontier's constrained replays (:mod:`.frontier`); ``allowed_d`` (a mask
-    over distinct columns) leaves the others out of every tie set."""
+    over distinct columns) leaves the others out of every tie set; ``unit_sums`` (units,
+    distinct columns), when the caller keeps them, saves forming them per call."""
     G = grouped.n_groups
     ng = grouped.rows_per_group
     step = max(1, BLOCK_CELLS // max(G, 1))
@@ -227,7 +229,7 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
     n_unit = grouped.unit_rows
     if len(n_unit) * len(held) <= UNIT_SUM_CELLS:
         # every column some tie set may hold, summed once; their paired bound is tighter
-        ST = np.ascontiguousarray(grouped.unit_sums(held).T)
+        ST = np.ascontiguousarray((grouped.unit_sums(held) if unit_sums is None else unit_sums[:, held]).T)
 
         def unit_sums_t(c):
             """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
