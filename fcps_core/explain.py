@@ -165,9 +165,19 @@ def answer(d: dict, point: dict | None = None) -> str:
     deployed one). '' when the result has no frontier."""
     fr = d.get("frontier") or []
     p = point or frontier_point(d)
-    if not fr or p is None:
+    if not fr:
         return ""
     obj = _objective(d).upper()
+    if p is None:           # a limit no frontier point stands for (judges and budget at once)
+        sel = d["selected"]
+        judges = deployed_judges(d)
+        k = len(judges)
+        single = frontier_point(d, 1)
+        tail = "" if single is None else \
+            f" The best single judge alone ({', '.join(single.get('judges') or [])}): " \
+            f"{_interval_text(point_estimate(single))}."
+        return (f"Deploy these {k} judge{'s' if k != 1 else ''} ({_names(judges)}) combined as {combined_as(sel)}: "
+                f"estimated {obj} {_interval_text(d.get('deployed_risk'))}.{tail}")
     J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
     judges = point_judges(d, p)
     k = len(judges)
@@ -188,7 +198,7 @@ def answer(d: dict, point: dict | None = None) -> str:
         further = f"It is the choice over all {J} judges (no larger panel)"
     single = frontier_point(d, 1)
     tail = ""
-    if single is not None and single is not p:
+    if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
         name = ", ".join(single.get("judges") or [])
         tail = f"; the best single judge alone ({name}): {_interval_text(point_estimate(single), digits)}"
     return f"{first} {further}{tail}."

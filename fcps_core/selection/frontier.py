@@ -231,14 +231,17 @@ def compute_frontier(result, heldout) -> list[dict]:
 
     reference, _ = decide(None)
     chains = [[PanelConstraint(max_judges=k) for k in judge_levels(cands, len(names))][::-1]]
+    deployed = selector_constraint(sel)
     if costs:
         risks = grouped.means()
-        chains.append([PanelConstraint(budget=c, costs=costs)
-                       for c in cost_levels(cands, risks, costs)][::-1])
+        levels = cost_levels(cands, risks, costs)
+        if deployed.budget is not None and deployed.max_judges is None and float(deployed.budget) not in levels \
+                and float(deployed.budget) >= levels[0]:
+            levels = sorted(levels + [float(deployed.budget)])        # the user's own budget is a point
+        chains.append([PanelConstraint(budget=c, costs=costs) for c in levels][::-1])
     replays = None
     if result.bootstrap is not None and sel.estimate == "bbc":
         replays = _Replays(result, heldout, grouped, rule, tie_rank, simple_rank, lines, signatures, bits)
-    deployed = selector_constraint(sel)
     points = []
     for chain in chains:
         decided = [decide(c) for c in chain]
