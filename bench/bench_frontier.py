@@ -175,7 +175,7 @@ def report(s: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--splits", type=int, default=6)
-    ap.add_argument("--panels", nargs="+", default=["llmbar", "hanna", "additive", "strength", "mixed"])
+    ap.add_argument("--panels", nargs="+", default=["llmbar", "hanna", "additive", "mixed", "parity"])
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
