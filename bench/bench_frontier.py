@@ -23,6 +23,7 @@ and of the smallest tied point, and the mean bias of the deployed-risk estimate 
 its largest absolute value over k).
 
     PYTHONPATH=. .venv/bin/python bench/bench_frontier.py [--splits 6] [--panels llmbar hanna additive ...]
+    PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --timing     # the frontier's share of the wall time
 """
 
 from __future__ import annotations
@@ -166,10 +167,45 @@ def report(s: dict) -> str:
              f"  --max-judges 1 (at most {s['k1_used']} judge) - best single judge (isotonic): "
              f"{f(s['k1_vs_single'])}",
              f"  --max-judges 3 (at most {s['k3_used']} judges) - top-three stack: {f(s['k3_vs_top3'])}",
-             f"  deployed-risk estimate - T-MSE, largest |mean| over k: {s['max_abs_bias']:.4f}; per k: "
+             f"  deployed-risk estimate - T-MSE, largest |mean| over k: {s['max_abs_bias']:.4f} (SE of a k's mean "
+             f"{min(se for _, se in s['bias'].values()):.4f} to {max(se for _, se in s['bias'].values()):.4f}); per k: "
              + ", ".join(f"{k}: {m:+.4f}" for k, (m, _) in sorted(s["bias"].items())
                          if k <= 5 or k == s["J"] or k % 5 == 0)]
     return "\n".join(lines)
+
+
+def timing(repeat: int = 3) -> None:
+    """The frontier's share of a default selection's wall time, folds in worker processes as
+    ``bench/bench_select.py`` runs them: the 2,000-row 7-judge synthetic panel (median of
+    ``repeat`` runs) and LLMBar (one run)."""
+    import statistics
+    from fcps_core import make_blocks, select
+    from fcps_core.selection import frontier as F
+    orig = F.compute_frontier
+    spent = []
+
+    def timed(result, heldout):
+        t = time.perf_counter()
+        out = orig(result, heldout)
+        spent.append(time.perf_counter() - t)
+        return out
+    F.compute_frontier = timed
+    try:
+        for name, panel, reps in (("2000 x 7 synthetic", make_regime("mixed", rows=2000, judges=7, seed=0,
+                                                                   tie_rate=0.1, group_size=2), repeat),
+                                  ("LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv")), 1)):
+            blocks = make_blocks(panel, split="1:2:1:1", seed=0)
+            walls = []
+            spent.clear()
+            for _ in range(reps):
+                t = time.perf_counter()
+                select(panel, blocks)
+                walls.append(time.perf_counter() - t)
+            w, f = statistics.median(walls), statistics.median(spent)
+            print(f"{name}: default selection {w:.2f} s wall, of which the frontier {f:.2f} s: "
+                  f"+{f / (w - f) * 100:.0f} % over the selection without it (load {os.getloadavg()[0]:.1f})")
+    finally:
+        F.compute_frontier = orig
 
 
 def main(argv=None) -> int:
@@ -177,8 +213,12 @@ def main(argv=None) -> int:
     ap.add_argument("--splits", type=int, default=6)
     ap.add_argument("--panels", nargs="+", default=["llmbar", "hanna", "additive", "mixed", "parity"])
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--timing", action="store_true", help="only the frontier's share of a selection's wall time")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    if args.timing:
+        timing()
+        return 0
     for name in args.panels:
         print(report(run_panel(name, args.splits, args.quiet)), flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
