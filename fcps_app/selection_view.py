@@ -259,7 +259,7 @@ def show_judges(d: dict) -> None:
         for row in rows:
             change = contrib.get(row["judge"], {}).get("drop_risk_change")
             row["drop-one change"] = change
-            row["meaning"] = drop_words(change) or "-"
+            row["meaning"] = contrib.get(row["judge"], {}).get("drop_verdict") or drop_words(change) or "-"
     table(pd.DataFrame(rows), digits=3, helps=JUDGE_HELPS)
     page_link("app_pages/judges.py", "Every judge, agreement and error correlation: the Judges page")
 

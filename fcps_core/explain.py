@@ -100,6 +100,17 @@ def shared_with(d: dict) -> dict[str, list[str]]:
     return out
 
 
+#: a drop-one row's interval verdict, in the words of which way is better
+DROP_VERDICT_WORDS = {"raises risk": "dropping it raises the risk: the judge helps",
+                      "lowers risk": "dropping it lowers the risk: the judge hurts",
+                      "no clear change": "no clear change: the interval holds 0"}
+
+
+def drop_verdict_words(verdict):
+    """A drop-one verdict ('raises risk', ...) said the way that is unambiguous for a drop."""
+    return DROP_VERDICT_WORDS.get(verdict, verdict)
+
+
 def drop_words(change) -> str:
     """What a drop-one risk change means, in the direction that is better."""
     if change is None:
@@ -200,7 +211,8 @@ def answer(d: dict, point: dict | None = None) -> str:
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
         name = ", ".join(single.get("judges") or [])
-        tail = f"; the best single judge alone ({name}): {_interval_text(point_estimate(single), digits)}"
+        tail = (f"; the best single judge alone ({name}, what --max-judges 1 deploys): "
+                f"{_interval_text(point_estimate(single), digits)}")
     return f"{first} {further}{tail}."
 
 
