@@ -26,12 +26,12 @@ shared and synthetic panels, so a smaller panel is offered, not imposed: the ans
 smallest tied panel size (:func:`fcps_core.explain.smallest_tied`) and ``--max-judges`` deploys
 it.
 
-Replays are nested: the admissible sets shrink from k = J down to 1 (and from the largest
-cost level down), a draw keeps its best candidate while it stays admissible, and then its
-tie set is the previous one restricted to the admissible candidates (the tie rule is
-relative to the best); only draws whose best left the menu have their paired SEs summed
-again (:func:`.honesty.draw_tie_sets`). A tie average's members are kept when they are
-all still admissible and their union still fits (the greedy pick would make them again).
+Replays share their work: a draw's tie set depends only on its best admissible candidate
+(the tie rule is relative to the best; the limit then masks it), so the (draw, best) pairs
+of all limits have their paired SEs summed in one pass (:func:`.honesty.draw_tie_sets`),
+the selection's own tie sets reused where it ran unconstrained. Limits are replayed from
+the loosest down; a tie average's members are kept when they are all still admissible and
+their union still fits (the greedy pick would make them again).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class _Replays:
 
     def __init__(self, result, heldout, grouped: GroupedLosses, rule: str, tie_rank, simple_rank, lines,
                  signatures, bits: JudgeBits):
-        boot = result.bootstrap
+        boot = self.boot = result.bootstrap
         self.result, self.heldout, self.grouped = result, heldout, grouped
         self.rule, self.tie_rank, self.simple_rank, self.lines = rule, tie_rank, simple_rank, lines
         self.signatures = signatures
@@ -102,36 +102,47 @@ class _Replays:
         self._preds: dict = {}
         self.bits = bits
         self.first = heldout.columns()[1]
-        # the unconstrained state: the selection's own when it ran unconstrained
-        if boot.get("allowed") is None and (boot.get("tied") is not None or rule == "argmin"):
-            self.base = (boot["best"].copy(), None if boot.get("tied") is None else boot["tied"].copy())
-        else:
-            self.base = self._state(None, None, None)
 
-    def _state(self, allowed, prev_best, prev_tied):
-        """(best, tied) of every draw under ``allowed``, from the previous (larger) menu's."""
-        best, _, tol = draw_best(self.Mc, self.tie_rank, allowed)
+    def _pair_ties(self, bests: list[np.ndarray], tols: list[np.ndarray]):
+        """A function from one level's best per draw to the (draws, candidates) tie sets:
+        the (draw, best) pairs of all levels summed in one :func:`.honesty.draw_tie_sets`
+        pass (the selection's own tie sets reused where it ran unconstrained)."""
         if self.rule == "argmin":
-            return best, None
+            return lambda best: None
         col = self.grouped.col
-        redo = np.arange(len(best)) if prev_best is None else np.flatnonzero(best != prev_best)
-        tied = np.zeros(self.Mc.shape, dtype=bool) if prev_tied is None else prev_tied.copy()
-        if len(redo):
-            allowed_d = None
-            if allowed is not None:
-                allowed_d = np.zeros(self.M.shape[1], dtype=bool)
-                allowed_d[col[allowed]] = True
+        boot = self.boot
+        known = boot.get("allowed") is None and boot.get("tied") is not None
+        index: dict[tuple[int, int], int] = {}
+        rows, betas, tol = [], [], []
+        for best, t in zip(bests, tols):
+            for b, beta in enumerate(best):
+                key = (b, int(beta))
+                if key in index or (known and beta == boot["best"][b]):
+                    continue
+                index[key] = len(rows)
+                rows.append(b)
+                betas.append(int(beta))
+                tol.append(t[b])
+        pair_tied = None
+        if rows:
             if self._unit_sums is None:           # every column's unit sums, once, when they fit
                 g = self.grouped
                 self._unit_sums = g.unit_sums() if len(g.unit_rows) * g.losses.shape[1] <= UNIT_SUM_CELLS \
                     else False
-            tied_d = draw_tie_sets(self.grouped, self.W[redo], self.M[redo], self.N[redo], tol[redo],
-                                   col[best[redo]], allowed_d,
-                                   None if self._unit_sums is False else self._unit_sums)
-            tied[redo] = tied_d[:, col]
-        if allowed is not None:
-            tied &= allowed[None, :]
-        return best, tied
+            r = np.asarray(rows)
+            pair_tied = draw_tie_sets(self.grouped, self.W[r], self.M[r], self.N[r], np.asarray(tol),
+                                      col[np.asarray(betas)], None,
+                                      None if self._unit_sums is False else self._unit_sums)
+
+        def ties(best: np.ndarray) -> np.ndarray:
+            out = np.empty(self.Mc.shape, dtype=bool)
+            for b, beta in enumerate(best):
+                if known and beta == boot["best"][b]:
+                    out[b] = boot["tied"][b]
+                else:
+                    out[b] = pair_tied[index[(b, int(beta))]][col]
+            return out
+        return ties
 
     def _oob_risk(self, key, loss) -> np.ndarray:
         """Every draw's out-of-bag mean of a per-distinct-row loss (cached by ``key``)."""
@@ -162,11 +173,18 @@ class _Replays:
         """Per constraint (admissible sets nested, largest first) every draw's out-of-bag
         risk of the constrained choice."""
         cands = self.result.candidates
-        best, tied = self.base
         prev_members: list | None = None
         out = []
-        for constraint, allowed in zip(constraints, masks):
-            best, tied = self._state(allowed, best, tied)
+        # every level's best per draw first: a draw's tie set depends only on its best (the
+        # limit then masks it), so each (draw, best) pair is summed once, in one pass
+        levels = [draw_best(self.Mc, self.tie_rank, allowed) for allowed in masks]
+        ties = self._pair_ties([lv[0] for lv in levels], [lv[2] for lv in levels])
+        for (constraint, allowed), (best, _, _) in zip(zip(constraints, masks), levels):
+            tied = None
+            if self.rule != "argmin":
+                tied = ties(best)
+                if allowed is not None:
+                    tied &= allowed[None, :]
             members_fit = constraint.members_test(cands, self.result.panel.judge_names, self.bits)
             proc = np.empty(len(best))
             if self.rule == "argmin":
