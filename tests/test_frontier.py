@@ -221,3 +221,41 @@ def test_cli_max_judges_one_and_budget_without_costs(tmp_path, panel):
     bad = subprocess.run(run + ["--budget", "2"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
     assert "needs judge costs" in bad.stderr
+
+
+def test_the_tie_counts_distinct_models_within_one_paired_se_of_the_best(default):
+    """The result's tie, recomputed: candidates within one clustered paired SE (written out)
+    of the lowest held-out risk, then merged into models (the same family, parameters and
+    judge set, or held-out predictions within 1e-6 of each other)."""
+    h = default.heldout
+    P = np.asarray(h.preds)                                   # (repeats, rows, candidates)
+    L = ((h.y[None, :, None] - P) ** 2).mean(axis=0)          # (rows, candidates)
+    means = L.mean(axis=0)
+    best = int(np.argmin(means))
+    assert means[best] == pytest.approx(means[default.tie["best_index"]], rel=1e-9)
+    best = default.tie["best_index"]
+    _, g = np.unique(h.groups, return_inverse=True)
+    tied = []
+    for c in range(L.shape[1]):
+        m, se = _clustered(L[:, c] - L[:, best], h.groups)
+        if m <= se + 1e-9 * means[best] + 1e-12:
+            tied.append(c)
+    parent = {c: c for c in tied}
+
+    def find(c):
+        while parent[c] != c:
+            c = parent[c]
+        return c
+    cands = default.candidates
+    for i, a in enumerate(tied):
+        for b in tied[:i]:
+            same = (cands[a].family, json.dumps(cands[a].params, sort_keys=True), frozenset(cands[a].judge_idx)) == \
+                (cands[b].family, json.dumps(cands[b].params, sort_keys=True), frozenset(cands[b].judge_idx))
+            scale = 1e-6 * (1 + max(np.abs(P[:, :, a]).max(), np.abs(P[:, :, b]).max()))
+            if same or np.max(np.abs(P[:, :, a] - P[:, :, b])) <= scale:
+                parent[find(a)] = find(b)
+    models = {find(c) for c in tied}
+    t = default.tie
+    assert t["n_models"] == len(models)
+    assert t["n_members"] == len(default.deployed_members)
+    assert t["n_tied"] == t["n_models"] - t["n_members"]
