@@ -318,9 +318,11 @@ def _point(result, heldout, constraint: PanelConstraint, pred: _Predictor, refer
     se = float(g.mean_se(means)[0])
     diff = float(means[0] - means[1])
     dse = float(g.paired_se(1, means=means)[0]) if not np.array_equal(pred.loss, reference.loss) else 0.0
+    J = len(result.panel.judge_names)
+    if deployed.max_judges is not None and deployed.max_judges >= J and deployed.budget is None:
+        deployed = PanelConstraint()            # a limit above the panel's size limits nothing
     chosen = (constraint.max_judges == deployed.max_judges and constraint.budget == deployed.budget
-              if deployed.active else
-              constraint.max_judges == len(result.panel.judge_names) and constraint.budget is None)
+              if deployed.active else constraint.max_judges == J and constraint.budget is None)
     if draws is None:
         dr = None
     elif chosen and result.deployed_risk is not None:
