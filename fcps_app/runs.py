@@ -90,7 +90,7 @@ def run_caption(run_id: int) -> str:
         sel = res.get("selected") or {}
         menu = f"{res['menu_size']:,} candidates" if isinstance(res.get("menu_size"), int) else "a menu"
         if sel.get("family") == "tie_average":
-            detail = f"average of {len(sel.get('members') or [])} tied candidates (K={sel.get('K')}) of {menu}"
+            detail = f"average of {len(sel.get('members') or [])} statistically tied models ({sel.get('K')} judges) of {menu}"
         else:
             detail = f"{sel.get('family')} K={sel.get('K')}, chosen of {menu}"
     else:

@@ -145,7 +145,7 @@ def show_metrics(d: dict) -> None:
     se = cand.get("val_se") if cand and sel["family"] != "tie_average" else None
     metric(m[1], "val_risk", "-" if own is None else f"{own:.4f}", label=f"held-out {obj} (winner)",
            extra="Optimistic: it is the minimum over the whole menu.")
-    m[1].caption(f"± {Z95 * se:.4f} (95%)" if se else "average of tied candidates: no single SE")
+    m[1].caption(f"± {Z95 * se:.4f} (95%)" if se else "average of tied models: no single SE")
     metric(m[2], "test_mse", "-" if sel.get("test_mse") is None else f"{sel['test_mse']:.4f}",
            label="test MSE (T audit)", extra="One audit on T, reported without an interval; it never informed the choice.")
     metric(m[3], "menu_size", f"{d['menu_size']:,}", label="menu size |C|")
