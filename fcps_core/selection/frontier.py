@@ -323,11 +323,11 @@ def _point(result, heldout, constraint: PanelConstraint, pred: _Predictor, refer
         deployed = PanelConstraint()            # a limit above the panel's size limits nothing
     chosen = (constraint.max_judges == deployed.max_judges and constraint.budget == deployed.budget
               if deployed.active else constraint.max_judges == J and constraint.budget is None)
-    if draws is None:
-        dr = None
-    elif chosen and result.deployed_risk is not None:
-        # the deployed choice's own estimate (with its learning-curve correction)
+    if chosen and result.deployed_risk is not None:
+        # the deployed choice's own estimate (BBC with its learning-curve correction, or nested)
         dr = {"estimate": float(result.deployed_risk["estimate"]), "ci": list(result.deployed_risk["ci"])}
+    elif draws is None:
+        dr = None
     else:
         dr = _interval(draws)
     family = "tie_average" if pred.members else members[0].family
