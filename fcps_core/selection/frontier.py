@@ -27,9 +27,10 @@ smallest tied panel size (:func:`fcps_core.explain.smallest_tied`) and ``--max-j
 it.
 
 Replays share their work: a draw's tie set depends only on its best admissible candidate
-(the tie rule is relative to the best; the limit then masks it), so the (draw, best) pairs
-of all limits have their paired SEs summed in one pass (:func:`.honesty.draw_tie_sets`),
-the selection's own tie sets reused where it ran unconstrained. Limits are replayed from
+(the tie rule is relative to the best; the limit then masks it), so each (draw, best) pair
+has its paired SEs summed once (:func:`.honesty.draw_tie_sets`), over the admissible columns
+of the loosest limit it occurs at, the selection's own tie sets reused where it ran
+unconstrained. Limits are replayed from
 the loosest down; a tie average's members are kept when they are all still admissible and
 their union still fits (the greedy pick would make them again).
 """
@@ -103,7 +104,7 @@ class _Replays:
         self.bits = bits
         self.first = heldout.columns()[1]
 
-    def _pair_ties(self, bests: list[np.ndarray], tols: list[np.ndarray]):
+    def _pair_ties(self, bests: list[np.ndarray], tols: list[np.ndarray], masks: list):
         """A function from one level's best per draw to the (draws, candidates) tie sets:
         the (draw, best) pairs of all levels summed in one :func:`.honesty.draw_tie_sets`
         pass (the selection's own tie sets reused where it ran unconstrained)."""
@@ -112,27 +113,37 @@ class _Replays:
         col = self.grouped.col
         boot = self.boot
         known = boot.get("allowed") is None and boot.get("tied") is not None
-        index: dict[tuple[int, int], int] = {}
-        rows, betas, tol = [], [], []
+        index: dict[tuple[int, int], tuple[int, int]] = {}
+        found = []                 # per level: (its new pairs' draws, bests, tolerances)
         for best, t in zip(bests, tols):
+            rows, betas, tol = [], [], []
             for b, beta in enumerate(best):
                 key = (b, int(beta))
                 if key in index or (known and beta == boot["best"][b]):
                     continue
-                index[key] = len(rows)
+                index[key] = (len(found), len(rows))
                 rows.append(b)
                 betas.append(int(beta))
                 tol.append(t[b])
-        pair_tied = None
-        if rows:
-            if self._unit_sums is None:           # every column's unit sums, once, when they fit
-                g = self.grouped
-                self._unit_sums = g.unit_sums() if len(g.unit_rows) * g.losses.shape[1] <= UNIT_SUM_CELLS \
-                    else False
+            found.append((rows, betas, tol))
+        if self._unit_sums is None:               # every column's unit sums, once, when they fit
+            g = self.grouped
+            self._unit_sums = g.unit_sums() if len(g.unit_rows) * g.losses.shape[1] <= UNIT_SUM_CELLS else False
+        # a pair first met at a level is only ever read within that level's admissible set
+        # (limits tighten), so its sums skip every other column
+        pair_tied = []
+        for (rows, betas, tol), allowed in zip(found, masks):
+            if not rows:
+                pair_tied.append(None)
+                continue
+            allowed_d = None
+            if allowed is not None:
+                allowed_d = np.zeros(self.M.shape[1], dtype=bool)
+                allowed_d[col[allowed]] = True
             r = np.asarray(rows)
-            pair_tied = draw_tie_sets(self.grouped, self.W[r], self.M[r], self.N[r], np.asarray(tol),
-                                      col[np.asarray(betas)], None,
-                                      None if self._unit_sums is False else self._unit_sums)
+            pair_tied.append(draw_tie_sets(self.grouped, self.W[r], self.M[r], self.N[r], np.asarray(tol),
+                                           col[np.asarray(betas)], allowed_d,
+                                           None if self._unit_sums is False else self._unit_sums))
 
         def ties(best: np.ndarray) -> np.ndarray:
             out = np.empty(self.Mc.shape, dtype=bool)
@@ -140,7 +151,8 @@ class _Replays:
                 if known and beta == boot["best"][b]:
                     out[b] = boot["tied"][b]
                 else:
-                    out[b] = pair_tied[index[(b, int(beta))]][col]
+                    level, row = index[(b, int(beta))]
+                    out[b] = pair_tied[level][row][col]
             return out
         return ties
 
@@ -178,7 +190,7 @@ class _Replays:
         # every level's best per draw first: a draw's tie set depends only on its best (the
         # limit then masks it), so each (draw, best) pair is summed once, in one pass
         levels = [draw_best(self.Mc, self.tie_rank, allowed) for allowed in masks]
-        ties = self._pair_ties([lv[0] for lv in levels], [lv[2] for lv in levels])
+        ties = self._pair_ties([lv[0] for lv in levels], [lv[2] for lv in levels], masks)
         for (constraint, allowed), (best, _, _) in zip(zip(constraints, masks), levels):
             tied = None
             if self.rule != "argmin":
