@@ -1,8 +1,10 @@
 """Select: choose the panel's judges and aggregator, then explain the choice.
 
-The result reads top-down: the plain-language verdict first, then the evidence (metrics,
-baselines, ties, the best candidate per family over K with the winner marked, the judges,
-the regime), and every candidate on demand. ``?run=N`` opens a stored selection run, and
+The answer comes first (one sentence: which judges, combined how, the estimated risk, what
+more judges or a single judge would change), with the frontier chart and a control to deploy
+another panel size; then the controls; then the verdict, the evidence (metrics, baselines,
+ties, the best candidate per family over K with the winner marked, the judges, the regime),
+and every candidate on demand. ``?run=N`` opens a stored selection run, and
 the shown stored selection's id is kept in the address so a reload shows it again.
 """
 
@@ -11,12 +13,21 @@ import streamlit as st
 from fcps_app.common import panel_picker
 from fcps_app.costs import judge_costs_editor
 from fcps_app.glossary import glossary_expander
-from fcps_app.selection_form import block_controls, keep_in_address, menu_form, open_stored_run, run_menu
-from fcps_app.selection_view import show_selection
+from fcps_app.selection_form import (block_controls, deploy_point, keep_in_address, menu_form, open_stored_run,
+                                    run_menu)
+from fcps_app.selection_view import show_answer, show_selection
 
 st.title("Select a panel and aggregator")
 open_stored_run()
 label, panel = panel_picker()
+sel_state = st.session_state.get("selection")
+answered = False
+if sel_state and sel_state["label"] == label:
+    # the answer first: one sentence, the frontier, and another panel size to deploy
+    point = show_answer(sel_state)
+    answered = bool(sel_state["dict"].get("frontier"))
+    if point is not None:
+        deploy_point(label, panel, sel_state, point)
 shown_state = st.session_state.get("selection")
 if shown_state and shown_state["label"] == label and shown_state.get("run_id") is not None:
     # the controls below set up a new run; say which stored run the result below is, with its blocks
@@ -34,5 +45,5 @@ if menu is not None:
 sel_state = st.session_state.get("selection")
 if sel_state and sel_state["label"] == label:
     keep_in_address(sel_state, "select")     # a reload opens the same stored run
-    show_selection(sel_state)
+    show_selection(sel_state, answered=answered)
 glossary_expander()

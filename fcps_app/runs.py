@@ -103,7 +103,7 @@ def run_caption(run_id: int) -> str:
         sel = res.get("selected") or {}
         menu = f"{res['menu_size']:,} candidates" if isinstance(res.get("menu_size"), int) else "a menu"
         if sel.get("family") == "tie_average":
-            detail = f"average of {len(sel.get('members') or [])} tied candidates (K={sel.get('K')}) of {menu}"
+            detail = f"average of {len(sel.get('members') or [])} statistically tied models ({sel.get('K')} judges) of {menu}"
         else:
             detail = f"{sel.get('family')} K={sel.get('K')}, chosen of {menu}"
     else:
@@ -131,14 +131,33 @@ def store_generated_panel(panel, base: str, provenance: dict) -> tuple[str, str]
 RUN_COLUMNS = ["run_id", "panel", "kind", "status", "family", "K", "val_mse", "test_mse", "note", "label",
                "finished_at", "seconds", "seed", "version", "panel_version", "deployed_family", "has_predictor"]
 #: what two columns mean in a run table (elsewhere "family" is any candidate's, "label" a human label)
-RUN_WORDS = {"family": "The family of the selected candidate (for a tie average: its best member; deployed_family "
-                       "says what is deployed). " + (help_text("family") or ""),
+RUN_WORDS = {"family": "The deployed family (tie_average: an average of tied models; its K and risks are on the "
+                       "run's own page, not its best member's here). " + (help_text("family") or ""),
              "label": "A tag the run was saved with (the demo runs are tagged seed:...)."}
+
+
+def deployed_headline(runs: pd.DataFrame) -> pd.DataFrame:
+    """A run that deployed an average of tied models shows ``tie_average`` as its family,
+    not its best member's family, K and risks (which no deployed predictor has)."""
+    if "deployed_family" not in runs.columns or runs.empty:
+        return runs
+    avg = runs["deployed_family"] == "tie_average"
+    if not avg.any():
+        return runs
+    runs = runs.copy()
+    runs["family"] = runs["family"].astype(object)
+    runs.loc[avg, "family"] = "tie_average"
+    for col in ("K", "val_mse", "test_mse"):
+        if col in runs.columns:
+            runs[col] = runs[col].astype(object)
+            runs.loc[avg, col] = None
+    return runs
 
 
 def runs_table(runs: pd.DataFrame, *, columns: list[str] | None = None, **kwargs) -> pd.DataFrame:
     """Stored runs (``Store.runs`` rows) as one table on every page: a sweep's or an audit's
     empty selection cells blank, counts whole, risks at 4 decimals. Returns the frame shown."""
+    runs = deployed_headline(runs)
     shown = runs[[c for c in (columns or RUN_COLUMNS) if c in runs.columns]]
     config = {"note": st.column_config.TextColumn("note", width="medium")} if "note" in shown else {}
     table(shown, helps=RUN_WORDS, column_config=config | (kwargs.pop("column_config", None) or {}), **kwargs)

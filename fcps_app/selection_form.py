@@ -95,12 +95,20 @@ def menu_form(panel) -> dict | None:
         guard = c3.selectbox("guard", ["none", "one_se"], help="one_se keeps the task-type prior family unless the "
                              "winner is clearly better (needs the argmin choice rule)")
         refit = c3.selectbox("deployment", ["frozen", "refit"], help="refit re-fits the chosen candidate on S+M+V")
+        l1, l2 = st.columns(2)
+        max_judges = l1.number_input("most judges deployed (0 = no limit)", 0, len(panel.judges), 0,
+                                     help="The choice rule runs on the candidates calling at most this many judges "
+                                          "(select --max-judges K); the frontier shows every limit.")
+        budget = l2.number_input("budget per item (0 = no limit)", 0.0, None, 0.0,
+                                 help="Deploy judges whose costs sum to at most this per item (select --budget C); "
+                                      "needs judge costs (above).")
         run = st.form_submit_button("Run selection", type="primary")
     if not run:
         return None
     return dict(families=families, k_max=int(k_max) or None, alpha=alpha, fallback=fallback, objective=objective,
                 guard=None if guard == "none" else guard, refit=refit, protocol=protocol, choice=choice,
-                folds=int(folds), repeats=int(repeats), paths=list(paths))
+                folds=int(folds), repeats=int(repeats), paths=list(paths), max_judges=int(max_judges) or None,
+                budget=float(budget) or None)
 
 
 def run_menu(label: str, panel, split, counts, seed: int, costs: dict | None, menu: dict) -> None:
@@ -134,10 +142,36 @@ def keep_in_address(sel_state: dict | None, page: str) -> None:
     st.session_state.setdefault("opened_runs", {})[page] = str(run_id)
 
 
-def rebuild_selection(run_id: int, panel, progress):
+def deploy_point(label: str, panel, state: dict, point: dict) -> None:
+    """Deploy another frontier point: the shown selection rerun with the point's limit
+    (fcps_core.service.frontier), stored and remembered like any selection."""
+    from fcps_core.service.frontier import deploy_frontier_point
+    limit = {"max_judges": point["n_judges"]} if point.get("constraint") == "max_judges" else \
+        {"budget": point["cost"]}
+    bar = st.progress(0.0, text="starting")
+    progress = lambda f, m: bar.progress(min(f, 1.0), text=md(m))        # noqa: E731
+    try:
+        result = state.get("result")
+        if result is None:          # a stored run keeps its tables, not its models: refit it with the limit
+            result, _ = rebuild_selection(int(state["run_id"]), panel, progress, overrides=limit)
+        else:
+            result = deploy_frontier_point(result, panel, progress=progress, **limit)
+    except FCPSError as exc:
+        st.error(md(exc))
+        st.stop()
+    bar.empty()
+    remember_selection(label, result)
+    new_id = st.session_state["selection"].get("run_id")
+    if new_id is not None:
+        st.query_params["run"] = str(new_id)
+        st.session_state.setdefault("opened_runs", {})["select"] = str(new_id)
+    st.rerun()
+
+
+def rebuild_selection(run_id: int, panel, progress, overrides: dict | None = None):
     """A stored selection refitted from its stored settings (selector fields, blocks and
     seed), for the pages that need the live result (Next judge, drop-one changes): a stored
     run keeps its tables, not its fitted models. Returns (result, same) where ``same`` says
     whether the refit deploys what the stored run deploys (family, K, judges)."""
     from fcps_app.runs import stored_run
-    return refit_stored(stored_run(int(run_id)), panel, progress)
+    return refit_stored(stored_run(int(run_id)), panel, progress, overrides)

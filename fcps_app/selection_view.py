@@ -10,11 +10,12 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fcps_core.service.reports import (comparison, deployed_judges, gain_text, pressure_text, tie_summary,
-                                       verdict_parts)
+from fcps_core.service.reports import (answer, comparison, deployed_judges, drop_words, gain_text, pressure_text,
+                                       shared_with, signed_weights, tie_summary, verdict_parts)
 from fcps_core.figures.style import Z95
 from fcps_core.glossary import help_text
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
+from fcps_core.figures.frontier import frontier_figure
 from fcps_app.common import figure_download, md, page_link, table_download
 from fcps_app.costs import show_costs
 from fcps_app.glossary import metric, table
@@ -22,8 +23,19 @@ from fcps_app.glossary import metric, table
 #: the baselines table's interval is of the difference, not of a risk
 DIFF_CI = {"95% low": "Lower end of the " + (help_text("ci") or ""),
            "95% high": "Upper end of the " + (help_text("ci") or "")}
-TIE_DIFF_HELP = ("This candidate's held-out risk minus the deployed one's, on the same rows (above 0: the "
-                 "deployed one is lower).")
+TIE_DIFF_HELP = ("This model's held-out risk minus the best candidate's, on the same rows (above 0: the "
+                 "best is lower).")
+#: the deployed judges table's own columns
+JUDGE_HELPS = {
+    "weight": "The judge's signed weight, averaged over the deployed models that have weights: above 0 a higher "
+              "output pushes the prediction up, below 0 down.",
+    "shared": "Deployed judges that are near-duplicates of this one (agreement or error correlation at the judges "
+              "report's threshold): the weight is shared between them, so neither weight alone says what the judge "
+              "adds.",
+    "drop-one change": "Held-out risk with this judge dropped (the predictor refitted without it) minus the deployed "
+                       "risk: above 0 the judge helps.",
+    "meaning": "Which way the drop-one change points, in words.",
+}
 #: the candidates table's leading columns (the judges list, long, goes last)
 CANDIDATE_ORDER = ["index", "family", "K", "path", "val_mse", "val_nll", "val_se", "test_mse", "test_nll", "Q_K",
                    "S_K", "H_K", "unseen_val", "unseen_test", "V_cell", "V_proxy", "grid_size",
@@ -44,12 +56,75 @@ def risk_label(d: dict) -> str:
     return f"{heldout_word(d)} {objective_name(d)}"
 
 
-def show_verdict(d: dict) -> None:
+def frontier_rows(d: dict) -> list[dict]:
+    """The panel-size points of the frontier, one per distinct deployment (sizes deploying
+    the same predictor merged, keeping the deployed one where it is among them)."""
+    rows: list[dict] = []
+    for p in d.get("frontier") or []:
+        if p.get("constraint") != "max_judges":
+            continue
+        key = (tuple(p["judges"]), p["family"], len(p.get("members") or []))
+        if rows and rows[-1]["key"] == key:
+            rows[-1]["sizes"].append(p["n_judges"])
+            if p.get("chosen"):
+                rows[-1]["point"] = p
+            continue
+        rows.append({"key": key, "sizes": [p["n_judges"]], "point": p})
+    return rows
+
+
+def _row_label(row: dict) -> str:
+    p, sizes = row["point"], row["sizes"]
+    k = f"at most {sizes[0]}" if len(sizes) == 1 else f"at most {sizes[0]}-{sizes[-1]}"
+    how = f"average of {len(p['members'])} models" if p["family"] == "tie_average" else p["family"]
+    est = (p.get("deployed_risk") or {}).get("estimate", p["risk"])
+    return f"{k} judges: {len(p['judges'])} used, {how}, {est:.4f}" + ("  (deployed)" if p.get("chosen") else "")
+
+
+def show_answer(state: dict) -> dict | None:
+    """The answer first, in one sentence (fcps_core.explain.answer), then the frontier chart
+    and a control to look at (and deploy) another panel size. Returns the frontier point to
+    deploy when its button was pressed, else None."""
+    d = state["dict"]
+    rows = frontier_rows(d)
+    if not rows:
+        return None
+    sentence, chart = st.container(), st.container()
+    labels = [_row_label(r) for r in rows]
+    current = next((i for i, r in enumerate(rows) if r["point"].get("chosen")), len(rows) - 1)
+    pick = st.selectbox("Another panel size (the sentence and the star follow it)", labels, index=current,
+                        key=f"frontier-{state.get('run_id')}",
+                        help="Each row is what the same choice rule deploys with at most that many judges, from "
+                             "the same held-out predictions (python -m fcps_core select --max-judges K).")
+    point = rows[labels.index(pick)]["point"]
+    # the same colour as the verdict: amber when a fixed recipe is clearly better than the deployed choice
+    worse = any(comparison(b) == "worse" for b in d.get("baselines") or [])
+    box = (st.warning if worse else st.success) if point.get("chosen") else st.info
+    sentence.markdown("**Answer**")
+    box_text = md(answer(d, point))
+    with sentence:
+        box(box_text if point.get("chosen") else box_text + "\n\n(Not deployed: this is what at most "
+            f"{point['n_judges']} judges would give; the button below deploys it.)")
+    with chart:
+        fig = frontier_figure(d["frontier"], objective=objective_name(d), chosen=point)
+        st.plotly_chart(fig, key="select-frontier")
+        st.caption("Risk (held-out, 95% interval) of the best predictor using at most k judges; diamonds: its "
+                   "estimate on new items (bias-corrected for choosing under that limit); the star: the point the "
+                   "sentence describes.")
+    if not point.get("chosen") and st.button(f"Deploy at most {point['n_judges']} judges", type="primary"):
+        return point
+    return None
+
+
+def show_verdict(d: dict, *, answered: bool = False) -> None:
+    """The verdict box; ``answered``: the answer sentence is already shown above (the box
+    then holds the rest of the headline)."""
     parts = verdict_parts(d)
+    headline = parts["headline"][1:] if answered and answer(d) else parts["headline"]
     st.subheader("Verdict")
     # green unless a fixed recipe is clearly better (its paired interval lies below 0): then amber
     box = st.warning if any(comparison(b) == "worse" for b in d.get("baselines") or []) else st.success
-    box("\n\n".join(md(s) for s in parts["headline"]))
+    box("\n\n".join(md(s) for s in headline))
     if parts["details"]:
         st.markdown("\n".join(f"- {md(s)}" for s in parts["details"]))
 
@@ -71,7 +146,7 @@ def show_metrics(d: dict) -> None:
     se = cand.get("val_se") if cand and sel["family"] != "tie_average" else None
     metric(m[1], "val_risk", "-" if own is None else f"{own:.4f}", label=f"held-out {obj} (winner)",
            extra="Optimistic: it is the minimum over the whole menu.")
-    m[1].caption(f"± {Z95 * se:.4f} (95%)" if se else "average of tied candidates: no single SE")
+    m[1].caption(f"± {Z95 * se:.4f} (95%)" if se else "average of tied models: no single SE")
     metric(m[2], "test_mse", "-" if sel.get("test_mse") is None else f"{sel['test_mse']:.4f}",
            label="test MSE (T audit)", extra="One audit on T, reported without an interval; it never informed the choice.")
     metric(m[3], "menu_size", f"{d['menu_size']:,}", label="menu size |C|")
@@ -112,27 +187,24 @@ def _paths(cands: list[dict]) -> str:
 
 
 def show_ties(d: dict) -> None:
-    """The statistical ties, counted as listed: the deployed predictor reached by another path
-    is said so (not listed as an alternative), and the table holds as many rows as the
-    sentence above it names."""
+    """The statistical ties: one tie set (the distinct models within one paired SE of the
+    best), counted the same way as the verdict, the answer and the command line."""
     t = tie_summary(d)
-    n, same, listed = t["n_tied"], t["same"], t["listed"]
-    if n and len(same) == n:
-        st.markdown(f"**Statistical ties**: the {n} other candidate(s) within one paired standard error of the "
-                    f"deployed one are all the deployed predictor reached by another path ({_paths(same)}): the "
-                    "same family, parameters and judges, so the same predictions. No different predictor is tied.")
-    elif n:
-        text = f"**Statistical ties**: {n} other candidate(s) lie within one paired standard error of the deployed one"
-        if same:
-            text += (f"; {len(same)} of them are the deployed predictor reached by another path ({_paths(same)}: "
-                     "same family, parameters and judges)")
-        more = f"{t['unlisted']} more tied candidate(s) are not listed (farther away, or a listed family and judge " \
-               "order with other parameters)" if t["unlisted"] else ""
-        if listed:
-            text += (f". The {len(listed)} closest different predictor(s), which would serve about as well"
-                     + (f"; {more}" if more else "") + ":")
+    n, listed = t["n_tied"], t["listed"]
+    if t["n_models"] > 1:
+        text = f"**Statistical ties**: {t['n_models']} distinct models lie within one paired standard error of the best"
+        if t["n_members"] > 1:
+            text += f"; the deployment averages {t['n_members']} of them"
         else:
-            text += "." + (f" {more[0].upper()}{more[1:]}." if more else "")
+            text += "; one of them is deployed"
+        if n:
+            text += f"; {n} other model(s) would serve about as well"
+            if listed:
+                text += f". The {len(listed)} closest of them:"
+            else:
+                text += "."
+        else:
+            text += "."
         st.markdown(text)
         if listed:
             table(pd.DataFrame([{"family": a["family"], "K": a["K"], "path": a["path"], "held-out risk": a["risk"],
@@ -140,10 +212,13 @@ def show_ties(d: dict) -> None:
                                 for a in listed]), helps={"difference": TIE_DIFF_HELP})
     sel = d["selected"]
     if sel["family"] == "tie_average":
-        st.markdown(f"**Deployed: the average of {len(sel['members'])} tied candidates**")
+        st.markdown(f"**Deployed: an equal-weight average of {len(sel['members'])} of the tied models**")
         table(pd.DataFrame([{"family": mm["family"], "K": mm["K"], "path": mm["path"],
                              "parameters": ", ".join(f"{k}={v}" for k, v in mm["params"].items()) or "-",
-                             "held-out risk": mm["val_risk"]} for mm in sel["members"]]))
+                             "weight": mm.get("weight", 1.0 / len(sel["members"])),
+                             "held-out risk": mm["val_risk"]} for mm in sel["members"]]),
+              helps={"weight": "This model's weight in the deployed average (the models are averaged with equal "
+                               "weights; a model reached by several paths counts once)."})
 
 
 def show_chart(d: dict, *, key: str, name: str, caption: bool = True) -> None:
@@ -169,13 +244,24 @@ def show_judges(d: dict) -> None:
     contrib = {j["judge"]: j for j in (report.get("contribution") or {}).get("judges") or []}
     order = deployed_judges(d)
     ranked = order != list(sel["judges"])
+    signed, shared = signed_weights(d), shared_with(d)
+    has_drop = any(contrib.get(j, {}).get("drop_risk_change") is not None for j in order)
     st.markdown(f"**Judges deployed** ({len(order)} of {n}), "
-                + ("largest weight share first" if ranked else "in path order"))
-    rows = [{"judge": j, "weight": contrib.get(j, {}).get("weight"),
+                + ("largest drop-one risk change first" if has_drop else
+                   "largest weight share first" if ranked else "in path order")
+                + ". The signed weight says which way a judge pushes the prediction; a judge marked *shared* has a "
+                  "near-duplicate deployed beside it, so their weights are split between them.")
+    rows = [{"judge": j, "weight": signed.get(j),
              "weight share": contrib.get(j, {}).get("weight_share"),
+             "shared": ", ".join(shared.get(j, [])) or "-",
              "accuracy": per.get(j, {}).get("accuracy"), "kappa": per.get(j, {}).get("kappa"),
              "auc": per.get(j, {}).get("auc")} for j in order]
-    table(pd.DataFrame(rows), digits=3)
+    if has_drop:
+        for row in rows:
+            change = contrib.get(row["judge"], {}).get("drop_risk_change")
+            row["drop-one change"] = change
+            row["meaning"] = contrib.get(row["judge"], {}).get("drop_verdict") or drop_words(change) or "-"
+    table(pd.DataFrame(rows), digits=3, helps=JUDGE_HELPS)
     page_link("app_pages/judges.py", "Every judge, agreement and error correlation: the Judges page")
 
 
@@ -266,10 +352,11 @@ def show_use(state: dict) -> None:
                         mime="application/json")
 
 
-def show_selection(state: dict) -> None:
-    """The whole explanation of a selection (this session's or a stored one)."""
+def show_selection(state: dict, *, answered: bool = False) -> None:
+    """The whole explanation of a selection (this session's or a stored one); ``answered``:
+    :func:`show_answer` already put the answer and the frontier at the top of the page."""
     d = state["dict"]
-    show_verdict(d)
+    show_verdict(d, answered=answered)
     st.subheader("Evidence")
     show_metrics(d)
     show_baselines(d)

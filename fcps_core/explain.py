@@ -43,20 +43,83 @@ def _names(items: list[str], limit: int = SHOWN_JUDGES) -> str:
 
 def deployed_name(selected: dict) -> str:
     if selected["family"] == "tie_average":
-        fams = sorted({m["family"] for m in selected["members"]})
-        return f"the average of {len(selected['members'])} tied candidates ({', '.join(fams)})"
+        return f"{combined_as(selected)} over {selected['K']} judge(s)"
     return f"{selected['family']} over {selected['K']} judge(s) ({selected['path']} path)"
 
 
+def combined_as(selected: dict) -> str:
+    """How the deployed judges are combined: a family, or an equal-weight average of m
+    distinct models (their families)."""
+    members = selected.get("members") or []
+    if selected.get("family") != "tie_average" or not members:
+        return str(selected.get("family"))
+    fams = sorted({str(m["family"]) for m in members})
+    return f"an equal-weight average of {len(members)} statistically tied models ({', '.join(fams)})"
+
+
 def deployed_judges(d: dict) -> list[str]:
-    """The deployed judges, largest weight share first where the result has the shares (an
-    average of tied candidates lists its judges alphabetically otherwise), else path order."""
+    """The deployed judges by contribution: largest drop-one risk change first where the
+    result has it (dropping the judge raises the risk most), else largest weight share
+    (an average of tied candidates lists its judges alphabetically without shares), else
+    path order."""
     judges = list(d["selected"].get("judges") or [])
     contrib = ((d.get("judges_report") or {}).get("contribution") or {}).get("judges") or []
+    drop = {j["judge"]: j.get("drop_risk_change") for j in contrib}
     share = {j["judge"]: j.get("weight_share") for j in contrib}
-    if judges and all(share.get(j) is not None for j in judges):
+    if judges and all(drop.get(j) is not None for j in judges):
+        judges.sort(key=lambda j: -drop[j])
+    elif judges and all(share.get(j) is not None for j in judges):
         judges.sort(key=lambda j: -share[j])
     return judges
+
+
+def signed_weights(d: dict) -> dict[str, float]:
+    """Each deployed judge's signed weight, averaged over the deployed models that have
+    weights (a judge a member does not use counts 0 there): the direction a judge pushes the
+    prediction, which a weight share (a magnitude) hides."""
+    models = ((d.get("judges_report") or {}).get("contribution") or {}).get("models") or []
+    weighted = [m["weights"] for m in models if m.get("weights")]
+    if not weighted:
+        return {}
+    names = {n for w in weighted for n in w}
+    return {n: sum(float(w.get(n, 0.0)) for w in weighted) / len(weighted) for n in names}
+
+
+def shared_with(d: dict) -> dict[str, list[str]]:
+    """Deployed judges that are near-duplicates of another deployed judge (the judges
+    report's redundancy pairs): their weights are shared between them, so neither's weight
+    alone says what it adds."""
+    deployed = set(d["selected"].get("judges") or [])
+    pairs = ((d.get("judges_report") or {}).get("redundancy") or {}).get("pairs") or []
+    out: dict[str, list[str]] = {}
+    for p in pairs:
+        a, b = (p.get("judges") or [None, None])[:2]
+        if a in deployed and b in deployed:
+            out.setdefault(a, []).append(b)
+            out.setdefault(b, []).append(a)
+    return out
+
+
+#: a drop-one row's interval verdict, in the words of which way is better
+DROP_VERDICT_WORDS = {"raises risk": "dropping it raises the risk: the judge helps",
+                      "lowers risk": "dropping it lowers the risk: the judge hurts",
+                      "no clear change": "no clear change: the interval holds 0"}
+
+
+def drop_verdict_words(verdict):
+    """A drop-one verdict ('raises risk', ...) said the way that is unambiguous for a drop."""
+    return DROP_VERDICT_WORDS.get(verdict, verdict)
+
+
+def drop_words(change) -> str:
+    """What a drop-one risk change means, in the direction that is better."""
+    if change is None:
+        return ""
+    if change > 0:
+        return "dropping it raises the risk: the judge helps"
+    if change < 0:
+        return "dropping it lowers the risk: the judge hurts"
+    return "dropping it leaves the risk unchanged"
 
 
 def gain_text(v) -> str:
@@ -76,60 +139,137 @@ def _same_key(c: dict) -> tuple:
     return c.get("family"), params, tuple(sorted(c.get("judges") or []))
 
 
-def tie_summary(d: dict) -> dict:
-    """The statistical ties, counted as they are listed.
+def _interval_text(v: dict | None, digits: int = 3) -> str:
+    """'0.142 (95% interval 0.139 to 0.155)' from {estimate, ci}."""
+    if not v or v.get("estimate") is None:
+        return "-"
+    lo, hi = (v.get("ci") or [None, None])[:2]
+    return f"{_f(v['estimate'], digits)} (95% interval {_f(lo, digits)} to {_f(hi, digits)})"
 
-    ``n_tied``: candidates within one paired SE of the deployed one (the result's count);
-    ``same``: those that are the deployed predictor (or a member of a tie average) reached
-    by another path: same family, parameters and judge set, identical held-out risk;
-    ``listed``: the result's closest alternatives that are different predictors;
-    ``unlisted``: the rest of the count (farther ones, or a listed family and judge order
-    with other parameters)."""
+
+def point_estimate(p: dict) -> dict:
+    """A frontier point's estimate on new items: its deployed-risk estimate, else its
+    held-out risk with the clustered interval."""
+    return p.get("deployed_risk") or {"estimate": p.get("risk"), "ci": p.get("ci")}
+
+
+def frontier_point(d: dict, n_judges: int | None = None) -> dict | None:
+    """The frontier point deployed (``n_judges`` None: the one marked chosen) or the one
+    of ``n_judges`` (a panel-size point)."""
+    fr = d.get("frontier") or []
+    if n_judges is None:
+        return next((p for p in fr if p.get("chosen")), None)
+    return next((p for p in fr if p.get("constraint") == "max_judges" and p.get("n_judges") == n_judges), None)
+
+
+def point_judges(d: dict, p: dict) -> list[str]:
+    """A point's judges, by contribution when it is the deployed one."""
+    if p.get("chosen") and set(p.get("judges") or []) == set(d["selected"].get("judges") or []):
+        return deployed_judges(d)
+    return list(p.get("judges") or [])
+
+
+def answer(d: dict, point: dict | None = None) -> str:
+    """The answer first, in one sentence: "Deploy these k judges combined as F: estimated
+    MSE r (interval). Each further judge up to all J changes it by at most d (interval);
+    the best single judge alone: s (interval)." ``point``: a frontier point (default: the
+    deployed one). '' when the result has no frontier."""
+    fr = d.get("frontier") or []
+    p = point or frontier_point(d)
+    if not fr:
+        return ""
+    obj = _objective(d).upper()
+    if p is None:           # a limit no frontier point stands for (judges and budget at once)
+        sel = d["selected"]
+        judges = deployed_judges(d)
+        k = len(judges)
+        single = frontier_point(d, 1)
+        tail = "" if single is None else \
+            f" The best single judge alone ({', '.join(single.get('judges') or [])}): " \
+            f"{_interval_text(point_estimate(single))}."
+        return (f"Deploy these {k} judge{'s' if k != 1 else ''} ({_names(judges)}) combined as {combined_as(sel)}: "
+                f"estimated {obj} {_interval_text(d.get('deployed_risk'))}.{tail}")
+    J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
+    judges = point_judges(d, p)
+    k = len(judges)
+    sel = {"family": p["family"], "members": p.get("members")}
+    how = combined_as(sel) if p["family"] == "tie_average" else p["family"]
+    digits = max(3, _digits((p.get("ci") or [0, 0])[1] - (p.get("ci") or [0, 0])[0]))
+    # without a bias-corrected estimate the number is the held-out risk, and is called so
+    kind = "estimated" if p.get("deployed_risk") else "held-out"
+    who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
+    first = f"Deploy {who} {how}: {kind} {obj} {_interval_text(point_estimate(p), digits)}."
+    more = p.get("more_judges")
+    if p.get("constraint") == "budget":
+        further = ("Each larger budget changes it by at most "
+                   f"{_interval_text(more, _digits(more['estimate']) if more else 3)}" if more else
+                   "No larger budget level is on the frontier")
+    elif more:
+        further = (f"Each further judge up to all {J} changes it by at most "
+                   f"{_interval_text(more, max(digits, _digits(more['estimate'])))}")
+    else:
+        further = f"It is the choice over all {J} judges (no larger panel)"
+    single = frontier_point(d, 1)
+    tail = ""
+    if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
+        name = ", ".join(single.get("judges") or [])
+        tail = (f"; the best single judge alone ({name}, what --max-judges 1 deploys): "
+                f"{_interval_text(point_estimate(single), digits)}")
+    return f"{first} {further}{tail}."
+
+
+def smallest_tied(d: dict) -> dict | None:
+    """The smallest panel-size point whose paired difference to the unconstrained choice
+    has a 95% interval containing 0 (None without a frontier)."""
+    for p in d.get("frontier") or []:
+        if p.get("constraint") == "max_judges":
+            lo, hi = p["diff_vs_best"]["ci"]
+            if lo <= 0 <= hi or p["diff_vs_best"]["estimate"] <= 0:
+                return p
+    return None
+
+
+def tie_summary(d: dict) -> dict:
+    """The statistical ties, counted once, as every page names them (the result's ``tie``:
+    the distinct models within one paired SE of the best, :func:`fcps_core.selection.honesty`).
+
+    ``n_models``: the tied models; ``n_members``: those the deployment averages (1 for one
+    model); ``n_tied``: the other tied models; ``listed``: the closest of those;
+    ``unlisted``: the rest of the count; ``same``: kept for callers of the older format
+    (always empty: a model reached by another path is one model)."""
     tie = d.get("tie") or {}
     n = int(tie.get("n_tied") or 0)
-    sel = d.get("selected") or {}
-    cands = d.get("candidates") or []
-    by_index = {c.get("index"): c for c in cands}
-    refs = [by_index.get(m.get("index"), m) for m in sel.get("members") or []] or [by_index.get(sel.get("index"), sel)]
-    ref_keys = {_same_key(r): r.get("val_risk", r.get("val_mse")) for r in refs}
-    ref_index = {r.get("index") for r in refs}
+    members = len((d.get("selected") or {}).get("members") or []) or 1
+    n_members = int(tie.get("n_members") or members)
+    listed = list(tie.get("alternatives") or [])
+    return {"n_tied": n, "n_models": int(tie.get("n_models") or n + n_members), "n_members": n_members,
+            "same": [], "listed": listed, "unlisted": max(0, n - len(listed))}
 
-    def is_same(c: dict) -> bool:
-        risk = ref_keys.get(_same_key(c), None)
-        own = c.get("val_risk", c.get("risk"))
-        return risk is not None and own is not None and abs(own - risk) <= 1e-12 * max(1.0, abs(risk))
 
-    same = [c for c in cands if c.get("index") not in ref_index and is_same(c)][:n]
-    same_index = {c.get("index") for c in same}
-    listed = []
-    for a in tie.get("alternatives") or []:
-        c = by_index.get(a.get("index"))
-        identical = a.get("index") in same_index or (
-            c is None and abs(a.get("diff") or 0.0) <= 1e-12 and abs(a.get("se") or 0.0) <= 1e-12)
-        if not identical:
-            listed.append(a)
-    return {"n_tied": n, "same": same, "listed": listed, "unlisted": max(0, n - len(same) - len(listed))}
+def tie_words(d: dict) -> str:
+    """The tie set in a few words ('the 12 statistically tied models'), the same on every page."""
+    t = tie_summary(d)
+    m = t["n_models"]
+    if m <= 1:
+        return "no other model is statistically tied with the best"
+    return f"{m} distinct models are statistically tied (within one paired standard error of the best)"
 
 
 def tie_sentence(d: dict) -> str:
     """One sentence on the statistical ties ('' without any)."""
     t = tie_summary(d)
-    n = t["n_tied"]
-    if not n:
+    if t["n_models"] <= 1:
         return ""
-    head = f"{n} other candidate(s) are within one paired standard error of it"
-    found = sorted({str(c.get("path")) for c in t["same"]})
-    paths = _names(found, 4) + (" paths" if len(found) > 1 else " path")
-    if len(t["same"]) == n:
-        return (f"{head}, and all are the deployed predictor reached by another path ({paths}): the same family, "
-                "parameters and judges, so no different predictor is tied.")
-    parts = [f"{head}: the data cannot tell them apart"]
-    if t["same"]:
-        parts.append(f"{len(t['same'])} of them are the deployed predictor reached by another path ({paths})")
-    names = list(dict.fromkeys(f"{a['family']} K={a['K']} ({a['path']} path)" for a in t["listed"]))
-    if names:
-        parts.append("e.g. " + _names(names, 3))
-    return "; ".join(parts) + "."
+    head = tie_words(d)
+    deployed = "the deployment averages " + (f"all {t['n_members']}" if not t["n_tied"] else
+                                             f"{t['n_members']} of them") if t["n_members"] > 1 else \
+        "one of them is deployed"
+    rest = ""
+    if t["n_tied"]:
+        names = list(dict.fromkeys(f"{a['family']} K={a['K']}" for a in t["listed"]))
+        rest = (f"; the other {t['n_tied']} would serve about as well"
+                + (f" (e.g. {_names(names, 3)})" if names else ""))
+    return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
 
 
 def comparison(baseline: dict) -> str:
@@ -207,9 +347,7 @@ def verdict_parts(d: dict) -> dict:
     judges = deployed_judges(d)
     of = f" of {n_judges}" if n_judges else ""
     if sel["family"] == "tie_average":
-        fams = sorted({m["family"] for m in sel.get("members") or []})
-        what = (f"the average of {len(sel.get('members') or [])} statistically tied candidates "
-                f"({', '.join(fams)}) over judges {_names(judges)} ({len(judges)}{of} judges)")
+        what = f"{combined_as(sel)} over judges {_names(judges)} ({len(judges)}{of} judges)"
     else:
         path = f", {sel['path']} path" if sel.get("path") else ""
         what = f"{sel['family']} over judges {_names(judges)} (K={sel.get('K', len(judges))}{of}{path})"
@@ -222,12 +360,29 @@ def verdict_parts(d: dict) -> dict:
     if single:
         clauses.append(_single_judge_clause(single))
     headline = [f"Deploy {what}" + (": " + ", ".join(clauses) if clauses else "") + "."]
+    first = answer(d)
+    if first:
+        # the answer first; the comparison with the best single judge follows it
+        headline = [first] + ([f"Over the same held-out rows it is {_single_judge_clause(single)}."]
+                              if single else [])
+        tied = smallest_tied(d)
+        chosen = frontier_point(d)
+        if tied is not None and chosen is not None and tied["n_judges"] < len(chosen.get("judges") or []):
+            dv = tied["diff_vs_best"]
+            headline.append(f"The smallest panel statistically tied with the choice over all judges has "
+                            f"{len(tied['judges'])} judge(s) ({tied['family']}): difference "
+                            f"{_interval_text(dv, _digits(dv['estimate']))}; deploy it with --max-judges "
+                            f"{tied['n_judges']}.")
     others = [b for b in base if b is not single]
     if others:
         headline.append(f"Against the {'other ' if single else ''}fixed recipes on the same rows it is "
                         + _others_clause(others) + ".")
     dr = d.get("deployed_risk")
-    if dr and dr.get("estimate") is not None:
+    if first and dr and dr.get("estimate") is not None:
+        if dr.get("optimistic") is not None:
+            headline.append(f"The winner's own held-out {obj} {_f(dr['optimistic'])} is optimistic (it won over "
+                            f"{d.get('menu_size', 'many')} candidates); the estimate above corrects it.")
+    elif dr and dr.get("estimate") is not None:
         ci = dr.get("ci") or [None, None]
         headline.append(f"Estimated {obj} on new items {_f(dr['estimate'])} (95% interval {_f(ci[0])} to "
                         f"{_f(ci[1])}, {str(dr.get('method', '')).upper()} estimate"

@@ -288,12 +288,14 @@ def contributions(result) -> dict:
 def with_drop_one(contribution: dict, plan: dict) -> dict:
     """``contribution`` with the next-judge plan's (``NextJudgePlan.to_dict()``) drop-one
     risk changes: each judge's paired change, 95% interval and verdict."""
+    from .explain import drop_verdict_words
     drop = {e["judge"]: e for e in plan.get("drop") or []}
     judges = []
     for row in contribution["judges"]:
         e = drop.get(row["judge"])
         judges.append({**row, "drop_risk_change": e["risk_change"] if e else None,
-                       "drop_ci": e["ci"] if e else None, "drop_verdict": e["verdict"] if e else None})
+                       "drop_ci": e["ci"] if e else None,
+                       "drop_verdict": drop_verdict_words(e["verdict"]) if e else None})
     dep, s = plan["deployed"], plan["settings"]
     return {**contribution, "judges": judges,
             "drop_one": {"family": dep["family"], "K": dep["K"], "risk": dep["risk"], "objective": s["objective"],

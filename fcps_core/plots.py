@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .figures.paper import (binned_relation, main_regime_diagnostics, over_budget, risk_over_k,
                             sourced_regime_map, uncertainty_diagnostics)
+from .figures.frontier import frontier_figure
 from .figures.panel import (STATUS_COLORS, audit_drift_bars, calibrate_vs_curate, judge_matrix_heatmap,
                             judge_output_shift, next_judge_risk_changes, reliability_diagram)
 from .figures.selection import (all_candidates_over_k, best_per_family_over_k, regime_map, regime_map_points,
@@ -26,7 +27,8 @@ from .figures.sweep import (ablation_bars, calibration_growth_risk, family_share
 
 __all__ = ["FAMILY_COLORS", "MENU_COLORS", "OTHER_COLOR", "STATUS_COLORS", "WINNER_MARKER", "ablation_bars",
            "all_candidates_over_k", "audit_drift_bars", "best_per_family_over_k", "binned_relation", "budget_axis",
-           "calibrate_vs_curate", "calibration_growth_risk", "family_color", "family_shares", "gap_forest",
+           "calibrate_vs_curate", "calibration_growth_risk", "family_color", "family_shares", "frontier_figure",
+           "gap_forest",
            "judge_matrix_heatmap", "judge_output_shift", "main_regime_diagnostics", "menu_color",
            "next_judge_risk_changes", "oracle_gap", "over_budget", "plan_curves", "regime_map", "regime_map_points",
            "reliability_diagram", "risk_cost_pareto",

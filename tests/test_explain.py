@@ -53,7 +53,9 @@ def test_headline_says_what_to_deploy_how_good_and_against_what(result):
     assert "tied with logistic over all judges" in parts["headline"][1]
     assert "better than majority vote (ties 1/2)" in parts["headline"][1]
     assert "Estimated MSE on new items 0.147 (95% interval 0.139 to 0.155" in parts["headline"][2]
-    assert any("2 other candidate(s)" in s and "logistic K=4" in s for s in parts["details"])
+    # one tie set (issue 24): 2 other models + the deployed one = 3 distinct tied models
+    assert any(s.startswith("3 distinct models are statistically tied") and "the other 2 would serve about as well"
+               in s and "logistic K=4" in s for s in parts["details"])
     assert any(s.startswith("Regime: keep scalar") for s in parts["details"])
     assert verdict(result).startswith(head)
 
@@ -102,8 +104,8 @@ def test_a_tie_average_names_its_members_and_judges_by_weight(result):
                                                            for i in range(8)]}}
     assert deployed_judges(result) == [f"j{i}" for i in range(7, -1, -1)]
     head = verdict_parts(result)["headline"][0]
-    assert head.startswith("Deploy the average of 2 statistically tied candidates (logistic, ridge_iso) over "
-                           "judges j7, j6, j5, j4, j3, j2 and 2 more (8 of 65 judges):")
+    assert head.startswith("Deploy an equal-weight average of 2 statistically tied models (logistic, ridge_iso) "
+                           "over judges j7, j6, j5, j4, j3, j2 and 2 more (8 of 65 judges):")
     assert "held-out MSE" not in head     # an average has no single SE: its estimate below carries the interval
     assert "Estimated MSE on new items 0.147 (95% interval" in verdict(result)
 
@@ -113,36 +115,26 @@ def _candidate(index, path, params, judges, risk, family="residual"):
             "val_risk": risk}
 
 
-def test_ties_that_are_the_deployed_predictor_by_another_path_are_said_so(result):
-    """A tie average of two members; each member reached again by two other paths (the same
-    family, parameters and judge set, so identical risks) makes four "tied" candidates that
-    are no different choice."""
-    members = [_candidate(1, "info_first", {"shrinkage": 8.0}, ["A", "B", "C"], 0.2049),
-               _candidate(2, "info_first", {"shrinkage": 32.0}, ["A", "B", "C"], 0.2053)]
-    copies = [_candidate(10 + i, path, m["params"], list(reversed(m["judges"])) if path == "random" else m["judges"],
-                         m["val_risk"]) for i, (m, path) in enumerate(
-                  [(m, p) for m in members for p in ("complexity_penalized", "random")])]
-    other = _candidate(20, "info_first", {}, ["A", "B"], 0.2060, family="table")
+def test_one_tie_set_counted_in_distinct_models(result):
+    """Issue 24: the result's tie counts distinct models (a model reached by another path is
+    one model, fcps_core.selection.members); the sentence says how many are tied, how many
+    the deployment averages and how many others would do, with the same numbers."""
     result["selected"] = {"family": "tie_average", "K": 3, "index": 1, "judges": ["A", "B", "C"],
-                          "members": [{**m, "val_risk": m["val_risk"]} for m in members]}
-    result["candidates"] = members + copies + [other]
-    alt = [{"index": c["index"], "family": c["family"], "K": c["K"], "path": c["path"], "judges": c["judges"],
-            "risk": c["val_risk"], "diff": c["val_risk"] - 0.2049, "se": 0.0} for c in copies[:2]]
-    result["tie"] = {"n_tied": 4, "alternatives": alt}
+                          "members": [_candidate(1, "info_first", {"shrinkage": 8.0}, ["A", "B", "C"], 0.2049),
+                                      _candidate(2, "info_first", {"shrinkage": 32.0}, ["A", "B", "C"], 0.2053)]}
+    result["tie"] = {"n_tied": 1, "n_models": 3, "n_members": 2, "alternatives": [
+        {"index": 20, "family": "table", "K": 2, "path": "info_first", "judges": ["A", "B"], "risk": 0.2060,
+         "diff": 0.0011, "se": 0.002}]}
     t = tie_summary(result)
-    assert (len(t["same"]), t["listed"], t["unlisted"]) == (4, [], 0)
-    text = tie_sentence(result)
-    assert text.startswith("4 other candidate(s) are within one paired standard error of it, and all are the deployed "
-                           "predictor reached by another path (complexity_penalized and random paths)")
-    # one different predictor tied as well: it is the one listed, and the count says so
-    result["tie"] = {"n_tied": 5, "alternatives": alt + [{"index": 20, "family": "table", "K": 2,
-                                                            "path": "info_first", "judges": ["A", "B"],
-                                                            "risk": 0.2060, "diff": 0.0011, "se": 0.002}]}
-    t = tie_summary(result)
-    assert len(t["same"]) + len(t["listed"]) + t["unlisted"] == t["n_tied"] == 5
-    assert [a["index"] for a in t["listed"]] == [20]
-    assert "4 of them are the deployed predictor reached by another path" in tie_sentence(result)
-    assert "e.g. table K=2 (info_first path)" in tie_sentence(result)
+    assert (t["n_models"], t["n_members"], t["n_tied"], t["unlisted"], t["same"]) == (3, 2, 1, 0, [])
+    assert tie_sentence(result) == ("3 distinct models are statistically tied (within one paired standard error of "
+                                    "the best): the deployment averages 2 of them; the other 1 would serve about as "
+                                    "well (e.g. table K=2).")
+    result["tie"] = {"n_tied": 0, "n_models": 2, "n_members": 2, "alternatives": []}
+    assert tie_sentence(result) == ("2 distinct models are statistically tied (within one paired standard error of "
+                                    "the best): the deployment averages all 2.")
+    result["tie"] = {"n_tied": 0, "n_models": 1, "n_members": 1, "alternatives": []}
+    assert tie_sentence(result) == ""
 
 
 def test_gain_and_pressure_have_one_format():

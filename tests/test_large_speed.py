@@ -166,12 +166,17 @@ def test_the_bootstrap_equals_a_loop_over_its_draws(split_run, rule):
     simple = preference_order(rule, res.candidates, sel.judge_costs)
     rng = np.random.default_rng(np.random.SeedSequence([sel.seed, 2018]))
     procs = []
+    # the averaged members are one per distinct model (issue 24: fcps_core.selection.members),
+    # the rule the vectorised bootstrap replays; this test holds the bootstrap, not that rule
+    from fcps_core.selection.members import MemberLookup
+    lookup = MemberLookup(raw, res.candidates)
+    models = np.array([lookup[c] for c in range(len(res.candidates))])
     for _ in range(sel.n_boot):
         w = np.bincount(rng.integers(0, G, G), minlength=G).astype(float)
         oob = (w == 0)[g.group_of_row]
         if not oob.any():
             continue
-        ch = choose(rule, g, tie_rank=tie_rank, simple_rank=simple, signatures=raw.signatures(),
+        ch = choose(rule, g, tie_rank=tie_rank, simple_rank=simple, signatures=models,
                     max_members=sel.max_members, w=w, lines=line_ids(res.candidates))
         p = P[0][:, ch.members].mean(axis=1) if ch.members else P[0][:, ch.chosen]
         procs.append(losses(sel.objective, y[oob], p[oob]).mean())

@@ -183,7 +183,7 @@ def test_per_family_chart_marks_a_tie_average(result):
     assert (star.x[0], star.y[0]) == (members[0]["K"], members[0]["val_mse"])
     assert star.x[0] in {m["K"] for m in members}
     assert any(a.text == "<b>winner: average of 3</b>" for a in fig.layout.annotations)
-    assert "average of 3 tied candidates" in star.text[0]
+    assert "average of 3 statistically tied models" in star.text[0]     # one name for the tie set (issue 24)
 
 
 def test_regime_map_labels_do_not_overlap_and_name_their_risks(result, sweep):

@@ -75,17 +75,33 @@ def test_run_param_renders_the_stored_selection(stored, store_path):
     assert any(f"Stored as run {run_id}:" in link.label for link in at.get("page_link"))
 
 
-def test_verdict_comes_first_after_the_controls(stored):
+def test_the_answer_comes_first_then_the_verdict_after_the_controls(stored):
+    """Issue 24: the first thing under the title and the panel picker is the answer in one
+    sentence (fcps_core.explain.answer of the shown result), then the frontier chart with
+    the deployed point marked; the verdict (without the answer again) and the evidence
+    follow the controls."""
+    from fcps_core.explain import answer
     _, at = stored
+    d = at.session_state["selection"]["dict"]
     top = list(at.main.children.values())
+    assert [top[0].type, top[1].type] == ["title", "selectbox"]
+    said = list(top[2].children.values())
+    assert said[0].value == "**Answer**"
+    assert said[1].value.startswith("Deploy th") and "95% interval" in said[1].value
+    from fcps_app.common import md
+    assert said[1].value == md(answer(d))
+    k = len(d["selected"]["judges"])
+    assert said[1].value.startswith(f"Deploy these {k} judges" if k > 1 else "Deploy this judge")
+    chart = [c for c in top[3].children.values() if c.type == "plotly_chart"]
+    spec = json.loads(chart[0].proto.spec)
+    assert any(str(t.get("name", "")).startswith("deployed:") for t in spec["data"])
     form = next(i for i, c in enumerate(top) if getattr(c, "type", None) == "form")
     after = top[form + 1:]
     assert after[0].type == "subheader" and after[0].value == "Verdict"
-    assert after[1].value.startswith("Deploy ") and "95% interval" in after[1].value
+    assert not after[1].value.startswith("Deploy ")          # said once, at the top
     # amber exactly when a fixed recipe is clearly better than the selection, green otherwise
-    d = at.session_state["selection"]["dict"]
     worse = any(comparison(b) == "worse" for b in d.get("baselines") or [])
-    assert after[1].type == ("warning" if worse else "success")
+    assert after[1].type == ("warning" if worse else "success") == said[1].type
     kinds = [c.type for c in after]
     assert kinds.index("subheader", 2) < kinds.index("plotly_chart")     # "Evidence" heads the rest
     assert after[kinds.index("subheader", 2)].value == "Evidence"
@@ -141,6 +157,8 @@ def test_bad_run_param_is_one_error_line(store_path, raw, words):
 
 
 def test_the_ties_sentence_counts_what_the_ties_table_lists(stored):
+    """One tie set (issue 24): the sentence counts the distinct tied models and the averaged
+    ones as the result's tie does, and the table lists as many as it names."""
     import re
     from fcps_core.explain import tie_summary
     _, at = stored
@@ -148,17 +166,18 @@ def test_the_ties_sentence_counts_what_the_ties_table_lists(stored):
     t = tie_summary(d)
     said = [m.value for m in at.markdown if m.value.startswith("**Statistical ties**")]
     tables = [df.value for df in at.dataframe if "paired SE" in df.value.columns]
-    if not t["n_tied"]:
+    if t["n_models"] <= 1:
         assert not said and not tables
         return
-    assert len(said) == 1 and f"{t['n_tied']} other candidate(s)" in said[0]
-    named = re.search(r"The (\d+) closest different predictor", said[0])
+    assert len(said) == 1 and f"{t['n_models']} distinct models" in said[0]
+    if t["n_members"] > 1:
+        assert f"averages {t['n_members']} of them" in said[0]
+        assert t["n_members"] == len(d["selected"]["members"])
+    named = re.search(r"The (\d+) closest of them", said[0])
     assert (int(named.group(1)) if named else 0) == (len(tables[0]) if tables else 0) == len(t["listed"])
-    if t["same"]:
-        assert "the deployed predictor reached by another path" in said[0]
-    # no row of the table is the deployed predictor itself (difference and paired SE both 0)
-    for table in tables:
-        assert not ((table["difference"].abs() < 1e-12) & (table["paired SE"].abs() < 1e-12)).any()
+    # no row of the table is a deployed member (one entry per distinct model)
+    members = {m["index"] for m in d["selected"].get("members") or []} | {d["selected"].get("index")}
+    assert not members & {a["index"] for a in t["listed"]}
 
 
 def test_page_links_look_like_links(stored):

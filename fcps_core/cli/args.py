@@ -138,7 +138,8 @@ FLOAT_FLAGS = (("alpha", 0.0, None, "a finite number >= 0"),
                ("max_mb", 0.0, MAX_MB, f"a positive number of megabytes up to {MAX_MB:,.0f}"),
                ("gain_threshold", None, None, "a finite number"),
                ("pressure_threshold", None, None, "a finite number"),
-               ("gamma", None, None, "a finite number"))
+               ("gamma", None, None, "a finite number"),
+               ("budget", 0.0, None, "a finite cost per item >= 0"))
 #: list flags that must name something when given (``--families ''`` is not "every family")
 LIST_FLAGS = (("judges", "judge column"), ("families", "family"), ("paths", "path rule"),
               ("menu", "family"))

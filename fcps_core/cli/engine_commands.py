@@ -71,7 +71,8 @@ def cmd_select(args, ctx: RunContext) -> int:
             refit=args.refit, n_bins=args.n_bins,
             gain_threshold=args.gain_threshold, pressure_threshold=args.pressure_threshold,
             protocol=args.protocol, choice=choice, folds=args.folds, repeats=args.repeats,
-            estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members),
+            estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members,
+            max_judges=args.max_judges, budget=args.budget),
         judge_costs=costs, progress=progress_printer(args), want_predictor=bool(args.save_model),
         # store: --save
         save=save, store=store_at(args.store) if save else None, panel_name=ctx.store_panel,

@@ -162,7 +162,9 @@ def render_result(result, *, top: int = 15) -> str:
         blocks = (f"blocks ({sp['source']}): S={sp['n_S']} M={sp['n_M']} V={sp['n_V']} "
                   f"T={sp['n_T']}  seed={sp['seed']}")
         risk_word = "validation"
-    lines = [
+    from ..explain import answer, tie_sentence
+    first = answer(d)
+    lines = ([f"ANSWER  {first}", ""] if first else []) + [
         f"panel {d['panel']['name']}: {d['panel']['rows']} rows, {d['panel']['labelled']} labelled, "
         f"{len(d['panel']['judges'])} judges, schema {d['panel']['schema']}",
         blocks,
@@ -172,10 +174,11 @@ def render_result(result, *, top: int = 15) -> str:
         "",
     ]
     if sel["family"] == "tie_average":
-        lines.append(f"SELECTED  tie_average of {len(sel['members'])} tied candidates over {sel['K']} judges  "
-                     f"{risk_word}_mse={fmt(sel['val_mse'])}  test_mse={fmt(sel['test_mse'])}")
+        lines.append(f"SELECTED  an equal-weight average of {len(sel['members'])} statistically tied models over "
+                     f"{sel['K']} judges  {risk_word}_mse={fmt(sel['val_mse'])}  test_mse={fmt(sel['test_mse'])}")
         for m in sel["members"]:
-            lines.append(f"  member {m['family']} K={m['K']} path={m['path']} {risk_word}_risk={fmt(m['val_risk'])}")
+            lines.append(f"  member {m['family']} K={m['K']} path={m['path']} weight={fmt(m.get('weight'), 3)} "
+                         f"{risk_word}_risk={fmt(m['val_risk'])}")
     else:
         lines.append(f"SELECTED  {sel['family']}  K={sel['K']}  path={sel['path']}  "
                      f"{risk_word}_mse={fmt(sel['val_mse'])}  test_mse={fmt(sel['test_mse'])}")
@@ -188,12 +191,9 @@ def render_result(result, *, top: int = 15) -> str:
                         if dr.get("optimistic") is not None else ""))
     elif (d.get("choice_info") or {}).get("estimate_note"):
         lines.append(f"  deployed risk: {d['choice_info']['estimate_note']}")
-    tie = d.get("tie") or {}
-    if tie.get("tied"):
-        alts = "; ".join(f"{a['family']} K={a['K']} ({a['path']}) {fmt(a['risk'])}"
-                         for a in tie.get("alternatives", [])[:3])
-        lines.append(f"  statistical tie: {tie['n_tied']} other candidate(s) within one paired SE"
-                     + (f", e.g. {alts}" if alts else ""))
+    ties = tie_sentence(d)
+    if ties:
+        lines.append(f"  statistical tie: {ties}")
     if d["guard"]:
         g = d["guard"]
         lines.append(f"  guard one_se toward {g['prior_family']}: "
@@ -203,6 +203,8 @@ def render_result(result, *, top: int = 15) -> str:
         lines.append(render_table([[b["label"], b["risk"], b["diff_vs_selected"],
                                     None if b["ci"] is None else f"[{fmt(b['ci'][0])}, {fmt(b['ci'][1])}]"]
                                    for b in d["baselines"]], ["baseline", "risk", "diff", "95% CI"]))
+    if d.get("frontier"):
+        lines += render_frontier(d)
     if d.get("costs"):
         lines += render_costs(d)
     lines += render_judges(d)
@@ -227,6 +229,37 @@ def render_result(result, *, top: int = 15) -> str:
                                     c["freq_test"]] for c in d["cells"]],
                                   ["pattern", "N_z", "mean_y", "pred", "freq_V", "freq_T"]))
     return "\n".join(lines) + "\n"
+
+
+def render_frontier(d: dict, *, top: int = 30) -> list[str]:
+    """FRONTIER lines: per panel size (and cost level) what the limit deploys, its risk, the
+    paired difference to the unconstrained choice and the estimate on new items; panel
+    sizes deploying the same predictor are one row (K 8-13)."""
+    rows, prev = [], None
+    points = d["frontier"]
+    for p in points:
+        key = (p["constraint"], tuple(p["judges"]), p["family"], len(p["members"]))
+        dv, dr = p["diff_vs_best"], p.get("deployed_risk") or {}
+        if prev is not None and prev[0] == key and p["constraint"] == "max_judges":
+            prev[1][0] = f"{prev[1][0].split('-')[0]}-{p['n_judges']}"
+            if p.get("chosen"):         # the deployed point's own estimate (as the answer says)
+                prev[1][-2:] = [None if not dr else f"{fmt(dr['estimate'])} [{fmt(dr['ci'][0])}, "
+                                f"{fmt(dr['ci'][1])}]", "*"]
+            continue
+        row = [str(p["n_judges"]) if p["constraint"] == "max_judges" else f"cost<={fmt(p['cost'], 3)}",
+               len(p["judges"]), p["family"] if p["family"] != "tie_average" else f"average of {len(p['members'])}",
+               p["risk"], f"{dv['estimate']:+.4f} [{dv['ci'][0]:+.4f}, {dv['ci'][1]:+.4f}]",
+               None if not dr else f"{fmt(dr['estimate'])} [{fmt(dr['ci'][0])}, {fmt(dr['ci'][1])}]",
+               "*" if p.get("chosen") else ""]
+        rows.append(row)
+        prev = (key, row)
+    shown = rows if len(rows) <= top else rows[:top // 2] + rows[-top // 2:]
+    lines = ["", f"FRONTIER  the best deployable predictor at each limit ({len(rows)} distinct rows; * deployed; "
+                 "diff = its risk - the choice over all judges, 95% paired interval; select --max-judges K deploys "
+                 "row K):"]
+    lines.append(render_table(shown, ["max judges", "used", "combined as", "risk", "diff vs all (95%)",
+                                      "on new items (95%)", ""]))
+    return lines
 
 
 def render_costs(d: dict) -> list[str]:
@@ -267,6 +300,15 @@ def render_judges(d: dict, *, top: int = 15) -> list[str]:
                      f"Brier {fmt(cal['brier'])}, base rate's Brier {fmt(cal['brier_base_rate'])} "
                      f"({cal['points']} held-out predictions)")
     share = {j["judge"]: j["weight_share"] for j in (r.get("contribution") or {}).get("judges", [])}
+    from ..explain import deployed_judges, shared_with, signed_weights
+    signed, shared = signed_weights(d), shared_with(d)
+    if d["selected"].get("judges"):
+        order = deployed_judges(d)
+        lines.append("  deployed judges by contribution (signed weight: mean over the deployed models; "
+                     "shared: a near-duplicate judge is also deployed, so the weight is split between them):")
+        lines.append(render_table([[safe(j), signed.get(j), share.get(j),
+                                    ", ".join(safe(x) for x in shared.get(j, [])) or "-"] for j in order[:top]],
+                                  ["judge", "signed weight", "weight share", "shared with"]))
     rows = sorted(r["judges"], key=lambda j: (j["brier_iso"] is None, j["brier_iso"] or 0.0))[:top]
     lines.append(f"  top {len(rows)} judges by Brier after isotonic (weight share: in the deployed predictor):")
     lines.append(render_table([[safe(j["judge"]), j["schema"], j["coverage"], j["parse_error_rate"], j["accuracy"],

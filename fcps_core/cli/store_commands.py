@@ -292,8 +292,7 @@ def cmd_show(args) -> int:
     out.append(render_table([[j["name"], j["schema"], j["n_distinct"], j["n_missing"]]
                              for j in info["judges"]], ["judge", "schema", "distinct", "missing"]))
     if runs:
-        out.append(render_table([[r["run_id"], r["kind"], r["status"], r["family"], r["K"],
-                                  r["val_mse"], r["test_mse"]] for r in runs],
+        out.append(render_table([[r["run_id"], r["kind"], r["status"], *_deployed(r)] for r in runs],
                                 ["run", "kind", "status", "family", "K", "val_mse", "test_mse"]))
     sys.stdout.write(safe("\n".join(out)) + "\n")
     return 0
@@ -341,8 +340,7 @@ def cmd_runs(args) -> int:
     if not runs:
         sys.stdout.write("no runs stored (select/sweep with --save stores one)\n")
         return 0
-    rows = [[r["run_id"], r["panel"], r["kind"], r["status"], r["family"], r["K"], r["val_mse"],
-             r["test_mse"], r["seconds"], f"{r['finished_at']:%Y-%m-%d %H:%M}", r["label"] or "",
+    rows = [[r["run_id"], r["panel"], r["kind"], r["status"], *_deployed(r), r["seconds"], f"{r['finished_at']:%Y-%m-%d %H:%M}", r["label"] or "",
              _short(r.get("note"))] for r in runs]
     sys.stdout.write(safe(render_table(rows, ["run", "panel", "kind", "status", "family", "K",
                                                "val_mse", "test_mse", "seconds", "finished (UTC)",
@@ -501,3 +499,11 @@ def cmd_seed(args) -> int:
     sys.stdout.write(f"seeded {store.path}: {len(added['panels'])} panels and "
                      f"{len(added['runs'])} runs added\n")
     return 0
+
+
+def _deployed(r: dict) -> list:
+    """(family, K, val_mse, test_mse) of what a run deployed: an average of tied models is
+    ``tie_average`` (its best member's family, K and risks belong to no deployed predictor)."""
+    if r.get("deployed_family") == "tie_average":
+        return ["tie_average", None, None, None]
+    return [r["family"], r["K"], r["val_mse"], r["test_mse"]]

@@ -37,7 +37,7 @@ def _winner_points(candidates: list[dict], selected: dict | None, objective: str
             return [], None
         best = min(members, key=lambda m: m[objective])
         own = selected.get(objective if objective in selected else "val_mse")
-        label = (f"deployed: average of {len(members)} tied candidates over {selected['K']} judges"
+        label = (f"deployed: average of {len(members)} statistically tied models over {selected['K']} judges"
                  + (f" (its held-out risk {own:.4f})" if own is not None else "")
                  + f"; the star marks its best member, {best['family']} K={best['K']} ({best['path']} path)")
         return members, {"K": best["K"], "risk": best[objective], "se": None, "label": label,

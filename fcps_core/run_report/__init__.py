@@ -27,8 +27,8 @@ import datetime as _dt
 from .blocks import CSS, Figures, esc, fmt, missing_terms, words
 from .sections import (audit_cells_section, audit_judges_section, audit_verdict_section, parameters_section,
                        provenance_section, sweep_section, sweep_verdict_section)
-from .selection import (baselines_section, candidates_section, cells_section, judges_section, regime_section,
-                        verdict_section)
+from .selection import (baselines_section, candidates_section, cells_section, frontier_section, judges_section,
+                        regime_section, verdict_section)
 from .summary import flat_params, run_facts, split_sizes
 
 __all__ = ["SECTIONS", "flat_params", "missing_terms", "run_facts", "run_report", "run_report_html",
@@ -61,7 +61,7 @@ def run_report(run: dict, panel: dict | None, *, figures: bool = True) -> str:
         body["Verdict"] = (f'<p class="verdict status-refuse"><b>This run {esc(run.get("status"))}</b>: '
                            f'{esc(run.get("error") or "it stored no result")}</p>')
     elif kind == "select":
-        body["Verdict"] = verdict_section(res, run)
+        body["Verdict"] = verdict_section(res, run) + frontier_section(res, figs)
         body["Judges"] = judges_section(res)
         body["Candidates"] = candidates_section(res, figs)
         body["Regime"] = regime_section(res, figs)

@@ -39,6 +39,44 @@ def verdict_section(res: dict, run: dict) -> str:
             + f'<p><b>Judges deployed ({len(judges)}):</b> {esc(", ".join(judges))}</p>')
 
 
+def frontier_section(res: dict, figs: Figures) -> str:
+    """The frontier after the answer: risk against panel size (chart), and per distinct
+    deployment its limit, judges used, risk, paired difference to the choice over all
+    judges and estimate on new items."""
+    points = [p for p in res.get("frontier") or [] if p.get("constraint") == "max_judges"]
+    if not points:
+        return ""
+    rows, prev = [], None
+    for p in points:
+        key = (tuple(p["judges"]), p["family"], len(p.get("members") or []))
+        dr = p.get("deployed_risk") or {}
+        row = {"limit": str(p["n_judges"]), "used": len(p["judges"]),
+               "family": p["family"] if p["family"] != "tie_average" else f"average of {len(p['members'])}",
+               "val_risk": p["risk"], "diff": p["diff_vs_best"]["estimate"],
+               "diff_ci": interval(p["diff_vs_best"]["ci"]), "deployed_risk": dr.get("estimate"),
+               "selected": bool(p.get("chosen"))}
+        if prev is not None and prev[0] == key:
+            prev[1]["limit"] = f"{prev[1]['limit'].split('-')[0]}-{p['n_judges']}"
+            if p.get("chosen"):
+                prev[1].update(deployed_risk=dr.get("estimate"), selected=True)
+            continue
+        rows.append(row)
+        prev = (key, row)
+    out = ["<h3>What fewer judges cost (the frontier)</h3>",
+           para("The best predictor the same choice rule deploys with at most k judges (select --max-judges k), "
+                "from the same held-out predictions: its held-out risk, its paired difference to the choice over "
+                "all judges (95% interval) and its estimate on new items (bias-corrected for choosing under that "
+                "limit). Panel sizes deploying the same predictor share a row.")]
+    out.append(table(rows, [Column("limit", "limit", "most judges"), Column("used", "used", "judges used"),
+                            Column("family"), Column("val_risk", "val_risk", "held-out risk"),
+                            Column("diff", "diff", "diff vs all"), Column("diff_ci", "diff_ci", "95% interval"),
+                            Column("deployed_risk", "deployed_risk", "on new items"), Column("selected")],
+                     highlight=lambda r: r["selected"]))
+    out.append(figs("frontier_figure", res.get("frontier"),
+                    objective=str((res.get("menu") or {}).get("objective") or "mse").upper()))
+    return "".join(out)
+
+
 def judges_section(res: dict) -> str:
     rep = res.get("judges_report")
     if not rep:
@@ -96,10 +134,10 @@ def candidates_section(res: dict, figs: Figures) -> str:
                      highlight=lambda r: r["selected"]))
     out.append(cards([("validation_scale", "validation scale", fmt(res.get("validation_scale"))),
                       ("theorem1_bound", "Theorem 1 bound", fmt(res.get("theorem1_bound")))]))
-    tie = res.get("tie") or {}
-    if tie.get("n_tied"):
-        out.append(para(f"{tie['n_tied']} other candidate(s) are a statistical tie with the selected one "
-                        f"({tie.get('rule')})."))
+    from ..explain import tie_sentence
+    ties = tie_sentence(res)
+    if ties:
+        out.append(para(ties))
     out.append(figs("validation_risk_over_k", cands, selected=sel))
     return "".join(out)
 

@@ -10,7 +10,7 @@ choice:
   best, the simplest on the paper's complexity ladder (mean/vote < one-coin < ridge/logistic
   < pairwise stackers < table-like), then the smaller K.
 * ``tie_average`` -- the average of the statistically tied candidates' predictions (within
-  one paired SE of the best; identical prediction columns counted once; at most
+  one paired SE of the best; one member per distinct model, :mod:`.members`; at most
   ``max_members``, lowest risk first), deployed as one predictor.
 * ``cheapest_tied`` -- among the tied candidates on the best candidate's own line (the same
   path, family and parameters; only K varies), the cheapest to run (the sum of its judges'
@@ -301,39 +301,54 @@ def prediction_signatures(preds: np.ndarray) -> np.ndarray:
     return np.array([seen.setdefault(col.tobytes(), len(seen)) for col in flat], dtype=np.int64)
 
 
-def best_column(means: np.ndarray, tie_rank: np.ndarray) -> int:
-    """The lowest mean risk; candidates within the numerical tolerance go by ``tie_rank``."""
+def best_column(means: np.ndarray, tie_rank: np.ndarray, allowed: np.ndarray | None = None) -> int:
+    """The lowest mean risk (among the ``allowed`` columns; None: all); candidates within
+    the numerical tolerance go by ``tie_rank``."""
+    if allowed is not None:
+        means = np.where(allowed, means, np.inf)
     lo = float(means.min())
     near = np.flatnonzero(means <= lo + risk_tolerance(lo))
     return int(near[np.argmin(tie_rank[near])])
 
 
-def tie_set(grouped: GroupedLosses, tie_rank: np.ndarray, w: np.ndarray | None = None):
+def tie_set(grouped: GroupedLosses, tie_rank: np.ndarray, w: np.ndarray | None = None,
+            allowed: np.ndarray | None = None):
     """(best, tied columns, means, paired SEs against the best): the columns within one
-    paired, group-clustered SE of the lowest (possibly bootstrap-weighted) mean risk."""
+    paired, group-clustered SE of the lowest (possibly bootstrap-weighted) mean risk; with
+    ``allowed`` (a candidate mask) the best and the tie set are among those columns only
+    (the SEs against one best are computed once and cached, so many constraints sharing a
+    best cost one pass)."""
     means = grouped.means(w)
-    best = best_column(means, tie_rank)
+    best = best_column(means, tie_rank, allowed)
     se = grouped.paired_se(best, w, means)
     se = np.where(np.isfinite(se), se, 0.0)
-    tied = np.flatnonzero(means - means[best] <= se + risk_tolerance(float(means.min())))
+    lo = float(means.min() if allowed is None else means[allowed].min())
+    near = means - means[best] <= se + risk_tolerance(lo)
+    tied = np.flatnonzero(near if allowed is None else near & allowed)
     return best, tied, means, se
 
 
 def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_rank: np.ndarray,
            signatures, max_members: int, w: np.ndarray | None = None,
-           lines: np.ndarray | None = None) -> Choice:
+           lines: np.ndarray | None = None, allowed: np.ndarray | None = None,
+           members_fit=None) -> Choice:
     """Apply ``rule`` to (possibly bootstrap-weighted) grouped losses; ``simple_rank`` is
     the within-tie preference (:func:`preference_order`), ``lines`` the candidates' lines
-    (:func:`line_ids`, for ``cheapest_tied``)."""
+    (:func:`line_ids`, for ``cheapest_tied``). ``allowed`` (a boolean mask over candidates,
+    :mod:`.constraints`) restricts the rule to those candidates: the best, the tie set and
+    the pick are all among them; ``members_fit(members)`` says whether an average of those
+    candidates respects the constraint (tie_average adds members only while it does)."""
+    if allowed is not None and not allowed.any():
+        raise ValueError("no candidate is allowed")
     if rule == "argmin":
-        best = best_column(grouped.means(w), tie_rank)
+        best = best_column(grouped.means(w), tie_rank, allowed)
         return Choice(best, best, None, np.array([best]))
-    best, tied, means, _ = tie_set(grouped, tie_rank, w)
+    best, tied, means, _ = tie_set(grouped, tie_rank, w, allowed)
     if rule in WITHIN_TIE_RULES:
         pool = rule_pool(rule, tied, best, lines)
         chosen = int(pool[np.argmin(simple_rank[pool])])
         return Choice(best, chosen, None, tied)
-    members = pick_members(tied, means, tie_rank, signatures, max_members)
+    members = pick_members(tied, means, tie_rank, signatures, max_members, members_fit)
     return Choice(best, members[0], members if len(members) > 1 else None, tied)
 
 
@@ -369,16 +384,20 @@ def risk_order(cols: np.ndarray, means: np.ndarray, tie_rank: np.ndarray) -> np.
 
 
 def pick_members(tied: np.ndarray, means: np.ndarray, tie_rank: np.ndarray, signatures,
-                 max_members: int) -> list[int]:
+                 max_members: int, members_fit=None) -> list[int]:
     """tie_average's members: the tied columns, lowest risk first (risks equal up to
-    rounding go by ``tie_rank``), one column per distinct prediction vector
-    (``signatures[c]``: an array or a :class:`.folds.SignatureLookup`), at most
-    ``max_members``."""
+    rounding go by ``tie_rank``), one column per distinct model (``signatures[c]``: an
+    array, a :class:`.members.MemberLookup` or a :class:`.folds.SignatureLookup`), at most
+    ``max_members``; with ``members_fit`` (a constraint on the average's judges) a column
+    joins only while the members with it still fit."""
     order = risk_order(tied, means, tie_rank)
     members, seen = [], set()
     for c in order:
-        if signatures[c] not in seen:
-            seen.add(signatures[c])
+        if signatures is None or signatures[c] not in seen:
+            if members and members_fit is not None and not members_fit(members + [int(c)]):
+                continue
+            if signatures is not None:
+                seen.add(signatures[c])
             members.append(int(c))
         if len(members) >= max_members:
             break
@@ -399,16 +418,27 @@ def row_losses(objective: str, y: np.ndarray, preds: np.ndarray) -> np.ndarray:
 @one_blas_thread
 def apply_choice_rule(result, selector, heldout) -> Choice:
     """Choose on the held-out predictions of ``heldout`` (:class:`.folds.HeldOut`) and
-    record the choice on ``result`` (selected index, members, risks)."""
+    record the choice on ``result`` (selected index, members, risks); a selector's
+    ``max_judges`` / ``budget`` restrict the rule to the admissible candidates
+    (:mod:`.constraints`)."""
+    from .constraints import no_admissible_candidate, selector_constraint
+    from .members import member_lookup
     cands = result.candidates
+    constraint = selector_constraint(selector)
+    allowed = constraint.mask(cands)
+    if allowed is not None and not allowed.any():
+        raise no_admissible_candidate(constraint)
     ch = choose(selector.choice, heldout.grouped(selector.objective), tie_rank=tie_break_order(cands),
                 simple_rank=preference_order(selector.choice, cands, selector.judge_costs),
-                signatures=heldout.signature_lookup(),
-                max_members=selector.max_members, lines=line_ids(cands))
+                signatures=member_lookup(heldout, cands),
+                max_members=selector.max_members, lines=line_ids(cands), allowed=allowed,
+                members_fit=None if allowed is None else (lambda m: constraint.members_fit(cands, m)))
     result.selected_index = ch.chosen
     result.members = ch.members
     result.choice_info = {"rule": selector.choice, "best_index": ch.best,
                           "tied_count": int(len(ch.tied))}
+    if constraint.active:
+        result.choice_info["constraint"] = constraint.to_dict()
     if ch.members:
         result.selected_val = {f"val_{obj}": heldout.raw_mean(heldout.average_losses(obj, ch.members))
                                for obj in ("mse", "nll")}

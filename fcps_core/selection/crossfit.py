@@ -42,6 +42,7 @@ from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
 from .choice import apply_choice_rule
+from .frontier import attach_frontier
 from .honesty import assess, nested_estimate
 from .result import SelectionResult, predict_on_rows
 
@@ -400,6 +401,7 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
         dr["ci"] = [dr["ci"][0] - delta, dr["ci"][1] - delta]
     if selector.estimate == "nested":
         result.deployed_risk = nested_estimate(selector, panel, blocks, D, report)
+    attach_frontier(result, heldout)
     result.timings["select_seconds"] = time.perf_counter() - t0
     report(1.0, "done")
     return result

@@ -33,7 +33,9 @@ from ..families import REGISTRY
 from .folds import grouped_folds
 from ..families.base import one_blas_thread
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, line_ids, pick_members, preference_order,
-                     risk_order, rounding_tolerance, rule_pool, tie_break_order)
+                     risk_order, rule_pool, tie_break_order, tie_set)
+from .constraints import selector_constraint
+from .members import member_lookup
 
 Z95 = 1.959963984540054
 BASELINE_LABELS = {
@@ -66,7 +68,7 @@ def assess(result, heldout) -> None:
     sel = result.selector
     grouped = heldout.grouped(sel.objective)
     result.regime = _regime(result, lambda cands: grouped.columns([c.index for c in cands]))
-    result.tie = _tie(result, grouped)
+    result.tie = _tie(result, grouped, heldout)
     base_losses, on_distinct = _baseline_losses(result, heldout)
     if sel.estimate == "none":
         result.deployed_risk = None
@@ -180,6 +182,87 @@ def _paired_tie_columns(spread, cross, cols, M, beta, w_max, N, tol, drawn):
     return cols[(delta <= PRUNE_SLACK * (se_up + tol[:, None])).any(axis=0)]
 
 
+def draw_best(Mc: np.ndarray, tie_rank: np.ndarray, allowed: np.ndarray | None = None):
+    """(best candidate, lowest risk, tie tolerance) of each draw from its in-bag means ``Mc``
+    (draws, candidates): the lowest risk among the ``allowed`` candidates (None: all),
+    candidates within :func:`.diagnostics.risk_tolerance` of it going by ``tie_rank``."""
+    masked = Mc if allowed is None else np.where(allowed[None, :], Mc, np.inf)
+    lo = masked.min(axis=1)
+    tol = risk_tolerance(lo)
+    big = len(tie_rank) + 1
+    best = np.where(masked <= (lo + tol)[:, None], tie_rank[None, :], big).argmin(axis=1)
+    return best, lo, tol
+
+
+def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.ndarray, tol: np.ndarray,
+                  bd: np.ndarray, allowed_d: np.ndarray | None = None,
+                  unit_sums: np.ndarray | None = None) -> np.ndarray:
+    """(draws, distinct columns): which columns are within one paired, group-clustered SE
+    of draw b's best distinct column ``bd[b]`` under its group counts ``W[b]`` (in-bag
+    means ``M``, in-bag rows ``N``, tolerance ``tol``). Candidates a bound rules out
+    (:func:`_tie_columns`, :func:`_paired_tie_columns`) are never summed; the others'
+    paired SE is summed over units (see :func:`_bbc`). Used by the deployed-risk bootstrap
+    and by the frontier's constrained replays (:mod:`.frontier`); ``allowed_d`` (a mask
+    over distinct columns) leaves the others out of every tie set; ``unit_sums`` (units,
+    distinct columns), when the caller keeps them, saves forming them per call."""
+    G = grouped.n_groups
+    ng = grouped.rows_per_group
+    step = max(1, BLOCK_CELLS // max(G, 1))
+    buffer = np.empty((G, step))
+
+    def group_weights(rows) -> np.ndarray:
+        Wr = W[rows].T
+        out = buffer if Wr.shape[1] == step else np.empty(Wr.shape)
+        np.copyto(out, Wr, casting="unsafe")
+        return out
+    drawn = W.sum(axis=1, dtype=np.int64).astype(float)
+    w_max = W.max(axis=1).astype(float)
+    spread = grouped.spread()
+    tied_d = np.zeros(M.shape, dtype=bool)
+    betas = np.unique(bd)
+    draws_of = [np.flatnonzero(bd == beta) for beta in betas]
+    cols_of = [_tie_columns(spread, M[rb], beta, w_max[rb], N[rb], tol[rb], drawn[rb])
+               for beta, rb in zip(betas, draws_of)]
+    if allowed_d is not None:
+        cols_of = [cols[allowed_d[cols]] for cols in cols_of]
+    held = np.unique(np.concatenate([*cols_of, betas]))
+    n_unit = grouped.unit_rows
+    if len(n_unit) * len(held) <= UNIT_SUM_CELLS:
+        # every column some tie set may hold, summed once; their paired bound is tighter
+        ST = np.ascontiguousarray((grouped.unit_sums(held) if unit_sums is None else unit_sums[:, held]).T)
+
+        def unit_sums_t(c):
+            """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
+            return ST[np.searchsorted(held, c)]
+        cross = ST @ (grouped.unit_groups[:, None] * unit_sums_t(betas).T)       # sum_g S_gc S_g,beta
+        cols_of = [_paired_tie_columns(spread, cross[np.searchsorted(held, cols), i], cols, M[rb], beta,
+                                       w_max[rb], N[rb], tol[rb], drawn[rb])
+                   for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
+    else:
+        def unit_sums_t(c):
+            return grouped.unit_sums(c).T
+    for beta, rb, cols in zip(betas, draws_of, cols_of):
+        # per unit (one group of it): D n and D^2, D = S_c - S_beta summed directly
+        DN_D2 = np.empty((2 * len(cols), len(n_unit)))
+        D, D2 = DN_D2[:len(cols)], DN_D2[len(cols):]
+        np.subtract(unit_sums_t(cols), unit_sums_t([beta]), out=D2)
+        np.multiply(D2, n_unit, out=D)
+        D2 *= D2
+        del D, D2
+        for s0 in range(0, len(rb), step):
+            part = rb[s0:s0 + step]
+            Wt = group_weights(part)
+            DN, D2 = np.vsplit(DN_D2 @ grouped.unit_weights(Wt), 2)   # the draws' weights per unit
+            DN, D2 = DN.T, D2.T
+            NN = (ng * ng) @ Wt
+            d = M[part][:, cols] - M[part, beta][:, None]
+            ss = D2 - 2 * d * DN + d ** 2 * NN[:, None]
+            f = drawn[part] / np.maximum(drawn[part] - 1, 1)
+            se = np.sqrt(np.maximum(ss, 0.0) * f[:, None]) / N[part, None]
+            tied_d[np.ix_(part, cols)] = d <= se + tol[part, None]
+    return tied_d
+
+
 def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct: bool):
     """All bootstrap draws at once: with W (draws x groups) the draw counts of each group,
     every in-bag mean and out-of-bag sum is a matrix product, so the rule is replayed
@@ -255,59 +338,21 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
         M[blk] = (element_weights(Wt).T @ E) / N[blk, None]
         del Wt
     Mc = M[:, col]
-    lo = Mc.min(axis=1)
-    tol = risk_tolerance(lo)
+    # a constraint (--max-judges, --budget) is replayed: best, ties and members among the
+    # admissible candidates only
+    constraint = selector_constraint(sel)
+    allowed = constraint.mask(cands)
+    best, lo, tol = draw_best(Mc, tie_rank, allowed)
     big = len(cands) + 1
-    best = np.where(Mc <= (lo + tol)[:, None], tie_rank[None, :], big).argmin(axis=1)
     chosen = best.copy()
     tied = None
     # pass 2: the tie sets, per best column over all of its draws
     if rule != "argmin":
         bd = col[best]
-        drawn = W.sum(axis=1, dtype=np.int64).astype(float)
-        w_max = W.max(axis=1).astype(float)
-        spread = grouped.spread()
-        tied_d = np.zeros(M.shape, dtype=bool)
-        betas = np.unique(bd)
-        draws_of = [np.flatnonzero(bd == beta) for beta in betas]
-        cols_of = [_tie_columns(spread, M[rb], beta, w_max[rb], N[rb], tol[rb], drawn[rb])
-                   for beta, rb in zip(betas, draws_of)]
-        held = np.unique(np.concatenate([*cols_of, betas]))
-        n_unit = grouped.unit_rows
-        if len(n_unit) * len(held) <= UNIT_SUM_CELLS:
-            # every column some tie set may hold, summed once; their paired bound is tighter
-            ST = np.ascontiguousarray(grouped.unit_sums(held).T)
-
-            def unit_sums_t(c):
-                """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
-                return ST[np.searchsorted(held, c)]
-            cross = ST @ (grouped.unit_groups[:, None] * unit_sums_t(betas).T)       # sum_g S_gc S_g,beta
-            cols_of = [_paired_tie_columns(spread, cross[np.searchsorted(held, cols), i], cols, M[rb], beta,
-                                           w_max[rb], N[rb], tol[rb], drawn[rb])
-                       for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
-        else:
-            def unit_sums_t(c):
-                return grouped.unit_sums(c).T
-        for beta, rb, cols in zip(betas, draws_of, cols_of):
-            # per unit (one group of it): D n and D^2, D = S_c - S_beta summed directly
-            DN_D2 = np.empty((2 * len(cols), len(n_unit)))
-            D, D2 = DN_D2[:len(cols)], DN_D2[len(cols):]
-            np.subtract(unit_sums_t(cols), unit_sums_t([beta]), out=D2)
-            np.multiply(D2, n_unit, out=D)
-            D2 *= D2
-            del D, D2
-            for s0 in range(0, len(rb), step):
-                part = rb[s0:s0 + step]
-                Wt = group_weights(part)
-                DN, D2 = np.vsplit(DN_D2 @ grouped.unit_weights(Wt), 2)   # the draws' weights per unit
-                DN, D2 = DN.T, D2.T
-                NN = (ng * ng) @ Wt
-                d = M[part][:, cols] - M[part, beta][:, None]
-                ss = D2 - 2 * d * DN + d ** 2 * NN[:, None]
-                f = drawn[part] / np.maximum(drawn[part] - 1, 1)
-                se = np.sqrt(np.maximum(ss, 0.0) * f[:, None]) / N[part, None]
-                tied_d[np.ix_(part, cols)] = d <= se + tol[part, None]
+        tied_d = draw_tie_sets(grouped, W, M, N, tol, bd)
         tied = tied_d[:, col]
+        if allowed is not None:
+            tied &= allowed[None, :]
         if rule in WITHIN_TIE_RULES:
             pool = rule_pool(rule, tied, best, line_ids(cands))
             chosen = np.where(pool, simple_rank[None, :], big).argmin(axis=1)
@@ -318,7 +363,8 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     elif names:
         g = np.unique(heldout.groups, return_inverse=True)[1].reshape(-1)
         base_groups = np.column_stack([np.bincount(g, weights=base_losses[n], minlength=G) for n in names])
-    signatures = heldout.signature_lookup() if rule == "tie_average" else None
+    signatures = member_lookup(heldout, cands) if rule == "tie_average" else None
+    members_fit = None if allowed is None else (lambda m: constraint.members_fit(cands, m))
     proc = np.empty(B)
     OB = np.zeros((B, len(names)))
     avg_cache: dict[tuple, np.ndarray] = {}
@@ -334,7 +380,8 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
             proc[idx[rc]] = (OU[rc] @ E[:, c]) / safe[rc]
         if rule == "tie_average":
             for i, b in enumerate(idx):
-                members = pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members)
+                members = pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members,
+                                       members_fit)
                 if len(members) > 1:
                     key = tuple(members)
                     if key not in avg_cache:
@@ -344,6 +391,9 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
             OB[blk] = OU @ base_rows if on_distinct else Ot.T @ base_groups
         del Ot, OU
     keep = ON > 0                                      # draws with out-of-bag rows
+    # the draws and their in-bag choice, for the frontier's constrained replays (.frontier)
+    result.bootstrap = {"W": W, "M": M, "N": N, "best": best, "tied": tied, "allowed": allowed,
+                        "proc": proc.copy(), "keep": keep}
     ON, proc, OB = ON[keep], proc[keep], OB[keep]
     deployed = {"estimate": float(proc.mean()),
                 "ci": [float(np.percentile(proc, 2.5)), float(np.percentile(proc, 97.5))],
@@ -369,32 +419,40 @@ def _deployed_heldout_risk(result) -> float:
     return float(result.selected.val_risk)
 
 
-def _tie(result, grouped: GroupedLosses, limit: int = 5) -> dict:
-    ref = result.selected_index
-    means = grouped.means()
-    se = grouped.paired_se(ref, means=means)
-    members = set(result.members or [ref])
-    tol = rounding_tolerance(float(means[ref]))
-    order = risk_order(np.arange(len(means)), means, np.arange(len(means)))   # equal risks: menu order
-    tied = [int(c) for c in order
-            if c not in members and means[c] - means[ref] <= (se[c] if np.isfinite(se[c]) else 0.0) + tol]
+def _tie(result, grouped: GroupedLosses, heldout=None, limit: int = 5) -> dict:
+    """The one tie set of the answer: the candidates within one paired, group-clustered SE
+    of the best admissible candidate (the set the choice rule used, :func:`.choice.tie_set`),
+    counted as distinct models (:mod:`.members`: one per judge set, family and parameters
+    or identical held-out predictions). ``n_models`` counts them all, ``n_members`` those
+    the deployment averages (1 for a single candidate), ``n_tied`` the others;
+    ``alternatives`` are the closest others, one candidate per model."""
+    cands = result.candidates
+    allowed = selector_constraint(result.selector).mask(cands)
+    best, tied, means, se = tie_set(grouped, tie_break_order(cands), allowed=allowed)
+    if result.guard:                       # the guard may deploy a candidate off the tie set
+        best = result.selected_index
+        se = grouped.paired_se(best, means=means)
+    ident = member_lookup(heldout, cands) if heldout is not None else \
+        {c.index: i for i, c in enumerate(cands)}
+    members = result.members or [result.selected_index]
+    deployed = {ident[m] for m in members}
+    order = risk_order(np.union1d(tied, members), means, tie_break_order(cands))
+    models: dict[int, int] = {}
+    for c in order:
+        models.setdefault(ident[c], int(c))
+    others = [c for i, c in models.items() if i not in deployed]
     alternatives = []
-    seen = set()
-    for c in tied:
-        cand = result.candidates[c]
-        key = (cand.family, tuple(cand.judge_idx))
-        if key in seen:
-            continue
-        seen.add(key)
+    for c in others[:limit]:
+        cand = cands[c]
         alternatives.append({"index": c, "family": cand.family, "K": cand.K,
                              "path": cand.path_label or cand.path_rule, "judges": cand.judges,
-                             "risk": float(means[c]), "diff": float(means[c] - means[ref]),
-                             "se": float(se[c])})
-        if len(alternatives) >= limit:
-            break
-    return {"tied": bool(tied) or bool(result.members), "n_tied": len(tied),
-            "alternatives": alternatives,
-            "rule": "within one paired, group-clustered SE of the selected candidate"}
+                             "risk": float(means[c]), "diff": float(means[c] - means[best]),
+                             "se": float(se[c]) if np.isfinite(se[c]) else None})
+    return {"tied": len(models) > 1, "n_tied": len(others), "n_models": len(models),
+            "n_members": len(deployed), "best_index": int(best), "alternatives": alternatives,
+            "rule": "within one paired, group-clustered SE of the best candidate"
+                    + (" within the limit" if allowed is not None else "")
+                    + "; one entry per distinct model (judge set, family and parameters)"}
 
 
 def _regime(result, grouped_pair) -> dict:

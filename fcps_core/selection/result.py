@@ -104,6 +104,10 @@ class SelectionResult:
     heldout: object | None = None               # held-out predictions (crossfit.HeldOut)
     #: candidate index -> block ('V', 'T') -> predictions made while fitting (path_fits)
     predictions: dict = field(default_factory=dict)
+    #: the deployed-risk bootstrap's draws and in-bag choice (honesty._bbc), read by the frontier
+    bootstrap: dict | None = field(default=None, repr=False)
+    #: the best deployable predictor at every panel size and cost level (selection/frontier.py)
+    frontier: list | None = None
 
     def __post_init__(self):
         if self.fit_rows is None:
@@ -305,7 +309,8 @@ class SelectionResult:
                         "members": [{"index": c.index, "path_rule": c.path_rule,
                                      "path": c.path_label or c.path_rule, "judges": c.judges,
                                      "K": c.K, "family": c.family, "params": c.params,
-                                     "val_risk": c.val_risk} for c in self.deployed_members],
+                                     "val_risk": c.val_risk, "weight": 1.0 / len(self.deployed_members)}
+                                    for c in self.deployed_members],
                         **(self.selected_val or {}), **(self.selected_test or {})})
         if sel.stability is not None:
             out["judge_set_stability"] = sel.stability
@@ -350,6 +355,7 @@ class SelectionResult:
             "baselines": self.baselines,
             "tie": self.tie,
             "choice_info": self.choice_info,
+            "frontier": self.frontier,
             "costs": cost_report(self),
             "paths": [{"rule": p.rule, "label": p.label or p.rule,
                        "judges": [self.panel.judge_names[j] for j in p.judges],

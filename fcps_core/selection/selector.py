@@ -53,6 +53,7 @@ from ..splits import Blocks, check_blocks, make_blocks
 from .baselines import baseline_predictions
 from .choice import apply_choice_rule
 from .crossfit import fit_crossfit
+from .frontier import attach_frontier
 from .folds import HeldOut
 from .honesty import assess, assess_regime_only
 from .path_fits import fit_joint_families, fit_path_families
@@ -112,6 +113,10 @@ class FCPSSelector:
         judges >= 10,000, else one; results are identical either way).
     estimate : ``bbc`` (bootstrap bias-corrected risk of the whole procedure, no refits),
         ``nested`` (nested grouped cross-validation) or ``none``; ``n_boot`` resamples.
+    max_judges, budget : deploy at most this many judges / judges costing at most this much
+        per item (``budget`` needs ``judge_costs``): the choice rule runs on the candidates
+        within the limit, an average never calls more judges than allowed
+        (:mod:`.constraints`); the result's ``frontier`` shows every limit at once.
     """
 
     paths: Sequence[str] = DEFAULT_PATHS
@@ -146,6 +151,11 @@ class FCPSSelector:
     #: judge -> {"cost", "latency"} (fcps_core.judge_costs); candidates then carry their cost,
     #: the result its risk-cost Pareto front, and ``cheapest_tied`` can choose
     judge_costs: dict | None = None
+    #: deploy at most this many judges (None: no limit); the choice rule runs on the
+    #: candidates with at most this many judges (:mod:`.constraints`)
+    max_judges: int | None = None
+    #: deploy judges costing at most this much per item (needs ``judge_costs``)
+    budget: float | None = None
 
     def validate(self, n_judges: int) -> None:
         for f in self.families:
@@ -192,6 +202,8 @@ class FCPSSelector:
 
     def check_costs(self, panel: Panel) -> None:
         """Judge costs, when given, cover exactly the panel's judges; cheapest_tied needs them."""
+        from .constraints import selector_constraint
+        selector_constraint(self).check()
         if self.judge_costs is None:
             if self.choice == "cheapest_tied":
                 raise MenuError("the cheapest_tied choice needs judge costs (--judge-costs FILE with "
@@ -263,6 +275,7 @@ class FCPSSelector:
             result.audit()
             report(0.97, "bias-corrected risk estimate (bootstrap over validation groups)")
             assess(result, result.heldout)
+            attach_frontier(result, result.heldout)
         result.timings["select_seconds"] = time.perf_counter() - t0
         report(1.0, "done")
         return result
@@ -454,6 +467,12 @@ class FCPSSelector:
 
         def pick(pool):
             return argmin_with_ties(pool, lambda c: c.val_risk, ties)
+        from .constraints import no_admissible_candidate, selector_constraint
+        constraint = selector_constraint(self)
+        if constraint.active:
+            candidates = [c for c in candidates if constraint.judges_fit(c.judges)]
+            if not candidates:
+                raise no_admissible_candidate(constraint)
         best = pick(candidates)
         if self.guard != "one_se":
             return best.index, None

@@ -167,11 +167,12 @@ def selection_params_of(result) -> dict:
     return selection_params(result)
 
 
-def refit_stored(run: dict, panel, progress=None):
+def refit_stored(run: dict, panel, progress=None, overrides: dict | None = None):
     """A stored selection run refitted from its stored settings (selector fields, blocks and
     seed), for what needs the live result (the next-judge plan, drop-one changes): a stored
     run keeps its tables, not its fitted models. Returns (result, same) where ``same`` says
-    whether the refit deploys what the stored run deploys (family, K, judges)."""
+    whether the refit deploys what the stored run deploys (family, K, judges). ``overrides``
+    replaces selector settings (e.g. ``max_judges`` to deploy another frontier point)."""
     from ..selection import FCPSSelector
     from ..splits import make_blocks
     params = dict(run.get("params") or {})
@@ -185,8 +186,8 @@ def refit_stored(run: dict, panel, progress=None):
     else:       # a ratio draw: the stored sizes are that ratio
         blocks = make_blocks(panel, split=":".join(map(str, sizes if sizes[3] else sizes[:3])), seed=seed)
     known = {f.name for f in fields(FCPSSelector)}
-    selector = FCPSSelector(**{k: v for k, v in params.items() if k in known and k != "progress"},
-                            progress=progress)
+    settings = {k: v for k, v in params.items() if k in known and k != "progress"} | (overrides or {})
+    selector = FCPSSelector(**settings, progress=progress)
     result = selector.fit(panel, blocks)
     stored, fresh = run["result"]["selected"], result.selected_dict()
     same = all(stored.get(k) == fresh.get(k) for k in ("family", "K", "judges"))

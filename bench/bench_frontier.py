@@ -1,0 +1,229 @@
+"""Frontier benchmark (not a test): what does deploying fewer judges cost, and is the frontier's
+deployed-risk estimate honest?
+
+For each panel, ``--splits`` seeded grouped splits hold out 20 % of the labelled groups as the
+research test block T (seeds 100, 101, ...); T never informs a choice. On the other 80 % (the
+deployable rows D) it runs the default selection once; its frontier gives, for every panel
+size k, what ``select --max-judges k`` deploys (the same choice on the same held-out matrix;
+every candidate's model is refitted on D, so the point's predictor is the average of its
+members' refits). Per split it scores on T:
+
+* each frontier point (k = 1..J) and the default (the choice over all judges);
+* the smallest statistically tied point (the smallest k whose paired 95 % interval of the
+  difference to the choice over all judges contains 0), the alternative default;
+* a practitioner's best single judge: the judge with the lowest grouped cross-validated
+  isotonic risk on D, isotonic fitted on D;
+* a practitioner's top-three stack: the three judges with the lowest such risks, stacked by
+  ridge+isotonic or logistic (whichever has the lower grouped cross-validated risk on D),
+  fitted on D;
+
+and records each point's deployed-risk estimate minus its T-MSE. It prints per panel the mean
+T-MSE of k=1 against the best single judge, of k=3 against the top-three stack, of the default
+and of the smallest tied point, and the mean bias of the deployed-risk estimate per k (with
+its largest absolute value over k).
+
+    PYTHONPATH=. .venv/bin/python bench/bench_frontier.py [--splits 6] [--panels llmbar hanna additive ...]
+    PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --timing     # the frontier's share of the wall time
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+from fcps_core import read_panel
+from fcps_core.encoding import encode_panel
+from fcps_core.families import REGISTRY, PrefixFeatures
+from fcps_core.jsonutil import json_ready
+from fcps_core.explain import smallest_tied
+from fcps_core.selection import FCPSSelector, deployable_label_scale
+from fcps_core.selection.folds import grouped_folds
+from fcps_core.splits import draw_blocks
+from fcps_core.synthetic import make_regime
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "data")
+
+
+def load(name: str):
+    if name in ("llmbar", "hanna"):
+        return read_panel(os.path.join(DATA, f"{name}.csv"))
+    return make_regime(name, rows=1500, judges=10, seed=7, group_size=2, tie_rate=0.1)
+
+
+def _features(enc, rows, judges):
+    return PrefixFeatures(patterns=[None] * len(judges), scores=enc.scores[rows][:, list(judges)])
+
+
+def _cv_risk(enc, y, groups, D, judges, family, seed) -> float:
+    """Grouped 5-fold cross-validated MSE on D of ``family`` over ``judges``."""
+    loss = np.zeros(len(D))
+    for _, tr, va in grouped_folds(groups[D], 5, 1, seed):
+        model = REGISTRY[family]().fit(_features(enc, D[tr], judges), y[D[tr]])
+        loss[va] = (y[D[va]] - model.predict(_features(enc, D[va], judges))) ** 2
+    return float(loss.mean())
+
+
+def practitioner(panel, D, T, seed) -> dict:
+    """The best single judge and the top-three stack, chosen and fitted on D only."""
+    enc = encode_panel(panel, D)
+    y, groups = panel.labels, panel.group_ids
+    single = [_cv_risk(enc, y, groups, D, [j], "mean_iso", seed) for j in range(len(panel.judges))]
+    order = np.argsort(single, kind="stable")
+    best = [int(order[0])]
+    top3 = [int(j) for j in order[:3]]
+    fit = lambda fam, js: REGISTRY[fam]().fit(_features(enc, D, js), y[D]).predict(_features(enc, T, js))  # noqa
+    stack_fam = min(("ridge_iso", "logistic"), key=lambda f: _cv_risk(enc, y, groups, D, top3, f, seed))
+    yT = y[T]
+    return {"single": float(np.mean((yT - fit("mean_iso", best)) ** 2)), "single_judge": panel.judge_names[best[0]],
+            "top3": float(np.mean((yT - fit(stack_fam, top3)) ** 2)), "top3_family": stack_fam}
+
+
+def point_tmse(res, point, T) -> float:
+    members = [res.candidates[m["index"]] for m in point["members"]]
+    p = np.mean([res.predict_rows(c, T) for c in members], axis=0)
+    return float(np.mean((res.panel.labels[T] - p) ** 2))
+
+
+def run_panel(name: str, splits: int, quiet: bool) -> dict:
+    panel = load(name)
+    recs = []
+    for k in range(splits):
+        seed = 100 + k
+        blocks = draw_blocks(panel, ratio=(1, 2, 1), test_share=0.2, seed=seed)
+        scaled = deployable_label_scale(panel, blocks)
+        D = np.sort(np.concatenate([blocks.S, blocks.M, blocks.V]))
+        T = blocks.T
+        t0 = time.perf_counter()
+        res = FCPSSelector(seed=seed).fit(panel, blocks)
+        seconds = time.perf_counter() - t0
+        d = json_ready(res.to_dict())
+        judge_points = [p for p in d["frontier"] if p["constraint"] == "max_judges"]
+        rec = {"seconds": seconds, "J": len(panel.judges), **practitioner(scaled, D, T, seed), "points": {}}
+        for p in judge_points:
+            tm = point_tmse(res, p, T)
+            est = (p["deployed_risk"] or {}).get("estimate")
+            rec["points"][p["n_judges"]] = {"tmse": tm, "estimate": est, "used": len(p["judges"]),
+                                            "chosen": p["chosen"]}
+        J = len(panel.judges)
+        rec["default"] = rec["points"][J]["tmse"]
+        tied = smallest_tied(d)
+        rec["smallest_tied"] = rec["points"][tied["n_judges"]]["tmse"]
+        rec["smallest_tied_k"] = tied["n_judges"]
+        rec["smallest_tied_used"] = len(tied["judges"])
+        rec["default_used"] = len(d["selected"]["judges"])
+        recs.append(rec)
+        if not quiet:
+            sys.stderr.write(f"{name} seed {seed}: default {rec['default']:.4f} ({rec['default_used']} judges), "
+                             f"smallest tied {rec['smallest_tied']:.4f} ({rec['smallest_tied_used']} judges); "
+                             f"k=1 {rec['points'][1]['tmse']:.4f} vs single {rec['single']:.4f}; "
+                             f"k=3 {rec['points'][min(3, J)]['tmse']:.4f} vs top3 {rec['top3']:.4f}; "
+                             f"{seconds:.1f}s\n")
+    return summarise(name, recs)
+
+
+def _mean_se(v) -> tuple[float, float]:
+    v = np.asarray(v, dtype=float)
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
+
+
+def summarise(name: str, recs: list[dict]) -> dict:
+    J = recs[0]["J"]
+    out = {"panel": name, "splits": len(recs), "J": J}
+    for key, a, b in (("k1_vs_single", lambda r: r["points"][1]["tmse"], lambda r: r["single"]),
+                      ("k3_vs_top3", lambda r: r["points"][min(3, J)]["tmse"], lambda r: r["top3"]),
+                      ("tied_vs_default", lambda r: r["smallest_tied"], lambda r: r["default"])):
+        out[key] = _mean_se([a(r) - b(r) for r in recs])
+    out["default"] = _mean_se([r["default"] for r in recs])
+    out["smallest_tied"] = _mean_se([r["smallest_tied"] for r in recs])
+    out["single"] = _mean_se([r["single"] for r in recs])
+    out["top3"] = _mean_se([r["top3"] for r in recs])
+    out["default_used"] = float(np.mean([r["default_used"] for r in recs]))
+    out["smallest_tied_used"] = float(np.mean([r["smallest_tied_used"] for r in recs]))
+    bias = {}
+    for k in range(1, J + 1):
+        v = [r["points"][k]["estimate"] - r["points"][k]["tmse"] for r in recs
+             if k in r["points"] and r["points"][k]["estimate"] is not None]
+        if v:
+            bias[k] = _mean_se(v)
+    out["bias"] = bias
+    out["max_abs_bias"] = max(abs(m) for m, _ in bias.values()) if bias else None
+    out["k1_used"] = max(r["points"][1]["used"] for r in recs)
+    out["k3_used"] = max(r["points"][min(3, J)]["used"] for r in recs)
+    out["seconds"] = float(np.mean([r["seconds"] for r in recs]))
+    return out
+
+
+def report(s: dict) -> str:
+    f = lambda ms: f"{ms[0]:+.4f} (SE {ms[1]:.4f})"  # noqa: E731
+    lines = [f"{s['panel']} ({s['J']} judges, {s['splits']} splits, {s['seconds']:.1f} s per selection):",
+             f"  default (all judges; {s['default_used']:.1f} used) T-MSE {s['default'][0]:.4f}; smallest tied "
+             f"point ({s['smallest_tied_used']:.1f} judges) {s['smallest_tied'][0]:.4f}; "
+             f"smallest tied - default {f(s['tied_vs_default'])}",
+             f"  --max-judges 1 (at most {s['k1_used']} judge) - best single judge (isotonic): "
+             f"{f(s['k1_vs_single'])}",
+             f"  --max-judges 3 (at most {s['k3_used']} judges) - top-three stack: {f(s['k3_vs_top3'])}",
+             f"  deployed-risk estimate - T-MSE, largest |mean| over k: {s['max_abs_bias']:.4f} (SE of a k's mean "
+             f"{min(se for _, se in s['bias'].values()):.4f} to {max(se for _, se in s['bias'].values()):.4f}); per k: "
+             + ", ".join(f"{k}: {m:+.4f}" for k, (m, _) in sorted(s["bias"].items())
+                         if k <= 5 or k == s["J"] or k % 5 == 0)]
+    return "\n".join(lines)
+
+
+def timing(repeat: int = 3) -> None:
+    """The frontier's share of a default selection's wall time, folds in worker processes as
+    ``bench/bench_select.py`` runs them: the 2,000-row 7-judge synthetic panel (median of
+    ``repeat`` runs) and LLMBar (one run)."""
+    import statistics
+    from fcps_core import make_blocks, select
+    from fcps_core.selection import frontier as F
+    orig = F.compute_frontier
+    spent = []
+
+    def timed(result, heldout):
+        t = time.perf_counter()
+        out = orig(result, heldout)
+        spent.append(time.perf_counter() - t)
+        return out
+    F.compute_frontier = timed
+    try:
+        for name, panel, reps in (("2000 x 7 synthetic", make_regime("mixed", rows=2000, judges=7, seed=0,
+                                                                   tie_rate=0.1, group_size=2), repeat),
+                                  ("LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv")), 1)):
+            blocks = make_blocks(panel, split="1:2:1:1", seed=0)
+            walls = []
+            spent.clear()
+            for _ in range(reps):
+                t = time.perf_counter()
+                select(panel, blocks)
+                walls.append(time.perf_counter() - t)
+            w, f = statistics.median(walls), statistics.median(spent)
+            print(f"{name}: default selection {w:.2f} s wall, of which the frontier {f:.2f} s: "
+                  f"+{f / (w - f) * 100:.0f} % over the selection without it (load {os.getloadavg()[0]:.1f})")
+    finally:
+        F.compute_frontier = orig
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--splits", type=int, default=6)
+    ap.add_argument("--panels", nargs="+", default=["llmbar", "hanna", "additive", "mixed", "parity"])
+    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--timing", action="store_true", help="only the frontier's share of a selection's wall time")
+    args = ap.parse_args(argv)
+    print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    if args.timing:
+        timing()
+        return 0
+    for name in args.panels:
+        print(report(run_panel(name, args.splits, args.quiet)), flush=True)
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""The frontier figure: the best deployable predictor's risk against panel size or cost.
+
+One point per limit of the selection's ``frontier`` (``select --json``): the held-out risk
+with its group-clustered 95 % interval (error bars) and the estimate on new items (the
+bias-corrected deployed risk of choosing under that limit) with its interval, the deployed
+point marked with the winner's star. Pure: plain data in, a Plotly figure out.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .style import LEGEND_BELOW, MARGIN, WINNER_MARKER, family_color, plot_text, rgba
+
+
+def _hover(p: dict) -> str:
+    judges = p.get("judges") or []
+    shown = ", ".join(plot_text(j) for j in judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8 else "")
+    how = (f"average of {len(p.get('members') or [])} models" if p.get("family") == "tie_average"
+           else plot_text(p.get("family")))
+    dv = p.get("diff_vs_best") or {}
+    lo, hi = (dv.get("ci") or [None, None])[:2]
+    diff = "" if dv.get("estimate") is None else \
+        f"<br>vs all judges: {dv['estimate']:+.4f} (95% {lo:+.4f} to {hi:+.4f})"
+    return f"{len(judges)} judge(s), {how}<br>{shown}{diff}"
+
+
+def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str = "MSE",
+                    chosen: dict | None = None) -> go.Figure:
+    """Risk (with 95 % intervals) of the best deployable predictor at each panel size
+    (``by='judges'``) or cost level (``by='cost'``); ``chosen``: the point to mark (default:
+    the point the frontier marks ``chosen``)."""
+    kind = "max_judges" if by == "judges" else "budget"
+    points = [p for p in frontier or [] if p.get("constraint") == kind]
+    fig = go.Figure()
+    if not points:
+        fig.update_layout(title="no frontier in this result", margin=MARGIN)
+        return fig
+    x = [p["n_judges"] if by == "judges" else p["cost"] for p in points]
+    risk = [p["risk"] for p in points]
+    lo = [p["risk"] - p["ci"][0] for p in points]
+    hi = [p["ci"][1] - p["risk"] for p in points]
+    hover = [_hover(p) for p in points]
+    fig.add_trace(go.Scatter(x=x, y=risk, mode="lines+markers", name=f"held-out {objective} (95% interval)",
+                             line=dict(color=family_color("tie_average")),
+                             error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo,
+                                          color=rgba(family_color("tie_average"), 0.5)),
+                             hovertext=hover, hovertemplate="%{hovertext}<br>risk %{y:.4f}<extra></extra>"))
+    est = [(xi, p["deployed_risk"]) for xi, p in zip(x, points) if p.get("deployed_risk")]
+    if est:
+        fig.add_trace(go.Scatter(
+            x=[e[0] for e in est], y=[e[1]["estimate"] for e in est], mode="markers",
+            name=f"estimated {objective} on new items (95% interval)",
+            marker=dict(symbol="diamond-open", size=8, color=family_color("logistic")),
+            error_y=dict(type="data", symmetric=False,
+                         array=[e[1]["ci"][1] - e[1]["estimate"] for e in est],
+                         arrayminus=[e[1]["estimate"] - e[1]["ci"][0] for e in est],
+                         color=rgba(family_color("logistic"), 0.4)),
+            hovertemplate="estimate on new items %{y:.4f}<extra></extra>"))
+    mark = chosen or next((p for p in points if p.get("chosen")), None)
+    if mark is not None and mark in points:
+        i = points.index(mark)
+        y = (mark.get("deployed_risk") or {}).get("estimate", mark["risk"])
+        fig.add_trace(go.Scatter(x=[x[i]], y=[y], mode="markers", marker=WINNER_MARKER,
+                                 name=f"deployed: {len(mark['judges'])} judge(s)",
+                                 hovertext=[hover[i]], hovertemplate="%{hovertext}<extra>deployed</extra>"))
+    fig.update_layout(xaxis_title="most judges deployed (panel size k)" if by == "judges"
+                      else "cost per item (budget)",
+                      yaxis_title=f"{objective} (lower is better)", margin=MARGIN, legend=LEGEND_BELOW,
+                      title="What fewer judges cost: the best predictor at each limit")
+    return fig

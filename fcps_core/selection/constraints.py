@@ -1,0 +1,151 @@
+"""What a user may ask of the deployed predictor: at most k judges, at most c per item.
+
+A constraint restricts the menu a choice rule sees (``--max-judges K``, ``--budget C`` with
+judge costs): a candidate is admissible when its judge set has at most ``max_judges`` judges
+and costs at most ``budget`` per item (the sum of its judges' costs,
+:func:`fcps_core.judge_costs.judges_cost`). An average of candidates calls the *union* of
+its members' judges once per item, so a set of members is admissible when that union is
+(:meth:`PanelConstraint.members_fit`). The same choice rule then runs on the admissible
+candidates only (:func:`.choice.choose`), and the bootstrap that estimates the deployed risk
+replays it under the same restriction (:mod:`.honesty`, :mod:`.frontier`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from ..errors import MenuError
+
+
+@dataclass(frozen=True)
+class PanelConstraint:
+    """At most ``max_judges`` judges and at most ``budget`` per item (None: no limit);
+    ``costs`` are the judge costs (judge -> {"cost", "latency"}) a budget is read in."""
+
+    max_judges: int | None = None
+    budget: float | None = None
+    costs: Mapping | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.max_judges is not None or self.budget is not None
+
+    def check(self) -> None:
+        """One clear error for a limit that cannot be met."""
+        if self.max_judges is not None and (not isinstance(self.max_judges, (int, np.integer))
+                                            or isinstance(self.max_judges, bool) or self.max_judges < 1):
+            raise MenuError(f"max_judges must be an integer of at least 1 (got {self.max_judges!r})")
+        if self.budget is not None:
+            if not isinstance(self.budget, (int, float, np.number)) or not math.isfinite(float(self.budget)) \
+                    or float(self.budget) < 0:
+                raise MenuError(f"budget must be a finite cost per item >= 0 (got {self.budget!r})")
+            if not self.costs:
+                raise MenuError("a budget needs judge costs (--judge-costs FILE with judge,cost,latency rows, "
+                                "or costs stored with the panel)")
+
+    def judges_fit(self, judge_names) -> bool:
+        """Whether calling ``judge_names`` (each once) respects the limits."""
+        judges = set(judge_names)
+        if self.max_judges is not None and len(judges) > self.max_judges:
+            return False
+        if self.budget is not None:
+            cost = sum(float(self.costs[j]["cost"]) for j in judges)
+            # sums of decimal costs round: a set costing the budget exactly is within it
+            if cost > float(self.budget) * (1 + 1e-12) + 1e-12:
+                return False
+        return True
+
+    def mask(self, candidates, bits: "JudgeBits | None" = None) -> np.ndarray | None:
+        """Admissible candidates as a boolean array (None: every candidate); ``bits``
+        (:class:`JudgeBits` of the candidates) makes it a vector comparison."""
+        if not self.active:
+            return None
+        if bits is None:
+            return np.array([self.judges_fit(c.judges) for c in candidates], dtype=bool)
+        ok = np.ones(len(bits.counts), dtype=bool)
+        if self.max_judges is not None:
+            ok &= bits.counts <= self.max_judges
+        if self.budget is not None:
+            ok &= bits.cost(self.costs) <= float(self.budget) * (1 + 1e-12) + 1e-12
+        return ok
+
+    def members_fit(self, candidates, members) -> bool:
+        """Whether the average of ``members`` (candidate indices) respects the limits."""
+        if not self.active:
+            return True
+        return self.judges_fit({j for m in members for j in candidates[m].judges})
+
+    def members_test(self, candidates, judge_names, bits: "JudgeBits | None" = None):
+        """A fast ``members_fit(members)`` for many calls on one menu: each candidate's
+        judge set as a bit mask (:class:`JudgeBits`), the union an OR, its size a bit count."""
+        if not self.active:
+            return None
+        bits = JudgeBits(candidates, judge_names) if bits is None else bits
+        masks = bits.masks
+        cost = None if self.budget is None else [float(self.costs[n]["cost"]) for n in judge_names]
+        limit = None if self.budget is None else float(self.budget) * (1 + 1e-12) + 1e-12
+
+        def fits(members) -> bool:
+            u = 0
+            for m in members:
+                u |= masks[m]
+            if self.max_judges is not None and u.bit_count() > self.max_judges:
+                return False
+            if cost is not None:
+                total, j = 0.0, 0
+                while u:
+                    if u & 1:
+                        total += cost[j]
+                    u >>= 1
+                    j += 1
+                if total > limit:
+                    return False
+            return True
+        return fits
+
+    def describe(self) -> str:
+        parts = []
+        if self.max_judges is not None:
+            parts.append(f"at most {self.max_judges} judge{'s' if self.max_judges != 1 else ''}")
+        if self.budget is not None:
+            parts.append(f"cost at most {float(self.budget):g} per item")
+        return " and ".join(parts)
+
+    def to_dict(self) -> dict | None:
+        if not self.active:
+            return None
+        return {"max_judges": None if self.max_judges is None else int(self.max_judges),
+                "budget": None if self.budget is None else float(self.budget)}
+
+
+class JudgeBits:
+    """Each candidate's judge set as an integer bit mask (bit j: judge j), its size, and
+    (on demand) its cost per item: the constraint tests of many replays on one menu."""
+
+    def __init__(self, candidates, judge_names):
+        self.judge_names = list(judge_names)
+        self.sets = [sorted(set(c.judge_idx)) for c in candidates]
+        self.masks = [sum(1 << j for j in s) for s in self.sets]
+        self.counts = np.array([len(s) for s in self.sets], dtype=np.int64)
+        self._cost = None
+
+    def cost(self, costs) -> np.ndarray:
+        if self._cost is None:
+            per = [float(costs[n]["cost"]) for n in self.judge_names]
+            self._cost = np.array([sum(per[j] for j in s) for s in self.sets])
+        return self._cost
+
+
+def selector_constraint(selector) -> PanelConstraint:
+    """The constraint a selector's ``max_judges`` / ``budget`` fields ask for."""
+    return PanelConstraint(getattr(selector, "max_judges", None), getattr(selector, "budget", None),
+                           getattr(selector, "judge_costs", None))
+
+
+def no_admissible_candidate(constraint: PanelConstraint) -> MenuError:
+    return MenuError(f"no candidate of the menu has {constraint.describe()}; raise the limit "
+                     "(--max-judges / --budget) or widen the menu")

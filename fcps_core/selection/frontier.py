@@ -1,0 +1,364 @@
+"""The frontier: the best deployable predictor at every panel size and cost level.
+
+For every panel size k = 1..J (J judges on the panel) the choice rule of the selection runs
+on the candidates that call at most k judges (:mod:`.constraints`: an average counts the
+union of its members' judges), and, with judge costs, for every cost level c of the
+risk-cost Pareto front on the candidates that cost at most c per item. Each point reports
+what ``select --max-judges k`` (``--budget c``) would deploy, from the same cross-fitted
+held-out prediction matrix the selection chose on (no refit):
+
+* ``risk`` and ``ci``: the point's held-out risk (mean over the deployable rows) with the
+  group-clustered 95 % interval risk +- 1.96 SE;
+* ``diff_vs_best``: the paired difference (this point's risk - the unconstrained choice's
+  risk) with its group-clustered 95 % interval; >= 0 up to noise, since the unconstrained
+  rule sees every candidate;
+* ``deployed_risk``: the bias-corrected estimate of choosing *under that constraint*
+  (BBC-CV, Tsamardinos et al. 2018): the constrained rule is replayed in every bootstrap
+  draw of :mod:`.honesty` (the same draws, the same in-bag means, the same tie rule),
+  and the constrained choice of each draw is scored on its out-of-bag groups. A smaller
+  menu has a smaller winner's curse, so the estimate is the constrained rule's own.
+
+The default deploys the loosest point (the choice over all judges), not the smallest point
+statistically tied with it. The rule is measured, not tuned (``bench/bench_frontier.py``,
+figures in docs/performance.md): deploying the smallest panel whose paired 95 % interval of
+the difference to the choice over all judges contains 0 raised the research-test MSE on the
+shared and synthetic panels, so a smaller panel is offered, not imposed: the answer names the
+smallest tied panel size (:func:`fcps_core.explain.smallest_tied`) and ``--max-judges`` deploys
+it.
+
+Replays share their work: a draw's tie set depends only on its best admissible candidate
+(the tie rule is relative to the best; the limit then masks it), so each (draw, best) pair
+has its paired SEs summed once (:func:`.honesty.draw_tie_sets`), over the admissible columns
+of the loosest limit it occurs at, the selection's own tie sets reused where it ran
+unconstrained. Limits are replayed from
+the loosest down; a tie average's members are kept when they are all still admissible and
+their union still fits (the greedy pick would make them again).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..judge_costs import judges_cost, pareto_front
+from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_members, preference_order,
+                     rule_pool, tie_break_order)
+from .constraints import JudgeBits, PanelConstraint, selector_constraint
+from .honesty import UNIT_SUM_CELLS, Z95, draw_best, draw_tie_sets
+from .members import member_lookup
+
+
+def judge_levels(candidates, n_judges: int) -> list[int]:
+    """Panel sizes k = 1..J at which some candidate calls at most k judges."""
+    smallest = min(len(set(c.judge_idx)) for c in candidates)
+    return list(range(max(1, smallest), n_judges + 1))
+
+
+def cost_levels(candidates, risks: np.ndarray, costs) -> list[float]:
+    """The cost levels of the risk-cost Pareto front (cheapest first): below the next
+    level nothing cheaper has a lower held-out risk, so every budget between two levels
+    admits the same best candidate."""
+    cost = np.array([judges_cost(c.judges, costs)[0] for c in candidates])
+    return sorted({float(cost[i]) for i in pareto_front(risks, cost)})
+
+
+class _Predictor:
+    """One deployable choice on the held-out rows: its per-distinct-row loss."""
+
+    def __init__(self, heldout, grouped: GroupedLosses, objective: str, chosen: int, members):
+        self.chosen, self.members = int(chosen), (list(members) if members else None)
+        self.key = tuple(sorted(self.members)) if self.members else (self.chosen,)
+        if self.members:
+            self.loss = heldout.average_losses(objective, self.members)
+        else:
+            self.loss = np.asarray(grouped.losses[:, grouped.col[self.chosen]], dtype=float)
+
+
+def _grouped(heldout, *loss_columns) -> GroupedLosses:
+    u = heldout.units()
+    L = np.column_stack(loss_columns)
+    return GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
+
+
+class _Replays:
+    """The selection's bootstrap draws, replayed under nested constraints."""
+
+    def __init__(self, result, heldout, grouped: GroupedLosses, rule: str, tie_rank, simple_rank, lines,
+                 signatures, bits: JudgeBits):
+        boot = self.boot = result.bootstrap
+        self.result, self.heldout, self.grouped = result, heldout, grouped
+        self.rule, self.tie_rank, self.simple_rank, self.lines = rule, tie_rank, simple_rank, lines
+        self.signatures = signatures
+        self.W, self.M, self.N = boot["W"], boot["M"], boot["N"]
+        self.Mc = self.M[:, grouped.col]
+        self.objective = result.selector.objective
+        self.max_members = result.selector.max_members
+        out_of_bag = (self.W == 0)
+        self.Z = out_of_bag.astype(float)                        # (draws, groups)
+        self.ON = self.Z @ grouped.rows_per_group
+        self.keep = self.ON > 0
+        self.group_matrix = grouped.group_matrix                  # (groups, distinct rows)
+        self._oob: dict = {}
+        self._groups_of: dict = {}
+        self._unit_sums = None
+        self._preds: dict = {}
+        self.bits = bits
+        self.first = heldout.columns()[1]
+
+    def _pair_ties(self, bests: list[np.ndarray], tols: list[np.ndarray], masks: list):
+        """A function from one level's best per draw to the (draws, candidates) tie sets:
+        the (draw, best) pairs of all levels summed in one :func:`.honesty.draw_tie_sets`
+        pass (the selection's own tie sets reused where it ran unconstrained)."""
+        if self.rule == "argmin":
+            return lambda best: None
+        col = self.grouped.col
+        boot = self.boot
+        known = boot.get("allowed") is None and boot.get("tied") is not None
+        index: dict[tuple[int, int], tuple[int, int]] = {}
+        found = []                 # per level: (its new pairs' draws, bests, tolerances)
+        for best, t in zip(bests, tols):
+            rows, betas, tol = [], [], []
+            for b, beta in enumerate(best):
+                key = (b, int(beta))
+                if key in index or (known and beta == boot["best"][b]):
+                    continue
+                index[key] = (len(found), len(rows))
+                rows.append(b)
+                betas.append(int(beta))
+                tol.append(t[b])
+            found.append((rows, betas, tol))
+        if self._unit_sums is None:               # every column's unit sums, once, when they fit
+            g = self.grouped
+            self._unit_sums = g.unit_sums() if len(g.unit_rows) * g.losses.shape[1] <= UNIT_SUM_CELLS else False
+        # a pair first met at a level is only ever read within that level's admissible set
+        # (limits tighten), so its sums skip every other column
+        pair_tied = []
+        for (rows, betas, tol), allowed in zip(found, masks):
+            if not rows:
+                pair_tied.append(None)
+                continue
+            allowed_d = None
+            if allowed is not None:
+                allowed_d = np.zeros(self.M.shape[1], dtype=bool)
+                allowed_d[col[allowed]] = True
+            r = np.asarray(rows)
+            pair_tied.append(draw_tie_sets(self.grouped, self.W[r], self.M[r], self.N[r], np.asarray(tol),
+                                           col[np.asarray(betas)], allowed_d,
+                                           None if self._unit_sums is False else self._unit_sums))
+
+        def ties(best: np.ndarray) -> np.ndarray:
+            out = np.empty(self.Mc.shape, dtype=bool)
+            for b, beta in enumerate(best):
+                if known and beta == boot["best"][b]:
+                    out[b] = boot["tied"][b]
+                else:
+                    level, row = index[(b, int(beta))]
+                    out[b] = pair_tied[level][row][col]
+            return out
+        return ties
+
+    def _oob_risk(self, key, loss) -> np.ndarray:
+        """Every draw's out-of-bag mean of a per-distinct-row loss (cached by ``key``)."""
+        if key not in self._oob:
+            per_group = np.asarray(self.group_matrix @ loss).reshape(-1)
+            self._oob[key] = (self.Z @ per_group) / np.where(self.ON > 0, self.ON, 1.0)
+        return self._oob[key]
+
+    def _oob_one(self, key, members, b: int) -> float:
+        """Draw b's out-of-bag mean loss of the members' average (its per-group sums cached
+        by ``key``: most averages occur in a few draws only)."""
+        if key not in self._groups_of:
+            loss = self._average_loss(members)
+            self._groups_of[key] = np.asarray(self.group_matrix @ loss).reshape(-1)
+        return float(self.Z[b] @ self._groups_of[key]) / (self.ON[b] if self.ON[b] > 0 else 1.0)
+
+    def _average_loss(self, members) -> np.ndarray:
+        """Per-distinct-row loss of the members' average prediction (columns read once)."""
+        from .choice import row_losses
+        cols = [int(self.grouped.col[m]) for m in members]
+        for k in cols:
+            if k not in self._preds:
+                self._preds[k] = np.ascontiguousarray(self.heldout.stored([self.first[k]])[:, :, 0])
+        p = sum(self._preds[k] for k in cols) / len(cols)
+        return row_losses(self.objective, self.heldout.y_distinct, p[:, :, None])[:, 0]
+
+    def chain(self, constraints: list[PanelConstraint], masks: list[np.ndarray]) -> list[np.ndarray]:
+        """Per constraint (admissible sets nested, largest first) every draw's out-of-bag
+        risk of the constrained choice."""
+        cands = self.result.candidates
+        prev_members: list | None = None
+        out = []
+        # every level's best per draw first: a draw's tie set depends only on its best (the
+        # limit then masks it), so each (draw, best) pair is summed once, in one pass
+        levels = [draw_best(self.Mc, self.tie_rank, allowed) for allowed in masks]
+        ties = self._pair_ties([lv[0] for lv in levels], [lv[2] for lv in levels], masks)
+        for (constraint, allowed), (best, _, _) in zip(zip(constraints, masks), levels):
+            tied = None
+            if self.rule != "argmin":
+                tied = ties(best)
+                if allowed is not None:
+                    tied &= allowed[None, :]
+            members_fit = constraint.members_test(cands, self.result.panel.judge_names, self.bits)
+            proc = np.empty(len(best))
+            if self.rule == "argmin":
+                chosen = best
+            elif self.rule in WITHIN_TIE_RULES:
+                pool = rule_pool(self.rule, tied, best, self.lines)
+                chosen = np.where(pool, self.simple_rank[None, :], len(cands) + 1).argmin(axis=1)
+            else:
+                chosen = None
+                members_now = []
+                for b in range(len(best)):
+                    old = None if prev_members is None else prev_members[b]
+                    if old is not None and old[0] == best[b] and bool(np.all(allowed[old])) \
+                            and members_fit(old):
+                        members = old
+                    else:
+                        members = pick_members(np.flatnonzero(tied[b]), self.Mc[b], self.tie_rank,
+                                               self.signatures, self.max_members, members_fit)
+                    members_now.append(members)
+                    if len(members) > 1:
+                        proc[b] = self._oob_one(tuple(members), members, b)
+                    else:
+                        c = int(self.grouped.col[members[0]])
+                        proc[b] = self._oob_risk(("col", c), self.grouped.losses[:, c])[b]
+                prev_members = members_now
+            if chosen is not None:
+                for c in np.unique(self.grouped.col[chosen]):
+                    rows = np.flatnonzero(self.grouped.col[chosen] == c)
+                    proc[rows] = self._oob_risk(("col", int(c)), self.grouped.losses[:, c])[rows]
+            out.append(proc[self.keep])
+        return out
+
+
+def _interval(v: np.ndarray) -> dict:
+    return {"estimate": float(v.mean()), "ci": [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]}
+
+
+def compute_frontier(result, heldout) -> list[dict]:
+    """The frontier points (see the module): one per panel size, then one per cost level
+    when the selection has judge costs."""
+    sel = result.selector
+    cands = result.candidates
+    names = result.panel.judge_names
+    obj = sel.objective
+    rule = "argmin" if result.guard else sel.choice
+    grouped = heldout.grouped(obj)
+    tie_rank = tie_break_order(cands)
+    simple_rank = preference_order(rule, cands, sel.judge_costs)
+    lines = line_ids(cands)
+    lookup = member_lookup(heldout, cands)
+    # every candidate's model id once, as an array: the replays read it per draw and level
+    signatures = np.array([lookup[c] for c in range(len(cands))], dtype=np.int64)
+    costs = sel.judge_costs
+    bits = JudgeBits(cands, names)
+
+    def decide(constraint: PanelConstraint | None):
+        allowed = None if constraint is None else constraint.mask(cands, bits)
+        ch = choose(rule, grouped, tie_rank=tie_rank, simple_rank=simple_rank, signatures=signatures,
+                    max_members=sel.max_members, lines=lines, allowed=allowed,
+                    members_fit=None if constraint is None else constraint.members_test(cands, names, bits))
+        return _Predictor(heldout, grouped, obj, ch.chosen, ch.members), allowed
+
+    reference, _ = decide(None)
+    chains = [[PanelConstraint(max_judges=k) for k in judge_levels(cands, len(names))][::-1]]
+    deployed = selector_constraint(sel)
+    if costs:
+        risks = grouped.means()
+        levels = cost_levels(cands, risks, costs)
+        if deployed.budget is not None and deployed.max_judges is None and float(deployed.budget) not in levels \
+                and float(deployed.budget) >= levels[0]:
+            levels = sorted(levels + [float(deployed.budget)])        # the user's own budget is a point
+        chains.append([PanelConstraint(budget=c, costs=costs) for c in levels][::-1])
+    replays = None
+    if result.bootstrap is not None and sel.estimate == "bbc":
+        replays = _Replays(result, heldout, grouped, rule, tie_rank, simple_rank, lines, signatures, bits)
+    points = []
+    for chain in chains:
+        decided = [decide(c) for c in chain]
+        # levels deploying the same predictor share one replay: the tightest of them (its
+        # menu is the smallest on which this predictor is chosen)
+        same = [i + 1 < len(chain) and decided[i + 1][0].key == decided[i][0].key for i in range(len(chain))]
+        run = [i for i in range(len(chain)) if not same[i]]
+        boot = {}
+        if replays is not None:
+            boot = dict(zip(run, replays.chain([chain[i] for i in run], [decided[i][1] for i in run])))
+        shared = None
+        for i in range(len(chain) - 1, -1, -1):      # smallest level first
+            if i in boot or replays is None:
+                shared = boot.get(i)
+            constraint, (pred, _) = chain[i], decided[i]
+            points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs))
+    judge_points = sorted((p for p in points if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
+    cost_points = sorted((p for p in points if p["constraint"] == "budget"), key=lambda p: p["cost"])
+    _more_judges(heldout, judge_points)
+    _more_judges(heldout, cost_points)
+    for p in points:
+        p.pop("_loss")
+    return judge_points + cost_points
+
+
+def _more_judges(heldout, points: list[dict]) -> None:
+    """Each point's ``more_judges``: the paired difference (this point's risk - the
+    lowest-risk point with a looser limit) with its group-clustered 95 % interval, i.e.
+    the most a larger panel (or budget) changes the risk; None for the loosest point."""
+    for i, p in enumerate(points):
+        later = points[i + 1:]
+        if not later:
+            p["more_judges"] = None
+            continue
+        q = min(later, key=lambda x: (x["risk"], x["n_judges"]))
+        if q["risk"] >= p["risk"] or np.array_equal(q["_loss"], p["_loss"]):
+            p["more_judges"] = {"n_judges": p["n_judges"], "cost": p["cost"], "estimate": 0.0, "ci": [0.0, 0.0]}
+            continue
+        g = _grouped(heldout, p["_loss"], q["_loss"])
+        means = g.means()
+        d = float(means[0] - means[1])
+        se = float(g.paired_se(1, means=means)[0])
+        p["more_judges"] = {"n_judges": q["n_judges"], "cost": q["cost"], "estimate": d,
+                            "ci": [d - Z95 * se, d + Z95 * se]}
+
+
+def _point(result, heldout, constraint: PanelConstraint, pred: _Predictor, reference: _Predictor, draws,
+           deployed: PanelConstraint, costs) -> dict:
+    cands = result.candidates
+    members = [cands[m] for m in (pred.members or [pred.chosen])]
+    judge_idx = sorted({j for c in members for j in c.judge_idx})
+    judges = [result.panel.judge_names[j] for j in judge_idx]
+    g = _grouped(heldout, pred.loss, reference.loss)
+    means = g.means()
+    risk = float(means[0])
+    se = float(g.mean_se(means)[0])
+    diff = float(means[0] - means[1])
+    dse = float(g.paired_se(1, means=means)[0]) if not np.array_equal(pred.loss, reference.loss) else 0.0
+    J = len(result.panel.judge_names)
+    if deployed.max_judges is not None and deployed.max_judges >= J and deployed.budget is None:
+        deployed = PanelConstraint()            # a limit above the panel's size limits nothing
+    chosen = (constraint.max_judges == deployed.max_judges and constraint.budget == deployed.budget
+              if deployed.active else constraint.max_judges == J and constraint.budget is None)
+    if chosen and result.deployed_risk is not None:
+        # the deployed choice's own estimate (BBC with its learning-curve correction, or nested)
+        dr = {"estimate": float(result.deployed_risk["estimate"]), "ci": list(result.deployed_risk["ci"])}
+    elif draws is None:
+        dr = None
+    else:
+        dr = _interval(draws)
+    family = "tie_average" if pred.members else members[0].family
+    n_judges = constraint.max_judges if constraint.max_judges is not None else len(judges)
+    cost = (judges_cost(judges, costs)[0] if costs else None) if constraint.budget is None else float(constraint.budget)
+    weight = 1.0 / len(members)
+    return {"constraint": "max_judges" if constraint.max_judges is not None else "budget",
+            "n_judges": int(n_judges), "cost": cost, "judges": judges, "family": family,
+            "members": [{"index": c.index, "family": c.family, "K": c.K, "judges": c.judges,
+                         "path": c.path_label or c.path_rule, "params": c.params, "weight": weight}
+                        for c in members],
+            "risk": risk, "ci": [risk - Z95 * se, risk + Z95 * se],
+            "diff_vs_best": {"estimate": diff, "ci": [diff - Z95 * dse, diff + Z95 * dse]},
+            "deployed_risk": dr, "chosen": bool(chosen), "_loss": pred.loss}
+
+
+def attach_frontier(result, heldout) -> None:
+    """Compute ``result.frontier`` and drop the bootstrap state it needed."""
+    try:
+        result.frontier = compute_frontier(result, heldout)
+    finally:
+        result.bootstrap = None

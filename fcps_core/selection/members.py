@@ -1,0 +1,96 @@
+"""One member per distinct model in an average of tied candidates.
+
+``tie_average`` averages the statistically tied candidates; a model reached by several
+routes must count once. Two candidates are the same member when
+
+* they are the same model: the same judge *set*, family and hyperparameters (the path
+  only orders the judges; the refit on all deployable labels is then the same model, even
+  when the folds' path rules gave the routes different held-out columns), or
+* their held-out prediction columns agree within :data:`PREDICTION_TOLERANCE` (times the
+  predictions' scale) on every held-out row and repeat: refits that differ in the last
+  digits (another feature order, another solver start) are one model, where comparing
+  predictions rounded to 12 decimals let them through.
+
+:class:`MemberLookup` gives each candidate the id of its class (first come, first named),
+looked up only for the candidates a rule asks about, and is shared by the choice rule and
+the bootstrap that replays it (:mod:`.honesty`, :mod:`.frontier`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+
+import numpy as np
+
+#: held-out predictions within this much (relative to 1 + their largest magnitude) are one model
+PREDICTION_TOLERANCE = 1e-6
+
+
+def model_key(c) -> tuple:
+    """What a candidate computes once refitted: family, parameters and its judge set."""
+    return c.family, json.dumps(c.params, sort_keys=True, default=str), frozenset(c.judge_idx)
+
+
+class MemberLookup:
+    """``lookup[c]``: the id of candidate c's class of identical models (see the module)."""
+
+    def __init__(self, heldout, candidates):
+        self.heldout = heldout
+        self.candidates = candidates
+        self.col, self.first = heldout.columns()
+        self.by_key: dict[tuple, int] = {}
+        self.by_col: dict[int, int] = {}
+        self.means: list[float] = []              # sorted column means of the named columns
+        self.named: list[tuple[float, int, int]] = []   # (mean, distinct column, id), sorted
+        self.n_ids = 0
+        self._ids: dict[int, int] = {}
+
+    def _column(self, k: int) -> np.ndarray:
+        return np.asarray(self.heldout.stored([self.first[k]])[:, :, 0], dtype=float)
+
+    def _column_id(self, k: int) -> int | None:
+        """The id of a named column within the tolerance of distinct column ``k`` (None)."""
+        if k in self.by_col:
+            return self.by_col[k]
+        p = self._column(k)
+        tol = PREDICTION_TOLERANCE * (1.0 + float(np.max(np.abs(p), initial=0.0)))
+        m = float(p.mean())
+        lo = bisect.bisect_left(self.means, m - tol)
+        hi = bisect.bisect_right(self.means, m + tol)
+        for _, other, ident in self.named[lo:hi]:       # equal columns have means within tol
+            if np.max(np.abs(self._column(other) - p), initial=0.0) <= tol:
+                self.by_col[k] = ident
+                return ident
+        self._pending = (m, k)
+        return None
+
+    def __getitem__(self, c) -> int:
+        c = int(c)
+        if c in self._ids:
+            return self._ids[c]
+        key = model_key(self.candidates[c])
+        k = int(self.col[c])
+        ident = self.by_key.get(key)
+        if ident is None:
+            ident = self._column_id(k)
+        if ident is None:
+            ident = self.n_ids
+            self.n_ids += 1
+            m, _ = self._pending
+            at = bisect.bisect(self.means, m)
+            self.means.insert(at, m)
+            self.named.insert(at, (m, k, ident))
+        self.by_key.setdefault(key, ident)
+        self.by_col.setdefault(k, ident)
+        self._ids[c] = ident
+        return ident
+
+
+def member_lookup(heldout, candidates) -> MemberLookup:
+    """The lookup of ``heldout`` (one per held-out matrix, shared by every reader)."""
+    cache = heldout._cache
+    lookup = cache.get("member_lookup")
+    if lookup is None or lookup.candidates is not candidates:
+        lookup = cache["member_lookup"] = MemberLookup(heldout, candidates)
+    return lookup

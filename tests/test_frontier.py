@@ -1,0 +1,261 @@
+"""Issue 24: the frontier (best deployable predictor per panel size), user limits on the
+deployed judges (--max-judges, --budget) and one member per distinct model.
+
+Expected numbers come from hand computations on tiny matrices or from an independent
+recomputation on the held-out prediction matrix (plain numpy means and the clustered-SE
+formula written out), never from the function under test."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fcps_core import make_blocks, select
+from fcps_core.errors import MenuError
+from fcps_core.jsonutil import json_ready
+from fcps_core.selection.choice import GroupedLosses, choose
+from fcps_core.selection.constraints import JudgeBits, PanelConstraint
+from fcps_core.selection.members import MemberLookup
+from fcps_core.synthetic import make_regime
+
+ROOT = Path(__file__).resolve().parent.parent
+MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table"], n_boot=60, n_jobs=1)
+Z95 = 1.959963984540054
+
+
+class _Cand:
+    def __init__(self, index, judges, family="ridge_iso", K=None, params=None):
+        self.index, self.judges = index, list(judges)
+        self.judge_idx = tuple(int(j[1:]) for j in judges)
+        self.family, self.K, self.params = family, K or len(judges), params or {}
+        self.path_label, self.path_rule = "", "info_first"
+
+
+# -- hand-computed tiny matrices ------------------------------------------------------------
+def test_constrained_choice_and_paired_se_by_hand():
+    """Three candidates on four one-row groups. Losses: c0 (1 judge) 4,4,4,4 (mean 4);
+    c1 (2 judges) 1,2,3,2 (mean 2); c2 (3 judges) 1,1,3,3 (mean 2, K larger). Unconstrained
+    argmin: c1 (tie with c2 broken by K). At most 1 judge: c0. Paired SE of c0 - c1:
+    d = 3,2,1,2, mean 2, deviations 1,0,-1,0: sqrt(4/3 * 2) / 4 = 0.40825."""
+    L = np.array([[4, 1, 1], [4, 2, 1], [4, 3, 3], [4, 2, 3]], dtype=float)
+    g = GroupedLosses(L, np.arange(4))
+    tie_rank = np.array([0, 1, 2])           # smaller K first
+    kw = dict(tie_rank=tie_rank, simple_rank=tie_rank, signatures=np.arange(3), max_members=10)
+    assert choose("argmin", g, **kw).chosen == 1
+    assert choose("argmin", g, allowed=np.array([True, False, False]), **kw).chosen == 0
+    assert choose("argmin", g, allowed=np.array([True, True, False]), **kw).chosen == 1
+    se = g.paired_se(1)
+    assert se[0] == pytest.approx(np.sqrt(4 / 3 * 2) / 4, rel=1e-12)
+    # c1 - c2: d = 0,1,0,-1 (mean 0): sqrt(4/3 * 2) / 4 as well; c2 is tied with c1
+    assert se[2] == pytest.approx(np.sqrt(4 / 3 * 2) / 4, rel=1e-12)
+    ch = choose("tie_average", g, **kw)
+    assert ch.members == [1, 2]
+    # within at most 2 judges c2 is not admissible: the average keeps c1 alone
+    ch = choose("tie_average", g, allowed=np.array([True, True, False]), **kw)
+    assert ch.members is None and ch.chosen == 1
+
+
+def test_an_average_never_calls_more_judges_than_allowed():
+    """Two tied one-judge candidates on different judges: at most one judge keeps the
+    lower-risk one only (the union of two members' judges would be two)."""
+    L = np.array([[1.0, 1.1], [2.0, 1.9], [1.0, 1.0], [2.0, 2.1]])
+    g = GroupedLosses(L, np.arange(4))
+    cands = [_Cand(0, ["j0"]), _Cand(1, ["j1"])]
+    bits = JudgeBits(cands, ["j0", "j1"])
+    kw = dict(tie_rank=np.array([0, 1]), simple_rank=np.array([0, 1]), signatures=np.arange(2), max_members=10)
+    assert choose("tie_average", g, **kw).members == [0, 1]
+    one = PanelConstraint(max_judges=1)
+    ch = choose("tie_average", g, allowed=one.mask(cands, bits), members_fit=one.members_test(cands, ["j0", "j1"]),
+                **kw)
+    assert ch.members is None and ch.chosen == 0
+
+
+def test_budget_counts_each_judge_once():
+    costs = {"j0": {"cost": 1.0}, "j1": {"cost": 2.5}, "j2": {"cost": 0.5}}
+    cands = [_Cand(0, ["j0", "j2"]), _Cand(1, ["j1"]), _Cand(2, ["j0", "j1", "j2"])]
+    c = PanelConstraint(budget=2.5, costs=costs)
+    assert c.mask(cands).tolist() == [True, True, False]            # 1.5, 2.5, 4.0
+    bits = JudgeBits(cands, ["j0", "j1", "j2"])
+    assert c.mask(cands, bits).tolist() == [True, True, False]
+    fits = c.members_test(cands, ["j0", "j1", "j2"], bits)
+    assert fits([0]) and fits([1]) and not fits([0, 1])             # j0 + j1 + j2 = 4.0
+    assert c.members_fit(cands, [0, 1]) is False
+    with pytest.raises(MenuError, match="needs judge costs"):
+        PanelConstraint(budget=1.0).check()
+    with pytest.raises(MenuError, match="at least 1"):
+        PanelConstraint(max_judges=0).check()
+
+
+class _FakeHeldOut:
+    """Stored columns (repeats, rows, columns) with every candidate its own column."""
+
+    def __init__(self, cols):
+        self.values = np.stack(cols, axis=-1)[None]
+        self._cache = {}
+
+    def columns(self):
+        n = self.values.shape[2]
+        return np.arange(n), np.arange(n)
+
+    def stored(self, cols):
+        return self.values[:, :, list(cols)]
+
+
+def test_members_are_one_per_model():
+    """Columns equal up to refit noise (1e-13) are one model, 1e-3 apart are two; the same
+    judge set, family and parameters reached by another path (another column) is one model."""
+    base = np.linspace(0.1, 0.9, 50)
+    cols = [base, base + 1e-13, base + 1e-3, np.flip(base)]
+    cands = [_Cand(0, ["j0", "j1"]), _Cand(1, ["j2"], family="logistic"), _Cand(2, ["j3"]),
+             _Cand(3, ["j1", "j0"])]                      # c3: c0's judge set in another order
+    lookup = MemberLookup(_FakeHeldOut(cols), cands)
+    ids = [lookup[c] for c in range(4)]
+    assert ids[0] == ids[1] == ids[3] and ids[2] != ids[0]
+
+
+# -- a small selection, recomputed independently ----------------------------------------------
+@pytest.fixture(scope="module")
+def panel():
+    return make_regime("additive", rows=500, judges=5, seed=3, group_size=2, tie_rate=0.1)
+
+
+@pytest.fixture(scope="module")
+def default(panel):
+    return select(panel, make_blocks(panel, seed=0), seed=0, **MENU)
+
+
+def _clustered(loss: np.ndarray, groups: np.ndarray) -> tuple[float, float]:
+    """Mean and clustered SE of per-row losses, written out: sqrt(G/(G-1) sum_g (S_g - m n_g)^2) / n."""
+    _, g = np.unique(groups, return_inverse=True)
+    S = np.bincount(g, weights=loss)
+    n_g = np.bincount(g)
+    m = loss.mean()
+    G = len(S)
+    return float(m), float(np.sqrt(G / (G - 1) * np.sum((S - m * n_g) ** 2)) / len(loss))
+
+
+def _point_loss(result, point) -> np.ndarray:
+    h = result.heldout
+    P = np.asarray(h.preds)[:, :, [m["index"] for m in point["members"]]].mean(axis=2)   # (repeats, rows)
+    return ((h.y[None, :] - P) ** 2).mean(axis=0)
+
+
+def test_frontier_points_recomputed_from_the_heldout_matrix(default):
+    d = json_ready(default.to_dict())
+    points = [p for p in d["frontier"] if p["constraint"] == "max_judges"]
+    assert [p["n_judges"] for p in points] == list(range(1, 6))
+    groups = default.heldout.groups
+    ref_loss = _point_loss(default, points[-1])
+    for p in points:
+        assert len(p["judges"]) <= p["n_judges"]
+        loss = _point_loss(default, p)
+        m, se = _clustered(loss, groups)
+        assert p["risk"] == pytest.approx(m, rel=1e-9)
+        assert p["ci"] == pytest.approx([m - Z95 * se, m + Z95 * se], rel=1e-9)
+        dm, dse = _clustered(loss - ref_loss, groups)
+        assert p["diff_vs_best"]["estimate"] == pytest.approx(dm, rel=1e-7, abs=1e-12)
+        assert p["diff_vs_best"]["ci"] == pytest.approx([dm - Z95 * dse, dm + Z95 * dse], rel=1e-7, abs=1e-12)
+        # the admissible candidates' lowest risk is never below the point's best member
+        admissible = [c for c in default.candidates if len(set(c.judge_idx)) <= p["n_judges"]]
+        assert min(default.candidates[m["index"]].val_risk for m in p["members"]) == pytest.approx(
+            min(c.val_risk for c in admissible), rel=1e-9)
+    # the unconstrained point is the deployment
+    assert points[-1]["chosen"] and {m["index"] for m in points[-1]["members"]} == \
+        {m["index"] for m in d["selected"].get("members") or [d["selected"]]}
+    assert points[-1]["deployed_risk"]["estimate"] == pytest.approx(d["deployed_risk"]["estimate"])
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_max_judges_deploys_the_frontier_point(panel, default, k):
+    """select(max_judges=k) deploys at most k judges: the frontier's point k (the same rule on
+    the same held-out matrix), and its bootstrap (honesty._bbc replaying the constrained rule)
+    matches the frontier's replay of point k in the unconstrained run."""
+    res = select(panel, make_blocks(panel, seed=0), seed=0, max_judges=k, **MENU)
+    d = json_ready(res.to_dict())
+    assert len(d["selected"]["judges"]) <= k
+    point = next(p for p in json_ready(default.to_dict())["frontier"]
+                 if p["constraint"] == "max_judges" and p["n_judges"] == k)
+    assert sorted(d["selected"]["judges"]) == sorted(point["judges"])
+    deployed = {m["index"] for m in d["selected"].get("members") or [d["selected"]]}
+    assert deployed == {m["index"] for m in point["members"]}
+    raw = res.deployed_risk.get("bbc_estimate", res.deployed_risk["estimate"])
+    assert point["deployed_risk"]["estimate"] == pytest.approx(raw, rel=1e-9)
+    assert d["choice_info"]["constraint"] == {"max_judges": k, "budget": None}
+
+
+def test_no_duplicate_member(default):
+    members = default.deployed_members
+    keys = [(c.family, json.dumps(c.params, sort_keys=True), frozenset(c.judge_idx)) for c in members]
+    assert len(set(keys)) == len(keys)
+    P = np.asarray(default.heldout.preds)
+    cols = [P[:, :, c.index] for c in members]
+    for i in range(len(cols)):
+        for j in range(i):
+            assert np.max(np.abs(cols[i] - cols[j])) > 1e-6
+    sel = default.selected_dict()
+    if sel["family"] == "tie_average":
+        assert sum(m["weight"] for m in sel["members"]) == pytest.approx(1.0)
+    for p in default.frontier:
+        keys = [(m["family"], json.dumps(m["params"], sort_keys=True), frozenset(m["judges"])) for m in p["members"]]
+        assert len(set(keys)) == len(keys)
+
+
+def test_cli_max_judges_one_and_budget_without_costs(tmp_path, panel):
+    from fcps_core.cli.engine_commands import write_panel_file
+    path = str(tmp_path / "p.csv")
+    write_panel_file(panel, path, "csv")
+    run = [sys.executable, "-m", "fcps_core", "select", path, "--quiet", "--n-boot", "30",
+           "--families", "mean_iso", "logistic"]
+    out = subprocess.run(run + ["--max-judges", "1", "--json"], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert len(d["selected"]["judges"]) == 1
+    assert [p["n_judges"] for p in d["frontier"] if p["constraint"] == "max_judges"] == [1, 2, 3, 4, 5]
+    text = subprocess.run(run + ["--max-judges", "2"], capture_output=True, text=True, cwd=ROOT)
+    assert text.returncode == 0 and text.stdout.startswith("ANSWER  Deploy th")
+    bad = subprocess.run(run + ["--budget", "2"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
+    assert "needs judge costs" in bad.stderr
+
+
+def test_the_tie_counts_distinct_models_within_one_paired_se_of_the_best(default):
+    """The result's tie, recomputed: candidates within one clustered paired SE (written out)
+    of the lowest held-out risk, then merged into models (the same family, parameters and
+    judge set, or held-out predictions within 1e-6 of each other)."""
+    h = default.heldout
+    P = np.asarray(h.preds)                                   # (repeats, rows, candidates)
+    L = ((h.y[None, :, None] - P) ** 2).mean(axis=0)          # (rows, candidates)
+    means = L.mean(axis=0)
+    best = int(np.argmin(means))
+    assert means[best] == pytest.approx(means[default.tie["best_index"]], rel=1e-9)
+    best = default.tie["best_index"]
+    _, g = np.unique(h.groups, return_inverse=True)
+    tied = []
+    for c in range(L.shape[1]):
+        m, se = _clustered(L[:, c] - L[:, best], h.groups)
+        if m <= se + 1e-9 * means[best] + 1e-12:
+            tied.append(c)
+    parent = {c: c for c in tied}
+
+    def find(c):
+        while parent[c] != c:
+            c = parent[c]
+        return c
+    cands = default.candidates
+    for i, a in enumerate(tied):
+        for b in tied[:i]:
+            same = (cands[a].family, json.dumps(cands[a].params, sort_keys=True), frozenset(cands[a].judge_idx)) == \
+                (cands[b].family, json.dumps(cands[b].params, sort_keys=True), frozenset(cands[b].judge_idx))
+            scale = 1e-6 * (1 + max(np.abs(P[:, :, a]).max(), np.abs(P[:, :, b]).max()))
+            if same or np.max(np.abs(P[:, :, a] - P[:, :, b])) <= scale:
+                parent[find(a)] = find(b)
+    models = {find(c) for c in tied}
+    t = default.tie
+    assert t["n_models"] == len(models)
+    assert t["n_members"] == len(default.deployed_members)
+    assert t["n_tied"] == t["n_models"] - t["n_members"]
