@@ -102,7 +102,7 @@ def render_plan(d: dict, *, top: int = 15) -> str:
                 f"{min(top, len(add))} of {len(add)}, best first"]
     out.append(table(add[:top]) if add else "  (every pool judge is deployed)\n")
     out += ["DROP one deployed judge (below 0: the panel is better without it)"]
-    from ..explain import drop_verdict_words
+    from ..service.reports import drop_verdict_words
     drop = [{**e, "verdict": drop_verdict_words(e["verdict"])} for e in d["drop"]]
     out.append(table(drop) if drop else "  (one deployed judge: nothing to drop)\n")
     c = d["calibrate_vs_curate"]

@@ -162,7 +162,7 @@ def render_result(result, *, top: int = 15) -> str:
         blocks = (f"blocks ({sp['source']}): S={sp['n_S']} M={sp['n_M']} V={sp['n_V']} "
                   f"T={sp['n_T']}  seed={sp['seed']}")
         risk_word = "validation"
-    from ..explain import answer, tie_sentence
+    from ..service.reports import answer, tie_sentence
     first = answer(d)
     lines = ([f"ANSWER  {first}", ""] if first else []) + [
         f"panel {d['panel']['name']}: {d['panel']['rows']} rows, {d['panel']['labelled']} labelled, "
@@ -300,7 +300,7 @@ def render_judges(d: dict, *, top: int = 15) -> list[str]:
                      f"Brier {fmt(cal['brier'])}, base rate's Brier {fmt(cal['brier_base_rate'])} "
                      f"({cal['points']} held-out predictions)")
     share = {j["judge"]: j["weight_share"] for j in (r.get("contribution") or {}).get("judges", [])}
-    from ..explain import deployed_judges, shared_with, signed_weights
+    from ..service.reports import deployed_judges, shared_with, signed_weights
     signed, shared = signed_weights(d), shared_with(d)
     if d["selected"].get("judges"):
         order = deployed_judges(d)

@@ -6,9 +6,9 @@ needs scikit-learn)."""
 
 from __future__ import annotations
 
-from ..explain import (answer, comparison, deployed_judges, drop_words, gain_text, named_pattern,  # noqa: F401
-                       pressure_applies, pressure_text, shared_with, signed_weights, tie_summary, verdict,
-                       verdict_parts)
+from ..explain import (answer, comparison, deployed_judges, drop_verdict_words, drop_words, gain_text,  # noqa: F401
+                       named_pattern, pressure_applies, pressure_text, shared_with, signed_weights,
+                       tie_sentence, tie_summary, verdict, verdict_parts)
 
 
 def run_report_html(store, run_id: int, *, figures: bool = True) -> str:
