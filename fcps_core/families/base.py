@@ -87,16 +87,23 @@ class IsotonicMap:
         on the same labels (the prefixes of a path); it only speeds up the sort."""
         x = np.asarray(x, dtype=float)
         y = np.asarray(y, dtype=float)
-        w = np.ones(len(x)) if w is None else np.asarray(w, dtype=float)
-        keep = w > 0
-        if not keep.all():
-            x, y, w = x[keep], y[keep], w[keep]
-            y_rank = None if y_rank is None else y_rank[keep]
+        if w is not None:
+            w = np.asarray(w, dtype=float)
+            keep = w > 0
+            if not keep.all():
+                x, y, w = x[keep], y[keep], w[keep]
+                y_rank = None if y_rank is None else y_rank[keep]
         order = _lexsort_xy(x, y, y_rank)
-        x, y, w = x[order], y[order], w[order]
+        x, y = x[order], y[order]
         starts = _pool_starts(x)
-        w_u = np.add.reduceat(w, starts)
-        y_u = np.add.reduceat(y * w, starts) / w_u
+        if w is None:
+            # unit weights: a run's weight is its length and y * 1 is y (the same sums, exactly)
+            w_u = np.diff(np.append(starts, len(x))).astype(float)
+            y_u = np.add.reduceat(y, starts) / w_u
+        else:
+            w = w[order]
+            w_u = np.add.reduceat(w, starts)
+            y_u = np.add.reduceat(y * w, starts) / w_u
         x_u = x[starts]
         from scipy.optimize import isotonic_regression   # here: scoring never imports SciPy
         fitted = np.clip(isotonic_regression(y_u, weights=w_u).x, 0.0, 1.0)
