@@ -119,3 +119,26 @@ def test_isotonic_without_weights_equals_unit_weights(seed):
         assert np.array_equal(a.x_, b.x_) and np.array_equal(a.y_, b.y_)
         probe = np.linspace(x.min() - 1, x.max() + 1, 101)
         assert np.array_equal(a.predict(probe), b.predict(probe))
+
+
+@pytest.mark.parametrize("n, n_x, n_y", [
+    (500, 20, 5),            # (x rank, y rank) in 16 bits: one radix pass
+    (30_000, 3_000, 100),    # each rank in 16 bits, the pair not: two radix passes
+    (30_000, 60, 30_000),    # many labels
+    (80_000, 8_000, 300_000),  # y ranks beyond 16 bits: the packed 64-bit key
+    (5_000, 4_900, 50),      # few ties: lexsort on the tied runs
+    (5_000, 5_000, 50),      # no ties
+])
+def test_isotonic_sort_is_lexsort(n, n_x, n_y):
+    """The isotonic fit's (x, y, position) order equals ``np.lexsort((y, x))`` in every
+    branch of its sort (the order decides the pooled sums, so it must be exactly that)."""
+    from fcps_core.families.base import _lexsort_xy
+    r = np.random.default_rng(n + n_x + n_y)
+    values = np.sort(r.normal(size=n_x))
+    values[r.integers(0, n_x)] = -0.0 if n_x > 1 else values[0]
+    x = values[r.integers(0, n_x, n)] if n_x < n else r.permutation(values)
+    labels = r.uniform(size=n_y)
+    y = labels[r.integers(0, n_y, n)]
+    expected = np.lexsort((y, x))
+    assert np.array_equal(_lexsort_xy(x, y, label_ranks(y)), expected)
+    assert np.array_equal(_lexsort_xy(x, y, None), expected)
