@@ -3,10 +3,11 @@ under the default protocol and under ``--protocol split`` (not a test; issue 25'
 
 Panels (CSV files written to a temporary folder first, not timed): ``synth --regime
 additive`` with 10 judges at 5,000, 20,000, 80,000 and 200,000 rows (``make_regime``,
-seed 0, one row per group), and a synthetic panel of continuous judges (25,000 x 31 by
-default): metric-like scores (a latent quality plus judge noise, rounded to 2-4 decimals),
-an error-count label mapped to [0, 1], groups of 15 rows sharing a difficulty (a source
-segment and its systems' translations), seed 0.
+seed 0, one row per group), and a synthetic translation-quality panel of continuous
+metrics (25,000 x 31 by default, :func:`continuous_csv`, seed 0): metrics of varied
+quality that read one latent item quality (so they correlate) on their own scales, an
+MQM-style error score as the label (mostly small, many exact zeros), items in groups of
+15 sharing a segment difficulty.
 
 Each run is ``python -m fcps_core select PANEL --seed 0 --quiet --json [--protocol split]``
 in a fresh process (the engine imported before the clock starts, as bench_pool.py does).
@@ -89,20 +90,44 @@ def additive_csv(path: Path, rows: int, judges: int) -> None:
 
 
 def continuous_csv(path: Path, rows: int, judges: int, seed: int = 0, group_size: int = 15) -> None:
-    """Metric-like continuous judges (see the module docstring), written as a wide CSV."""
+    """A translation-quality-like panel of continuous metrics (see the module docstring),
+    written as a wide CSV; every draw from one generator seeded by ``seed``.
+
+    Items come in groups of ``group_size`` (a source segment and its systems'
+    translations) sharing a segment difficulty; each item has a latent quality. The label
+    is an MQM-style error score: minor errors (weight 1, a few 0.1 punctuation errors) and
+    major errors (weight 5), Poisson counts whose rate falls with the quality, capped at 25
+    and divided by 25, so most labels are small, many exactly 0, a few near 1. Each metric
+    reads the quality (negated: high metric, few errors) through its own noise level (from
+    near-oracle to weak), a share of the segment difficulty it also sees, and its own
+    monotone scale (raw, squashed to (0, 1) like a learned metric, or 0-100 like a string
+    overlap score), rounded to 2-4 decimals."""
     rng = np.random.default_rng(seed)
     segment = np.arange(rows) // group_size
-    quality = rng.normal(size=rows) + 0.5 * rng.normal(size=segment.max() + 1)[segment]
-    errors = np.clip(np.round(rng.gamma(0.6, 6.0, rows) * np.exp(-quality)), 0, 25)
-    label = 1.0 - errors / 25.0
-    noise = rng.uniform(0.3, 1.5, judges)
-    scores = quality[:, None] + noise[None, :] * rng.normal(size=(rows, judges))
+    difficulty = rng.normal(size=segment.max() + 1)[segment]
+    quality = rng.normal(size=rows) + 0.6 * difficulty
+    rate = 0.8 * np.exp(-1.2 * quality)
+    errors = (rng.poisson(rate) + 5.0 * rng.poisson(0.25 * rate) + 0.1 * rng.poisson(0.3 * rate, rows))
+    label = np.minimum(errors, 25.0) / 25.0
+    noise = rng.uniform(0.2, 1.6, judges)
+    seen = rng.uniform(0.0, 0.5, judges)
+    latent = (quality[:, None] - seen[None, :] * difficulty[:, None]
+              + noise[None, :] * rng.normal(size=(rows, judges)))
+    scale = rng.choice(["raw", "squashed", "percent"], size=judges)
     decimals = rng.choice([2, 3, 4], size=judges)
+    cols = []
+    for j in range(judges):
+        v = latent[:, j]
+        if scale[j] == "squashed":
+            v = 1.0 / (1.0 + np.exp(-v))
+        elif scale[j] == "percent":
+            v = 100.0 / (1.0 + np.exp(-0.8 * v))
+        cols.append(np.char.mod(f"%.{decimals[j]}f", v))
+    labels = np.char.mod("%.4f", label)
     with open(path, "w") as fh:
         fh.write("item_id,group_id,label," + ",".join(f"M{j + 1}" for j in range(judges)) + "\n")
-        cols = [np.char.mod(f"%.{d}f", scores[:, j]) for j, d in enumerate(decimals)]
         for i in range(rows):
-            fh.write(f"s{i},seg{segment[i]},{label[i]:.2f}," + ",".join(c[i] for c in cols) + "\n")
+            fh.write(f"s{i},seg{segment[i]},{labels[i]}," + ",".join(c[i] for c in cols) + "\n")
 
 
 def measure(panel: Path, extra: list[str], timeout: float) -> dict:

@@ -100,6 +100,39 @@ class JudgeColumn:
         return np.asarray(self.vocab, dtype=object)[self.codes]
 
 
+def finite_numbers(tokens: Sequence[str]) -> np.ndarray | None:
+    """``float(t)`` of every token when every token is a string holding a finite number
+    (None otherwise: a missing, non-numeric or infinite output, or a value that is not a
+    string), in one C-level pass.
+
+    The fast path of the numeric columns (metric scores, rubric and 0/1 outputs): such a
+    column has no missing output (no missing token parses as a finite number), is not
+    pairwise, and its values are exactly what the token-by-token reading
+    (:func:`parse_float` after :func:`is_missing`) gives, since ``float`` ignores the
+    surrounding whitespace that :func:`detect_schema` strips. Any other column takes the
+    token-by-token path with its located errors."""
+    tokens = np.asarray(tokens, dtype=object)
+    if not len(tokens) or set(map(type, tokens.tolist())) != {str}:
+        return None
+    try:
+        values = np.fromiter(map(float, tokens.tolist()), dtype=float, count=len(tokens))
+    except ValueError:
+        return None
+    return values if np.isfinite(values).all() else None
+
+
+def numeric_schema(values: np.ndarray) -> str:
+    """:func:`detect_schema` of a column whose every output is the finite number in
+    ``values`` (:func:`finite_numbers`): binary (only 0 and 1), rubric (integers, at most
+    ``MAX_RUBRIC_LEVELS`` distinct), else continuous."""
+    distinct = np.unique(values)
+    if np.all((distinct == 0.0) | (distinct == 1.0)):
+        return "binary"
+    if np.all(distinct == np.floor(distinct)) and len(distinct) <= MAX_RUBRIC_LEVELS:
+        return "rubric"
+    return "continuous"
+
+
 def detect_schema(tokens: Sequence[str]) -> str:
     """Classify a judge column from its distinct non-missing outputs (see module doc)."""
     distinct = {t.strip() for t in tokens if not is_missing(t)}
@@ -220,7 +253,13 @@ def build_judge_column(name: str, raw: Sequence[str], *, schema: str | None = No
                        value_range: tuple[float, float] | None = None) -> JudgeColumn:
     """Classify (or take ``schema``) and encode one judge column of strings."""
     raw = np.asarray(raw, dtype=object)
-    if all(is_missing(t) for t in raw):
+    numbers = finite_numbers(raw) if schema in (None, "continuous") else None
+    if numbers is not None:
+        # every output a finite number: no missing output, the schema from the values
+        schema = schema or numeric_schema(numbers)
+        if schema == "continuous":
+            return JudgeColumn(name=name, schema="continuous", codes=None, vocab=[], values=numbers)
+    if numbers is None and all(is_missing(t) for t in raw):
         raise PanelError("judge column is empty in every row", column=name,
                          hint="drop the column or leave it out of --judges")
     schema = schema or detect_schema(np.unique(raw.astype(str)))

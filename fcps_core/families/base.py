@@ -87,16 +87,23 @@ class IsotonicMap:
         on the same labels (the prefixes of a path); it only speeds up the sort."""
         x = np.asarray(x, dtype=float)
         y = np.asarray(y, dtype=float)
-        w = np.ones(len(x)) if w is None else np.asarray(w, dtype=float)
-        keep = w > 0
-        if not keep.all():
-            x, y, w = x[keep], y[keep], w[keep]
-            y_rank = None if y_rank is None else y_rank[keep]
+        if w is not None:
+            w = np.asarray(w, dtype=float)
+            keep = w > 0
+            if not keep.all():
+                x, y, w = x[keep], y[keep], w[keep]
+                y_rank = None if y_rank is None else y_rank[keep]
         order = _lexsort_xy(x, y, y_rank)
-        x, y, w = x[order], y[order], w[order]
+        x, y = x[order], y[order]
         starts = _pool_starts(x)
-        w_u = np.add.reduceat(w, starts)
-        y_u = np.add.reduceat(y * w, starts) / w_u
+        if w is None:
+            # unit weights: a run's weight is its length and y * 1 is y (the same sums, exactly)
+            w_u = np.diff(np.append(starts, len(x))).astype(float)
+            y_u = np.add.reduceat(y, starts) / w_u
+        else:
+            w = w[order]
+            w_u = np.add.reduceat(w, starts)
+            y_u = np.add.reduceat(y * w, starts) / w_u
         x_u = x[starts]
         from scipy.optimize import isotonic_regression   # here: scoring never imports SciPy
         fitted = np.clip(isotonic_regression(y_u, weights=w_u).x, 0.0, 1.0)
@@ -247,7 +254,8 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
     patterns) and the labels' dense ranks ``y_rank`` are given (:func:`label_ranks`), each
     row's key is (rank of x, rank of y, position) packed in one integer, which a single
     sort orders as lexsort does: a stable radix sort of (x rank, y rank) when that fits in
-    16 bits, else a sort of the unique packed key. Otherwise, or with NaN in x: ``lexsort``."""
+    16 bits, two stable radix passes (y rank, then x rank) when each fits, else a sort of
+    the unique packed key. Otherwise, or with NaN in x: ``lexsort``."""
     n = len(x)
     if n < 2:
         return np.lexsort((y, x))
@@ -269,6 +277,11 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
         np.cumsum(~tied, out=rank_sorted[1:])
         key = np.empty(n, dtype=np.int64)
         key[order] = rank_sorted                # each row's rank of x
+        if n_x <= 2 ** 16 and n_y <= 2 ** 16 and n_x * n_y > 2 ** 16:
+            # two stable 16-bit radix passes, least significant key first: by y rank (ties
+            # by position), then by x rank (ties keep that order)
+            by_y = np.argsort(y_rank.astype(np.uint16), kind="stable")
+            return by_y[np.argsort(key[by_y].astype(np.uint16), kind="stable")]
         key *= n_y
         key += y_rank
         if n_x * n_y <= 2 ** 16:

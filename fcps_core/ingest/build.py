@@ -9,7 +9,8 @@ import numpy as np
 
 from ..errors import PanelError
 from ..labels import check_label_map, describe_labels, map_labels
-from ..panel import (check_distinct_roles, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column, resolve_judge_names, is_missing, parse_float)
+from ..panel import (check_distinct_roles, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column, resolve_judge_names, is_missing, parse_float,
+                     finite_numbers)
 from .files import ImportLimits
 
 
@@ -102,7 +103,8 @@ def judge_column(name: str, raw: Sequence[str], *, schema: str | None = None,
     outputs, so encoding the distinct values and broadcasting the codes back is exact.
     """
     codes, uniques, first = factorize_values(raw)
-    if max_distinct is not None and schema != "continuous" and len(uniques) > max_distinct:
+    if max_distinct is not None and schema != "continuous" and len(uniques) > max_distinct \
+            and finite_numbers(uniques) is None:     # (numbers are never free text)
         # Free text: refused on the distinct values, before any per-output work (schema
         # detection, vocabularies, scalar maps) is spent on them.
         texts = sum(1 for u in uniques if not is_missing(str(u)) and parse_float(str(u)) is None)

@@ -44,10 +44,12 @@ def distinct_score_rows(scores: np.ndarray, y: np.ndarray | None = None,
     """(representative position, total weight, each row's distinct row) of the distinct
     (score vector[, label]) rows; scores compared exactly (no rounding)."""
     from .folds import factorize_values, distinct_key, distinct_rows
-    digits = [factorize_values(scores[:, j]) for j in range(scores.shape[1])]
-    if y is not None:
-        digits.append(factorize_values(np.asarray(y, dtype=float)))
-    rep, counts, inverse = distinct_rows(*distinct_key(digits, scores.shape[0]))
+    def digits():          # as distinct_key reads them (it stops once every row differs)
+        for j in range(scores.shape[1]):
+            yield factorize_values(scores[:, j])
+        if y is not None:
+            yield factorize_values(np.asarray(y, dtype=float))
+    rep, counts, inverse = distinct_rows(*distinct_key(digits(), scores.shape[0]))
     if weight is not None:
         counts = np.bincount(inverse, weights=weight, minlength=len(rep))
     return rep, np.asarray(counts, dtype=float), inverse

@@ -386,13 +386,20 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     else:
         apply_choice_rule(result, selector, heldout)
     result.audit()
+    # the learning-curve correction's refits start now (when there will be an estimate to
+    # correct: assess needs two groups): with worker processes they run while this process
+    # computes the bootstrap estimate they correct
+    correction = (start_training_size_correction(selector, panel, D, fold_list, result, unlabelled,
+                                                  groups=groups, table_rows=table_rows, jobs=jobs)
+                  if selector.estimate == "bbc" and heldout.grouped(selector.objective).n_groups >= 2
+                  else None)
     report(0.95, "bias-corrected risk estimate (bootstrap over groups, no refits)")
     assess(result, heldout)
-    if selector.estimate == "bbc" and result.deployed_risk is not None:
+    if correction is not None and result.deployed_risk is None:
+        correction.discard()
+    elif correction is not None:
         report(0.97, "learning-curve correction (deployed configuration at half the training rows)")
-        correction = training_size_correction(selector, panel, D, fold_list, result, heldout, unlabelled,
-                                              groups=groups, distinct=distinct, table_rows=table_rows,
-                                              jobs=jobs)
+        correction = correction.finish(selector, panel, D, heldout, distinct)
         dr = result.deployed_risk
         dr["bbc_estimate"] = dr["estimate"]
         dr["training_size_correction"] = correction
@@ -446,15 +453,28 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
     distinct held-out rows (``distinct``); the half-size models predict one row of each of
     the first repeat's table rows (``table_rows``, :class:`TableRows`), and only the
     deployed members are predicted. The fold refits run in worker processes
-    when ``jobs`` allows (their halves are drawn here first, in fold order, from one seeded
-    generator, so the result equals a sequential run).
+    when ``jobs`` allows (their halves are drawn first, in fold order, from one seeded
+    generator, so the result equals a sequential run): :func:`start_training_size_correction`
+    starts them, :meth:`CorrectionRefits.finish` computes the correction from them.
     """
+    distinct = DistinctRows(None, len(D)) if distinct is None else distinct
+    return start_training_size_correction(selector, panel, D, fold_list, result, unlabelled, groups=groups,
+                                          table_rows=table_rows, jobs=jobs).finish(selector, panel, D, heldout,
+                                                                                   distinct)
+
+
+def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: list, result,
+                                   unlabelled: np.ndarray, *, groups: np.ndarray | None = None,
+                                   table_rows: TableRows | None = None, jobs: int = 1) -> "CorrectionRefits":
+    """The half-size refits of :func:`training_size_correction`, started (in worker
+    processes when ``jobs`` allows; otherwise each runs when :meth:`CorrectionRefits.finish`
+    asks for it). They read the deployed members (chosen before this call) and the folds,
+    never the bootstrap estimate, so the caller computes that meanwhile."""
     members = result.deployed_members
     keys = [candidate_key(c) for c in members]
     sub = replace(selector, families=tuple(dict.fromkeys(c.family for c in members)),
                   paths=tuple(dict.fromkeys(c.path_rule for c in members)), progress=None)
     groups = group_codes(panel.group_ids[D]) if groups is None else groups
-    distinct = DistinctRows(None, len(D)) if distinct is None else distinct
     table_rows = TableRows(selector, D, fold_list, None) if table_rows is None else table_rows
     rng = np.random.default_rng(np.random.SeedSequence([selector.seed, 1, 2]))
     in_half = np.zeros(int(groups.max(initial=-1)) + 1, dtype=bool)
@@ -472,22 +492,44 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
         held.append(tv)
         n_half.append(len(half))
         n_train.append(len(tr))
-    small = np.full(len(table_rows.rep[0]), np.nan)            # per table row of the first repeat
-    for tv, preds in zip(held, _start(jobs, half_fold_work, tasks)):
-        if isinstance(preds, str):
-            return {"delta": 0.0, "note": preds}
-        small[tv] = np.mean([preds[k] for k in keys], axis=0)
-    small = small[table_rows.inverse[0][distinct.rep]]          # per distinct held-out row
-    first_repeat = np.ascontiguousarray(heldout.stored(heldout.vcol[[c.index for c in members]])[0])
-    full = first_repeat.mean(axis=1)
-    obj = selector.objective
-    from ..diagnostics import losses
-    y = panel.labels[D][distinct.rep]
-    n = distinct.counts
-    r_small = float(n @ losses(obj, y, small) / n.sum())
-    r_full = float(n @ losses(obj, y, full) / n.sum())
-    nh, nt, nd = float(np.mean(n_half)), float(np.mean(n_train)), float(len(D))
-    slope = (r_small - r_full) / (1.0 / nh - 1.0 / nt)
-    delta = max(slope, 0.0) * (1.0 / nt - 1.0 / nd)
-    return {"delta": float(delta), "risk_half": r_small, "risk_train": r_full, "n_half": nh,
-            "n_train": nt, "n_deployable": nd, "model": "a + b/n"}
+    return CorrectionRefits(members=members, keys=keys, table_rows=table_rows, held=held, n_half=n_half,
+                            n_train=n_train, results=_start(jobs, half_fold_work, tasks))
+
+
+class CorrectionRefits:
+    """The started half-size refits of the learning-curve correction
+    (:func:`start_training_size_correction`) and what their results are read with."""
+
+    def __init__(self, *, members, keys, table_rows, held, n_half, n_train, results):
+        self.members, self.keys, self.table_rows = members, keys, table_rows
+        self.held, self.n_half, self.n_train, self.results = held, n_half, n_train, results
+
+    def discard(self) -> None:
+        """No correction is wanted: stop the refits that have not run."""
+        close = getattr(self.results, "close", None)
+        if close is not None:
+            close()
+
+    def finish(self, selector, panel: Panel, D: np.ndarray, heldout: HeldOut, distinct: DistinctRows) -> dict:
+        """The correction (:func:`training_size_correction`) from the refits' predictions."""
+        table_rows, keys, members = self.table_rows, self.keys, self.members
+        small = np.full(len(table_rows.rep[0]), np.nan)            # per table row of the first repeat
+        for tv, preds in zip(self.held, self.results):
+            if isinstance(preds, str):
+                self.discard()
+                return {"delta": 0.0, "note": preds}
+            small[tv] = np.mean([preds[k] for k in keys], axis=0)
+        small = small[table_rows.inverse[0][distinct.rep]]          # per distinct held-out row
+        first_repeat = np.ascontiguousarray(heldout.stored(heldout.vcol[[c.index for c in members]])[0])
+        full = first_repeat.mean(axis=1)
+        obj = selector.objective
+        from ..diagnostics import losses
+        y = panel.labels[D][distinct.rep]
+        n = distinct.counts
+        r_small = float(n @ losses(obj, y, small) / n.sum())
+        r_full = float(n @ losses(obj, y, full) / n.sum())
+        nh, nt, nd = float(np.mean(self.n_half)), float(np.mean(self.n_train)), float(len(D))
+        slope = (r_small - r_full) / (1.0 / nh - 1.0 / nt)
+        delta = max(slope, 0.0) * (1.0 / nt - 1.0 / nd)
+        return {"delta": float(delta), "risk_half": r_small, "risk_train": r_full, "n_half": nh,
+                "n_train": nt, "n_deployable": nd, "model": "a + b/n"}

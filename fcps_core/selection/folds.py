@@ -81,28 +81,39 @@ def factorize_values(x: np.ndarray) -> tuple[np.ndarray, int]:
     """(dense index of each value, number of distinct values); exact float equality."""
     if len(x) == 0:
         return np.zeros(0, dtype=np.int64), 1
-    cand = np.unique(x[:4096])
+    head = x[:4096]
+    cand = np.unique(head)
     if len(cand) <= 8:                       # a few values (discrete scores): comparisons
         idx = np.zeros(len(x), dtype=np.int64)
         for v in cand[:-1]:
             idx += x > v
-    else:
+    elif 2 * len(cand) <= len(head):         # repeated values: the head may hold them all
         idx = np.minimum(np.searchsorted(cand, x), len(cand) - 1)
-    if np.array_equal(cand[idx], x):
+    else:                                    # mostly distinct (continuous scores): sort them all
+        idx = None
+    if idx is not None and np.array_equal(cand[idx], x):
         return idx, len(cand)
     values, idx = np.unique(x, return_inverse=True)
     return idx.reshape(-1).astype(np.int64), len(values)
 
 
-def distinct_key(digits: list[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, int]:
+def distinct_key(digits, n: int) -> tuple[np.ndarray, int]:
     """Dense-ish integer key of rows from (digit array, radix) columns (mixed radix,
-    densified when the radix product would overflow) and its bound."""
+    densified when the radix product would overflow) and its bound.
+
+    The key orders rows lexicographically by their digits. ``digits`` may be an iterator
+    computing them as needed: when a densified key already differs on every row (continuous
+    scores), the remaining digits can neither split nor reorder rows, so they are not read
+    and the densified key (ranks 0 .. n-1) is returned: :func:`distinct_rows` gives the
+    same representatives, counts and row order as with every digit."""
     key, bound = np.zeros(n, dtype=np.int64), 1
     for d, radix in digits:
         radix = max(int(radix), 1)
         if bound * radix >= INT64_SAFE:
             key = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
             bound = int(key.max()) + 1 if n else 1
+            if bound == n:                   # every row already distinct
+                return key, bound
         key = key * radix + d
         bound *= radix
     return key, bound

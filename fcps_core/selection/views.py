@@ -51,8 +51,11 @@ def view_kind(cls) -> str:
     return "table" if cls.needs_patterns else "scalar"
 
 
-#: key ranges up to this size are grouped by counting (no sort)
-COUNTING_LIMIT = 1 << 22
+#: key ranges up to this many times the rows are grouped by counting (no sort); a wider
+#: range costs more to count (three passes over it) than the rows cost to sort
+COUNTING_FACTOR = 8
+#: ... and key ranges up to this size whatever the rows
+COUNTING_FLOOR = 1 << 12
 
 
 def group_rows(key: np.ndarray, bound: int, with_inverse: bool = True
@@ -61,7 +64,7 @@ def group_rows(key: np.ndarray, bound: int, with_inverse: bool = True
     [0, bound)), in increasing key order, and each row's distinct value (its rank; None
     unless ``with_inverse``). Rows sharing a key are identical in everything the view
     keeps, so which row represents them does not matter."""
-    if bound <= max(COUNTING_LIMIT, 4 * len(key)):
+    if bound <= max(COUNTING_FLOOR, COUNTING_FACTOR * len(key)):
         counts = np.bincount(key, minlength=bound)
         present = np.flatnonzero(counts)
         rep = np.empty(bound, dtype=np.int64)

@@ -1,0 +1,144 @@
+"""The numeric fast path of judge columns (issue 25) and the unweighted isotonic fit.
+
+``build_judge_column`` reads a column whose every output is a finite number in one float
+pass (:func:`fcps_core.panel.finite_numbers`); the reference here is the token-by-token
+reading the panel module keeps for every other column (``detect_schema`` on the distinct
+tokens, then ``_continuous_column`` / ``_discrete_column``), so both must give the same
+schema, values, codes, vocabulary and scalar map, and columns that are not all finite
+numbers must still take the token path with its errors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fcps_core.errors import PanelError
+from fcps_core.families.base import IsotonicMap, label_ranks
+from fcps_core.panel import (_continuous_column, _discrete_column, build_judge_column, detect_schema,
+                             finite_numbers)
+
+
+def token_path(tokens, schema=None):
+    """The token-by-token reading (the panel module's path for non-numeric columns)."""
+    raw = np.asarray(tokens, dtype=object)
+    schema = schema or detect_schema(np.unique(raw.astype(str)))
+    if schema == "continuous":
+        return _continuous_column("J", raw, 2)
+    return _discrete_column("J", schema, raw, 2, None)
+
+
+def same_column(a, b) -> None:
+    assert a.schema == b.schema
+    assert a.vocab == b.vocab and a.scalar_map == b.scalar_map and a.value_range == b.value_range
+    for x, y in ((a.codes, b.codes), (a.values, b.values)):
+        assert (x is None) == (y is None)
+        if x is not None:
+            assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True)
+            if x.dtype.kind == "f":
+                assert np.array_equal(np.signbit(x), np.signbit(y))
+
+
+rng = np.random.default_rng(3)
+CASES = {
+    "metric scores": [f"{v:.4f}" for v in rng.normal(size=300)],
+    "percent scores": [f"{v:.2f}" for v in 100 * rng.uniform(size=300)],
+    "spaces, exponents, underscores, signs": [" 0.5", "1e-3 ", "+2.25", "-0.0", "1_000.5", "\t3.75\n", "7"],
+    "integers beyond the rubric limit": [str(v) for v in range(30)],
+    "rubric": [str(v) for v in rng.integers(1, 6, 200)],
+    "rubric written with decimals": ["1.0", "2", "3.0", "3", "5"],
+    "binary digits": [str(v) for v in rng.integers(0, 2, 100)],
+    "binary with signed zero and decimals": ["0", "-0", "1.0", "0.0", "1"],
+    "one value": ["0.25"] * 10,
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_numeric_column_equals_token_path(name):
+    tokens = CASES[name]
+    assert finite_numbers(tokens) is not None
+    same_column(build_judge_column("J", tokens), token_path(tokens))
+
+
+@pytest.mark.parametrize("name", ["metric scores", "integers beyond the rubric limit", "binary digits"])
+def test_declared_continuous_equals_token_path(name):
+    tokens = CASES[name]
+    same_column(build_judge_column("J", tokens, schema="continuous"), token_path(tokens, "continuous"))
+
+
+def test_finite_numbers_values_are_float_of_each_token():
+    tokens = CASES["spaces, exponents, underscores, signs"]
+    got = finite_numbers(tokens)
+    assert got.tolist() == [0.5, 1e-3, 2.25, -0.0, 1000.5, 3.75, 7.0]
+    assert np.signbit(got[3])
+
+
+@pytest.mark.parametrize("tokens", [
+    ["0.5", ""], ["0.5", "NA"], ["0.5", "nan"], ["0.5", "inf"], ["0.5", "-Infinity"], ["0.5", "A"],
+    ["0.5", "0,5"], [0.5, 0.25], ["0.5", None], [],
+])
+def test_other_columns_are_not_numeric(tokens):
+    assert finite_numbers(tokens) is None
+
+
+@pytest.mark.parametrize("tokens", [
+    ["0.5", "", "0.75", "NA", "1.5"],            # missing outputs
+    ["A", "B", "tie", "A"],                        # pairwise
+    ["correct", "incorrect", "1", "0"],            # binary words
+    ["good", "bad", "0.5"],                        # categorical
+])
+def test_token_path_columns_unchanged(tokens):
+    same_column(build_judge_column("J", tokens), token_path(tokens))
+
+
+def test_infinite_output_keeps_its_reading():
+    tokens = ["0.5", "0.25", "inf", "0.75", "1.5"]
+    same_column(build_judge_column("J", tokens), token_path(tokens))      # categorical, as before
+    with pytest.raises(PanelError) as exc:
+        build_judge_column("J", tokens, schema="continuous", first_line=2)
+    assert exc.value.line == 4 and "not a finite number" in str(exc.value)
+
+
+def test_empty_column_still_refused():
+    with pytest.raises(PanelError, match="empty in every row"):
+        build_judge_column("J", ["", "NA", "nan"])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_isotonic_without_weights_equals_unit_weights(seed):
+    """fit(w=None) sums runs by their lengths; it must equal fit(w=ones) bit for bit."""
+    r = np.random.default_rng(seed)
+    n = 2_000
+    kind = seed % 3
+    x = (r.normal(size=n) if kind == 0 else np.round(r.normal(size=n), 1) if kind == 1
+         else 1.0 + r.integers(0, 5, n) * 1e-17)       # ties, and sub-resolution chains
+    y = np.round(r.uniform(size=n), 2)
+    for y_rank in (None, label_ranks(y)):
+        a = IsotonicMap().fit(x, y, None, y_rank=y_rank)
+        b = IsotonicMap().fit(x, y, np.ones(n), y_rank=y_rank)
+        assert np.array_equal(a.x_, b.x_) and np.array_equal(a.y_, b.y_)
+        probe = np.linspace(x.min() - 1, x.max() + 1, 101)
+        assert np.array_equal(a.predict(probe), b.predict(probe))
+
+
+@pytest.mark.parametrize("n, n_x, n_y", [
+    (500, 20, 5),            # (x rank, y rank) in 16 bits: one radix pass
+    (30_000, 3_000, 100),    # each rank in 16 bits, the pair not: two radix passes
+    (30_000, 60, 30_000),    # many labels
+    (80_000, 8_000, 300_000),  # y ranks beyond 16 bits: the packed 64-bit key
+    (5_000, 4_900, 50),      # few ties: lexsort on the tied runs
+    (5_000, 5_000, 50),      # no ties
+])
+def test_isotonic_sort_is_lexsort(n, n_x, n_y):
+    """The isotonic fit's (x, y, position) order equals ``np.lexsort((y, x))`` in every
+    branch of its sort (the order decides the pooled sums, so it must be exactly that)."""
+    from fcps_core.families.base import _lexsort_xy
+    r = np.random.default_rng(n + n_x + n_y)
+    values = np.sort(r.normal(size=n_x))
+    values[r.integers(0, n_x)] = -0.0 if n_x > 1 else values[0]
+    x = values[r.integers(0, n_x, n)] if n_x < n else r.permutation(values)
+    labels = r.uniform(size=n_y)
+    y = labels[r.integers(0, n_y, n)]
+    expected = np.lexsort((y, x))
+    assert np.array_equal(_lexsort_xy(x, y, label_ranks(y)), expected)
+    assert np.array_equal(_lexsort_xy(x, y, None), expected)
