@@ -146,6 +146,9 @@ class FCPSSelector:
     #: judge -> {"cost", "latency"} (fcps_core.judge_costs); candidates then carry their cost,
     #: the result its risk-cost Pareto front, and ``cheapest_tied`` can choose
     judge_costs: dict | None = None
+    #: issue 31: bool per panel row, the rows held-out risks, ties and the estimate are read
+    #: on (every labelled row still enters the fits); None = all (:mod:`.evaluation_rows`)
+    eval_rows: np.ndarray | None = None
 
     def validate(self, n_judges: int) -> None:
         for f in self.families:
@@ -224,6 +227,9 @@ class FCPSSelector:
     def fit(self, panel: Panel, blocks: Blocks) -> "SelectionResult":
         """Run the selection under ``self.protocol`` (``split``: the paper's S/M/V protocol;
         ``crossfit``: repeated grouped K-fold over S+M+V, see :mod:`.crossfit`)."""
+        if self.eval_rows is not None:      # issue 31 (:mod:`.evaluation_rows`)
+            from .evaluation_rows import check_eval_rows
+            check_eval_rows(self.eval_rows, panel.n_rows, self.protocol, self.estimate)
         if self.protocol == "crossfit":
             self.validate(len(panel.judges))
             self.check_costs(panel)
