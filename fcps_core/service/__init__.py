@@ -1,0 +1,1 @@
+"""Workflows shared by the command line and the dashboard (read, compute, write)."""
