@@ -47,12 +47,13 @@ def test_the_estimate_after_active_labelling_is_unbiased_on_the_audit_rows():
     two active batches of 500 (half audit). The deployed-risk estimate read on the evaluation
     rows (the random start plus the audit rows, about 1,500) minus the deployed predictor's
     T-MSE, averaged over 8 seeds, must lie within +-0.005. Tolerance: a Brier loss of a 0/1
-    label with predictions in [0, 1] has sd at most 1/2, so the estimate's sd is at most
-    0.5 / sqrt(1,500) and T-MSE's 0.5 / sqrt(8,000) per seed; over 8 seeds the mean
-    difference's sd is at most sqrt(0.5^2/1500 + 0.5^2/8000) / sqrt(8) = 0.005 -- and the
-    losses here (mostly near-determined labels) have a much smaller sd, so 0.005 is a loose
-    one-sided-sd bound, not a fitted number. The same estimate read naively on every labelled
-    row must show the bias the audit removes (> 0.005), so the check has power."""
+    label with predictions in [0, 1] has sd at most 1/2, so per seed the estimate's sd is at
+    most 0.5 / sqrt(1,500) and T-MSE's 0.5 / sqrt(8,000); the mean difference over 8 seeds
+    then has sd at most sqrt(0.5^2/1500 + 0.5^2/8000) / sqrt(8) = 0.005, so an unbiased
+    estimate stays inside +-0.005 unless an unlucky draw exceeds one worst-case sd (the seeds
+    are fixed, so the check is deterministic). The same estimate read naively on every
+    labelled row must show the bias the audit removes (> 0.005), so the check has power.
+    """
     honest, naive = [], []
     for seed in range(8):
         panel = skewed_panel(16_000, seed)

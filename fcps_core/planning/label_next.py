@@ -26,22 +26,25 @@ averages) the prediction is read as a linear smoother of features x:
 
 * table-like members: x is the one-hot joint output pattern z of the member's judges, the
   design matrix A is diagonal with the labelled count N_z plus the smoothing alpha;
-* scalar members: x = (1, scalar scores of the member's judges), A = X_L' X_L + I.
+* scalar members, linearised: x = (1, scalar scores of the member's judges),
+  A = X_L' W_L X_L + I.
 
-With Sigma = E_pool[x x'] (the traffic's second moment) and sigma^2(x) the label noise at x,
-labelling an item at x lowers the integrated variance sum_pool Var(f(x)) by
+w(x) is the label noise at x: the Bernoulli variance p(1 - p) of the deployed prediction
+(clipped to [0.01, 0.25]) when every label is 0/1 -- for a logistic-type member also the
+link's slope, so the variance of the predicted probability is w(x)^2 x' A^-1 x -- else 1.
+With Sigma = E_pool[w(x)^2 x x'] (the traffic's weighted second moment), labelling an item
+at x lowers the integrated variance sum_pool Var(f(x)) by
 
-    gain(x) = sigma^2(x) * x' A^-1 Sigma A^-1 x / (1 + x' A^-1 x),
+    gain(x) = w(x) * x' A^-1 Sigma A^-1 x / (1 + w(x) x' A^-1 x),
 
-which for a table is sigma_z^2 p_z / ((N_z + alpha)(N_z + alpha + 1)): the cell pressure
-p_z / N_z of Eq. eq:cell-pressure, differenced (a heavy, thinly labelled cell first). The
-member gains are averaged; the best item is added, A updated (Sherman-Morrison: one
+which for a table is w_z p_z / ((N_z + alpha)(N_z + alpha + 1)): the cell pressure
+p_z / N_z of Eq. eq:cell-pressure, differenced (a heavy, thinly labelled, noisy cell first).
+The member gains are averaged; the best item is added, A updated (Sherman-Morrison: one
 rank-one step, O(d) per pool pattern), and the next item chosen, so a batch spreads over
-joint patterns instead of piling into one. sigma^2(x) is the Bernoulli variance
-p(1 - p) of the deployed prediction (clipped to [0.01, 0.25]) when every label is 0/1, else
-constant. Items are handled by their distinct feature rows: which item of a chosen pattern
-is labelled is a seeded uniform draw, so the active part chooses by judge outputs only
-(never by a label), and the label distribution given the outputs is untouched.
+joint patterns instead of piling into one. Items are handled by their distinct feature
+rows: which item of a chosen pattern is labelled is a seeded uniform draw, so the active
+part chooses by judge outputs only (never by a label), and the label distribution given the
+outputs is untouched.
 
 **Groups.** With ``whole_groups`` the unlabelled items sharing a chosen item's group are
 added right after it (while the batch has room): labels that arrive by source stay
@@ -138,56 +141,61 @@ def audit_draw(panel, n_audit: int, pool: np.ndarray, evaluated: np.ndarray,
 class _TableDesign:
     """A table-like member: one-hot joint patterns, A = diag(N_z + alpha)."""
 
-    def __init__(self, codes: np.ndarray, labelled: np.ndarray, pool: np.ndarray, alpha: float):
+    def __init__(self, codes: np.ndarray, labelled: np.ndarray, pool: np.ndarray, alpha: float,
+                 noise: np.ndarray):
         _, self.cell = np.unique(codes, axis=0, return_inverse=True)
         self.cell = self.cell.reshape(-1)
         n_cells = int(self.cell.max(initial=-1)) + 1
         self.count = np.bincount(self.cell[labelled], minlength=n_cells).astype(float) + alpha
         self.share = np.bincount(self.cell[pool], minlength=n_cells).astype(float) / max(int(pool.sum()), 1)
+        self.noise = noise
+        self.alpha = alpha
 
     def gains(self, rows: np.ndarray) -> np.ndarray:
         z = self.cell[rows]
-        return self.share[z] / (self.count[z] * (self.count[z] + 1.0))
+        return self.noise[rows] * self.share[z] / (self.count[z] * (self.count[z] + 1.0))
 
     def add(self, row: int) -> None:
         self.count[self.cell[row]] += 1.0
 
-    def describe(self, row: int, alpha: float) -> str:
+    def describe(self, row: int) -> str:
         z = self.cell[row]
-        return f"cell with {self.count[z] - alpha:g} label(s), {100 * self.share[z]:.1f}% of traffic"
+        return f"cell with {self.count[z] - self.alpha:g} label(s), {100 * self.share[z]:.1f}% of traffic"
 
 
 class _LinearDesign:
-    """A scalar member: x = (1, scores), A = X_L'X_L + ridge I, Sigma = E_pool[x x']."""
+    """A scalar member, linearised: x = (1, scores), w(x) the noise (Fisher) weight,
+    A = X_L' W_L X_L + ridge I, Sigma = E_pool[w(x)^2 x x'] (the variance of the predicted
+    probability p = g(x'b) is w(x)^2 x' A^-1 x with w = p(1 - p) for a 0/1 label, the
+    logistic link's slope); an item at x adds w(x) x x' to A."""
 
-    def __init__(self, scores: np.ndarray, labelled: np.ndarray, pool: np.ndarray):
+    def __init__(self, scores: np.ndarray, labelled: np.ndarray, pool: np.ndarray, noise: np.ndarray):
         X = np.column_stack([np.ones(len(scores)), np.nan_to_num(scores, nan=0.5)])
-        self.X = X
+        self.X, self.w = X, noise
         XL, XP = X[labelled], X[pool]
-        A = XL.T @ XL + DESIGN_RIDGE * np.eye(X.shape[1])
+        A = (XL * noise[labelled, None]).T @ XL + DESIGN_RIDGE * np.eye(X.shape[1])
         self.Ainv = np.linalg.inv(A)
-        self.Sigma = XP.T @ XP / max(len(XP), 1)
+        self.Sigma = (XP * (noise[pool] ** 2)[:, None]).T @ XP / max(len(XP), 1)
         self.M = self.Ainv @ self.Sigma @ self.Ainv
 
     def gains(self, rows: np.ndarray) -> np.ndarray:
-        X = self.X[rows]
+        X, w = self.X[rows], self.w[rows]
         a = np.einsum("ij,jk,ik->i", X, self.Ainv, X)
         b = np.einsum("ij,jk,ik->i", X, self.M, X)
-        return b / (1.0 + a)
+        return w * b / (1.0 + w * a)
 
     def add(self, row: int) -> None:
-        x = self.X[row]
+        x = self.X[row] * np.sqrt(self.w[row])
         v = self.Ainv @ x
-        c = 1.0 + x @ v
-        self.Ainv -= np.outer(v, v) / c
+        self.Ainv -= np.outer(v, v) / (1.0 + x @ v)
         self.M = self.Ainv @ self.Sigma @ self.Ainv
 
-    def describe(self, row: int, alpha: float) -> str:
+    def describe(self, row: int) -> str:
         x = self.X[row]
         return f"leverage {x @ self.Ainv @ x:.3f} under the deployed judges' scores"
 
 
-def _designs(result, labelled: np.ndarray, pool: np.ndarray) -> list:
+def _designs(result, labelled: np.ndarray, pool: np.ndarray, noise: np.ndarray) -> list:
     from ..families import REGISTRY
     enc = result.encoded
     alpha = float(getattr(result.selector, "alpha", 0.5))
@@ -195,9 +203,9 @@ def _designs(result, labelled: np.ndarray, pool: np.ndarray) -> list:
     for c in result.deployed_members:
         idx = list(c.judge_idx)
         if REGISTRY[c.family].table_like or REGISTRY[c.family].needs_patterns:
-            out.append(_TableDesign(enc.codes[:, idx], labelled, pool, alpha))
+            out.append(_TableDesign(enc.codes[:, idx], labelled, pool, alpha, noise))
         else:
-            out.append(_LinearDesign(enc.scores[:, idx], labelled, pool))
+            out.append(_LinearDesign(enc.scores[:, idx], labelled, pool, noise))
     return out
 
 
@@ -239,7 +247,7 @@ def choose_batch(result, n: int, *, seed: int = 0, audit_share: float = DEFAULT_
     is_audit = [True] * len(chosen)
     n_active = n - len(chosen)
     if n_active > 0:
-        designs = _designs(result, taken, pool)
+        designs = _designs(result, taken, pool, noise_variance(result, np.arange(panel.n_rows)))
         for row in audit_rows:
             for d in designs:
                 d.add(int(row))
@@ -252,14 +260,13 @@ def choose_batch(result, n: int, *, seed: int = 0, audit_share: float = DEFAULT_
         pattern = pattern.reshape(-1)
         rep = np.zeros(int(pattern.max()) + 1, dtype=np.int64)
         rep[pattern[::-1]] = np.arange(len(pattern) - 1, -1, -1)
-        sigma2 = noise_variance(result, candidates[rep])
         left = np.bincount(pattern).astype(np.int64)
         members = {}
         for k in rng.permutation(len(candidates)):
             members.setdefault(int(pattern[k]), []).append(int(candidates[k]))
         groups = panel.group_ids
         while len(chosen) < n:
-            g = sigma2 * np.mean([d.gains(candidates[rep]) for d in designs], axis=0)
+            g = np.mean([d.gains(candidates[rep]) for d in designs], axis=0)
             g[left == 0] = -np.inf
             best = int(np.argmax(g))
             row = members[best].pop()
@@ -269,8 +276,7 @@ def choose_batch(result, n: int, *, seed: int = 0, audit_share: float = DEFAULT_
                 mates = np.flatnonzero((groups == groups[row]) & pool & ~taken)
                 batch_rows += [int(m) for m in mates if m != row][: n - len(chosen) - 1]
             for r in batch_rows:
-                why = "; ".join(dict.fromkeys(d.describe(r, float(getattr(result.selector, "alpha", 0.5)))
-                                              for d in designs))
+                why = designs[0].describe(r)
                 if r != row:
                     why = "same group as the item above; " + why
                     p = int(np.flatnonzero(candidates == r)[0])
