@@ -213,3 +213,14 @@ def test_store_merge_is_checked_and_atomic(tmp_path):
     assert store.active_items("p") == {"it32", "it33"}
     store.record_label_request("p", active=[], audited=["it33"])
     assert store.active_items("p") == {"it32"}
+
+
+def test_label_next_json_keys_are_documented(tmp_path):
+    from test_json_contract import documented_keys
+    rows = good_rows(80, seed=5)
+    for r in rows[41:]:
+        r[2] = ""
+    path = write(tmp_path / "p.csv", csv_text(rows))
+    code, out, err = run_cli("label-next", str(path), "--batch", "4", "--json", "--quiet")
+    assert code == 0, err
+    assert list(json.loads(out)) == documented_keys("`label-next --json`")
