@@ -112,6 +112,10 @@ class FCPSSelector:
         judges >= 10,000, else one; results are identical either way).
     estimate : ``bbc`` (bootstrap bias-corrected risk of the whole procedure, no refits),
         ``nested`` (nested grouped cross-validation) or ``none``; ``n_boot`` resamples.
+    eval_rows : None, or a bool per panel row: the rows held-out risks, ties and the
+        deployed-risk estimate are read on (crossfit only; every labelled row still enters
+        the fits), e.g. the audit rows after ``label-next`` chose items actively
+        (:mod:`.evaluation_rows`).
     """
 
     paths: Sequence[str] = DEFAULT_PATHS
