@@ -224,3 +224,29 @@ def test_label_next_json_keys_are_documented(tmp_path):
     code, out, err = run_cli("label-next", str(path), "--batch", "4", "--json", "--quiet")
     assert code == 0, err
     assert list(json.loads(out)) == documented_keys("`label-next --json`")
+
+
+def test_linear_design_updates_match_a_direct_recomputation():
+    """The rank-one updates of a = x'A^-1 x and b = x'A^-1 Sigma A^-1 x equal the quantities
+    recomputed from A = ridge I + sum_labelled w x x' by a matrix inverse."""
+    from fcps_core.planning.label_next import DESIGN_RIDGE, _LinearDesign
+    rng = np.random.default_rng(0)
+    n, d = 200, 4
+    scores = rng.random((n, d))
+    w = rng.uniform(0.05, 0.25, n)
+    labelled = np.zeros(n, dtype=bool)
+    labelled[:30] = True
+    pool = np.ones(n, dtype=bool)
+    design = _LinearDesign(scores, labelled, pool, w)
+    rows = np.arange(30, n)
+    design.prepare(rows)
+    for r in (40, 41, 90):
+        design.add(r)
+        labelled[r] = True
+    X = np.column_stack([np.ones(n), scores])
+    A = (X[labelled] * w[labelled, None]).T @ X[labelled] + DESIGN_RIDGE * np.eye(d + 1)
+    Ainv = np.linalg.inv(A)
+    Sigma = (X * (w ** 2)[:, None]).T @ X / n
+    a = np.einsum("ij,jk,ik->i", X[rows], Ainv, X[rows])
+    b = np.einsum("ij,jk,ik->i", X[rows], Ainv @ Sigma @ Ainv, X[rows])
+    np.testing.assert_allclose(design.gains(rows), w[rows] * b / (1 + w[rows] * a), rtol=1e-9)

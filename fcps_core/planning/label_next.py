@@ -151,6 +151,9 @@ class _TableDesign:
         self.noise = noise
         self.alpha = alpha
 
+    def prepare(self, rows: np.ndarray) -> None:
+        """Nothing to keep: a cell's gain is read from its count."""
+
     def gains(self, rows: np.ndarray) -> np.ndarray:
         z = self.cell[rows]
         return self.noise[rows] * self.share[z] / (self.count[z] * (self.count[z] + 1.0))
@@ -178,16 +181,33 @@ class _LinearDesign:
         self.Sigma = (XP * (noise[pool] ** 2)[:, None]).T @ XP / max(len(XP), 1)
         self.M = self.Ainv @ self.Sigma @ self.Ainv
 
+    def prepare(self, rows: np.ndarray) -> None:
+        """Fix the candidate rows whose gains are asked for: a = x'A^-1 x and
+        b = x'A^-1 Sigma A^-1 x are computed once here and kept current by :meth:`add`."""
+        self.rows = rows
+        X = self.X[rows]
+        self.a = np.einsum("ij,jk,ik->i", X, self.Ainv, X)
+        self.b = np.einsum("ij,jk,ik->i", X, self.M, X)
+
     def gains(self, rows: np.ndarray) -> np.ndarray:
-        X, w = self.X[rows], self.w[rows]
-        a = np.einsum("ij,jk,ik->i", X, self.Ainv, X)
-        b = np.einsum("ij,jk,ik->i", X, self.M, X)
-        return w * b / (1.0 + w * a)
+        w = self.w[rows]
+        return w * self.b / (1.0 + w * self.a)
 
     def add(self, row: int) -> None:
+        """A += w x x' (Sherman-Morrison): with v = A^-1 x, c = 1 + x'v, s = A^-1 Sigma v,
+        a_u -= (x_u'v)^2 / c and b_u -= 2 (x_u's)(x_u'v) / c - (x_u'v)^2 (v'Sigma v) / c^2:
+        O(d) per candidate row, never a d x d product per row."""
         x = self.X[row] * np.sqrt(self.w[row])
         v = self.Ainv @ x
-        self.Ainv -= np.outer(v, v) / (1.0 + x @ v)
+        c = 1.0 + x @ v
+        sv = self.Sigma @ v
+        s = self.Ainv @ sv
+        if getattr(self, "rows", None) is not None:
+            X = self.X[self.rows]
+            xv, xs = X @ v, X @ s
+            self.a -= xv ** 2 / c
+            self.b += -2.0 * xs * xv / c + xv ** 2 * (v @ sv) / c ** 2
+        self.Ainv -= np.outer(v, v) / c
         self.M = self.Ainv @ self.Sigma @ self.Ainv
 
     def describe(self, row: int) -> str:
@@ -261,6 +281,8 @@ def choose_batch(result, n: int, *, seed: int = 0, audit_share: float = DEFAULT_
         rep = np.zeros(int(pattern.max()) + 1, dtype=np.int64)
         rep[pattern[::-1]] = np.arange(len(pattern) - 1, -1, -1)
         left = np.bincount(pattern).astype(np.int64)
+        for d in designs:
+            d.prepare(candidates[rep])
         members = {}
         for k in rng.permutation(len(candidates)):
             members.setdefault(int(pattern[k]), []).append(int(candidates[k]))
