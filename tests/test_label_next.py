@@ -250,3 +250,16 @@ def test_linear_design_updates_match_a_direct_recomputation():
     a = np.einsum("ij,jk,ik->i", X[rows], Ainv, X[rows])
     b = np.einsum("ij,jk,ik->i", X[rows], Ainv @ Sigma @ Ainv, X[rows])
     np.testing.assert_allclose(design.gains(rows), w[rows] * b / (1 + w[rows] * a), rtol=1e-9)
+
+
+def test_uploaded_labels_are_read_on_the_panels_scale_and_bad_cells_name_their_line():
+    from fcps_core.errors import PanelError
+    from fcps_core.service.label_next import read_labelled_batch
+    data = "item_id,group_id,label,j1\n'=a,g,4,A\nb,g,,B\nc,g,A,A\n"
+    labels, outputs = read_labelled_batch(data, judges=["j1"], label_range=(1.0, 5.0))
+    assert labels == {"=a": 0.75, "c": 1.0}          # (4 - 1) / (5 - 1); A -> 1; b left blank
+    assert outputs["b"] == {"j1": "B"}
+    with pytest.raises(PanelError, match="line 3.*outside the declared range"):
+        read_labelled_batch("item_id,label\na,1\nb,7\n", label_range=(1.0, 5.0))
+    with pytest.raises(PanelError, match="no 'item_id' column"):
+        read_labelled_batch("id,label\na,1\n")

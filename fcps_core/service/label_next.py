@@ -170,10 +170,20 @@ def _unneutralised(text: str) -> str:
     return text
 
 
-def read_labelled_batch(data: bytes | str, *, source: str = "the upload", judges=()) -> tuple[dict, dict]:
+def label_range_of(panel) -> tuple[float, float]:
+    """The range the panel's numeric labels were normalised from (its label note says
+    "[lo, hi]" for rubric labels), else (0, 1): uploaded labels are read on the same scale."""
+    import re
+    m = re.search(r"\[(-?[0-9.eE+]+), (-?[0-9.eE+]+)\]", panel.label_note or "")
+    return (float(m.group(1)), float(m.group(2))) if m else (0.0, 1.0)
+
+
+def read_labelled_batch(data: bytes | str, *, source: str = "the upload", judges=(),
+                        label_range: tuple[float, float] = (0.0, 1.0)) -> tuple[dict, dict]:
     """({item id: label in [0, 1]}, {item id: {judge: output}}) from a filled batch CSV. Rows
-    with an empty label are skipped; labels are numbers from 0 to 1 or the label words the
-    panel reader knows (A/B, yes/no, correct/incorrect ...)."""
+    with an empty label are skipped; labels are numbers on the panel's label scale
+    (``label_range``, mapped to [0, 1]) or the label words the panel reader knows (A/B,
+    yes/no, correct/incorrect ...)."""
     from ..labels import map_labels
     if isinstance(data, bytes):
         if len(data) > MAX_UPLOAD_BYTES:
@@ -193,7 +203,7 @@ def read_labelled_batch(data: bytes | str, *, source: str = "the upload", judges
                              "(item_id, group_id, label, the judges' outputs)", column=need)
     i_item, i_label = header.index("item_id"), header.index("label")
     judge_cols = [(header.index(j), j) for j in judges if j in header]
-    labels_raw, items, outputs = [], [], {}
+    labels, outputs = {}, {}
     for line, row in enumerate(reader, start=2):
         if not any(c.strip() for c in row):
             continue
@@ -204,11 +214,9 @@ def read_labelled_batch(data: bytes | str, *, source: str = "the upload", judges
         if item in outputs:
             raise PanelError(f"{source}: item id {item!r} appears twice", line=line, column="item_id")
         outputs[item] = {j: _unneutralised(row[k]) for k, j in judge_cols}
-        items.append(item)
-        labels_raw.append(row[i_label])
-    mapped, _ = map_labels(labels_raw, column="label", first_line=2, label_range=(0.0, 1.0)) \
-        if labels_raw else (np.zeros(0), "")
-    labels = {item: float(v) for item, v in zip(items, mapped) if not np.isnan(v)}
+        value = map_labels([row[i_label]], column="label", first_line=line, label_range=label_range)[0][0]
+        if not np.isnan(value):
+            labels[item] = float(value)
     if not labels:
         raise PanelError(f"{source} has no filled label; fill the label column (numbers from 0 to 1, or "
                          "A/B, yes/no ...) and upload it again", column="label")
@@ -228,6 +236,7 @@ def merge_batch(store, name: str, data: bytes | str, *, overwrite: bool = False,
                 source: str = "the upload") -> dict:
     """Merge a filled batch CSV into stored panel ``name`` (:meth:`Store.merge_labels`)."""
     panel = store.load_panel(name)
-    labels, outputs = read_labelled_batch(data, source=source, judges=panel.judge_names)
+    labels, outputs = read_labelled_batch(data, source=source, judges=panel.judge_names,
+                                          label_range=label_range_of(panel))
     out = store.merge_labels(name, labels, outputs=outputs, overwrite=overwrite)
     return {**out, "labelled_in_file": len(labels)}
