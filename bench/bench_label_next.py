@@ -149,8 +149,11 @@ def main(argv=None):
         ref = 300 if 300 in budgets else budgets[-1]
         target = R[:, budgets.index(ref)].mean()
         need = labels_to_reach(budgets, A.mean(axis=0), target)
-        print(f"active reaches random's {ref}-label T-MSE {target:.4f} at {need:.0f} labels "
-              f"(saved: {ref - need:.0f})")
+        if np.isnan(need):
+            print(f"active does not reach random's {ref}-label T-MSE {target:.4f} by {budgets[-1]} labels")
+        else:
+            print(f"active reaches random's {ref}-label T-MSE {target:.4f} at {need:.0f} labels "
+                  f"(saved: {ref - need:.0f})")
         k = len(budgets) - 1
         est_r = np.array([r["estimate"][k] for r in res["random"]]) - R[:, k]
         est_a = np.array([r["estimate"][k] for r in res["active"]]) - A[:, k]
