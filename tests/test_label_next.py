@@ -263,3 +263,19 @@ def test_uploaded_labels_are_read_on_the_panels_scale_and_bad_cells_name_their_l
         read_labelled_batch("item_id,label\na,1\nb,7\n", label_range=(1.0, 5.0))
     with pytest.raises(PanelError, match="no 'item_id' column"):
         read_labelled_batch("id,label\na,1\n")
+
+
+def test_whole_groups_bring_a_chosen_items_group_mates_along():
+    panel = skewed_panel(600, 6)
+    groups = np.array([f"g{i // 2}" for i in range(600)], dtype=object)
+    panel = Panel(item_ids=panel.item_ids, group_ids=groups, labels=panel.labels, judges=panel.judges)
+    labels = np.full(600, np.nan)
+    labels[:200] = panel.labels[:200]
+    panel = panel.with_labels(labels)
+    result = FCPSSelector(seed=0, **SMALL_MENU).fit(panel, Blocks(S=np.zeros(0, np.int64), M=np.arange(200),
+                                                                  V=np.zeros(0, np.int64), T=np.zeros(0, np.int64)))
+    batch = choose_batch(result, 10, seed=1, audit_share=0.0, whole_groups=True)
+    chosen = [str(g) for g in groups[batch.rows]]
+    assert len(batch) == 10 and len(set(batch.rows)) == 10
+    assert all(chosen.count(g) == 2 for g in chosen)          # every group whole
+    assert sum("same group as the item above" in r for r in batch.reasons) == 5
