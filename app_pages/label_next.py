@@ -11,8 +11,10 @@ from fcps_core import FCPSError
 from fcps_core.service.label_next import decision_summary, merge_batch, plan_batch, record_plan
 
 st.title("Label next")
-st.caption("Each batch is half a uniform random audit sample (risks read on it stay those of a random sample) "
-           "and half the items that most lower the deployed predictor's prediction variance over the traffic.")
+st.caption("Each batch holds a uniform random audit sample, just large enough that the evaluation rows (the "
+           "random start plus every audit; risks read on them stay those of a random sample) remain at least half "
+           "of the labels, and otherwise the items that most lower the deployed predictor's prediction variance "
+           "over the traffic.")
 names = [p["name"] for p in stored_panels()]
 if not names:
     st.info("The store holds no panel yet: import one on the Upload panel page.")
@@ -31,7 +33,11 @@ st.caption(f"{panel.n_rows:,} rows, {panel.n_labelled:,} labelled, {n_free:,} un
 c1, c2, c3 = st.columns(3)
 batch = c1.number_input("Batch size", min_value=1, max_value=max(n_free, 1), value=max(1, min(50, n_free)))
 seed = c2.number_input("Seed", min_value=0, value=0, step=1)
-share = c3.slider("Audit share", 0.0, 1.0, 0.5, 0.05, help="Share of the batch drawn uniformly at random.")
+fixed = c3.checkbox("Fixed audit share", value=False,
+                    help="Off: audit only as much as keeps the evaluation rows at least half of the labels. "
+                         "On: draw the share below uniformly at random.")
+share = c3.slider("Audit share", 0.0, 1.0, 0.5, 0.05, help="Share of the batch drawn uniformly at random.",
+                  disabled=not fixed)
 
 
 def show_decision(container, title: str, d: dict) -> None:
@@ -45,7 +51,7 @@ def show_decision(container, title: str, d: dict) -> None:
 if st.button("Choose the next items", type="primary", disabled=n_free == 0):
     try:
         with st.spinner("Fitting the current decision and ranking the unlabelled items..."):
-            plan = plan_batch(panel, int(batch), seed=int(seed), audit_share=float(share),
+            plan = plan_batch(panel, int(batch), seed=int(seed), audit_share=float(share) if fixed else None,
                               active_items=store.active_items(name))
         record_plan(store, name, plan)
         st.session_state["label_next"] = {"panel": name, "seed": int(seed), "csv": plan.csv_text(),

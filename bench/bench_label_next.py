@@ -23,6 +23,7 @@ audit rows only (``eval_rows``).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -77,7 +78,7 @@ def deploy(pool, labels, test, options):
     return res, float(np.mean((pred - test.labels) ** 2))
 
 
-def run_arm(panel, seed, arm, budgets, options, audit_share):
+def run_arm(panel, seed, arm, budgets, options, audit_share, plain_file=False):
     pool_rows, test_rows = split(panel, seed)
     pool, test = panel.take(pool_rows), panel.take(test_rows)
     truth = pool.labels.copy()
@@ -92,7 +93,7 @@ def run_arm(panel, seed, arm, budgets, options, audit_share):
         out["tmse"].append(tmse)
         dr = res.deployed_risk or {}
         out["estimate"].append(dr.get("estimate", np.nan))
-        if arm == "active" and i == len(budgets) - 1:
+        if arm == "active" and i == len(budgets) - 1 and not plain_file:
             honest = select(pool.with_labels(labels), **options, eval_rows=evaluated)
             out["honest"].append((honest.deployed_risk or {}).get("estimate", np.nan))
         if i + 1 == len(budgets):
@@ -101,6 +102,8 @@ def run_arm(panel, seed, arm, budgets, options, audit_share):
         if arm == "random":
             rows = random_batch(pool.with_labels(labels), n, seed=seed * 1000 + i)
         else:
+            if plain_file:
+                evaluated = ~np.isnan(labels)
             batch = choose_batch(res, n, seed=seed * 1000 + i, audit_share=audit_share, evaluated=evaluated)
             rows = batch.rows
             evaluated[batch.rows[batch.audit]] = True
@@ -124,20 +127,42 @@ def main(argv=None):
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--seeds", type=int)
     ap.add_argument("--panels", nargs="+", default=["llmbar", "hanna", "parity", "additive_continuous"])
-    ap.add_argument("--audit-share", type=float, default=0.5)
+    ap.add_argument("--audit-share", type=float, default=None,
+                    help="fixed audit share of every batch (default: label-next's precision rule)")
+    ap.add_argument("--plain-file", action="store_true",
+                    help="E = every labelled row at each round (label-next on a plain file, which records "
+                         "no earlier choice) instead of the store's record of the audit rows")
+    ap.add_argument("--random-cache", help="JSON file keeping the random arm's results (it does not depend "
+                                           "on the rule): read when it holds the panel and seeds, else written")
     ap.add_argument("--max-budget", type=int)
     args = ap.parse_args(argv)
     seeds = args.seeds or (8 if args.full else 3)
     top = args.max_budget or (600 if args.full else 300)
     options = {"n_jobs": 1}
-    print(f"# seeds {seeds}, audit share {args.audit_share}, up to {top} labels; default selection (n_jobs=1)")
+    rule = "precision rule" if args.audit_share is None else f"audit share {args.audit_share}"
+    print(f"# seeds {seeds}, {rule}{', plain file' if args.plain_file else ''}, up to {top} labels; default selection (n_jobs=1)")
     for name in args.panels:
         panel = load(name)
         pool_size = len(split(panel, 0)[0])
         budgets = list(range(100, min(top, pool_size - 50) + 1, 50))
         t0, c0 = time.perf_counter(), time.process_time()
-        res = {arm: [run_arm(panel, s, arm, budgets, options, args.audit_share) for s in range(seeds)]
-               for arm in ("random", "active")}
+        cache = {}
+        key = f"{name}/{seeds}/{budgets[-1]}"
+        if args.random_cache and os.path.exists(args.random_cache):
+            with open(args.random_cache) as fh:
+                cache = json.load(fh)
+        res = {}
+        if key in cache:
+            res["random"] = cache[key]
+        else:
+            res["random"] = [run_arm(panel, s, "random", budgets, options, None) for s in range(seeds)]
+            if args.random_cache:
+                cache[key] = res["random"]
+                with open(args.random_cache + ".tmp", "w") as fh:
+                    json.dump(cache, fh)
+                os.replace(args.random_cache + ".tmp", args.random_cache)
+        res["active"] = [run_arm(panel, s, "active", budgets, options, args.audit_share, args.plain_file)
+                         for s in range(seeds)]
         R = np.array([r["tmse"] for r in res["random"]])
         A = np.array([r["tmse"] for r in res["active"]])
         print(f"\n## {name}: {panel.n_rows} rows, {len(panel.judges)} judges, pool {pool_size}; "
@@ -157,9 +182,10 @@ def main(argv=None):
         k = len(budgets) - 1
         est_r = np.array([r["estimate"][k] for r in res["random"]]) - R[:, k]
         est_a = np.array([r["estimate"][k] for r in res["active"]]) - A[:, k]
-        hon = np.array([r["honest"][0] for r in res["active"]]) - A[:, k]
+        hon = np.array([r["honest"][0] if r["honest"] else np.nan for r in res["active"]]) - A[:, k]
         print(f"deployed-risk estimate - T-MSE at {budgets[k]} labels: random {est_r.mean():+.4f}, "
-              f"active on all rows {est_a.mean():+.4f}, active on audit rows {np.nanmean(hon):+.4f}")
+              f"active on all rows {est_a.mean():+.4f}, active on audit rows "
+              f"{np.nanmean(hon) if np.isfinite(hon).any() else float('nan'):+.4f}")
         sys.stdout.flush()
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fcps_core.panel import Panel, build_judge_column
-from fcps_core.planning.label_next import LabelNextError, audit_draw, choose_batch
+from fcps_core.planning.label_next import LabelNextError, audit_draw, audit_size, choose_batch
 from fcps_core.selection import FCPSSelector
 from fcps_core.splits import Blocks
 from store_helpers import assert_one_line_error, csv_text, good_rows, run_cli, write
@@ -68,7 +68,7 @@ def test_the_estimate_after_active_labelling_is_unbiased_on_the_audit_rows():
         evaluated[first] = True
         for k in range(2):
             batch = choose_batch(fit(panel, labels, test, seed), 500, seed=seed * 10 + k, evaluated=evaluated,
-                                 test_rows=test)
+                                 test_rows=test, audit_share=0.5)
             assert np.isnan(labels[batch.rows]).all() and len(np.unique(batch.rows)) == 500
             labels[batch.rows] = y[batch.rows]
             evaluated[batch.rows[batch.audit]] = True
@@ -98,6 +98,37 @@ def test_eval_rows_are_checked():
     panel = skewed_panel(400, 2)
     with pytest.raises(MenuError, match="one entry per panel row"):
         fit(panel, panel.labels, np.zeros(0, np.int64), 0, eval_rows=np.ones(10, dtype=bool))
+
+
+def test_audit_size_keeps_the_evaluation_rows_half_of_the_labels():
+    """Hand-computed: the precision rule audits max(0, ceil((L + n) / 2 - |E|)) of a batch of n
+    (at most n); a fixed share audits ceil(share * n)."""
+    assert audit_size(50, 100, 100) == 0        # (150) / 2 - 100 < 0: the random start suffices
+    assert audit_size(50, 150, 100) == 0        # 200 / 2 - 100 = 0
+    assert audit_size(50, 200, 100) == 25       # 250 / 2 - 100 = 25
+    assert audit_size(50, 250, 125) == 25       # 300 / 2 - 125 = 25
+    assert audit_size(5, 10, 6) == 2            # 15 / 2 - 6 = 1.5 -> 2
+    assert audit_size(50, 100, 20) == 50        # 75 - 20 = 55, capped at the batch
+    assert audit_size(5, 100, 100, audit_share=0.5) == 3
+    assert audit_size(5, 100, 100, audit_share=0.0) == 0
+
+
+def test_the_precision_rule_splits_a_batch_as_stated():
+    """On a panel whose labelled rows are 40 evaluation rows and 60 actively chosen rows, a
+    batch of 20 audits ceil(120 / 2 - 40) = 20 items (the whole batch), a batch of 30
+    ceil(130 / 2 - 40) = 25 items; with every labelled row in E a batch of 20 is wholly active."""
+    panel = skewed_panel(400, 4)
+    labels = np.full(400, np.nan)
+    labels[:100] = panel.labels[:100]
+    evaluated = np.zeros(400, dtype=bool)
+    evaluated[:40] = True
+    result = fit(panel, labels, np.zeros(0, np.int64), 0)
+    b = choose_batch(result, 20, seed=1, evaluated=evaluated)
+    assert b.info["n_audit"] == 20 and b.audit.all() and len(b.rows) == 20
+    b = choose_batch(result, 30, seed=1, evaluated=evaluated)
+    assert b.info["n_audit"] == 25 and b.audit.sum() == 25 and len(np.unique(b.rows)) == 30
+    b = choose_batch(result, 20, seed=1)
+    assert b.info["n_audit"] == 0 and not b.audit.any() and len(b.rows) == 20
 
 
 def test_the_audit_walk_never_reads_labels_and_counts_met_rows_free():

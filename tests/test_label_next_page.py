@@ -70,6 +70,7 @@ def test_choose_download_upload_and_see_the_decision_move(truth_and_store):
     truth, store_path = truth_and_store
     at = _open()
     by_label(at.number_input, "Batch size").set_value(12).run()
+    by_label(at.checkbox, "Fixed audit share").check().run()
     by_label(at.button, "Choose the next items").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]

@@ -2,7 +2,10 @@
 
 A batch of ``n`` items to send to annotators is drawn in two parts.
 
-**Audit share** (``audit_share``, default one half, rounded up). The audit items are a
+**Audit part.** Its size is the precision rule of :func:`audit_size` (the smallest audit
+that keeps E, below, at least half of the labelled rows once the batch is labelled, so the
+honest estimate's standard error stays within sqrt(2) of one read on every labelled row), or
+``ceil(audit_share * n)`` for a fixed ``audit_share``. The audit items are a
 simple random sample of the pool: the rows outside the research test block T, in a
 seeded random order, walked until the audit part holds its new items. Rows already in the
 *evaluation set* E are skipped; a labelled row outside E that the walk meets (an item an
@@ -64,8 +67,10 @@ import numpy as np
 
 from ..errors import FCPSError
 
-#: default share of every batch drawn as a uniform audit sample
-DEFAULT_AUDIT_SHARE = 0.5
+#: default audit share: None = the precision rule (:func:`audit_size`)
+DEFAULT_AUDIT_SHARE = None
+#: the evaluation set E is kept at least this share of the labelled rows (precision rule)
+MIN_EVALUATION_SHARE = 0.5
 #: ridge of the scalar members' design matrix A (features are scores in [0, 1])
 DESIGN_RIDGE = 1.0
 #: Bernoulli variance clip: a prediction of exactly 0 or 1 still carries some doubt
@@ -117,6 +122,22 @@ def check_batch(panel, n: int, pool: np.ndarray) -> None:
     if n > free:
         raise LabelNextError(f"a batch of {n} items was asked for but only {free} rows are unlabelled",
                              hint=f"give --batch {free} or fewer")
+
+
+def audit_size(n: int, n_labelled: int, n_evaluated: int, audit_share: float | None = None,
+               min_evaluation_share: float = MIN_EVALUATION_SHARE) -> int:
+    """How many of a batch of ``n`` are audit items.
+
+    With ``audit_share`` given: ``ceil(audit_share * n)``. Otherwise the precision rule: the
+    smallest audit that keeps the evaluation set E at least ``min_evaluation_share`` of the
+    labelled rows once the batch is labelled, ``max(0, ceil(s (L + n) - |E|))`` (at most n).
+    The deployed-risk estimate read on E is a mean over |E| random rows, so its standard error
+    is at most ``1 / sqrt(s)`` times that of the same mean over every labelled row (with
+    s = 1/2: at most sqrt(2) times); every label beyond that goes to the active part. While E
+    (the random start) is still large, whole batches are active."""
+    if audit_share is not None:
+        return min(n, int(math.ceil(audit_share * n)))
+    return int(min(n, max(0, math.ceil(min_evaluation_share * (n_labelled + n) - n_evaluated - 1e-9))))
 
 
 def audit_draw(panel, n_audit: int, pool: np.ndarray, evaluated: np.ndarray,
@@ -240,7 +261,7 @@ def noise_variance(result, rows: np.ndarray) -> np.ndarray:
     return np.ones(len(rows))
 
 
-def choose_batch(result, n: int, *, seed: int = 0, audit_share: float = DEFAULT_AUDIT_SHARE,
+def choose_batch(result, n: int, *, seed: int = 0, audit_share: float | None = DEFAULT_AUDIT_SHARE,
                  evaluated: np.ndarray | None = None, whole_groups: bool = False,
                  test_rows: np.ndarray | None = None) -> LabelBatch:
     """The next ``n`` unlabelled rows of ``result.panel`` to label (see the module doc).
@@ -249,14 +270,14 @@ def choose_batch(result, n: int, *, seed: int = 0, audit_share: float = DEFAULT_
     define the design). ``evaluated``: bool per row, the evaluation set E (default: every
     labelled row). ``test_rows``: rows of the research test block, never chosen."""
     panel = result.panel
-    if not 0.0 <= audit_share <= 1.0 or not math.isfinite(audit_share):
+    if audit_share is not None and (not math.isfinite(audit_share) or not 0.0 <= audit_share <= 1.0):
         raise LabelNextError(f"the audit share must be between 0 and 1 (got {audit_share})")
     pool = pool_rows(panel, test_rows)
     check_batch(panel, n, pool)
     labelled = panel.labelled & pool
     evaluated = labelled.copy() if evaluated is None else (np.asarray(evaluated, dtype=bool) & pool)
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 31]))
-    n_audit = int(math.ceil(audit_share * n))
+    n_audit = audit_size(n, int(labelled.sum()), int(evaluated.sum()), audit_share)
     audit_rows, met, inclusion = audit_draw(panel, n_audit, pool, evaluated, rng)
     chosen = list(audit_rows.tolist())
     taken = labelled.copy()
