@@ -4,7 +4,8 @@ labelled batch back (shared by ``python -m fcps_core label-next`` and the Label 
 * :func:`plan_batch` fits the default selection on the panel's labelled rows, with the
   evaluation set E (every labelled row except the items an earlier batch chose actively and
   no audit met since) as its evaluation rows, and draws the next batch
-  (:func:`fcps_core.planning.label_next.choose_batch`: a uniform audit share plus the greedy
+  (:func:`fcps_core.planning.label_next.choose_batch`: a uniform audit sample, by default the
+  smallest that keeps E at least half of the labels, plus the greedy
   variance-reducing active part).
 * :class:`LabelNextPlan` is the batch: CSV rows (item_id, group_id, the judges' outputs, an
   empty label column to fill, why each was chosen) through :mod:`fcps_core.writers`, and the
@@ -117,7 +118,8 @@ class LabelNextPlan:
                 "decision": self.decision, "items": items, **self.info}
 
 
-RULE_TEXT = ("a uniform random audit share of the batch (an evaluation sample) plus greedy expected "
+RULE_TEXT = ("a uniform random audit sample (evaluation rows; by default the smallest that keeps them at least "
+             "half of the labels) plus greedy expected "
              "reduction of the deployed predictor's integrated prediction variance (V-optimal design)")
 
 
