@@ -147,26 +147,27 @@ def main(argv=None):
         budgets = list(range(100, min(top, pool_size - 50) + 1, 50))
         t0, c0 = time.perf_counter(), time.process_time()
         cache = {}
-        key = f"{name}/{seeds}/{budgets[-1]}"
         if args.random_cache and os.path.exists(args.random_cache):
             with open(args.random_cache) as fh:
                 cache = json.load(fh)
-        res = {}
-        if key in cache:
-            res["random"] = cache[key]
-        else:
-            res["random"] = [run_arm(panel, s, "random", budgets, options, None) for s in range(seeds)]
-            if args.random_cache:
-                cache[key] = res["random"]
-                with open(args.random_cache + ".tmp", "w") as fh:
-                    json.dump(cache, fh)
-                os.replace(args.random_cache + ".tmp", args.random_cache)
+        res = {"random": []}
+        n_cached = sum(f"{name}/seed {s}/{budgets[-1]}" in cache for s in range(seeds))
+        for s in range(seeds):
+            key = f"{name}/seed {s}/{budgets[-1]}"
+            if key not in cache:
+                cache[key] = run_arm(panel, s, "random", budgets, options, None)
+                if args.random_cache:
+                    with open(args.random_cache + ".tmp", "w") as fh:
+                        json.dump(cache, fh)
+                    os.replace(args.random_cache + ".tmp", args.random_cache)
+            res["random"].append(cache[key])
         res["active"] = [run_arm(panel, s, "active", budgets, options, args.audit_share, args.plain_file)
                          for s in range(seeds)]
         R = np.array([r["tmse"] for r in res["random"]])
         A = np.array([r["tmse"] for r in res["active"]])
         print(f"\n## {name}: {panel.n_rows} rows, {len(panel.judges)} judges, pool {pool_size}; "
-              f"{time.perf_counter() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU")
+              f"{time.perf_counter() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU"
+              f"{f' (random arm of {n_cached} seed(s) read from the cache)' if n_cached else ''}")
         print("budget  random_TMSE  active_TMSE  active-random (paired SE)")
         for k, b in enumerate(budgets):
             d = A[:, k] - R[:, k]
