@@ -18,6 +18,8 @@ audit rows only (``eval_rows``).
     python bench/bench_label_next.py            # quick: 3 seeds, up to 300 labels
     python bench/bench_label_next.py --full     # 8 seeds, up to 600 where the pool allows
     python bench/bench_label_next.py --panels llmbar --seeds 2
+    python bench/bench_label_next.py --random-cache /tmp/random.json --plain-file   # reuse the random arm;
+                                                                                    # E = all labelled rows
 """
 
 from __future__ import annotations
