@@ -306,6 +306,21 @@ _TERMS: dict[str, Term] = {
     "params": Term("parameters", "The candidate's fitted family parameters (e.g. shrinkage), '-' when it has none."),
     "mean_prediction": Term("mean prediction", "Mean deployed prediction over the rows in this cell."),
     "latency": Term("latency", "Largest per-item latency among the candidate's judges (they run in parallel)."),
+    # label-next (fcps_core.planning.label_next)
+    "chosen_by": Term("chosen by", "audit: drawn uniformly at random from the pool, so held-out risks read on the "
+                      "audit rows stay those of a random sample; active: chosen for the largest expected variance "
+                      "reduction of the deployed predictor."),
+    "audit_share": Term("audit share", "Share of every label-next batch drawn uniformly at random (the audit "
+                        "sample); the rest is chosen actively."),
+    "evaluation_rows": Term("evaluation rows", "The labelled rows held-out risks, ties and the deployed-risk "
+                            "estimate are read on: every labelled row except the items label-next chose actively "
+                            "(those still enter every fit)."),
+    "inclusion_probability": Term("inclusion probability", "Chance that the audit draw reached this item: the "
+                                  "audit part's walk length over the pool rows not yet in the evaluation rows."),
+    "expected_variance_reduction": Term("expected variance reduction", "How much labelling the item is expected "
+                                        "to lower the deployed predictor's prediction variance summed over the "
+                                        "traffic (V-optimal design; for a table, the cell's traffic share over "
+                                        "N_z (N_z + 1)).", "sigma^2(x) x' A^-1 Sigma A^-1 x / (1 + x' A^-1 x)"),
 }
 
 _ALIASES: dict[str, str] = {

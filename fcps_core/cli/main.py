@@ -18,6 +18,7 @@ from .render import clear_aliases, error_fields, error_json, error_line, guarded
 from .deploy_commands import cmd_audit, cmd_score
 from .engine_commands import cmd_report, cmd_select, cmd_sweep, cmd_synth
 from .check_commands import add_check_commands
+from .label_commands import add_label_commands
 from .plan_commands import add_plan_commands
 from .store_commands import add_store_commands
 from .stdin import read_stdin_arguments, remove_copies
@@ -227,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_store_commands(sub)
     add_plan_commands(sub)
     add_check_commands(sub)
+    add_label_commands(sub)
     return parser
 
 

@@ -44,6 +44,7 @@ from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_
 from .choice import apply_choice_rule
 from .frontier import attach_frontier
 from .honesty import assess, nested_estimate
+from .evaluation_rows import restrict_heldout
 from .result import SelectionResult, predict_on_rows
 
 _DIAG_FIELDS = ("Q_K", "S_K", "H_K", "unseen_val", "V_cell", "V_proxy", "pressure_sum")
@@ -365,6 +366,8 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
                       tables=RepeatTables(store.values, table_rows.index(distinct.rep)))
     heldout._cache["columns"] = (col, first)
     del store
+    # issue 31: risks, ties and the estimate read the evaluation rows only (None: all of D)
+    heldout, distinct = restrict_heldout(heldout, distinct, D, selector.eval_rows)
     for objective, field in (("mse", "val_mse"), ("nll", "val_nll")):
         # the other objective's loss matrix is formed a block of columns at a time, never whole
         means, se = heldout.column_risks(objective, whole=objective == selector.objective)
@@ -378,7 +381,7 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
         feature_cache=final.pattern_cache, views=final.views, predictions=predictions,
         protocol_info={"protocol": "crossfit", "folds": selector.folds, "repeats": R,
                        "n_deployable": int(len(D)), "n_T": int(len(T))},
-        fit_rows=D, val_rows=D, n_fit=float(np.mean([len(tr) for _, tr, _ in fold_list])),
+        fit_rows=D, val_rows=heldout.rows, n_fit=float(np.mean([len(tr) for _, tr, _ in fold_list])),
         heldout=heldout)
     report(0.93, f"choosing ({selector.choice}) on the cross-fitted risks")
     if selector.choice == "argmin":

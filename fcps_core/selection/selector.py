@@ -117,6 +117,10 @@ class FCPSSelector:
         per item (``budget`` needs ``judge_costs``): the choice rule runs on the candidates
         within the limit, an average never calls more judges than allowed
         (:mod:`.constraints`); the result's ``frontier`` shows every limit at once.
+    eval_rows : None, or a bool per panel row: the rows held-out risks, ties and the
+        deployed-risk estimate are read on (crossfit only; every labelled row still enters
+        the fits), e.g. the audit rows after ``label-next`` chose items actively
+        (:mod:`.evaluation_rows`).
     """
 
     paths: Sequence[str] = DEFAULT_PATHS
@@ -156,6 +160,9 @@ class FCPSSelector:
     max_judges: int | None = None
     #: deploy judges costing at most this much per item (needs ``judge_costs``)
     budget: float | None = None
+    #: bool per panel row, the rows held-out risks, ties and the estimate are read
+    #: on (every labelled row still enters the fits); None = all (:mod:`.evaluation_rows`)
+    eval_rows: np.ndarray | None = None
 
     def validate(self, n_judges: int) -> None:
         for f in self.families:
@@ -236,6 +243,9 @@ class FCPSSelector:
     def fit(self, panel: Panel, blocks: Blocks) -> "SelectionResult":
         """Run the selection under ``self.protocol`` (``split``: the paper's S/M/V protocol;
         ``crossfit``: repeated grouped K-fold over S+M+V, see :mod:`.crossfit`)."""
+        if self.eval_rows is not None:      # issue 31 (:mod:`.evaluation_rows`)
+            from .evaluation_rows import check_eval_rows
+            check_eval_rows(self.eval_rows, panel.n_rows, self.protocol, self.estimate)
         if self.protocol == "crossfit":
             self.validate(len(panel.judges))
             self.check_costs(panel)

@@ -48,6 +48,7 @@ from .core import StoreCore
 from .export import ExportStore
 from .location import DEFAULT_PATH, DEFAULT_TIMEOUT, ENV_PATH, ENV_TIMEOUT, default_store_path, resolve_store_path
 from .location import StoreBusyError
+from .labels import LabelStore
 from .panels import PanelStore
 from .records import selection_params
 from .runs import RunStore
@@ -59,7 +60,7 @@ __all__ = ["Store", "StoreError", "StoreBusyError", "default_store_path", "resol
            "selection_params"]
 
 
-class Store(PanelStore, RunStore, ExportStore, StoreCore):
+class Store(LabelStore, PanelStore, RunStore, ExportStore, StoreCore):
     """Panels and runs in one DuckDB file (see the package doc for guarantees).
 
     Parameters
