@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import sys
 
-from ..jsonutil import json_ready
+from ..service.files import json_ready
 from .args import add_panel_arguments
 from .context import RunContext
 from .render import fmt, log, write_data
 
 
 def add_label_commands(sub) -> None:
-    from ..planning.label_next import DEFAULT_AUDIT_SHARE
+    from ..service.label_next import DEFAULT_AUDIT_SHARE
     ln = sub.add_parser("label-next", help="rank the unlabelled items and write the next batch to label",
                         description="Rank a panel's unlabelled items (blank label) and write the next batch to "
                                     "label: a uniform random audit sample (its risks stay honest) plus the items "
@@ -41,14 +41,14 @@ def cmd_label_next(args, ctx: RunContext) -> int:
     from .engine_commands import load_panel_from_args
     from .progress import progress_printer
     if args.out:
-        from ..outputs import check_output_path
+        from ..service.files import check_output_path
         check_output_path(args.out, force=args.force)       # before the selection
     panel = load_panel_from_args(args, ctx)
     store = None
     active = None
     if ctx.store_panel:
-        from ..store import Store, resolve_store_path
-        store = Store(resolve_store_path(args.store))
+        from ..service.stores import store_at
+        store = store_at(args.store)
         active = store.active_items(ctx.store_panel)
     plan = plan_batch(panel, args.batch, seed=args.seed, audit_share=args.audit_share,
                       whole_groups=args.whole_groups, active_items=active, progress=progress_printer(args))
