@@ -38,50 +38,33 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
-from ..diagnostics import (GAIN_THRESHOLD, PRESSURE_THRESHOLD, PrefixDiagnostics, argmin_with_ties,
-                           prefix_diagnostics)
-from ..encoding import EncodedPanel, encode_panel, nominal_cells
 from ..defaults import (CHOICES, ESTIMATES, PROTOCOLS, DEFAULT_ALPHA, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FALLBACK, DEFAULT_FOLDS,
                         DEFAULT_MAX_MEMBERS, DEFAULT_N_BINS, DEFAULT_OBJECTIVE, DEFAULT_PAIRWISE_K_MAX,
                         DEFAULT_PATHS, DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX)
-from ..errors import MenuError, SplitError
+from ..diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD, argmin_with_ties
+from ..errors import MenuError
 from ..families import FAMILIES, REGISTRY, get_family
-from ..families.base import one_blas_thread, small_pages
+from ..families.base import small_pages
 from ..panel import Panel
-from ..paths import PATH_RULES, JudgePath, build_paths
-from ..splits import Blocks, check_blocks, make_blocks
+from ..paths import PATH_RULES
+from ..splits import Blocks, make_blocks
 from .baselines import baseline_predictions
 from .choice import apply_choice_rule
 from .crossfit import fit_crossfit
-from .frontier import attach_frontier
 from .folds import HeldOut
+from .frontier import attach_frontier
 from .honesty import assess, assess_regime_only
-from .path_fits import fit_joint_families, fit_path_families
+from .menu import MenuFit, checked_panel, deployable_label_scale, fit_menu
 from .result import Candidate, SelectionResult
 
 if TYPE_CHECKING:
     import os
 
     import pandas as pd
-from .views import PatternCache, ViewCache, record_se, unscored_record, validation_record, view_kind
 
 #: the paper's protocol exactly (sweeps, checks, the reproduction report): S/M/V blocks,
 #: validation argmin, no bootstrap and no baselines
 PAPER_PROTOCOL = {"protocol": "split", "choice": "argmin", "estimate": "none", "with_baselines": False}
-
-
-@dataclass
-class MenuFit:
-    """One pass over the menu: encoders, paths, candidates and their fitted models."""
-
-    encoded: EncodedPanel
-    paths: list
-    candidates: list
-    models: dict
-    menu_size: int
-    pattern_cache: PatternCache     # joint-pattern ids of any prefix, on demand
-    views: ViewCache
-    predictions: dict = field(default_factory=dict)   # candidate index -> block -> BlockPrediction
 
 
 @dataclass
@@ -281,180 +264,12 @@ class FCPSSelector:
         return result
 
     def checked_panel(self, panel: Panel, blocks: Blocks, *, crossfit: bool = False) -> Panel:
-        """Block checks shared by both protocols; returns the panel with rubric labels on
-        the deployable blocks' scale. Cross-fitting pools S, M and V, so only their union
-        must be non-empty."""
-        for b in ("S", "M", "V"):
-            if not crossfit and len(getattr(blocks, b)) == 0:
-                raise SplitError(f"block {b} is empty: FCPS needs selection, calibration and validation labels")
-        check_blocks(panel, blocks)
-        panel = deployable_label_scale(panel, blocks)
-        y = panel.labels
-        for b in ("S", "M", "V", "T"):
-            rows = getattr(blocks, b)
-            if len(rows) and np.isnan(y[rows]).any():
-                raise SplitError(f"block {b} contains unlabelled rows")
-        return panel
+        """The panel after the block checks both protocols share (:func:`.menu.checked_panel`)."""
+        return checked_panel(panel, blocks, crossfit=crossfit)
 
-    @small_pages()      # also in the cross-fitted protocol's worker processes
-    @one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
-    def fit_menu(self, panel: Panel, rows: dict, *, expand_grid: bool = False, score_val: bool = True,
-                 progress: Callable[[float, str], None] | None = None) -> "MenuFit":
-        """One pass over the menu: encoders fitted on ``rows['M']``, paths built on
-        ``rows['S']``, every candidate fitted on M and scored on ``rows['V']``; ``rows['T']``
-        only feeds the (after-the-fact) audit views, ``rows['rest']`` is the unlabelled
-        traffic of label-free fits. ``expand_grid`` makes every hyperparameter grid point its
-        own candidate (the cross-fitted protocol) instead of tuning the grid on V;
-        ``score_val=False`` skips the V risks (the cross-fitted protocol scores held-out rows
-        itself; V still feeds the diagnostics' frequencies)."""
-        report = progress or (lambda frac, msg: None)
-        y = panel.labels
-        encoded = encode_panel(panel, rows["M"], n_bins=self.n_bins)
-        alph = encoded.alphabet_sizes
-        report(0.02, "building judge paths on the selection rows")
-        paths = build_paths(list(self.paths), encoded.codes[rows["S"]], y[rows["S"]], len(rows["M"]),
-                            table_k_max=min(self.table_k_max, self.k_max or self.table_k_max),
-                            seed=self.seed, penalty=self.complexity_penalty,
-                            cfps_max_paths=self.cfps_max_paths,
-                            costs=None if self.judge_costs is None else
-                            np.array([self.judge_costs[j]["cost"] for j in panel.judge_names]))
-        names = panel.judge_names
-        work = []  # (path, K)
-        for path in paths:
-            top = max(self.k_limit(f, len(path.judges)) for f in self.families)
-            for K in path.prefix_sizes:
-                if K <= top:
-                    work.append((path, K))
-        if not work:
-            raise MenuError("no candidate fits the K limits; raise --k-max")
-        fits: dict[tuple, dict] = {}        # cache: (judges, family, params) -> fitted record
-        diag_cache: dict[tuple, PrefixDiagnostics | None] = {}
-        pattern_cache = PatternCache(encoded)
-        views = ViewCache(encoded, rows, y, pattern_cache, self.compress)
-        record = validation_record if score_val else unscored_record
-        candidates: list[Candidate] = []
-        models: dict[int, object] = {}
-        predictions: dict[int, dict] = {}
-        menu_size = 0
-        has_T = len(rows["T"]) > 0
-        # The scalar families fit every prefix of a path at once (nested features); the
-        # prefixes each needs per path (a prefix shared with an earlier path is fitted once).
-        path_sizes, seen = {}, set()
-        for path in dict.fromkeys(p for p, _ in work):
-            sizes = [k for p, k in work if p is path]
-            path_sizes[path] = {}
-            for f in self.families:
-                if REGISTRY[f].needs_patterns:
-                    continue
-                need = [k for k in sizes if k <= self.k_limit(f, len(path.judges))
-                        and (path.judges[:k], f) not in seen]
-                seen.update((path.judges[:k], f) for k in need)
-                path_sizes[path][f] = need
-        report(0.04, "fitting the label-free families along every path")
-        prefitted = fit_joint_families(self, views, [(p.judges, s) for p, s in path_sizes.items()])
-        current_path = patterns = None
-        for w, (path, K) in enumerate(work):
-            report(0.05 + 0.95 * w / len(work), f"{path.label or path.rule}: K={K}")
-            if path is not current_path:
-                # The last path's pattern ids can go before this path's are made, and so can
-                # the fitting views of M and the unlabelled rows: every candidate and
-                # diagnostic of their prefixes is fitted and cached (a later path sharing a
-                # prefix reuses those records, not the views).
-                patterns = None
-                views.release(("M", "rest"))
-                current_path = path
-                fit_path_families(self, views, path.judges, path_sizes[path], fits,
-                                  score_val=score_val, has_T=has_T, prefitted=prefitted)
-            judges = path.judges[:K]
-            patterns = self._patterns(path, K, pattern_cache)
-            if judges not in diag_cache:
-                diag_cache[judges] = self._diagnostics(patterns, views, judges, has_T,
-                                                       alph[list(judges)], K <= self.table_k_max)
-            diag = diag_cache[judges]
-            for family in self.families:
-                cls = REGISTRY[family]
-                if K > self.k_limit(family, len(path.judges)):
-                    continue
-                if cls.needs_patterns and patterns[K - 1] is None:
-                    continue
-                grid = self.family_grid(family)
-                keys = [(judges, family, tuple(sorted(p.items()))) for p in grid]
-                todo = [p for p, k in zip(grid, keys) if k not in fits]
-                if todo:
-                    kind = view_kind(cls)
-                    vM, vV = views.get(judges, "M", kind), views.get(judges, "V", kind)
-                    vR = views.get(judges, "rest", kind) if cls.uses_unlabelled else None
-                    extra = {}
-                    if cls.shares_base_models:
-                        # The residual bases are the scalar families' own fits: share them.
-                        extra["base_models"] = {
-                            b: self._fit_one(fits, views, judges, b, record)["model"]
-                            for b in dict.fromkeys(p["base"] for p in todo)}
-                    fitted = cls.fit_grid(todo, vM.X, vM.y,
-                                          vR.X if cls.uses_unlabelled else None,
-                                          **self.family_fixed(family), **extra)
-                    for params, model in zip(todo, fitted):
-                        fits[(judges, family, tuple(sorted(params.items())))] = \
-                            record(model, vV)
-                menu_size += len(grid)
-                entries = [(fits[k][self.objective], p, fits[k], i) for i, (p, k) in enumerate(zip(grid, keys))]
-                if not expand_grid:
-                    # Grid entries within rounding of the best are ties: the first (simplest) wins.
-                    entries = [argmin_with_ties(entries, lambda t: t[0], lambda t: t[3])]
-                for risk, params, rec, _ in entries:
-                    cand = Candidate(
-                        index=len(candidates), path_rule=path.rule, path_label=path.label,
-                        judges=[names[j] for j in judges], judge_idx=judges, K=K, family=family,
-                        params=dict(params), grid_size=len(grid),
-                        val_mse=rec["mse"], val_nll=rec["nll"], val_risk=risk,
-                        val_se=record_se(rec, self.objective), diagnostics=diag)
-                    candidates.append(cand)
-                    models[cand.index] = rec["model"]
-                    if rec.get("pred"):
-                        predictions[cand.index] = rec["pred"]
-        if not candidates:
-            raise MenuError("the menu produced no candidates (every family was out of its K range)")
-        pattern_cache.release()         # the views hold what they need of the last path's ids
-        return MenuFit(encoded=encoded, paths=paths, candidates=candidates, models=models,
-                       menu_size=menu_size, pattern_cache=pattern_cache, views=views,
-                       predictions=predictions)
-
-    def _fit_one(self, fits: dict, views: "ViewCache", judges: tuple, family: str, record) -> dict:
-        """Fit (or fetch) a default-parameter model of ``family`` and its validation record."""
-        key = (judges, family, ())
-        if key not in fits:
-            cls = REGISTRY[family]
-            kind = view_kind(cls)
-            vM = views.get(judges, "M", kind)
-            model = self.family_instance(family, {}).fit(
-                vM.X, vM.y, views.get(judges, "rest", kind).X if cls.uses_unlabelled else None)
-            fits[key] = record(model, views.get(judges, "V", kind))
-        return fits[key]
-
-    @staticmethod
-    def _patterns(path: JudgePath, K: int, cache: PatternCache) -> list:
-        """Joint-pattern ids (every row) of each level of the path's K-prefix: the levels of
-        a prefix are the first levels of its path, computed once per path and held while
-        the path is fitted."""
-        return cache.hold(path.judges)[:K]
-
-    @staticmethod
-    def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
-                     alph: np.ndarray, table_sized: bool) -> PrefixDiagnostics | None:
-        """Prefix diagnostics; table-sized prefixes read the (shared) table views' distinct
-        patterns, larger ones the raw pattern ids (no view is built for them)."""
-        ids = patterns[-1]
-        if ids is None:
-            return None
-        if not table_sized:
-            rows = views.rows
-            return prefix_diagnostics(ids[rows["M"]], ids[rows["V"]], ids[rows["T"]] if has_T else None,
-                                      nominal_cells(alph))
-        vM, vV = views.get(judges, "M"), views.get(judges, "V")
-        vT = views.get(judges, "T") if has_T else None
-        return prefix_diagnostics(vM.ids, vV.ids, vT.ids if vT is not None else None,
-                                  nominal_cells(alph), w_M=vM.X.weight, w_V=vV.X.weight,
-                                  w_T=vT.X.weight if vT is not None else None)
+    def fit_menu(self, panel: Panel, rows: dict, **options) -> MenuFit:
+        """One pass of fits over this selector's menu (:func:`.menu.fit_menu`)."""
+        return fit_menu(self, panel, rows, **options)
 
     def default_prior(self, panel: Panel) -> str:
         kinds = {j.schema for j in panel.judges}
@@ -492,19 +307,6 @@ class FCPSSelector:
             "mode": "one_se", "prior_family": prior, "adapted": bool(adapted),
             "argmin_index": best.index, "prior_index": prior_best.index,
             "argmin_upper": upper, "prior_lower": lower}
-
-
-def deployable_label_scale(panel: Panel, blocks: Blocks) -> Panel:
-    """Integer rubric labels normalised by their *observed* range used every row, T included.
-    Re-scale them to the range of the deployable blocks S, M, V (an affine map of the stored
-    labels, so no raw labels are needed); T labels outside that range are clipped."""
-    if not panel.label_range_inferred:
-        return panel
-    rows = np.concatenate([blocks.S, blocks.M, blocks.V])
-    lo, hi = float(np.min(panel.labels[rows])), float(np.max(panel.labels[rows]))
-    if (lo, hi) == (0.0, 1.0) or hi <= lo:
-        return panel
-    return panel.with_labels(np.clip((panel.labels - lo) / (hi - lo), 0.0, 1.0))
 
 
 def select(panel: "Panel | str | os.PathLike | pd.DataFrame", blocks: Blocks | None = None,
