@@ -1,61 +1,48 @@
-"""The FCPS selector (paper Eq. eq:general-selection and section "FCPS Protocol").
+"""The FCPS selector (paper Eq. eq:general-selection): the settings of a selection and the
+table of protocols that run it.
 
-Protocol (paper Table tab:protocol-guardrails), enforced by construction:
+:class:`FCPSSelector` holds the menu (path rules x K x families and their limits), the
+protocol, the choice rule and the assessment settings, checks them (:meth:`~FCPSSelector.validate`,
+:meth:`~FCPSSelector.check_costs`) and runs the protocol its ``protocol`` names from
+:data:`PROTOCOLS`. Each protocol is a plain function ``(panel, blocks, settings) ->
+SelectionResult`` that reads the selector's settings and never calls back into it:
 
-1. encoders (continuous bins, data-fitted scalar maps) are fitted on the calibration
-   block M;
-2. path rules see only the selection block S (and the planned n_M);
-3. every candidate (path, K, family[, hyperparameters]) is fitted on M;
-4. the candidate with the lowest validation risk on V (MSE/Brier or NLL) is selected;
-   hyperparameter grids (backoff/residual shrinkage, residual base) are tuned on V and
-   count toward the menu size |C|;
-5. only then does :meth:`SelectionResult.audit` evaluate candidates on the research test
-   block T. ``_choose`` never receives T rows, so T cannot change the selection; ``ds_jury``'s
-   label-free EM runs on M plus the unlabelled traffic outside T.
+* ``split`` (:func:`.split_protocol.fit_split`): the paper's S/M/V protocol;
+* ``crossfit`` (:func:`.crossfit.fit_crossfit`): repeated grouped K-fold over S+M+V.
 
-Schema-level preprocessing (output vocabularies, the observed rubric range) reads the judge
-outputs of all rows, never labels.
-
-Distinct rows. For a prefix whose judges are all discrete, a row's scalar scores are a
-function of its joint pattern, so every family sees block M as its distinct
-(pattern, label) rows with their counts (``PrefixFeatures.weight``), V and T are scored the
-same way with count-weighted losses, and the unlabelled traffic as distinct patterns.
-Each family's weighted fit equals its fit on the expanded rows (tests check both and the
-whole selection with ``compress=False``), so this changes cost, not results.
-
-The guarded mode (``guard='one_se'``) keeps the prior family's best candidate unless the
-selected candidate's upper one-SE validation risk is below the prior's lower one-SE risk
-(paper, Cold-Start Few-Label Diagnostic).
+Both build on one pass of fits over the menu (:func:`.menu.fit_menu`), choose with
+:func:`.choice.choose_deployed` and assess with :func:`.honesty.assess`, all of which return
+values; the frozen :class:`.result.SelectionResult` is built from them. The guarded mode
+(``guard='one_se'``) keeps the prior family's best candidate unless the selected
+candidate's upper one-SE validation risk is below the prior's lower one-SE risk (paper,
+Cold-Start Few-Label Diagnostic; :func:`.choice.argmin_choice`).
 """
 
 from __future__ import annotations
 
 import math
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
-from ..defaults import (CHOICES, ESTIMATES, PROTOCOLS, DEFAULT_ALPHA, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FALLBACK, DEFAULT_FOLDS,
+from ..defaults import (CHOICES, ESTIMATES, DEFAULT_ALPHA, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FALLBACK, DEFAULT_FOLDS,
                         DEFAULT_MAX_MEMBERS, DEFAULT_N_BINS, DEFAULT_OBJECTIVE, DEFAULT_PAIRWISE_K_MAX,
                         DEFAULT_PATHS, DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX)
-from ..diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD, argmin_with_ties
+from ..defaults import PROTOCOLS as PROTOCOL_NAMES
+from ..diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD
 from ..errors import MenuError
 from ..families import FAMILIES, REGISTRY, get_family
 from ..families.base import small_pages
 from ..panel import Panel
 from ..paths import PATH_RULES
 from ..splits import Blocks, make_blocks
-from .baselines import baseline_predictions
-from .choice import apply_choice_rule
+from .choice import default_prior
 from .crossfit import fit_crossfit
-from .folds import HeldOut
-from .frontier import attach_frontier
-from .honesty import assess, assess_regime_only
 from .menu import MenuFit, checked_panel, deployable_label_scale, fit_menu
-from .result import Candidate, SelectionResult
+from .result import SelectionResult
+from .split_protocol import fit_split
 
 if TYPE_CHECKING:
     import os
@@ -166,8 +153,8 @@ class FCPSSelector:
             raise MenuError("fallback must be global or lower_prefix")
         if self.prior_family is not None:
             get_family(self.prior_family)
-        if self.protocol not in PROTOCOLS:
-            raise MenuError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {self.protocol!r}")
+        if self.protocol not in PROTOCOL_NAMES:
+            raise MenuError(f"protocol must be one of {', '.join(PROTOCOL_NAMES)}, not {self.protocol!r}")
         if self.choice not in CHOICES:
             raise MenuError(f"choice must be one of {', '.join(CHOICES)}, not {self.choice!r}")
         if self.estimate not in ESTIMATES:
@@ -217,51 +204,13 @@ class FCPSSelector:
     # -- main ----------------------------------------------------------------------------
     @small_pages()
     def fit(self, panel: Panel, blocks: Blocks) -> "SelectionResult":
-        """Run the selection under ``self.protocol`` (``split``: the paper's S/M/V protocol;
-        ``crossfit``: repeated grouped K-fold over S+M+V, see :mod:`.crossfit`)."""
-        if self.protocol == "crossfit":
-            self.validate(len(panel.judges))
-            self.check_costs(panel)
-            return fit_crossfit(self, panel, blocks)
-        t0 = time.perf_counter()
+        """Run the selection under ``self.protocol``: the protocol function of
+        :data:`PROTOCOLS` (``split``: the paper's S/M/V protocol, :mod:`.split_protocol`;
+        ``crossfit``: repeated grouped K-fold over S+M+V, :mod:`.crossfit`) with these
+        settings, after they are checked."""
         self.validate(len(panel.judges))
         self.check_costs(panel)
-        panel = self.checked_panel(panel, blocks)
-        report = self.progress or (lambda frac, msg: None)
-        # Unlabelled traffic for unsupervised families: every row outside M and T (T is
-        # held out from every fit, even label-free ones).
-        outside = np.ones(panel.n_rows, dtype=bool)
-        outside[blocks.M] = outside[blocks.T] = False
-        rows = {"S": blocks.S, "M": blocks.M, "V": blocks.V, "T": blocks.T,
-                "rest": np.flatnonzero(outside)}
-        menu = self.fit_menu(panel, rows, progress=lambda f, m: report(0.9 * f, m))
-        report(0.93, "selecting on the validation block")
-        selected_index, guard_info = self._choose(menu.candidates, panel)
-        result = SelectionResult(panel=panel, blocks=blocks, selector=self, encoded=menu.encoded,
-                                 paths=menu.paths, candidates=menu.candidates, models=menu.models,
-                                 menu_size=menu.menu_size, selected_index=selected_index,
-                                 guard=guard_info, feature_cache=menu.pattern_cache,
-                                 views=menu.views, predictions=menu.predictions)
-        if self.estimate == "none" and not self.with_baselines and self.choice == "argmin":
-            result.audit()
-            assess_regime_only(result, blocks.V)      # sweeps: the verdict only, no extra fits
-        else:
-            base = {}
-            if self.with_baselines:
-                base = {name: p[None] for name, p in baseline_predictions(
-                    menu.encoded.scores, panel.labels, blocks.M, blocks.V, rows["rest"]).items()}
-            result.heldout = HeldOut.of(panel, blocks.V, result.val_prediction_matrix(), base)
-            result.release_validation_sources()
-            if self.choice != "argmin":
-                report(0.95, f"choice rule {self.choice} on the validation block")
-                apply_choice_rule(result, self, result.heldout)
-            result.audit()
-            report(0.97, "bias-corrected risk estimate (bootstrap over validation groups)")
-            assess(result, result.heldout)
-            attach_frontier(result, result.heldout)
-        result.timings["select_seconds"] = time.perf_counter() - t0
-        report(1.0, "done")
-        return result
+        return PROTOCOLS[self.protocol](panel, blocks, self)
 
     def checked_panel(self, panel: Panel, blocks: Blocks, *, crossfit: bool = False) -> Panel:
         """The panel after the block checks both protocols share (:func:`.menu.checked_panel`)."""
@@ -272,41 +221,12 @@ class FCPSSelector:
         return fit_menu(self, panel, rows, **options)
 
     def default_prior(self, panel: Panel) -> str:
-        kinds = {j.schema for j in panel.judges}
-        return "one_coin_iso" if kinds <= {"pairwise", "binary"} else "ridge_iso"
+        """The guard's task-type prior family (:func:`.choice.default_prior`)."""
+        return default_prior(panel)
 
-    def _choose(self, candidates: list[Candidate], panel: Panel) -> tuple[int, dict | None]:
-        """Validation argmin (ties: smaller K, simpler family, menu order). Uses no T data."""
-        def ties(c: Candidate):
-            return (c.K, REGISTRY[c.family].complexity_rank, c.index)
 
-        def pick(pool):
-            return argmin_with_ties(pool, lambda c: c.val_risk, ties)
-        from .constraints import no_admissible_candidate, selector_constraint
-        constraint = selector_constraint(self)
-        if constraint.active:
-            candidates = [c for c in candidates if constraint.judges_fit(c.judges)]
-            if not candidates:
-                raise no_admissible_candidate(constraint)
-        best = pick(candidates)
-        if self.guard != "one_se":
-            return best.index, None
-        prior = self.prior_family or self.default_prior(panel)
-        pool = [c for c in candidates if c.family == prior]
-        if not pool:
-            return best.index, {"mode": "one_se", "prior_family": prior, "adapted": True,
-                                "reason": "prior family not in the menu"}
-        prior_best = pick(pool)
-        if best.family == prior:
-            return best.index, {"mode": "one_se", "prior_family": prior, "adapted": False,
-                                "reason": "the validation argmin is already the prior family"}
-        upper = best.val_risk + (best.val_se if math.isfinite(best.val_se) else 0.0)
-        lower = prior_best.val_risk - (prior_best.val_se if math.isfinite(prior_best.val_se) else 0.0)
-        adapted = upper < lower
-        return (best.index if adapted else prior_best.index), {
-            "mode": "one_se", "prior_family": prior, "adapted": bool(adapted),
-            "argmin_index": best.index, "prior_index": prior_best.index,
-            "argmin_upper": upper, "prior_lower": lower}
+#: protocol name -> the plain function that runs it: ``(panel, blocks, settings) -> SelectionResult``
+PROTOCOLS = {"crossfit": fit_crossfit, "split": fit_split}
 
 
 def select(panel: "Panel | str | os.PathLike | pd.DataFrame", blocks: Blocks | None = None,
