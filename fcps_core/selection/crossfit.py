@@ -43,7 +43,7 @@ from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_
                     panel_output_digits)
 from .choice import choose_deployed
 from .honesty import assess, nested_estimate
-from .menu import checked_panel, fit_menu
+from .menu import MenuRows, checked_panel, fit_menu
 from .result import SelectionResult, predict_on_rows
 from .split_protocol import with_frontier
 
@@ -178,7 +178,8 @@ def fold_work(selector, panel: Panel, D: np.ndarray, tr: np.ndarray, va: np.ndar
     predictions (at positions ``pick`` of the held-out rows only: one row of each distinct
     held-out row), its judge set and diagnostics, and the baselines' held-out predictions."""
     empty = np.zeros(0, dtype=np.int64)
-    rows = {"S": D[tr], "M": D[tr], "V": D[va], "T": empty, "rest": unlabelled}
+    # the fold: paths and fits on its training rows, its held-out rows scored, no audit rows
+    rows = MenuRows(path_rows=D[tr], fit=D[tr], scored=D[va], audit=empty, unlabelled=unlabelled)
     menu = fit_menu(selector, panel, rows, expand_grid=True, score_val=False, progress=progress)
     out = {"preds": _predict_candidates(menu, D[va], rows_are_V=True, pick=pick), "judges": {}, "diag": {},
            "base": {}}
@@ -307,7 +308,9 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
               pick)
              for u, ((r, tr, va), (_, pick)) in enumerate(zip(fold_list, picks))]
     results = _start(jobs, fold_work, tasks)
-    rows = {"S": D, "M": D, "V": empty, "T": T, "rest": unlabelled}   # risks come from the folds
+    # the final refit: paths and fits on every deployable row, none scored (the risks come
+    # from the folds), T for the audit
+    rows = MenuRows(path_rows=D, fit=D, scored=empty, audit=T, unlabelled=unlabelled)
 
     def refit(start: float):
         report(0.92 * start / n_units, "refitting the menu on all deployable labels"
@@ -424,7 +427,7 @@ def half_fold_work(sub, panel: Panel, D: np.ndarray, half: np.ndarray, va: np.nd
     predictions on the held-out rows ``va`` at positions ``pick``; a string says why there
     are none."""
     empty = np.zeros(0, dtype=np.int64)
-    rows = {"S": D[half], "M": D[half], "V": empty, "T": empty, "rest": unlabelled}
+    rows = MenuRows(path_rows=D[half], fit=D[half], scored=empty, audit=empty, unlabelled=unlabelled)
     try:
         menu = fit_menu(sub, panel, rows, expand_grid=True, score_val=False)
     except ValueError as exc:       # too few rows for a path rule or a fit: no correction

@@ -3,8 +3,9 @@
 The menu is paths x K x families: the path rules order the judges (built on the selection
 rows), every prefix size K up to the family's limit (:func:`k_limit`) and every family (with
 its hyperparameter grid) is a candidate. :func:`fit_menu` makes one pass over it on a given
-row assignment: encoders fitted on the fitting rows ``rows['M']``, paths on ``rows['S']``,
-every candidate fitted on M and (optionally) scored on ``rows['V']``. It knows nothing of a
+row assignment (:class:`MenuRows`): encoders fitted on the fitting rows, paths on the path
+rows, every candidate fitted on the fitting rows and (optionally) scored on the scored rows
+(the split protocol's M, S and V). It knows nothing of a
 protocol: the split protocol (:mod:`.split_protocol`) calls it once on the paper's blocks,
 the cross-fitted protocol (:mod:`.crossfit`) once per fold and once on all deployable
 labels. ``settings`` is the menu's configuration (an :class:`.selector.FCPSSelector`, read
@@ -57,6 +58,39 @@ class MenuFit:
     predictions: dict = field(default_factory=dict)   # candidate index -> block -> BlockPrediction
 
 
+@dataclass(frozen=True)
+class MenuRows:
+    """The rows one pass of fits reads, by role (row indices into the panel).
+
+    The split protocol passes its blocks (``MenuRows.of_blocks``: paths on S, fits on M,
+    scores on V, the audit on T); a cross-fitted fold passes its training rows as both the
+    path rows and the fitting rows and its held-out rows as the scored rows, with no audit
+    rows; the final refit fits on every deployable row and scores none. ``unlabelled`` is
+    the traffic label-free families (ds_jury's EM) may read: never a scored or audit row.
+    """
+
+    path_rows: np.ndarray       # the path rules' selection rows
+    fit: np.ndarray             # encoders and every candidate are fitted here
+    scored: np.ndarray          # rows predicted while fitting (risks, diagnostics' frequencies)
+    audit: np.ndarray           # the research test rows (only the after-the-fact audit reads them)
+    unlabelled: np.ndarray      # unlabelled traffic for label-free fits
+
+    @classmethod
+    def of_blocks(cls, blocks: Blocks, unlabelled: np.ndarray) -> "MenuRows":
+        return cls(path_rows=blocks.S, fit=blocks.M, scored=blocks.V, audit=blocks.T, unlabelled=unlabelled)
+
+    @classmethod
+    def of_map(cls, rows: dict) -> "MenuRows":
+        """From the block-letter map the views use (S, M, V, T, rest)."""
+        return cls(path_rows=rows["S"], fit=rows["M"], scored=rows["V"], audit=rows["T"], unlabelled=rows["rest"])
+
+    def block_map(self) -> dict[str, np.ndarray]:
+        """The block-letter map the views (:class:`.views.ViewCache`) are keyed by: S the
+        path rows, M the fitting rows, V the scored rows, T the audit rows, rest the
+        unlabelled traffic."""
+        return {"S": self.path_rows, "M": self.fit, "V": self.scored, "T": self.audit, "rest": self.unlabelled}
+
+
 def checked_panel(panel: Panel, blocks: Blocks, *, crossfit: bool = False) -> Panel:
     """Block checks shared by both protocols; returns the panel with rubric labels on
     the deployable blocks' scale. Cross-fitting pools S, M and V, so only their union
@@ -89,15 +123,18 @@ def deployable_label_scale(panel: Panel, blocks: Blocks) -> Panel:
 
 @small_pages()      # also in the cross-fitted protocol's worker processes
 @one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
-def fit_menu(settings, panel: Panel, rows: dict, *, expand_grid: bool = False, score_val: bool = True,
-             progress: Callable[[float, str], None] | None = None) -> "MenuFit":
-    """One pass over the menu: encoders fitted on ``rows['M']``, paths built on
-    ``rows['S']``, every candidate fitted on M and scored on ``rows['V']``; ``rows['T']``
-    only feeds the (after-the-fact) audit views, ``rows['rest']`` is the unlabelled
-    traffic of label-free fits. ``expand_grid`` makes every hyperparameter grid point its
-    own candidate (the cross-fitted protocol) instead of tuning the grid on V;
-    ``score_val=False`` skips the V risks (the cross-fitted protocol scores held-out rows
-    itself; V still feeds the diagnostics' frequencies)."""
+def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bool = False,
+             score_val: bool = True, progress: Callable[[float, str], None] | None = None) -> "MenuFit":
+    """One pass over the menu of ``settings`` on ``rows`` (:class:`MenuRows`, or its block
+    map): encoders fitted on the fitting rows, paths built on the path rows, every
+    candidate fitted on the fitting rows and scored on the scored rows; the audit rows only
+    feed the (after-the-fact) audit views, the unlabelled rows the label-free fits.
+    ``expand_grid`` makes every hyperparameter grid point its own candidate (the
+    cross-fitted protocol) instead of tuning the grid on the scored rows;
+    ``score_val=False`` skips their risks (the cross-fitted protocol scores held-out rows
+    itself; they still feed the diagnostics' frequencies). Below, rows go by the views'
+    block letters (:meth:`MenuRows.block_map`)."""
+    rows = (rows if isinstance(rows, MenuRows) else MenuRows.of_map(rows)).block_map()
     report = progress or (lambda frac, msg: None)
     y = panel.labels
     encoded = encode_panel(panel, rows["M"], n_bins=settings.n_bins)

@@ -40,7 +40,7 @@ from ..paths import PATH_RULES
 from ..splits import Blocks, make_blocks
 from .choice import default_prior
 from .crossfit import fit_crossfit
-from .menu import MenuFit, checked_panel, deployable_label_scale, fit_menu
+from .menu import MenuFit, MenuRows, checked_panel, deployable_label_scale, fit_menu
 from .result import SelectionResult
 from .split_protocol import fit_split
 
@@ -216,7 +216,7 @@ class FCPSSelector:
         """The panel after the block checks both protocols share (:func:`.menu.checked_panel`)."""
         return checked_panel(panel, blocks, crossfit=crossfit)
 
-    def fit_menu(self, panel: Panel, rows: dict, **options) -> MenuFit:
+    def fit_menu(self, panel: Panel, rows: "MenuRows | dict", **options) -> MenuFit:
         """One pass of fits over this selector's menu (:func:`.menu.fit_menu`)."""
         return fit_menu(self, panel, rows, **options)
 

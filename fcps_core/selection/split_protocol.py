@@ -35,7 +35,7 @@ from .choice import argmin_choice, choose_deployed
 from .folds import HeldOut
 from . import frontier
 from .honesty import assess, assess_regime_only
-from .menu import checked_panel, fit_menu
+from .menu import MenuRows, checked_panel, fit_menu
 from .result import SelectionResult, release_validation_sources, validation_prediction_matrix
 
 
@@ -49,8 +49,7 @@ def fit_split(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # held out from every fit, even label-free ones).
     outside = np.ones(panel.n_rows, dtype=bool)
     outside[blocks.M] = outside[blocks.T] = False
-    rows = {"S": blocks.S, "M": blocks.M, "V": blocks.V, "T": blocks.T,
-            "rest": np.flatnonzero(outside)}
+    rows = MenuRows.of_blocks(blocks, unlabelled=np.flatnonzero(outside))
     menu = fit_menu(settings, panel, rows, progress=lambda f, m: report(0.9 * f, m))
     report(0.93, "selecting on the validation block")
     common = dict(panel=panel, blocks=blocks, selector=settings, encoded=menu.encoded, paths=menu.paths,
@@ -65,7 +64,7 @@ def fit_split(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         base = {}
         if settings.with_baselines:
             base = {name: p[None] for name, p in baseline_predictions(
-                menu.encoded.scores, panel.labels, blocks.M, blocks.V, rows["rest"]).items()}
+                menu.encoded.scores, panel.labels, blocks.M, blocks.V, rows.unlabelled).items()}
         heldout = HeldOut.of(panel, blocks.V, validation_prediction_matrix(
             panel, blocks.V, menu.encoded, menu.pattern_cache, menu.candidates, menu.models, menu.predictions,
             compress=settings.compress), base)
