@@ -21,7 +21,6 @@ every panel, |bias| <= 0.005, never worse than the best single judge.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import sys
@@ -37,7 +36,7 @@ from fcps_core.predictor import FCPSPredictor
 from fcps_core.selection import FCPSSelector, deployable_label_scale
 from fcps_core.selection.baselines import majority_vote
 from fcps_core.defaults import CHOICES
-from fcps_core.selection.choice import apply_choice_rule
+from fcps_core.selection.choice import choose_deployed
 from fcps_core.selection.honesty import assess
 from fcps_core.splits import draw_blocks
 from fcps_core.synthetic import make_regime, semi_real
@@ -96,16 +95,10 @@ def run_panel(name: str, splits: int, quiet: bool) -> dict:
         for rule in CHOICES:
             if rule == "cheapest_tied" and not res.selector.judge_costs:
                 continue            # needs judge costs (bench_costs.py measures it)
-            r2 = copy.copy(res)
             sel = replace(res.selector, choice=rule)
-            r2.selector = sel
-            r2.members = None
-            r2.selected_val = r2.selected_test = None
-            if rule == "argmin":
-                r2.selected_index = sel._choose(res.candidates, res.panel)[0]
-            else:
-                apply_choice_rule(r2, sel, res.heldout)
-            assess(r2, res.heldout)
+            r2 = replace(res, selector=sel, selected_test=None,
+                         **choose_deployed(res.candidates, sel, res.panel, res.heldout).fields())
+            r2 = replace(r2, **assess(r2, res.heldout))
             rec[f"crossfit_{rule}"] = mse(r2.predict_deployed(T))
             rec[f"crossfit_{rule}_estimate"] = r2.deployed_risk["estimate"]
         t0 = time.perf_counter()

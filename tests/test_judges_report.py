@@ -4,6 +4,7 @@ of judges, redundancy, calibration error, T never read, and the select --json co
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -205,14 +206,9 @@ def test_test_block_labels_are_never_read(selection):
     rng = np.random.default_rng(1)
     T = r.blocks.T
     assert len(T)
-    original = r.panel
-    try:
-        labels = original.labels.copy()
-        labels[T] = rng.permutation(1.0 - labels[T])
-        r.panel = original.with_labels(labels)
-        assert judges_report(r) == before
-    finally:
-        r.panel = original
+    labels = r.panel.labels.copy()
+    labels[T] = rng.permutation(1.0 - labels[T])
+    assert judges_report(replace(r, panel=r.panel.with_labels(labels))) == before
 
 
 def test_test_block_never_read_with_categorical_and_continuous_judges():

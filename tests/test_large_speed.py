@@ -14,7 +14,6 @@ compressed held-out matrix against its raw one.
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import replace
 
@@ -25,8 +24,8 @@ from fcps_core import make_blocks, select
 from fcps_core.diagnostics import losses
 from fcps_core.panel import Panel, build_judge_column
 from fcps_core.selection.baselines import _STACKERS, baseline_predictions, majority_vote
-from fcps_core.selection.choice import (GroupedLosses, apply_choice_rule, choose, line_ids, preference_order, row_losses,
-                                        tie_break_order)
+from fcps_core.selection.choice import (GroupedLosses, choose, choose_deployed, line_ids, preference_order, row_losses,
+                                        rule_choice, tie_break_order)
 from fcps_core.selection.crossfit import heldout_key
 from fcps_core.selection.folds import ExpandedPredictions, HeldOut, grouped_folds
 from fcps_core.selection.honesty import assess
@@ -82,19 +81,13 @@ def split_run(request):
 
 def _decide(r, heldout, rule: str, estimate: str = "bbc"):
     """The choice rule, the audit-free verdicts and the bootstrap on ``heldout``."""
-    res = copy.copy(r)
     costs = r.selector.judge_costs
     if rule == "cheapest_tied" and not costs:      # later judges cheaper: the cheapest tied
         names = r.panel.judge_names                 # candidate is rarely the best's own line
         costs = {j: {"cost": float(len(names) - k), "latency": 0.0} for k, j in enumerate(names)}
-    res.selector = replace(r.selector, choice=rule, estimate=estimate, with_baselines=True, n_boot=150,
-                           judge_costs=costs)
-    res.members, res.selected_val, res.choice_info = None, None, {}
-    res.selected_index = res.selector._choose(res.candidates, res.panel)[0]
-    if rule != "argmin":
-        apply_choice_rule(res, res.selector, heldout)
-    assess(res, heldout)
-    return res
+    sel = replace(r.selector, choice=rule, estimate=estimate, with_baselines=True, n_boot=150, judge_costs=costs)
+    res = replace(r, selector=sel, **choose_deployed(r.candidates, sel, r.panel, heldout).fields())
+    return replace(res, **assess(res, heldout))
 
 
 def _close(a, b, path="", rel=REL):
@@ -275,10 +268,8 @@ def test_crossfit_held_out_matrix_compressed_by_outputs_and_folds_equals_raw(rul
         _close(a.mean_se().tolist(), b.mean_se().tolist())
     outs = []
     for heldout in (keyed, raw):
-        res = copy.copy(r)
-        res.members, res.selected_val, res.choice_info = None, None, {}
-        apply_choice_rule(res, sel, heldout)
-        assess(res, heldout)
+        res = replace(r, **rule_choice(r.candidates, sel, heldout).fields())
+        res = replace(res, **assess(res, heldout))
         dr = {k: v for k, v in res.deployed_risk.items() if k not in ("training_size_correction", "bbc_estimate")}
         outs.append({**_outcome(res), "deployed_risk": dr})
     _close(outs[0], outs[1])

@@ -1,13 +1,16 @@
 """The FCPS selection package.
 
-* :mod:`.selector` -- :class:`FCPSSelector`: the menu (paths x K x families), one pass of
-  fits, and the split protocol (paper section "FCPS Protocol").
+* :mod:`.selector` -- :class:`FCPSSelector`: the settings, their checks, and the table of
+  protocols (``PROTOCOLS``) its ``fit`` dispatches to.
+* :mod:`.menu` -- the menu (paths x K x families) and one pass of fits over it.
+* :mod:`.split_protocol` -- the paper's S/M/V protocol (paper section "FCPS Protocol").
 * :mod:`.crossfit` -- the cross-fitted protocol over all deployable labels.
-* :mod:`.choice` -- choice rules (argmin, simplest_within_se, tie_average) with paired,
-  group-clustered SEs.
-* :mod:`.honesty` -- the bias-corrected deployed-risk estimate, baselines, ties, regime verdict.
+* :mod:`.choice` -- choice rules (argmin, simplest_within_se, tie_average, cheapest_tied)
+  with paired, group-clustered SEs; the deployed choice as a value.
+* :mod:`.honesty` -- the bias-corrected deployed-risk estimate, baselines, ties, regime
+  verdict, returned as values.
 * :mod:`.baselines` -- fixed recipes on the same folds.
-* :mod:`.result` -- :class:`SelectionResult` and :class:`Candidate`.
+* :mod:`.result` -- the frozen :class:`SelectionResult` and :class:`Candidate`.
 * :mod:`.views` -- distinct-row views of the blocks (per prefix and per path).
 * :mod:`.path_fits` -- the scalar families fitted along each judge path, every prefix at once.
 """

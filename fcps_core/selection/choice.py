@@ -30,11 +30,12 @@ enter every sum, so the same code serves the bias-corrected bootstrap of :mod:`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..diagnostics import losses, risk_tolerance
+from ..diagnostics import argmin_with_ties, losses, risk_tolerance
 from ..families import REGISTRY
 from ..families.base import one_blas_thread
 
@@ -415,31 +416,100 @@ def row_losses(objective: str, y: np.ndarray, preds: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class ChoiceOutcome:
+    """The deployed choice, as values the result is built from: the selected candidate, the
+    guard's record (``guard='one_se'``), tie_average's members and their own held-out risks
+    (``selected_val``), and what the rule did (``choice_info``: empty for the argmin)."""
+
+    selected_index: int
+    guard: dict | None = None
+    members: list[int] | None = None
+    choice_info: dict = field(default_factory=dict)
+    selected_val: dict | None = None
+
+    def fields(self) -> dict:
+        """The :class:`.result.SelectionResult` fields this choice sets."""
+        return {"selected_index": self.selected_index, "guard": self.guard, "members": self.members,
+                "choice_info": dict(self.choice_info), "selected_val": self.selected_val}
+
+
+def default_prior(panel) -> str:
+    """The guard's task-type prior family: ``one_coin_iso`` for pairwise/binary panels,
+    ``ridge_iso`` otherwise."""
+    kinds = {j.schema for j in panel.judges}
+    return "one_coin_iso" if kinds <= {"pairwise", "binary"} else "ridge_iso"
+
+
+def argmin_choice(candidates, settings, panel) -> ChoiceOutcome:
+    """Validation (or cross-fitted) argmin over the candidates' recorded risks (ties:
+    smaller K, simpler family, menu order), among the candidates within ``settings``'
+    ``max_judges`` / ``budget`` (:mod:`.constraints`). With ``guard='one_se'`` the prior
+    family's best candidate is kept unless the argmin's upper one-SE risk is below the
+    prior's lower one-SE risk (paper, Cold-Start Few-Label Diagnostic). Reads no T data."""
+    from .constraints import no_admissible_candidate, selector_constraint
+
+    def ties(c):
+        return (c.K, REGISTRY[c.family].complexity_rank, c.index)
+
+    def pick(pool):
+        return argmin_with_ties(pool, lambda c: c.val_risk, ties)
+    constraint = selector_constraint(settings)
+    if constraint.active:
+        candidates = [c for c in candidates if constraint.judges_fit(c.judges)]
+        if not candidates:
+            raise no_admissible_candidate(constraint)
+    best = pick(candidates)
+    if settings.guard != "one_se":
+        return ChoiceOutcome(best.index)
+    prior = settings.prior_family or default_prior(panel)
+    pool = [c for c in candidates if c.family == prior]
+    if not pool:
+        return ChoiceOutcome(best.index, {"mode": "one_se", "prior_family": prior, "adapted": True,
+                                          "reason": "prior family not in the menu"})
+    prior_best = pick(pool)
+    if best.family == prior:
+        return ChoiceOutcome(best.index, {"mode": "one_se", "prior_family": prior, "adapted": False,
+                                          "reason": "the validation argmin is already the prior family"})
+    upper = best.val_risk + (best.val_se if math.isfinite(best.val_se) else 0.0)
+    lower = prior_best.val_risk - (prior_best.val_se if math.isfinite(prior_best.val_se) else 0.0)
+    adapted = upper < lower
+    return ChoiceOutcome(best.index if adapted else prior_best.index, {
+        "mode": "one_se", "prior_family": prior, "adapted": bool(adapted),
+        "argmin_index": best.index, "prior_index": prior_best.index,
+        "argmin_upper": upper, "prior_lower": lower})
+
+
 @one_blas_thread
-def apply_choice_rule(result, selector, heldout) -> Choice:
-    """Choose on the held-out predictions of ``heldout`` (:class:`.folds.HeldOut`) and
-    record the choice on ``result`` (selected index, members, risks); a selector's
-    ``max_judges`` / ``budget`` restrict the rule to the admissible candidates
-    (:mod:`.constraints`)."""
+def rule_choice(candidates, settings, heldout) -> ChoiceOutcome:
+    """``settings.choice`` applied to the held-out predictions of ``heldout``
+    (:class:`.folds.HeldOut`); ``max_judges`` / ``budget`` restrict the rule to the
+    admissible candidates (:mod:`.constraints`)."""
     from .constraints import no_admissible_candidate, selector_constraint
     from .members import member_lookup
-    cands = result.candidates
-    constraint = selector_constraint(selector)
+    cands = candidates
+    constraint = selector_constraint(settings)
     allowed = constraint.mask(cands)
     if allowed is not None and not allowed.any():
         raise no_admissible_candidate(constraint)
-    ch = choose(selector.choice, heldout.grouped(selector.objective), tie_rank=tie_break_order(cands),
-                simple_rank=preference_order(selector.choice, cands, selector.judge_costs),
+    ch = choose(settings.choice, heldout.grouped(settings.objective), tie_rank=tie_break_order(cands),
+                simple_rank=preference_order(settings.choice, cands, settings.judge_costs),
                 signatures=member_lookup(heldout, cands),
-                max_members=selector.max_members, lines=line_ids(cands), allowed=allowed,
+                max_members=settings.max_members, lines=line_ids(cands), allowed=allowed,
                 members_fit=None if allowed is None else (lambda m: constraint.members_fit(cands, m)))
-    result.selected_index = ch.chosen
-    result.members = ch.members
-    result.choice_info = {"rule": selector.choice, "best_index": ch.best,
-                          "tied_count": int(len(ch.tied))}
+    info = {"rule": settings.choice, "best_index": ch.best, "tied_count": int(len(ch.tied))}
     if constraint.active:
-        result.choice_info["constraint"] = constraint.to_dict()
+        info["constraint"] = constraint.to_dict()
+    selected_val = None
     if ch.members:
-        result.selected_val = {f"val_{obj}": heldout.raw_mean(heldout.average_losses(obj, ch.members))
-                               for obj in ("mse", "nll")}
-    return ch
+        selected_val = {f"val_{obj}": heldout.raw_mean(heldout.average_losses(obj, ch.members))
+                        for obj in ("mse", "nll")}
+    return ChoiceOutcome(ch.chosen, None, ch.members, info, selected_val)
+
+
+def choose_deployed(candidates, settings, panel, heldout) -> ChoiceOutcome:
+    """The deployed choice under ``settings.choice``: the argmin (with the optional guard)
+    on the candidates' recorded risks, any other rule on the held-out predictions."""
+    if settings.choice == "argmin":
+        return argmin_choice(candidates, settings, panel)
+    return rule_choice(candidates, settings, heldout)

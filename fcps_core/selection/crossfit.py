@@ -41,11 +41,12 @@ from ..splits import Blocks
 from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
-from .choice import apply_choice_rule
-from .frontier import attach_frontier
+from .choice import choose_deployed
 from .honesty import assess, nested_estimate
 from .evaluation_rows import restrict_heldout
+from .menu import MenuRows, checked_panel, fit_menu
 from .result import SelectionResult, predict_on_rows
+from .split_protocol import with_frontier
 
 _DIAG_FIELDS = ("Q_K", "S_K", "H_K", "unseen_val", "V_cell", "V_proxy", "pressure_sum")
 
@@ -178,8 +179,9 @@ def fold_work(selector, panel: Panel, D: np.ndarray, tr: np.ndarray, va: np.ndar
     predictions (at positions ``pick`` of the held-out rows only: one row of each distinct
     held-out row), its judge set and diagnostics, and the baselines' held-out predictions."""
     empty = np.zeros(0, dtype=np.int64)
-    rows = {"S": D[tr], "M": D[tr], "V": D[va], "T": empty, "rest": unlabelled}
-    menu = selector.fit_menu(panel, rows, expand_grid=True, score_val=False, progress=progress)
+    # the fold: paths and fits on its training rows, its held-out rows scored, no audit rows
+    rows = MenuRows(path_rows=D[tr], fit=D[tr], scored=D[va], audit=empty, unlabelled=unlabelled)
+    menu = fit_menu(selector, panel, rows, expand_grid=True, score_val=False, progress=progress)
     out = {"preds": _predict_candidates(menu, D[va], rows_are_V=True, pick=pick), "judges": {}, "diag": {},
            "base": {}}
     for c in menu.candidates:
@@ -270,43 +272,51 @@ class _TableStore:
         return first_arr[col], col, first_arr
 
 
-def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
+def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
+    """Run the cross-fitted protocol over the deployable rows S+M+V of ``blocks`` (T the
+    research audit) under ``settings`` (an :class:`.selector.FCPSSelector`, validated by its
+    caller, read only). The result is built once the choice is made
+    (:func:`.choice.choose_deployed` on the cross-fitted risks); the audit, the assessment
+    (with the learning-curve correction or the nested estimate) and the frontier are added
+    as new values of the frozen result."""
     t0 = time.perf_counter()
-    report = selector.progress or (lambda frac, msg: None)
+    report = settings.progress or (lambda frac, msg: None)
     D = np.sort(np.concatenate([blocks.S, blocks.M, blocks.V])).astype(np.int64)
     if len(D) == 0:
         raise SplitError("no labelled rows outside the test block: cross-fitting needs labels")
-    panel = selector.checked_panel(panel, blocks, crossfit=True)
+    panel = checked_panel(panel, blocks, crossfit=True)
     T = np.asarray(blocks.T, dtype=np.int64)
     labelled_or_test = np.zeros(panel.n_rows, dtype=bool)
     labelled_or_test[D] = labelled_or_test[T] = True
     unlabelled = np.flatnonzero(~labelled_or_test)
     empty = np.zeros(0, dtype=np.int64)
     groups = group_codes(panel.group_ids[D])
-    fold_list = grouped_folds(groups, selector.folds, selector.repeats, selector.seed)
-    R, n_units = selector.repeats, len(fold_list) + 1
+    fold_list = grouped_folds(groups, settings.folds, settings.repeats, settings.seed)
+    R, n_units = settings.repeats, len(fold_list) + 1
     # Held-out predictions are kept once per distinct held-out row from the start: a fold
     # predicts one row of each distinct row it holds out.
-    digits = panel_output_digits(panel, D) if selector.compress and len(D) else None
-    distinct = DistinctRows(heldout_key(selector, panel, D, fold_list, digits), len(D))
+    digits = panel_output_digits(panel, D) if settings.compress and len(D) else None
+    distinct = DistinctRows(heldout_key(settings, panel, D, fold_list, digits), len(D))
     # a fold predicts one row of each table row it holds out (outputs and fold: far fewer
     # than the distinct held-out rows, which also key on the label and the other repeats)
-    table_rows = TableRows(selector, D, fold_list, digits)
+    table_rows = TableRows(settings, D, fold_list, digits)
     picks = [table_rows.in_fold(r, va) for r, _, va in fold_list]
-    jobs = _n_jobs(selector, panel, len(D))
+    jobs = _n_jobs(settings, panel, len(D))
     parallel = jobs != 1 and len(fold_list) > 1
-    bare = replace(selector, progress=None) if parallel else selector
+    bare = replace(settings, progress=None) if parallel else settings
     tasks = [(bare, panel, D, tr, va, unlabelled, None if parallel else
-              (lambda f, m, u=u, r=r: report(0.92 * (u + f) / n_units, f"{_fold_label(selector, u, r)}: {m}")),
+              (lambda f, m, u=u, r=r: report(0.92 * (u + f) / n_units, f"{_fold_label(settings, u, r)}: {m}")),
               pick)
              for u, ((r, tr, va), (_, pick)) in enumerate(zip(fold_list, picks))]
     results = _start(jobs, fold_work, tasks)
-    rows = {"S": D, "M": D, "V": empty, "T": T, "rest": unlabelled}   # risks come from the folds
+    # the final refit: paths and fits on every deployable row, none scored (the risks come
+    # from the folds), T for the audit
+    rows = MenuRows(path_rows=D, fit=D, scored=empty, audit=T, unlabelled=unlabelled)
 
     def refit(start: float):
         report(0.92 * start / n_units, "refitting the menu on all deployable labels"
                + (" (the folds run in worker processes meanwhile)" if parallel else ""))
-        return selector.fit_menu(panel, rows, expand_grid=True, score_val=False,
+        return fit_menu(settings, panel, rows, expand_grid=True, score_val=False,
                                  progress=lambda f, m: report(0.92 * (start + f) / n_units, f"final refit: {m}"))
     # in parallel the final refit runs here while the workers fit the folds
     final = refit(0) if parallel else None
@@ -317,7 +327,7 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
     base: dict[str, np.ndarray] = {}
     for u, ((r, _, va), (tv, _), out) in enumerate(zip(fold_list, picks, results)):
         if parallel:
-            report(0.92 * (u + 2) / n_units, f"{_fold_label(selector, u, r)} done")
+            report(0.92 * (u + 2) / n_units, f"{_fold_label(settings, u, r)} done")
         if store is None:
             store = _TableStore(R, table_rows.n_table_rows, out["preds"])
         store.write(r, tv, out["preds"])
@@ -366,53 +376,49 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
                       tables=RepeatTables(store.values, table_rows.index(distinct.rep)))
     heldout._cache["columns"] = (col, first)
     del store
-    # issue 31: risks, ties and the estimate read the evaluation rows only (None: all of D)
-    heldout, distinct = restrict_heldout(heldout, distinct, D, selector.eval_rows)
+    # risks, ties and the estimate read the evaluation rows only (None: all of D)
+    heldout, distinct = restrict_heldout(heldout, distinct, D, settings.eval_rows)
     for objective, field in (("mse", "val_mse"), ("nll", "val_nll")):
         # the other objective's loss matrix is formed a block of columns at a time, never whole
-        means, se = heldout.column_risks(objective, whole=objective == selector.objective)
+        means, se = heldout.column_risks(objective, whole=objective == settings.objective)
         for c in kept:
             setattr(c, field, float(means[c.index]))
-            if objective == selector.objective:
+            if objective == settings.objective:
                 c.val_risk, c.val_se = float(means[c.index]), float(se[c.index])
+    report(0.93, f"choosing ({settings.choice}) on the cross-fitted risks")
+    chosen = choose_deployed(kept, settings, panel, heldout)
     result = SelectionResult(
-        panel=panel, blocks=blocks, selector=selector, encoded=final.encoded, paths=final.paths,
-        candidates=kept, models=models, menu_size=len(kept), selected_index=0, guard=None,
-        feature_cache=final.pattern_cache, views=final.views, predictions=predictions,
-        protocol_info={"protocol": "crossfit", "folds": selector.folds, "repeats": R,
+        panel=panel, blocks=blocks, selector=settings, encoded=final.encoded, paths=final.paths,
+        candidates=kept, models=models, menu_size=len(kept), feature_cache=final.pattern_cache,
+        views=final.views, predictions=predictions,
+        protocol_info={"protocol": "crossfit", "folds": settings.folds, "repeats": R,
                        "n_deployable": int(len(D)), "n_T": int(len(T))},
         fit_rows=D, val_rows=heldout.rows, n_fit=float(np.mean([len(tr) for _, tr, _ in fold_list])),
-        heldout=heldout)
-    report(0.93, f"choosing ({selector.choice}) on the cross-fitted risks")
-    if selector.choice == "argmin":
-        result.selected_index, result.guard = selector._choose(kept, panel)
-    else:
-        apply_choice_rule(result, selector, heldout)
-    result.audit()
+        heldout=heldout, **chosen.fields())
+    result = replace(result, selected_test=result.audit())
     # the learning-curve correction's refits start now (when there will be an estimate to
     # correct: assess needs two groups): with worker processes they run while this process
     # computes the bootstrap estimate they correct
-    correction = (start_training_size_correction(selector, panel, D, fold_list, result, unlabelled,
+    correction = (start_training_size_correction(settings, panel, D, fold_list, result, unlabelled,
                                                   groups=groups, table_rows=table_rows, jobs=jobs)
-                  if selector.estimate == "bbc" and heldout.grouped(selector.objective).n_groups >= 2
+                  if settings.estimate == "bbc" and heldout.grouped(settings.objective).n_groups >= 2
                   else None)
     report(0.95, "bias-corrected risk estimate (bootstrap over groups, no refits)")
-    assess(result, heldout)
-    if correction is not None and result.deployed_risk is None:
+    assessment = assess(result, heldout)
+    dr = assessment["deployed_risk"]
+    if correction is not None and dr is None:
         correction.discard()
     elif correction is not None:
         report(0.97, "learning-curve correction (deployed configuration at half the training rows)")
-        correction = correction.finish(selector, panel, D, heldout, distinct)
-        dr = result.deployed_risk
-        dr["bbc_estimate"] = dr["estimate"]
-        dr["training_size_correction"] = correction
+        correction = correction.finish(settings, panel, D, heldout, distinct)
         delta = correction["delta"]
-        dr["estimate"] -= delta
-        dr["ci"] = [dr["ci"][0] - delta, dr["ci"][1] - delta]
-    if selector.estimate == "nested":
-        result.deployed_risk = nested_estimate(selector, panel, blocks, D, report)
-    attach_frontier(result, heldout)
-    result.timings["select_seconds"] = time.perf_counter() - t0
+        assessment["deployed_risk"] = {**dr, "bbc_estimate": dr["estimate"], "training_size_correction": correction,
+                                       "estimate": dr["estimate"] - delta,
+                                       "ci": [dr["ci"][0] - delta, dr["ci"][1] - delta]}
+    if settings.estimate == "nested":
+        assessment["deployed_risk"] = nested_estimate(settings, panel, blocks, D, report)
+    result = with_frontier(replace(result, **assessment), heldout)
+    result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})
     report(1.0, "done")
     return result
 
@@ -424,9 +430,9 @@ def half_fold_work(sub, panel: Panel, D: np.ndarray, half: np.ndarray, va: np.nd
     predictions on the held-out rows ``va`` at positions ``pick``; a string says why there
     are none."""
     empty = np.zeros(0, dtype=np.int64)
-    rows = {"S": D[half], "M": D[half], "V": empty, "T": empty, "rest": unlabelled}
+    rows = MenuRows(path_rows=D[half], fit=D[half], scored=empty, audit=empty, unlabelled=unlabelled)
     try:
-        menu = sub.fit_menu(panel, rows, expand_grid=True, score_val=False)
+        menu = fit_menu(sub, panel, rows, expand_grid=True, score_val=False)
     except ValueError as exc:       # too few rows for a path rule or a fit: no correction
         return f"not computed: {exc}"
     preds = _predict_candidates(menu, D[va], pick=pick, keys=keys)

@@ -48,9 +48,9 @@ BASELINE_LABELS = {
 }
 
 
-def assess_regime_only(result, rows: np.ndarray) -> None:
+def assess_regime_only(result, rows: np.ndarray) -> dict:
     """The regime verdict alone (sweeps under the paper's protocol): predicts only the two
-    candidates it compares."""
+    candidates it compares. Returns the result fields it sets (``regime``, ``tie``)."""
     y = result.panel.labels[rows]
     groups = result.panel.group_ids[rows]
     obj = result.selector.objective
@@ -58,30 +58,32 @@ def assess_regime_only(result, rows: np.ndarray) -> None:
     def loss_of(cands):
         L = np.column_stack([losses(obj, y, result.predict_rows(c, rows)) for c in cands])
         return GroupedLosses(L, groups)
-    result.regime = _regime(result, loss_of)
-    result.tie = None
+    return {"regime": _regime(result, loss_of), "tie": None}
 
 
 @one_blas_thread
-def assess(result, heldout) -> None:
-    """Fill ``result.regime``, ``.tie``, ``.deployed_risk`` and ``.baselines``."""
+def assess(result, heldout) -> dict:
+    """The assessment of a made choice, as the result fields it sets: ``regime``, ``tie``,
+    ``deployed_risk``, ``baselines``, ``bootstrap`` (the draws the frontier replays) and
+    ``choice_info`` (the choice's, with a note when no estimate could be made)."""
     sel = result.selector
     grouped = heldout.grouped(sel.objective)
-    result.regime = _regime(result, lambda cands: grouped.columns([c.index for c in cands]))
-    result.tie = _tie(result, grouped, heldout)
+    out = {"regime": _regime(result, lambda cands: grouped.columns([c.index for c in cands])),
+           "tie": _tie(result, grouped, heldout), "deployed_risk": None, "bootstrap": None,
+           "choice_info": dict(result.choice_info)}
     base_losses, on_distinct = _baseline_losses(result, heldout)
     if sel.estimate == "none":
-        result.deployed_risk = None
-        result.baselines = _unpaired_baselines(base_losses, heldout, on_distinct)
-        return
+        out["baselines"] = _unpaired_baselines(base_losses, heldout, on_distinct)
+        return out
     if grouped.n_groups < 2:
         # One validation group: no bootstrap draw leaves any group out of the bag.
-        result.deployed_risk = None
-        result.baselines = _unpaired_baselines(base_losses, heldout, on_distinct)
-        result.choice_info["estimate_note"] = ("no bias-corrected estimate: the validation rows form "
+        out["baselines"] = _unpaired_baselines(base_losses, heldout, on_distinct)
+        out["choice_info"]["estimate_note"] = ("no bias-corrected estimate: the validation rows form "
                                                "one group (label more groups)")
-        return
-    result.deployed_risk, result.baselines = _bbc(result, heldout, grouped, base_losses, on_distinct)
+        return out
+    out["deployed_risk"], out["baselines"], out["bootstrap"] = _bbc(result, heldout, grouped, base_losses,
+                                                                     on_distinct)
+    return out
 
 
 def _raw_mean(v: np.ndarray, heldout, on_distinct: bool) -> float:
@@ -392,8 +394,8 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
         del Ot, OU
     keep = ON > 0                                      # draws with out-of-bag rows
     # the draws and their in-bag choice, for the frontier's constrained replays (.frontier)
-    result.bootstrap = {"W": W, "M": M, "N": N, "best": best, "tied": tied, "allowed": allowed,
-                        "proc": proc.copy(), "keep": keep}
+    bootstrap = {"W": W, "M": M, "N": N, "best": best, "tied": tied, "allowed": allowed,
+                 "proc": proc.copy(), "keep": keep}
     ON, proc, OB = ON[keep], proc[keep], OB[keep]
     deployed = {"estimate": float(proc.mean()),
                 "ci": [float(np.percentile(proc, 2.5)), float(np.percentile(proc, 97.5))],
@@ -409,7 +411,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
                           "risk": _raw_mean(bl, heldout, on_distinct), "diff_vs_selected": float(d.mean()),
                           "ci": [float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))],
                           **({"judge": judge} if judge else {})})
-    return deployed, baselines
+    return deployed, baselines, bootstrap
 
 
 def _deployed_heldout_risk(result) -> float:

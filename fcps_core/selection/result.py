@@ -66,7 +66,56 @@ def predict_on_rows(model, cand: Candidate, encoded: EncodedPanel, patterns: Pat
     return model.predict(PrefixFeatures(patterns=ids, scores=encoded.scores[np.ix_(rows, cols)]))
 
 
-@dataclass
+def validation_prediction_matrix(panel: Panel, V: np.ndarray, encoded: EncodedPanel, patterns: PatternCache,
+                                 candidates: list, models: dict, predictions: dict, *, compress: bool = True):
+    """(1, n_V, candidates) validation predictions of the split protocol's candidates,
+    stored once per distinct V row (every judge's output and the label, see
+    :mod:`.folds`): an :class:`.folds.ExpandedPredictions` that reads as the raw array.
+    With ``compress=False`` every V row is its own distinct row. ``predictions`` are those
+    made while fitting (:mod:`.path_fits`); other candidates are predicted here."""
+    from .folds import ExpandedPredictions, distinct_key, distinct_rows, label_digits, output_digits
+    if compress and len(V):
+        key, bound = distinct_key(output_digits(encoded, V) + [label_digits(panel.labels[V])], len(V))
+        rep, _, inverse = distinct_rows(key, bound)
+    else:
+        rep, inverse = np.arange(len(V)), None
+    # one stored column per model (candidates sharing a model share it)
+    column: dict[int, int] = {}
+    col = np.array([column.setdefault(id(models[c.index]), len(column)) for c in candidates], dtype=np.int64)
+    out = np.empty((1, len(column), len(rep)))            # a stored column per row of memory
+    done = set()
+    rows_of_view: dict[int, np.ndarray] = {}               # the views' rows of each rep, per view
+    for c in candidates:
+        k = int(col[c.index])
+        if k not in done:
+            done.add(k)
+            stored = predictions.get(c.index, {}).get("V")
+            if stored is not None:
+                inv = stored.view.inverse
+                if inv is None:
+                    out[0, k] = stored.values[rep]
+                else:
+                    at = rows_of_view.get(id(stored.view))
+                    if at is None:
+                        at = rows_of_view[id(stored.view)] = inv[rep]
+                    out[0, k] = stored.values[at]
+            else:
+                out[0, k] = predict_on_rows(models[c.index], c, encoded, patterns, V[rep])
+    return ExpandedPredictions(out.transpose(0, 2, 1), inverse, col)
+
+
+def release_validation_sources(predictions: dict, views: "ViewCache | None") -> None:
+    """Once the held-out matrix holds every candidate's V predictions: drop the copies
+    kept per view while fitting and the fit-time views of M, V and the unlabelled rows
+    (T's stay for the audit). Later readers predict again
+    (:meth:`SelectionResult.predict_rows`)."""
+    for stored in predictions.values():
+        stored.pop("V", None)
+    if views is not None:
+        views.release(("M", "V", "rest"))
+
+
+@dataclass(frozen=True, eq=False)
 class SelectionResult:
     """Everything a selection produced: candidates, the choice, diagnostics, the predictor.
 
@@ -74,11 +123,17 @@ class SelectionResult:
     (``val_rows``); under the cross-fitted protocol their risks are out-of-fold risks over
     the deployable rows S+M+V, and ``models`` are the candidates refitted on all of them
     (``fit_rows`` = ``val_rows`` = the deployable rows; ``protocol_info`` says how).
+
+    Frozen: a protocol (:mod:`.split_protocol`, :mod:`.crossfit`) builds it with the choice
+    made (:class:`.choice.ChoiceOutcome`) and adds the audit, the assessment and the
+    frontier as new values (``dataclasses.replace``); no field holds a placeholder that a
+    later step patches. ``selector`` is the :class:`.selector.FCPSSelector` whose settings
+    produced it (read only).
     """
 
     panel: Panel
     blocks: Blocks
-    selector: object
+    selector: "FCPSSelector"
     encoded: EncodedPanel
     paths: list[JudgePath]
     candidates: list[Candidate]
@@ -110,12 +165,13 @@ class SelectionResult:
     frontier: list | None = None
 
     def __post_init__(self):
+        # the split protocol's defaults, set once while the result is being built
         if self.fit_rows is None:
-            self.fit_rows = self.blocks.M
+            object.__setattr__(self, "fit_rows", self.blocks.M)
         if self.val_rows is None:
-            self.val_rows = self.blocks.V
+            object.__setattr__(self, "val_rows", self.blocks.V)
         if self.n_fit is None:
-            self.n_fit = float(len(self.fit_rows))
+            object.__setattr__(self, "n_fit", float(len(self.fit_rows)))
 
     @property
     def protocol(self) -> str:
@@ -154,58 +210,25 @@ class SelectionResult:
         return np.mean([self.predict_rows(c, rows) for c in self.deployed_members], axis=0)
 
     def val_prediction_matrix(self):
-        """(1, n_V, candidates) validation predictions of the split protocol's candidates,
-        stored once per distinct V row (every judge's output and the label, see
-        :mod:`.folds`): an :class:`.folds.ExpandedPredictions` that reads as the raw array.
-        With ``compress=False`` every V row is its own distinct row."""
-        from .folds import ExpandedPredictions, distinct_key, distinct_rows, label_digits, output_digits
-        V = self.blocks.V
-        if getattr(self.selector, "compress", True) and len(V):
-            key, bound = distinct_key(output_digits(self.encoded, V) + [label_digits(self.panel.labels[V])],
-                                      len(V))
-            rep, _, inverse = distinct_rows(key, bound)
-        else:
-            rep, inverse = np.arange(len(V)), None
-        # one stored column per model (candidates sharing a model share it)
-        column: dict[int, int] = {}
-        col = np.array([column.setdefault(id(self.models[c.index]), len(column)) for c in self.candidates],
-                       dtype=np.int64)
-        out = np.empty((1, len(column), len(rep)))            # a stored column per row of memory
-        done = set()
-        rows_of_view: dict[int, np.ndarray] = {}               # the views' rows of each rep, per view
-        for c in self.candidates:
-            k = int(col[c.index])
-            if k not in done:
-                done.add(k)
-                stored = self.predictions.get(c.index, {}).get("V")
-                if stored is not None:
-                    inv = stored.view.inverse
-                    if inv is None:
-                        out[0, k] = stored.values[rep]
-                    else:
-                        at = rows_of_view.get(id(stored.view))
-                        if at is None:
-                            at = rows_of_view[id(stored.view)] = inv[rep]
-                        out[0, k] = stored.values[at]
-                else:
-                    out[0, k] = self.predict_rows(c, V[rep])
-        return ExpandedPredictions(out.transpose(0, 2, 1), inverse, col)
+        """(1, n_V, candidates) validation predictions of the split protocol's candidates
+        (:func:`validation_prediction_matrix`)."""
+        return validation_prediction_matrix(self.panel, self.blocks.V, self.encoded, self.feature_cache,
+                                            self.candidates, self.models, self.predictions,
+                                            compress=getattr(self.selector, "compress", True))
 
     def release_validation_sources(self) -> None:
-        """Once the held-out matrix holds every candidate's V predictions: drop the copies
-        kept per view while fitting and the fit-time views of M, V and the unlabelled rows
-        (T's stay for the audit). Later readers predict again (:meth:`predict_rows`)."""
-        for stored in self.predictions.values():
-            stored.pop("V", None)
-        if self.views is not None:
-            self.views.release(("M", "V", "rest"))
+        """Drop the fit-time copies of the validation predictions and views
+        (:func:`release_validation_sources`)."""
+        release_validation_sources(self.predictions, self.views)
 
     @one_blas_thread      # its products are vector dots: a second BLAS thread waits on a busy core
-    def audit(self) -> None:
-        """Research-test audit: T metrics for every candidate, after selection is fixed."""
+    def audit(self) -> dict | None:
+        """Research-test audit, after the selection is fixed: records every candidate's T
+        metrics on it (``test_mse``, ``test_nll``) and returns the deployed average's own
+        (``selected_test``; None for a single candidate or without T)."""
         T = self.blocks.T
         if len(T) == 0:
-            return
+            return None
         views = self.views or ViewCache(self.encoded, {"M": self.fit_rows, "V": self.val_rows,
                                                        "T": T, "rest": np.zeros(0, dtype=np.int64)},
                                         self.panel.labels, self.feature_cache, False)
@@ -222,11 +245,11 @@ class SelectionResult:
                 done[mid] = (weighted_mean_loss(losses("mse", y, p), w),
                              weighted_mean_loss(losses("nll", y, p), w))
             c.test_mse, c.test_nll = done[mid]
-        if self.members:
-            p = self.predict_deployed(T)
-            y = self.panel.labels[T]
-            self.selected_test = {"test_mse": float(np.mean(losses("mse", y, p))),
-                                  "test_nll": float(np.mean(losses("nll", y, p)))}
+        if not self.members:
+            return None
+        p = self.predict_deployed(T)
+        y = self.panel.labels[T]
+        return {"test_mse": float(np.mean(losses("mse", y, p))), "test_nll": float(np.mean(losses("nll", y, p)))}
 
     # -- per-cell audit ------------------------------------------------------------------
     def cell_table(self, cand: Candidate | int | None = None, *, limit: int | None = None) -> list[dict]:

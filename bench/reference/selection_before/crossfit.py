@@ -34,7 +34,16 @@ from .folds import (ExpandedPredictions, HeldOut, distinct_key, distinct_rows, g
                     panel_output_digits)
 from .choice import apply_choice_rule
 from .honesty import assess, nested_estimate
+from fcps_core.selection.choice import argmin_choice
 from fcps_core.selection.result import SelectionResult, predict_on_rows
+
+
+class MutableSelectionResult(SelectionResult):
+    """The engine's result is frozen now (issue 27); this reference predates that and
+    patches the fields of a result it built with placeholders, as the engine did then."""
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
 
 _DIAG_FIELDS = ("Q_K", "S_K", "H_K", "unseen_val", "V_cell", "V_proxy", "pressure_sum")
 
@@ -205,7 +214,7 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
             setattr(c, field, float(means[c.index]))
             if objective == selector.objective:
                 c.val_risk, c.val_se = float(means[c.index]), float(se[c.index])
-    result = SelectionResult(
+    result = MutableSelectionResult(
         panel=panel, blocks=blocks, selector=selector, encoded=final.encoded, paths=final.paths,
         candidates=kept, models=models, menu_size=len(kept), selected_index=0, guard=None,
         feature_cache=final.pattern_cache, views=final.views, predictions=predictions,
@@ -215,10 +224,11 @@ def fit_crossfit(selector, panel: Panel, blocks: Blocks) -> SelectionResult:
         heldout=heldout)
     report(0.93, f"choosing ({selector.choice}) on the cross-fitted risks")
     if selector.choice == "argmin":
-        result.selected_index, result.guard = selector._choose(kept, panel)
+        argmin = argmin_choice(kept, selector, panel)     # the engine's argmin, as _choose was
+        result.selected_index, result.guard = argmin.selected_index, argmin.guard
     else:
         apply_choice_rule(result, selector, heldout)
-    result.audit()
+    result.selected_test = result.audit()
     report(0.95, "bias-corrected risk estimate (bootstrap over groups, no refits)")
     assess(result, heldout)
     if selector.estimate == "bbc" and result.deployed_risk is not None:

@@ -1,0 +1,287 @@
+"""The menu of candidates and one pass of fits over it (paper Eq. eq:general-selection).
+
+The menu is paths x K x families: the path rules order the judges (built on the selection
+rows), every prefix size K up to the family's limit (:func:`k_limit`) and every family (with
+its hyperparameter grid) is a candidate. :func:`fit_menu` makes one pass over it on a given
+row assignment (:class:`MenuRows`): encoders fitted on the fitting rows, paths on the path
+rows, every candidate fitted on the fitting rows and (optionally) scored on the scored rows
+(the split protocol's M, S and V). It knows nothing of a
+protocol: the split protocol (:mod:`.split_protocol`) calls it once on the paper's blocks,
+the cross-fitted protocol (:mod:`.crossfit`) once per fold and once on all deployable
+labels. ``settings`` is the menu's configuration (an :class:`.selector.FCPSSelector`, read
+only: its fields and its settings-derived helpers ``k_limit``, ``family_grid``,
+``family_fixed``, ``family_instance``); nothing here calls back into a protocol or a choice.
+
+Distinct rows. For a prefix whose judges are all discrete, a row's scalar scores are a
+function of its joint pattern, so every family sees block M as its distinct
+(pattern, label) rows with their counts (``PrefixFeatures.weight``), V and T are scored the
+same way with count-weighted losses, and the unlabelled traffic as distinct patterns.
+Each family's weighted fit equals its fit on the expanded rows (tests check both and the
+whole selection with ``compress=False``), so this changes cost, not results.
+
+Schema-level preprocessing (output vocabularies, the observed rubric range) reads the judge
+outputs of all rows, never labels. :func:`checked_panel` holds the block checks both
+protocols share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..diagnostics import PrefixDiagnostics, argmin_with_ties, prefix_diagnostics
+from ..encoding import EncodedPanel, encode_panel, nominal_cells
+from ..errors import MenuError, SplitError
+from ..families import REGISTRY
+from ..families.base import one_blas_thread, small_pages
+from ..panel import Panel
+from ..paths import JudgePath, build_paths
+from ..splits import Blocks, check_blocks
+from .path_fits import fit_joint_families, fit_path_families
+from .result import Candidate
+from .views import PatternCache, ViewCache, record_se, unscored_record, validation_record, view_kind
+
+
+@dataclass
+class MenuFit:
+    """One pass over the menu: encoders, paths, candidates and their fitted models."""
+
+    encoded: EncodedPanel
+    paths: list
+    candidates: list
+    models: dict
+    menu_size: int
+    pattern_cache: PatternCache     # joint-pattern ids of any prefix, on demand
+    views: ViewCache
+    predictions: dict = field(default_factory=dict)   # candidate index -> block -> BlockPrediction
+
+
+@dataclass(frozen=True)
+class MenuRows:
+    """The rows one pass of fits reads, by role (row indices into the panel).
+
+    The split protocol passes its blocks (``MenuRows.of_blocks``: paths on S, fits on M,
+    scores on V, the audit on T); a cross-fitted fold passes its training rows as both the
+    path rows and the fitting rows and its held-out rows as the scored rows, with no audit
+    rows; the final refit fits on every deployable row and scores none. ``unlabelled`` is
+    the traffic label-free families (ds_jury's EM) may read: never a scored or audit row.
+    """
+
+    path_rows: np.ndarray       # the path rules' selection rows
+    fit: np.ndarray             # encoders and every candidate are fitted here
+    scored: np.ndarray          # rows predicted while fitting (risks, diagnostics' frequencies)
+    audit: np.ndarray           # the research test rows (only the after-the-fact audit reads them)
+    unlabelled: np.ndarray      # unlabelled traffic for label-free fits
+
+    @classmethod
+    def of_blocks(cls, blocks: Blocks, unlabelled: np.ndarray) -> "MenuRows":
+        return cls(path_rows=blocks.S, fit=blocks.M, scored=blocks.V, audit=blocks.T, unlabelled=unlabelled)
+
+    @classmethod
+    def of_map(cls, rows: dict) -> "MenuRows":
+        """From the block-letter map the views use (S, M, V, T, rest)."""
+        return cls(path_rows=rows["S"], fit=rows["M"], scored=rows["V"], audit=rows["T"], unlabelled=rows["rest"])
+
+    def block_map(self) -> dict[str, np.ndarray]:
+        """The block-letter map the views (:class:`.views.ViewCache`) are keyed by: S the
+        path rows, M the fitting rows, V the scored rows, T the audit rows, rest the
+        unlabelled traffic."""
+        return {"S": self.path_rows, "M": self.fit, "V": self.scored, "T": self.audit, "rest": self.unlabelled}
+
+
+def checked_panel(panel: Panel, blocks: Blocks, *, crossfit: bool = False) -> Panel:
+    """Block checks shared by both protocols; returns the panel with rubric labels on
+    the deployable blocks' scale. Cross-fitting pools S, M and V, so only their union
+    must be non-empty."""
+    for b in ("S", "M", "V"):
+        if not crossfit and len(getattr(blocks, b)) == 0:
+            raise SplitError(f"block {b} is empty: FCPS needs selection, calibration and validation labels")
+    check_blocks(panel, blocks)
+    panel = deployable_label_scale(panel, blocks)
+    y = panel.labels
+    for b in ("S", "M", "V", "T"):
+        rows = getattr(blocks, b)
+        if len(rows) and np.isnan(y[rows]).any():
+            raise SplitError(f"block {b} contains unlabelled rows")
+    return panel
+
+
+def deployable_label_scale(panel: Panel, blocks: Blocks) -> Panel:
+    """Integer rubric labels normalised by their *observed* range used every row, T included.
+    Re-scale them to the range of the deployable blocks S, M, V (an affine map of the stored
+    labels, so no raw labels are needed); T labels outside that range are clipped."""
+    if not panel.label_range_inferred:
+        return panel
+    rows = np.concatenate([blocks.S, blocks.M, blocks.V])
+    lo, hi = float(np.min(panel.labels[rows])), float(np.max(panel.labels[rows]))
+    if (lo, hi) == (0.0, 1.0) or hi <= lo:
+        return panel
+    return panel.with_labels(np.clip((panel.labels - lo) / (hi - lo), 0.0, 1.0))
+
+
+@small_pages()      # also in the cross-fitted protocol's worker processes
+@one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
+def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bool = False,
+             score_val: bool = True, progress: Callable[[float, str], None] | None = None) -> "MenuFit":
+    """One pass over the menu of ``settings`` on ``rows`` (:class:`MenuRows`, or its block
+    map): encoders fitted on the fitting rows, paths built on the path rows, every
+    candidate fitted on the fitting rows and scored on the scored rows; the audit rows only
+    feed the (after-the-fact) audit views, the unlabelled rows the label-free fits.
+    ``expand_grid`` makes every hyperparameter grid point its own candidate (the
+    cross-fitted protocol) instead of tuning the grid on the scored rows;
+    ``score_val=False`` skips their risks (the cross-fitted protocol scores held-out rows
+    itself; they still feed the diagnostics' frequencies). Below, rows go by the views'
+    block letters (:meth:`MenuRows.block_map`)."""
+    rows = (rows if isinstance(rows, MenuRows) else MenuRows.of_map(rows)).block_map()
+    report = progress or (lambda frac, msg: None)
+    y = panel.labels
+    encoded = encode_panel(panel, rows["M"], n_bins=settings.n_bins)
+    alph = encoded.alphabet_sizes
+    report(0.02, "building judge paths on the selection rows")
+    paths = build_paths(list(settings.paths), encoded.codes[rows["S"]], y[rows["S"]], len(rows["M"]),
+                        table_k_max=min(settings.table_k_max, settings.k_max or settings.table_k_max),
+                        seed=settings.seed, penalty=settings.complexity_penalty,
+                        cfps_max_paths=settings.cfps_max_paths,
+                        costs=None if settings.judge_costs is None else
+                        np.array([settings.judge_costs[j]["cost"] for j in panel.judge_names]))
+    names = panel.judge_names
+    work = []  # (path, K)
+    for path in paths:
+        top = max(settings.k_limit(f, len(path.judges)) for f in settings.families)
+        for K in path.prefix_sizes:
+            if K <= top:
+                work.append((path, K))
+    if not work:
+        raise MenuError("no candidate fits the K limits; raise --k-max")
+    fits: dict[tuple, dict] = {}        # cache: (judges, family, params) -> fitted record
+    diag_cache: dict[tuple, PrefixDiagnostics | None] = {}
+    pattern_cache = PatternCache(encoded)
+    views = ViewCache(encoded, rows, y, pattern_cache, settings.compress)
+    record = validation_record if score_val else unscored_record
+    candidates: list[Candidate] = []
+    models: dict[int, object] = {}
+    predictions: dict[int, dict] = {}
+    menu_size = 0
+    has_T = len(rows["T"]) > 0
+    # The scalar families fit every prefix of a path at once (nested features); the
+    # prefixes each needs per path (a prefix shared with an earlier path is fitted once).
+    path_sizes, seen = {}, set()
+    for path in dict.fromkeys(p for p, _ in work):
+        sizes = [k for p, k in work if p is path]
+        path_sizes[path] = {}
+        for f in settings.families:
+            if REGISTRY[f].needs_patterns:
+                continue
+            need = [k for k in sizes if k <= settings.k_limit(f, len(path.judges))
+                    and (path.judges[:k], f) not in seen]
+            seen.update((path.judges[:k], f) for k in need)
+            path_sizes[path][f] = need
+    report(0.04, "fitting the label-free families along every path")
+    prefitted = fit_joint_families(settings, views, [(p.judges, s) for p, s in path_sizes.items()])
+    current_path = patterns = None
+    for w, (path, K) in enumerate(work):
+        report(0.05 + 0.95 * w / len(work), f"{path.label or path.rule}: K={K}")
+        if path is not current_path:
+            # The last path's pattern ids can go before this path's are made, and so can
+            # the fitting views of M and the unlabelled rows: every candidate and
+            # diagnostic of their prefixes is fitted and cached (a later path sharing a
+            # prefix reuses those records, not the views).
+            patterns = None
+            views.release(("M", "rest"))
+            current_path = path
+            fit_path_families(settings, views, path.judges, path_sizes[path], fits,
+                              score_val=score_val, has_T=has_T, prefitted=prefitted)
+        judges = path.judges[:K]
+        patterns = _patterns(path, K, pattern_cache)
+        if judges not in diag_cache:
+            diag_cache[judges] = _diagnostics(patterns, views, judges, has_T,
+                                                   alph[list(judges)], K <= settings.table_k_max)
+        diag = diag_cache[judges]
+        for family in settings.families:
+            cls = REGISTRY[family]
+            if K > settings.k_limit(family, len(path.judges)):
+                continue
+            if cls.needs_patterns and patterns[K - 1] is None:
+                continue
+            grid = settings.family_grid(family)
+            keys = [(judges, family, tuple(sorted(p.items()))) for p in grid]
+            todo = [p for p, k in zip(grid, keys) if k not in fits]
+            if todo:
+                kind = view_kind(cls)
+                vM, vV = views.get(judges, "M", kind), views.get(judges, "V", kind)
+                vR = views.get(judges, "rest", kind) if cls.uses_unlabelled else None
+                extra = {}
+                if cls.shares_base_models:
+                    # The residual bases are the scalar families' own fits: share them.
+                    extra["base_models"] = {
+                        b: _fit_one(settings, fits, views, judges, b, record)["model"]
+                        for b in dict.fromkeys(p["base"] for p in todo)}
+                fitted = cls.fit_grid(todo, vM.X, vM.y,
+                                      vR.X if cls.uses_unlabelled else None,
+                                      **settings.family_fixed(family), **extra)
+                for params, model in zip(todo, fitted):
+                    fits[(judges, family, tuple(sorted(params.items())))] = \
+                        record(model, vV)
+            menu_size += len(grid)
+            entries = [(fits[k][settings.objective], p, fits[k], i) for i, (p, k) in enumerate(zip(grid, keys))]
+            if not expand_grid:
+                # Grid entries within rounding of the best are ties: the first (simplest) wins.
+                entries = [argmin_with_ties(entries, lambda t: t[0], lambda t: t[3])]
+            for risk, params, rec, _ in entries:
+                cand = Candidate(
+                    index=len(candidates), path_rule=path.rule, path_label=path.label,
+                    judges=[names[j] for j in judges], judge_idx=judges, K=K, family=family,
+                    params=dict(params), grid_size=len(grid),
+                    val_mse=rec["mse"], val_nll=rec["nll"], val_risk=risk,
+                    val_se=record_se(rec, settings.objective), diagnostics=diag)
+                candidates.append(cand)
+                models[cand.index] = rec["model"]
+                if rec.get("pred"):
+                    predictions[cand.index] = rec["pred"]
+    if not candidates:
+        raise MenuError("the menu produced no candidates (every family was out of its K range)")
+    pattern_cache.release()         # the views hold what they need of the last path's ids
+    return MenuFit(encoded=encoded, paths=paths, candidates=candidates, models=models,
+                   menu_size=menu_size, pattern_cache=pattern_cache, views=views,
+                   predictions=predictions)
+
+
+def _fit_one(settings, fits: dict, views: "ViewCache", judges: tuple, family: str, record) -> dict:
+    """Fit (or fetch) a default-parameter model of ``family`` and its validation record."""
+    key = (judges, family, ())
+    if key not in fits:
+        cls = REGISTRY[family]
+        kind = view_kind(cls)
+        vM = views.get(judges, "M", kind)
+        model = settings.family_instance(family, {}).fit(
+            vM.X, vM.y, views.get(judges, "rest", kind).X if cls.uses_unlabelled else None)
+        fits[key] = record(model, views.get(judges, "V", kind))
+    return fits[key]
+
+
+def _patterns(path: JudgePath, K: int, cache: PatternCache) -> list:
+    """Joint-pattern ids (every row) of each level of the path's K-prefix: the levels of
+    a prefix are the first levels of its path, computed once per path and held while
+    the path is fitted."""
+    return cache.hold(path.judges)[:K]
+
+
+def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
+                 alph: np.ndarray, table_sized: bool) -> PrefixDiagnostics | None:
+    """Prefix diagnostics; table-sized prefixes read the (shared) table views' distinct
+    patterns, larger ones the raw pattern ids (no view is built for them)."""
+    ids = patterns[-1]
+    if ids is None:
+        return None
+    if not table_sized:
+        rows = views.rows
+        return prefix_diagnostics(ids[rows["M"]], ids[rows["V"]], ids[rows["T"]] if has_T else None,
+                                  nominal_cells(alph))
+    vM, vV = views.get(judges, "M"), views.get(judges, "V")
+    vT = views.get(judges, "T") if has_T else None
+    return prefix_diagnostics(vM.ids, vV.ids, vT.ids if vT is not None else None,
+                              nominal_cells(alph), w_M=vM.X.weight, w_V=vV.X.weight,
+                              w_T=vT.X.weight if vT is not None else None)
+

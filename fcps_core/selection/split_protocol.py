@@ -1,0 +1,89 @@
+"""The paper's split protocol (paper section "FCPS Protocol", Table tab:protocol-guardrails).
+
+Enforced by construction:
+
+1. encoders (continuous bins, data-fitted scalar maps) are fitted on the calibration
+   block M;
+2. path rules see only the selection block S (and the planned n_M);
+3. every candidate (path, K, family[, hyperparameters]) is fitted on M (:func:`.menu.fit_menu`);
+4. the candidate with the lowest validation risk on V (MSE/Brier or NLL) is selected
+   (:func:`.choice.choose_deployed`); hyperparameter grids (backoff/residual shrinkage,
+   residual base) are tuned on V and count toward the menu size |C|;
+5. only then does :meth:`.result.SelectionResult.audit` evaluate candidates on the research
+   test block T. The choice never receives T rows, so T cannot change the selection;
+   ``ds_jury``'s label-free EM runs on M plus the unlabelled traffic outside T.
+
+:func:`fit_split` is a plain function of the panel, its blocks and the selector's settings
+(read only). Every step returns values and the :class:`.result.SelectionResult` is frozen:
+the result is first built with the choice made (never with a placeholder), and the
+assessment (:func:`.honesty.assess`) and the frontier (:func:`.frontier.compute_frontier`),
+which read that chosen result, are added as new values (``dataclasses.replace``), never
+patched in.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from ..panel import Panel
+from ..splits import Blocks
+from .baselines import baseline_predictions
+from .choice import argmin_choice, choose_deployed
+from .folds import HeldOut
+from . import frontier
+from .honesty import assess, assess_regime_only
+from .menu import MenuRows, checked_panel, fit_menu
+from .result import SelectionResult, release_validation_sources, validation_prediction_matrix
+
+
+def fit_split(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
+    """Run the split protocol on ``blocks`` (S, M, V deployable; T the research audit) under
+    ``settings`` (an :class:`.selector.FCPSSelector`, validated by its caller)."""
+    t0 = time.perf_counter()
+    panel = checked_panel(panel, blocks)
+    report = settings.progress or (lambda frac, msg: None)
+    # Unlabelled traffic for unsupervised families: every row outside M and T (T is
+    # held out from every fit, even label-free ones).
+    outside = np.ones(panel.n_rows, dtype=bool)
+    outside[blocks.M] = outside[blocks.T] = False
+    rows = MenuRows.of_blocks(blocks, unlabelled=np.flatnonzero(outside))
+    menu = fit_menu(settings, panel, rows, progress=lambda f, m: report(0.9 * f, m))
+    report(0.93, "selecting on the validation block")
+    common = dict(panel=panel, blocks=blocks, selector=settings, encoded=menu.encoded, paths=menu.paths,
+                  candidates=menu.candidates, models=menu.models, menu_size=menu.menu_size,
+                  feature_cache=menu.pattern_cache, views=menu.views, predictions=menu.predictions)
+    if settings.estimate == "none" and not settings.with_baselines and settings.choice == "argmin":
+        # the paper's protocol (sweeps): the verdict only, no held-out matrix, no extra fits
+        result = SelectionResult(**common, **argmin_choice(menu.candidates, settings, panel).fields())
+        result = replace(result, selected_test=result.audit())
+        result = replace(result, **assess_regime_only(result, blocks.V))
+    else:
+        base = {}
+        if settings.with_baselines:
+            base = {name: p[None] for name, p in baseline_predictions(
+                menu.encoded.scores, panel.labels, blocks.M, blocks.V, rows.unlabelled).items()}
+        heldout = HeldOut.of(panel, blocks.V, validation_prediction_matrix(
+            panel, blocks.V, menu.encoded, menu.pattern_cache, menu.candidates, menu.models, menu.predictions,
+            compress=settings.compress), base)
+        release_validation_sources(menu.predictions, menu.views)
+        if settings.choice != "argmin":
+            report(0.95, f"choice rule {settings.choice} on the validation block")
+        chosen = choose_deployed(menu.candidates, settings, panel, heldout)
+        result = SelectionResult(**common, **chosen.fields(), heldout=heldout)
+        result = replace(result, selected_test=result.audit())
+        report(0.97, "bias-corrected risk estimate (bootstrap over validation groups)")
+        result = replace(result, **assess(result, heldout))
+        result = with_frontier(result, heldout)
+    result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})
+    report(1.0, "done")
+    return result
+
+
+def with_frontier(result: SelectionResult, heldout) -> SelectionResult:
+    """The result with its frontier (:func:`.frontier.compute_frontier`, read through its
+    module so a benchmark can time it), without the bootstrap draws the frontier replayed.
+    Both protocols end with it."""
+    return replace(result, frontier=frontier.compute_frontier(result, heldout), bootstrap=None)
