@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..families.base import one_blas_thread
 from ..judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_members, preference_order,
                      rule_pool, tie_break_order)
@@ -130,20 +131,33 @@ class _Replays:
             g = self.grouped
             self._unit_sums = g.unit_sums() if len(g.unit_rows) * g.losses.shape[1] <= UNIT_SUM_CELLS else False
         # a pair first met at a level is only ever read within that level's admissible set
-        # (limits tighten), so its sums skip every other column
-        pair_tied = []
-        for (rows, betas, tol), allowed in zip(found, masks):
+        # (limits tighten), so its sums skip every other column; pairs of one best column
+        # met at several levels are summed together over the loosest of their sets (the
+        # others' extra columns are masked by their own limit), all levels in one call
+        pair_draws, pair_best, pair_tol, where = [], [], [], []
+        allowed_of: dict[int, np.ndarray] = {}
+        everything = np.ones(self.M.shape[1], dtype=bool)
+        for level, ((rows, betas, tol), allowed) in enumerate(zip(found, masks)):
             if not rows:
-                pair_tied.append(None)
                 continue
-            allowed_d = None
-            if allowed is not None:
+            if allowed is None:
+                allowed_d = everything
+            else:
                 allowed_d = np.zeros(self.M.shape[1], dtype=bool)
                 allowed_d[col[allowed]] = True
-            r = np.asarray(rows)
-            pair_tied.append(draw_tie_sets(self.grouped, self.W[r], self.M[r], self.N[r], np.asarray(tol),
-                                           col[np.asarray(betas)], allowed_d,
-                                           None if self._unit_sums is False else self._unit_sums))
+            for beta_d in np.unique(col[np.asarray(betas)]):
+                allowed_of.setdefault(int(beta_d), allowed_d)      # levels come loosest first
+            where.append((level, len(pair_draws)))
+            pair_draws.extend(rows)
+            pair_best.extend(col[np.asarray(betas)])
+            pair_tol.extend(tol)
+        start = dict(where)
+        pair_tied = None
+        if pair_draws:
+            pair_tied = draw_tie_sets(self.grouped, self.W, self.M, self.N, np.asarray(pair_tol, dtype=float),
+                                      np.asarray(pair_best, dtype=np.int64), allowed_of,
+                                      None if self._unit_sums is False else self._unit_sums,
+                                      draws=np.asarray(pair_draws, dtype=np.int64))
 
         def ties(best: np.ndarray) -> np.ndarray:
             out = np.empty(self.Mc.shape, dtype=bool)
@@ -152,7 +166,7 @@ class _Replays:
                     out[b] = boot["tied"][b]
                 else:
                     level, row = index[(b, int(beta))]
-                    out[b] = pair_tied[level][row][col]
+                    out[b] = pair_tied[start[level] + row][col]
             return out
         return ties
 
@@ -234,9 +248,11 @@ def _interval(v: np.ndarray) -> dict:
     return {"estimate": float(v.mean()), "ci": [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]}
 
 
+@one_blas_thread
 def compute_frontier(result, heldout) -> list[dict]:
     """The frontier points (see the module): one per panel size, then one per cost level
-    when the selection has judge costs."""
+    when the selection has judge costs. Its products are thin (a few draws' weights against
+    one best column's sums), so they run on one BLAS thread as the bootstrap's do."""
     sel = result.selector
     cands = result.candidates
     names = result.panel.judge_names
