@@ -110,6 +110,16 @@ def run_panel(name: str, splits: int, quiet: bool) -> dict:
             rec["points"][p["n_judges"]] = {"tmse": tm, "estimate": est, "used": len(p["judges"]),
                                             "chosen": p["chosen"]}
         J = len(panel.judges)
+        # k=1 diagnostics: the point's held-out risk (its columns come from each fold's own
+        # path rule) against the held-out risk of its judge fixed in every fold (the
+        # cross-fitted single-judge isotonic baseline), both minus T-MSE
+        one = judge_points[0]
+        sj = res.heldout.baselines.get("single_judges") if res.heldout is not None else None
+        if one["n_judges"] == 1 and sj is not None and len(one["judges"]) == 1:
+            j = panel.judge_names.index(one["judges"][0])
+            yv = res.heldout.y
+            rec["points"][1]["heldout"] = float(one["risk"])
+            rec["points"][1]["fixed"] = float(np.mean([np.mean((yv - sj[r, :, j]) ** 2) for r in range(sj.shape[0])]))
         rec["default"] = rec["points"][J]["tmse"]
         tied = smallest_tied(d)
         rec["smallest_tied"] = rec["points"][tied["n_judges"]]["tmse"]
@@ -152,6 +162,10 @@ def summarise(name: str, recs: list[dict]) -> dict:
             bias[k] = _mean_se(v)
     out["bias"] = bias
     out["max_abs_bias"] = max(abs(m) for m, _ in bias.values()) if bias else None
+    fixed = [r for r in recs if "fixed" in r["points"].get(1, {})]
+    if fixed:
+        out["k1_heldout_bias"] = _mean_se([r["points"][1]["heldout"] - r["points"][1]["tmse"] for r in fixed])
+        out["k1_fixed_bias"] = _mean_se([r["points"][1]["fixed"] - r["points"][1]["tmse"] for r in fixed])
     out["k1_used"] = max(r["points"][1]["used"] for r in recs)
     out["k3_used"] = max(r["points"][min(3, J)]["used"] for r in recs)
     out["seconds"] = float(np.mean([r["seconds"] for r in recs]))
@@ -171,6 +185,9 @@ def report(s: dict) -> str:
              f"{min(se for _, se in s['bias'].values()):.4f} to {max(se for _, se in s['bias'].values()):.4f}); per k: "
              + ", ".join(f"{k}: {m:+.4f}" for k, (m, _) in sorted(s["bias"].items())
                          if k <= 5 or k == s["J"] or k % 5 == 0)]
+    if "k1_heldout_bias" in s:
+        lines.append(f"  k=1 held-out risk - T-MSE {f(s['k1_heldout_bias'])}; the same judge fixed in every fold "
+                     f"(cross-fitted isotonic) - T-MSE {f(s['k1_fixed_bias'])}")
     return "\n".join(lines)
 
 
