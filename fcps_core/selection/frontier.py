@@ -177,23 +177,31 @@ class _Replays:
             self._oob[key] = (self.Z @ per_group) / np.where(self.ON > 0, self.ON, 1.0)
         return self._oob[key]
 
-    def _oob_one(self, key, members, b: int) -> float:
-        """Draw b's out-of-bag mean loss of the members' average (its per-group sums cached
-        by ``key``: most averages occur in a few draws only)."""
-        if key not in self._groups_of:
-            loss = self._average_loss(members)
-            self._groups_of[key] = np.asarray(self.group_matrix @ loss).reshape(-1)
-        return float(self.Z[b] @ self._groups_of[key]) / (self.ON[b] if self.ON[b] > 0 else 1.0)
+    #: averages whose predictions are formed together (a (repeats, rows, keys) temporary)
+    AVERAGE_BLOCK = 16
 
-    def _average_loss(self, members) -> np.ndarray:
-        """Per-distinct-row loss of the members' average prediction (columns read once)."""
+    def _average_group_sums(self, keys: list[tuple]) -> None:
+        """Per-group sums of the loss of each members' average in ``keys`` not yet cached,
+        a block of averages at a time: members added in their order, as ``sum`` adds them,
+        then divided by their number (the same arithmetic as one average at a time)."""
         from .choice import row_losses
-        cols = [int(self.grouped.col[m]) for m in members]
-        for k in cols:
-            if k not in self._preds:
-                self._preds[k] = np.ascontiguousarray(self.heldout.stored([self.first[k]])[:, :, 0])
-        p = sum(self._preds[k] for k in cols) / len(cols)
-        return row_losses(self.objective, self.heldout.y_distinct, p[:, :, None])[:, 0]
+        new = [k for k in dict.fromkeys(keys) if k not in self._groups_of]
+        for a in range(0, len(new), self.AVERAGE_BLOCK):
+            block = new[a:a + self.AVERAGE_BLOCK]
+            cols = [[int(self.grouped.col[m]) for m in key] for key in block]
+            for k in {c for cs in cols for c in cs}:
+                if k not in self._preds:
+                    self._preds[k] = np.ascontiguousarray(self.heldout.stored([self.first[k]])[:, :, 0])
+            acc = np.empty(self._preds[cols[0][0]].shape + (len(block),))
+            for i, cs in enumerate(cols):
+                acc[:, :, i] = self._preds[cs[0]]
+                for c in cs[1:]:
+                    acc[:, :, i] += self._preds[c]
+                acc[:, :, i] /= len(cs)
+            loss = row_losses(self.objective, self.heldout.y_distinct, acc)
+            sums = np.asarray(self.group_matrix @ loss)
+            for i, key in enumerate(block):
+                self._groups_of[key] = np.ascontiguousarray(sums[:, i])
 
     def chain(self, constraints: list[PanelConstraint], masks: list[np.ndarray]) -> list[np.ndarray]:
         """Per constraint (admissible sets nested, largest first) every draw's out-of-bag
@@ -230,8 +238,11 @@ class _Replays:
                         members = pick_members(np.flatnonzero(tied[b]), self.Mc[b], self.tie_rank,
                                                self.signatures, self.max_members, members_fit)
                     members_now.append(members)
+                self._average_group_sums([tuple(m) for m in members_now if len(m) > 1])
+                for b, members in enumerate(members_now):
                     if len(members) > 1:
-                        proc[b] = self._oob_one(tuple(members), members, b)
+                        on = self.ON[b]
+                        proc[b] = float(self.Z[b] @ self._groups_of[tuple(members)]) / (on if on > 0 else 1.0)
                     else:
                         c = int(self.grouped.col[members[0]])
                         proc[b] = self._oob_risk(("col", c), self.grouped.losses[:, c])[b]
