@@ -191,20 +191,38 @@ def report(s: dict) -> str:
     return "\n".join(lines)
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and its live worker processes (loky keeps its workers
+    between calls, so a child's time is read from the process itself), plus reaped children."""
+    import resource
+    import psutil
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for child in me.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.Error:
+            pass
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return total + ru.ru_utime + ru.ru_stime
+
+
 def timing(repeat: int = 3) -> None:
-    """The frontier's share of a default selection's wall time, folds in worker processes as
+    """The frontier's share of a default selection, folds in worker processes as
     ``bench/bench_select.py`` runs them: the 2,000-row 7-judge synthetic panel (median of
-    ``repeat`` runs) and LLMBar (one run)."""
+    ``repeat`` runs) and LLMBar (one run). Wall time and CPU time (the frontier runs in the
+    main process; the selection's CPU time counts its worker processes too)."""
     import statistics
     from fcps_core import make_blocks, select
     from fcps_core.selection import frontier as F
     orig = F.compute_frontier
-    spent = []
+    spent, spent_cpu = [], []
 
     def timed(result, heldout):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out = orig(result, heldout)
         spent.append(time.perf_counter() - t)
+        spent_cpu.append(time.process_time() - c)
         return out
     F.compute_frontier = timed
     try:
@@ -212,15 +230,20 @@ def timing(repeat: int = 3) -> None:
                                                                    tie_rate=0.1, group_size=2), repeat),
                                   ("LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv")), 1)):
             blocks = make_blocks(panel, split="1:2:1:1", seed=0)
-            walls = []
+            walls, cpus = [], []
             spent.clear()
+            spent_cpu.clear()
             for _ in range(reps):
-                t = time.perf_counter()
+                t, c = time.perf_counter(), _cpu_seconds()
                 select(panel, blocks)
                 walls.append(time.perf_counter() - t)
+                cpus.append(_cpu_seconds() - c)
             w, f = statistics.median(walls), statistics.median(spent)
+            cw, cf = statistics.median(cpus), statistics.median(spent_cpu)
             print(f"{name}: default selection {w:.2f} s wall, of which the frontier {f:.2f} s: "
-                  f"+{f / (w - f) * 100:.0f} % over the selection without it (load {os.getloadavg()[0]:.1f})")
+                  f"+{f / (w - f) * 100:.0f} % over the selection without it; CPU {cw:.2f} s (workers included), "
+                  f"of which the frontier {cf:.2f} s: +{cf / (cw - cf) * 100:.0f} % "
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
     finally:
         F.compute_frontier = orig
 
