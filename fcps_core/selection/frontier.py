@@ -28,11 +28,13 @@ it.
 
 Replays share their work: a draw's tie set depends only on its best admissible candidate
 (the tie rule is relative to the best; the limit then masks it), so each (draw, best) pair
-has its paired SEs summed once (:func:`.honesty.draw_tie_sets`), over the admissible columns
-of the loosest limit it occurs at, the selection's own tie sets reused where it ran
-unconstrained. Limits are replayed from
-the loosest down; a tie average's members are kept when they are all still admissible and
-their union still fits (the greedy pick would make them again).
+has its paired SEs summed once, over the admissible columns of the loosest limit it occurs
+at, the selection's own tie sets reused where it ran unconstrained; the pairs of all limits
+go to one :func:`.honesty.draw_tie_sets` call, which sums the pairs of one best column
+together. Limits are replayed from the loosest down; a tie average's members are kept when
+they are all still admissible and their union still fits (the greedy pick would make them
+again); the out-of-bag losses of a limit's new averages are formed a block at a time. The
+products are thin, so the frontier runs on one BLAS thread.
 """
 
 from __future__ import annotations
