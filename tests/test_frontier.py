@@ -344,3 +344,23 @@ def test_draw_tie_sets_on_pairs_equal_the_clustered_formula(default):
         # the same pair alone, the mask as an array: the same row
         alone = draw_tie_sets(g, W[[b]], M[[b]], N[[b]], tol[[i]], bd[[i]], allowed[int(beta)])
         np.testing.assert_array_equal(alone[0], got[i])
+
+
+def test_nested_draw_best_equals_one_mask_at_a_time():
+    """The frontier's best per draw for all limits at once (running minimum over candidates
+    sorted by how many limits admit them) against draw_best per limit, on risks with exact
+    ties (so the tie rank decides) and on masks that are not nested (the fallback)."""
+    from fcps_core.selection.honesty import draw_best, nested_draw_best
+    rng = np.random.default_rng(4)
+    C, B = 40, 25
+    Mc = rng.integers(0, 6, size=(B, C)) / 7.0              # many exact ties
+    tie_rank = rng.permutation(C)
+    counts = rng.integers(1, 6, size=C)
+    masks = [None] + [counts <= k for k in (4, 3, 2, 1)]
+    for got, ref in zip(nested_draw_best(Mc, tie_rank, masks), [draw_best(Mc, tie_rank, m) for m in masks]):
+        for a, b in zip(got, ref):
+            np.testing.assert_array_equal(a, b)
+    shuffled = [counts <= 2, counts <= 4]                    # tighter first: not nested
+    for got, ref in zip(nested_draw_best(Mc, tie_rank, shuffled), [draw_best(Mc, tie_rank, m) for m in shuffled]):
+        for a, b in zip(got, ref):
+            np.testing.assert_array_equal(a, b)

@@ -46,7 +46,7 @@ from ..judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_members, preference_order,
                      rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, selector_constraint
-from .honesty import UNIT_SUM_CELLS, Z95, draw_best, draw_tie_sets
+from .honesty import UNIT_SUM_CELLS, Z95, draw_tie_sets, nested_draw_best
 from .members import member_lookup
 
 
@@ -213,7 +213,7 @@ class _Replays:
         out = []
         # every level's best per draw first: a draw's tie set depends only on its best (the
         # limit then masks it), so each (draw, best) pair is summed once, in one pass
-        levels = [draw_best(self.Mc, self.tie_rank, allowed) for allowed in masks]
+        levels = nested_draw_best(self.Mc, self.tie_rank, masks)
         ties = self._pair_ties([lv[0] for lv in levels], [lv[2] for lv in levels], masks)
         for (constraint, allowed), (best, _, _) in zip(zip(constraints, masks), levels):
             tied = None

@@ -194,6 +194,37 @@ def draw_best(Mc: np.ndarray, tie_rank: np.ndarray, allowed: np.ndarray | None =
     return best, lo, tol
 
 
+def nested_draw_best(Mc: np.ndarray, tie_rank: np.ndarray, masks: list) -> list[tuple]:
+    """:func:`draw_best` for every mask of a nested list (loosest first; None: all
+    candidates) at once: the frontier's limits. Candidates sorted by how many masks admit
+    them make every mask's admissible set a prefix, so each mask's lowest risk is a
+    running minimum (``np.minimum.accumulate``) read at its prefix's end, and its best
+    candidate (the smallest ``tie_rank`` within :func:`.diagnostics.risk_tolerance` of
+    that minimum, ``tie_rank`` a permutation) is sought in the prefix only. Equal to
+    ``[draw_best(Mc, tie_rank, m) for m in masks]``."""
+    C = Mc.shape[1]
+    depth = np.zeros(C, dtype=np.int64)             # how many masks admit each candidate
+    for m in masks:
+        depth += 1 if m is None else np.asarray(m, dtype=bool)
+    if not all(np.array_equal(np.ones(C, dtype=bool) if m is None else np.asarray(m, dtype=bool), depth > i)
+               for i, m in enumerate(masks)):
+        return [draw_best(Mc, tie_rank, m) for m in masks]         # not nested: one mask at a time
+    order = np.argsort(-depth, kind="stable")
+    Ms = Mc[:, order]
+    running = np.minimum.accumulate(Ms, axis=1)
+    rank_sorted = tie_rank[order]
+    big = len(tie_rank) + 1
+    out = []
+    for i in range(len(masks)):
+        n = int(np.count_nonzero(depth > i))
+        lo = running[:, n - 1].copy() if n else np.full(Mc.shape[0], np.inf)
+        tol = risk_tolerance(lo)
+        best = order[np.where(Ms[:, :n] <= (lo + tol)[:, None], rank_sorted[None, :n], big).argmin(axis=1)] \
+            if n else np.zeros(Mc.shape[0], dtype=np.int64)
+        out.append((best, lo, tol))
+    return out
+
+
 def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.ndarray, tol: np.ndarray,
                   bd: np.ndarray, allowed_d: np.ndarray | dict | None = None,
                   unit_sums: np.ndarray | None = None, draws: np.ndarray | None = None) -> np.ndarray:
