@@ -110,6 +110,16 @@ def run_panel(name: str, splits: int, quiet: bool) -> dict:
             rec["points"][p["n_judges"]] = {"tmse": tm, "estimate": est, "used": len(p["judges"]),
                                             "chosen": p["chosen"]}
         J = len(panel.judges)
+        # k=1 diagnostics: the point's held-out risk (its columns come from each fold's own
+        # path rule) against the held-out risk of its judge fixed in every fold (the
+        # cross-fitted single-judge isotonic baseline), both minus T-MSE
+        one = judge_points[0]
+        sj = res.heldout.baselines.get("single_judges") if res.heldout is not None else None
+        if one["n_judges"] == 1 and sj is not None and len(one["judges"]) == 1:
+            j = panel.judge_names.index(one["judges"][0])
+            yv = res.heldout.y
+            rec["points"][1]["heldout"] = float(one["risk"])
+            rec["points"][1]["fixed"] = float(np.mean([np.mean((yv - sj[r, :, j]) ** 2) for r in range(sj.shape[0])]))
         rec["default"] = rec["points"][J]["tmse"]
         tied = smallest_tied(d)
         rec["smallest_tied"] = rec["points"][tied["n_judges"]]["tmse"]
@@ -152,6 +162,10 @@ def summarise(name: str, recs: list[dict]) -> dict:
             bias[k] = _mean_se(v)
     out["bias"] = bias
     out["max_abs_bias"] = max(abs(m) for m, _ in bias.values()) if bias else None
+    fixed = [r for r in recs if "fixed" in r["points"].get(1, {})]
+    if fixed:
+        out["k1_heldout_bias"] = _mean_se([r["points"][1]["heldout"] - r["points"][1]["tmse"] for r in fixed])
+        out["k1_fixed_bias"] = _mean_se([r["points"][1]["fixed"] - r["points"][1]["tmse"] for r in fixed])
     out["k1_used"] = max(r["points"][1]["used"] for r in recs)
     out["k3_used"] = max(r["points"][min(3, J)]["used"] for r in recs)
     out["seconds"] = float(np.mean([r["seconds"] for r in recs]))
@@ -171,23 +185,44 @@ def report(s: dict) -> str:
              f"{min(se for _, se in s['bias'].values()):.4f} to {max(se for _, se in s['bias'].values()):.4f}); per k: "
              + ", ".join(f"{k}: {m:+.4f}" for k, (m, _) in sorted(s["bias"].items())
                          if k <= 5 or k == s["J"] or k % 5 == 0)]
+    if "k1_heldout_bias" in s:
+        lines.append(f"  k=1 held-out risk - T-MSE {f(s['k1_heldout_bias'])}; the same judge fixed in every fold "
+                     f"(cross-fitted isotonic) - T-MSE {f(s['k1_fixed_bias'])}")
     return "\n".join(lines)
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and its live worker processes (loky keeps its workers
+    between calls, so a child's time is read from the process itself), plus reaped children."""
+    import resource
+    import psutil
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for child in me.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.Error:
+            pass
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return total + ru.ru_utime + ru.ru_stime
+
+
 def timing(repeat: int = 3) -> None:
-    """The frontier's share of a default selection's wall time, folds in worker processes as
+    """The frontier's share of a default selection, folds in worker processes as
     ``bench/bench_select.py`` runs them: the 2,000-row 7-judge synthetic panel (median of
-    ``repeat`` runs) and LLMBar (one run)."""
+    ``repeat`` runs) and LLMBar (one run). Wall time and CPU time (the frontier runs in the
+    main process; the selection's CPU time counts its worker processes too)."""
     import statistics
     from fcps_core import make_blocks, select
     from fcps_core.selection import frontier as F
     orig = F.compute_frontier
-    spent = []
+    spent, spent_cpu = [], []
 
     def timed(result, heldout):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out = orig(result, heldout)
         spent.append(time.perf_counter() - t)
+        spent_cpu.append(time.process_time() - c)
         return out
     F.compute_frontier = timed
     try:
@@ -195,15 +230,20 @@ def timing(repeat: int = 3) -> None:
                                                                    tie_rate=0.1, group_size=2), repeat),
                                   ("LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv")), 1)):
             blocks = make_blocks(panel, split="1:2:1:1", seed=0)
-            walls = []
+            walls, cpus = [], []
             spent.clear()
+            spent_cpu.clear()
             for _ in range(reps):
-                t = time.perf_counter()
+                t, c = time.perf_counter(), _cpu_seconds()
                 select(panel, blocks)
                 walls.append(time.perf_counter() - t)
+                cpus.append(_cpu_seconds() - c)
             w, f = statistics.median(walls), statistics.median(spent)
+            cw, cf = statistics.median(cpus), statistics.median(spent_cpu)
             print(f"{name}: default selection {w:.2f} s wall, of which the frontier {f:.2f} s: "
-                  f"+{f / (w - f) * 100:.0f} % over the selection without it (load {os.getloadavg()[0]:.1f})")
+                  f"+{f / (w - f) * 100:.0f} % over the selection without it; CPU {cw:.2f} s (workers included), "
+                  f"of which the frontier {cf:.2f} s: +{cf / (cw - cf) * 100:.0f} % "
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
     finally:
         F.compute_frontier = orig
 

@@ -259,3 +259,108 @@ def test_the_tie_counts_distinct_models_within_one_paired_se_of_the_best(default
     assert t["n_models"] == len(models)
     assert t["n_members"] == len(default.deployed_members)
     assert t["n_tied"] == t["n_models"] - t["n_members"]
+
+
+def test_frontier_replays_equal_a_loop_over_draws_and_limits(default):
+    """The replays (every limit's draws at once, tie sets of all limits summed in one pass,
+    pairs of one best column together, members kept while admissible) against the rule
+    replayed draw by draw and limit by limit with ``choose(w=..., allowed=...)`` on raw rows:
+    each point's deployed-risk estimate and interval."""
+    from fcps_core.diagnostics import losses
+    from fcps_core.selection.choice import line_ids, preference_order, row_losses, tie_break_order
+    res = default
+    sel = res.selector
+    h = res.heldout
+    P = np.asarray(h.preds)
+    y = h.y
+    g = GroupedLosses(row_losses(sel.objective, y, P), h.groups)
+    G = g.n_groups
+    cands = res.candidates
+    names = res.panel.judge_names
+    rule = sel.choice
+    tie_rank = tie_break_order(cands)
+    simple = preference_order(rule, cands, sel.judge_costs)
+    lookup = MemberLookup(h, cands)
+    models = np.array([lookup[c] for c in range(len(cands))])
+    rng = np.random.default_rng(np.random.SeedSequence([sel.seed, 2018]))
+    weights = [np.bincount(rng.integers(0, G, G), minlength=G).astype(float) for _ in range(sel.n_boot)]
+    d = json_ready(res.to_dict())
+    checked = 0
+    for p in d["frontier"]:
+        if p["constraint"] != "max_judges" or p["chosen"]:
+            continue
+        con = PanelConstraint(max_judges=p["n_judges"])
+        allowed = con.mask(cands)
+        procs = []
+        for w in weights:
+            oob = (w == 0)[g.group_of_row]
+            if not oob.any():
+                continue
+            ch = choose(rule, g, tie_rank=tie_rank, simple_rank=simple, signatures=models,
+                        max_members=sel.max_members, w=w, lines=line_ids(cands), allowed=allowed,
+                        members_fit=lambda m: con.members_fit(cands, m))
+            pred = P[:, :, ch.members].mean(axis=2) if ch.members else P[:, :, ch.chosen]   # (repeats, rows)
+            procs.append(np.mean([losses(sel.objective, y[oob], pr[oob]) for pr in pred], axis=0).mean())
+        procs = np.array(procs)
+        assert p["deployed_risk"]["estimate"] == pytest.approx(procs.mean(), rel=1e-9)
+        assert p["deployed_risk"]["ci"] == pytest.approx([np.percentile(procs, 2.5), np.percentile(procs, 97.5)],
+                                                         rel=1e-9)
+        checked += 1
+    assert checked == len(names) - 1
+
+
+def test_draw_tie_sets_on_pairs_equal_the_clustered_formula(default):
+    """draw_tie_sets on (draw, best) pairs (a draw may occur with several bests, a best
+    column with its own admissible columns) against the paired, group-clustered SE written
+    out per pair: ss = sum_g w_g (D_g - delta n_g)^2, D = S_c - S_best, se = sqrt(ss G_b /
+    (G_b - 1)) / N_b with G_b the groups drawn; tied when delta <= se + tol."""
+    from fcps_core.diagnostics import risk_tolerance
+    from fcps_core.selection.honesty import bootstrap_counts, draw_tie_sets
+    g = default.heldout.grouped(default.selector.objective)
+    G = g.n_groups
+    W = bootstrap_counts(5, 12, G)
+    n_g = g.rows_per_group
+    S = g.unit_sums()[g.group_unit]                                  # (groups, distinct columns)
+    M = np.array([(w.astype(float) @ S) / (w.astype(float) @ n_g) for w in W])
+    N = W.astype(float) @ n_g
+    C = M.shape[1]
+    draws = np.array([0, 0, 1, 3, 3, 3, 7, 11])
+    bd = np.array([M[0].argmin(), 2 % C, M[1].argmin(), 0, 1 % C, M[3].argmin(), M[7].argmin(), 0])
+    tol = risk_tolerance(M[draws].min(axis=1))
+    rng = np.random.default_rng(1)
+    allowed = {int(b): rng.random(C) < 0.7 for b in np.unique(bd)}
+    got = draw_tie_sets(g, W, M, N, tol, bd, allowed, draws=draws)
+    assert got.sum(axis=1).min() >= 1 and (~got).sum(axis=1).min() >= 1     # ties and non-ties in every row
+    for i, (b, beta) in enumerate(zip(draws, bd)):
+        w = W[b].astype(float)
+        delta = M[b] - M[b, beta]
+        D = S - S[:, [beta]]
+        ss = w @ (D - delta[None, :] * n_g[:, None]) ** 2
+        drawn = w.sum()
+        se = np.sqrt(ss * drawn / (drawn - 1)) / N[b]
+        expect = (delta <= se + tol[i]) & allowed[int(beta)]
+        expect[beta] = allowed[int(beta)][beta]
+        np.testing.assert_array_equal(got[i], expect, err_msg=f"pair {i}")
+        # the same pair alone, the mask as an array: the same row
+        alone = draw_tie_sets(g, W[[b]], M[[b]], N[[b]], tol[[i]], bd[[i]], allowed[int(beta)])
+        np.testing.assert_array_equal(alone[0], got[i])
+
+
+def test_nested_draw_best_equals_one_mask_at_a_time():
+    """The frontier's best per draw for all limits at once (running minimum over candidates
+    sorted by how many limits admit them) against draw_best per limit, on risks with exact
+    ties (so the tie rank decides) and on masks that are not nested (the fallback)."""
+    from fcps_core.selection.honesty import draw_best, nested_draw_best
+    rng = np.random.default_rng(4)
+    C, B = 40, 25
+    Mc = rng.integers(0, 6, size=(B, C)) / 7.0              # many exact ties
+    tie_rank = rng.permutation(C)
+    counts = rng.integers(1, 6, size=C)
+    masks = [None] + [counts <= k for k in (4, 3, 2, 1)]
+    for got, ref in zip(nested_draw_best(Mc, tie_rank, masks), [draw_best(Mc, tie_rank, m) for m in masks]):
+        for a, b in zip(got, ref):
+            np.testing.assert_array_equal(a, b)
+    shuffled = [counts <= 2, counts <= 4]                    # tighter first: not nested
+    for got, ref in zip(nested_draw_best(Mc, tie_rank, shuffled), [draw_best(Mc, tie_rank, m) for m in shuffled]):
+        for a, b in zip(got, ref):
+            np.testing.assert_array_equal(a, b)

@@ -28,22 +28,25 @@ it.
 
 Replays share their work: a draw's tie set depends only on its best admissible candidate
 (the tie rule is relative to the best; the limit then masks it), so each (draw, best) pair
-has its paired SEs summed once (:func:`.honesty.draw_tie_sets`), over the admissible columns
-of the loosest limit it occurs at, the selection's own tie sets reused where it ran
-unconstrained. Limits are replayed from
-the loosest down; a tie average's members are kept when they are all still admissible and
-their union still fits (the greedy pick would make them again).
+has its paired SEs summed once, over the admissible columns of the loosest limit it occurs
+at, the selection's own tie sets reused where it ran unconstrained; the pairs of all limits
+go to one :func:`.honesty.draw_tie_sets` call, which sums the pairs of one best column
+together. Limits are replayed from the loosest down; a tie average's members are kept when
+they are all still admissible and their union still fits (the greedy pick would make them
+again); the out-of-bag losses of a limit's new averages are formed a block at a time. The
+products are thin, so the frontier runs on one BLAS thread.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..families.base import one_blas_thread
 from ..judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_members, preference_order,
                      rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, selector_constraint
-from .honesty import UNIT_SUM_CELLS, Z95, draw_best, draw_tie_sets
+from .honesty import UNIT_SUM_CELLS, Z95, draw_tie_sets, nested_draw_best
 from .members import member_lookup
 
 
@@ -130,20 +133,33 @@ class _Replays:
             g = self.grouped
             self._unit_sums = g.unit_sums() if len(g.unit_rows) * g.losses.shape[1] <= UNIT_SUM_CELLS else False
         # a pair first met at a level is only ever read within that level's admissible set
-        # (limits tighten), so its sums skip every other column
-        pair_tied = []
-        for (rows, betas, tol), allowed in zip(found, masks):
+        # (limits tighten), so its sums skip every other column; pairs of one best column
+        # met at several levels are summed together over the loosest of their sets (the
+        # others' extra columns are masked by their own limit), all levels in one call
+        pair_draws, pair_best, pair_tol, where = [], [], [], []
+        allowed_of: dict[int, np.ndarray] = {}
+        everything = np.ones(self.M.shape[1], dtype=bool)
+        for level, ((rows, betas, tol), allowed) in enumerate(zip(found, masks)):
             if not rows:
-                pair_tied.append(None)
                 continue
-            allowed_d = None
-            if allowed is not None:
+            if allowed is None:
+                allowed_d = everything
+            else:
                 allowed_d = np.zeros(self.M.shape[1], dtype=bool)
                 allowed_d[col[allowed]] = True
-            r = np.asarray(rows)
-            pair_tied.append(draw_tie_sets(self.grouped, self.W[r], self.M[r], self.N[r], np.asarray(tol),
-                                           col[np.asarray(betas)], allowed_d,
-                                           None if self._unit_sums is False else self._unit_sums))
+            for beta_d in np.unique(col[np.asarray(betas)]):
+                allowed_of.setdefault(int(beta_d), allowed_d)      # levels come loosest first
+            where.append((level, len(pair_draws)))
+            pair_draws.extend(rows)
+            pair_best.extend(col[np.asarray(betas)])
+            pair_tol.extend(tol)
+        start = dict(where)
+        pair_tied = None
+        if pair_draws:
+            pair_tied = draw_tie_sets(self.grouped, self.W, self.M, self.N, np.asarray(pair_tol, dtype=float),
+                                      np.asarray(pair_best, dtype=np.int64), allowed_of,
+                                      None if self._unit_sums is False else self._unit_sums,
+                                      draws=np.asarray(pair_draws, dtype=np.int64))
 
         def ties(best: np.ndarray) -> np.ndarray:
             out = np.empty(self.Mc.shape, dtype=bool)
@@ -152,7 +168,7 @@ class _Replays:
                     out[b] = boot["tied"][b]
                 else:
                     level, row = index[(b, int(beta))]
-                    out[b] = pair_tied[level][row][col]
+                    out[b] = pair_tied[start[level] + row][col]
             return out
         return ties
 
@@ -163,23 +179,31 @@ class _Replays:
             self._oob[key] = (self.Z @ per_group) / np.where(self.ON > 0, self.ON, 1.0)
         return self._oob[key]
 
-    def _oob_one(self, key, members, b: int) -> float:
-        """Draw b's out-of-bag mean loss of the members' average (its per-group sums cached
-        by ``key``: most averages occur in a few draws only)."""
-        if key not in self._groups_of:
-            loss = self._average_loss(members)
-            self._groups_of[key] = np.asarray(self.group_matrix @ loss).reshape(-1)
-        return float(self.Z[b] @ self._groups_of[key]) / (self.ON[b] if self.ON[b] > 0 else 1.0)
+    #: averages whose predictions are formed together (a (repeats, rows, keys) temporary)
+    AVERAGE_BLOCK = 16
 
-    def _average_loss(self, members) -> np.ndarray:
-        """Per-distinct-row loss of the members' average prediction (columns read once)."""
+    def _average_group_sums(self, keys: list[tuple]) -> None:
+        """Per-group sums of the loss of each members' average in ``keys`` not yet cached,
+        a block of averages at a time: members added in their order, as ``sum`` adds them,
+        then divided by their number (the same arithmetic as one average at a time)."""
         from .choice import row_losses
-        cols = [int(self.grouped.col[m]) for m in members]
-        for k in cols:
-            if k not in self._preds:
-                self._preds[k] = np.ascontiguousarray(self.heldout.stored([self.first[k]])[:, :, 0])
-        p = sum(self._preds[k] for k in cols) / len(cols)
-        return row_losses(self.objective, self.heldout.y_distinct, p[:, :, None])[:, 0]
+        new = [k for k in dict.fromkeys(keys) if k not in self._groups_of]
+        for a in range(0, len(new), self.AVERAGE_BLOCK):
+            block = new[a:a + self.AVERAGE_BLOCK]
+            cols = [[int(self.grouped.col[m]) for m in key] for key in block]
+            for k in {c for cs in cols for c in cs}:
+                if k not in self._preds:
+                    self._preds[k] = np.ascontiguousarray(self.heldout.stored([self.first[k]])[:, :, 0])
+            acc = np.empty(self._preds[cols[0][0]].shape + (len(block),))
+            for i, cs in enumerate(cols):
+                acc[:, :, i] = self._preds[cs[0]]
+                for c in cs[1:]:
+                    acc[:, :, i] += self._preds[c]
+                acc[:, :, i] /= len(cs)
+            loss = row_losses(self.objective, self.heldout.y_distinct, acc)
+            sums = np.asarray(self.group_matrix @ loss)
+            for i, key in enumerate(block):
+                self._groups_of[key] = np.ascontiguousarray(sums[:, i])
 
     def chain(self, constraints: list[PanelConstraint], masks: list[np.ndarray]) -> list[np.ndarray]:
         """Per constraint (admissible sets nested, largest first) every draw's out-of-bag
@@ -189,7 +213,7 @@ class _Replays:
         out = []
         # every level's best per draw first: a draw's tie set depends only on its best (the
         # limit then masks it), so each (draw, best) pair is summed once, in one pass
-        levels = [draw_best(self.Mc, self.tie_rank, allowed) for allowed in masks]
+        levels = nested_draw_best(self.Mc, self.tie_rank, masks)
         ties = self._pair_ties([lv[0] for lv in levels], [lv[2] for lv in levels], masks)
         for (constraint, allowed), (best, _, _) in zip(zip(constraints, masks), levels):
             tied = None
@@ -216,8 +240,11 @@ class _Replays:
                         members = pick_members(np.flatnonzero(tied[b]), self.Mc[b], self.tie_rank,
                                                self.signatures, self.max_members, members_fit)
                     members_now.append(members)
+                self._average_group_sums([tuple(m) for m in members_now if len(m) > 1])
+                for b, members in enumerate(members_now):
                     if len(members) > 1:
-                        proc[b] = self._oob_one(tuple(members), members, b)
+                        on = self.ON[b]
+                        proc[b] = float(self.Z[b] @ self._groups_of[tuple(members)]) / (on if on > 0 else 1.0)
                     else:
                         c = int(self.grouped.col[members[0]])
                         proc[b] = self._oob_risk(("col", c), self.grouped.losses[:, c])[b]
@@ -234,9 +261,11 @@ def _interval(v: np.ndarray) -> dict:
     return {"estimate": float(v.mean()), "ci": [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]}
 
 
+@one_blas_thread
 def compute_frontier(result, heldout) -> list[dict]:
     """The frontier points (see the module): one per panel size, then one per cost level
-    when the selection has judge costs."""
+    when the selection has judge costs. Its products are thin (a few draws' weights against
+    one best column's sums), so they run on one BLAS thread as the bootstrap's do."""
     sel = result.selector
     cands = result.candidates
     names = result.panel.judge_names

@@ -196,36 +196,75 @@ def draw_best(Mc: np.ndarray, tie_rank: np.ndarray, allowed: np.ndarray | None =
     return best, lo, tol
 
 
+def nested_draw_best(Mc: np.ndarray, tie_rank: np.ndarray, masks: list) -> list[tuple]:
+    """:func:`draw_best` for every mask of a nested list (loosest first; None: all
+    candidates) at once: the frontier's limits. Candidates sorted by how many masks admit
+    them make every mask's admissible set a prefix, so each mask's lowest risk is a
+    running minimum (``np.minimum.accumulate``) read at its prefix's end, and its best
+    candidate (the smallest ``tie_rank`` within :func:`.diagnostics.risk_tolerance` of
+    that minimum, ``tie_rank`` a permutation) is sought in the prefix only. Equal to
+    ``[draw_best(Mc, tie_rank, m) for m in masks]``."""
+    C = Mc.shape[1]
+    depth = np.zeros(C, dtype=np.int64)             # how many masks admit each candidate
+    for m in masks:
+        depth += 1 if m is None else np.asarray(m, dtype=bool)
+    if not all(np.array_equal(np.ones(C, dtype=bool) if m is None else np.asarray(m, dtype=bool), depth > i)
+               for i, m in enumerate(masks)):
+        return [draw_best(Mc, tie_rank, m) for m in masks]         # not nested: one mask at a time
+    order = np.argsort(-depth, kind="stable")
+    Ms = Mc[:, order]
+    running = np.minimum.accumulate(Ms, axis=1)
+    rank_sorted = tie_rank[order]
+    big = len(tie_rank) + 1
+    out = []
+    for i in range(len(masks)):
+        n = int(np.count_nonzero(depth > i))
+        lo = running[:, n - 1].copy() if n else np.full(Mc.shape[0], np.inf)
+        tol = risk_tolerance(lo)
+        best = order[np.where(Ms[:, :n] <= (lo + tol)[:, None], rank_sorted[None, :n], big).argmin(axis=1)] \
+            if n else np.zeros(Mc.shape[0], dtype=np.int64)
+        out.append((best, lo, tol))
+    return out
+
+
 def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.ndarray, tol: np.ndarray,
-                  bd: np.ndarray, allowed_d: np.ndarray | None = None,
-                  unit_sums: np.ndarray | None = None) -> np.ndarray:
+                  bd: np.ndarray, allowed_d: np.ndarray | dict | None = None,
+                  unit_sums: np.ndarray | None = None, draws: np.ndarray | None = None) -> np.ndarray:
     """(draws, distinct columns): which columns are within one paired, group-clustered SE
     of draw b's best distinct column ``bd[b]`` under its group counts ``W[b]`` (in-bag
     means ``M``, in-bag rows ``N``, tolerance ``tol``). Candidates a bound rules out
     (:func:`_tie_columns`, :func:`_paired_tie_columns`) are never summed; the others'
     paired SE is summed over units (see :func:`_bbc`). Used by the deployed-risk bootstrap
     and by the frontier's constrained replays (:mod:`.frontier`); ``allowed_d`` (a mask
-    over distinct columns) leaves the others out of every tie set; ``unit_sums`` (units,
-    distinct columns), when the caller keeps them, saves forming them per call."""
+    over distinct columns, or a dict giving one per best distinct column) leaves the others
+    out of those tie sets; ``unit_sums`` (units, distinct columns), when the caller keeps
+    them, saves forming them per call. With ``draws`` the rows are (draw, best) pairs:
+    pair i is draw ``draws[i]`` (of ``W``, ``M``, ``N``) with best ``bd[i]`` and tolerance
+    ``tol[i]``, so one call serves the replays of many limits, each best column's pairs
+    summed together whatever limit they come from."""
     G = grouped.n_groups
     ng = grouped.rows_per_group
     step = max(1, BLOCK_CELLS // max(G, 1))
     buffer = np.empty((G, step))
+    dr = np.arange(len(bd)) if draws is None else np.asarray(draws, dtype=np.int64)
 
     def group_weights(rows) -> np.ndarray:
-        Wr = W[rows].T
+        Wr = W[dr[rows]].T
         out = buffer if Wr.shape[1] == step else np.empty(Wr.shape)
         np.copyto(out, Wr, casting="unsafe")
         return out
-    drawn = W.sum(axis=1, dtype=np.int64).astype(float)
-    w_max = W.max(axis=1).astype(float)
+    drawn = W.sum(axis=1, dtype=np.int64).astype(float)[dr]
+    w_max = W.max(axis=1).astype(float)[dr]
+    Np = N[dr]
     spread = grouped.spread()
-    tied_d = np.zeros(M.shape, dtype=bool)
+    tied_d = np.zeros((len(bd), M.shape[1]), dtype=bool)
     betas = np.unique(bd)
     draws_of = [np.flatnonzero(bd == beta) for beta in betas]
-    cols_of = [_tie_columns(spread, M[rb], beta, w_max[rb], N[rb], tol[rb], drawn[rb])
+    cols_of = [_tie_columns(spread, M[dr[rb]], beta, w_max[rb], Np[rb], tol[rb], drawn[rb])
                for beta, rb in zip(betas, draws_of)]
-    if allowed_d is not None:
+    if isinstance(allowed_d, dict):
+        cols_of = [cols[allowed_d[int(beta)][cols]] for beta, cols in zip(betas, cols_of)]
+    elif allowed_d is not None:
         cols_of = [cols[allowed_d[cols]] for cols in cols_of]
     held = np.unique(np.concatenate([*cols_of, betas]))
     n_unit = grouped.unit_rows
@@ -237,8 +276,8 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
             """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
             return ST[np.searchsorted(held, c)]
         cross = ST @ (grouped.unit_groups[:, None] * unit_sums_t(betas).T)       # sum_g S_gc S_g,beta
-        cols_of = [_paired_tie_columns(spread, cross[np.searchsorted(held, cols), i], cols, M[rb], beta,
-                                       w_max[rb], N[rb], tol[rb], drawn[rb])
+        cols_of = [_paired_tie_columns(spread, cross[np.searchsorted(held, cols), i], cols, M[dr[rb]], beta,
+                                       w_max[rb], Np[rb], tol[rb], drawn[rb])
                    for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
     else:
         def unit_sums_t(c):
@@ -257,10 +296,11 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
             DN, D2 = np.vsplit(DN_D2 @ grouped.unit_weights(Wt), 2)   # the draws' weights per unit
             DN, D2 = DN.T, D2.T
             NN = (ng * ng) @ Wt
-            d = M[part][:, cols] - M[part, beta][:, None]
+            Mp = M[dr[part]]
+            d = Mp[:, cols] - Mp[:, [beta]]
             ss = D2 - 2 * d * DN + d ** 2 * NN[:, None]
             f = drawn[part] / np.maximum(drawn[part] - 1, 1)
-            se = np.sqrt(np.maximum(ss, 0.0) * f[:, None]) / N[part, None]
+            se = np.sqrt(np.maximum(ss, 0.0) * f[:, None]) / Np[part, None]
             tied_d[np.ix_(part, cols)] = d <= se + tol[part, None]
     return tied_d
 
