@@ -383,11 +383,3 @@ def _point(result, heldout, constraint: PanelConstraint, pred: _Predictor, refer
             "risk": risk, "ci": [risk - Z95 * se, risk + Z95 * se],
             "diff_vs_best": {"estimate": diff, "ci": [diff - Z95 * dse, diff + Z95 * dse]},
             "deployed_risk": dr, "chosen": bool(chosen), "_loss": pred.loss}
-
-
-def attach_frontier(result, heldout) -> None:
-    """Compute ``result.frontier`` and drop the bootstrap state it needed."""
-    try:
-        result.frontier = compute_frontier(result, heldout)
-    finally:
-        result.bootstrap = None
