@@ -280,8 +280,10 @@ class FCPSPredictor:
 
     # -- JSON ----------------------------------------------------------------------------
     def to_dict(self) -> dict:
+        # "family": the label for readers of the document (stores, runs lists); not read back
         out = {"format": FORMAT, "format_version": FORMAT_VERSION, "fcps_version": __version__,
-               "judges": self.judges, "members": [m.to_dict(w) for w, m in self.members],
+               "judges": self.judges, "family": self.family,
+               "members": [m.to_dict(w) for w, m in self.members],
                "metadata": self.metadata}
         if self.support is not None:
             out["support"] = self.support
@@ -365,8 +367,10 @@ def members_display_name(families: list[str]) -> str:
 def _members_v3(d: dict) -> list[tuple[float, dict]]:
     """(weight, member document) of a version-3 file: weights finite, positive, summing to 1."""
     members = d.get("members")
-    if not isinstance(members, list) or not members or not all(isinstance(m, dict) for m in members):
+    if not isinstance(members, list) or not members:
         raise PredictorError(_malformed("it needs a non-empty list of members"))
+    if not all(isinstance(m, dict) for m in members):
+        raise PredictorError(_malformed("each of its members must be a JSON object"))
     weights = [m.get("weight") for m in members]
     if not all(isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w > 0
                for w in weights):
