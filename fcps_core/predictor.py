@@ -29,7 +29,9 @@ import numpy as np
 
 from .version import __version__
 from .encoding import JudgeEncoder, apply_encoders, encode_panel, prefix_patterns
+from .defaults import TIE_AVERAGE as _AVERAGE_LABEL
 from .errors import PredictorError
+from .glossary import deployed_family_name
 from .deploy.support import calibration_support, check_support, row_support
 from .deploy.validate import (MAX_DEPTH, MAX_PREDICTOR_BYTES, check_structure, nesting_ok,  # noqa: F401
                               read_predictor_file, short)
@@ -44,8 +46,6 @@ FORMAT = "fcps-predictor"
 #: the top level, or an unweighted average's ``members``) and version 1 are read unchanged
 FORMAT_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
-#: the top-level family label version 1-2 files give an average of members (read only)
-_V2_AVERAGE = "tie_average"
 #: the weights of a file's members sum to 1 within this much (they are proportions)
 WEIGHT_TOLERANCE = 1e-9
 
@@ -53,8 +53,9 @@ WEIGHT_TOLERANCE = 1e-9
 def average_label(n_members: int) -> str:
     """The family label of a deployed average of ``n_members`` models, as the JSON outputs
     (``select --json``'s ``selected.family``, the audit's ``predictor.family``) and stored
-    runs' ``deployed_family`` give it: the name of the choice rule that makes averages."""
-    return _V2_AVERAGE
+    runs' ``deployed_family`` and version 1-2 files give it: the name of the choice rule that
+    makes averages (:data:`fcps_core.defaults.TIE_AVERAGE`)."""
+    return _AVERAGE_LABEL
 
 
 @dataclass
@@ -192,7 +193,7 @@ class FCPSPredictor:
     @property
     def display_name(self) -> str:
         """For people: the family for one member, "average of N models" for more."""
-        return members_display_name(self.families)
+        return deployed_family_name(self.families[0], len(self.members))
 
     def support_encoders(self) -> list[JudgeEncoder]:
         """One encoder per judge of the predictor (a judge takes the first member's encoder
@@ -358,12 +359,6 @@ class FCPSPredictor:
         return cls.from_json(doc, source)
 
 
-def members_display_name(families: list[str]) -> str:
-    """How people read a deployment of these member families: the family of one member,
-    "average of N models" for more (the one wording of pages, reports and the CLI)."""
-    return families[0] if len(families) == 1 else f"average of {len(families)} models"
-
-
 def _members_v3(d: dict) -> list[tuple[float, dict]]:
     """(weight, member document) of a version-3 file: weights finite, positive, summing to 1."""
     members = d.get("members")
@@ -382,12 +377,12 @@ def _members_v3(d: dict) -> list[tuple[float, dict]]:
 
 def _members_v2(d: dict) -> list[tuple[float, dict]]:
     """(weight, member document) of a version 1-2 file: one family at the top level (weight
-    1), or an average (family ``tie_average``) of single-family ``members``, each 1/n."""
-    if d.get("family") != _V2_AVERAGE:
+    1), or an average (family :func:`average_label`) of single-family ``members``, each 1/n."""
+    if d.get("family") != _AVERAGE_LABEL:
         return [(1.0, d)]
     members = d.get("members")
     if not isinstance(members, list) or not members or \
-            not all(isinstance(m, dict) and m.get("family") != _V2_AVERAGE for m in members):
+            not all(isinstance(m, dict) and m.get("family") != _AVERAGE_LABEL for m in members):
         raise PredictorError(_malformed("an average needs a list of single-family members"))
     n = len(members)
     return [(1.0 if n == 1 else 1.0 / n, m) for m in members]
