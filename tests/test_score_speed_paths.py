@@ -401,7 +401,7 @@ def test_scalar_families_score_without_pattern_ids(tmp_path, predictors, monkeyp
         calls.clear()
         p, _ = pred.score(panel)
         assert len(calls) == expected
-        X = pred.features(panel)
+        X = pred.models[0].features(panel)
         assert np.array_equal(p, pred.models[0].model.predict(X))        # the full features, same predictions
 
 
