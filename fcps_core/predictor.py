@@ -239,7 +239,7 @@ class FCPSPredictor:
         ``panel``: a Panel, DataFrame or array (:meth:`as_panel`)."""
         panel = self.as_panel(panel)
         self.check_judges(panel)          # before encoding: one clear error
-        if len(self.members) == 1:
+        if len(self.members) == 1 and self.members[0][0] == 1.0:
             member = self.members[0][1]
             encoded = apply_encoders(panel, member.encoders)
             return member.predict(panel, encoded=encoded), self.row_support(panel, encoded=encoded)
@@ -281,6 +281,8 @@ class FCPSPredictor:
 
     # -- JSON ----------------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The version-3 document (docs/json-contract.md): judges, members with their weights,
+        metadata and the calibration support."""
         # "family": the label for readers of the document (stores, runs lists); not read back
         out = {"format": FORMAT, "format_version": FORMAT_VERSION, "fcps_version": __version__,
                "judges": self.judges, "family": self.family,
