@@ -148,7 +148,7 @@ def main() -> None:
         model = work / f"predictor-{name}.json"
         pred.save(str(model), force=True)
         pred = FCPSPredictor.load(str(model))
-        members = [m.family for m in pred.members] if pred.members else [pred.family]
+        members = pred.families
         print(f"\n== {name}: {pred.family} ({len(members)} member(s): {', '.join(sorted(set(members)))}), "
               f"{len(pred.judges)} judges")
         schemas = pred.judge_schemas()

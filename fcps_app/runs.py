@@ -14,7 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.glossary import help_text
+from fcps_core.glossary import deployed_family_name, help_text
+from fcps_core.service.reports import deployed_members, display_family
 from fcps_app.common import STORED, get_store
 from fcps_app.glossary import table
 
@@ -102,8 +103,8 @@ def run_caption(run_id: int) -> str:
     elif run["kind"] == "select":
         sel = res.get("selected") or {}
         menu = f"{res['menu_size']:,} candidates" if isinstance(res.get("menu_size"), int) else "a menu"
-        if sel.get("family") == "tie_average":
-            detail = f"average of {len(sel.get('members') or [])} statistically tied models ({sel.get('K')} judges) of {menu}"
+        if deployed_members(sel):
+            detail = f"{display_family(sel)}, statistically tied ({sel.get('K')} judges) of {menu}"
         else:
             detail = f"{sel.get('family')} K={sel.get('K')}, chosen of {menu}"
     else:
@@ -131,22 +132,24 @@ def store_generated_panel(panel, base: str, provenance: dict) -> tuple[str, str]
 RUN_COLUMNS = ["run_id", "panel", "kind", "status", "family", "K", "val_mse", "test_mse", "note", "label",
                "finished_at", "seconds", "seed", "version", "panel_version", "deployed_family", "has_predictor"]
 #: what two columns mean in a run table (elsewhere "family" is any candidate's, "label" a human label)
-RUN_WORDS = {"family": "The deployed family (tie_average: an average of tied models; its K and risks are on the "
-                       "run's own page, not its best member's here). " + (help_text("family") or ""),
+RUN_WORDS = {"family": "The deployed family (an average of tied models: its K and risks are on the run's own "
+                       "page, not its best member's here). " + (help_text("family") or ""),
              "label": "A tag the run was saved with (the demo runs are tagged seed:...)."}
 
 
 def deployed_headline(runs: pd.DataFrame) -> pd.DataFrame:
-    """A run that deployed an average of tied models shows ``tie_average`` as its family,
-    not its best member's family, K and risks (which no deployed predictor has)."""
-    if "deployed_family" not in runs.columns or runs.empty:
+    """A run that deployed an average of tied models shows "average of N models" as its
+    family (:func:`fcps_core.glossary.deployed_family_name`), not its best member's family,
+    K and risks (which no deployed predictor has)."""
+    if "deployed_members" not in runs.columns or runs.empty:
         return runs
-    avg = runs["deployed_family"] == "tie_average"
+    n = pd.to_numeric(runs["deployed_members"], errors="coerce").fillna(1).astype(int)
+    avg = n > 1
     if not avg.any():
         return runs
     runs = runs.copy()
     runs["family"] = runs["family"].astype(object)
-    runs.loc[avg, "family"] = "tie_average"
+    runs.loc[avg, "family"] = [deployed_family_name(f, k) for f, k in zip(runs.loc[avg, "family"], n[avg])]
     for col in ("K", "val_mse", "test_mse"):
         if col in runs.columns:
             runs[col] = runs[col].astype(object)

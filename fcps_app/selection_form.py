@@ -75,8 +75,7 @@ def menu_form(panel) -> dict | None:
         protocol = p1.selectbox("protocol", PROTOCOLS, index=PROTOCOLS.index(DEFAULT_PROTOCOL),
                                 help=help_text("protocol"))
         choice = p2.selectbox("choice rule", CHOICES, index=CHOICES.index(DEFAULT_CHOICE),
-                              help="argmin: lowest held-out risk; simplest_within_se: the simplest candidate within "
-                                   "one paired SE of the best; tie_average: average the statistically tied candidates")
+                              help=help_text("choice"))
         folds = p3.number_input("folds", 2, 20, DEFAULT_FOLDS, help="Grouped folds of the cross-fitted protocol.")
         repeats = p4.number_input("repeats", 1, 10, DEFAULT_REPEATS, help="Repeats of the grouped K-fold split.")
         families = st.multiselect("families", FAMILIES, default=list(FAMILIES), wrap=True,

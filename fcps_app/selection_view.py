@@ -10,8 +10,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fcps_core.service.reports import (answer, comparison, deployed_judges, drop_words, gain_text, pressure_text,
-                                       shared_with, signed_weights, tie_summary, verdict_parts)
+from fcps_core.service.reports import (answer, comparison, deployed_judges, deployed_members, display_family,
+                                       drop_words, gain_text, pressure_text, shared_with, signed_weights, tie_summary, verdict_parts)
 from fcps_core.figures.style import Z95
 from fcps_core.glossary import help_text
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
@@ -76,7 +76,7 @@ def frontier_rows(d: dict) -> list[dict]:
 def _row_label(row: dict) -> str:
     p, sizes = row["point"], row["sizes"]
     k = f"at most {sizes[0]}" if len(sizes) == 1 else f"at most {sizes[0]}-{sizes[-1]}"
-    how = f"average of {len(p['members'])} models" if p["family"] == "tie_average" else p["family"]
+    how = display_family(p)
     est = (p.get("deployed_risk") or {}).get("estimate", p["risk"])
     return f"{k} judges: {len(p['judges'])} used, {how}, {est:.4f}" + ("  (deployed)" if p.get("chosen") else "")
 
@@ -143,7 +143,7 @@ def show_metrics(d: dict) -> None:
         metric(m[0], "deployed_risk", "-", label=f"{obj} on new items",
                extra=(d.get("choice_info") or {}).get("estimate_note", "Not estimated for this run."))
     own = sel.get(f"val_{obj.lower()}")
-    se = cand.get("val_se") if cand and sel["family"] != "tie_average" else None
+    se = cand.get("val_se") if cand and not deployed_members(sel) else None
     metric(m[1], "val_risk", "-" if own is None else f"{own:.4f}", label=f"held-out {obj} (winner)",
            extra="Optimistic: it is the minimum over the whole menu.")
     m[1].caption(f"± {Z95 * se:.4f} (95%)" if se else "average of tied models: no single SE")
@@ -211,12 +211,13 @@ def show_ties(d: dict) -> None:
                                  "difference": a["diff"], "paired SE": a["se"], "judges": ", ".join(a["judges"])}
                                 for a in listed]), helps={"difference": TIE_DIFF_HELP})
     sel = d["selected"]
-    if sel["family"] == "tie_average":
-        st.markdown(f"**Deployed: an equal-weight average of {len(sel['members'])} of the tied models**")
+    members = deployed_members(sel)
+    if members:
+        st.markdown(f"**Deployed: an equal-weight average of {len(members)} of the tied models**")
         table(pd.DataFrame([{"family": mm["family"], "K": mm["K"], "path": mm["path"],
                              "parameters": ", ".join(f"{k}={v}" for k, v in mm["params"].items()) or "-",
-                             "weight": mm.get("weight", 1.0 / len(sel["members"])),
-                             "held-out risk": mm["val_risk"]} for mm in sel["members"]]),
+                             "weight": mm.get("weight", 1.0 / len(members)),
+                             "held-out risk": mm["val_risk"]} for mm in members]),
               helps={"weight": "This model's weight in the deployed average (the models are averaged with equal "
                                "weights; a model reached by several paths counts once)."})
 

@@ -17,9 +17,12 @@ DEFAULT_N_BINS = 5
 #: so the command line's parser is built without importing the engine)
 PROTOCOLS = ("crossfit", "split")
 ESTIMATES = ("bbc", "nested", "none")
-CHOICES = ("argmin", "simplest_within_se", "tie_average", "cheapest_tied")
+#: the choice rule that deploys the equal-weight average of the statistically tied candidates;
+#: also the family label such a deployment has in JSON outputs, stored runs and predictor files
+TIE_AVERAGE = "tie_average"
+CHOICES = ("argmin", "simplest_within_se", TIE_AVERAGE, "cheapest_tied")
 DEFAULT_PROTOCOL = "crossfit"
-DEFAULT_CHOICE = "tie_average"
+DEFAULT_CHOICE = TIE_AVERAGE
 DEFAULT_FOLDS = 5
 DEFAULT_REPEATS = 2
 DEFAULT_BOOTSTRAP = 200

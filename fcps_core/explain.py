@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 
+from .glossary import deployed_family_name
+
 #: how many judge names the headline spells out before "and N more"
 SHOWN_JUDGES = 6
 
@@ -41,8 +43,22 @@ def _names(items: list[str], limit: int = SHOWN_JUDGES) -> str:
     return ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
+def deployed_members(selected: dict) -> list[dict]:
+    """The models a deployment averages: ``selected["members"]`` when it holds several
+    (a result's ``selected``, a frontier point), else empty -- one model is the dict itself
+    (its family, K and path)."""
+    members = selected.get("members") or []
+    return list(members) if len(members) > 1 else []
+
+
+def display_family(selected: dict) -> str:
+    """A deployment's combination for people: its family for one model, "average of N
+    models" for more (:func:`fcps_core.glossary.deployed_family_name`)."""
+    return deployed_family_name(selected.get("family"), len(deployed_members(selected)))
+
+
 def deployed_name(selected: dict) -> str:
-    if selected["family"] == "tie_average":
+    if deployed_members(selected):
         return f"{combined_as(selected)} over {selected['K']} judge(s)"
     return f"{selected['family']} over {selected['K']} judge(s) ({selected['path']} path)"
 
@@ -50,8 +66,8 @@ def deployed_name(selected: dict) -> str:
 def combined_as(selected: dict) -> str:
     """How the deployed judges are combined: a family, or an equal-weight average of m
     distinct models (their families)."""
-    members = selected.get("members") or []
-    if selected.get("family") != "tie_average" or not members:
+    members = deployed_members(selected)
+    if not members:
         return str(selected.get("family"))
     fams = sorted({str(m["family"]) for m in members})
     return f"an equal-weight average of {len(members)} statistically tied models ({', '.join(fams)})"
@@ -193,7 +209,7 @@ def answer(d: dict, point: dict | None = None) -> str:
     judges = point_judges(d, p)
     k = len(judges)
     sel = {"family": p["family"], "members": p.get("members")}
-    how = combined_as(sel) if p["family"] == "tie_average" else p["family"]
+    how = combined_as(sel)
     digits = max(3, _digits((p.get("ci") or [0, 0])[1] - (p.get("ci") or [0, 0])[0]))
     # without a bias-corrected estimate the number is the held-out risk, and is called so
     kind = "estimated" if p.get("deployed_risk") else "held-out"
@@ -296,7 +312,7 @@ def _heldout(d: dict) -> tuple[float | None, float | None]:
     sel, obj = d["selected"], _objective(d)
     risk = sel.get(f"val_{obj}")
     se = None
-    if sel["family"] != "tie_average":
+    if not deployed_members(sel):
         cand = next((c for c in d.get("candidates") or [] if c.get("index") == sel.get("index")), None)
         if cand is not None:
             risk = cand.get("val_risk", risk)
@@ -346,7 +362,7 @@ def verdict_parts(d: dict) -> dict:
     n_judges = len((d.get("panel") or {}).get("judges") or []) or None
     judges = deployed_judges(d)
     of = f" of {n_judges}" if n_judges else ""
-    if sel["family"] == "tie_average":
+    if deployed_members(sel):
         what = f"{combined_as(sel)} over judges {_names(judges)} ({len(judges)}{of} judges)"
     else:
         path = f", {sel['path']} path" if sel.get("path") else ""

@@ -287,8 +287,8 @@ _TERMS: dict[str, Term] = {
     "seconds": Term("seconds", "How long the run took, in seconds."),
     "has_predictor": Term("has predictor", "Whether the run stores a deployable predictor (Deploy & monitor can "
                           "use it)."),
-    "deployed_family": Term("deployed family", "The family of the predictor the run deploys (tie_average for an "
-                            "average of statistically tied candidates)."),
+    "deployed_family": Term("deployed family", "The family of the predictor the run deploys (for an average of "
+                            "statistically tied candidates, the choice rule's name)."),
     "fact": Term("fact", "A fact or a setting of the compared runs, as stored (param: ... are the run's settings)."),
     "differs": Term("differs", "Whether the compared runs have different values here."),
     "role": Term("role", "What the block does."),
@@ -356,6 +356,14 @@ def term(key: str) -> Term | None:
     lowered = {k.lower(): k for k in _TERMS} | {k.lower(): v for k, v in _ALIASES.items()}
     hit = lowered.get(str(key).lower())
     return _TERMS.get(hit) if hit else None
+
+
+def deployed_family_name(family: str, n_members: int | None) -> str:
+    """How people read a deployment of ``n_members`` models: ``family`` (the one model's) for
+    one member (or an unknown count), "average of N models" for more -- the one wording of
+    the pages, reports, run lists and the CLI (:func:`fcps_core.explain.display_family`
+    reads it off a result, ``FCPSPredictor.display_name`` off a predictor)."""
+    return f"average of {n_members} models" if n_members and n_members > 1 else str(family)
 
 
 def help_text(key: str) -> str | None:

@@ -3,8 +3,8 @@
 A costs file is a small CSV with a header ``judge,cost[,latency]`` (any order, extra columns
 refused): one row per judge, non-negative finite numbers in any unit (dollars per 1,000
 items, tokens, ...). A candidate's cost is the sum over its judges (every judge is called
-on every item); its latency is the largest of its judges' (judges run in parallel). A
-tie_average deployment calls the union of its members' judges.
+on every item); its latency is the largest of its judges' (judges run in parallel). An
+average of tied candidates calls the union of its members' judges.
 """
 
 from __future__ import annotations

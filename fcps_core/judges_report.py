@@ -54,7 +54,7 @@ labelled exactly 1/2 (``binary_rows`` counts the rest).
   :data:`REDUNDANCY_THRESHOLD` (near-duplicate judges: one of them adds little).
 
 **The deployed predictor** (a selection): ``contribution`` lists each deployed judge's
-weight where the family has them (:data:`WEIGHT_MEANING`; a tie_average's members each
+weight where the family has them (:data:`WEIGHT_MEANING`; an average's members each
 with theirs, and ``weight_share`` = the mean over the members of |w_j| / sum_k |w_k|, 0 in
 a member without the judge). The validation-risk change when a judge is dropped is the
 next-judge plan's (:func:`fcps_core.planning.next_judge.plan_next_judge`, one computation
@@ -74,6 +74,7 @@ import numpy as np
 from sklearn import config_context
 from sklearn.metrics import mean_squared_error
 
+from .defaults import TIE_AVERAGE
 from .encoding import JudgeEncoder, encode_panel
 from .judge_metrics import (ABSTAIN, ECE_BINS, REDUNDANCY_THRESHOLD, rounded_matrix, json_number, brier,
                             decisions, effective_number, error_correlation,
@@ -278,7 +279,7 @@ def contributions(result) -> dict:
     note = None
     if result.protocol == "split" and getattr(result.selector, "refit", "frozen") == "refit":
         note = "weights of the models fitted on M; the deployed predictor refits them on S+M+V"
-    return {"family": "tie_average" if result.members else result.selected.family, "models": models,
+    return {"family": TIE_AVERAGE if result.members else result.selected.family, "models": models,
             "judges": judges, "note": note, "drop_one": None,
             "drop_one_note": "computed on demand, not here: it refits the deployed family without each judge in "
                              "every fold (the Judges page's button, or python -m fcps_core next-judge); the same "

@@ -163,7 +163,7 @@ def setitem(*keys_value):
 
 def each_table(fn):
     def edit(d):
-        for t in d["model"]["tables"].values():
+        for t in d["members"][0]["model"]["tables"].values():
             fn(t)
     return edit
 
@@ -625,16 +625,16 @@ CASES: list[Case] = [
 
     # -- predictor files -------------------------------------------------------------------------
     C("model: NaN coefficient", SCORE_OUT.replace("{model}", "{f}"),
-      ("nan.json", predictor("logit", lambda d: d["model"]["coef"].__setitem__(0, float("nan"))))),
+      ("nan.json", predictor("logit", lambda d: d["members"][0]["model"]["coef"].__setitem__(0, float("nan"))))),
     C("model: infinite intercept", SCORE_OUT.replace("{model}", "{f}"),
-      ("inf.json", predictor("logit", setitem("model", "intercept", float("inf"))))),
+      ("inf.json", predictor("logit", setitem("members", 0, "model", "intercept", float("inf"))))),
     C("model: negative table counts", SCORE_OUT.replace("{model}", "{f}"),
       ("negcount.json", predictor("model", each_table(lambda t: t["counts"].__setitem__(0, -5.0))))),
     C("model: table sums larger than counts", SCORE_OUT.replace("{model}", "{f}"),
       ("sums.json", predictor("model", each_table(lambda t: t["sums"].__setitem__(0, 1e6)))),
       expect=either(predictions())),
     C("model: 5,100,000 coefficients", SCORE_OUT.replace("{model}", "{f}"),
-      ("huge.json", predictor("logit", setitem("model", "coef", [0.5] * 5_100_000))), slow=True),
+      ("huge.json", predictor("logit", setitem("members", 0, "model", "coef", [0.5] * 5_100_000))), slow=True),
     C("model: a 300 MB file (sparse)", SCORE_OUT.replace("{model}", "{f}"), ("sparse.json", sparse(300 * MB))),
     C("model: format version 99", SCORE_OUT.replace("{model}", "{f}"),
       ("v99.json", predictor("model", setitem("format_version", 99))), expect=refuse("99")),
@@ -650,11 +650,11 @@ CASES: list[Case] = [
     C("model: JSON null", SCORE_OUT.replace("{model}", "{f}"), ("null.json", b"null")),
     C("model: 200,000 nested lists", SCORE_OUT.replace("{model}", "{f}"), ("deep.json", deep_json(200_000))),
     C("model: empty encoder list", SCORE_OUT.replace("{model}", "{f}"),
-      ("noenc.json", predictor("model", setitem("encoders", [])))),
+      ("noenc.json", predictor("model", setitem("members", 0, "encoders", [])))),
     C("model: encoders in the wrong order", SCORE_OUT.replace("{model}", "{f}"),
-      ("order.json", predictor("model", lambda d: d["encoders"].reverse()))),
+      ("order.json", predictor("model", lambda d: d["members"][0]["encoders"].reverse()))),
     C("model: unknown family", SCORE_OUT.replace("{model}", "{f}"),
-      ("family.json", predictor("model", setitem("family", "evil")))),
+      ("family.json", predictor("model", setitem("members", 0, "family", "evil")))),
     C("model: support counts of the wrong length", SCORE_OUT.replace("{model}", "{f}"),
       ("supp1.json", predictor("model", lambda d: d["support"]["judges"][0]["counts"].append(3)))),
     C("model: support pattern code out of range", SCORE_OUT.replace("{model}", "{f}"),

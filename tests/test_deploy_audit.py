@@ -37,8 +37,7 @@ def _hand_predictor(tmp_path, family="table"):
     X = PrefixFeatures(patterns=prefix_patterns(encoded.codes, encoded.alphabet_sizes),
                        scores=encoded.scores)
     model = get_family(family)().fit(X, panel.labels)
-    pred = FCPSPredictor(judges=["j1", "j2"], encoders=encoded.encoders, family=family,
-                         model=model, metadata={"panel": "cal"})
+    pred = FCPSPredictor.single(["j1", "j2"], encoded.encoders, family, model, metadata={"panel": "cal"})
     pred.support = calibration_support(panel, fit_rows, encoded.encoders)
     return pred
 
@@ -47,7 +46,7 @@ def test_support_counts_the_calibration_patterns(tmp_path):
     sup = _hand_predictor(tmp_path).support
     assert sup["rows"] == 6 and sup["missing_rows"] == 0
     pats = {tuple(c): n for c, n in zip(sup["patterns"]["codes"], sup["patterns"]["counts"])}
-    enc = _hand_predictor(tmp_path).encoders
+    enc = _hand_predictor(tmp_path).models[0].encoders
     code = {tok: i for i, tok in enumerate(enc[0].vocab)}
     assert pats == {(code["1"], code["1"]): 3, (code["1"], code["0"]): 2, (code["0"], code["0"]): 1}
     assert [j["counts"][code["1"]] for j in sup["judges"]] == [5, 3]

@@ -28,7 +28,7 @@ from fcps_core.encoding import encode_panel, prefix_patterns
 from fcps_core.errors import PredictorError
 from fcps_core.families import PrefixFeatures, get_family
 from fcps_core.ingest import load_panel
-from fcps_core.predictor import TIE_AVERAGE, FCPSPredictor
+from fcps_core.predictor import FCPSPredictor
 from fcps_core.writers import csv_cell, csv_text, frame_csv, neutralise_cell, write_wide_csv
 from store_helpers import assert_one_line_error
 
@@ -50,16 +50,14 @@ def _fit(panel, family: str, judges=None, **params) -> FCPSPredictor:
     enc = encode_panel(sub, rows)
     X = PrefixFeatures(patterns=prefix_patterns(enc.codes, enc.alphabet_sizes), scores=enc.scores)
     model = get_family(family)(**params).fit(X, sub.labels)
-    pred = FCPSPredictor(judges=sub.judge_names, encoders=enc.encoders, family=family, model=model,
-                         metadata={"panel": "cal"})
+    pred = FCPSPredictor.single(sub.judge_names, enc.encoders, family, model, metadata={"panel": "cal"})
     pred.support = calibration_support(sub, rows, enc.encoders)
     return pred
 
 
 def _tie(panel, *members) -> FCPSPredictor:
     judges = [j for j in panel.judge_names if any(j in m.judges for m in members)]
-    pred = FCPSPredictor(judges=judges, encoders=[], family=TIE_AVERAGE, model=None,
-                         metadata={"panel": "cal"}, members=list(members))
+    pred = FCPSPredictor.average([m.models[0] for m in members], judges=judges, metadata={"panel": "cal"})
     pred.support = calibration_support(panel, np.arange(panel.n_rows), pred.support_encoders())
     return pred
 
@@ -184,19 +182,22 @@ def _tampered_files(tmp_path) -> dict:
         (path.write_bytes if isinstance(data, bytes) else path.write_text)(data)
         files[name] = (path, words)
 
-    put("bigint", text.replace('"format_version": 2', '"format_version": ' + "9" * 5000),
+    put("bigint", text.replace('"format_version": 3', '"format_version": ' + "9" * 5000),
         "integer of 5,000 digits")
     put("bigint_count", text.replace('"rows": ', '"rows": ' + "1" * 400 + ", \"x\": ", 1), "integer of 400 digits")
     put("deep_list", "[" * 100_000 + "]" * 100_000, f"nests deeper than the {MAX_DEPTH} levels")
     put("deep_meta", json.dumps(dict(doc, metadata="DEEP")).replace('"DEEP"', '{"a": ' * 60 + "1" + "}" * 60),
         f"nests deeper than the {MAX_DEPTH} levels")
-    put("nan", text.replace('"format_version": 2', '"format_version": 2, "x": NaN'), "non-finite number NaN")
+    put("nan", text.replace('"format_version": 3', '"format_version": 3, "x": NaN'), "non-finite number NaN")
     put("latin1", text.encode("utf-8") + b' \xff', "not UTF-8")
     put("truncated", text[: len(text) // 2], "it is not JSON (line 1")
     meta = dict(doc, metadata=[1, 2])
     put("meta_list", json.dumps(meta), "metadata must be a JSON object")
     judges = dict(doc, judges=[1, 2, 3])
-    put("judge_numbers", json.dumps(judges), "the encoders do not name the judges in order")
+    put("judge_numbers", json.dumps(judges), "its judges must be a list of distinct names")
+    member_judges = json.loads(text)
+    member_judges["members"][0]["judges"] = [1, 2, 3]
+    put("member_judge_numbers", json.dumps(member_judges), "the encoders do not name the judges in order")
     huge = tmp_path / "huge.json"
     with open(huge, "wb") as fh:              # sparse: over the cap without writing it
         fh.truncate(MAX_PREDICTOR_BYTES + 1)
@@ -248,9 +249,9 @@ def _reorder(doc: dict, where) -> dict:
 
 
 @pytest.mark.parametrize("family, where", [
-    ("table", lambda d: d["model"]["tables"][max(d["model"]["tables"], key=int)]),
-    ("backoff", lambda d: d["model"]["levels"][-1]),
-    ("residual", lambda d: d["model"]),
+    ("table", lambda d: d["members"][0]["model"]["tables"][max(d["members"][0]["model"]["tables"], key=int)]),
+    ("backoff", lambda d: d["members"][0]["model"]["levels"][-1]),
+    ("residual", lambda d: d["members"][0]["model"]),
 ])
 def test_patterns_in_another_order_are_refused_on_load_and_at_export(tmp_path, capsys, family, where):
     """A table listed in another order (consistently: patterns, sums and counts) used to
@@ -270,9 +271,9 @@ def test_the_sql_export_applies_the_load_validation_to_objects(tmp_path):
     """A predictor object tampered in memory (never loaded) is refused by predictor_sql with
     the load's words: one validation, not two."""
     pred = _fit(_binary_panel(tmp_path), "table")
-    level = max(pred.model.tables_)
-    uniq, sums, counts = pred.model.tables_[level]
-    pred.model.tables_[level] = (uniq[::-1].copy(), sums[::-1].copy(), counts[::-1].copy())
+    level = max(pred.models[0].model.tables_)
+    uniq, sums, counts = pred.models[0].model.tables_[level]
+    pred.models[0].model.tables_[level] = (uniq[::-1].copy(), sums[::-1].copy(), counts[::-1].copy())
     with pytest.raises(PredictorError, match="model table level .*: the pattern ids are not sorted"):
         predictor_sql(pred)
 
@@ -280,7 +281,7 @@ def test_the_sql_export_applies_the_load_validation_to_objects(tmp_path):
 def test_an_isotonic_map_out_of_order_is_refused_on_load(tmp_path):
     pred = _fit(_binary_panel(tmp_path), "mean_iso")
     doc = pred.to_dict()
-    doc["model"]["isotonic"]["x"] = doc["model"]["isotonic"]["x"][::-1]
+    doc["members"][0]["model"]["isotonic"]["x"] = doc["members"][0]["model"]["isotonic"]["x"][::-1]
     with pytest.raises(PredictorError, match="isotonic thresholds are not strictly increasing"):
         FCPSPredictor.from_dict(doc)
 
@@ -431,11 +432,11 @@ def _cont_doc(tmp_path):
     (lambda d: d["support"]["judges"][0].__setitem__("range", [1.0]), "support range of judge 'c1'"),
     (lambda d: d["support"]["judges"][0].__setitem__("range", [3.0, -3.0]), "support range of judge 'c1'"),
     (lambda d: d["support"]["judges"][1].__setitem__("range", [True, 2]), "support range of judge 'c2'"),
-    (lambda d: d["model"]["tables"]["1"]["patterns"].__setitem__(0, "9" * 30), "predictor file is malformed"),
-    (lambda d: d["encoders"][1].__setitem__("bin_edges", None), "continuous judge 'c2' has no bin edges"),
-    (lambda d: d["encoders"][1].__setitem__("scale", ["-3", 3]), "the scale of judge 'c2' is not two finite"),
-    (lambda d: d["encoders"][0].__setitem__("default_score", "half"), "could not convert string to float: 'half'"),
-    (lambda d: d["encoders"][0].__setitem__("bin_edges", [0.0, "1e400"]), "bin edges of judge 'c1' are not a list"),
+    (lambda d: d["members"][0]["model"]["tables"]["1"]["patterns"].__setitem__(0, "9" * 30), "predictor file is malformed"),
+    (lambda d: d["members"][0]["encoders"][1].__setitem__("bin_edges", None), "continuous judge 'c2' has no bin edges"),
+    (lambda d: d["members"][0]["encoders"][1].__setitem__("scale", ["-3", 3]), "the scale of judge 'c2' is not two finite"),
+    (lambda d: d["members"][0]["encoders"][0].__setitem__("default_score", "half"), "could not convert string to float: 'half'"),
+    (lambda d: d["members"][0]["encoders"][0].__setitem__("bin_edges", [0.0, "1e400"]), "bin edges of judge 'c1' are not a list"),
 ])
 def test_fields_a_fuzzer_broke_are_refused_on_load(tmp_path, edit, words):
     """Found by mutating valid predictors field by field: each of these loaded and then
@@ -487,21 +488,21 @@ def test_an_empty_column_the_predictor_does_not_read_is_left_out(tmp_path, capsy
 
 def test_a_huge_hostile_judge_name_keeps_refusals_one_short_line(tmp_path, capsys):
     """A 100,000-character judge name with a newline and an escape sequence: the refusal
-    quotes it cut to 80 characters, on one line, and a tie_average whose members are not
+    quotes it cut to 80 characters, on one line, and a predictor whose members are not
     objects says so (not "not an fcps predictor file")."""
     doc = _saved(tmp_path)
     name = "N" * 100_000 + "\n\x1b]0;pwn\x07"
-    doc["encoders"][0].update(name=name, schema="evil")
-    doc["judges"][0] = doc["support"]["judges"][0]["name"] = name
+    doc["members"][0]["encoders"][0].update(name=name, schema="evil")
+    doc["judges"][0] = doc["members"][0]["judges"][0] = doc["support"]["judges"][0]["name"] = name
     (tmp_path / "long.json").write_text(json.dumps(doc))
     traffic = _write_csv(tmp_path / "t.csv", ["item_id", "j1", "j2", "j3"], [["a", "1", "0", "1"]])
     line = assert_one_line_error(_cli(capsys, "score", tmp_path / "long.json", traffic))
     assert len(line) < 400 and "has an unknown schema 'evil'" in line and "\x1b" not in line
     doc = _saved(tmp_path)
-    doc.update(family="tie_average", members=[1, 2])
+    doc.update(members=[1, 2])
     (tmp_path / "members.json").write_text(json.dumps(doc))
     line = assert_one_line_error(_cli(capsys, "score", tmp_path / "members.json", traffic))
-    assert "a tie_average needs a list of single-family members" in line
+    assert "each of its members must be a JSON object" in line
 
 
 def test_the_package_has_one_csv_writer():
@@ -543,8 +544,8 @@ def test_a_tampered_stored_predictor_is_one_line_naming_the_run(populated_run, t
 # -- review round: probes the first tests missed ----------------------------------------------
 
 @pytest.mark.parametrize("family, tamper", [
-    ("table", lambda d: d["model"]["tables"][max(d["model"]["tables"], key=int)]["patterns"].__setitem__(-1, "9")),
-    ("backoff", lambda d: d["model"]["levels"][1]["patterns"].__setitem__(0, "-1")),
+    ("table", lambda d: d["members"][0]["model"]["tables"][max(d["members"][0]["model"]["tables"], key=int)]["patterns"].__setitem__(-1, "9")),
+    ("backoff", lambda d: d["members"][0]["model"]["levels"][1]["patterns"].__setitem__(0, "-1")),
 ])
 def test_pattern_ids_outside_the_judges_patterns_are_refused(tmp_path, capsys, family, tamper):
     """Three binary judges give pattern ids 0..7: a sorted table holding 9 (or -1) matches no

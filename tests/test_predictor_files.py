@@ -27,14 +27,14 @@ def _tampered(d, edit):
 
 
 @pytest.mark.parametrize("family, edit, message", [
-    ("logistic", lambda d: d["model"].__setitem__("coef", [float("nan")] * len(d["model"]["coef"])), "non-finite"),
-    ("logistic", lambda d: d["model"].__setitem__("intercept", float("inf")), "non-finite"),
-    ("logistic", lambda d: d.__setitem__("encoders", []), "one encoder per judge"),
-    ("logistic", lambda d: d["encoders"].reverse() if len(d["encoders"]) > 1 else d["encoders"][0].__setitem__("name", "x"),
+    ("logistic", lambda d: d["members"][0]["model"].__setitem__("coef", [float("nan")] * len(d["members"][0]["model"]["coef"])), "non-finite"),
+    ("logistic", lambda d: d["members"][0]["model"].__setitem__("intercept", float("inf")), "non-finite"),
+    ("logistic", lambda d: d["members"][0].__setitem__("encoders", []), "one encoder per judge"),
+    ("logistic", lambda d: d["members"][0]["encoders"].reverse() if len(d["members"][0]["encoders"]) > 1 else d["members"][0]["encoders"][0].__setitem__("name", "x"),
      "encoders do not name the judges|one encoder per judge"),
-    ("table", lambda d: next(t for t in d["model"]["tables"].values()).__setitem__(
-        "counts", [-1.0] * len(next(t for t in d["model"]["tables"].values())["counts"])), "negative counts"),
-    ("logistic", lambda d: d["model"].__setitem__("coef", [0.0] * (MAX_PREDICTOR_NUMBERS + 1)), "too large"),
+    ("table", lambda d: next(t for t in d["members"][0]["model"]["tables"].values()).__setitem__(
+        "counts", [-1.0] * len(next(t for t in d["members"][0]["model"]["tables"].values())["counts"])), "negative counts"),
+    ("logistic", lambda d: d["members"][0]["model"].__setitem__("coef", [0.0] * (MAX_PREDICTOR_NUMBERS + 1)), "too large"),
 ])
 def test_bad_predictor_files_are_refused_before_scoring(saved, family, edit, message):
     with pytest.raises(PredictorError, match=message):

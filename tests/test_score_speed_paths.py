@@ -28,7 +28,7 @@ from fcps_core.deploy.writer import fixed6, predictions_csv_bytes
 from fcps_core.encoding import encode_panel, prefix_patterns
 from fcps_core.families import PrefixFeatures, get_family
 from fcps_core.ingest import load_panel
-from fcps_core.predictor import TIE_AVERAGE, FCPSPredictor
+from fcps_core.predictor import FCPSPredictor
 
 JUDGES = ["jp", "jb", "jr", "jc", "jk"]
 
@@ -56,8 +56,7 @@ def _single(panel, judges, family):
     encoded = encode_panel(sub, fit_rows)
     X = PrefixFeatures(patterns=prefix_patterns(encoded.codes, encoded.alphabet_sizes), scores=encoded.scores)
     model = get_family(family)().fit(X, panel.labels)
-    pred = FCPSPredictor(judges=list(judges), encoders=encoded.encoders, family=family, model=model,
-                         metadata={"panel": "cal"})
+    pred = FCPSPredictor.single(list(judges), encoded.encoders, family, model, metadata={"panel": "cal"})
     pred.support = calibration_support(panel, fit_rows, encoded.encoders)
     return pred
 
@@ -72,8 +71,7 @@ def predictors(tmp_path_factory):
            "ds_jury": _single(panel, ["jp", "jb", "jr"], "ds_jury"),
            "residual": _single(panel, ["jp", "jc"], "residual")}
     members = [out["table"], out["logistic"]]
-    avg = FCPSPredictor(judges=list(JUDGES), encoders=[], family=TIE_AVERAGE, model=None,
-                        metadata={"panel": "cal"}, members=members)
+    avg = FCPSPredictor.average([m.models[0] for m in members], judges=list(JUDGES), metadata={"panel": "cal"})
     avg.support = calibration_support(panel, np.arange(panel.n_rows), avg.support_encoders())
     out["tie_average"] = avg
     paths = {}
@@ -403,8 +401,8 @@ def test_scalar_families_score_without_pattern_ids(tmp_path, predictors, monkeyp
         calls.clear()
         p, _ = pred.score(panel)
         assert len(calls) == expected
-        X = pred.features(panel)
-        assert np.array_equal(p, pred.model.predict(X))        # the full features, same predictions
+        X = pred.models[0].features(panel)
+        assert np.array_equal(p, pred.models[0].model.predict(X))        # the full features, same predictions
 
 
 def test_random_small_traffic_round_trips(tmp_path, capsys, monkeypatch, predictors):

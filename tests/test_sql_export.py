@@ -177,7 +177,7 @@ def handmade(panel, judges, family, fit=None, **params) -> FCPSPredictor:
     cls = get_family(family)
     rest = np.setdiff1d(np.arange(panel.n_rows), fit)
     model = cls(**params).fit(X.take(fit), panel.labels[fit], X.take(rest) if cls.uses_unlabelled else None)
-    return roundtrip(FCPSPredictor(judges=list(judges), encoders=enc.encoders, family=family, model=model))
+    return roundtrip(FCPSPredictor.single(list(judges), enc.encoders, family, model))
 
 
 _selected: dict = {}
@@ -200,7 +200,7 @@ def selected(panels, name: str, family: str) -> FCPSPredictor:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_family_scores_as_predict(panels, files, name, family):
     pred = selected(panels, name, family)
-    assert pred.family == family and not pred.members
+    assert pred.families == [family] and pred.members[0][0] == 1.0
     assert_sql_matches(pred, files[name])
 
 
@@ -211,7 +211,7 @@ def test_tie_average_selected_by_crossfit(panels, files):
                     protocol="crossfit", folds=2, repeats=1, choice="tie_average", estimate="none",
                     with_baselines=False)
     pred = roundtrip(result.predictor())
-    assert pred.family == "tie_average" and len({m.family for m in pred.members}) >= 2
+    assert len(set(pred.families)) >= 2 and all(w == 1 / len(pred.members) for w, _ in pred.members)
     assert_sql_matches(pred, files["continuous"])
 
 
@@ -224,10 +224,10 @@ def test_tie_average_of_members_with_their_own_encoders(panels, files):
                handmade(panel, ["c1", "c2", "c3", "count"], "logistic", fit=lab[1::2]),
                handmade(panel, ["c0", "c2", "count"], "ds_jury", fit=lab[::3]),
                handmade(panel, ["c3", "c0", "c1"], "backoff", fit=lab[1::3], shrinkage=3.0)]
+    members = [m.models[0] for m in members]
     assert members[0].encoders[0].bin_edges != members[2].encoders[0].bin_edges
     judges = [j for j in panel.judge_names if any(j in m.judges for m in members)]
-    pred = roundtrip(FCPSPredictor(judges=judges, encoders=[], family="tie_average", model=None,
-                                   members=members))
+    pred = roundtrip(FCPSPredictor.average(members, judges=judges))
     expected = assert_sql_matches(pred, files["continuous"])
     # the average really mixes the members (not one member repeated)
     traffic = read_panel(str(files["continuous"]), schema=pred.judge_schemas(), require_labels=False)
@@ -260,11 +260,11 @@ def test_mean_iso_sums_in_numpy_pairwise_order_to_the_last_bit(panels, files):
     expected = pred.predict(traffic)
     # Control: adding the twelve scores left to right changes some predictions, so only
     # numpy's pairwise order can pass the bitwise comparison.
-    scores = apply_encoders(traffic, pred.encoders).scores
+    scores = apply_encoders(traffic, pred.models[0].encoders).scores
     sequential = np.zeros(traffic.n_rows)
     for j in range(scores.shape[1]):
         sequential = sequential + scores[:, j]
-    assert np.any(np.clip(pred.model.iso_.predict(sequential / 12), 0, 1) != expected)
+    assert np.any(np.clip(pred.models[0].model.iso_.predict(sequential / 12), 0, 1) != expected)
     got = sql_scores(pred, files["hanna"], varchar=False)
     assert all(got[i] == p for i, p in zip(traffic.item_ids, expected))
 
@@ -272,7 +272,7 @@ def test_mean_iso_sums_in_numpy_pairwise_order_to_the_last_bit(panels, files):
 def test_lower_prefix_table_falls_back_level_by_level(panels, files):
     pred = handmade(panels["discrete"], ["cat", "bin_word", "rubric", "bin_num"], "table",
                     fallback="lower_prefix", alpha=0.5)
-    assert sorted(pred.model.tables_) == [0, 1, 2, 3]
+    assert sorted(pred.models[0].model.tables_) == [0, 1, 2, 3]
     assert_sql_matches(pred, files["discrete"])
 
 
@@ -312,7 +312,7 @@ def test_missing_and_never_seen_outputs(panels, files, tmp_path):
     for pred in preds:
         assert_sql_matches(pred, edited)
         traffic = read_panel(str(edited), schema=pred.judge_schemas(), require_labels=False)
-        unseen += int((apply_encoders(traffic, pred.encoders).codes[:6] == -1).sum())
+        unseen += int((apply_encoders(traffic, pred.models[0].encoders).codes[:6] == -1).sum())
     assert unseen > 0          # the edits did reach never-seen codes
 
 
@@ -334,12 +334,12 @@ def test_discrete_outputs_keep_case_and_unseen_ones_get_the_default_score(panels
     panel = panels["discrete"]
     judges = ["bin_word", "cat", "rubric", "bin_num", "bin_float", "bin_bool"]
     preds = [handmade(panel, judges, f) for f in ("logistic", "mean_iso", "table", "backoff", "ds_jury")]
-    cat = preds[0].encoders[1]
+    cat = preds[0].models[0].encoders[1]
     assert cat.schema == "categorical" and cat.default_score != 0.5      # ybar, not the neutral score
     for pred in preds:
         assert_sql_matches(pred, edited)
     traffic = read_panel(str(edited), schema=preds[0].judge_schemas(), require_labels=False)
-    codes = apply_encoders(traffic, preds[0].encoders).codes
+    codes = apply_encoders(traffic, preds[0].models[0].encoders).codes
     assert codes[0, 0] == -1 and codes[0, 1] == -1 and codes[0, 2] >= 0     # YES, Cat unseen; 3 seen
 
 
@@ -433,10 +433,10 @@ def test_oversized_predictors_are_refused(panels, monkeypatch):
 
 
 @pytest.mark.parametrize("family, edit, message", [
-    ("logistic", lambda d: d["encoders"][0].__setitem__("scale", [0.0, 1.0, 2.0]), "malformed"),
-    ("logistic", lambda d: d["model"].__setitem__("coef", d["model"]["coef"][:-1]), "coefficients"),
-    ("table", lambda d: next(iter(d["model"]["tables"].values()))["patterns"].reverse(), "not sorted"),
-    ("ridge_iso", lambda d: d["model"]["isotonic"]["x"].reverse(), "strictly increasing"),
+    ("logistic", lambda d: d["members"][0]["encoders"][0].__setitem__("scale", [0.0, 1.0, 2.0]), "malformed"),
+    ("logistic", lambda d: d["members"][0]["model"].__setitem__("coef", d["members"][0]["model"]["coef"][:-1]), "coefficients"),
+    ("table", lambda d: next(iter(d["members"][0]["model"]["tables"].values()))["patterns"].reverse(), "not sorted"),
+    ("ridge_iso", lambda d: d["members"][0]["model"]["isotonic"]["x"].reverse(), "strictly increasing"),
 ])
 def test_files_that_load_but_do_not_fit_together_are_one_line_errors(panels, tmp_path, capsys, store_path,
                                                                      family, edit, message):

@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="crossfit repeats")
     pr.add_argument("--choice", choices=list(CHOICES),
                     help=f"choice rule (default {DEFAULT_CHOICE}; argmin with --guard)")
-    pr.add_argument("--max-members", type=int, default=D.DEFAULT_MAX_MEMBERS, help="tie_average: most members averaged")
+    pr.add_argument("--max-members", type=int, default=D.DEFAULT_MAX_MEMBERS, help="the most models an average of tied candidates holds")
     pr.add_argument("--judge-costs", help="CSV judge,cost[,latency]: every candidate gets its cost (sum) and "
                                           "latency (max), the report its risk-cost Pareto front; needed by "
                                           "--choice cheapest_tied (default: the costs stored with a stored panel; "

@@ -7,6 +7,7 @@ import json
 import math
 import sys
 
+from ..service.reports import deployed_members, display_family
 from ..service.text import clean, one_line, safe  # noqa: F401 (the one sanitiser: see there)
 
 
@@ -173,10 +174,11 @@ def render_result(result, *, top: int = 15) -> str:
         f"Theorem 1 bound (delta=0.05) = {d['theorem1_bound']:.4f}; choice rule {d['choice']}",
         "",
     ]
-    if sel["family"] == "tie_average":
-        lines.append(f"SELECTED  an equal-weight average of {len(sel['members'])} statistically tied models over "
+    members = deployed_members(sel)
+    if members:
+        lines.append(f"SELECTED  an equal-weight average of {len(members)} statistically tied models over "
                      f"{sel['K']} judges  {risk_word}_mse={fmt(sel['val_mse'])}  test_mse={fmt(sel['test_mse'])}")
-        for m in sel["members"]:
+        for m in members:
             lines.append(f"  member {m['family']} K={m['K']} path={m['path']} weight={fmt(m.get('weight'), 3)} "
                          f"{risk_word}_risk={fmt(m['val_risk'])}")
     else:
@@ -247,7 +249,7 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
                                 f"{fmt(dr['ci'][1])}]", "*"]
             continue
         row = [str(p["n_judges"]) if p["constraint"] == "max_judges" else f"cost<={fmt(p['cost'], 3)}",
-               len(p["judges"]), p["family"] if p["family"] != "tie_average" else f"average of {len(p['members'])}",
+               len(p["judges"]), display_family(p),
                p["risk"], f"{dv['estimate']:+.4f} [{dv['ci'][0]:+.4f}, {dv['ci'][1]:+.4f}]",
                None if not dr else f"{fmt(dr['estimate'])} [{fmt(dr['ci'][0])}, {fmt(dr['ci'][1])}]",
                "*" if p.get("chosen") else ""]

@@ -21,6 +21,7 @@ import re
 import sys
 
 from ..errors import FCPSError
+from ..glossary import deployed_family_name
 from ..service.files import json_ready
 from ..service.stores import Store, StoreError, resolve_store_path
 from .args import MAX_MB, add_panel_arguments, parse_names, parse_range
@@ -503,7 +504,8 @@ def cmd_seed(args) -> int:
 
 def _deployed(r: dict) -> list:
     """(family, K, val_mse, test_mse) of what a run deployed: an average of tied models is
-    ``tie_average`` (its best member's family, K and risks belong to no deployed predictor)."""
-    if r.get("deployed_family") == "tie_average":
-        return ["tie_average", None, None, None]
+    "average of N models" (its best member's family, K and risks belong to no deployed predictor)."""
+    n = r.get("deployed_members")
+    if n and n > 1:
+        return [deployed_family_name(r["family"], n), None, None, None]
     return [r["family"], r["K"], r["val_mse"], r["test_mse"]]

@@ -200,7 +200,7 @@ def _missing_words(judges: list[dict], share: float) -> str:
 
 def missing_behaviour(predictor) -> str:
     """What the deployed families do with a missing judge output, in words."""
-    fams = {m.family for m in (predictor.members or [predictor])}
+    fams = set(predictor.families)
     from ..families import fitted_family
     parts = []
     if any(fitted_family(f).table_like for f in fams):
@@ -329,7 +329,7 @@ def audit_traffic(predictor, traffic: Panel | pd.DataFrame | np.ndarray, *, thre
     status = "REFUSE" if refuse else "WARN" if warn else "OK"
     info = {"family": predictor.family, "judges": predictor.judges, "table_like": table_like,
             "calibration_rows": N, "panel": predictor.metadata.get("panel"),
-            "members": [m.family for m in predictor.members] if predictor.members else None}
+            "members": predictor.families if len(predictor.members) > 1 else None}
     return AuditResult(status=status, reasons=refuse + warn, n_rows=n, predictor=info,
                        pressure=pressure, pressure_sum=pressure_sum, unseen_rate=unseen_rate,
                        out_of_range_rate=out_of_range, out_of_support_rate=out_of_support,

@@ -5,8 +5,8 @@ statement (``WITH ... SELECT``) that scores a warehouse table in place and retur
 ``item_id, prediction`` for every row: the number ``FCPSPredictor.predict`` gives for the
 same cells, for every family (``table``, ``backoff``, ``residual``, ``mean_iso``,
 ``one_coin_iso``, ``ridge_iso``, ``logistic``, ``ridge_pairwise_iso``,
-``logistic_pairwise``, ``ds_jury``) and for ``tie_average`` predictors (the mean of the
-members).
+``logistic_pairwise``, ``ds_jury``), as the weighted sum of the predictor's members (one
+member of weight 1: that member's expression alone).
 
 What the table must hold
 ------------------------
@@ -159,7 +159,7 @@ class _Compiler:
         self.d = d
         self.table = quote_table(table)
         self.item = d.column(SOURCE, item_column)
-        members = predictor.members or [predictor]
+        members = [m for _, m in predictor.members]
         judges = [j for m in members for j in m.judges]
         if item_column in judges:
             raise PredictorError(f"the item column {item_column!r} is also a judge of the predictor; "
@@ -337,7 +337,7 @@ class _Compiler:
 
     # families ---------------------------------------------------------------------------
     def member(self, prefix: str, member) -> str:
-        """The expression of one (non tie_average) predictor's prediction."""
+        """The expression of one member's prediction."""
         model, name = member.model, member.family
         K = len(member.encoders)          # one encoder per judge: deploy.validate.check_structure
         table_like = name in ("table", "backoff", "residual")
@@ -538,21 +538,18 @@ def predictor_sql(predictor, table: str = "traffic", *, item_column: str = "item
     :data:`MAX_SQL_CELLS` cells, judge names the dialect cannot tell apart, or a malformed
     predictor.
     """
-    from ..predictor import TIE_AVERAGE
     check_structure(predictor)        # the rules every predictor is loaded with (deploy.validate)
     compiler = _Compiler(predictor, table, item_column, _dialect(dialect))
     try:
-        if predictor.family == TIE_AVERAGE:
-            if not predictor.members:
-                raise PredictorError("predictor file is malformed: a tie_average needs members")
-            parts = [compiler.member(f"m{i}", m) for i, m in enumerate(predictor.members)]
-            # np.mean(axis=0) over the members: added in order, divided by their number
-            total = parts[0]
-            for p in parts[1:]:
-                total = f"({total} + {p})"
-            prediction = f"({total} / {compiler.d.num(len(parts))})"
-        else:
-            prediction = compiler.member("m0", predictor)
+        # FCPSPredictor.predict: sum(weight * member), added in member order; a weight of 1
+        # multiplies nothing (one member: its own expression, bit for bit)
+        total = None
+        for i, (w, m) in enumerate(predictor.members):
+            part = compiler.member(f"m{i}", m)
+            if w != 1.0:
+                part = f"({compiler.d.num(w)} * {part})"
+            total = part if total is None else f"({total} + {part})"
+        prediction = total
     except PredictorError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:

@@ -18,7 +18,7 @@ Per-row support (:func:`row_support`), used by ``score`` and the traffic audit:
   lies inside the calibration range (the nearest support measure for scalar families,
   which extrapolate across patterns but not across outputs);
 * ``in_support``: ``in_range``, and also ``N_z > 0`` when the deployed family reads the
-  joint table (table-like families, or a tie_average with a table-like member). A
+  joint table (table-like families, or an average with a table-like member). A
   continuous value outside its judge's calibration range is out of support for every
   family: a table bins it into its edge bin, whose rows never held such a value;
 * ``missing``: which judges had no output on the row (a judge was down, or a parse

@@ -24,7 +24,8 @@ Structure (:func:`check_structure`), the rules the SQL compiler needs to compute
 * isotonic maps: as many values as thresholds (at least one), thresholds strictly
   increasing and far enough apart to interpolate;
 * coefficient vectors of the length the family reads (K, or K + K(K-1)/2 pairwise);
-* tie_average members agree on each shared judge's schema.
+* members: a non-empty list of (weight, model) pairs, weights positive and summing to 1,
+  agreeing on each shared judge's schema.
 """
 
 from __future__ import annotations
@@ -40,11 +41,11 @@ from ..errors import PredictorError
 
 #: The byte cap of a predictor file, checked before parsing. Measured 2026-11-25 on files
 #: as select --save-model writes them (indent 1, about 11.5 bytes per number):
-#:   HANNA (960 rows x 92 judges), tie_average of 10 members, tables up to K=8, 10 bins,
+#:   HANNA (960 rows x 92 judges), an average of 10 members, tables up to K=8, 10 bins,
 #:     lower_prefix fallback: 1,053,315 bytes (the largest selected predictor measured);
 #:   the README's 1,000,000-row x 10-judge panel (bench_large), split protocol: 523,235 bytes;
 #:   a 1,000,000-row x 10 continuous-judge panel, table family, 10 bins, lower_prefix, refit on
-#:     S+M+V: 923,245 bytes; a 2,000-row x 200-judge synthetic panel, tie_average of 10: 27 KB;
+#:     S+M+V: 923,245 bytes; a 2,000-row x 200-judge synthetic panel, an average of 10: 27 KB;
 #:   a table forced to K=8 on all 1,000,000 rows of the continuous panel (10 bins, lower_prefix;
 #:     no selection picks it): 178,908,069 bytes, 18.0 million values -- above the
 #:     MAX_PREDICTOR_NUMBERS (5 million) every loader has refused, so never loadable.
@@ -54,7 +55,7 @@ from ..errors import PredictorError
 MAX_PREDICTOR_BYTES = 64 * 2**20
 #: bytes of the largest selected predictor measured (see MAX_PREDICTOR_BYTES)
 BIGGEST_MEASURED = 1_053_315
-#: JSON nesting a predictor file may have (select writes 7 at most, measured: a tie_average's
+#: JSON nesting a predictor file may have (select writes 7 at most, measured: an average's
 #: residual member's base model's isotonic thresholds)
 MAX_DEPTH = 32
 #: digits of an integer literal (counts and versions; pattern ids are strings)
@@ -246,7 +247,7 @@ def _encoder(enc, where: str) -> None:
 
 
 def _member(m, where: str) -> None:
-    """One single-family predictor (a tie_average's member, or the predictor itself)."""
+    """One member: a single family's fitted model over its judges' encoders."""
     K = len(m.encoders)
     if K == 0 or len(m.judges) != K:
         raise _malformed(f"{where}: it needs one encoder per judge")
@@ -291,14 +292,23 @@ def _scalar(model, name: str, K: int, where: str) -> None:
 def check_structure(predictor) -> None:
     """Raise :class:`PredictorError` (one line) when ``predictor`` breaks a rule of the module
     doc: the one validation of predictors, applied on load and before the SQL export."""
-    members = predictor.members or [predictor]
+    members = predictor.members
+    if not isinstance(members, list) or not members:
+        raise _malformed("it needs a non-empty list of members")
+    total = 0.0
     schemas: dict[str, str] = {}
-    for i, m in enumerate(members):
-        where = f"member {i + 1}" if predictor.members else "model"
-        if m.members:
-            raise _malformed("a tie_average member is itself a tie_average")
+    for i, entry in enumerate(members):
+        where = f"member {i + 1}" if len(members) > 1 else "model"
+        if not isinstance(entry, tuple) or len(entry) != 2:
+            raise _malformed(f"{where}: a member is a (weight, model) pair")
+        w, m = entry
+        if not isinstance(w, (int, float)) or isinstance(w, bool) or not math.isfinite(w) or w <= 0:
+            raise _malformed(f"{where}: its weight must be a positive number")
+        total += w
         _member(m, where)
         for enc in m.encoders:
             seen = schemas.setdefault(enc.name, enc.schema)
             if (seen == "continuous") != (enc.schema == "continuous"):
                 raise _malformed(f"judge {short(enc.name)} is {seen} in one member and {enc.schema} in another")
+    if abs(total - 1.0) > 1e-9:
+        raise _malformed(f"its member weights sum to {total:.12g}, not 1")

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ..defaults import TIE_AVERAGE
+from ..glossary import deployed_family_name
 from .style import LEGEND_BELOW, MARGIN, WINNER_MARKER, family_color, plot_text, rgba
 
 
 def _hover(p: dict) -> str:
     judges = p.get("judges") or []
     shown = ", ".join(plot_text(j) for j in judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8 else "")
-    how = (f"average of {len(p.get('members') or [])} models" if p.get("family") == "tie_average"
-           else plot_text(p.get("family")))
+    how = plot_text(deployed_family_name(p.get("family"), len(p.get("members") or [])))
     dv = p.get("diff_vs_best") or {}
     lo, hi = (dv.get("ci") or [None, None])[:2]
     diff = "" if dv.get("estimate") is None else \
@@ -42,9 +43,9 @@ def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str 
     hi = [p["ci"][1] - p["risk"] for p in points]
     hover = [_hover(p) for p in points]
     fig.add_trace(go.Scatter(x=x, y=risk, mode="lines+markers", name=f"held-out {objective} (95% interval)",
-                             line=dict(color=family_color("tie_average")),
+                             line=dict(color=family_color(TIE_AVERAGE)),
                              error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo,
-                                          color=rgba(family_color("tie_average"), 0.5)),
+                                          color=rgba(family_color(TIE_AVERAGE), 0.5)),
                              hovertext=hover, hovertemplate="%{hovertext}<br>risk %{y:.4f}<extra></extra>"))
     est = [(xi, p["deployed_risk"]) for xi, p in zip(x, points) if p.get("deployed_risk")]
     if est:

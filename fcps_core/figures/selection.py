@@ -24,7 +24,7 @@ def _best_by_family_and_k(candidates: list[dict], objective: str) -> dict[str, d
 
 
 def _winner_points(candidates: list[dict], selected: dict | None, objective: str) -> tuple[list, dict | None]:
-    """(members, deployed point): the averaged members of a tie_average (empty otherwise) and
+    """(members, deployed point): the averaged members of an average (empty otherwise) and
     the deployed choice's (K, risk, label, se, text). An average of tied candidates has no
     point of its own on a per-K chart (its members may sit at different K): its star marks
     its lowest-risk member, and the label says it is an average."""
@@ -32,7 +32,7 @@ def _winner_points(candidates: list[dict], selected: dict | None, objective: str
         return [], None
     by_index = {c["index"]: c for c in candidates}
     members = [by_index[m["index"]] for m in selected.get("members") or [] if m.get("index") in by_index]
-    if selected.get("family") == "tie_average":
+    if len(selected.get("members") or []) > 1:
         if not members:
             return [], None
         best = min(members, key=lambda m: m[objective])

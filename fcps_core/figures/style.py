@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ..defaults import TIE_AVERAGE
+
 #: one colour per family, shared by every figure: warm = table-like, cool = scalar
 FAMILY_COLORS = {
     # table-like (joint tables over output patterns): reds and oranges
@@ -12,8 +14,8 @@ FAMILY_COLORS = {
     # scalar stackers and reliability models: blues, greens, purples
     "mean_iso": "#1f77b4", "one_coin_iso": "#17becf", "ridge_iso": "#2ca02c", "ridge_pairwise_iso": "#98df8a",
     "logistic": "#9467bd", "logistic_pairwise": "#c5b0d5", "ds_jury": "#393b79",
-    # the average of statistically tied candidates (choice rule tie_average)
-    "tie_average": "#444444",
+    # the average of statistically tied candidates (its family label: the choice rule's name)
+    TIE_AVERAGE: "#444444",
 }
 #: one colour per sweep menu, in the hue of its families (table = the table family's red)
 MENU_COLORS = {"table": "#d62728", "table_like": "#ff7f0e", "scalar": "#1f77b4", "full": "#444444"}

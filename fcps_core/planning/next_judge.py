@@ -6,7 +6,7 @@ are refitted under the selection's own protocol -- the same grouped folds (folds
 same seed) over the deployable labelled rows S+M+V under ``crossfit``, fit on M and score V
 under ``split``; the research test block T is never read -- on
 
-* the deployed prefix (a ``tie_average`` deployment is represented by its best member);
+* the deployed prefix (an average of tied candidates is represented by its best member);
 * the prefix plus judge j, appended last, for every pool judge j outside it;
 * the prefix minus judge d, for every deployed judge d (K >= 2).
 
@@ -47,6 +47,7 @@ from typing import Callable
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ..defaults import TIE_AVERAGE
 from ..diagnostics import effective_support, prefix_diagnostics, risk_tolerance
 from ..encoding import JudgeEncoder, encode_panel, nominal_cells, prefix_patterns
 from ..errors import FCPSError, MenuError, SplitError
@@ -108,11 +109,11 @@ class Deployment:
 
 
 def deployment_of(result) -> Deployment:
-    """The deployment of a fitted selection (a tie_average's best member, said in ``note``)."""
+    """The deployment of a fitted selection (an average's best member, said in ``note``)."""
     cand = result.selected
     note = ""
     if result.members:
-        note = (f"the deployment averages {len(result.members)} tied candidates (tie_average); the plan "
+        note = (f"the deployment averages {len(result.members)} tied candidates ({TIE_AVERAGE}); the plan "
                 f"uses its best member, {cand.family} over {cand.K} judge(s)")
     return Deployment(panel=result.panel, blocks=result.blocks, judges=tuple(cand.judge_idx),
                       family=cand.family, params=dict(cand.params), selector=result.selector, note=note,

@@ -3,6 +3,7 @@ pressure, baselines."""
 
 from __future__ import annotations
 
+from ..explain import display_family
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
 #: candidates listed in the Candidates table (best held-out risk first)
@@ -51,7 +52,7 @@ def frontier_section(res: dict, figs: Figures) -> str:
         key = (tuple(p["judges"]), p["family"], len(p.get("members") or []))
         dr = p.get("deployed_risk") or {}
         row = {"limit": str(p["n_judges"]), "used": len(p["judges"]),
-               "family": p["family"] if p["family"] != "tie_average" else f"average of {len(p['members'])}",
+               "family": display_family(p),
                "val_risk": p["risk"], "diff": p["diff_vs_best"]["estimate"],
                "diff_ci": interval(p["diff_vs_best"]["ci"]), "deployed_risk": dr.get("estimate"),
                "selected": bool(p.get("chosen"))}

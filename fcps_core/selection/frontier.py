@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..defaults import TIE_AVERAGE
 from ..families.base import one_blas_thread
 from ..judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_members, preference_order,
@@ -371,7 +372,7 @@ def _point(result, heldout, constraint: PanelConstraint, pred: _Predictor, refer
         dr = None
     else:
         dr = _interval(draws)
-    family = "tie_average" if pred.members else members[0].family
+    family = TIE_AVERAGE if pred.members else members[0].family
     n_judges = constraint.max_judges if constraint.max_judges is not None else len(judges)
     cost = (judges_cost(judges, costs)[0] if costs else None) if constraint.budget is None else float(constraint.budget)
     weight = 1.0 / len(members)

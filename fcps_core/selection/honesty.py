@@ -28,6 +28,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..defaults import TIE_AVERAGE
 from ..diagnostics import argmin_with_ties, losses, regime_quadrant, risk_tolerance, table_pressure
 from ..families import REGISTRY
 from .folds import grouped_folds
@@ -405,7 +406,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     elif names:
         g = np.unique(heldout.groups, return_inverse=True)[1].reshape(-1)
         base_groups = np.column_stack([np.bincount(g, weights=base_losses[n], minlength=G) for n in names])
-    signatures = member_lookup(heldout, cands) if rule == "tie_average" else None
+    signatures = member_lookup(heldout, cands) if rule == TIE_AVERAGE else None
     members_fit = None if allowed is None else (lambda m: constraint.members_fit(cands, m))
     proc = np.empty(B)
     OB = np.zeros((B, len(names)))
@@ -420,7 +421,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
         for c in np.unique(cb):
             rc = np.flatnonzero(cb == c)
             proc[idx[rc]] = (OU[rc] @ E[:, c]) / safe[rc]
-        if rule == "tie_average":
+        if rule == TIE_AVERAGE:
             for i, b in enumerate(idx):
                 members = pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members,
                                        members_fit)

@@ -327,7 +327,8 @@ class SelectionResult:
         if self.members:
             names = self.panel.judge_names
             union = sorted({j for c in self.deployed_members for j in c.judge_idx})
-            out.update({"family": "tie_average", "path_rule": None, "path": "tie_average",
+            from ..defaults import TIE_AVERAGE
+            out.update({"family": TIE_AVERAGE, "path_rule": None, "path": TIE_AVERAGE,
                         "judges": [names[j] for j in union], "K": len(union), "params": {},
                         "members": [{"index": c.index, "path_rule": c.path_rule,
                                      "path": c.path_label or c.path_rule, "judges": c.judges,

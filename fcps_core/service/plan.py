@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import fields
 
+from ..defaults import TIE_AVERAGE
 from ..errors import FCPSError
 
 
@@ -79,9 +80,9 @@ def deployment_from_run(store, run_id: int, panel, *, store_panel: str | None = 
     blocks = run_blocks(panel, params, run_id, seed=seed, split=split, test_share=test_share, counts=counts)
     sel = run["result"]["selected"]
     note = ""
-    if sel["family"] == "tie_average":
+    if sel.get("members"):
         best = sel["members"][0]
-        note = (f"the deployment averages {len(sel['members'])} tied candidates (tie_average); the plan uses "
+        note = (f"the deployment averages {len(sel['members'])} tied candidates ({TIE_AVERAGE}); the plan uses "
                 f"its best member, {best['family']} over {best['K']} judge(s)")
         risk = best.get("val_risk")
         sel = best

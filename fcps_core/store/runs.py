@@ -256,7 +256,8 @@ class RunStore:
             cur.execute("""SELECT r.run_id, r.panel_name AS panel, r.kind, r.status, r.label, r.note, r.seed,
                                   r.version, r.panel_version, r.finished_at, r.seconds, c.family, c.K, c.val_mse,
                                   c.test_mse, r.error, p.run_id IS NOT NULL AS has_predictor,
-                                  json_extract_string(p.predictor, '$.family') AS deployed_family
+                                  json_extract_string(p.predictor, '$.family') AS deployed_family,
+                                  json_array_length(p.predictor, '$.members') AS deployed_members
                            FROM runs r LEFT JOIN run_candidates c
                              ON c.run_id = r.run_id AND c.selected
                            LEFT JOIN run_predictors p ON p.run_id = r.run_id
