@@ -24,7 +24,7 @@ Statistical Inference", ICML 2024).
 **Active part** (the rest of the batch). Greedy expected reduction of the deployed
 predictor's integrated prediction variance over the pool's traffic (V-optimal design,
 Cohn, Ghahramani & Jordan, "Active Learning with Statistical Models", JAIR 1996). For each
-deployed member (one candidate, or the tied candidates a ``tie_average`` deployment
+deployed member (one candidate, or the tied candidates an averaging deployment
 averages) the prediction is read as a linear smoother of features x:
 
 * table-like members: x is the one-hot joint output pattern z of the member's judges, the

@@ -5,7 +5,7 @@
 * :mod:`.menu` -- the menu (paths x K x families) and one pass of fits over it.
 * :mod:`.split_protocol` -- the paper's S/M/V protocol (paper section "FCPS Protocol").
 * :mod:`.crossfit` -- the cross-fitted protocol over all deployable labels.
-* :mod:`.choice` -- choice rules (argmin, simplest_within_se, tie_average, cheapest_tied)
+* :mod:`.choice` -- choice rules (argmin, simplest within one SE, the tie average, cheapest tied)
   with paired, group-clustered SEs; the deployed choice as a value.
 * :mod:`.honesty` -- the bias-corrected deployed-risk estimate, baselines, ties, regime
   verdict, returned as values.

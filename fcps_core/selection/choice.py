@@ -47,8 +47,8 @@ WITHIN_TIE_RULES = ("simplest_within_se", "cheapest_tied")
 @dataclass
 class Choice:
     best: int                 # the lowest-risk candidate (column)
-    chosen: int               # the deployed candidate (tie_average: its best member)
-    members: list[int] | None  # tie_average: the averaged columns
+    chosen: int               # the deployed candidate (an average: its best member)
+    members: list[int] | None  # an average: the averaged columns
     tied: np.ndarray          # columns within one paired SE of the best
 
 
@@ -338,7 +338,7 @@ def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_ra
     (:func:`line_ids`, for ``cheapest_tied``). ``allowed`` (a boolean mask over candidates,
     :mod:`.constraints`) restricts the rule to those candidates: the best, the tie set and
     the pick are all among them; ``members_fit(members)`` says whether an average of those
-    candidates respects the constraint (tie_average adds members only while it does)."""
+    candidates respects the constraint (the tie average adds members only while it does)."""
     if allowed is not None and not allowed.any():
         raise ValueError("no candidate is allowed")
     if rule == "argmin":
@@ -386,7 +386,7 @@ def risk_order(cols: np.ndarray, means: np.ndarray, tie_rank: np.ndarray) -> np.
 
 def pick_members(tied: np.ndarray, means: np.ndarray, tie_rank: np.ndarray, signatures,
                  max_members: int, members_fit=None) -> list[int]:
-    """tie_average's members: the tied columns, lowest risk first (risks equal up to
+    """The tie average's members: the tied columns, lowest risk first (risks equal up to
     rounding go by ``tie_rank``), one column per distinct model (``signatures[c]``: an
     array, a :class:`.members.MemberLookup` or a :class:`.folds.SignatureLookup`), at most
     ``max_members``; with ``members_fit`` (a constraint on the average's judges) a column
@@ -419,7 +419,7 @@ def row_losses(objective: str, y: np.ndarray, preds: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class ChoiceOutcome:
     """The deployed choice, as values the result is built from: the selected candidate, the
-    guard's record (``guard='one_se'``), tie_average's members and their own held-out risks
+    guard's record (``guard='one_se'``), the tie average's members and their own held-out risks
     (``selected_val``), and what the rule did (``choice_info``: empty for the argmin)."""
 
     selected_index: int

@@ -26,7 +26,7 @@ def cost_report(result) -> dict | None:
                                                 for c, p in zip(cands, per)],
            "pareto": pareto_front(risk, cost),
            "selected": {"cost": dep_cost, "latency": dep_latency},
-           # the deployed choice as a point of the risk-cost plane (tie_average: its own risk)
+           # the deployed choice as a point of the risk-cost plane (an average: its own risk)
            "selected_point": {"cost": dep_cost,
                               "risk": float(result.selected_val["val_" + result.selector.objective])
                               if result.members and result.selected_val else float(result.selected.val_risk)},

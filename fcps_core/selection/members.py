@@ -1,6 +1,6 @@
 """One member per distinct model in an average of tied candidates.
 
-``tie_average`` averages the statistically tied candidates; a model reached by several
+The tie-average rule averages the statistically tied candidates; a model reached by several
 routes must count once. Two candidates are the same member when
 
 * they are the same model: the same judge *set*, family and hyperparameters (the path

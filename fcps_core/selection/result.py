@@ -149,12 +149,12 @@ class SelectionResult:
     fit_rows: np.ndarray | None = None
     val_rows: np.ndarray | None = None
     n_fit: float | None = None                  # rows each candidate was fitted on (mean over folds)
-    members: list[int] | None = None            # tie_average: the averaged candidates
+    members: list[int] | None = None            # an average: the averaged candidates
     choice_info: dict = field(default_factory=dict)
     baselines: list = field(default_factory=list)
     deployed_risk: dict | None = None
     tie: dict | None = None
-    selected_val: dict | None = None            # risks of a tie_average (not one candidate)
+    selected_val: dict | None = None            # risks of an average (not one candidate)
     selected_test: dict | None = None
     heldout: object | None = None               # held-out predictions (crossfit.HeldOut)
     #: candidate index -> block ('V', 'T') -> predictions made while fitting (path_fits)
@@ -183,7 +183,7 @@ class SelectionResult:
 
     @property
     def deployed_members(self) -> list[Candidate]:
-        """The candidates the deployed predictor averages (one unless tie_average)."""
+        """The candidates the deployed predictor averages (one unless the choice averages tied candidates)."""
         return [self.candidates[i] for i in (self.members or [self.selected_index])]
 
     @property
@@ -206,7 +206,7 @@ class SelectionResult:
         return predict_on_rows(self.models[cand.index], cand, self.encoded, self.feature_cache, rows)
 
     def predict_deployed(self, rows: np.ndarray) -> np.ndarray:
-        """The deployed predictor's predictions (the members' average under tie_average)."""
+        """The deployed predictor's predictions (the members' weighted average for an average)."""
         return np.mean([self.predict_rows(c, rows) for c in self.deployed_members], axis=0)
 
     def val_prediction_matrix(self):
@@ -318,7 +318,7 @@ class SelectionResult:
 
     # -- reporting -----------------------------------------------------------------------
     def selected_dict(self) -> dict:
-        """The deployed choice: one candidate, or a tie_average over ``members``."""
+        """The deployed choice: one candidate, or the average over ``members``."""
         sel = self.selected
         out = {"path_rule": sel.path_rule, "path": sel.path_label or sel.path_rule,
                "judges": sel.judges, "K": sel.K, "family": sel.family,

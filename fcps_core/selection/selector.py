@@ -77,7 +77,7 @@ class FCPSSelector:
     protocol : ``crossfit`` (repeated grouped K-fold over S+M+V, ``folds`` x ``repeats``;
         the deployed candidate is refitted on all deployable labels) or ``split`` (the
         paper's S/M/V protocol).
-    choice : ``argmin`` (the paper's rule), ``simplest_within_se``, ``tie_average`` (see
+    choice : ``argmin`` (the paper's rule), ``simplest_within_se``, the tie average (see
         :mod:`.choice`).
     n_jobs : processes for the cross-fitted folds (None: all cores when deployable rows x
         judges >= 10,000, else one; results are identical either way).
