@@ -143,3 +143,15 @@ def test_aliases_apply_to_held_text():
     finally:
         render.clear_aliases()
     assert raw.getvalue() == "read <stdin>\n"
+
+
+def test_held_text_keeps_the_aliases_of_the_command_that_wrote_it(monkeypatch):
+    # the CLI forgets its aliases before the guard is removed: held text must not leak the path
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    with guarded_output():
+        render.register_alias("/tmp/copy-of-stdin.csv", "<stdin>")
+        sys.stdout.write("read /tmp/copy-of-stdin.csv\n")
+        render.clear_aliases()
+        sys.stdout.write("then /tmp/copy-of-stdin.csv\n")     # no alias any more
+    assert out.getvalue() == "read <stdin>\nthen /tmp/copy-of-stdin.csv\n"

@@ -22,7 +22,10 @@ def register_alias(path: str, shown: str) -> None:
 
 
 def clear_aliases() -> None:
-    """Forget every alias (the end of a command)."""
+    """Forget every alias (the end of a command); text a buffered guard on stdout still
+    holds is passed on first, under the aliases it was written with."""
+    if isinstance(sys.stdout, TerminalGuard):
+        sys.stdout._pass_on()
     _ALIASES.clear()
 
 
@@ -64,7 +67,7 @@ class TerminalGuard:
     def write(self, text: str) -> int:
         lead = "\r" if text.startswith("\r") else ""
         if self.buffered and not lead:
-            self._pending.append(text)
+            self._pending.append(aliased(text) if _ALIASES else text)
             self._pending_chars += len(text)
             if self._pending_chars >= self.BUFFER_CHARS:
                 self._pass_on()
