@@ -23,7 +23,10 @@ def register_alias(path: str, shown: str) -> None:
 
 
 def clear_aliases() -> None:
-    """Forget every alias (the end of a command)."""
+    """Forget every alias (the end of a command); text a buffered guard on stdout still
+    holds is passed on first, under the aliases it was written with."""
+    if isinstance(sys.stdout, TerminalGuard):
+        sys.stdout._pass_on()
     _ALIASES.clear()
 
 
@@ -42,38 +45,91 @@ class TerminalGuard:
     line returns to column 0 (the live line, on a terminal only: cli.progress); anywhere
     else it is replaced like any control character. A registered path (a temporary copy
     of standard input) is shown by its alias (:func:`register_alias`).
-    ``.buffer`` (binary exports) and every other attribute are the wrapped stream's."""
+    ``.buffer`` (binary exports) and every other attribute are the wrapped stream's.
 
-    def __init__(self, stream):
+    ``buffered=True`` (:func:`guarded_output` sets it on stdout when stdout is not a
+    terminal) collects writes and sanitises and passes them on together, at
+    :meth:`flush`, before any other use of the wrapped stream, before a write that starts
+    with a carriage return, and once :data:`BUFFER_CHARS` characters are waiting: a
+    ``json.dump`` with indentation makes one write per token, and sanitising each on its
+    own cost more than building the document. The sanitiser replaces characters one by one
+    (a carriage return by what follows it), so the joined text is sanitised at least as
+    strictly as its pieces were."""
+
+    #: characters collected before a buffered guard passes them on
+    BUFFER_CHARS = 1 << 20
+
+    def __init__(self, stream, *, buffered: bool = False):
         self.stream = stream
+        self.buffered = buffered
+        self._pending: list[str] = []
+        self._pending_chars = 0
 
     def write(self, text: str) -> int:
         lead = "\r" if text.startswith("\r") else ""
-        body = aliased(text[len(lead):]) if _ALIASES else text[len(lead):]
-        self.stream.write(lead + safe(body))
+        if self.buffered and not lead:
+            self._pending.append(aliased(text) if _ALIASES else text)
+            self._pending_chars += len(text)
+            if self._pending_chars >= self.BUFFER_CHARS:
+                self._pass_on()
+            return len(text)
+        self._pass_on()
+        self._emit(lead, text[len(lead):])
         return len(text)
+
+    def _emit(self, lead: str, body: str) -> None:
+        body = aliased(body) if _ALIASES else body
+        self.stream.write(lead + safe(body))
+
+    def _pass_on(self) -> None:
+        """Sanitise and write what a buffered guard holds."""
+        if self._pending:
+            body = "".join(self._pending)
+            self._pending.clear()
+            self._pending_chars = 0
+            self._emit("", body)
+
+    def flush(self) -> None:
+        self._pass_on()
+        self.stream.flush()
 
     def writelines(self, lines) -> None:
         for line in lines:
             self.write(line)
 
     def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        self._pass_on()          # the wrapped stream is about to be used directly
         return getattr(self.stream, name)
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 @contextlib.contextmanager
 def guarded_output():
     """Guard ``sys.stdout`` and ``sys.stderr`` with :class:`TerminalGuard` for one command
-    (restored afterwards, also on SystemExit from argparse)."""
+    (restored afterwards, also on SystemExit from argparse). Stdout into a pipe or file is
+    guarded with buffering (passed on at the end of the command at the latest); stderr and
+    a terminal get every write as it comes."""
     saved = sys.stdout, sys.stderr
     if not isinstance(sys.stdout, TerminalGuard):
-        sys.stdout = TerminalGuard(sys.stdout)
+        sys.stdout = TerminalGuard(sys.stdout, buffered=not _is_terminal(sys.stdout))
     if not isinstance(sys.stderr, TerminalGuard):
         sys.stderr = TerminalGuard(sys.stderr)
     try:
         yield
     finally:
+        guards = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = saved
+        for guard in guards:
+            if isinstance(guard, TerminalGuard) and guard is not saved[0] and guard is not saved[1]:
+                guard._pass_on()
 
 
 def write_data(data) -> None:
@@ -81,6 +137,8 @@ def write_data(data) -> None:
     Parquet export is data, its bytes are the user's), but on a terminal through the same
     sanitiser as everything else printed."""
     out = sys.stdout
+    if isinstance(out, TerminalGuard):
+        out._pass_on()              # what the guard holds goes first
     raw = out.stream if isinstance(out, TerminalGuard) else out
     if raw.isatty():
         text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
