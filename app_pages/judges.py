@@ -9,7 +9,7 @@ from fcps_core.service.plan import plan_next_judge
 from fcps_core.service.reports import judges_report, metric_help, panel_judges_report, with_drop_one
 from fcps_core.figures.panel import judge_matrix_heatmap, reliability_diagram
 from fcps_app.common import digest, figure_download, md, md_list, page_link, panel_picker, table_download
-from fcps_core.glossary import help_text
+from fcps_core.reports.glossary import help_text
 from fcps_app.glossary import glossary_expander, table
 from fcps_app.selection_form import keep_in_address, open_stored_run, rebuild_selection
 

@@ -3,7 +3,7 @@ import streamlit as st
 from fcps_core.errors import FCPSError
 from fcps_core.service.parsers import parse_budgets
 from fcps_core.service.reports import gap_verdict
-from fcps_core.glossary import help_text
+from fcps_core.reports.glossary import help_text
 from fcps_core.figures.sweep import calibration_growth_risk, gap_forest
 from fcps_core.service.paper import make_regime
 from fcps_app.common import STORED, figure_download, md, page_link, run_sweep, save_run
@@ -42,7 +42,7 @@ if go:
         data = run_sweep(panel, parse_budgets(budgets, "the 'n_M budgets' control"),
                          lambda f, m: bar.progress(min(f, 1.0), text=md(m)), n_select=fixed, n_val=fixed,
                          n_test=2 * fixed, splits=int(splits), families=LAB_FAMILIES, seed=int(seed))
-        name, version = store_generated_panel(panel, base, {"generator": "fcps_core.synthetic.make_regime",
+        name, version = store_generated_panel(panel, base, {"generator": "fcps_core.paper.synthetic.make_regime",
                                                             "regime": regime, **options, "from": "Synthetic lab"})
     except (FCPSError, ValueError) as exc:
         st.error(md(exc))

@@ -7,7 +7,7 @@ from fcps_core.errors import FCPSError
 from fcps_core.service.plan import plan_next_judge
 from fcps_core.service.select import FAMILIES
 from fcps_core.figures.panel import calibrate_vs_curate, next_judge_risk_changes
-from fcps_core.glossary import help_text
+from fcps_core.reports.glossary import help_text
 from fcps_app.common import (digest, figure_download, load_bytes, md, md_list, panel_picker, remember_selection,
                              run_selection, table_download)
 from fcps_app.glossary import glossary_expander, table

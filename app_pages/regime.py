@@ -5,7 +5,7 @@ from fcps_core.service.parsers import parse_budgets
 from fcps_core.service.plan import allocation_text, sweep_plan
 from fcps_core.service.reports import gain_text, pressure_text
 from fcps_core.service.sweep import menu_families
-from fcps_core.glossary import help_text
+from fcps_core.reports.glossary import help_text
 from fcps_core.figures.selection import regime_map, regime_map_points
 from fcps_core.figures.sweep import calibration_growth_risk
 from fcps_core.figures.sweep import plan_curves, selected_k_over_budget, unseen_over_budget

@@ -21,7 +21,7 @@ import numpy as np
 
 from fcps_core import make_blocks, read_panel
 from fcps_core.defaults import DEFAULT_PATHS
-from fcps_core.judge_costs import judges_cost
+from fcps_core.data.judge_costs import judges_cost
 from fcps_core.selection import FCPSSelector
 
 PRICE = {"GPT-4": 30.0, "ChatGPT-0301": 2.0, "ChatGPT": 2.0, "PaLM2": 1.0, "LLaMA2": 0.4, "Falcon": 0.3}

@@ -51,7 +51,7 @@ from fcps_core import FCPSPredictor, make_blocks, read_panel, select  # noqa: E4
 from fcps_core.deploy.sql import predictor_sql  # noqa: E402
 from fcps_core.deploy.traffic import read_traffic  # noqa: E402
 from fcps_core.selection import PAPER_PROTOCOL  # noqa: E402
-from fcps_core.synthetic import make_regime  # noqa: E402
+from fcps_core.paper.synthetic import make_regime  # noqa: E402
 
 
 #: the steps of ``score`` (fcps_core.cli.deploy_commands.cmd_score), timed one by one in a

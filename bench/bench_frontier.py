@@ -36,14 +36,14 @@ import time
 import numpy as np
 
 from fcps_core import read_panel
-from fcps_core.encoding import encode_panel
+from fcps_core.data.encoding import encode_panel
 from fcps_core.families import REGISTRY, PrefixFeatures
-from fcps_core.jsonutil import json_ready
-from fcps_core.explain import smallest_tied
+from fcps_core.files.json_values import json_ready
+from fcps_core.reports.explain import smallest_tied
 from fcps_core.selection import FCPSSelector, deployable_label_scale
 from fcps_core.selection.folds import grouped_folds
-from fcps_core.splits import draw_blocks
-from fcps_core.synthetic import make_regime
+from fcps_core.data.splits import draw_blocks
+from fcps_core.paper.synthetic import make_regime
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")

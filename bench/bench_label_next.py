@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from fcps_core.ingest import as_panel  # noqa: E402
 from fcps_core.planning.label_next import choose_batch, random_batch  # noqa: E402
 from fcps_core.selection.selector import select  # noqa: E402
-from fcps_core.synthetic import make_regime, target_probability  # noqa: E402
+from fcps_core.paper.synthetic import make_regime, target_probability  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -27,8 +27,8 @@ import numpy as np
 
 from fcps_core import make_blocks, select
 from fcps_core.selection import PAPER_PROTOCOL
-from fcps_core.panel import JudgeColumn, Panel
-from fcps_core.synthetic import target_probability
+from fcps_core.data.panel import JudgeColumn, Panel
+from fcps_core.paper.synthetic import target_probability
 
 #: "split" = the command line's select --protocol split (choice rule, estimate and baselines
 #: at their defaults)

@@ -49,7 +49,7 @@ from fcps_core.cli.main import main
 # the engine, imported before the clock starts: fcps_core loads its modules on first use
 # (a tree without one of them skips it)
 for name in ("fcps_core.selection", "fcps_core.families.registry", "fcps_core.ingest", "fcps_core.store",
-             "fcps_core.judges_report", "fcps_core.explain", "fcps_core.planning", "sklearn.base", "scipy.optimize",
+             "fcps_core.selection.judges_report", "fcps_core.reports.explain", "fcps_core.planning", "sklearn.base", "scipy.optimize",
              "scipy.sparse", "scipy.linalg", "pandas", "duckdb", "fcps_core.deploy"):
     try:
         importlib.import_module(name)
@@ -119,8 +119,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=900.0)
     args = ap.parse_args()
 
-    from fcps_core.synthetic import make_regime
-    from fcps_core.writers import write_wide_csv
+    from fcps_core.paper.synthetic import make_regime
+    from fcps_core.files.csv_writer import write_wide_csv
 
     work = Path(tempfile.mkdtemp(prefix="bench_pool_"))
     panels = []

@@ -30,16 +30,16 @@ from dataclasses import replace
 import numpy as np
 
 from fcps_core import read_panel
-from fcps_core.encoding import encode_panel
+from fcps_core.data.encoding import encode_panel
 from fcps_core.families import REGISTRY, PrefixFeatures
-from fcps_core.predictor import FCPSPredictor
+from fcps_core.deploy.predictor import FCPSPredictor
 from fcps_core.selection import FCPSSelector, deployable_label_scale
 from fcps_core.selection.baselines import majority_vote
 from fcps_core.defaults import CHOICES
 from fcps_core.selection.choice import choose_deployed
 from fcps_core.selection.honesty import assess
-from fcps_core.splits import draw_blocks
-from fcps_core.synthetic import make_regime, semi_real
+from fcps_core.data.splits import draw_blocks
+from fcps_core.paper.synthetic import make_regime, semi_real
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")

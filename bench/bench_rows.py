@@ -51,7 +51,7 @@ CHILD = r"""
 import contextlib, io, json, resource, sys, time, importlib
 from fcps_core.cli.main import main
 for name in ("fcps_core.selection", "fcps_core.families.registry", "fcps_core.ingest", "fcps_core.store",
-             "fcps_core.judges_report", "fcps_core.explain", "sklearn.base", "scipy.optimize", "scipy.sparse",
+             "fcps_core.selection.judges_report", "fcps_core.reports.explain", "sklearn.base", "scipy.optimize", "scipy.sparse",
              "pandas", "duckdb", "joblib"):
     try:
         importlib.import_module(name)
@@ -84,8 +84,8 @@ sys.stderr.write("\nBENCH " + json.dumps({
 
 
 def additive_csv(path: Path, rows: int, judges: int) -> None:
-    from fcps_core.synthetic import make_regime
-    from fcps_core.writers import write_wide_csv
+    from fcps_core.paper.synthetic import make_regime
+    from fcps_core.files.csv_writer import write_wide_csv
     write_wide_csv(make_regime("additive", rows=rows, judges=judges, seed=0), str(path), force=True)
 
 

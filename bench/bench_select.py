@@ -22,7 +22,7 @@ from pathlib import Path
 
 from fcps_core import make_blocks, read_panel, select
 from fcps_core.selection import PAPER_PROTOCOL, progress_to_stderr
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 
 def timed(fn, repeat=3):

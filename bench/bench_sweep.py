@@ -31,11 +31,11 @@ import time
 
 import numpy as np
 
-from fcps_core.experiments import MENUS, calibration_growth, nested_blocks
+from fcps_core.paper.experiments import MENUS, calibration_growth, nested_blocks
 from fcps_core.families import REGISTRY
 from bench.reference.families import reference_candidates
 from fcps_core.selection import FCPSSelector
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 BUDGETS = [50, 100, 200, 400, 800]
 SIZES = {"n_select": 300, "n_val": 300, "n_test": 400}

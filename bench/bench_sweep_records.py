@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from fcps_core.experiments import calibration_growth
+from fcps_core.paper.experiments import calibration_growth
 from fcps_core.store import Store
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 BUDGETS = [50, 100, 200, 400, 800]
 SIZES = {"n_select": 300, "n_val": 300, "n_test": 400}

@@ -24,8 +24,8 @@ MODULES = [
     ("fcps_core", None),
     ("fcps_core.store", ["Store"]),
     ("fcps_core.deploy.audit", ["audit_traffic", "AuditResult"]),
-    ("fcps_core.synthetic", ["make_regime", "semi_real", "REGIMES"]),
-    ("fcps_core.experiments", ["calibration_growth", "SweepResult"]),
+    ("fcps_core.paper.synthetic", ["make_regime", "semi_real", "REGIMES"]),
+    ("fcps_core.paper.experiments", ["calibration_growth", "SweepResult"]),
     ("fcps_core.sklearn", None),
 ]
 

@@ -168,7 +168,7 @@ def figure_download(fig, name: str) -> None:
 
 
 def table_download(df: pd.DataFrame, name: str) -> None:
-    """CSV download through the one CSV writer (fcps_core.writers.frame_csv): text cells that
+    """CSV download through the one CSV writer (fcps_core.files.csv_writer.frame_csv): text cells that
     could run as spreadsheet formulas (= + - @ ...) neutralised, numbers kept, as in exports."""
     from fcps_core.service.files import frame_csv
     st.download_button(f"Download {name} (CSV)", frame_csv(df), f"{name}.csv", mime="text/csv",

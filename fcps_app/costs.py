@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.glossary import help_text
+from fcps_core.reports.glossary import help_text
 from fcps_core.figures.selection import risk_cost_pareto
 from fcps_app import glossary
 from fcps_app.common import figure_download, get_store, md, stored_name

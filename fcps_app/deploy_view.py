@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fcps_core.glossary import help_text
+from fcps_core.reports.glossary import help_text
 from fcps_core.figures.panel import audit_drift_bars, judge_output_shift
 from fcps_app.common import figure_download, md, table_download
 from fcps_app.glossary import table

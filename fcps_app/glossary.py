@@ -1,5 +1,5 @@
 """Glossary help and number formats for dashboard tables and metrics (the words live in
-``fcps_core.glossary``).
+``fcps_core.reports.glossary``).
 
 Every page shows tables through ``table`` and single figures through ``metric`` so each
 column and metric carries its one-sentence definition as a tooltip; a column the glossary
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fcps_core.glossary import PAPER_TITLE, help_text, search
+from fcps_core.reports.glossary import PAPER_TITLE, help_text, search
 
 #: how a missing number is shown
 BLANK = "–"

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.glossary import help_text
+from fcps_core.reports.glossary import help_text
 from fcps_core.figures.sweep import calibration_growth_risk, gap_forest
 from fcps_core.service.reports import count_text, run_facts, run_report_html, split_sizes, verdict
 from fcps_core.service.stores import MAX_NOTE_CHARS

@@ -8,7 +8,7 @@ import streamlit as st
 from fcps_core.defaults import (CHOICES, DEFAULT_ALPHA, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PATHS,
                                 DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_SPLIT, PROTOCOLS)
 from fcps_core.errors import FCPSError
-from fcps_core.glossary import help_text
+from fcps_core.reports.glossary import help_text
 from fcps_core.service.select import FAMILIES, PATH_RULES, SelectRequest, draw_blocks, refit_stored, run_select
 from fcps_app.common import md, remember_selection, split_sizes_table
 from fcps_app.glossary import table

@@ -1,7 +1,7 @@
 """How a selection is shown (Select page, Results browser): the plain-language verdict
 first, then the evidence (metrics, baselines, ties, the best candidate per family over K
 with the winner marked, the judges, the regime), every candidate on demand, and how to use
-the result. Numbers and words come from ``fcps_core.explain``; tables from ``table``."""
+the result. Numbers and words come from ``fcps_core.reports.explain``; tables from ``table``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import streamlit as st
 from fcps_core.service.reports import (answer, comparison, deployed_judges, deployed_members, display_family,
                                        drop_words, gain_text, pressure_text, shared_with, signed_weights, tie_summary, verdict_parts)
 from fcps_core.figures.style import Z95
-from fcps_core.glossary import help_text
+from fcps_core.reports.glossary import help_text
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
 from fcps_core.figures.frontier import frontier_figure
 from fcps_app.common import figure_download, md, page_link, table_download
@@ -82,7 +82,7 @@ def _row_label(row: dict) -> str:
 
 
 def show_answer(state: dict) -> dict | None:
-    """The answer first, in one sentence (fcps_core.explain.answer), then the frontier chart
+    """The answer first, in one sentence (fcps_core.reports.explain.answer), then the frontier chart
     and a control to look at (and deploy) another panel size. Returns the frontier point to
     deploy when its button was pressed, else None."""
     d = state["dict"]

@@ -29,20 +29,20 @@ from .errors import FCPSError, MenuError, PanelError, PredictorError, SplitError
 _LAZY = {
     "read_panel": (".ingest", "load_panel"),     # the one panel reader, under its two documented names
     "load_panel": (".ingest", "load_panel"),
-    "Panel": (".panel", "Panel"),
-    "Blocks": (".splits", "Blocks"),
-    "draw_blocks": (".splits", "draw_blocks"),
-    "make_blocks": (".splits", "make_blocks"),
-    "repeated_blocks": (".splits", "repeated_blocks"),
+    "Panel": (".data.panel", "Panel"),
+    "Blocks": (".data.splits", "Blocks"),
+    "draw_blocks": (".data.splits", "draw_blocks"),
+    "make_blocks": (".data.splits", "make_blocks"),
+    "repeated_blocks": (".data.splits", "repeated_blocks"),
     "FCPSSelector": (".selection", "FCPSSelector"),
     "SelectionResult": (".selection", "SelectionResult"),
     "select": (".selection", "select"),
-    "FCPSPredictor": (".predictor", "FCPSPredictor"),
-    "sweep": (".experiments", "calibration_growth"),    # the calibration-growth sweep
+    "FCPSPredictor": (".deploy.predictor", "FCPSPredictor"),
+    "sweep": (".paper.experiments", "calibration_growth"),    # the calibration-growth sweep
     "audit_traffic": (".deploy.audit", "audit_traffic"),
     "FAMILIES": (".families", "FAMILIES"),
     "REGISTRY": (".families", "REGISTRY"),
-    "PATH_RULES": (".paths", "PATH_RULES"),
+    "PATH_RULES": (".measures.judge_paths", "PATH_RULES"),
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD
+from .measures.diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD
 
 #: S:M:V ratio of the paper's protocol (a fourth part reserves a research test block T)
 DEFAULT_SPLIT = "1:2:1"

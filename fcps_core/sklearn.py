@@ -17,7 +17,7 @@ one by name. They work in ``Pipeline``, ``GridSearchCV`` and ``cross_val_score``
 
 **Judge outputs.** Each column is read on the rows ``fit`` calibrates on (the labelled rows;
 every row when none is labelled), as the engine's encoders are fitted on the calibration
-block only (:mod:`fcps_core.encoding`):
+block only (:mod:`fcps_core.data.encoding`):
 
 * *numeric* columns (every non-missing value converts to a number: verdicts 0/1,
   preferences 0/0.5/1, rubric grades, probabilities, raw scores). Score: the value itself
@@ -78,7 +78,7 @@ from .families.registry import REGISTRY
 #: a numeric judge with at most this many distinct fitted values is tabulated by value
 #: (verdicts, preferences, rubric grades); one with more is cut into quantile bins
 MAX_LEVELS = 10
-#: smoothing of the categorical per-category mean label (as :mod:`fcps_core.encoding`)
+#: smoothing of the categorical per-category mean label (as :mod:`fcps_core.data.encoding`)
 CATEGORY_SMOOTHING = 1.0
 
 

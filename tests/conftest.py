@@ -23,8 +23,8 @@ for path in (str(TESTS), str(ROOT)):
 
 from fcps_core import make_blocks  # noqa: E402
 from fcps_core.store import Store  # noqa: E402
-from fcps_core.synthetic import make_regime  # noqa: E402
-from fcps_core.writers import write_wide_csv  # noqa: E402
+from fcps_core.paper.synthetic import make_regime  # noqa: E402
+from fcps_core.files.csv_writer import write_wide_csv  # noqa: E402
 from paper_protocol import select  # noqa: E402
 
 

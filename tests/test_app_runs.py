@@ -256,7 +256,7 @@ def test_lab_run_is_stored_as_its_own_panel_and_leaves_the_users_sweep(seeded_st
 
 def test_a_generated_panel_is_reused_and_never_replaces_another(seeded_store):
     from fcps_core.store import Store
-    from fcps_core.synthetic import make_regime
+    from fcps_core.paper.synthetic import make_regime
     from fcps_app.runs import store_generated_panel
     store = Store(seeded_store)
     one = make_regime("and", rows=600, judges=3, seed=1)

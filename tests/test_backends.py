@@ -12,8 +12,8 @@ from __future__ import annotations
 import dask.distributed as distributed
 import pytest
 
-from fcps_core.experiments import calibration_growth
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.experiments import calibration_growth
+from fcps_core.paper.synthetic import make_regime
 
 KW = dict(n_select=120, n_val=120, n_test=160, splits=3, seed=7,
           families=["table", "backoff", "logistic", "ds_jury"])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fcps_core.diagnostics import risk_tolerance
+from fcps_core.measures.diagnostics import risk_tolerance
 from fcps_core.selection.choice import GroupedLosses
 from fcps_core.selection.honesty import _paired_tie_columns, _tie_columns, bootstrap_counts
 
@@ -161,7 +161,7 @@ def test_the_bootstrap_without_held_unit_sums_is_the_same():
     give the same deployed risk and baselines."""
     import fcps_core.selection.honesty as honesty
     from fcps_core import make_blocks, select
-    from fcps_core.synthetic import make_regime
+    from fcps_core.paper.synthetic import make_regime
 
     panel = make_regime("mixed", rows=800, judges=6, tie_rate=0.1, group_size=2, seed=4)
     blocks = make_blocks(panel, split="1:2:1:1", seed=4)

@@ -7,11 +7,11 @@ import pytest
 
 from fcps_core import make_blocks
 from paper_protocol import select
-from fcps_core.checks import (cold_start, fixed_budget_allocation, metric_robustness,
+from fcps_core.paper.robustness_checks import (cold_start, fixed_budget_allocation, metric_robustness,
                               objective_comparison, pool_perturbation, smoothing_sensitivity,
                               task_prior, tie_collapse_check)
-from fcps_core.experiments import calibration_growth, split_record
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.experiments import calibration_growth, split_record
+from fcps_core.paper.synthetic import make_regime
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_cold_start_prior_guard_and_adaptation():
 
 
 def test_quick_reproduction_report_has_every_section(tmp_path):
-    from fcps_core.report import write_report
+    from fcps_core.paper.reproduction import write_report
     text = write_report(str(tmp_path / "r.md"), splits=2, quick=True, workers=1)
     # the controlled regimes, the cross-budget comparison and the seven checks, each under its paper label
     for label in ("tab:calibration-growth-new-dataset", "tab:semireal-calibration-growth",

@@ -20,7 +20,7 @@ from fcps_core.selection import FCPSSelector
 from fcps_core.selection.baselines import baseline_predictions, majority_vote
 from fcps_core.selection.choice import GroupedLosses, choose, complexity_order, prediction_signatures, tie_break_order
 from fcps_core.selection.crossfit import grouped_folds
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 MENU = dict(families=["table", "logistic", "mean_iso", "ridge_iso"], paths=["info_first", "random"], k_max=4)
 
@@ -168,7 +168,7 @@ def test_test_labels_cannot_move_anything(panel, blocks, result):
 
 
 def test_baselines_equal_direct_sklearn_fits_on_the_same_fold(panel, blocks):
-    from fcps_core.encoding import encode_panel
+    from fcps_core.data.encoding import encode_panel
     D = np.sort(np.concatenate([blocks.S, blocks.M, blocks.V]))
     _, tr, va = grouped_folds(panel.group_ids[D], 5, 1, 0)[0]
     enc = encode_panel(panel, D[tr])

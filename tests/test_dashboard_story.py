@@ -76,7 +76,7 @@ def test_the_snapshot_holds_what_the_engine_computes(tmp_path):
 
 
 def test_the_snapshot_goes_only_into_an_empty_store(tmp_path):
-    from fcps_core.synthetic import make_regime
+    from fcps_core.paper.synthetic import make_regime
     store = Store(tmp_path / "used.duckdb")
     store.add_panel(make_regime("mixed", rows=200, judges=3, seed=0), name="mine")
     assert load_snapshot(store) is False
@@ -242,7 +242,7 @@ def test_upload_reads_ordered_pairwise_verdicts_and_shows_only_the_controls_that
 
 
 def test_the_report_shows_traffic_cell_pressure_only_for_a_table_like_predictor():
-    from fcps_core.run_report.sections import audit_cells_section
+    from fcps_core.reports.run_report.sections import audit_cells_section
     base = {"pressure": 0.992, "unseen_rate": 0.98, "out_of_support_rate": 0.0, "missing_rate": 0.0,
             "joint_drift": {"tv": 0.1}, "cells": []}
     scalar = audit_cells_section({**base, "predictor": {"family": "logistic", "table_like": False}})

@@ -12,8 +12,8 @@ import pytest
 import fcps_core
 from fcps_core import read_panel, select, sweep
 from fcps_core.errors import PanelError
-from fcps_core.jsonutil import json_ready
-from fcps_core.synthetic import make_regime, to_wide_csv
+from fcps_core.files.json_values import json_ready
+from fcps_core.paper.synthetic import make_regime, to_wide_csv
 from store_helpers import ROOT, assert_same_panel
 
 LLMBAR = ROOT / "data" / "llmbar.csv"

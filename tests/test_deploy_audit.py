@@ -12,14 +12,14 @@ from fcps_core import FCPSSelector, make_blocks
 from fcps_core.cli.main import main
 from fcps_core.deploy.audit import DEFAULT_THRESHOLDS, audit_traffic, distribution_drift
 from fcps_core.deploy.support import calibration_support
-from fcps_core.encoding import encode_panel, prefix_patterns
+from fcps_core.data.encoding import encode_panel, prefix_patterns
 from fcps_core.errors import PredictorError
 from fcps_core.families import PrefixFeatures, get_family
 from fcps_core.ingest import load_panel
-from fcps_core.predictor import FCPSPredictor
+from fcps_core.deploy.predictor import FCPSPredictor
 from fcps_core.store import Store
-from fcps_core.synthetic import make_regime
-from fcps_core.writers import write_wide_csv
+from fcps_core.paper.synthetic import make_regime
+from fcps_core.files.csv_writer import write_wide_csv
 
 
 def _csv(path, header, rows):

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from fcps_core.diagnostics import (metric_suite, nll_losses, prefix_diagnostics, regime_quadrant,
+from fcps_core.measures.diagnostics import (metric_suite, nll_losses, prefix_diagnostics, regime_quadrant,
                                    theorem1_bound, validation_scale)
-from fcps_core.paths import expected_cell_pressure
+from fcps_core.measures.judge_paths import expected_cell_pressure
 
 
 def test_prefix_diagnostics_by_hand():
@@ -118,7 +118,7 @@ def test_regime_thresholds_are_overridable():
 
 
 def test_gap_verdict_uses_the_interval():
-    from fcps_core.diagnostics import gap_verdict, table_pressure
+    from fcps_core.measures.diagnostics import gap_verdict, table_pressure
     assert gap_verdict(-0.03, -0.01) == "table"
     assert gap_verdict(0.001, 0.02) == "scalar"
     assert gap_verdict(-0.01, 0.02) == "no clear winner"

@@ -39,8 +39,8 @@ from pathlib import Path
 
 import pytest
 
-from fcps_core.writers import write_wide_csv
-from fcps_core.synthetic import make_regime
+from fcps_core.files.csv_writer import write_wide_csv
+from fcps_core.paper.synthetic import make_regime
 from store_helpers import demo_store
 
 ROOT = Path(__file__).resolve().parents[1]

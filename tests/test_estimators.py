@@ -18,7 +18,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils import estimator_checks as ec
 
 from fcps_core.families import FAMILIES, REGISTRY, PrefixFeatures
-from fcps_core.encoding import prefix_patterns
+from fcps_core.data.encoding import prefix_patterns
 
 NO_DATA_CHECKS = ("check_parameters_default_constructible", "check_no_attributes_set_in_init",
                   "check_get_params_invariance", "check_set_params", "check_estimator_repr",

@@ -12,8 +12,8 @@ import pytest
 
 from fcps_core import read_panel
 from fcps_core.errors import SplitError
-from fcps_core.experiments import MENUS, calibration_growth, nested_blocks, summarise_budget
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.experiments import MENUS, calibration_growth, nested_blocks, summarise_budget
+from fcps_core.paper.synthetic import make_regime
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from fcps_core.explain import (comparison, deployed_judges, gain_text, pressure_text, tie_sentence, tie_summary,
+from fcps_core.reports.explain import (comparison, deployed_judges, gain_text, pressure_text, tie_sentence, tie_summary,
                                verdict, verdict_parts)
 
 JUDGES = [f"judge{i}" for i in range(65)]

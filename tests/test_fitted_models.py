@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 from fcps_core.deploy.arrow import flags, integer_view, numbers, string_scalar, strings
-from fcps_core.encoding import prefix_patterns
+from fcps_core.data.encoding import prefix_patterns
 from fcps_core.errors import MenuError
 from fcps_core.families import FAMILIES, FITTED, REGISTRY, PrefixFeatures, fitted_family, get_family
 from fcps_core.families.fitted import FittedModel
@@ -99,8 +99,8 @@ HEAVY = ("sklearn", "scipy", "pandas")
 
 def test_score_never_imports_scikit_learn_scipy_or_pandas(tmp_path):
     from fcps_core import make_blocks, select
-    from fcps_core.synthetic import make_regime
-    from fcps_core.writers import write_wide_csv
+    from fcps_core.paper.synthetic import make_regime
+    from fcps_core.files.csv_writer import write_wide_csv
     panel = make_regime("mixed", rows=600, judges=4, seed=0)
     result = select(panel, make_blocks(panel, split="1:2:1:1", seed=0), families=["table", "logistic", "ds_jury"],
                     paths=["info_first"], protocol="split", choice="tie_average")

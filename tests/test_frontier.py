@@ -17,11 +17,11 @@ import pytest
 
 from fcps_core import make_blocks, select
 from fcps_core.errors import MenuError
-from fcps_core.jsonutil import json_ready
+from fcps_core.files.json_values import json_ready
 from fcps_core.selection.choice import GroupedLosses, choose
 from fcps_core.selection.constraints import JudgeBits, PanelConstraint
 from fcps_core.selection.members import MemberLookup
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 ROOT = Path(__file__).resolve().parent.parent
 MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table"], n_boot=60, n_jobs=1)
@@ -266,7 +266,7 @@ def test_frontier_replays_equal_a_loop_over_draws_and_limits(default):
     pairs of one best column together, members kept while admissible) against the rule
     replayed draw by draw and limit by limit with ``choose(w=..., allowed=...)`` on raw rows:
     each point's deployed-risk estimate and interval."""
-    from fcps_core.diagnostics import losses
+    from fcps_core.measures.diagnostics import losses
     from fcps_core.selection.choice import line_ids, preference_order, row_losses, tie_break_order
     res = default
     sel = res.selector
@@ -314,7 +314,7 @@ def test_draw_tie_sets_on_pairs_equal_the_clustered_formula(default):
     column with its own admissible columns) against the paired, group-clustered SE written
     out per pair: ss = sum_g w_g (D_g - delta n_g)^2, D = S_c - S_best, se = sqrt(ss G_b /
     (G_b - 1)) / N_b with G_b the groups drawn; tied when delta <= se + tol."""
-    from fcps_core.diagnostics import risk_tolerance
+    from fcps_core.measures.diagnostics import risk_tolerance
     from fcps_core.selection.honesty import bootstrap_counts, draw_tie_sets
     g = default.heldout.grouped(default.selector.objective)
     G = g.n_groups

@@ -24,12 +24,12 @@ from fcps_core.deploy.sql import predictor_sql
 from fcps_core.deploy.support import calibration_support, predictions_csv
 from fcps_core.deploy.validate import MAX_DEPTH, MAX_PREDICTOR_BYTES, parse_predictor_json
 from fcps_core.deploy.writer import predictions_csv_bytes
-from fcps_core.encoding import encode_panel, prefix_patterns
+from fcps_core.data.encoding import encode_panel, prefix_patterns
 from fcps_core.errors import PredictorError
 from fcps_core.families import PrefixFeatures, get_family
 from fcps_core.ingest import load_panel
-from fcps_core.predictor import FCPSPredictor
-from fcps_core.writers import csv_cell, csv_text, frame_csv, neutralise_cell, write_wide_csv
+from fcps_core.deploy.predictor import FCPSPredictor
+from fcps_core.files.csv_writer import csv_cell, csv_text, frame_csv, neutralise_cell, write_wide_csv
 from store_helpers import assert_one_line_error
 
 
@@ -506,7 +506,7 @@ def test_a_huge_hostile_judge_name_keeps_refusals_one_short_line(tmp_path, capsy
 
 
 def test_the_package_has_one_csv_writer():
-    """Every CSV goes through fcps_core.writers: no other module of the package, the app or
+    """Every CSV goes through fcps_core.files.csv_writer: no other module of the package, the app or
     its pages builds CSV with csv.writer, DictWriter or DataFrame.to_csv (a new one would
     skip the formula neutraliser)."""
     from pathlib import Path
@@ -517,7 +517,7 @@ def test_the_package_has_one_csv_writer():
         text = path.read_text(encoding="utf-8")
         if any(call in text for call in ("csv.writer(", "csv.DictWriter(", ".to_csv(")):
             found.append(str(path.relative_to(root)))
-    assert found == ["fcps_core/writers.py"]
+    assert found == ["fcps_core/files/csv_writer.py"]
 
 
 def test_a_tampered_stored_predictor_is_one_line_naming_the_run(populated_run, tmp_path, capsys):

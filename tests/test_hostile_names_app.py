@@ -75,7 +75,7 @@ def hostile_store(tmp_path_factory):
     """A store holding only the hostile panel, a selection and a sweep on it (marked seeded,
     so the app does not add the demo content); the app is pointed at it for the module."""
     from fcps_core import make_blocks, select
-    from fcps_core.experiments import calibration_growth
+    from fcps_core.paper.experiments import calibration_growth
     from fcps_core.ingest import import_file
     from fcps_core.store import Store
     from fcps_app.common import get_store

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fcps_core import make_blocks, select
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "json-contract.md"
 

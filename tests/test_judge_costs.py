@@ -12,11 +12,11 @@ from fcps_core import FCPSSelector, make_blocks
 from fcps_core.cli.main import main
 from fcps_core.errors import MenuError
 from fcps_core.families import REGISTRY
-from fcps_core.judge_costs import CostError, check_costs_cover, judges_cost, pareto_front, parse_judge_costs
-from fcps_core.paths import cost_aware
+from fcps_core.data.judge_costs import CostError, check_costs_cover, judges_cost, pareto_front, parse_judge_costs
+from fcps_core.measures.judge_paths import cost_aware
 from fcps_core.store import Store
-from fcps_core.synthetic import make_regime
-from fcps_core.writers import write_wide_csv
+from fcps_core.paper.synthetic import make_regime
+from fcps_core.files.csv_writer import write_wide_csv
 
 
 def test_costs_file_is_parsed_and_bad_rows_name_their_line():

@@ -13,14 +13,14 @@ from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
 from fcps_core import make_blocks, select
 from fcps_core.cli.main import main
-from fcps_core.encoding import encode_panel
+from fcps_core.data.encoding import encode_panel
 from fcps_core.ingest import build_panel
-from fcps_core.judge_metrics import (ABSTAIN, REDUNDANCY_THRESHOLD, decisions, effective_number,
+from fcps_core.measures.judge_metrics import (ABSTAIN, REDUNDANCY_THRESHOLD, decisions, effective_number,
                                      error_correlation, expected_calibration_error, kappa_matrix,
                                      reliability_curve)
-from fcps_core.judges_report import deployable_rows, judges_report, panel_judges_report, with_drop_one
-from fcps_core.synthetic import make_regime
-from fcps_core.writers import write_wide_csv
+from fcps_core.selection.judges_report import deployable_rows, judges_report, panel_judges_report, with_drop_one
+from fcps_core.paper.synthetic import make_regime
+from fcps_core.files.csv_writer import write_wide_csv
 
 
 def _panel(labels, judges: dict, *, groups=None):
@@ -245,7 +245,7 @@ def test_select_json_carries_the_judges_report(tmp_path, capsys):
 def test_a_one_judge_panel_gets_its_report():
     """sklearn's roc_auc_score returns a scalar, not an array, for a single column."""
     from fcps_core import FCPSSelector, make_blocks
-    from fcps_core.synthetic import make_regime
+    from fcps_core.paper.synthetic import make_regime
     panel = make_regime("additive", rows=300, judges=3, seed=0).subset_judges(["J3"])
     result = FCPSSelector(families=["logistic"], estimate="none", with_baselines=False).fit(
         panel, make_blocks(panel, split="1:2:1", seed=0))

@@ -13,14 +13,14 @@ import pytest
 from scipy.stats import rankdata
 from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
-import fcps_core.judges_report as jr
+import fcps_core.selection.judges_report as jr
 from fcps_core import make_blocks
-from fcps_core.encoding import encode_panel
+from fcps_core.data.encoding import encode_panel
 from fcps_core.ingest import build_panel
 from fcps_core.ingest.load import load_panel
-from fcps_core.judge_metrics import ABSTAIN, decisions, label_aucs, label_kappas, rounded_matrix
-from fcps_core.judges_report import deployable_rows, panel_judges_report
-from fcps_core.synthetic import make_regime
+from fcps_core.measures.judge_metrics import ABSTAIN, decisions, label_aucs, label_kappas, rounded_matrix
+from fcps_core.selection.judges_report import deployable_rows, panel_judges_report
+from fcps_core.paper.synthetic import make_regime
 
 
 # -- the oracles: scikit-learn one judge at a time, Python's round one entry at a time ----------

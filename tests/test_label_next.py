@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from fcps_core.panel import Panel, build_judge_column
+from fcps_core.data.panel import Panel, build_judge_column
 from fcps_core.planning.label_next import LabelNextError, audit_draw, audit_size, choose_batch
 from fcps_core.selection import FCPSSelector
-from fcps_core.splits import Blocks
+from fcps_core.data.splits import Blocks
 from store_helpers import assert_one_line_error, csv_text, good_rows, run_cli, write
 
 SMALL_MENU = dict(families=("table", "logistic", "one_coin_iso"), paths=("info_first",), k_max=5, n_jobs=1)

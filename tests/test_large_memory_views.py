@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from fcps_core import make_blocks, select
-from fcps_core.encoding import encode_panel, prefix_patterns
+from fcps_core.data.encoding import encode_panel, prefix_patterns
 from fcps_core.selection.views import PatternCache, ViewCache, group_rows
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 
 @pytest.fixture(scope="module")

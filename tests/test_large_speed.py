@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 from fcps_core import make_blocks, select
-from fcps_core.diagnostics import losses
-from fcps_core.panel import Panel, build_judge_column
+from fcps_core.measures.diagnostics import losses
+from fcps_core.data.panel import Panel, build_judge_column
 from fcps_core.selection.baselines import _STACKERS, baseline_predictions, majority_vote
 from fcps_core.selection.choice import (GroupedLosses, choose, choose_deployed, line_ids, preference_order, row_losses,
                                         rule_choice, tie_break_order)
@@ -30,7 +30,7 @@ from fcps_core.selection.crossfit import heldout_key
 from fcps_core.selection.folds import ExpandedPredictions, HeldOut, grouped_folds
 from fcps_core.selection.honesty import assess
 from fcps_core.families import REGISTRY, PrefixFeatures
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 RULES = ("tie_average", "simplest_within_se", "cheapest_tied", "argmin")
 REL = 1e-12
@@ -236,7 +236,7 @@ def test_baselines_fitted_on_distinct_score_rows_equal_raw_row_fits(kind):
     floating-point sums inside each fit: Newton steps, isotonic pools, normal equations)."""
     panel = _panel(kind)
     blocks = make_blocks(panel, split="1:2:1:1", seed=0)
-    from fcps_core.encoding import encode_panel
+    from fcps_core.data.encoding import encode_panel
     enc = encode_panel(panel, blocks.M)
     rest = np.setdiff1d(np.arange(panel.n_rows), np.concatenate([blocks.M, blocks.T]))
     got = baseline_predictions(enc.scores, panel.labels, blocks.M, blocks.V, rest)

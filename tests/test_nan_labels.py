@@ -10,7 +10,7 @@ jury. No family turns a NaN label into a NaN prediction.
 import numpy as np
 import pytest
 
-from fcps_core.encoding import prefix_patterns
+from fcps_core.data.encoding import prefix_patterns
 from fcps_core.families import FAMILIES, REGISTRY, PrefixFeatures
 from fcps_core.families.ds_em import distinct_votes, em_fit
 

@@ -1,7 +1,7 @@
 """The numeric fast path of judge columns (issue 25) and the unweighted isotonic fit.
 
 ``build_judge_column`` reads a column whose every output is a finite number in one float
-pass (:func:`fcps_core.panel.finite_numbers`); the reference here is the token-by-token
+pass (:func:`fcps_core.data.panel.finite_numbers`); the reference here is the token-by-token
 reading the panel module keeps for every other column (``detect_schema`` on the distinct
 tokens, then ``_continuous_column`` / ``_discrete_column``), so both must give the same
 schema, values, codes, vocabulary and scalar map, and columns that are not all finite
@@ -15,7 +15,7 @@ import pytest
 
 from fcps_core.errors import PanelError
 from fcps_core.families.base import IsotonicMap, label_ranks
-from fcps_core.panel import (_continuous_column, _discrete_column, build_judge_column, detect_schema,
+from fcps_core.data.panel import (_continuous_column, _discrete_column, build_judge_column, detect_schema,
                              finite_numbers)
 
 

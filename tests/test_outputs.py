@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from fcps_core.outputs import OutputError, atomic_output, check_output_path, write_output
+from fcps_core.files.safe_write import OutputError, atomic_output, check_output_path, write_output
 from store_helpers import ROOT, assert_one_line_error, csv_text, good_rows, write
 
 

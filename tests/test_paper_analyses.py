@@ -1,4 +1,4 @@
-"""Per-candidate sweep records and the paper analyses built on them (fcps_core.paper_analyses),
+"""Per-candidate sweep records and the paper analyses built on them (fcps_core.paper.analyses),
 checked against direct computations: numpy least squares, scikit-learn's roc_auc_score and
 the per-split candidate records themselves."""
 
@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from fcps_core import paper_analyses as pa
-from fcps_core.experiments import CANDIDATE_COLUMNS, calibration_growth
-from fcps_core.synthetic import make_regime
+from fcps_core.paper import analyses as pa
+from fcps_core.paper.experiments import CANDIDATE_COLUMNS, calibration_growth
+from fcps_core.paper.synthetic import make_regime
 
 
 @pytest.fixture(scope="module")

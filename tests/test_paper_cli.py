@@ -12,8 +12,8 @@ import pytest
 from fcps_core.cli.main import main
 from fcps_core.cli.check_commands import CHECKS
 from fcps_core.families import PAPER_SCALAR
-from fcps_core.synthetic import make_regime
-from fcps_core.writers import write_wide_csv
+from fcps_core.paper.synthetic import make_regime
+from fcps_core.files.csv_writer import write_wide_csv
 
 
 @pytest.fixture(autouse=True)

@@ -10,15 +10,15 @@ import math
 import numpy as np
 import pytest
 
-from fcps_core import synthetic as syn
+from fcps_core.paper import synthetic as syn
 from fcps_core.cli.main import build_parser
 from fcps_core.errors import FCPSError
-from fcps_core.experiments import calibration_growth
-from fcps_core.reproduction import bounds
-from fcps_core.reproduction import paper_values as PV
-from fcps_core.reproduction.build import label_map, verdict_counts
-from fcps_core.reproduction.common import VERDICTS, Section
-from fcps_core.reproduction.controlled import GROWTH_MENUS, RIDGE_FAMILIES, P3
+from fcps_core.paper.experiments import calibration_growth
+from fcps_core.paper.reproduction import bounds
+from fcps_core.paper.reproduction import paper_values as PV
+from fcps_core.paper.reproduction.build import label_map, verdict_counts
+from fcps_core.paper.reproduction.common import VERDICTS, Section
+from fcps_core.paper.reproduction.controlled import GROWTH_MENUS, RIDGE_FAMILIES, P3
 
 
 @pytest.fixture(scope="module")

@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fcps_core.experiments import calibration_growth
-from fcps_core.jsonutil import json_ready
+from fcps_core.paper.experiments import calibration_growth
+from fcps_core.files.json_values import json_ready
 from fcps_core.planning import (RATIOS, allocate, fit_curves, fit_power_law, ratio_split, risk_matrix,
                                 sweep_plan)
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGETS = [20, 40, 80, 160, 320, 640]
@@ -196,7 +196,7 @@ def test_allocation_minimises_calibration_curve_plus_validation_scale():
 
 
 def test_allocation_ratios_match_the_fixed_budget_check():
-    from fcps_core.checks import ALLOCATIONS, fixed_budget_allocation
+    from fcps_core.paper.robustness_checks import ALLOCATIONS, fixed_budget_allocation
     assert RATIOS == ALLOCATIONS
     panel = make_regime("additive", rows=700, judges=3, seed=0)
     measured = fixed_budget_allocation(panel, 301, n_test=150, splits=2, seed=0, k_max=2)
@@ -260,7 +260,7 @@ def test_stored_sweep_keeps_its_plan_and_refits_from_flat_rows(small_sweep, stor
 
 
 def test_plan_figure_shows_bands_fits_and_measured_points(small_sweep):
-    from fcps_core.plots import plan_curves
+    from fcps_core.figures.sweep import plan_curves
     fig = plan_curves(small_sweep[1].plan)
     names = [t.name for t in fig.data]
     for menu in ("scalar", "table-like", "full"):

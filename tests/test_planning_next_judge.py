@@ -10,11 +10,11 @@ import pytest
 
 from fcps_core import make_blocks, select
 from fcps_core.cli.main import main
-from fcps_core.panel import Panel, build_judge_column
+from fcps_core.data.panel import Panel, build_judge_column
 from fcps_core.planning.next_judge import (NEEDS_LABELS, deployment_of, hard_accuracy, make_deployment,
                                            plan_next_judge, unlabelled_judges)
-from fcps_core.splits import Blocks
-from fcps_core.writers import write_wide_csv
+from fcps_core.data.splits import Blocks
+from fcps_core.files.csv_writer import write_wide_csv
 
 QUICK = {"estimate": "none", "with_baselines": False}
 
@@ -201,7 +201,7 @@ def test_hard_accuracy_counts_ties_as_half():
 
 
 def test_progress_is_reported_and_a_large_pool_costs_one_fit_per_judge_per_fold():
-    from fcps_core.synthetic import make_regime
+    from fcps_core.paper.synthetic import make_regime
     panel = make_regime("additive", rows=300, judges=90, seed=0)
     calls = []
     dep = make_deployment(panel, make_blocks(panel, seed=0), ["J1", "J2", "J3"], "ridge_iso", folds=3, repeats=1)
@@ -294,7 +294,7 @@ def test_cli_from_run_plans_the_stored_deployment(planted_csv, tmp_path, capsys)
 
 
 def test_figures_of_the_plan(planted_selection):
-    from fcps_core.plots import calibrate_vs_curate, next_judge_risk_changes
+    from fcps_core.figures.panel import calibrate_vs_curate, next_judge_risk_changes
     plan = plan_next_judge(planted_selection).to_dict()
     fig = next_judge_risk_changes(plan, top=2)
     add, drop = fig.data

@@ -4,13 +4,15 @@ import pytest
 
 from fcps_core import make_blocks
 from paper_protocol import select
-from fcps_core.experiments import calibration_growth
+from fcps_core.paper.experiments import calibration_growth
 from fcps_core.families import FAMILIES
-from fcps_core.plots import (FAMILY_COLORS, MENU_COLORS, ablation_bars, all_candidates_over_k,
-                             best_per_family_over_k, calibration_growth_risk, family_shares, gap_forest,
-                             oracle_gap, plan_curves, regime_map, regime_map_points, risk_cost_pareto,
-                             risk_vs_pressure, selected_k_over_budget, unseen_over_budget, validation_risk_over_k)
-from fcps_core.synthetic import make_regime
+from fcps_core.figures.style import FAMILY_COLORS, MENU_COLORS
+from fcps_core.figures.sweep import (ablation_bars, calibration_growth_risk, family_shares, gap_forest,
+                                     oracle_gap, plan_curves, selected_k_over_budget, unseen_over_budget)
+from fcps_core.figures.selection import (all_candidates_over_k, best_per_family_over_k, regime_map,
+                                         regime_map_points, risk_cost_pareto, risk_vs_pressure,
+                                         validation_risk_over_k)
+from fcps_core.paper.synthetic import make_regime
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +64,7 @@ def test_selected_k_ticks_are_whole_numbers_and_the_sd_bar_stays_in_the_menu(swe
 
 
 def test_the_chart_range_shows_the_best_single_judge_and_the_output_chart_omits_empty_outputs(result):
-    from fcps_core.plots import judge_output_shift
+    from fcps_core.figures.panel import judge_output_shift
     cands = result["candidates"]
     low = min(c["val_risk"] for c in cands) - 0.01      # a single judge better than every candidate
     single = {"name": "best_single_judge", "judge": "J1", "risk": low, "diff_vs_selected": -0.01, "ci": [-0.02, 0]}

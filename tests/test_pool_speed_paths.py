@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fcps_core.paths import (complexity_penalized, effective_support, extend_ids, oracle_gain,
+from fcps_core.measures.judge_paths import (complexity_penalized, effective_support, extend_ids, oracle_gain,
                              split_changes)
 
 
@@ -95,7 +95,7 @@ def test_split_changes_match_the_extended_partitions():
 
 def test_judges_screened_in_batches(monkeypatch):
     """Large S blocks screen the judges a few at a time: the same path."""
-    from fcps_core import paths
+    from fcps_core.measures import judge_paths as paths
     monkeypatch.setattr(paths, "_SPLIT_CELLS", 64)
     rng = np.random.default_rng(8)
     codes = panel(rng, 150, 20, 3, missing=True, copies=5)

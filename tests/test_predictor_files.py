@@ -5,8 +5,8 @@ import json
 import pytest
 
 from fcps_core import FCPSPredictor, PredictorError, make_blocks
-from fcps_core.predictor import MAX_PREDICTOR_NUMBERS
-from fcps_core.synthetic import make_regime
+from fcps_core.deploy.predictor import MAX_PREDICTOR_NUMBERS
+from fcps_core.paper.synthetic import make_regime
 from paper_protocol import select
 
 

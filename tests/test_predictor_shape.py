@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from fcps_core.errors import PredictorError
-from fcps_core.predictor import FORMAT_VERSION, FCPSPredictor
+from fcps_core.deploy.predictor import FORMAT_VERSION, FCPSPredictor
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -148,8 +148,8 @@ def test_a_member_list_is_checked_before_the_sql_export():
 
 
 def test_the_display_name_is_the_family_or_an_average_of_n_models():
-    from fcps_core.explain import display_family
-    from fcps_core.glossary import deployed_family_name
+    from fcps_core.reports.explain import display_family
+    from fcps_core.reports.glossary import deployed_family_name
     assert deployed_family_name("table", 1) == "table"
     assert deployed_family_name("table", None) == "table"
     assert deployed_family_name("tie_average", 4) == "average of 4 models"

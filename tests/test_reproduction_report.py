@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from fcps_core import paper_analyses as pa
-from fcps_core.reproduction.common import Plan
-from fcps_core.reproduction.runs import run_real
-from fcps_core.report import write_report
+from fcps_core.paper import analyses as pa
+from fcps_core.paper.reproduction.common import Plan
+from fcps_core.paper.reproduction.runs import run_real
+from fcps_core.paper.reproduction import write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = 3
@@ -185,7 +185,7 @@ def test_regime_comparison_matches_the_records(report, runs):
 
 def test_report_refuses_existing_files_before_any_work(tmp_path, monkeypatch):
     from fcps_core import FCPSError
-    from fcps_core.reproduction import build
+    from fcps_core.paper.reproduction import build
 
     def boom(**kw):
         raise AssertionError("computed before refusing")

@@ -21,10 +21,10 @@ from streamlit.testing.v1 import AppTest
 
 from app_helpers import by_label
 from fcps_core import make_blocks, select
-from fcps_core.experiments import calibration_growth
+from fcps_core.paper.experiments import calibration_growth
 from fcps_core.seed import SEED_VERSION
 from fcps_core.store import Store
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 from paper_protocol import select as paper_select
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

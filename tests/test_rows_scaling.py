@@ -22,12 +22,12 @@ from bench.reference.selection_before import crossfit as before
 from bench.reference.selection_before.cell_table import cell_table as cell_table_before
 from fcps_core import make_blocks
 from fcps_core.ingest import load_panel
-from fcps_core.jsonutil import json_ready
-from fcps_core.panel import JudgeColumn, Panel
+from fcps_core.files.json_values import json_ready
+from fcps_core.data.panel import JudgeColumn, Panel
 from fcps_core.selection import FCPSSelector
 from fcps_core.selection.crossfit import TableRows, fold_numbers, group_codes
 from fcps_core.selection.folds import grouped_folds
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 REL = 1e-9
@@ -200,7 +200,7 @@ def rubric_panel(rows: int, judges: int, levels: int, seed: int) -> Panel:
     """Rubric judges of 1..``levels``: their codes follow the numbers (2 before 10), their
     cell labels sort as strings ("10" before "2"), so the cell table's last tie-break (the
     label) is not the code order."""
-    from fcps_core.panel import build_judge_column
+    from fcps_core.data.panel import build_judge_column
     rng = np.random.default_rng(seed)
     x = rng.integers(1, levels + 1, size=(rows, judges))
     y = (rng.random(rows) < (x.mean(axis=1) - 1) / (levels - 1)).astype(float)

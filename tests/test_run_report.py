@@ -1,6 +1,6 @@
 """The exportable run report, run notes, run deletes and schema version 6.
 
-* One self-contained HTML report per stored run (``fcps_core.run_report``): a selection's
+* One self-contained HTML report per stored run (``fcps_core.reports.run_report``): a selection's
   report has every section, verdict first, in the documented order; its numbers are the
   stored run's; text a user wrote (judge names, notes, licence, provenance) is escaped; a
   sweep, an audit and a failed run get the sections that apply; each table's terms are
@@ -20,12 +20,12 @@ import pytest
 
 from fcps_core import make_blocks, select
 from fcps_core.deploy.audit import audit_traffic
-from fcps_core.experiments import calibration_growth
-from fcps_core.predictor import FCPSPredictor
-from fcps_core.run_report import SECTIONS, run_report_html, split_sizes
+from fcps_core.paper.experiments import calibration_growth
+from fcps_core.deploy.predictor import FCPSPredictor
+from fcps_core.reports.run_report import SECTIONS, run_report_html, split_sizes
 from fcps_core.store import LATEST_VERSION, RUN_CHILD_TABLES, Store, StoreError, migrate
 from fcps_core.store.runs import MAX_NOTE_CHARS
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 from paper_protocol import select as paper_select
 
 from store_helpers import assert_one_line_error, run_cli
@@ -115,7 +115,7 @@ def test_the_report_numbers_are_the_stored_runs(reports):
 
 
 def test_each_table_prints_its_terms_below_it(reports):
-    from fcps_core.glossary import help_text
+    from fcps_core.reports.glossary import help_text
     store, ids = reports
     text = run_report_html(store, ids["select"], figures=False)
     candidates = text[text.index("<h2>Candidates</h2>"):text.index("<h2>Regime</h2>")]

@@ -25,10 +25,10 @@ from fcps_core.cli.main import main
 from fcps_core.deploy.support import RowSupport, calibration_support, pattern_keys, predictions_csv
 from fcps_core.deploy.traffic import read_traffic
 from fcps_core.deploy.writer import fixed6, predictions_csv_bytes
-from fcps_core.encoding import encode_panel, prefix_patterns
+from fcps_core.data.encoding import encode_panel, prefix_patterns
 from fcps_core.families import PrefixFeatures, get_family
 from fcps_core.ingest import load_panel
-from fcps_core.predictor import FCPSPredictor
+from fcps_core.deploy.predictor import FCPSPredictor
 
 JUDGES = ["jp", "jb", "jr", "jc", "jk"]
 
@@ -390,7 +390,7 @@ def test_missing_groups_join_each_rows_missing_judges(width):
 
 def test_scalar_families_score_without_pattern_ids(tmp_path, predictors, monkeypatch):
     """A logistic predictor never computes the joint-pattern ids it does not read; a table does."""
-    import fcps_core.predictor as predictor_mod
+    import fcps_core.deploy.predictor as predictor_mod
     calls = []
     real = predictor_mod.prefix_patterns
     monkeypatch.setattr(predictor_mod, "prefix_patterns", lambda *a: calls.append(1) or real(*a))

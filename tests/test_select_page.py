@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fcps_core.defaults import DEFAULT_SPLIT
-from fcps_core.explain import comparison
+from fcps_core.reports.explain import comparison
 from store_helpers import demo_store
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -77,10 +77,10 @@ def test_run_param_renders_the_stored_selection(stored, store_path):
 
 def test_the_answer_comes_first_then_the_verdict_after_the_controls(stored):
     """Issue 24: the first thing under the title and the panel picker is the answer in one
-    sentence (fcps_core.explain.answer of the shown result), then the frontier chart with
+    sentence (fcps_core.reports.explain.answer of the shown result), then the frontier chart with
     the deployed point marked; the verdict (without the answer again) and the evidence
     follow the controls."""
-    from fcps_core.explain import answer
+    from fcps_core.reports.explain import answer
     _, at = stored
     d = at.session_state["selection"]["dict"]
     top = list(at.main.children.values())
@@ -160,7 +160,7 @@ def test_the_ties_sentence_counts_what_the_ties_table_lists(stored):
     """One tie set (issue 24): the sentence counts the distinct tied models and the averaged
     ones as the result's tie does, and the table lists as many as it names."""
     import re
-    from fcps_core.explain import tie_summary
+    from fcps_core.reports.explain import tie_summary
     _, at = stored
     d = at.session_state["selection"]["dict"]
     t = tie_summary(d)

@@ -10,8 +10,8 @@ import pytest
 from fcps_core import FCPSPredictor, MenuError, SplitError, make_blocks, read_panel
 from paper_protocol import select
 from fcps_core.families import REGISTRY
-from fcps_core.panel import Panel
-from fcps_core.synthetic import make_regime
+from fcps_core.data.panel import Panel
+from fcps_core.paper.synthetic import make_regime
 
 SCALAR_FAMILIES = [f for f, c in REGISTRY.items() if not c.table_like]
 
@@ -163,7 +163,7 @@ def test_k_beyond_the_pool_is_truncated():
 def test_empty_blocks_are_rejected():
     panel = make_regime("additive", rows=300, judges=3, seed=0)
     blocks = make_blocks(panel)
-    from fcps_core.splits import Blocks
+    from fcps_core.data.splits import Blocks
     empty = Blocks(S=blocks.S, M=np.array([], dtype=int), V=blocks.V, T=blocks.T)
     with pytest.raises(SplitError, match="block M is empty"):
         select(panel, empty)
@@ -286,7 +286,7 @@ def test_test_block_outputs_do_not_change_the_selection(small_panel):
 
 
 def test_continuous_judges_are_binned_on_the_calibration_block_with_readable_cells():
-    from fcps_core.encoding import encode_panel
+    from fcps_core.data.encoding import encode_panel
     panel = read_panel("data/hanna.csv").subset_judges(["ChatGPT/prompt1", "BERTScore F1"])
     blocks = make_blocks(panel, split="1:2:1:1", seed=0)
     enc = encode_panel(panel, blocks.M, n_bins=4)
@@ -314,7 +314,7 @@ def test_rounding_ties_follow_the_documented_rule_with_and_without_compression(o
 
 
 def test_overlapping_or_group_crossing_blocks_are_rejected():
-    from fcps_core.splits import Blocks
+    from fcps_core.data.splits import Blocks
     panel = make_regime("additive", rows=400, judges=3, seed=0, group_size=2)
     rows = np.arange(400)
     with pytest.raises(SplitError, match="more than one block"):
@@ -358,7 +358,7 @@ def test_one_validation_group_gives_no_bootstrap_estimate_and_no_crash():
     """Every bootstrap draw of a single group is in the bag: the bias-corrected estimate
     cannot be made, and the result says so instead of failing."""
     from fcps_core.selection import select as default_select
-    from fcps_core.splits import Blocks
+    from fcps_core.data.splits import Blocks
     panel = make_regime("mixed", rows=200, judges=3, seed=2, group_size=1)
     g = panel.group_ids
     v_rows = np.flatnonzero(g == g[0])

@@ -20,7 +20,7 @@ from fcps_core.selection.crossfit import fit_crossfit
 from fcps_core.selection.menu import MenuRows
 from fcps_core.selection.selector import PROTOCOLS
 from fcps_core.selection.split_protocol import fit_split
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 SELECTION = Path(__file__).resolve().parent.parent / "fcps_core" / "selection"
 #: the selector's methods a protocol used to call back into

@@ -76,9 +76,9 @@ def test_a_select_request_runs_the_selector_once_and_stores_what_it_returns(tmp_
     """The outcome's result is what the selector gives on the same blocks and options
     (reached directly here); the stored run holds that selection and its predictor."""
     from fcps_core.selection import FCPSSelector
-    from fcps_core.splits import make_blocks
+    from fcps_core.data.splits import make_blocks
     from fcps_core.store.panels import panel_version
-    from fcps_core.synthetic import make_regime
+    from fcps_core.paper.synthetic import make_regime
     panel = make_regime("mixed", rows=400, judges=4, seed=0)
     store = Store(tmp_path / "s.duckdb")
     store.add_panel(panel, name="p")

@@ -92,7 +92,7 @@ def test_scan_sees_imports_inside_functions_and_relative_ones():
     source = ("def f():\n    from ..store import Store\n    from .. import checks\n"
               "from fcps_core import make_blocks, FCPSError\nfrom fcps_core.service import select\n")
     found = imported_modules(ROOT / "fcps_core" / "cli" / "probe.py", source)
-    assert sorted(found) == ["fcps_core", "fcps_core.checks", "fcps_core.service.select", "fcps_core.splits",
+    assert sorted(found) == ["fcps_core", "fcps_core.paper.robustness_checks", "fcps_core.service.select", "fcps_core.data.splits",
                              "fcps_core.store"]
 
 

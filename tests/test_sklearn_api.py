@@ -19,7 +19,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score
 from sklearn.pipeline import Pipeline
 from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
-from fcps_core.encoding import prefix_patterns
+from fcps_core.data.encoding import prefix_patterns
 from fcps_core.families import REGISTRY, PrefixFeatures
 from fcps_core.sklearn import (ESTIMATORS, EXPECTED_FAILED_CHECKS, DSJuryEstimator, LogisticEstimator,
                                MAX_LEVELS, TableEstimator, make_estimator)

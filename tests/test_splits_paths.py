@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from fcps_core.errors import MenuError, SplitError
-from fcps_core.paths import (build_paths, cfps_paths, complexity_penalized, dense_ids,
+from fcps_core.measures.judge_paths import (build_paths, cfps_paths, complexity_penalized, dense_ids,
                              effective_support, info_first, oracle_mse)
-from fcps_core.splits import draw_blocks, make_blocks, parse_ratio, repeated_blocks
-from fcps_core.synthetic import make_regime
+from fcps_core.data.splits import draw_blocks, make_blocks, parse_ratio, repeated_blocks
+from fcps_core.paper.synthetic import make_regime
 
 
 @pytest.fixture

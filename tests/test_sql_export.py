@@ -25,7 +25,7 @@ from fcps_core import FAMILIES, FCPSPredictor, PanelError, PredictorError, make_
 from fcps_core.cli.main import main
 from fcps_core.deploy import sql as sqlmod
 from fcps_core.deploy.sql import predictor_sql
-from fcps_core.encoding import apply_encoders, encode_panel, prefix_patterns
+from fcps_core.data.encoding import apply_encoders, encode_panel, prefix_patterns
 from fcps_core.families import PrefixFeatures, get_family
 from fcps_core.selection import PAPER_PROTOCOL, select
 from store_helpers import assert_one_line_error
@@ -504,7 +504,7 @@ def test_cli_exports_the_predictor_of_a_stored_run(populated_run, tmp_path, caps
                        "--store", store.path)
     assert code == 0, err
     assert out.read_text(encoding="utf-8") == predictor_sql(pred)
-    from fcps_core.writers import write_wide_csv
+    from fcps_core.files.csv_writer import write_wide_csv
     path = tmp_path / "base.csv"
     write_wide_csv(panel, str(path))
     con = duckdb.connect()

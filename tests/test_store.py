@@ -16,13 +16,13 @@ import pytest
 
 from fcps_core import make_blocks
 from paper_protocol import select
-from fcps_core.experiments import calibration_growth
+from fcps_core.paper.experiments import calibration_growth
 from fcps_core.ingest import import_file, load_panel
 from reference.row_reader import panel_from_columns, read_panel
-from fcps_core.panel import Panel, build_judge_column
+from fcps_core.data.panel import Panel, build_judge_column
 from fcps_core.store import (LATEST_VERSION, MIGRATIONS, Store, StoreError, migrate,
                              neutralise_cell)
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 from store_helpers import ROOT, assert_same_panel, csv_text, good_rows, write
 

@@ -16,7 +16,7 @@ from fcps_core.errors import FCPSError
 from fcps_core.ingest import ImportLimits, import_file
 from reference.row_reader import read_panel
 from fcps_core.store import Store, StoreError
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 from store_helpers import (PYTHON, ROOT, assert_one_line_error, assert_same_panel, csv_text,
                            good_rows, run_cli, write, write_big_csv)

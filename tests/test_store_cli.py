@@ -177,9 +177,9 @@ def test_cli_errors_are_one_line_in_a_real_process(tmp_path, panel_csv):
 
 def test_a_panel_named_like_a_run_number_is_deleted_as_a_panel(tmp_path):
     """'#1' is a panel name, not run 1: deleting it must not touch another panel's run."""
-    from fcps_core.writers import write_wide_csv
+    from fcps_core.files.csv_writer import write_wide_csv
     from fcps_core.store import Store
-    from fcps_core.synthetic import make_regime
+    from fcps_core.paper.synthetic import make_regime
     store_path = tmp_path / "s.duckdb"
     csv = tmp_path / "p.csv"
     write_wide_csv(make_regime("additive", rows=300, judges=3, seed=0), str(csv))
@@ -198,8 +198,8 @@ def test_a_panel_named_like_a_run_number_is_deleted_as_a_panel(tmp_path):
 
 
 def test_select_save_refuses_to_reuse_a_panel_stored_with_other_judges(tmp_path):
-    from fcps_core.writers import write_wide_csv
-    from fcps_core.synthetic import make_regime
+    from fcps_core.files.csv_writer import write_wide_csv
+    from fcps_core.paper.synthetic import make_regime
     csv = tmp_path / "tr.csv"
     write_wide_csv(make_regime("additive", rows=300, judges=3, seed=0), str(csv))
     env = {"FCPS_STORE": str(tmp_path / "s.duckdb")}

@@ -15,7 +15,7 @@ import time
 
 
 from fcps_core.store import Store
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 from store_helpers import (PYTHON, ROOT, assert_one_line_error, assert_same_panel, csv_text,
                            good_rows, run_cli, write, write_big_csv)

@@ -22,13 +22,13 @@ import pytest
 
 from fcps_core import make_blocks
 from fcps_core.cli import main
-from fcps_core.experiments import calibration_growth
+from fcps_core.paper.experiments import calibration_growth
 from fcps_core.ingest import uploads
 from fcps_core.ingest.uploads import clean_uploads, save_upload
 from fcps_core.store import LATEST_VERSION, MIGRATIONS, Store, StoreError, migrate
 from fcps_core.store.panels import panel_version
 from fcps_core.store.runs import PanelChangedError
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 from paper_protocol import select
 
 from store_helpers import csv_text, good_rows, run_cli, write
@@ -203,7 +203,7 @@ def test_sweep_save_after_a_concurrent_import_replace_is_refused(store_path, tmp
     second = write(tmp_path / "second.csv", csv_text(good_rows(240, seed=5)))
     assert main(["import", str(first), "--name", "judged"]) == 0
     old = Store(store_path).panel_info("judged")["version"]
-    import fcps_core.experiments as experiments
+    import fcps_core.paper.experiments as experiments
     original = experiments.calibration_growth
     replaced = []
 

@@ -177,7 +177,7 @@ def test_workers_are_capped_by_cores_and_splits(monkeypatch, capsys):
 
 def test_sweep_workers_200_runs_on_the_cores(monkeypatch, capsys, hostile):
     """End to end: what sweep hands to calibration_growth is at most the usable cores."""
-    import fcps_core.experiments as experiments
+    import fcps_core.paper.experiments as experiments
     seen = {}
 
     def fake_growth(panel, budgets, **kw):

@@ -228,7 +228,7 @@ def test_mixed_type_outputs_display_without_an_arrow_fixup(monkeypatch):
 
 def test_label_map_and_its_report():
     from fcps_core.ingest import build_panel
-    from fcps_core.labels import mapping_sentence
+    from fcps_core.data.labels import mapping_sentence
     from fcps_core.errors import PanelError
     cols = {"item_id": [str(i) for i in range(6)], "label": ["Good", "bad", "", "n/a", "good", "meh"],
             "j1": ["good", "bad"] * 3}

@@ -21,13 +21,13 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression, Ridge
 
 from fcps_core import make_blocks
-from fcps_core.diagnostics import prefix_diagnostics
+from fcps_core.measures.diagnostics import prefix_diagnostics
 from fcps_core.families import FAMILIES, REGISTRY, IsotonicMap, PrefixFeatures
 from fcps_core.families._linear import logistic_fit, logistic_objective, ridge_fit
 from bench.reference.families import RefDSJury, reference_candidates, reference_model
 from fcps_core.families.ds_jury import distinct_votes, em_fit
 from paper_protocol import FCPSSelector
-from fcps_core.synthetic import make_regime
+from fcps_core.paper.synthetic import make_regime
 
 
 def random_features(rng, n, K, alphabet=3, continuous=False):
@@ -297,7 +297,7 @@ def test_selection_equals_straightforward_reference_loop():
 
 def test_continuous_judges_are_not_compressed_and_match_row_level():
     rng = np.random.default_rng(0)
-    from fcps_core.panel import Panel, build_judge_column
+    from fcps_core.data.panel import Panel, build_judge_column
     n = 400
     y = (rng.random(n) < 0.5).astype(float)
     cols = [build_judge_column("c1", [f"{v:.4f}" for v in y * 0.3 + rng.random(n)]),
@@ -371,7 +371,7 @@ def test_grid_sharing_equals_separate_fits(family):
 
 
 def test_dense_ids_equal_numpy_unique_rows():
-    from fcps_core.paths import dense_ids, extend_ids
+    from fcps_core.measures.judge_paths import dense_ids, extend_ids
     rng = np.random.default_rng(16)
     for n, k, a in ((1, 1, 2), (50, 3, 4), (500, 5, 3), (300, 2, 40)):
         codes = rng.integers(-1, a, size=(n, k))

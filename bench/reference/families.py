@@ -22,10 +22,10 @@ import pandas as pd
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression, Ridge
 
-from fcps_core.diagnostics import losses, prefix_diagnostics
-from fcps_core.encoding import encode_panel, nominal_cells, prefix_patterns
+from fcps_core.measures.diagnostics import losses, prefix_diagnostics
+from fcps_core.data.encoding import encode_panel, nominal_cells, prefix_patterns
 from fcps_core.families.base import PrefixFeatures, pairwise_features
-from fcps_core.paths import build_paths
+from fcps_core.measures.judge_paths import build_paths
 
 
 # -- building blocks ------------------------------------------------------------------------

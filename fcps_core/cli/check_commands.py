@@ -1,5 +1,5 @@
 """``python -m fcps_core check NAME PANEL``: the paper's seven robustness checks
-(:mod:`fcps_core.checks`, appendix "Extended Empirical Results") from the command line.
+(:mod:`fcps_core.paper.robustness_checks`, appendix "Extended Empirical Results") from the command line.
 
 Each check runs grouped splits of its own (the research test block T only reports);
 sizes default to shares of the panel's labelled rows, so ``check NAME PANEL`` works on

@@ -6,7 +6,7 @@ output's extension (``.csv``, ``.parquet``/``.pq``, ``.jsonl``/``.ndjson``, and 
 ``export`` also ``.json``, ``.sql``, ``.html``), else CSV; a ``--format`` that contradicts a
 known extension is refused rather than writing one format under another's name.
 
-* CSV cells always come from the one neutralising CSV writer (:func:`fcps_core.writers.csv_text`),
+* CSV cells always come from the one neutralising CSV writer (:func:`fcps_core.files.csv_writer.csv_text`),
   with LF line ends (:func:`lf_csv` turns a CRLF text into LF without touching a line break
   inside a quoted cell);
 * Parquet and JSON Lines hold the values themselves (numbers as numbers, text as written:

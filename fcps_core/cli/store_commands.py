@@ -21,7 +21,7 @@ import re
 import sys
 
 from ..errors import FCPSError
-from ..glossary import deployed_family_name
+from ..reports.glossary import deployed_family_name
 from ..service.files import json_ready
 from ..service.stores import Store, StoreError, resolve_store_path
 from .args import MAX_MB, add_panel_arguments, parse_names, parse_range
@@ -464,7 +464,7 @@ def _wrote(args, fmt: str) -> None:
 
 
 def _export_report(args, store: Store, run_id: int | None) -> int:
-    """The run's HTML report (fcps_core.run_report), to --out or stdout."""
+    """The run's HTML report (fcps_core.reports.run_report), to --out or stdout."""
     if run_id is None:
         raise FCPSError(f"--format html writes a run's report, and {args.name!r} is a panel name: give run:ID "
                         "(see python -m fcps_core runs)")

@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..diagnostics import PRESSURE_THRESHOLD
-from ..encoding import pattern_labels
+from ..measures.diagnostics import PRESSURE_THRESHOLD
+from ..data.encoding import pattern_labels
 from ..errors import PredictorError
-from ..panel import ERROR_TOKENS, MISSING, Panel
+from ..data.panel import ERROR_TOKENS, MISSING, Panel
 from .validate import short
 from .support import MISSING_BEHAVIOUR, RowSupport, calibration_keys, pattern_keys
 

@@ -1,5 +1,5 @@
 """Traffic given as a pandas DataFrame or a 2-D numpy array, for
-:meth:`fcps_core.predictor.FCPSPredictor.predict` and :func:`fcps_core.deploy.audit.audit_traffic`.
+:meth:`fcps_core.deploy.predictor.FCPSPredictor.predict` and :func:`fcps_core.deploy.audit.audit_traffic`.
 
 The data is read by the traffic reader's own logic, not a second parser: each judge column
 becomes the strings a panel file would hold, and :func:`fcps_core.ingest.build_panel`
@@ -31,7 +31,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import PredictorError
-from ..panel import Panel
+from ..data.panel import Panel
 from .validate import short
 
 #: the per-item columns a DataFrame may hold beside the judges

@@ -1,6 +1,6 @@
 """A saved predictor compiled to one SQL ``SELECT`` (``python -m fcps_core export P.json --format sql``).
 
-:func:`predictor_sql` turns an :class:`~fcps_core.predictor.FCPSPredictor` into one
+:func:`predictor_sql` turns an :class:`~fcps_core.deploy.predictor.FCPSPredictor` into one
 statement (``WITH ... SELECT``) that scores a warehouse table in place and returns
 ``item_id, prediction`` for every row: the number ``FCPSPredictor.predict`` gives for the
 same cells, for every family (``table``, ``backoff``, ``residual``, ``mean_iso``,
@@ -109,11 +109,11 @@ import re
 
 import numpy as np
 
-from ..encoding import INT64_SAFE
+from ..data.encoding import INT64_SAFE
 from ..errors import PredictorError
 from ..families import fitted_family
-from ..names import CONTROL_CHARACTERS
-from ..panel import MISSING, MISSING_TOKENS
+from ..data.stored_names import CONTROL_CHARACTERS
+from ..data.panel import MISSING, MISSING_TOKENS
 from .validate import check_structure, short
 from .sql_text import (DIALECTS, Dialect, dialect as _dialect, dot_sql, isotonic_sql, member_of, pairwise_sum,
                        quote_ident, quote_table, sql_case, sql_str)
@@ -471,7 +471,7 @@ class _Compiler:
 
 
 #: characters a column name in an exported SQL file may not hold: the control characters of
-#: :data:`fcps_core.names.CONTROL_CHARACTERS` and line ends; a tab is allowed (it moves no cursor
+#: :data:`fcps_core.data.stored_names.CONTROL_CHARACTERS` and line ends; a tab is allowed (it moves no cursor
 #: beyond its line and a quoted identifier may hold it)
 _UNPRINTABLE = re.compile(f"(?!\t)[{CONTROL_CHARACTERS}\r\n]")
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoding import INT64_SAFE, JudgeEncoder, apply_encoders
-from ..panel import ERROR_TOKENS, MISSING, Panel
+from ..data.encoding import INT64_SAFE, JudgeEncoder, apply_encoders
+from ..data.panel import ERROR_TOKENS, MISSING, Panel
 
 #: what a family does with a missing judge output (stated in ``score``/``audit`` output)
 MISSING_BEHAVIOUR = {
@@ -146,14 +146,14 @@ class RowSupport:
 
     def missing_groups(self) -> tuple[list[str], np.ndarray]:
         """(texts, inverse): the distinct ';'-joined sets of judges without an output (each
-        name formula-neutralised, :func:`fcps_core.writers.neutralise_cell`), and for every
+        name formula-neutralised, :func:`fcps_core.files.csv_writer.neutralise_cell`), and for every
         row the index of its text (``missing_names()[i] == texts[inverse[i]]``)."""
         n = len(self.missing)
         if n == 0 or not self.missing.any():
             return [""], np.zeros(n, dtype=np.int64)
         # each name neutralised on its own: a spreadsheet splitting the cell at ';' (the list
         # separator of many locales) must not find a formula in the second name either
-        from ..writers import neutralise_cell
+        from ..files.csv_writer import neutralise_cell
         names = np.asarray([neutralise_cell(j) for j in self.judges], dtype=object)
         width = self.missing.shape[1]
         if width > 62:
@@ -279,15 +279,15 @@ _CSV_SPECIAL = (",", '"', "\r", "\n")
 
 def _formula_probe():
     """A pattern finding a field (in a NUL-joined string of fields) that starts like a
-    spreadsheet formula (fcps_core.writers.FORMULA_STARTS)."""
+    spreadsheet formula (fcps_core.files.csv_writer.FORMULA_STARTS)."""
     import re
-    from ..writers import FORMULA_STARTS
+    from ..files.csv_writer import FORMULA_STARTS
     return re.compile("(?:^|\x00)[" + re.escape("".join(sorted(FORMULA_STARTS))) + "]")
 
 
 def predictions_csv(panel: Panel, predictions: np.ndarray, support: RowSupport | None) -> str:
     """The predictions file as CSV text: the one CSV writer's text
-    (:func:`fcps_core.writers.csv_text`: item ids and judge names neutralised against
+    (:func:`fcps_core.files.csv_writer.csv_text`: item ids and judge names neutralised against
     spreadsheet formulas, CRLF line ends, quotes only where needed) for
     :func:`prediction_rows`; built with one string join when no field needs quoting or
     neutralising (a million rows in well under a second)."""
@@ -295,7 +295,7 @@ def predictions_csv(panel: Panel, predictions: np.ndarray, support: RowSupport |
     missing = support.missing_names() if support is not None else []
     probe = "\x00".join(ids) + "\x00" + "\x00".join(set(missing))
     if any(c in probe for c in _CSV_SPECIAL) or _formula_probe().search(probe):
-        from ..writers import csv_text
+        from ..files.csv_writer import csv_text
         header, rows = prediction_rows(panel, predictions, support)
         return csv_text(header, rows)
     preds = np.asarray(predictions, dtype=float).tolist()

@@ -38,7 +38,7 @@ from ..ingest.build import judge_column, strip_values
 from ..ingest.files import (DEFAULT_LIMITS, HEAD_BYTES, ImportLimits, check_input_file,
                             detect_format, is_gzip, read_head_bytes, sniff_text)
 from ..ingest.layout import detect_layout
-from ..panel import (JudgeColumn, Panel, check_distinct_roles, check_header,
+from ..data.panel import (JudgeColumn, Panel, check_distinct_roles, check_header,
                      resolve_judge_names)
 
 
@@ -276,7 +276,7 @@ def load_with_empty_judges(load, needed: Sequence[str], schemas: Mapping[str, st
 def empty_judge(name: str, schema: str, n: int) -> JudgeColumn:
     """A judge column with no output on any of its ``n`` rows, as the panel reader would
     build one whose every cell is a missing marker if it allowed it."""
-    from ..panel import MISSING
+    from ..data.panel import MISSING
     if schema == "continuous":
         return JudgeColumn(name=name, schema=schema, codes=None, vocab=[], values=np.full(n, np.nan))
     rubric = schema == "rubric"

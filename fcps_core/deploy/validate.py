@@ -220,7 +220,7 @@ def _numbers(values) -> bool:
 
 
 def _encoder(enc, where: str) -> None:
-    from ..panel import SCHEMAS
+    from ..data.panel import SCHEMAS
     if enc.schema not in SCHEMAS:
         raise _malformed(f"{where}: judge {short(enc.name)} has an unknown schema {short(enc.schema)}")
     if not isinstance(enc.name, str) or not enc.name or not all(isinstance(t, str) for t in enc.vocab):

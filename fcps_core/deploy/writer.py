@@ -6,7 +6,7 @@ Each column becomes an Arrow string array (the prediction's ``%.6f`` text from i
 correctly rounded millionths, see :func:`fixed6`), the columns are joined row by row and
 the rows' bytes are one buffer. Anything this path does not cover exactly (a field that
 needs CSV quoting or may start a spreadsheet formula -- the text path neutralises it, see
-:mod:`fcps_core.writers` --, an item id that is not a string, a prediction outside [0, 1000)
+:mod:`fcps_core.files.csv_writer` --, an item id that is not a string, a prediction outside [0, 1000)
 or negative zero, no rows) is written by :func:`predictions_csv` itself.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arrow import flags, numbers, string_scalar, strings
-from ..writers import needs_neutralising
+from ..files.csv_writer import needs_neutralising
 from .support import RowSupport, predictions_csv
 
 #: bytes of item ids above which the text path writes the file (Arrow's 32-bit offsets)
@@ -117,7 +117,7 @@ _FORMULA_BYTES[[ord(c) for c in "=+-@\t\r\n"] + [0xEF]] = True
 
 def _may_be_formulas(ids) -> bool:
     """Whether an id's first byte may start a spreadsheet formula: such files are written
-    by the text path, which neutralises exactly (:func:`fcps_core.writers.csv_cell`)."""
+    by the text path, which neutralises exactly (:func:`fcps_core.files.csv_writer.csv_cell`)."""
     n = len(ids)
     offsets = np.frombuffer(ids.buffers()[1], dtype=np.int32)[ids.offset:ids.offset + n + 1]
     data = ids.buffers()[2]

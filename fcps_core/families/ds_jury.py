@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..paths import extend_ids
+from ..measures.judge_paths import extend_ids
 from .base import IsotonicMap, label_ranks
 from . import ds_em
 from .ds_em import BATCH_CELLS, distinct_votes, em_fit, em_fit_batched, em_fit_nested_many

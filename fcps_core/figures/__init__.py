@@ -1,1 +1,1 @@
-"""Plotly figure builders, by subject; import them from :mod:`fcps_core.plots`."""
+"""Plotly figure builders, by subject; import them from :mod:`fcps_core.figures`."""

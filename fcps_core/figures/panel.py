@@ -101,7 +101,7 @@ def calibrate_vs_curate(plan: dict) -> go.Figure:
     return fig
 
 
-# -- the judges (fcps_core.judges_report) ---------------------------------------------------------
+# -- the judges (fcps_core.selection.judges_report) ---------------------------------------------------------
 def judge_matrix_heatmap(names: list[str], matrix: list[list], *, value: str = "kappa",
                          max_labels: int = 30) -> go.Figure:
     """A judge x judge matrix (agreement or error correlation) on [-1, 1], panel order on both

@@ -1,5 +1,5 @@
 """Figures of the paper's appendix diagnostics, built from per-candidate sweep records
-(:mod:`fcps_core.paper_analyses` computes the numbers; these only draw them): risk over the
+(:mod:`fcps_core.paper.analyses` computes the numbers; these only draw them): risk over the
 prefix size K per path (fig:risk-k, fig:validation-risk), a figure over budgets with its
 10-90 % split band (fig:selected-k, fig:uncertainty-diagnostics), binned risk against a
 pressure proxy (fig:complexity-risk, fig:unseen-risk, fig:complexity-risk-path,
@@ -42,7 +42,7 @@ def _grid(titles: list[str], cols: int | None = None, rows: int = 1, **kw):
 def risk_over_k(curves: list[dict], *, y_title: str, stars: bool = False, band: bool = True) -> go.Figure:
     """One subplot per panel, one line per path over K (mean over splits) with its 10-90 %
     split band; ``stars`` marks each path's minimum of the mean. ``curves``: rows with
-    panel, path, K, mean, p10, p90 (:func:`fcps_core.paper_analyses.curves_over_k`)."""
+    panel, path, K, mean, p10, p90 (:func:`fcps_core.paper.analyses.curves_over_k`)."""
     panels = list(dict.fromkeys(r["panel"] for r in curves)) or ["(no data)"]
     fig = _grid(panels)
     shown = set()
@@ -99,7 +99,7 @@ def over_budget(series: dict[str, list[dict]], *, y_title: str, titles: list[str
 def binned_relation(facets: dict[tuple[int, int], dict], *, x_title: str, y_title: str,
                     titles: list[str] | None = None, zero_line: bool = False) -> go.Figure:
     """Binned medians (line) and 10-90 % bands of y against x, one subplot per facet.
-    ``facets``: (row, col) -> {"name", "bins": :func:`fcps_core.paper_analyses.quantile_bins`
+    ``facets``: (row, col) -> {"name", "bins": :func:`fcps_core.paper.analyses.quantile_bins`
     rows, optional "points": (x, y) lists drawn faintly}."""
     n_rows = max([r for r, _ in facets] + [1])
     n_cols = max([c for _, c in facets] + [1])

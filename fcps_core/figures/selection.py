@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..diagnostics import QUADRANTS, table_pressure
+from ..measures.diagnostics import QUADRANTS, table_pressure
 from ..families import REGISTRY
 from .style import (FAMILY_COLORS, LEGEND_BELOW, MARGIN, MENU_COLORS, WINNER_MARKER, Z95, family_color,
                     family_order, plot_text, rgba, risk_title)

@@ -2,7 +2,7 @@
 gzipped), column mapping, preview, size limits and the checks a stored panel must pass.
 
 Large files are parsed by DuckDB (a multi-threaded C++ reader), never row by row in
-Python. Values are kept as strings and handed to :mod:`fcps_core.panel`, so a file imported
+Python. Values are kept as strings and handed to :mod:`fcps_core.data.panel`, so a file imported
 here yields exactly the panel that the row-by-row reference reader (``tests/reference/row_reader.py``) builds from it:
 
 * :func:`build_panel` is the reference ``panel_from_columns`` computed on each column's *distinct*

@@ -8,8 +8,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import PanelError
-from ..labels import check_label_map, describe_labels, map_labels
-from ..panel import (check_distinct_roles, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column, resolve_judge_names, is_missing, parse_float,
+from ..data.labels import check_label_map, describe_labels, map_labels
+from ..data.panel import (check_distinct_roles, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column, resolve_judge_names, is_missing, parse_float,
                      finite_numbers)
 from .files import ImportLimits
 
@@ -50,7 +50,7 @@ def _relocate(exc: PanelError, first: np.ndarray, first_line: int) -> PanelError
 def labels_from_strings(raw: Sequence[str], *, column: str = "label", first_line: int = 2,
                         label_range: tuple[float, float] | None = None,
                         label_map: Mapping[str, float | None] | None = None) -> tuple[np.ndarray, str]:
-    """:func:`fcps_core.labels.map_labels` computed on the distinct values."""
+    """:func:`fcps_core.data.labels.map_labels` computed on the distinct values."""
     labels, note, _ = labels_with_report(raw, column=column, first_line=first_line,
                                          label_range=label_range, label_map=label_map)
     return labels, note
@@ -59,7 +59,7 @@ def labels_from_strings(raw: Sequence[str], *, column: str = "label", first_line
 def labels_with_report(raw: Sequence[str], *, column: str = "label", first_line: int = 2,
                        label_range: tuple[float, float] | None = None,
                        label_map: Mapping[str, float | None] | None = None) -> tuple[np.ndarray, str, dict]:
-    """(labels, note, :func:`fcps_core.labels.describe_labels` report), on the distinct values."""
+    """(labels, note, :func:`fcps_core.data.labels.describe_labels` report), on the distinct values."""
     codes, uniques, first = factorize_values(raw)
     counts = np.bincount(codes, minlength=len(uniques))
     try:
@@ -97,7 +97,7 @@ def _too_many_outputs(name: str, n_distinct: int, max_distinct: int) -> PanelErr
 def judge_column(name: str, raw: Sequence[str], *, schema: str | None = None,
                  first_line: int = 2, value_range: tuple[float, float] | None = None,
                  max_distinct: int | None = None) -> JudgeColumn:
-    """:func:`fcps_core.panel.build_judge_column` computed on the distinct values.
+    """:func:`fcps_core.data.panel.build_judge_column` computed on the distinct values.
 
     Vocabulary, schema, scalar map and value range depend only on the set of distinct
     outputs, so encoding the distinct values and broadcasting the codes back is exact.
@@ -188,10 +188,10 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
     checks in the same order, same errors), computed on distinct values; plus the judge
     count and distinct-output limits when ``limits`` is given.
 
-    ``label_map`` declares label words (:func:`fcps_core.labels.map_labels`) and
+    ``label_map`` declares label words (:func:`fcps_core.data.labels.map_labels`) and
     ``output_map`` the scalar value of pairwise/binary judge outputs (:func:`remap_outputs`).
     The panel carries ``label_mapping``: how its labels were read
-    (:func:`fcps_core.labels.describe_labels`; ``kind`` ``none`` without a label column)."""
+    (:func:`fcps_core.data.labels.describe_labels`; ``kind`` ``none`` without a label column)."""
     check_distinct_roles(item_column=item_column, group_column=group_column, label_column=label_column,
                          block_column=block_column)
     names = list(columns)

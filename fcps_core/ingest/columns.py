@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import PanelError
-from ..panel import check_header
+from ..data.panel import check_header
 from .files import (DEFAULT_LIMITS, HEAD_BYTES, ImportLimits, bad_utf8,
                     check_input_file, delimiter_advice, delimiter_name, detect_format, in_file, open_binary,
                     other_delimiter, read_head_bytes, shown_name, size_text, sniff_text)

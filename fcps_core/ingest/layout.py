@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import PanelError
-from ..panel import is_missing
+from ..data.panel import is_missing
 from .build import factorize_values, strip_values
 
 

@@ -11,7 +11,7 @@ from typing import Iterator, Mapping, Sequence
 import numpy as np
 
 from ..errors import PanelError
-from ..panel import (Panel, detect_schema)
+from ..data.panel import (Panel, detect_schema)
 from .files import DEFAULT_LIMITS, ImportLimits, file_sha256, in_file, shown_name
 from .columns import RawTable, read_columns
 from .build import build_panel, factorize_values, label_lookalikes, strip_values
@@ -287,7 +287,7 @@ def import_warnings(panel: Panel) -> list[str]:
     that give one output on every row that has one (they carry no information). Shown
     by the import, ``select`` and the Upload page; :func:`check_importable` then refuses
     the constant label for a store."""
-    from ..panel import MISSING
+    from ..data.panel import MISSING
     out = []
     lab = panel.labelled
     values = np.unique(panel.labels[lab])
@@ -354,7 +354,7 @@ def import_file(store, path: str, *, name: str, provenance=None, licence: str | 
     else ``path``; ``source_name`` is also the stored source. The facts include ``notes``
     (how the file was read) and ``warnings`` (:func:`import_warnings`), for the user.
     """
-    from ..names import validate_name
+    from ..data.stored_names import validate_name
     validate_name(name)
     panel = load_panel(path, fmt=fmt, delimiter=delimiter, limits=limits, name=name,
                        source_name=source_name, **mapping)
@@ -370,7 +370,7 @@ def import_read_panel(store, panel: Panel, path: str, *, name: str, provenance=N
     """Check and store ``panel``, already read from the file at ``path`` by
     :func:`load_panel` with these options (so a previewed upload is stored without being
     read again); returns the stored panel's facts as :func:`import_file` does."""
-    from ..names import validate_name
+    from ..data.stored_names import validate_name
     validate_name(name)
     notes, warnings = list(panel.import_notes), list(panel.import_warnings)
     if collapse_ties:

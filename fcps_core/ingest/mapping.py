@@ -1,7 +1,7 @@
 """How an import read a file, in words, and its errors in the words of a page.
 
 * :func:`judge_mappings` says, per judge schema, how outputs became numbers and cells
-  (labels: :func:`fcps_core.labels.describe_labels` and ``Panel.label_mapping``).
+  (labels: :func:`fcps_core.data.labels.describe_labels` and ``Panel.label_mapping``).
 * :func:`page_wording` rewrites an error written for the command line (which names flags
   such as ``--label-range`` or ``import --replace``) for a page whose controls set the same
   options: each flag is keyed by the option it sets (:data:`FLAG_OPTIONS`) and the page
@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..panel import MISSING, PAIRWISE_GRADED
+from ..data.panel import MISSING, PAIRWISE_GRADED
 
 #: CLI flag -> the load/import option it sets ("limits" for the --max-* reading limits)
 FLAG_OPTIONS = {

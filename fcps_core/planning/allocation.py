@@ -5,7 +5,7 @@ calibration pressure Est(n_M), through a menu's fitted curve R(n_M) = a + b n_M^
 (:mod:`.curves`, measured at the sweep's own n_V0), and -- through the menu size |C| --
 the validation-selection term Sel(C, n_V), whose menu-dependent scale is
 sqrt(log|C| / n_V) (Theorem thm:validation-selection, Eq. eq:validation-oracle;
-:func:`fcps_core.diagnostics.validation_scale`). The predicted risk of an allocation is
+:func:`fcps_core.measures.diagnostics.validation_scale`). The predicted risk of an allocation is
 
     R(n_M) + sigma_loss * ( sqrt(log|C| / n_V) - sqrt(log|C| / n_V0) ),
 
@@ -17,7 +17,7 @@ bounded by sqrt(r (1 - r)) -- the largest standard deviation of a [0, 1] loss wi
 (source ``bound``). Path(Pi, n_S) is not modelled (a sweep holds n_S fixed), so n_S is held
 at the given value and only the rest is split between M and V.
 
-The fixed-n_H allocation check (:func:`fcps_core.checks.fixed_budget_allocation`, Table
+The fixed-n_H allocation check (:func:`fcps_core.paper.robustness_checks.fixed_budget_allocation`, Table
 tab:fixed-budget-allocation) reallocates n_H by the ratios in :data:`RATIOS`; each ratio's
 predicted risk is listed beside its measured test risk when the check's rows are given.
 """
@@ -29,10 +29,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..diagnostics import validation_scale
+from ..measures.diagnostics import validation_scale
 from .curves import LEVELS, MenuCurve
 
-#: S:M:V ratios of the fixed-n_H check (the same as :data:`fcps_core.checks.ALLOCATIONS`)
+#: S:M:V ratios of the fixed-n_H check (the same as :data:`fcps_core.paper.robustness_checks.ALLOCATIONS`)
 RATIOS = ("1:1:1", "1:2:1", "1:3:1", "1:1:2")
 
 

@@ -48,16 +48,16 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..defaults import TIE_AVERAGE
-from ..diagnostics import effective_support, prefix_diagnostics, risk_tolerance
-from ..encoding import JudgeEncoder, encode_panel, nominal_cells, prefix_patterns
+from ..measures.diagnostics import effective_support, prefix_diagnostics, risk_tolerance
+from ..data.encoding import JudgeEncoder, encode_panel, nominal_cells, prefix_patterns
 from ..errors import FCPSError, MenuError, SplitError
 from ..families import REGISTRY, PrefixFeatures, get_family
-from ..panel import MISSING, Panel
-from ..paths import dense_ids, extend_ids
+from ..data.panel import MISSING, Panel
+from ..measures.judge_paths import dense_ids, extend_ids
 from ..selection.choice import GroupedLosses, row_losses
 from ..selection.folds import grouped_folds
 from ..selection.honesty import Z95
-from ..splits import Blocks
+from ..data.splits import Blocks
 
 #: the scalar stackers that calibrate the whole pool (pairwise stackers grow as K^2, and the
 #: Dawid-Skene EM over a large pool costs more than every other fit together)
@@ -73,7 +73,7 @@ class Deployment:
     ``panel`` carries labels on the deployable scale (``FCPSSelector.checked_panel``);
     ``judges`` are panel judge indices in prefix order; ``selector`` supplies the protocol
     (folds, repeats, seed), objective, bins and fixed family options; ``predictor`` (optional)
-    returns the deployed :class:`~fcps_core.predictor.FCPSPredictor` for the traffic agreement
+    returns the deployed :class:`~fcps_core.deploy.predictor.FCPSPredictor` for the traffic agreement
     (None, or returning None: the deployed configuration is refitted on its calibration rows)."""
 
     panel: Panel

@@ -65,7 +65,7 @@ def sweep_plan(sweep: dict, *, delta: int | None = None, n_total: int | None = N
 
     ``delta``: labels added to the largest budget (default: the largest budget, i.e. double it).
     ``n_total``: n_H to allocate (default n_S + largest n_M + n_V of the sweep).
-    ``measured_allocation``: rows of :func:`fcps_core.checks.fixed_budget_allocation` to compare.
+    ``measured_allocation``: rows of :func:`fcps_core.paper.robustness_checks.fixed_budget_allocation` to compare.
     ``menu_size`` / ``loss_sd``: override what the records say (stored sweeps lack both).
     """
     if delta is not None and int(delta) < 0:

@@ -15,7 +15,7 @@ choice:
 * ``cheapest_tied`` -- among the tied candidates on the best candidate's own line (the same
   path, family and parameters; only K varies), the cheapest to run (the sum of its judges'
   costs, then the lower latency, then the simpler family and smaller K); needs judge costs
-  (:mod:`fcps_core.judge_costs`). The one-SE rule along one nested sequence, as in
+  (:mod:`fcps_core.data.judge_costs`). The one-SE rule along one nested sequence, as in
   Breiman's pruning: the cheapest tied member of the *whole* menu (two thousand candidates
   on LLMBar) is the one whose risk was estimated most luckily, and its deployed risk pays
   the luck back (``bench/bench_costs.py``: T-MSE +0.0073 over argmin against +0.0022 on
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..diagnostics import argmin_with_ties, losses, risk_tolerance
+from ..measures.diagnostics import argmin_with_ties, losses, risk_tolerance
 from ..families import REGISTRY
 from ..families.base import one_blas_thread
 
@@ -270,7 +270,7 @@ def complexity_order(candidates) -> np.ndarray:
 
 def cost_order(candidates, costs) -> np.ndarray:
     """Rank of each candidate on (cost, latency, ladder level, K, menu order)."""
-    from ..judge_costs import judges_cost
+    from ..data.judge_costs import judges_cost
     keys = [(*judges_cost(c.judges, costs), REGISTRY[c.family].ladder, c.K, c.index) for c in candidates]
     order = sorted(range(len(keys)), key=keys.__getitem__)
     rank = np.empty(len(keys), dtype=np.int64)

@@ -3,7 +3,7 @@
 A constraint restricts the menu a choice rule sees (``--max-judges K``, ``--budget C`` with
 judge costs): a candidate is admissible when its judge set has at most ``max_judges`` judges
 and costs at most ``budget`` per item (the sum of its judges' costs,
-:func:`fcps_core.judge_costs.judges_cost`). An average of candidates calls the *union* of
+:func:`fcps_core.data.judge_costs.judges_cost`). An average of candidates calls the *union* of
 its members' judges once per item, so a set of members is admissible when that union is
 (:meth:`PanelConstraint.members_fit`). The same choice rule then runs on the admissible
 candidates only (:func:`.choice.choose`), and the bootstrap that estimates the deployed risk

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..judge_costs import judges_cost, pareto_front
+from ..data.judge_costs import judges_cost, pareto_front
 from .choice import cost_order, line_ids, rule_pool, tie_break_order, tie_set
 
 

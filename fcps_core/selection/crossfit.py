@@ -34,10 +34,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..diagnostics import PrefixDiagnostics
+from ..measures.diagnostics import PrefixDiagnostics
 from ..errors import SplitError
-from ..panel import Panel
-from ..splits import Blocks
+from ..data.panel import Panel
+from ..data.splits import Blocks
 from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
@@ -532,7 +532,7 @@ class CorrectionRefits:
         first_repeat = np.ascontiguousarray(heldout.stored(heldout.vcol[[c.index for c in members]])[0])
         full = first_repeat.mean(axis=1)
         obj = selector.objective
-        from ..diagnostics import losses
+        from ..measures.diagnostics import losses
         y = panel.labels[D][distinct.rep]
         n = distinct.counts
         r_small = float(n @ losses(obj, y, small) / n.sum())

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..encoding import INT64_SAFE
+from ..data.encoding import INT64_SAFE
 from ..errors import SplitError
 from .choice import GroupedLosses, row_losses
 

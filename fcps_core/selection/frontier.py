@@ -23,7 +23,7 @@ statistically tied with it. The rule is measured, not tuned (``bench/bench_front
 figures in docs/performance.md): deploying the smallest panel whose paired 95 % interval of
 the difference to the choice over all judges contains 0 raised the research-test MSE on the
 shared and synthetic panels, so a smaller panel is offered, not imposed: the answer names the
-smallest tied panel size (:func:`fcps_core.explain.smallest_tied`) and ``--max-judges`` deploys
+smallest tied panel size (:func:`fcps_core.reports.explain.smallest_tied`) and ``--max-judges`` deploys
 it.
 
 Replays share their work: a draw's tie set depends only on its best admissible candidate
@@ -43,7 +43,7 @@ import numpy as np
 
 from ..defaults import TIE_AVERAGE
 from ..families.base import one_blas_thread
-from ..judge_costs import judges_cost, pareto_front
+from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_members, preference_order,
                      rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, selector_constraint

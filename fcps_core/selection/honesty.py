@@ -29,7 +29,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..defaults import TIE_AVERAGE
-from ..diagnostics import argmin_with_ties, losses, regime_quadrant, risk_tolerance, table_pressure
+from ..measures.diagnostics import argmin_with_ties, losses, regime_quadrant, risk_tolerance, table_pressure
 from ..families import REGISTRY
 from .folds import grouped_folds
 from ..families.base import one_blas_thread
@@ -541,7 +541,7 @@ def nested_estimate(selector, panel, blocks, D: np.ndarray, report) -> dict:
     """Nested grouped cross-validation of the whole cross-fitted procedure: each outer fold
     is held out, the selection runs on the rest (its own inner folds), and the deployed
     predictor is scored on the outer fold."""
-    from ..splits import Blocks
+    from ..data.splits import Blocks
     inner = replace(selector, estimate="none", with_baselines=False, progress=None)
     empty = np.zeros(0, dtype=np.int64)
     row_loss = np.full(len(D), np.nan)

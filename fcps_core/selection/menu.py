@@ -31,14 +31,14 @@ from typing import Callable
 
 import numpy as np
 
-from ..diagnostics import PrefixDiagnostics, argmin_with_ties, prefix_diagnostics
-from ..encoding import EncodedPanel, encode_panel, nominal_cells
+from ..measures.diagnostics import PrefixDiagnostics, argmin_with_ties, prefix_diagnostics
+from ..data.encoding import EncodedPanel, encode_panel, nominal_cells
 from ..errors import MenuError, SplitError
 from ..families import REGISTRY
 from ..families.base import one_blas_thread, small_pages
-from ..panel import Panel
-from ..paths import JudgePath, build_paths
-from ..splits import Blocks, check_blocks
+from ..data.panel import Panel
+from ..measures.judge_paths import JudgePath, build_paths
+from ..data.splits import Blocks, check_blocks
 from .path_fits import fit_joint_families, fit_path_families
 from .result import Candidate
 from .views import PatternCache, ViewCache, record_se, unscored_record, validation_record, view_kind

@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..diagnostics import PrefixDiagnostics, losses, theorem1_bound, validation_scale
-from ..encoding import EncodedPanel, pattern_labels
+from ..measures.diagnostics import PrefixDiagnostics, losses, theorem1_bound, validation_scale
+from ..data.encoding import EncodedPanel, pattern_labels
 from ..families import REGISTRY, PrefixFeatures
 from ..families.base import one_blas_thread
-from ..judges_report import judges_report
-from ..panel import Panel
-from ..paths import JudgePath
-from ..splits import Blocks
+from .judges_report import judges_report
+from ..data.panel import Panel
+from ..measures.judge_paths import JudgePath
+from ..data.splits import Blocks
 from .cost_report import cost_report
 from .views import PatternCache, ViewCache, view_kind, weighted_mean_loss
 
@@ -313,7 +313,7 @@ class SelectionResult:
     # -- deployment ----------------------------------------------------------------------
     def predictor(self):
         """The deployable predictor of the selected candidate under the refit policy."""
-        from ..predictor import FCPSPredictor
+        from ..deploy.predictor import FCPSPredictor
         return FCPSPredictor.from_selection(self)
 
     # -- reporting -----------------------------------------------------------------------

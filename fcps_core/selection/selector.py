@@ -31,13 +31,13 @@ from ..defaults import (CHOICES, ESTIMATES, DEFAULT_ALPHA, DEFAULT_BOOTSTRAP, DE
                         DEFAULT_MAX_MEMBERS, DEFAULT_N_BINS, DEFAULT_OBJECTIVE, DEFAULT_PAIRWISE_K_MAX,
                         DEFAULT_PATHS, DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_TABLE_K_MAX)
 from ..defaults import PROTOCOLS as PROTOCOL_NAMES
-from ..diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD
+from ..measures.diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD
 from ..errors import MenuError
 from ..families import FAMILIES, REGISTRY, get_family
 from ..families.base import small_pages
-from ..panel import Panel
-from ..paths import PATH_RULES
-from ..splits import Blocks, make_blocks
+from ..data.panel import Panel
+from ..measures.judge_paths import PATH_RULES
+from ..data.splits import Blocks, make_blocks
 from .choice import default_prior
 from .crossfit import fit_crossfit
 from .menu import MenuFit, MenuRows, checked_panel, deployable_label_scale, fit_menu
@@ -122,7 +122,7 @@ class FCPSSelector:
     max_members: int = DEFAULT_MAX_MEMBERS
     with_baselines: bool = True
     n_jobs: int | None = None   # crossfit folds in parallel: None = every core on large panels
-    #: judge -> {"cost", "latency"} (fcps_core.judge_costs); candidates then carry their cost,
+    #: judge -> {"cost", "latency"} (fcps_core.data.judge_costs); candidates then carry their cost,
     #: the result its risk-cost Pareto front, and ``cheapest_tied`` can choose
     judge_costs: dict | None = None
     #: deploy at most this many judges (None: no limit); the choice rule runs on the
@@ -186,7 +186,7 @@ class FCPSSelector:
                 raise MenuError("the cheapest_tied choice needs judge costs (--judge-costs FILE with "
                                 "judge,cost,latency rows, or costs stored with the panel)")
             return
-        from ..judge_costs import check_costs_cover
+        from ..data.judge_costs import check_costs_cover
         check_costs_cover(self.judge_costs, panel.judge_names)
 
     # -- K limits ------------------------------------------------------------------------
@@ -246,7 +246,7 @@ def select(panel: "Panel | str | os.PathLike | pd.DataFrame", blocks: Blocks | N
     ``panel`` may be a :class:`Panel`, a pandas DataFrame or a panel file's path (read by
     :func:`fcps_core.read_panel`; NaN or empty labels are unlabelled rows). Without
     ``blocks`` the default blocks are drawn with the selector's seed
-    (:func:`fcps_core.splits.make_blocks`: the file's block column, else a grouped 1:2:1
+    (:func:`fcps_core.data.splits.make_blocks`: the file's block column, else a grouped 1:2:1
     draw; the cross-fitted default protocol pools them into its folds), so ``select(df)``
     runs the default selection."""
     from ..ingest import as_panel

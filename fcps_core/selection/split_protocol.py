@@ -28,8 +28,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..panel import Panel
-from ..splits import Blocks
+from ..data.panel import Panel
+from ..data.splits import Blocks
 from .baselines import baseline_predictions
 from .choice import argmin_choice, choose_deployed
 from .folds import HeldOut

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..diagnostics import losses
-from ..encoding import INT64_SAFE, EncodedPanel, prefix_patterns
+from ..measures.diagnostics import losses
+from ..data.encoding import INT64_SAFE, EncodedPanel, prefix_patterns
 from ..families import PrefixFeatures
-from ..paths import extend_ids
+from ..measures.judge_paths import extend_ids
 
 
 # -- distinct-row views of the blocks ---------------------------------------------------------

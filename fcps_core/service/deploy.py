@@ -36,7 +36,7 @@ def __getattr__(name: str):
 def load_predictor(ref: str, store_path: str | None = None):
     """A predictor file, or ``run:N`` (any case, as ``show``/``export`` take it): the
     predictor a stored selection deploys."""
-    from ..predictor import FCPSPredictor
+    from ..deploy.predictor import FCPSPredictor
     if ref.lower().startswith("run:") and not os.path.exists(ref):
         from .stores import store_at
         try:
@@ -50,7 +50,7 @@ def load_predictor(ref: str, store_path: str | None = None):
 
 def predictor_from_dict(doc: dict):
     """A predictor from its JSON document (``FCPSPredictor.to_dict()``)."""
-    from ..predictor import FCPSPredictor
+    from ..deploy.predictor import FCPSPredictor
     return FCPSPredictor.from_dict(doc)
 
 
@@ -61,7 +61,7 @@ def predictor_from_json(text: str):
 def stored_predictor_json(store, run_id: int) -> str:
     """A stored run's predictor as JSON text, validated as a file is (a PredictorError, one
     line, for a damaged one)."""
-    from ..predictor import FCPSPredictor
+    from ..deploy.predictor import FCPSPredictor
     doc = None
 
     def fetch():
@@ -78,7 +78,7 @@ def checked_predictor_json(data: bytes, name: str) -> str:
     the byte, depth and number bounds (:mod:`fcps_core.deploy.validate`) and validated
     completely; a PredictorError (one line naming the file) otherwise."""
     from ..deploy.validate import parse_predictor_json
-    from ..predictor import FCPSPredictor
+    from ..deploy.predictor import FCPSPredictor
     doc = parse_predictor_json(data, repr(name))
     FCPSPredictor.from_json(doc, name)
     return json.dumps(doc)

@@ -8,7 +8,7 @@ labelled batch back (shared by ``python -m fcps_core label-next`` and the Label 
   smallest that keeps E at least half of the labels, plus the greedy
   variance-reducing active part).
 * :class:`LabelNextPlan` is the batch: CSV rows (item_id, group_id, the judges' outputs, an
-  empty label column to fill, why each was chosen) through :mod:`fcps_core.writers`, and the
+  empty label column to fill, why each was chosen) through :mod:`fcps_core.files.csv_writer`, and the
   JSON summary (docs/json-contract.md, "label-next").
 * :func:`read_labelled_batch` reads the filled CSV back; :func:`merge_batch` merges it into a
   stored panel (:meth:`fcps_core.store.Store.merge_labels`) and records which items were
@@ -56,7 +56,7 @@ def test_rows_of(panel) -> np.ndarray:
 def fit_decision(panel, *, seed: int = 0, active_items=None, options: dict | None = None, progress=None):
     """The default selection on the labelled rows, its risks read on E."""
     from ..selection import FCPSSelector
-    from ..splits import make_blocks
+    from ..data.splits import make_blocks
     mask = evaluation_mask(panel, active_items)
     eval_rows = None if mask.sum() == panel.labelled.sum() else mask
     blocks = make_blocks(panel, seed=seed)
@@ -94,11 +94,11 @@ class LabelNextPlan:
         return table
 
     def csv_text(self) -> str:
-        from ..writers import csv_text
+        from ..files.csv_writer import csv_text
         return csv_text(self.header(), self.rows(), lineterminator="\n")
 
     def write(self, path: str, *, force: bool = False) -> None:
-        from ..writers import write_csv
+        from ..files.csv_writer import write_csv
         write_csv(path, self.header(), self.rows(), force=force)
 
     def to_dict(self) -> dict:
@@ -165,8 +165,8 @@ def decision_summary(panel, *, seed: int = 0, active_items=None, options: dict |
 
 
 def _unneutralised(text: str) -> str:
-    """A cell as written before :func:`fcps_core.writers.neutralise_cell` added its apostrophe."""
-    from ..writers import FORMULA_STARTS
+    """A cell as written before :func:`fcps_core.files.csv_writer.neutralise_cell` added its apostrophe."""
+    from ..files.csv_writer import FORMULA_STARTS
     if len(text) >= 2 and text[0] == "'" and text[1] in FORMULA_STARTS:
         return text[1:]
     return text
@@ -186,7 +186,7 @@ def read_labelled_batch(data: bytes | str, *, source: str = "the upload", judges
     with an empty label are skipped; labels are numbers on the panel's label scale
     (``label_range``, mapped to [0, 1]) or the label words the panel reader knows (A/B,
     yes/no, correct/incorrect ...)."""
-    from ..labels import map_labels
+    from ..data.labels import map_labels
     if isinstance(data, bytes):
         if len(data) > MAX_UPLOAD_BYTES:
             raise PanelError(f"{source} is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")

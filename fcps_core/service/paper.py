@@ -9,43 +9,43 @@ from ..errors import FCPSError
 
 
 def make_regime(regime: str, **options):
-    """A synthetic panel of one regime (:func:`fcps_core.synthetic.make_regime`)."""
-    from ..synthetic import make_regime as make
+    """A synthetic panel of one regime (:func:`fcps_core.paper.synthetic.make_regime`)."""
+    from ..paper.synthetic import make_regime as make
     return make(regime, **options)
 
 
 def semi_real(panel, regime: str, **options):
-    """A semi-real panel: real judges, a synthetic label (:func:`fcps_core.synthetic.semi_real`)."""
-    from ..synthetic import semi_real as make
+    """A semi-real panel: real judges, a synthetic label (:func:`fcps_core.paper.synthetic.semi_real`)."""
+    from ..paper.synthetic import semi_real as make
     return make(panel, regime, **options)
 
 
 def check_synth_size(rows, judges) -> None:
-    from ..synthetic import check_synth_size as check
+    from ..paper.synthetic import check_synth_size as check
     check(rows, judges)
 
 
 def synth_parameter_help() -> str:
-    """What each generator parameter means (:data:`fcps_core.synthetic.PARAMETER_HELP`)."""
-    from ..synthetic import PARAMETER_HELP
+    """What each generator parameter means (:data:`fcps_core.paper.synthetic.PARAMETER_HELP`)."""
+    from ..paper.synthetic import PARAMETER_HELP
     return PARAMETER_HELP
 
 
 def write_report(out: str, **options) -> str:
-    """The reproduction report (:func:`fcps_core.reproduction.write_report`)."""
-    from ..reproduction import write_report as write
+    """The reproduction report (:func:`fcps_core.paper.reproduction.write_report`)."""
+    from ..paper.reproduction import write_report as write
     return write(out, **options)
 
 
 def run_check(name: str, panel, sizes: dict, *, splits: int = 30, seed: int = 0, workers: int = 1,
               drop=None, n_h_values=(8, 16, 32, 64), k_max: int | None = 7, progress=None,
               names=()) -> list[dict]:
-    """Rows of one of the paper's robustness checks (the functions of :mod:`fcps_core.checks`)
+    """Rows of one of the paper's robustness checks (the functions of :mod:`fcps_core.paper.robustness_checks`)
     on ``panel`` with block ``sizes`` (n_select, n_val, n_test, n_M, n_h, budgets); ``names``:
     the checks there are, for the error on an unknown one."""
-    from ..checks import (cold_start, fixed_budget_allocation, metric_robustness, objective_comparison,
+    from ..paper.robustness_checks import (cold_start, fixed_budget_allocation, metric_robustness, objective_comparison,
                           pool_perturbation, smoothing_sensitivity, tie_collapse_check)
-    from ..experiments import calibration_growth
+    from ..paper.experiments import calibration_growth
     blocks = {k: sizes[k] for k in ("n_select", "n_val", "n_test")}
     if name == "allocation":
         return fixed_budget_allocation(panel, sizes["n_h"], n_test=sizes["n_test"], splits=splits,
@@ -70,6 +70,6 @@ def run_check(name: str, panel, sizes: dict, *, splits: int = 30, seed: int = 0,
 
 def sweep_analyses():
     """The analyses of a stored sweep's candidate records (the module
-    :mod:`fcps_core.paper_analyses`: curves over K, binned relations, controlled complexity...)."""
-    import fcps_core.paper_analyses as analyses
+    :mod:`fcps_core.paper.analyses`: curves over K, binned relations, controlled complexity...)."""
+    import fcps_core.paper.analyses as analyses
     return analyses

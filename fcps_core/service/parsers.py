@@ -48,6 +48,6 @@ def parse_budgets(text: str, flag: str = "--budgets") -> list[int]:
 
 
 def parse_ratio(text: str, name: str = "--split") -> tuple:
-    """A block ratio ``S:M:V`` or ``S:M:V:T`` (:func:`fcps_core.splits.parse_ratio`)."""
-    from ..splits import parse_ratio as ratio
+    """A block ratio ``S:M:V`` or ``S:M:V:T`` (:func:`fcps_core.data.splits.parse_ratio`)."""
+    from ..data.splits import parse_ratio as ratio
     return ratio(text, name=name)

@@ -39,7 +39,7 @@ def select_deployment(panel, *, split=None, test_share=0.0, counts=None, seed: i
     from ..families import FAMILIES
     from ..planning.next_judge import deployment_of
     from ..selection import FCPSSelector
-    from ..splits import make_blocks
+    from ..data.splits import make_blocks
     blocks = make_blocks(panel, split=split, test_share=test_share, counts=counts, seed=seed)
     options = {k: v for k, v in (("protocol", protocol), ("folds", folds), ("repeats", repeats)) if v is not None}
     selector = FCPSSelector(paths=paths or DEFAULT_PATHS, families=families or FAMILIES, k_max=k_max,
@@ -95,7 +95,7 @@ def deployment_from_run(store, run_id: int, panel, *, store_panel: str | None = 
     def predictor():
         """The run's stored predictor (None for a run stored without one: the plan then
         refits the deployed configuration on its calibration rows)."""
-        from ..predictor import FCPSPredictor
+        from ..deploy.predictor import FCPSPredictor
         from ..store import StoreError
         try:
             return FCPSPredictor.from_dict(store.run_predictor(run_id))
@@ -108,7 +108,7 @@ def deployment_from_run(store, run_id: int, panel, *, store_panel: str | None = 
 def run_blocks(panel, params: dict, run_id: int, *, seed=None, split=None, test_share=None, counts=None):
     """A stored run's blocks: redrawn from the given split/counts/seed, else from what the
     run stored; refused when they cannot reproduce the stored block sizes."""
-    from ..splits import make_blocks
+    from ..data.splits import make_blocks
     stored = params.get("blocks") or {}
     cli = params.get("cli") or {}
     seed = seed if seed is not None else stored.get("seed") or 0

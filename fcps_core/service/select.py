@@ -3,7 +3,7 @@ selector's options, judge costs, and where to store the run) in; the
 :class:`SelectOutcome` (the result, the stored run id, the deployable predictor) out.
 
 The command line's ``select`` and the dashboard's Select page build a request and render the
-outcome; the blocks (:func:`fcps_core.splits.make_blocks`), the fits
+outcome; the blocks (:func:`fcps_core.data.splits.make_blocks`), the fits
 (:class:`fcps_core.selection.FCPSSelector`) and the store (``Store.save_selection``) are
 reached only from here."""
 
@@ -15,7 +15,7 @@ from typing import Callable
 
 from ..defaults import DEFAULT_PATHS
 from ..families import FAMILIES  # noqa: F401 (the menu the front ends offer)
-from ..paths import PATH_RULES  # noqa: F401
+from ..measures.judge_paths import PATH_RULES  # noqa: F401
 
 #: the path rule added to the default menu when judge costs are known (information per cost)
 COST_PATH = "cost_aware"
@@ -30,14 +30,14 @@ def menu_paths(paths, costs: dict | None) -> tuple:
 
 
 def named_menu(name: str | None, **given) -> dict:
-    """A named menu (``paper_table``, ``paper_scalar``: :data:`fcps_core.experiments.NAMED_MENUS`)
+    """A named menu (``paper_table``, ``paper_scalar``: :data:`fcps_core.paper.experiments.NAMED_MENUS`)
     as the selector fields it fixes (families, paths, largest K); {} without a name. ``given``
     maps the flags it replaces (``"--families": value``...) to their values: any set one is
     refused, naming it."""
     if not name:
         return {}
     from ..errors import FCPSError
-    from ..experiments import NAMED_MENUS
+    from ..paper.experiments import NAMED_MENUS
     clash = [flag for flag, value in given.items() if value]
     if clash:
         raise FCPSError(f"--menu {name} fixes the families, paths and K; drop {', '.join(clash)} "
@@ -47,15 +47,15 @@ def named_menu(name: str | None, **given) -> dict:
 
 
 def named_menus() -> tuple[str, ...]:
-    from ..experiments import NAMED_MENUS
+    from ..paper.experiments import NAMED_MENUS
     return tuple(NAMED_MENUS)
 
 
 def draw_blocks(panel, *, split: str | None = None, counts: dict | None = None,
                 test_share: float | None = None, seed: int = 0):
-    """The S/M/V(/T) blocks of ``panel`` (:func:`fcps_core.splits.make_blocks`): the file's
+    """The S/M/V(/T) blocks of ``panel`` (:func:`fcps_core.data.splits.make_blocks`): the file's
     block column, else a grouped draw by ``split`` ratio, ``counts`` or ``test_share``."""
-    from ..splits import make_blocks
+    from ..data.splits import make_blocks
     options = {} if test_share is None else {"test_share": test_share}
     return make_blocks(panel, split=split, counts=counts, seed=seed, **options)
 
@@ -67,8 +67,8 @@ def block_sizes(panel, blocks) -> list[dict]:
 
 
 def read_judge_costs(path: str) -> dict:
-    """A judge costs file (:func:`fcps_core.judge_costs.read_judge_costs`)."""
-    from ..judge_costs import read_judge_costs as read
+    """A judge costs file (:func:`fcps_core.data.judge_costs.read_judge_costs`)."""
+    from ..data.judge_costs import read_judge_costs as read
     return read(path)
 
 
@@ -78,14 +78,14 @@ def costs_for_judges(costs: dict | None, judge_names, *, subset: bool, source: s
     if costs and subset:
         costs = {j: v for j, v in costs.items() if j in set(judge_names)}
     if costs:
-        from ..judge_costs import check_costs_cover
+        from ..data.judge_costs import check_costs_cover
         check_costs_cover(costs, judge_names, source=source)
     return costs
 
 
 @dataclass
 class SelectRequest:
-    """One selection to run: ``panel`` (a :class:`~fcps_core.panel.Panel` already read from a
+    """One selection to run: ``panel`` (a :class:`~fcps_core.data.panel.Panel` already read from a
     file, an upload or the store), how its blocks are drawn (``split`` ratio, ``counts`` or
     ``test_share``; the file's block column wins), ``options`` (fields of
     :class:`~fcps_core.selection.FCPSSelector`: families, paths, k_max, protocol, choice...;
@@ -113,7 +113,7 @@ class SelectRequest:
 class SelectOutcome:
     """A finished selection: ``result`` (:class:`~fcps_core.selection.SelectionResult`), the
     ``blocks`` it ran on, the stored ``run_id`` (None when not stored) and the deployable
-    ``predictor`` (:class:`~fcps_core.predictor.FCPSPredictor`; None when not asked for)."""
+    ``predictor`` (:class:`~fcps_core.deploy.predictor.FCPSPredictor`; None when not asked for)."""
     result: object
     blocks: object
     run_id: int | None = None
@@ -174,7 +174,7 @@ def refit_stored(run: dict, panel, progress=None, overrides: dict | None = None)
     whether the refit deploys what the stored run deploys (family, K, judges). ``overrides``
     replaces selector settings (e.g. ``max_judges`` to deploy another frontier point)."""
     from ..selection import FCPSSelector
-    from ..splits import make_blocks
+    from ..data.splits import make_blocks
     params = dict(run.get("params") or {})
     b = params.pop("blocks", None) or {}
     sizes = [int(b.get(k) or 0) for k in ("n_S", "n_M", "n_V", "n_T")]

@@ -49,7 +49,7 @@ def seed(store: Store, progress: Callable[[str], None] | None = None) -> dict:
 
 
 def validate_name(name: str) -> str:
-    """A panel name the store accepts (:func:`fcps_core.names.validate_name`)."""
+    """A panel name the store accepts (:func:`fcps_core.data.stored_names.validate_name`)."""
     from ..store import validate_name as check
     return check(name)
 

@@ -1,8 +1,8 @@
 """The calibration-growth sweep workflow (``python -m fcps_core sweep``, the Regime map and
 Synthetic lab pages): sweep n_M over budgets on grouped splits
-(:func:`fcps_core.experiments.calibration_growth`), fit the labelling plan over it
+(:func:`fcps_core.paper.experiments.calibration_growth`), fit the labelling plan over it
 (:func:`fcps_core.planning.sweep_plan`) and, on request, measure the plan's allocation at a
-fixed number of labels (:func:`fcps_core.checks.fixed_budget_allocation`)."""
+fixed number of labels (:func:`fcps_core.paper.robustness_checks.fixed_budget_allocation`)."""
 
 from __future__ import annotations
 
@@ -11,19 +11,19 @@ from typing import Callable
 from ..defaults import DEFAULT_PATHS
 from ..errors import FCPSError
 
-#: the menus of a sweep, by ``--menus`` name (fcps_core.experiments.MENU_SETS)
+#: the menus of a sweep, by ``--menus`` name (fcps_core.paper.experiments.MENU_SETS)
 MENU_SET_NAMES = ("default", "paper", "growth")
 
 
 def menu_set(name: str) -> dict:
     """The menus (name -> families) a sweep compares, by name (``default``, ``paper``, ``growth``)."""
-    from ..experiments import MENU_SETS
+    from ..paper.experiments import MENU_SETS
     return MENU_SETS[name]
 
 
 def menu_families(name: str = "full") -> tuple:
     """The families of one named menu of the default set (``full``, ``table_like``...)."""
-    from ..experiments import MENUS
+    from ..paper.experiments import MENUS
     return MENUS[name]
 
 
@@ -44,9 +44,9 @@ def sweep_paths(paths, menus_name: str) -> tuple:
 
 
 def run_sweep(panel, budgets, *, progress: Callable[[float, str], None] | None = None, **options):
-    """The sweep of ``panel`` over ``budgets`` (:func:`fcps_core.experiments.calibration_growth`
+    """The sweep of ``panel`` over ``budgets`` (:func:`fcps_core.paper.experiments.calibration_growth`
     with ``options``: block sizes, splits, seed, families or menus, paths, workers...)."""
-    from ..experiments import calibration_growth
+    from ..paper.experiments import calibration_growth
     return calibration_growth(panel, budgets, progress=progress, **options)
 
 
@@ -60,7 +60,7 @@ def store_sweep(store, result, *, panel_name: str, panel_version: str | None = N
 
 def check_allocation(panel, result, *, n_h: int, n_test: int, plan_options: dict, options: dict) -> None:
     """The fixed-n_H allocation check at ``n_h`` labels, its rows put into ``result.plan``."""
-    from ..checks import fixed_budget_allocation
+    from ..paper.robustness_checks import fixed_budget_allocation
     from ..planning import sweep_plan
     measured = fixed_budget_allocation(panel, n_h, n_test=n_test, **{k: v for k, v in options.items()
                                                                       if k != "paths"})

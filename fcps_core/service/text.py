@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ..names import CONTROL_CHARACTERS
+from ..data.stored_names import CONTROL_CHARACTERS
 
 # The one sanitiser of everything the CLI prints. Judge, panel, file and column names are
 # user data: printed raw, an ESC or BEL sequence in one retitles the terminal, clears the

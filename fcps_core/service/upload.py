@@ -112,12 +112,12 @@ def judge_mappings(panel) -> list[dict]:
 
 
 def map_labels(values):
-    """Label texts as numbers with the built-in words (:func:`fcps_core.labels.map_labels`)."""
-    from ..labels import map_labels as mapped
+    """Label texts as numbers with the built-in words (:func:`fcps_core.data.labels.map_labels`)."""
+    from ..data.labels import map_labels as mapped
     return mapped(values)
 
 
 def mapping_sentence(report: dict) -> str:
-    """How the labels were read, in one sentence (:func:`fcps_core.labels.mapping_sentence`)."""
-    from ..labels import mapping_sentence as sentence
+    """How the labels were read, in one sentence (:func:`fcps_core.data.labels.mapping_sentence`)."""
+    from ..data.labels import mapping_sentence as sentence
     return sentence(report)

@@ -42,7 +42,7 @@ Guarantees
 from __future__ import annotations
 
 from ..errors import StoreError
-from ..names import validate_name
+from ..data.stored_names import validate_name
 from .cells import neutralise_cell
 from .core import StoreCore
 from .export import ExportStore

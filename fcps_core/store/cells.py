@@ -7,9 +7,9 @@ import math
 
 
 from ..errors import StoreError
-from ..jsonutil import json_ready
-# the neutraliser lives with the one CSV writer (fcps_core.writers); re-exported from here
-from ..writers import csv_text, neutralise_cell  # noqa: F401
+from ..files.json_values import json_ready
+# the neutraliser lives with the one CSV writer (fcps_core.files.csv_writer); re-exported from here
+from ..files.csv_writer import csv_text, neutralise_cell  # noqa: F401
 
 
 # -- names and cells -------------------------------------------------------------------------
@@ -37,14 +37,14 @@ def rows_to_dicts(cur) -> list[dict]:
 def emit(data: bytes, out, force: bool = False) -> bytes | None:
     if out is None:
         return data
-    from ..outputs import write_output
+    from ..files.safe_write import write_output
     write_output(out, data, force=force)      # atomic: a reader never sees half an export
     return None
 
 
 def emit_table(header: list, rows: list, fmt: str, out, force: bool = False) -> bytes | None:
     if fmt == "csv":
-        # the one CSV writer (fcps_core.writers): text neutralised, numbers kept
+        # the one CSV writer (fcps_core.files.csv_writer): text neutralised, numbers kept
         return emit(csv_text(header, rows, lineterminator="\n").encode("utf-8"), out, force)
     if fmt == "parquet":
         import pyarrow as pa

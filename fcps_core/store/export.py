@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 
-from ..jsonutil import json_ready
+from ..files.json_values import json_ready
 from .cells import emit, emit_table
 
 
@@ -15,7 +15,7 @@ class ExportStore:
     def export_panel(self, name: str, fmt: str, out=None, *, force: bool = False) -> bytes | None:
         """The panel as a wide table (``csv``, ``parquet``) or ``json`` (facts + rows).
         Writes to ``out`` (a path) when given, else returns the bytes."""
-        from ..writers import panel_to_wide_rows
+        from ..files.csv_writer import panel_to_wide_rows
         panel = self.load_panel(name)
         header, rows = panel_to_wide_rows(panel)
         if fmt == "json":

@@ -56,7 +56,7 @@ class LabelStore:
 
         ``outputs`` ({item id: {judge: output text}}) are checked against the stored
         outputs first. Returns {"new": n, "replaced": n, "unchanged": n, "version": v}."""
-        from ..panel import is_missing
+        from ..data.panel import is_missing
         from .panels import panel_version
         panel = self.load_panel(name)
         row_of = {str(item): i for i, item in enumerate(panel.item_ids.tolist())}

@@ -9,8 +9,8 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import StoreError
-from ..panel import MISSING, Panel
-from ..names import validate_name
+from ..data.panel import MISSING, Panel
+from ..data.stored_names import validate_name
 from .cells import rows_to_dicts, to_json
 from .core import staged
 from .location import utc_now
@@ -239,7 +239,7 @@ class PanelStore:
     # -- judge costs ---------------------------------------------------------------------
     def set_judge_costs(self, name: str, costs: dict) -> None:
         """Store (replacing any earlier) the cost and latency of every judge of a panel."""
-        from ..judge_costs import check_costs_cover
+        from ..data.judge_costs import check_costs_cover
         with self.transaction() as cur:
             info = self._panel_row(cur, name)
             judges = [r[0] for r in cur.execute("SELECT name FROM judges WHERE panel_id = ? ORDER BY judge_pos",

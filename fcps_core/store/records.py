@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 
-from ..jsonutil import json_ready
+from ..files.json_values import json_ready
 
 
 CANDIDATE_COLUMNS = ("cand_index", "path_rule", "path", "judges", "K", "family", "params",
@@ -32,6 +32,6 @@ def selection_params(result) -> dict:
     return params
 
 #: columns of ``sweep_candidates`` after run_id (the same as
-#: ``fcps_core.experiments.CANDIDATE_COLUMNS``; a test keeps them equal)
+#: ``fcps_core.paper.experiments.CANDIDATE_COLUMNS``; a test keeps them equal)
 SWEEP_CANDIDATE_COLUMNS = ("split", "n_M", "path", "K", "family", "val_risk", "val_mse", "test_mse", "H_K", "Q_K",
                            "S_K", "unseen_val", "unseen_test", "V_cell", "V_proxy", "selected_by")

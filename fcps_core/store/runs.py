@@ -8,7 +8,7 @@ import json
 
 
 from ..errors import StoreError
-from ..jsonutil import json_ready
+from ..files.json_values import json_ready
 from .cells import rows_to_dicts, to_json, to_number
 from .core import staged
 from .location import utc_now
@@ -116,7 +116,7 @@ class RunStore:
         })
         seconds = (d.get("timings") or {}).get("select_seconds")
         if predictor is None:
-            from ..predictor import FCPSPredictor
+            from ..deploy.predictor import FCPSPredictor
             predictor = FCPSPredictor.from_selection(result).to_dict()
         with self.transaction() as cur:
             if if_absent and (existing := self._labelled_run(cur, label)) is not None:
@@ -182,7 +182,7 @@ class RunStore:
                    started_at: _dt.datetime | None = None, seconds: float | None = None,
                    label: str | None = None, if_absent: bool = False,
                    panel_version: str | None = None) -> int:
-        """Store a :class:`~fcps_core.experiments.SweepResult` (per-budget cells, per-menu
+        """Store a :class:`~fcps_core.paper.experiments.SweepResult` (per-budget cells, per-menu
         cells, per-split records) in one transaction; returns the run id (``label``,
         ``if_absent`` and ``panel_version`` as in :meth:`save_selection`)."""
         d = json_ready(result.to_dict())

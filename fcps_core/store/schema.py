@@ -133,7 +133,7 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
         "ALTER TABLE runs ADD COLUMN note VARCHAR",
     )),
     (7, "every candidate of every sweep split (the paper analyses that need the whole menu)", (
-        # One row per (split, budget, candidate) of a sweep (fcps_core.experiments.CANDIDATE_COLUMNS);
+        # One row per (split, budget, candidate) of a sweep (fcps_core.paper.experiments.CANDIDATE_COLUMNS);
         # selected_by names the menus whose validation argmin the candidate was ('' if none).
         # Sweeps stored before keep no candidates: their analyses say so.
         """CREATE TABLE sweep_candidates (

@@ -16,8 +16,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from fcps_core.errors import PanelError
-from fcps_core.labels import map_labels
-from fcps_core.panel import (Panel, check_distinct_roles, build_judge_column, check_duplicate_items, check_header, is_missing, parse_blocks, resolve_judge_names)
+from fcps_core.data.labels import map_labels
+from fcps_core.data.panel import (Panel, check_distinct_roles, build_judge_column, check_duplicate_items, check_header, is_missing, parse_blocks, resolve_judge_names)
 
 
 def _read_text(path: str) -> str:

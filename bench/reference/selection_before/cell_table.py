@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fcps_core.encoding import pattern_labels
+from fcps_core.data.encoding import pattern_labels
 
 
 def cell_table(result, cand=None, *, limit: int | None = None) -> list[dict]:

@@ -25,10 +25,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from fcps_core.diagnostics import PrefixDiagnostics
+from fcps_core.measures.diagnostics import PrefixDiagnostics
 from fcps_core.errors import SplitError
-from fcps_core.panel import Panel
-from fcps_core.splits import Blocks
+from fcps_core.data.panel import Panel
+from fcps_core.data.splits import Blocks
 from fcps_core.selection.baselines import baseline_predictions
 from .folds import (ExpandedPredictions, HeldOut, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
@@ -290,7 +290,7 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
         n_train.append(len(tr))
     full = P[:, :, [c.index for c in members]][0].mean(axis=1)
     obj = selector.objective
-    from fcps_core.diagnostics import losses
+    from fcps_core.measures.diagnostics import losses
     r_small = float(np.mean(losses(obj, y, small)))
     r_full = float(np.mean(losses(obj, y, full)))
     nh, nt, nd = float(np.mean(n_half)), float(np.mean(n_train)), float(len(D))

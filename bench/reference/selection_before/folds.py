@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fcps_core.encoding import INT64_SAFE
+from fcps_core.data.encoding import INT64_SAFE
 from fcps_core.errors import SplitError
 from .choice import GroupedLosses, row_losses
 

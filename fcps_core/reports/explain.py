@@ -1,0 +1,480 @@
+"""Plain-language verdicts from a selection's JSON contract (CLI, dashboard, reports).
+
+The headline says what to deploy and how good it is, in words a practitioner can act on:
+"Deploy ridge_iso over judges A, B, C (K=3 of 65): held-out MSE 0.142 ± 0.008, about
+0.011 better than the best single judge (gpt-4: 0.153; 95% interval 0.004 to 0.018) and
+tied with logistic over all judges. Estimated MSE on new items 0.147 (95% interval 0.139
+to 0.155)." The details that follow name the statistical ties and the regime.
+
+Every number carries its uncertainty, and a comparison is worded by its interval: the
+selection is called *better* than a baseline only when the 95% interval of the paired
+difference (baseline risk - selection risk) lies above 0, *worse* only when it lies below
+0, and *tied* otherwise; a baseline without a paired interval is reported without a claim.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .glossary import deployed_family_name
+
+#: how many judge names the headline spells out before "and N more"
+SHOWN_JUDGES = 6
+
+
+def _f(v, digits: int = 3) -> str:
+    """A number at ``digits`` decimals; "-" when missing or not a number (never "nan")."""
+    return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.{digits}f}"
+
+
+def _digits(v: float | None) -> int:
+    """Decimals that show at least two significant digits of a small difference (3 to 6)."""
+    if v is None or v == 0 or not math.isfinite(v):
+        return 3
+    return max(3, min(6, 1 - math.floor(math.log10(abs(v)))))
+
+
+def _names(items: list[str], limit: int = SHOWN_JUDGES) -> str:
+    shown = list(items[:limit])
+    if len(items) > limit:
+        shown.append(f"{len(items) - limit} more")
+    if len(shown) <= 1:
+        return "".join(shown)
+    return ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def deployed_members(selected: dict) -> list[dict]:
+    """The models a deployment averages: ``selected["members"]`` when it holds several
+    (a result's ``selected``, a frontier point), else empty -- one model is the dict itself
+    (its family, K and path)."""
+    members = selected.get("members") or []
+    return list(members) if len(members) > 1 else []
+
+
+def display_family(selected: dict) -> str:
+    """A deployment's combination for people: its family for one model, "average of N
+    models" for more (:func:`fcps_core.reports.glossary.deployed_family_name`)."""
+    return deployed_family_name(selected.get("family"), len(deployed_members(selected)))
+
+
+def deployed_name(selected: dict) -> str:
+    if deployed_members(selected):
+        return f"{combined_as(selected)} over {selected['K']} judge(s)"
+    return f"{selected['family']} over {selected['K']} judge(s) ({selected['path']} path)"
+
+
+def combined_as(selected: dict) -> str:
+    """How the deployed judges are combined: a family, or an equal-weight average of m
+    distinct models (their families)."""
+    members = deployed_members(selected)
+    if not members:
+        return str(selected.get("family"))
+    fams = sorted({str(m["family"]) for m in members})
+    return f"an equal-weight average of {len(members)} statistically tied models ({', '.join(fams)})"
+
+
+def deployed_judges(d: dict) -> list[str]:
+    """The deployed judges by contribution: largest drop-one risk change first where the
+    result has it (dropping the judge raises the risk most), else largest weight share
+    (an average of tied candidates lists its judges alphabetically without shares), else
+    path order."""
+    judges = list(d["selected"].get("judges") or [])
+    contrib = ((d.get("judges_report") or {}).get("contribution") or {}).get("judges") or []
+    drop = {j["judge"]: j.get("drop_risk_change") for j in contrib}
+    share = {j["judge"]: j.get("weight_share") for j in contrib}
+    if judges and all(drop.get(j) is not None for j in judges):
+        judges.sort(key=lambda j: -drop[j])
+    elif judges and all(share.get(j) is not None for j in judges):
+        judges.sort(key=lambda j: -share[j])
+    return judges
+
+
+def signed_weights(d: dict) -> dict[str, float]:
+    """Each deployed judge's signed weight, averaged over the deployed models that have
+    weights (a judge a member does not use counts 0 there): the direction a judge pushes the
+    prediction, which a weight share (a magnitude) hides."""
+    models = ((d.get("judges_report") or {}).get("contribution") or {}).get("models") or []
+    weighted = [m["weights"] for m in models if m.get("weights")]
+    if not weighted:
+        return {}
+    names = {n for w in weighted for n in w}
+    return {n: sum(float(w.get(n, 0.0)) for w in weighted) / len(weighted) for n in names}
+
+
+def shared_with(d: dict) -> dict[str, list[str]]:
+    """Deployed judges that are near-duplicates of another deployed judge (the judges
+    report's redundancy pairs): their weights are shared between them, so neither's weight
+    alone says what it adds."""
+    deployed = set(d["selected"].get("judges") or [])
+    pairs = ((d.get("judges_report") or {}).get("redundancy") or {}).get("pairs") or []
+    out: dict[str, list[str]] = {}
+    for p in pairs:
+        a, b = (p.get("judges") or [None, None])[:2]
+        if a in deployed and b in deployed:
+            out.setdefault(a, []).append(b)
+            out.setdefault(b, []).append(a)
+    return out
+
+
+#: a drop-one row's interval verdict, in the words of which way is better
+DROP_VERDICT_WORDS = {"raises risk": "dropping it raises the risk: the judge helps",
+                      "lowers risk": "dropping it lowers the risk: the judge hurts",
+                      "no clear change": "no clear change: the interval holds 0"}
+
+
+def drop_verdict_words(verdict):
+    """A drop-one verdict ('raises risk', ...) said the way that is unambiguous for a drop."""
+    return DROP_VERDICT_WORDS.get(verdict, verdict)
+
+
+def drop_words(change) -> str:
+    """What a drop-one risk change means, in the direction that is better."""
+    if change is None:
+        return ""
+    if change > 0:
+        return "dropping it raises the risk: the judge helps"
+    if change < 0:
+        return "dropping it lowers the risk: the judge hurts"
+    return "dropping it leaves the risk unchanged"
+
+
+def gain_text(v) -> str:
+    """An interaction gain as every page shows it: signed, 4 decimals ("+0.0100")."""
+    return "-" if v is None else f"{round(v, 4) + 0.0:+.4f}"      # + 0.0: never "-0.0000"
+
+
+def pressure_text(v) -> str:
+    """A table pressure as every page shows it: 3 decimals ("0.035")."""
+    return "-" if v is None else f"{round(v, 3) + 0.0:.3f}"
+
+
+def _same_key(c: dict) -> tuple:
+    """What makes two candidates the same predictor: family, parameters and the judge set
+    (the path only orders the judges)."""
+    params = tuple(sorted((str(k), str(v)) for k, v in (c.get("params") or {}).items()))
+    return c.get("family"), params, tuple(sorted(c.get("judges") or []))
+
+
+def _interval_text(v: dict | None, digits: int = 3) -> str:
+    """'0.142 (95% interval 0.139 to 0.155)' from {estimate, ci}."""
+    if not v or v.get("estimate") is None:
+        return "-"
+    lo, hi = (v.get("ci") or [None, None])[:2]
+    return f"{_f(v['estimate'], digits)} (95% interval {_f(lo, digits)} to {_f(hi, digits)})"
+
+
+def point_estimate(p: dict) -> dict:
+    """A frontier point's estimate on new items: its deployed-risk estimate, else its
+    held-out risk with the clustered interval."""
+    return p.get("deployed_risk") or {"estimate": p.get("risk"), "ci": p.get("ci")}
+
+
+def frontier_point(d: dict, n_judges: int | None = None) -> dict | None:
+    """The frontier point deployed (``n_judges`` None: the one marked chosen) or the one
+    of ``n_judges`` (a panel-size point)."""
+    fr = d.get("frontier") or []
+    if n_judges is None:
+        return next((p for p in fr if p.get("chosen")), None)
+    return next((p for p in fr if p.get("constraint") == "max_judges" and p.get("n_judges") == n_judges), None)
+
+
+def point_judges(d: dict, p: dict) -> list[str]:
+    """A point's judges, by contribution when it is the deployed one."""
+    if p.get("chosen") and set(p.get("judges") or []) == set(d["selected"].get("judges") or []):
+        return deployed_judges(d)
+    return list(p.get("judges") or [])
+
+
+def answer(d: dict, point: dict | None = None) -> str:
+    """The answer first, in one sentence: "Deploy these k judges combined as F: estimated
+    MSE r (interval). Each further judge up to all J changes it by at most d (interval);
+    the best single judge alone: s (interval)." ``point``: a frontier point (default: the
+    deployed one). '' when the result has no frontier."""
+    fr = d.get("frontier") or []
+    p = point or frontier_point(d)
+    if not fr:
+        return ""
+    obj = _objective(d).upper()
+    if p is None:           # a limit no frontier point stands for (judges and budget at once)
+        sel = d["selected"]
+        judges = deployed_judges(d)
+        k = len(judges)
+        single = frontier_point(d, 1)
+        tail = "" if single is None else \
+            f" The best single judge alone ({', '.join(single.get('judges') or [])}): " \
+            f"{_interval_text(point_estimate(single))}."
+        return (f"Deploy these {k} judge{'s' if k != 1 else ''} ({_names(judges)}) combined as {combined_as(sel)}: "
+                f"estimated {obj} {_interval_text(d.get('deployed_risk'))}.{tail}")
+    J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
+    judges = point_judges(d, p)
+    k = len(judges)
+    sel = {"family": p["family"], "members": p.get("members")}
+    how = combined_as(sel)
+    digits = max(3, _digits((p.get("ci") or [0, 0])[1] - (p.get("ci") or [0, 0])[0]))
+    # without a bias-corrected estimate the number is the held-out risk, and is called so
+    kind = "estimated" if p.get("deployed_risk") else "held-out"
+    who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
+    first = f"Deploy {who} {how}: {kind} {obj} {_interval_text(point_estimate(p), digits)}."
+    more = p.get("more_judges")
+    if p.get("constraint") == "budget":
+        further = ("Each larger budget changes it by at most "
+                   f"{_interval_text(more, _digits(more['estimate']) if more else 3)}" if more else
+                   "No larger budget level is on the frontier")
+    elif more:
+        further = (f"Each further judge up to all {J} changes it by at most "
+                   f"{_interval_text(more, max(digits, _digits(more['estimate'])))}")
+    else:
+        further = f"It is the choice over all {J} judges (no larger panel)"
+    single = frontier_point(d, 1)
+    tail = ""
+    if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
+        name = ", ".join(single.get("judges") or [])
+        tail = (f"; the best single judge alone ({name}, what --max-judges 1 deploys): "
+                f"{_interval_text(point_estimate(single), digits)}")
+    return f"{first} {further}{tail}."
+
+
+def smallest_tied(d: dict) -> dict | None:
+    """The smallest panel-size point whose paired difference to the unconstrained choice
+    has a 95% interval containing 0 (None without a frontier)."""
+    for p in d.get("frontier") or []:
+        if p.get("constraint") == "max_judges":
+            lo, hi = p["diff_vs_best"]["ci"]
+            if lo <= 0 <= hi or p["diff_vs_best"]["estimate"] <= 0:
+                return p
+    return None
+
+
+def tie_summary(d: dict) -> dict:
+    """The statistical ties, counted once, as every page names them (the result's ``tie``:
+    the distinct models within one paired SE of the best, :func:`fcps_core.selection.honesty`).
+
+    ``n_models``: the tied models; ``n_members``: those the deployment averages (1 for one
+    model); ``n_tied``: the other tied models; ``listed``: the closest of those;
+    ``unlisted``: the rest of the count; ``same``: kept for callers of the older format
+    (always empty: a model reached by another path is one model)."""
+    tie = d.get("tie") or {}
+    n = int(tie.get("n_tied") or 0)
+    members = len((d.get("selected") or {}).get("members") or []) or 1
+    n_members = int(tie.get("n_members") or members)
+    listed = list(tie.get("alternatives") or [])
+    return {"n_tied": n, "n_models": int(tie.get("n_models") or n + n_members), "n_members": n_members,
+            "same": [], "listed": listed, "unlisted": max(0, n - len(listed))}
+
+
+def tie_words(d: dict) -> str:
+    """The tie set in a few words ('the 12 statistically tied models'), the same on every page."""
+    t = tie_summary(d)
+    m = t["n_models"]
+    if m <= 1:
+        return "no other model is statistically tied with the best"
+    return f"{m} distinct models are statistically tied (within one paired standard error of the best)"
+
+
+def tie_sentence(d: dict) -> str:
+    """One sentence on the statistical ties ('' without any)."""
+    t = tie_summary(d)
+    if t["n_models"] <= 1:
+        return ""
+    head = tie_words(d)
+    deployed = "the deployment averages " + (f"all {t['n_members']}" if not t["n_tied"] else
+                                             f"{t['n_members']} of them") if t["n_members"] > 1 else \
+        "one of them is deployed"
+    rest = ""
+    if t["n_tied"]:
+        names = list(dict.fromkeys(f"{a['family']} K={a['K']}" for a in t["listed"]))
+        rest = (f"; the other {t['n_tied']} would serve about as well"
+                + (f" (e.g. {_names(names, 3)})" if names else ""))
+    return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
+
+
+def comparison(baseline: dict) -> str:
+    """'better', 'worse', 'tied' (the 95% interval of the paired difference straddles 0) or
+    'unpaired' (no interval: no claim)."""
+    ci = baseline.get("ci")
+    if baseline.get("diff_vs_selected") is None or not ci or ci[0] is None or ci[1] is None:
+        return "unpaired"
+    if ci[0] > 0:
+        return "better"
+    if ci[1] < 0:
+        return "worse"
+    return "tied"
+
+
+def _objective(d: dict) -> str:
+    obj = (d.get("menu") or {}).get("objective") or (d.get("deployed_risk") or {}).get("objective") or "mse"
+    return str(obj)
+
+
+def _heldout(d: dict) -> tuple[float | None, float | None]:
+    """The deployed choice's own held-out risk and its standard error (None where the
+    result does not carry one, e.g. the average of tied candidates)."""
+    sel, obj = d["selected"], _objective(d)
+    risk = sel.get(f"val_{obj}")
+    se = None
+    if not deployed_members(sel):
+        cand = next((c for c in d.get("candidates") or [] if c.get("index") == sel.get("index")), None)
+        if cand is not None:
+            risk = cand.get("val_risk", risk)
+            se = cand.get("val_se")
+    return risk, se
+
+
+def _single_judge_clause(b: dict) -> str:
+    who = f"the best single judge ({b['judge']}: {_f(b['risk'])}" if b.get("judge") else \
+        f"the best single judge ({_f(b['risk'])}"
+    status = comparison(b)
+    if status == "unpaired":
+        return f"against {who}; no paired interval, so no claim)"
+    diff, (lo, hi) = b["diff_vs_selected"], b["ci"]
+    k = _digits(diff)
+    interval = f"95% interval of the difference {_f(lo, k)} to {_f(hi, k)}"
+    if status == "better":
+        return f"about {_f(diff, k)} better than {who}; {interval})"
+    if status == "worse":
+        return f"about {_f(-diff, k)} worse than {who}; {interval})"
+    return f"statistically tied with {who}; difference {_f(diff, k)}, {interval})"
+
+
+def _others_clause(others: list[dict]) -> str:
+    """'better than A and B; tied with C; worse than D (by ...)' over the other fixed recipes."""
+    by = {s: [b for b in others if comparison(b) == s] for s in ("better", "tied", "worse", "unpaired")}
+    parts = []
+    if by["better"]:
+        parts.append("better than " + ("all of them" if len(by["better"]) == len(others) and len(others) > 1
+                                       else _names([b["label"] for b in by["better"]], 8)))
+    if by["tied"]:
+        parts.append("tied with " + _names([b["label"] for b in by["tied"]], 8))
+    for b in by["worse"]:
+        k = _digits(b["diff_vs_selected"])
+        parts.append(f"worse than {b['label']} (by {_f(-b['diff_vs_selected'], k)}, 95% interval "
+                     f"{_f(-b['ci'][1], k)} to {_f(-b['ci'][0], k)})")
+    if by["unpaired"]:
+        parts.append("not compared (no paired interval) with " + _names([b["label"] for b in by["unpaired"]], 8))
+    return "; ".join(parts)
+
+
+def verdict_parts(d: dict) -> dict:
+    """``headline`` (what to deploy, its risk, against what) and ``details`` (ties,
+    regime, warnings), each a list of plain sentences."""
+    sel = d["selected"]
+    obj = _objective(d).upper()
+    n_judges = len((d.get("panel") or {}).get("judges") or []) or None
+    judges = deployed_judges(d)
+    of = f" of {n_judges}" if n_judges else ""
+    if deployed_members(sel):
+        what = f"{combined_as(sel)} over judges {_names(judges)} ({len(judges)}{of} judges)"
+    else:
+        path = f", {sel['path']} path" if sel.get("path") else ""
+        what = f"{sel['family']} over judges {_names(judges)} (K={sel.get('K', len(judges))}{of}{path})"
+    risk, se = _heldout(d)
+    clauses = []
+    if risk is not None and se is not None:     # an average of ties has no SE: the estimate below says it
+        clauses.append(f"held-out {obj} {_f(risk)} ± {_f(1.959963984540054 * se, _digits(1.96 * se))} (95%)")
+    base = [b for b in d.get("baselines") or [] if b.get("risk") is not None]
+    single = next((b for b in base if b.get("name") == "best_single_judge"), None)
+    if single:
+        clauses.append(_single_judge_clause(single))
+    headline = [f"Deploy {what}" + (": " + ", ".join(clauses) if clauses else "") + "."]
+    first = answer(d)
+    if first:
+        # the answer first; the comparison with the best single judge follows it
+        headline = [first] + ([f"Over the same held-out rows it is {_single_judge_clause(single)}."]
+                              if single else [])
+        tied = smallest_tied(d)
+        chosen = frontier_point(d)
+        if tied is not None and chosen is not None and tied["n_judges"] < len(chosen.get("judges") or []):
+            dv = tied["diff_vs_best"]
+            headline.append(f"The smallest panel statistically tied with the choice over all judges has "
+                            f"{len(tied['judges'])} judge(s) ({tied['family']}): difference "
+                            f"{_interval_text(dv, _digits(dv['estimate']))}; deploy it with --max-judges "
+                            f"{tied['n_judges']}.")
+    others = [b for b in base if b is not single]
+    if others:
+        headline.append(f"Against the {'other ' if single else ''}fixed recipes on the same rows it is "
+                        + _others_clause(others) + ".")
+    dr = d.get("deployed_risk")
+    if first and dr and dr.get("estimate") is not None:
+        if dr.get("optimistic") is not None:
+            headline.append(f"The winner's own held-out {obj} {_f(dr['optimistic'])} is optimistic (it won over "
+                            f"{d.get('menu_size', 'many')} candidates); the estimate above corrects it.")
+    elif dr and dr.get("estimate") is not None:
+        ci = dr.get("ci") or [None, None]
+        headline.append(f"Estimated {obj} on new items {_f(dr['estimate'])} (95% interval {_f(ci[0])} to "
+                        f"{_f(ci[1])}, {str(dr.get('method', '')).upper()} estimate"
+                        + (f"; the held-out {_f(dr['optimistic'])} is optimistic because it won over "
+                           f"{d.get('menu_size', 'many')} candidates" if dr.get("optimistic") is not None else "")
+                        + ").")
+    else:
+        note = (d.get("choice_info") or {}).get("estimate_note")
+        headline.append("No bias-corrected estimate of the risk on new items" + (f" ({note})." if note else "."))
+    details = []
+    worse = [b for b in base if comparison(b) == "worse"]
+    if worse:
+        best = min(worse, key=lambda b: b["risk"])
+        details.append(f"A fixed recipe does better: consider deploying {best['label']} instead.")
+    ties = tie_sentence(d)
+    if ties:
+        details.append(ties)
+    rg = d.get("regime") or {}
+    if rg.get("quadrant") == "undetermined":
+        details.append("Regime undetermined: the interaction gain's 95% interval contains its threshold.")
+    elif rg.get("quadrant"):
+        lo, hi = rg.get("interaction_gain_ci") or (None, None)
+        details.append(f"Regime: {rg['quadrant'].replace('_', ' ')} ({rg.get('description', '')}; interaction gain "
+                       f"{gain_text(rg['interaction_gain'])}"
+                       + (f", 95% interval {gain_text(lo)} to {gain_text(hi)}" if lo is not None else "") + ").")
+    return {"headline": headline, "details": details}
+
+
+def verdict(d: dict) -> str:
+    """One paragraph: what to deploy, how good it is likely to be, against what."""
+    parts = verdict_parts(d)
+    return " ".join(parts["headline"] + parts["details"])
+
+
+def _bin_words(value: str) -> str:
+    """One judge's output in a pattern as a phrase after the judge's name: a continuous
+    judge's bin (">=0.851", "<2", "[0,0.00118)") reads as a comparison or a range, a
+    category as "= A"."""
+    v = str(value)
+    if v.startswith(">="):
+        return f"≥ {v[2:]}"
+    if v.startswith("<") and v != "<unseen>":
+        return f"< {v[1:]}"
+    if v.startswith("[") and v.endswith(")") and "," in v:
+        lo, hi = v[1:-1].split(",", 1)
+        return f"in [{lo}, {hi})"
+    if v == "<unseen>":
+        return "an output calibration never saw"
+    return f"= {v}"
+
+
+def named_pattern(pattern: str, judges: list[str]) -> str:
+    """A joint output pattern ("A|B|>=0.851") with each judge's name ("judge1 = A · judge2 =
+    B · judge3 ≥ 0.851"); the raw pattern when its parts do not match the judges one to one."""
+    parts = str(pattern).split("|")
+    if len(parts) != len(judges):
+        return str(pattern)
+    return " · ".join(f"{j} {_bin_words(p)}" for j, p in zip(judges, parts))
+
+
+def pressure_applies(d: dict, table_like: set[str]) -> tuple[str, str]:
+    """Whether table pressure and cell audits apply to what a selection deploys: ("all",
+    "none" or "some", one sentence saying why). ``table_like`` names the table-like families
+    (one value per output pattern); a tie average applies to its table-like members only."""
+    sel = d.get("selected") or {}
+    members = sel.get("members") or []
+    fams = [m.get("family") for m in members] if members else [sel.get("family")]
+    tables = [f for f in fams if f in table_like]
+    what = deployed_name(sel)
+    if len(tables) == len(fams):
+        return "all", (f"The deployed predictor, {what}, is table-like: it fits one value per joint output pattern "
+                       "of its judges, so unseen and thin cells are where it pays variance; the audit applies to it.")
+    if not tables:
+        return "none", (f"The deployed predictor, {what}, is scalar: it fits a few weights over the judges' outputs, "
+                        "not one value per output pattern, so table pressure and cell audits do not apply to it. "
+                        "The cells and pressures below are those of the table-like candidates it was compared with.")
+    return "some", (f"The deployed predictor averages {len(fams)} candidates, {len(tables)} of them table-like "
+                    f"({', '.join(sorted(set(tables)))}): table pressure and cell audits apply to those members "
+                    "only; the scalar members fit weights, not cells.")
