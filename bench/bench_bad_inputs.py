@@ -10,7 +10,7 @@ outcome judged exactly as the test judges it (``pass``/``FAIL``), the exit statu
 time and the child's peak resident memory (``ru_maxrss`` from ``os.wait4``, its waited-for
 descendants included, or the watchdog's largest /proc sample if higher), then the worst
 cases against the targets of issue 12: under 1 GiB and under 30 s per case. The load
-average is printed before and after (the figures include interpreter start-up, ~1-2 s, and
+average is printed before and after (the figures include the interpreter's start-up and
 are inflated on a loaded machine).
 
 A child is killed by the watchdog after ``--timeout`` seconds (default 120) or above

@@ -124,3 +124,20 @@ def test_gap_verdict_uses_the_interval():
     assert gap_verdict(-0.01, 0.02) == "no clear winner"
     assert gap_verdict(None, 0.1) == "no clear winner"
     assert table_pressure(8.0, 400, 0.05) == pytest.approx(0.07)
+
+
+def test_effective_support_and_oracle_risk_on_the_toy_panel_by_hand(toy_panel):
+    """The golden toy panel (tests/conftest.py): judges 1-2 split the 12 rows into 4 cells of
+    3, so H = 4; all three judges give 8 cells, four of 2 rows and four of 1, so
+    H = exp((8/12) ln 6 + (4/12) ln 12) = (6^2 x 12)^(1/3) = 432^(1/3). The in-sample
+    cell-mean table's MSE is the mean within-cell Bernoulli variance p(1 - p): judge 1 alone
+    has cells of share 2/3 and 1/3 (2/9 each); judges 1-2 have cells of 1, 1/3, 2/3, 0 with
+    three rows each, (0 + 2/9 + 2/9 + 0) / 4 = 1/9."""
+    from fcps_core.measures.diagnostics import effective_support as from_counts
+    from fcps_core.measures.judge_paths import effective_support, oracle_mse
+    one, two, three = toy_panel.patterns(3)
+    assert effective_support(two) == pytest.approx(4.0)
+    assert effective_support(three) == pytest.approx(432 ** (1 / 3))
+    assert from_counts(np.array([2, 1, 2, 1, 2, 1, 1, 2])) == pytest.approx(432 ** (1 / 3))
+    assert oracle_mse(one, toy_panel.labels) == pytest.approx(2 / 9)
+    assert oracle_mse(two, toy_panel.labels) == pytest.approx(1 / 9)

@@ -79,3 +79,27 @@ def test_ds_jury_exposes_its_em_limits():
     many = REGISTRY["ds_jury"]().fit(X, y, X)
     assert one.get_params()["max_iter"] == 1 and many.get_params()["tol"] == pytest.approx(1e-7)
     assert not np.allclose(one.w1_, many.w1_)       # one EM step stops early
+
+
+# -- the golden toy panel (tests/conftest.py): the array-input estimators against hand values --
+def test_the_array_estimators_on_the_toy_panel_by_hand(toy_panel):
+    """``fcps_core.sklearn`` builds the features from a plain (items, judges) array itself;
+    on the toy panel's 0/1 verdicts each distinct verdict is a cell and the verdict its score,
+    so the fits are the hand-computed ones."""
+    from fcps_core.sklearn import BackoffEstimator, TableEstimator
+    X, y = toy_panel.verdicts.astype(float), toy_panel.labels
+    # the joint table of the three judges, alpha 1/2 towards ybar = 1/2: a cell seen twice with
+    # 2, 1 or 0 positives gives 2.25/2.5, 1.25/2.5, 0.25/2.5; seen once with 1 or 0, 1.25/1.5, 0.25/1.5
+    table = {(1, 1, 1): 0.9, (1, 1, 0): 1.25 / 1.5, (1, 0, 1): 0.5, (1, 0, 0): 0.25 / 1.5,
+             (0, 1, 1): 0.9, (0, 1, 0): 0.25 / 1.5, (0, 0, 1): 0.25 / 1.5, (0, 0, 0): 0.1}
+    rows = [tuple(v) for v in toy_panel.verdicts.tolist()]
+    assert TableEstimator(alpha=0.5).fit(X, y).predict(X).tolist() == pytest.approx([table[r] for r in rows])
+    # back-off with shrinkage 2, level by level: judge 1 -> 5/8, 3/8; (judge 1, judge 2) -> 0.85,
+    # 0.45, 0.55, 0.15 (tests/test_families.py); all three: (positives + 2 x parent) / (rows + 2)
+    parent = {(1, 1): 0.85, (1, 0): 0.45, (0, 1): 0.55, (0, 0): 0.15}
+    count = {(1, 1, 1): (2, 2), (1, 1, 0): (1, 1), (1, 0, 1): (1, 2), (1, 0, 0): (0, 1),
+             (0, 1, 1): (2, 2), (0, 1, 0): (0, 1), (0, 0, 1): (0, 1), (0, 0, 0): (0, 2)}
+    backoff = {z: (s + 2 * parent[z[:2]]) / (n + 2) for z, (s, n) in count.items()}
+    assert backoff[(1, 1, 1)] == pytest.approx(0.925) and backoff[(0, 0, 0)] == pytest.approx(0.075)
+    got = BackoffEstimator(shrinkage=2.0).fit(X, y).predict(X)
+    assert got.tolist() == pytest.approx([backoff[r] for r in rows])

@@ -267,3 +267,71 @@ def test_residual_grid_shares_the_base_fit_without_changing_predictions():
     for params, model in zip(grid, shared):
         alone = REGISTRY["residual"](**params).fit(X, y, None)
         assert np.array_equal(model.predict(X), alone.predict(X))
+
+
+# -- the golden toy panel (tests/conftest.py): every expected value counted by hand ------------
+def _toy_feats(toy, k):
+    return feats(toy.patterns(k), toy.verdicts[:, :k].astype(float))
+
+
+def test_table_on_the_toy_panel_by_hand(toy_panel):
+    y = toy_panel.labels                          # ybar = 6/12
+    # K = 1, alpha = 1/2: judge 1 = 1 holds 4 positives in 6 rows, judge 1 = 0 holds 2 in 6
+    one = REGISTRY["table"](alpha=0.5).fit(_toy_feats(toy_panel, 1), y)
+    assert one.predict(feats([[1, 0]])).tolist() == pytest.approx([(4 + 0.25) / 6.5, (2 + 0.25) / 6.5])
+    # K = 2, alpha = 0: the cell means of (1,1) (1,0) (0,1) (0,0), ids 3 2 1 0
+    two = REGISTRY["table"](alpha=0.0).fit(_toy_feats(toy_panel, 2), y)
+    assert two.predict(feats([[1, 1, 0, 0], [3, 2, 1, 0]])).tolist() == pytest.approx([1, 1 / 3, 2 / 3, 0])
+    # K = 3, alpha = 1/2, on the 12 rows: cells seen twice with 2, 1 or 0 positives give
+    # 2.25/2.5, 1.25/2.5, 0.25/2.5; cells seen once with 1 or 0 give 1.25/1.5, 0.25/1.5
+    three = REGISTRY["table"](alpha=0.5).fit(_toy_feats(toy_panel, 3), y)
+    by_item = {"i01": 0.9, "i02": 1.25 / 1.5, "i03": 0.5, "i04": 0.25 / 1.5, "i05": 0.9, "i06": 0.25 / 1.5,
+               "i07": 0.25 / 1.5, "i08": 0.1, "i09": 0.9, "i10": 0.5, "i11": 0.9, "i12": 0.1}
+    expected = [by_item[item] for item in toy_panel.items]
+    assert three.predict(_toy_feats(toy_panel, 3)).tolist() == pytest.approx(expected, abs=1e-15)
+
+
+def test_backoff_on_the_toy_panel_by_hand(toy_panel):
+    # shrinkage 2: judge-1 cells shrink to ybar = 1/2: (4 + 1)/(6 + 2) = 5/8 and (2 + 1)/8 = 3/8;
+    # the (judge 1, judge 2) cells shrink to those: (1,1) (3 + 2 * 5/8)/(3 + 2) = 0.85,
+    # (1,0) (1 + 1.25)/5 = 0.45, (0,1) (2 + 2 * 3/8)/5 = 0.55, (0,0) (0 + 0.75)/5 = 0.15
+    model = REGISTRY["backoff"](shrinkage=2.0).fit(_toy_feats(toy_panel, 2), toy_panel.labels)
+    cell = {(1, 1): 0.85, (1, 0): 0.45, (0, 1): 0.55, (0, 0): 0.15}
+    expected = [cell[(a, b)] for a, b, _ in toy_panel.verdicts]
+    assert model.predict(_toy_feats(toy_panel, 2)).tolist() == pytest.approx(expected, abs=1e-15)
+    # an unseen joint pattern (judge 1 = 1, a new judge-2 output) inherits its parent's 5/8
+    assert model.predict(feats([[1], [7]]))[0] == pytest.approx(5 / 8)
+
+
+def test_one_coin_on_the_toy_panel_by_hand(toy_panel):
+    # verdict == label on 8, 10 and 9 of the 12 rows: accuracies (8+1)/14, (10+1)/14, (9+1)/14;
+    # the weights are their log-odds; prior (6+1)/14 = 1/2, log-odds 0
+    model = REGISTRY["one_coin_iso"]().fit(_toy_feats(toy_panel, 3), toy_panel.labels)
+    assert model.weights_ == pytest.approx([math.log(9 / 5), math.log(11 / 3), math.log(10 / 4)])
+    assert model.prior_logit_ == pytest.approx(0.0, abs=1e-12)
+
+
+def test_mean_iso_on_the_toy_panel_by_hand(toy_panel):
+    # mean verdict 0, 1/3, 2/3, 1 has positive shares 0/2, 0/3, 4/5, 2/2: already increasing,
+    # so the isotonic map is those shares
+    model = REGISTRY["mean_iso"]().fit(_toy_feats(toy_panel, 3), toy_panel.labels)
+    share = {0: 0.0, 1: 0.0, 2: 0.8, 3: 1.0}
+    expected = [share[int(v.sum())] for v in toy_panel.verdicts]
+    assert model.predict(_toy_feats(toy_panel, 3)).tolist() == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_toy_panel_reads_and_encodes_as_written(toy_panel):
+    """The engine's reader and encoder see the toy panel as the table says: labels and groups
+    as written, and the three judges' joint patterns group the rows into the hand-listed cells."""
+    from fcps_core import read_panel
+    from fcps_core.data.encoding import encode_panel, prefix_patterns
+    panel = read_panel(toy_panel.frame)
+    assert panel.judge_names == ["J1", "J2", "J3"] and panel.labels.tolist() == toy_panel.labels.tolist()
+    assert panel.group_ids.tolist() == toy_panel.groups
+    enc = encode_panel(panel, np.arange(12))
+    ids = prefix_patterns(enc.codes, enc.alphabet_sizes)[2]
+    cells = {}
+    for item, pattern in zip(toy_panel.items, ids.tolist()):
+        cells.setdefault(pattern, []).append(item)
+    assert sorted(cells.values()) == [["i01", "i09"], ["i02"], ["i03", "i10"], ["i04"], ["i05", "i11"],
+                                      ["i06"], ["i07"], ["i08", "i12"]]

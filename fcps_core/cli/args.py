@@ -210,9 +210,9 @@ def usable_cores() -> int:
 def capped_workers(args, tasks: int | None = None) -> int:
     """``--workers`` bounded by the parallel tasks (splits) and, for the local backends, by the
     usable cores: every loky worker is a process with its own copy of the panel, so
-    ``--workers 200`` used to start 200 processes (3 GiB in 7 s) for 30 splits on 2 cores.
-    A dask cluster's workers are not on this machine: there only the task count bounds it
-    (``tasks`` None: not known, only the cores bound it).
+    ``--workers 200`` would start 200 processes for 30 splits on 2 cores (the memory and time
+    that cost are in docs/performance.md). A dask cluster's workers are not on this machine:
+    there only the task count bounds it (``tasks`` None: not known, only the cores bound it).
     Says so on stderr when it lowers the number (silent with --quiet)."""
     workers, cores = args.workers, usable_cores()
     local = getattr(args, "backend", "loky") != "dask"

@@ -204,7 +204,7 @@ SQL_WS_FLOAT = DUCKDB.ws_float
 def member_of(expr: str, values) -> str:
     """``expr IN (values)`` as a simple CASE: DuckDB plans an IN list of six or more values
     as a join that evaluates ``expr`` on every row, outside the enclosing CASE branch (the
-    trim() below then costs ~0.8 s per million cells); a CASE keeps it lazy."""
+    trim() below then runs on every row, docs/performance.md); a CASE keeps it lazy."""
     return "CASE " + expr + " " + " ".join(f"WHEN {sql_str(v)} THEN TRUE" for v in values) + " ELSE FALSE END"
 
 

@@ -39,19 +39,12 @@ import numpy as np
 
 from ..errors import PredictorError
 
-#: The byte cap of a predictor file, checked before parsing. Measured 2026-11-25 on files
-#: as select --save-model writes them (indent 1, about 11.5 bytes per number):
-#:   HANNA (960 rows x 92 judges), an average of 10 members, tables up to K=8, 10 bins,
-#:     lower_prefix fallback: 1,053,315 bytes (the largest selected predictor measured);
-#:   the README's 1,000,000-row x 10-judge panel (bench_large), split protocol: 523,235 bytes;
-#:   a 1,000,000-row x 10 continuous-judge panel, table family, 10 bins, lower_prefix, refit on
-#:     S+M+V: 923,245 bytes; a 2,000-row x 200-judge synthetic panel, an average of 10: 27 KB;
-#:   a table forced to K=8 on all 1,000,000 rows of the continuous panel (10 bins, lower_prefix;
-#:     no selection picks it): 178,908,069 bytes, 18.0 million values -- above the
-#:     MAX_PREDICTOR_NUMBERS (5 million) every loader has refused, so never loadable.
-#: 64 MiB is that 5-million-number cap in bytes (5M x 11.5 = 55 MB) and 60 times the largest
-#: selected predictor. A file just under it is refused by its contents in 3 s and 550 MiB
-#: (measured); a larger one unread in 0.2 s (a 250 MB file took 29 s and 1.4 GiB before).
+#: The byte cap of a predictor file, checked before parsing, so a huge file is refused
+#: unread. 64 MiB is the :data:`MAX_PREDICTOR_NUMBERS` cap (5 million numbers, which every
+#: loader refuses above) at the about 11.5 bytes per number select --save-model writes
+#: (indent 1): 5M x 11.5 = 55 MB, and about 60 times the largest predictor a selection has
+#: written (:data:`BIGGEST_MEASURED`). The predictor sizes behind it and the time and memory
+#: a refusal costs are in docs/performance.md ("Predictor file sizes").
 MAX_PREDICTOR_BYTES = 64 * 2**20
 #: bytes of the largest selected predictor measured (see MAX_PREDICTOR_BYTES)
 BIGGEST_MEASURED = 1_053_315

@@ -1,4 +1,6 @@
-"""Panel import: DuckDB-based readers for CSV, TSV, Parquet and JSON Lines (optionally
+"""The readers: the one way a file becomes a panel.
+
+Panel import: DuckDB-based readers for CSV, TSV, Parquet and JSON Lines (optionally
 gzipped), column mapping, preview, size limits and the checks a stored panel must pass.
 
 Large files are parsed by DuckDB (a multi-threaded C++ reader), never row by row in

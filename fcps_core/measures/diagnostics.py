@@ -76,7 +76,7 @@ def metric_suite(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
     hard = np.abs(y - 0.5) > 1e-12
     out["accuracy"] = float(np.mean((p[hard] > 0.5) == (y[hard] > 0.5))) if hard.any() else math.nan
     if len(y) > 2 and np.ptp(y) > 0 and np.ptp(p) > 0:
-        from scipy.stats import pearsonr, spearmanr    # scipy.stats costs 0.5 s to import: only when used
+        from scipy.stats import pearsonr, spearmanr    # scipy.stats is slow to import: only when used
         out["pearson"] = float(pearsonr(y, p).statistic)
         out["spearman"] = float(spearmanr(y, p).statistic)
     else:

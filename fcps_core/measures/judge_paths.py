@@ -110,7 +110,7 @@ def expected_cell_pressure(p: np.ndarray, n_cal: int) -> float:
     pmax = float(p.max())
     k_hi = int(min(n_cal, np.ceil(n_cal * pmax + 10 * np.sqrt(n_cal * pmax * (1 - pmax)) + 10)))
     k = np.arange(1, k_hi + 1)
-    from scipy.stats import binom      # scipy.stats costs 0.5 s to import: only when cfps runs
+    from scipy.stats import binom      # scipy.stats is slow to import: only when cfps runs
     pmf = binom.pmf(k[None, :], n_cal, p[:, None])
     inv_count = pmf @ (1.0 / k)
     return float(np.sum(p * inv_count) + unseen)

@@ -66,8 +66,9 @@ from ..files.csv_writer import write_wide_csv
 from ..data.panel import Panel, build_judge_column
 
 REGIMES = ("additive", "mixed", "parity", "xor", "and", "strength")
-#: the largest panel a generator builds, checked before anything is allocated: building and
-#: writing 10 million outputs (1,000,000 rows x 10 judges) peaks near 750 MB
+#: the largest panel a generator builds, checked before anything is allocated: 10 million
+#: outputs (1,000,000 rows x 10 judges, the large-panel benchmark's size; its memory is in
+#: docs/performance.md)
 MAX_SYNTH_CELLS = 10_000_000
 MAX_SYNTH_ROWS = 1_000_000
 MAX_SYNTH_JUDGES = 10_000

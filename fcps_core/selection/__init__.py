@@ -1,4 +1,4 @@
-"""The FCPS selection package.
+"""Selection: the menu and its fits, the protocols, the choice rules, the result.
 
 * :mod:`.selector` -- :class:`FCPSSelector`: the settings, their checks, and the table of
   protocols (``PROTOCOLS``) its ``fit`` dispatches to.

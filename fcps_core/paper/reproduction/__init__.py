@@ -1,4 +1,6 @@
-"""The paper reproduction report: ``python -m fcps_core report --out docs/reproduction.md``
+"""The paper's reproduction report: every reproducible table and figure label.
+
+``python -m fcps_core report --out docs/reproduction.md``
 regenerates every reproducible table and figure label of the paper (one section per
 label, a label -> section map at the top, figures in ``figures/`` beside the file).
 

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent.parent.parent / "data"
+DATA = Path(__file__).resolve().parents[3] / "data"
 #: the three path rules of the paper's joint-table menu
 P3 = ("info_first", "complexity_penalized", "random")
 #: Fixed seven-judge pools for the real panels (the paper's protocol uses seven judges).

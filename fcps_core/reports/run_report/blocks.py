@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import importlib
 import json
 import math
 
@@ -144,13 +145,14 @@ class Figures:
         self.enabled, self.count = enabled, 0
 
     def __call__(self, build, *args, **kwargs) -> str:
-        """``build`` is a figure function, or its name in :mod:`fcps_core.figures` so that plotly
-        (the optional ``[app]`` extra) is imported only when figures are drawn."""
+        """``build`` is a figure function, or its name ``"subject.function"`` in
+        :mod:`fcps_core.figures` so that plotly (the optional ``[app]`` extra) is imported only
+        when figures are drawn."""
         if not self.enabled:
             return ""
         if isinstance(build, str):
-            from ... import figures as plots
-            build = getattr(plots, build)
+            subject, name = build.rsplit(".", 1)
+            build = getattr(importlib.import_module(f"fcps_core.figures.{subject}"), name)
         try:
             fig = build(*args, **kwargs)
         except (KeyError, TypeError, ValueError, IndexError) as exc:       # an old run's partial data

@@ -113,8 +113,8 @@ def sweep_section(res: dict, figs: Figures) -> str:
                          Column("table_test_mse"), Column("scalar_test_mse"), Column("table_K_mean", digits=2),
                          Column("unseen_mean", show=pct), Column("V_cell_mean"), Column("V_proxy_mean"),
                          Column("regret_vs_K_le_3", header="regret vs K≤3")])]
-    out.append(figs("calibration_growth_risk", cells))
-    out.append(figs("gap_forest", cells))
+    out.append(figs("sweep.calibration_growth_risk", cells))
+    out.append(figs("sweep.gap_forest", cells))
     return "".join(out)
 
 
@@ -140,7 +140,7 @@ def audit_judges_section(res: dict, figs: Figures) -> str:
                            Column("psi", "psi", "PSI"), Column("missing_traffic", "missing_rate",
                                                                "missing (traffic)", show=pct)],
                   highlight=lambda r: bool(r.get("shifted")))
-            + figs("audit_drift_bars", judges))
+            + figs("panel.audit_drift_bars", judges))
 
 
 def audit_cells_section(res: dict) -> str:

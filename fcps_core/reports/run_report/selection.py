@@ -73,7 +73,7 @@ def frontier_section(res: dict, figs: Figures) -> str:
                             Column("diff", "diff", "diff vs all"), Column("diff_ci", "diff_ci", "95% interval"),
                             Column("deployed_risk", "deployed_risk", "on new items"), Column("selected")],
                      highlight=lambda r: r["selected"]))
-    out.append(figs("frontier_figure", res.get("frontier"),
+    out.append(figs("frontier.frontier_figure", res.get("frontier"),
                     objective=str((res.get("menu") or {}).get("objective") or "mse").upper()))
     return "".join(out)
 
@@ -139,7 +139,7 @@ def candidates_section(res: dict, figs: Figures) -> str:
     ties = tie_sentence(res)
     if ties:
         out.append(para(ties))
-    out.append(figs("validation_risk_over_k", cands, selected=sel))
+    out.append(figs("selection.validation_risk_over_k", cands, selected=sel))
     return "".join(out)
 
 
@@ -233,6 +233,7 @@ def baselines_section(res: dict) -> str:
 
 
 def _plots():
-    """The figure functions, imported when a figure is drawn (plotly is the ``[app]`` extra)."""
-    from ... import figures as plots
-    return plots
+    """The selection's figure functions, imported when a figure is drawn (plotly is the
+    ``[app]`` extra)."""
+    from ...figures import selection
+    return selection

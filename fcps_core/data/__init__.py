@@ -1,0 +1,1 @@
+"""The panel and what is read off it before a fit: labels, encodings, blocks, costs, names."""

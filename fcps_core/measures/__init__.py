@@ -1,0 +1,1 @@
+"""Measures under selection: losses, bounds, prefix diagnostics, judge metrics, path rules."""

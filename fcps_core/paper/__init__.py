@@ -1,0 +1,1 @@
+"""The paper's code: regimes, sweeps, robustness checks, analyses, the reproduction report."""

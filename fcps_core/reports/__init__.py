@@ -1,0 +1,1 @@
+"""Reports of results: plain-language explanations, the glossary, the HTML run report."""
