@@ -14,7 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.reports.glossary import deployed_family_name, help_text
+from fcps_core.defaults import deployed_family_name
+from fcps_core.reports.glossary import help_text
 from fcps_core.service.reports import deployed_members, display_family
 from fcps_app.common import STORED, get_store
 from fcps_app.glossary import table
@@ -139,7 +140,7 @@ RUN_WORDS = {"family": "The deployed family (an average of tied models: its K an
 
 def deployed_headline(runs: pd.DataFrame) -> pd.DataFrame:
     """A run that deployed an average of tied models shows "average of N models" as its
-    family (:func:`fcps_core.reports.glossary.deployed_family_name`), not its best member's family,
+    family (:func:`fcps_core.defaults.deployed_family_name`), not its best member's family,
     K and risks (which no deployed predictor has)."""
     if "deployed_members" not in runs.columns or runs.empty:
         return runs

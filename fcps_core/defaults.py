@@ -29,3 +29,11 @@ DEFAULT_BOOTSTRAP = 200
 DEFAULT_MAX_MEMBERS = 10
 DEFAULT_GAIN_THRESHOLD = GAIN_THRESHOLD
 DEFAULT_PRESSURE_THRESHOLD = PRESSURE_THRESHOLD
+
+
+def deployed_family_name(family: str, n_members: int | None) -> str:
+    """How people read a deployment of ``n_members`` models: ``family`` (the one model's) for
+    one member (or an unknown count), "average of N models" for more -- the one wording of
+    the pages, reports, run lists and the CLI (:func:`fcps_core.reports.explain.display_family`
+    reads it off a result, ``FCPSPredictor.display_name`` off a predictor)."""
+    return f"average of {n_members} models" if n_members and n_members > 1 else str(family)

@@ -244,7 +244,6 @@ def test_front_ends_reach_the_engine_only_through_the_service():
     assert found == []
 
 
-@pytest.mark.skip(reason="enabled when the one-predictor-shape work is merged")
 def test_one_predictor_shape():
     """Every deployed predictor is a list of members: the special case ``tie_average`` is
     named in at most 3 modules (the choice rule's name, the old file format's reader)."""

@@ -149,7 +149,7 @@ def test_a_member_list_is_checked_before_the_sql_export():
 
 def test_the_display_name_is_the_family_or_an_average_of_n_models():
     from fcps_core.reports.explain import display_family
-    from fcps_core.reports.glossary import deployed_family_name
+    from fcps_core.defaults import deployed_family_name
     assert deployed_family_name("table", 1) == "table"
     assert deployed_family_name("table", None) == "table"
     assert deployed_family_name("tie_average", 4) == "average of 4 models"

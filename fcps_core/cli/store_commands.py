@@ -21,7 +21,7 @@ import re
 import sys
 
 from ..errors import FCPSError
-from ..reports.glossary import deployed_family_name
+from ..defaults import deployed_family_name
 from ..service.files import json_ready
 from ..service.stores import Store, StoreError, resolve_store_path
 from .args import MAX_MB, add_panel_arguments, parse_names, parse_range

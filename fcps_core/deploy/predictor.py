@@ -31,7 +31,7 @@ from ..version import __version__
 from ..data.encoding import JudgeEncoder, apply_encoders, encode_panel, prefix_patterns
 from ..defaults import TIE_AVERAGE as _AVERAGE_LABEL
 from ..errors import PredictorError
-from ..reports.glossary import deployed_family_name
+from ..defaults import deployed_family_name
 from .support import calibration_support, check_support, row_support
 from .validate import (MAX_DEPTH, MAX_PREDICTOR_BYTES, check_structure, nesting_ok,  # noqa: F401
                               read_predictor_file, short)

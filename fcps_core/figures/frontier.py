@@ -11,7 +11,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..defaults import TIE_AVERAGE
-from ..reports.glossary import deployed_family_name
+from ..defaults import deployed_family_name
 from .style import LEGEND_BELOW, MARGIN, WINNER_MARKER, family_color, plot_text, rgba
 
 

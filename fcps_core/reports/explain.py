@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from .glossary import deployed_family_name
+from ..defaults import deployed_family_name
 
 #: how many judge names the headline spells out before "and N more"
 SHOWN_JUDGES = 6
@@ -53,7 +53,7 @@ def deployed_members(selected: dict) -> list[dict]:
 
 def display_family(selected: dict) -> str:
     """A deployment's combination for people: its family for one model, "average of N
-    models" for more (:func:`fcps_core.reports.glossary.deployed_family_name`)."""
+    models" for more (:func:`fcps_core.defaults.deployed_family_name`)."""
     return deployed_family_name(selected.get("family"), len(deployed_members(selected)))
 
 

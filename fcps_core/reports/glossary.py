@@ -358,14 +358,6 @@ def term(key: str) -> Term | None:
     return _TERMS.get(hit) if hit else None
 
 
-def deployed_family_name(family: str, n_members: int | None) -> str:
-    """How people read a deployment of ``n_members`` models: ``family`` (the one model's) for
-    one member (or an unknown count), "average of N models" for more -- the one wording of
-    the pages, reports, run lists and the CLI (:func:`fcps_core.reports.explain.display_family`
-    reads it off a result, ``FCPSPredictor.display_name`` off a predictor)."""
-    return f"average of {n_members} models" if n_members and n_members > 1 else str(family)
-
-
 def help_text(key: str) -> str | None:
     """One-sentence help (with formula) for a displayed label, or None if the glossary has no entry."""
     t = term(key)
