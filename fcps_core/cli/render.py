@@ -237,8 +237,10 @@ def render_result(result, *, top: int = 15) -> str:
         lines.append(f"SELECTED  an equal-weight average of {len(members)} statistically tied models over "
                      f"{sel['K']} judges  {risk_word}_mse={fmt(sel['val_mse'])}  test_mse={fmt(sel['test_mse'])}")
         for m in members:
-            lines.append(f"  member {m['family']} K={m['K']} path={m['path']} weight={fmt(m.get('weight'), 3)} "
-                         f"{risk_word}_risk={fmt(m['val_risk'])}")
+            # parameters tell apart two members of one family on one judge set
+            params = " ".join(f"{k}={v}" for k, v in sorted((m.get("params") or {}).items()))
+            lines.append(f"  member {m['family']} K={m['K']} path={m['path']}{' ' + params if params else ''} "
+                         f"weight={fmt(m.get('weight'), 3)} {risk_word}_risk={fmt(m['val_risk'])}")
     else:
         lines.append(f"SELECTED  {sel['family']}  K={sel['K']}  path={sel['path']}  "
                      f"{risk_word}_mse={fmt(sel['val_mse'])}  test_mse={fmt(sel['test_mse'])}")

@@ -201,7 +201,7 @@ def answer(d: dict, point: dict | None = None) -> str:
         k = len(judges)
         single = frontier_point(d, 1)
         tail = "" if single is None else \
-            f" The best single judge alone ({', '.join(single.get('judges') or [])}): " \
+            f" One judge alone ({', '.join(single.get('judges') or [])}, what --max-judges 1 deploys): " \
             f"{_interval_text(point_estimate(single))}."
         return (f"Deploy these {k} judge{'s' if k != 1 else ''} ({_names(judges)}) combined as {combined_as(sel)}: "
                 f"estimated {obj} {_interval_text(d.get('deployed_risk'))}.{tail}")
@@ -229,7 +229,7 @@ def answer(d: dict, point: dict | None = None) -> str:
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
         name = ", ".join(single.get("judges") or [])
-        tail = (f"; the best single judge alone ({name}, what --max-judges 1 deploys): "
+        tail = (f"; one judge alone ({name}, what --max-judges 1 deploys): "
                 f"{_interval_text(point_estimate(single), digits)}")
     return f"{first} {further}{tail}."
 
