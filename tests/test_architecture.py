@@ -305,7 +305,7 @@ def test_the_benchmark_scan_finds_figures_and_passes_formulas():
 
 #: files other branches are editing when this rule was written; their figures are listed in
 #: the issue 27 report and move to docs/performance.md after the merge
-PENDING_FIGURES = {"fcps_core/families/base.py", "fcps_core/families/ds_em.py"}
+PENDING_FIGURES: set[str] = set()
 
 
 def test_no_benchmark_figures_in_docstrings_or_comments():

@@ -143,10 +143,10 @@ def blas_on_one_thread():
 
 
 def one_blas_thread(fn):
-    """Decorator: run ``fn`` under :func:`blas_on_one_thread`. Used by the path fits (at load
-    2 the 200-judge logistic path fits took 8x longer on OpenBLAS's two threads than on one)
-    and by the held-out choice, bootstrap and baselines (thin products: single products were
-    50x slower on two threads at load 3)."""
+    """Decorator: run ``fn`` under :func:`blas_on_one_thread`. Used by the path fits and by
+    the held-out choice, bootstrap and baselines, whose products are small or thin: a second
+    OpenBLAS thread there waits on a shared core more than it computes (the measurements are
+    in docs/performance.md, "Figures that used to live in docstrings")."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         with blas_on_one_thread():
@@ -176,13 +176,12 @@ def small_pages():
     process-wide: a counter keeps overlapping blocks on threads from restoring it early).
 
     numpy advises the kernel to back every large allocation with 2 MiB pages. Where the
-    kernel's THP defrag setting is ``madvise`` (a common default, and this machine's), a
+    kernel's THP defrag setting is ``madvise`` (a common default), a
     first touch of such a page compacts memory synchronously when free memory is
     fragmented (``compact_stall`` in /proc/vmstat), and a selection allocates hundreds of
     fresh 10-100 MB temporaries that it streams once or twice, where large pages gain
-    little. On 1,000,000 rows x 10 judges the split selection took 4.47-4.54 s without the
-    advice and 4.79-4.83 s with it (alternating runs, load 0.6-0.8); on 2,000 x 200 and
-    HANNA the two were within noise."""
+    little; the split selection of a million rows is faster without the advice and smaller
+    panels are unaffected (measured: docs/performance.md)."""
     switch = _hugepage_switch()
     if switch is None:
         yield

@@ -15,24 +15,22 @@ runner's default single-precision products aside (below):
   chunks of consecutive prefixes: one EM step of a chunk is two dense matrix products
   (posteriors x count-weighted votes, vote weights x votes) instead of two matrix-vector
   products per prefix, in single precision (below); the chunks run on two threads with
-  BLAS on one each. On 2,000 rows x 200 additive judges (526 EMs, each at the 200-step
-  cap on a flat likelihood) it takes a quarter of the time of one BLAS-2 EM per prefix;
-  what is left is 200 steps x every prefix, about 1e11 flops (in double precision near
-  this machine's peak), plus the elementwise steps (one tanh per cell, :func:`_em_chunk`).
+  BLAS on one each. What is left is the arithmetic itself, steps x every prefix, plus the
+  elementwise steps (one tanh per cell, :func:`_em_chunk`); the saving is measured in
+  docs/performance.md.
 
 **Single-precision products** (:data:`PRODUCT_DTYPE`): the nested runner's two products per
 step, its state and stopping test run in float32 (the M-step's sums and logs in float64),
-halving the EM's time: on 2,000 rows x 200 additive judges one path's long prefixes took
-0.49 s instead of 1.0 s, the whole ``select --protocol split`` 2.7 s instead of 3.6 s. The
+about halving the EM's time (docs/performance.md). The
 iterates round by about 1e-7 per step; a flat likelihood's EM crawls (its posteriors still
 move 1e-3 to 1e-2 per step at the 200-step cap), so there they end up to 7.6e-4 from the
 float64 ones. Largest change in a ds_jury candidate's validation MSE under ``select
---protocol split``: LLMBar 2.5e-7, HANNA 5.4e-5, 2,000 x 200 additive 2.8e-4 (the issue's
-bound: 1e-3); the selected candidate and the deployed risk are unchanged on all three. The
+--protocol split``: LLMBar 2.5e-7, HANNA 5.4e-5, 2,000 x 200 additive 2.8e-4 (below the 1e-3
+accepted); the selected candidate and the deployed risk are unchanged on all three. The
 larger changes come from isotonic calibration (a tiny change in the log-odds can reorder
 two rows' scores and re-pool the fit). ``dtype=np.float64`` keeps double precision; tests
 hold it to em_fit's iterates to 1e-11. Double M-steps with float32 E-steps stayed within
-3e-5 of float64 but saved a quarter of the time; float32 M-steps summed over 64-row blocks
+3e-5 of float64 but saved less time; float32 M-steps summed over 64-row blocks
 in double still moved 1.7e-4.
 
 Tried and left out: SQUAREM acceleration and starting prefix K from prefix K-1's
@@ -307,8 +305,8 @@ class _Lockstep:
 #: prefixes of one path whose EM steps share one matrix product (:func:`em_fit_nested`)
 NESTED_CHUNK = 48
 #: prefixes of at most this many vote cells (patterns x 2K) run in the lockstep batches, not
-#: nested: a chunk's ~20 numpy calls per step outweigh its arithmetic below it (sweep work
-#: unit: 102-107 ms CPU per selection against 117-120 at 0; HANNA: same; 50,000: slower)
+#: nested: a chunk's ~20 numpy calls per step outweigh its arithmetic below it (measured on
+#: the sweep work unit: docs/performance.md)
 NESTED_MIN_CELLS = 20_000
 #: the nested runner's products, state and stopping test in single precision (the M-step's
 #: sums and logs in double): half the time, iterates rounded ~1e-7 per step (module notes);
