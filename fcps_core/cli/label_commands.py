@@ -12,7 +12,6 @@ from .render import fmt, log, write_data
 
 
 def add_label_commands(sub) -> None:
-    from ..service.label_next import DEFAULT_AUDIT_SHARE
     ln = sub.add_parser("label-next", help="rank the unlabelled items and write the next batch to label",
                         description="Rank a panel's unlabelled items (blank label) and write the next batch to "
                                     "label: a uniform random audit sample (its risks stay honest) plus the items "
@@ -21,7 +20,7 @@ def add_label_commands(sub) -> None:
     add_panel_arguments(ln)
     ln.add_argument("--batch", type=int, required=True, help="items to return (new, unlabelled)")
     ln.add_argument("--seed", type=int, default=0, help="seed of the selection, the audit draw and ties")
-    ln.add_argument("--audit-share", type=float, default=DEFAULT_AUDIT_SHARE,
+    ln.add_argument("--audit-share", type=float, default=None,   # None: the precision rule (planning.label_next)
                     help="share of the batch drawn uniformly at random as the audit sample (default: the "
                          "smallest audit that keeps the evaluation rows at least half of the labels)")
     ln.add_argument("--whole-groups", action="store_true",
