@@ -73,7 +73,11 @@ else:
     if not sources:
         st.info("No panel yet: upload a traffic file instead.")
         st.stop()
-    which = st.selectbox("Panel used as traffic", list(sources))
+    # start on the predictor's own calibration panel when it is stored (its judges are there)
+    own = (json.loads(predictor_json).get("metadata") or {}).get("panel")
+    labels = list(sources)
+    start = next((i for i, k in enumerate(labels) if sources[k][0] == "stored" and sources[k][1] == own), 0)
+    which = st.selectbox("Panel used as traffic", labels, index=start)
     # a panel uploaded in this session is read as it was previewed (its own column mapping)
     traffic = sources[which] if sources[which][0] == "stored" else ("session",) + sources[which][1:]
     traffic_name = which

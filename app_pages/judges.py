@@ -12,6 +12,7 @@ from fcps_app.common import digest, figure_download, md, md_list, page_link, pan
 from fcps_core.reports.glossary import help_text
 from fcps_app.glossary import glossary_expander, table
 from fcps_app.selection_form import keep_in_address, open_stored_run, rebuild_selection
+from fcps_core.defaults import deployed_family_name
 
 METRIC_HELP = metric_help()
 st.title("Judges")
@@ -120,8 +121,8 @@ contrib = rep["contribution"]
 st.subheader("Contribution to the deployed predictor")
 models = contrib["models"]
 meanings = sorted({f"{mm['family']}: {mm['meaning'] or 'a table has none'}" for mm in models})
-st.markdown(f"Deployed: **{contrib['family']}** over {len(contrib['judges'])} judge(s)"
-            + (f", averaging {len(models)} models" if len(models) > 1 else "") + ".  \nWhat a weight is here — "
+st.markdown(f"Deployed: **{md(deployed_family_name(contrib['family'], len(models)))}** over "
+            f"{len(contrib['judges'])} judge(s)" + ".  \nWhat a weight is here — "
             + "; ".join(meanings) + ".")
 if contrib["note"]:
     st.caption(md(contrib["note"]))

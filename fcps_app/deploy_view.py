@@ -51,7 +51,7 @@ def show_audit(d: dict, *, key: str) -> None:
         text += "\n" + "\n".join(f"- {md(r)}" for r in reasons)     # reasons quote judge names
     {"OK": st.success, "WARN": st.warning, "REFUSE": st.error}[status](text)
     p = d["predictor"]
-    st.caption(f"{d['rows']:,} traffic rows against the {p['family']} predictor over {len(p['judges'])} judges, "
+    st.caption(f"{d['rows']:,} traffic rows against the {md(p.get('display_name') or p['family'])} predictor over {len(p['judges'])} judges, "
                f"calibrated on {p['calibration_rows']:,} rows" + (f" of {md(p['panel'])}" if p.get("panel") else ""))
     m = st.columns(5)
     if p.get("table_like", True):

@@ -38,7 +38,7 @@ def column_help(column: str) -> str:
 
 def number(v, spec: str) -> str:
     """One number in a column format: printf style ("%.4f", "%+.4f", "%d") or "compact"."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
+    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
         return BLANK
     if spec == "compact":
         v = float(v)

@@ -20,6 +20,7 @@ from fcps_app.deploy_view import show_audit
 from fcps_app.glossary import metric, table
 from fcps_app.runs import runs_table
 from fcps_app.selection_view import regime_line, show_candidates, show_chart
+from fcps_core.service.reports import display_family
 
 OPEN = "Open runs (two or more: side by side)"
 
@@ -90,7 +91,7 @@ def show_selection(res: dict, run_id: int) -> None:
     sel = res["selected"]
     dr = res.get("deployed_risk") or {}
     judges = sel.get("judges") or []
-    st.markdown(f"**Deployed:** {md(sel['family'])} over K = {sel['K']} judge(s): "
+    st.markdown(f"**Deployed:** {md(display_family(sel))} over K = {sel['K']} judge(s): "
                 + md(", ".join(judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8 else "")))
     m = st.columns(4)
     metric(m[0], "val_mse", fmt(sel.get("val_mse")), label="held-out MSE")

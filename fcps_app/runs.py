@@ -151,10 +151,15 @@ def deployed_headline(runs: pd.DataFrame) -> pd.DataFrame:
     runs = runs.copy()
     runs["family"] = runs["family"].astype(object)
     runs.loc[avg, "family"] = [deployed_family_name(f, k) for f, k in zip(runs.loc[avg, "family"], n[avg])]
-    for col in ("K", "val_mse", "test_mse"):
+    # blank cells keep the columns numeric (whole K, risks at 4 decimals; an object column
+    # would reach Arrow as mixed types)
+    if "K" in runs.columns:
+        runs["K"] = pd.to_numeric(runs["K"], errors="coerce").astype("Int64")
+        runs.loc[avg, "K"] = pd.NA
+    for col in ("val_mse", "test_mse"):
         if col in runs.columns:
-            runs[col] = runs[col].astype(object)
-            runs.loc[avg, col] = None
+            runs[col] = pd.to_numeric(runs[col], errors="coerce").astype(float)
+            runs.loc[avg, col] = float("nan")
     return runs
 
 

@@ -128,6 +128,7 @@ def run_menu(label: str, panel, split, counts, seed: int, costs: dict | None, me
     if new_id is not None:      # the address now opens this run
         st.query_params["run"] = str(new_id)
         st.session_state.setdefault("opened_runs", {})["select"] = str(new_id)
+    st.rerun()      # the answer and the frontier open the page, above the form (drawn first)
 
 
 def keep_in_address(sel_state: dict | None, page: str) -> None:

@@ -68,7 +68,8 @@ def test_upload_then_select_the_uploaded_panel(upload_csv_bytes):
     at.switch_page("app_pages/select.py").run()
     by_label(at.selectbox, "Panel").set_value("uploaded: mixed").run()
     _select(at)
-    assert at.subheader[0].value == "Verdict" and at.success[-1].value.startswith("Deploy ")
+    # the page reruns after a selection: the answer opens it, above the verdict's details
+    assert at.subheader[0].value == "Verdict" and at.success[0].value.startswith("Deploy ")
     assert at.session_state["selection"]["label"] == "uploaded: mixed"
     d = at.session_state["selection"]["dict"]
     assert d["protocol"] == "crossfit" and d["deployed_risk"]["method"] == "bbc"

@@ -327,7 +327,7 @@ def audit_traffic(predictor, traffic: Panel | pd.DataFrame | np.ndarray, *, thre
         if rise > th["warn_missing"]:
             warn.append(f"judge {short(j['judge'])} missing/parse-error rate rose by {rise:.0%} over calibration")
     status = "REFUSE" if refuse else "WARN" if warn else "OK"
-    info = {"family": predictor.family, "judges": predictor.judges, "table_like": table_like,
+    info = {"family": predictor.family, "display_name": predictor.display_name, "judges": predictor.judges, "table_like": table_like,
             "calibration_rows": N, "panel": predictor.metadata.get("panel"),
             "members": predictor.families if len(predictor.members) > 1 else None}
     return AuditResult(status=status, reasons=refuse + warn, n_rows=n, predictor=info,

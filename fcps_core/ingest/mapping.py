@@ -83,7 +83,8 @@ def output_mapping(judge) -> str:
         lo, hi = judge.value_range
         scores = [t for t in judge.vocab if t != MISSING]
         how = "declared" if judge.range_declared else "observed"
-        return (f"scores {', '.join(scores[:10])}{' ...' if len(scores) > 10 else ''} -> (x - {lo:g}) / "
+        shift = f"x - {lo:g}" if lo >= 0 else f"x + {-lo:g}"
+        return (f"scores {', '.join(scores[:10])}{' ...' if len(scores) > 10 else ''} -> ({shift}) / "
                 f"{hi - lo:g}, {how} range [{lo:g}, {hi:g}]; every score is its own table cell.{missing}")
     if judge.schema == "continuous":
         vals = judge.values[~np.isnan(judge.values)]

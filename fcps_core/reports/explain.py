@@ -234,6 +234,16 @@ def answer(d: dict, point: dict | None = None) -> str:
     return f"{first} {further}{tail}."
 
 
+def _judge_limit(d: dict) -> int | None:
+    """The panel-size limit the deployment was chosen under (``--max-judges``), or None
+    when the chosen frontier point is the choice over all judges."""
+    n_all = len((d.get("panel") or {}).get("judges") or [])
+    chosen = next((p for p in d.get("frontier") or [] if p.get("chosen")), None)
+    if chosen and chosen.get("constraint") == "max_judges" and n_all and chosen.get("n_judges", n_all) < n_all:
+        return int(chosen["n_judges"])
+    return None
+
+
 def smallest_tied(d: dict) -> dict | None:
     """The smallest panel-size point whose paired difference to the unconstrained choice
     has a 95% interval containing 0 (None without a frontier)."""
@@ -412,7 +422,14 @@ def verdict_parts(d: dict) -> dict:
     worse = [b for b in base if comparison(b) == "worse"]
     if worse:
         best = min(worse, key=lambda b: b["risk"])
-        details.append(f"A fixed recipe does better: consider deploying {best['label']} instead.")
+        limit = _judge_limit(d)
+        if limit is not None and str(best.get("name", "")).split(":")[0] != "best_single_judge":
+            # the recipes other than the single judge call every judge: past the user's limit
+            details.append(f"A fixed recipe over all judges does better ({best['label']}), but it calls more "
+                           f"than the limit of {limit} judge{'s' if limit != 1 else ''}: raise the limit to "
+                           "weigh it.")
+        else:
+            details.append(f"A fixed recipe does better: consider deploying {best['label']} instead.")
     ties = tie_sentence(d)
     if ties:
         details.append(ties)
