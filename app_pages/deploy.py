@@ -6,7 +6,8 @@ import streamlit as st
 from fcps_core.errors import FCPSError
 from fcps_core.service.deploy import MAX_PREDICTOR_BYTES
 from fcps_app.common import get_store, md, panel_sources, upload_preview
-from fcps_app.deploy import SQL_DIALECTS, checked_predictor_json, predictor_choices, run_audit, sql_text
+from fcps_app.deploy import (SQL_DIALECTS, calibration_panel, checked_predictor_json, predictor_choices, run_audit,
+                             sql_text)
 from fcps_app.deploy_view import show_audit
 from fcps_app.glossary import glossary_expander, table
 
@@ -74,7 +75,7 @@ else:
         st.info("No panel yet: upload a traffic file instead.")
         st.stop()
     # start on the predictor's own calibration panel when it is stored (its judges are there)
-    own = (json.loads(predictor_json).get("metadata") or {}).get("panel")
+    own = calibration_panel(predictor_json)
     labels = list(sources)
     start = next((i for i, k in enumerate(labels) if sources[k][0] == "stored" and sources[k][1] == own), 0)
     which = st.selectbox("Panel used as traffic", labels, index=start)

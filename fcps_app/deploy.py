@@ -4,6 +4,8 @@ traffic without a judge it reads, scoring, auditing) is fcps_core.service.deploy
 
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
 from fcps_core.service import deploy
@@ -48,6 +50,12 @@ def run_audit(predictor_json: str, traffic: tuple):
     ("stored", name, created_at) for a stored panel, ("session", file name, bytes, mapping
     JSON) for a panel uploaded in this session."""
     return _cached_audit(predictor_json, _traffic_key(traffic), traffic)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def calibration_panel(predictor_json: str) -> str | None:
+    """The stored panel a predictor was calibrated on (its metadata), parsed once per file."""
+    return (json.loads(predictor_json).get("metadata") or {}).get("panel")
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

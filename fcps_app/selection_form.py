@@ -123,12 +123,7 @@ def run_menu(label: str, panel, split, counts, seed: int, costs: dict | None, me
         st.error(md(exc))
         st.stop()
     bar.empty()
-    remember_selection(label, outcome.result, outcome.predictor)
-    new_id = st.session_state["selection"].get("run_id")
-    if new_id is not None:      # the address now opens this run
-        st.query_params["run"] = str(new_id)
-        st.session_state.setdefault("opened_runs", {})["select"] = str(new_id)
-    st.rerun()      # the answer and the frontier open the page, above the form (drawn first)
+    open_selection(label, outcome.result, outcome.predictor)
 
 
 def keep_in_address(sel_state: dict | None, page: str) -> None:
@@ -160,7 +155,13 @@ def deploy_point(label: str, panel, state: dict, point: dict) -> None:
         st.error(md(exc))
         st.stop()
     bar.empty()
-    remember_selection(label, result)
+    open_selection(label, result)
+
+
+def open_selection(label: str, result, predictor=None) -> None:
+    """Remember a new selection (stored as a run), put its run in the address and rerun the
+    page, so the answer and the frontier open it, above the form (drawn first)."""
+    remember_selection(label, result, predictor)
     new_id = st.session_state["selection"].get("run_id")
     if new_id is not None:
         st.query_params["run"] = str(new_id)

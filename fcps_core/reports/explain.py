@@ -238,7 +238,7 @@ def _judge_limit(d: dict) -> int | None:
     """The panel-size limit the deployment was chosen under (``--max-judges``), or None
     when the chosen frontier point is the choice over all judges."""
     n_all = len((d.get("panel") or {}).get("judges") or [])
-    chosen = next((p for p in d.get("frontier") or [] if p.get("chosen")), None)
+    chosen = frontier_point(d)
     if chosen and chosen.get("constraint") == "max_judges" and n_all and chosen.get("n_judges", n_all) < n_all:
         return int(chosen["n_judges"])
     return None
