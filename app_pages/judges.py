@@ -5,13 +5,12 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.service.plan import plan_next_judge
-from fcps_core.service.reports import judges_report, metric_help, panel_judges_report, with_drop_one
+from fcps_core.service.reports import judges_report, metric_help, panel_judges_report
 from fcps_core.figures.panel import judge_matrix_heatmap, reliability_diagram
-from fcps_app.common import digest, figure_download, md, md_list, page_link, panel_picker, table_download
+from fcps_app.common import figure_download, md, md_list, page_link, panel_picker, table_download
 from fcps_core.reports.glossary import help_text
 from fcps_app.glossary import glossary_expander, table
-from fcps_app.selection_form import keep_in_address, open_stored_run, rebuild_selection
+from fcps_app.selection_form import keep_in_address, open_stored_run
 from fcps_core.defaults import deployed_family_name
 
 METRIC_HELP = metric_help()
@@ -126,49 +125,50 @@ st.markdown(f"Deployed: **{md(deployed_family_name(contrib['family'], len(models
             + "; ".join(meanings) + ".")
 if contrib["note"]:
     st.caption(md(contrib["note"]))
-plan_key = digest([label, sel, sel_state.get("run_id"), None, None])     # the Next judge page's key
-plan_state = st.session_state.get("next_judge")
-if not (plan_state and plan_state["key"] == plan_key):
-    if st.button("Compute drop-one risk changes", help="Refits the deployed family without each deployed judge in "
-                 "every fold: the Next judge plan's computation (shared with that page). A stored run is first "
-                 "refitted from its stored settings."):
-        bar = st.progress(0.0, text="starting")
-        try:
-            if result is None:
-                result, _ = rebuild_selection(sel_state["run_id"], panel, lambda f, m: bar.progress(
-                    min(f, 1.0) * 0.5, text="refitting the stored selection: " + md(m)))
-                sel_state["result"] = result
-            plan = plan_next_judge(result, progress=lambda f, msg: bar.progress(min(f, 1.0), text=md(msg)))
-        except FCPSError as exc:
-            st.error(md(exc))
-            st.stop()
-        st.session_state["next_judge"] = {"key": plan_key, "dict": plan.to_dict()}
-        st.rerun()
-if plan_state and plan_state["key"] == plan_key:
-    contrib = with_drop_one(contrib, plan_state["dict"])
-    if contrib["drop_one"]["note"]:
-        st.caption(md(contrib["drop_one"]["note"]) + ": the drop-one changes are that member's.")
-else:     # the button above computes them
-    st.caption("Drop-one risk changes (how much held-out risk rises without each judge) appear in the table once "
-               "computed with the button above: it refits the deployed family without each judge in every fold.")
+if contrib.get("weight_note"):
+    st.caption(md(contrib["weight_note"][0].upper() + contrib["weight_note"][1:]) + "; each model's own weights "
+               "are in the JSON's judges_report.contribution.models.")
+drop_one = contrib.get("drop_one")
+if drop_one:
+    st.caption(f"Drop-one change: the held-out {md(drop_one['objective'].upper())} of what the same choice rule "
+               "deploys without the judge (the best candidates that do not call it, on the same held-out "
+               f"predictions, no refit) minus the deployed choice's {drop_one['risk']:.4f}, with the paired 95% "
+               "interval. Above 0: dropping the judge raises the risk, so the judge helps.")
+else:
+    st.caption(md(contrib.get("drop_one_note") or "This stored run has no drop-one changes: run the selection "
+                                                   "again for them."))
+
+
+def _without(j: dict) -> str | None:
+    c = j.get("drop_choice")
+    if not c:
+        return j.get("drop_note")
+    how = f"average of {c['members']} models" if c["members"] > 1 else c["family"]
+    return f"{how} over {c['K']} judges: {c['risk']:.4f}"
+
+
 ctable = pd.DataFrame([{"judge": j["judge"], "models": j["members"], "weight": j["weight"],
-                        "weight share": j["weight_share"], "drop risk change": j["drop_risk_change"],
+                        "weight share": j["weight_share"], "shared with": ", ".join(j.get("shared_with") or []),
+                        "drop risk change": j["drop_risk_change"],
                         "95% low": (j["drop_ci"] or [None, None])[0], "95% high": (j["drop_ci"] or [None, None])[1],
-                        "verdict": j["drop_verdict"]} for j in contrib["judges"]])
+                        "verdict": j["drop_verdict"], "deployed without it": _without(j)}
+                       for j in contrib["judges"]])
 ctable = ctable.sort_values(["drop risk change", "weight share"], ascending=False, na_position="last")
-# the drop-one columns appear once computed (the button above); until then the table has none
 table(ctable, column_config={
     "judge": st.column_config.TextColumn("judge", help="A judge the deployed predictor uses."),
     "models": st.column_config.NumberColumn("models", help="How many of the deployed models use the judge."),
-    "weight": st.column_config.NumberColumn("weight", help=METRIC_HELP["weight"], format="%.4f"),
+    "weight": st.column_config.NumberColumn("weight", help=METRIC_HELP["weight"], format="%+.4f"),
     "weight share": st.column_config.ProgressColumn("weight share", help=METRIC_HELP["weight_share"],
                                                     min_value=0.0, max_value=1.0, format="%.3f"),
+    "shared with": st.column_config.TextColumn("shared with", help=METRIC_HELP["shared_with"]),
     "drop risk change": st.column_config.NumberColumn("drop risk change", help=METRIC_HELP["drop_risk_change"],
                                                       format="%+.4f"),
     "95% low": st.column_config.NumberColumn("95% low", help="Group-clustered paired 95% interval.", format="%+.4f"),
     "95% high": st.column_config.NumberColumn("95% high", help="Group-clustered paired 95% interval.", format="%+.4f"),
     "verdict": st.column_config.TextColumn("verdict", help="Where the interval lies: dropping the judge raises "
-                                                          "risk (it helps), lowers it, or no clear change.")})
+                                                          "risk (it helps), lowers it, or no clear change."),
+    "deployed without it": st.column_config.TextColumn(
+        "deployed without it", help="What the same choice rule deploys without the judge, and its held-out risk.")})
 table_download(ctable, "judge-contributions")
 
 cal = rep["calibration"]

@@ -184,7 +184,8 @@ def test_report_of_a_selection(selection):
     assert cal["brier_base_rate"] > cal["brier"] and 0 <= cal["ece"] < 0.2
     contrib = rep["contribution"]
     assert {j["judge"] for j in contrib["judges"]} == set(r.selected_dict()["judges"])
-    assert contrib["drop_one"] is None and "on demand" in contrib["drop_one_note"]
+    assert contrib["drop_one"]["rule"] == r.selector.choice and contrib["drop_one_note"] is None
+    assert all(j["drop_risk_change"] is not None or j["drop_note"] for j in contrib["judges"])
     shares = [j["weight_share"] for j in contrib["judges"] if j["weight_share"] is not None]
     assert all(0 <= s <= 1 for s in shares)
 

@@ -53,14 +53,17 @@ labelled exactly 1/2 (``binary_rows`` counts the rest).
 * ``redundancy``: the pairs whose agreement or error correlation reaches
   :data:`REDUNDANCY_THRESHOLD` (near-duplicate judges: one of them adds little).
 
-**The deployed predictor** (a selection): ``contribution`` lists each deployed judge's
-weight where the family has them (:data:`WEIGHT_MEANING`; an average's members each
-with theirs, and ``weight_share`` = the mean over the members of |w_j| / sum_k |w_k|, 0 in
-a member without the judge). The validation-risk change when a judge is dropped is the
-next-judge plan's (:func:`fcps_core.planning.next_judge.plan_next_judge`, one computation
-for both): it refits the deployed family once per deployed judge and fold, so it is not
-part of :func:`judges_report` (kept cheap for every ``SelectionResult.to_dict``); merge a
-plan in with :func:`with_drop_one`. ``calibration``: the deployed predictor's held-out
+**The deployed predictor** (a selection): ``contribution`` gives every judge any deployed
+model calls a row: its signed ``weight`` where the family has weights (:data:`WEIGHT_MEANING`;
+for an average of models the mean of the members' weights, 0 in a member without the
+judge; each member's own weights are in ``models``), ``weight_share`` = the mean over the
+members of |w_j| / sum_k |w_k|, ``shared_with`` (deployed near-duplicates of it, from
+``redundancy``: their weights are shared), and its drop-one change
+(:func:`.drop_one.drop_one_choices`): the held-out risk of what the same choice rule deploys
+without the judge minus the deployed choice's, with its paired interval and words; no
+refit, so every selection carries it. The next-judge plan's drop rows
+(:func:`fcps_core.planning.next_judge.plan_next_judge`) refit the deployed family without
+each judge instead; :func:`with_drop_one` merges such a plan in. ``calibration``: the deployed predictor's held-out
 predictions (out-of-fold under crossfit, every repeat pooled; V under split) in
 :data:`ECE_BINS` equal-count bins (``sklearn.calibration.calibration_curve`` with the
 quantile strategy: tied predictions never straddle bins, so bins can merge), the expected
@@ -111,11 +114,16 @@ METRIC_HELP = {
                  "when some judge has no decision scale of its own).",
     "error_correlation": "Correlation of two judges' errors (1 = its decision misses the label, 0 = hits, "
                          "1/2 = abstains) on the binarised rows.",
-    "weight": "The judge's weight in the deployed model (see its meaning for the family).",
+    "weight": "The judge's signed weight in the deployed model (see its meaning for the family); for an "
+              "average, the mean over its models (0 in a model without the judge).",
+    "shared_with": "Deployed judges that are near-duplicates of this one: their weights are shared between "
+                   "them, so neither weight alone says what the judge adds.",
     "weight_share": "|weight| / sum of |weights| in each deployed model, averaged over the models "
                     "(0 where a model does not use the judge).",
-    "drop_risk_change": "Held-out risk of the deployed family refitted without the judge minus the "
-                        "deployed prefix's, paired on the same rows (above 0: the judge helps).",
+    "drop_risk_change": "Held-out risk of what the same choice rule deploys without the judge (the best "
+                        "admissible candidates that do not call it, on the same held-out predictions, no "
+                        "refit) minus the deployed choice's, paired on the same rows (above 0: dropping it "
+                        "raises the risk, the judge helps).",
     "ece": "Expected calibration error: mean |mean prediction - mean label| over equal-count bins, "
            "weighted by bin size.",
 }
@@ -260,7 +268,10 @@ def _weights(family: str, model, K: int) -> np.ndarray | None:
 
 
 def contributions(result) -> dict:
-    """Each deployed judge's weight in the deployed model(s) (see the module doc)."""
+    """Each deployed judge's weight in the deployed model(s) and its drop-one change (see
+    the module doc): every judge any deployed model calls gets a row."""
+    from .drop_one import drop_one_choices
+    from ..reports.explain import drop_verdict_words
     members = result.deployed_members
     models, order = [], []
     for c in members:
@@ -269,21 +280,31 @@ def contributions(result) -> dict:
                        "weights": None if w is None else {n: float(v) for n, v in zip(c.judges, w)}})
         order += [n for n in c.judges if n not in order]
     weighted = [m["weights"] for m in models if m["weights"] and sum(map(abs, m["weights"].values())) > 0]
+    drop = drop_one_choices(result)
+    by_judge = {r["judge"]: r for r in (drop or {}).get("judges") or []}
     judges = []
     for n in order:
         share = [abs(w.get(n, 0.0)) / sum(map(abs, w.values())) for w in weighted]
-        judges.append({"judge": n, "members": sum(n in c.judges for c in members),
-                       "weight": models[0]["weights"][n] if len(models) == 1 and models[0]["weights"] else None,
+        # signed: the mean over the weighted models (0 in a model without the judge)
+        weight = float(np.mean([w.get(n, 0.0) for w in weighted])) if weighted else None
+        d = by_judge.get(n) or {}
+        judges.append({"judge": n, "members": sum(n in c.judges for c in members), "weight": weight,
                        "weight_share": float(np.mean(share)) if share else None,
-                       "drop_risk_change": None, "drop_ci": None, "drop_verdict": None})
+                       "drop_risk_change": d.get("change"), "drop_ci": d.get("ci"),
+                       "drop_verdict": drop_verdict_words(d["verdict"]) if d.get("verdict") else None,
+                       "drop_choice": None if not d or d.get("change") is None else
+                       {"family": d["family"], "members": d["members"], "K": d["K"], "risk": d["risk"]},
+                       "drop_note": d.get("note")})
     note = None
     if result.protocol == "split" and getattr(result.selector, "refit", "frozen") == "refit":
         note = "weights of the models fitted on M; the deployed predictor refits them on S+M+V"
+    weight_note = None if len(models) <= 1 else \
+        "an average's weight is the mean of its members' signed weights (0 in a member without the judge)"
     return {"family": TIE_AVERAGE if result.members else result.selected.family, "models": models,
-            "judges": judges, "note": note, "drop_one": None,
-            "drop_one_note": "computed on demand, not here: it refits the deployed family without each judge in "
-                             "every fold (the Judges page's button, or python -m fcps_core next-judge); the same "
-                             "computation as the next-judge plan's drop rows"}
+            "judges": judges, "note": note, "weight_note": weight_note,
+            "drop_one": None if drop is None else {k: drop[k] for k in ("risk", "objective", "rule", "method")},
+            "drop_one_note": None if drop is not None else
+            "no held-out predictions to replay the choice on; the Next judge plan refits without each judge"}
 
 
 def with_drop_one(contribution: dict, plan: dict) -> dict:
@@ -347,6 +368,16 @@ def judges_report(result, *, threshold: float = REDUNDANCY_THRESHOLD, n_bins: in
     sel = result.selector
     out = panel_judges_report(result.panel, deployable_rows(result.panel, result.blocks), folds=sel.folds,
                               seed=sel.seed, n_bins=sel.n_bins, threshold=threshold)
-    out["contribution"] = contributions(result)
+    contribution = contributions(result)
+    deployed = {j["judge"] for j in contribution["judges"]}
+    shared: dict[str, list[str]] = {}
+    for p in out["redundancy"]["pairs"]:
+        a, b = p["judges"][:2]
+        if a in deployed and b in deployed:
+            shared.setdefault(a, []).append(b)
+            shared.setdefault(b, []).append(a)
+    for j in contribution["judges"]:
+        j["shared_with"] = shared.get(j["judge"], [])
+    out["contribution"] = contribution
     out["calibration"] = deployed_calibration(result, n_bins)
     return out
