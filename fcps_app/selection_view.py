@@ -10,7 +10,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fcps_core.service.reports import (answer, comparison, deployed_judges, deployed_members, display_family,
+from fcps_core.service.reports import (PAIRED_BASIS, answer, baseline_rows, comparison, comparison_basis,
+                                       deployed_judges, deployed_members, display_family,
                                        drop_words, gain_text, pressure_text, shared_with, signed_weights, tie_summary, verdict_parts)
 from fcps_core.figures.style import Z95
 from fcps_core.reports.glossary import help_text
@@ -172,13 +173,23 @@ def estimate_vs_test(dr: dict, test: float, n_T) -> str:
 def show_baselines(d: dict) -> None:
     if not d.get("baselines"):
         return
-    st.markdown(f"**Against fixed recipes on the same {heldout_word(d)} rows** (difference = recipe risk - "
-                "selection risk; above 0 the selection is better; *better* only when the whole 95% interval is "
-                "above 0)")
-    rows = [{"baseline": b["label"], "held-out risk": b["risk"], "difference": b["diff_vs_selected"],
-             "95% low": (b.get("ci") or [None, None])[0], "95% high": (b.get("ci") or [None, None])[1],
-             "compared": {"unpaired": "no interval"}.get(comparison(b), comparison(b))} for b in d["baselines"]]
-    table(pd.DataFrame(rows), helps=DIFF_CI)
+    basis = comparison_basis(d)
+    if basis is None:
+        st.markdown(f"**Against fixed recipes on the same {heldout_word(d)} rows** (difference = recipe risk - "
+                    "selection risk, paired over bootstrap draws; above 0 the selection is better; *better* only "
+                    "when the whole 95% interval is above 0)")
+    else:
+        st.markdown(f"**Against fixed recipes** (difference = recipe - selection, {md(PAIRED_BASIS)}: the recipe's "
+                    f"out-of-bag risk minus the selection's {basis:.4f}; above 0 the selection is better; *better* "
+                    "only when the whole 95% interval is above 0)")
+    rows = [{"baseline": r["label"], "held-out risk": r["heldout"], "out-of-bag risk": r["out_of_bag"],
+             "difference": r["diff"], "95% low": (r.get("ci") or [None, None])[0],
+             "95% high": (r.get("ci") or [None, None])[1],
+             "compared": {"unpaired": "no interval"}.get(r["compared"], r["compared"])} for r in baseline_rows(d)]
+    table(pd.DataFrame(rows), helps={**DIFF_CI, "out-of-bag risk": "The recipe's mean risk over the bootstrap "
+                                     "draws' out-of-bag rows: the difference is this minus the selection's, "
+                                     "draw by draw.",
+                                     "held-out risk": f"The recipe's {heldout_word(d)} risk on every held-out row."})
 
 
 def _paths(cands: list[dict]) -> str:

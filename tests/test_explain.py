@@ -48,8 +48,10 @@ def test_headline_says_what_to_deploy_how_good_and_against_what(result):
     head = parts["headline"][0]
     assert head.startswith("Deploy ridge_iso over judges A, B and C (K=3 of 65, info_first path):")
     assert "held-out MSE 0.142 ± 0.0078 (95%)" in head        # 1.96 x 0.004
-    assert ("about 0.011 better than the best single judge (gpt-4: 0.153; 95% interval of the difference "
-            "0.004 to 0.018)") in head
+    # the difference is paired over the bootstrap draws: printed between the two risks on that basis
+    # (the estimate 0.147 is the selection's out-of-bag mean; the judge's is 0.147 + 0.011 = 0.158)
+    assert ("about 0.0110 better than the best single judge (gpt-4: 0.1580 against this choice's 0.1470; paired 95% "
+            "interval of the difference 0.0040 to 0.0180)") in head
     assert "tied with logistic over all judges" in parts["headline"][1]
     assert "better than majority vote (ties 1/2)" in parts["headline"][1]
     assert "Estimated MSE on new items 0.147 (95% interval 0.139 to 0.155" in parts["headline"][2]
@@ -65,12 +67,14 @@ def test_better_only_when_the_interval_excludes_zero(result):
     tied["baselines"][0]["ci"] = [-0.002, 0.024]
     head = verdict_parts(tied)["headline"][0]
     assert "better than the best single judge" not in head
-    assert "statistically tied with the best single judge (gpt-4: 0.153; difference 0.011" in head
+    assert "statistically tied with the best single judge (gpt-4: 0.1580 against this choice's 0.1470; difference " \
+           "0.0110" in head
 
     worse = copy.deepcopy(result)
     worse["baselines"][0].update(diff_vs_selected=-0.02, ci=[-0.03, -0.01])
     parts = verdict_parts(worse)
-    assert "about 0.020 worse than the best single judge" in parts["headline"][0]
+    assert "about 0.0200 worse than the best single judge (gpt-4: 0.1270 against this choice's 0.1470" \
+        in parts["headline"][0]
     assert "better" not in parts["headline"][0]
     assert any("consider deploying best single judge (isotonic): gpt-4" in s for s in parts["details"])
 
@@ -140,3 +144,59 @@ def test_one_tie_set_counted_in_distinct_models(result):
 def test_gain_and_pressure_have_one_format():
     assert gain_text(0.01) == "+0.0100" and gain_text(-0.0003) == "-0.0003" and gain_text(None) == "-"
     assert pressure_text(0.0352) == "0.035"
+
+
+# -- issue 24: every printed difference is the difference of numbers printed on its basis --------
+def _frontier_result(result):
+    """Three judges; the held-out risks and the bias-corrected estimates rank the points
+    differently (k=3 is lowest held-out, k=2 lowest estimated)."""
+    def point(k, risk, est, lo, hi, chosen=False, members=None):
+        return {"constraint": "max_judges", "n_judges": k, "cost": None, "judges": ["A", "B", "C"][:k],
+                "family": "logistic", "members": members or [{"family": "logistic", "K": k}], "risk": risk,
+                "ci": [risk - 0.01, risk + 0.01], "diff_vs_best": {"estimate": risk - 0.088,
+                                                                   "ci": [risk - 0.09, risk - 0.086]},
+                "deployed_risk": {"estimate": est, "ci": [lo, hi]}, "chosen": chosen,
+                # the held-out paired difference to the lowest-risk looser point (k=3)
+                "more_judges": None if k == 3 else {"n_judges": 3, "estimate": risk - 0.088, "ci": [0.0, 0.02]}}
+    d = copy.deepcopy(result)
+    d["panel"] = {"judges": ["A", "B", "C"]}
+    d["frontier"] = [point(1, 0.100, 0.110, 0.090, 0.130), point(2, 0.090, 0.096, 0.080, 0.110),
+                     point(3, 0.088, 0.098, 0.080, 0.120, chosen=True)]
+    d["selected"]["judges"] = ["A", "B", "C"]
+    d["deployed_risk"] = {"estimate": 0.0718, "bbc_estimate": 0.0723, "ci": [0.0516, 0.0937], "method": "bbc",
+                          "objective": "mse", "optimistic": 0.0697}
+    d["baselines"][0].update(risk=0.0967, diff_vs_selected=0.0238, ci=[0.0051, 0.0417])
+    d["baselines"][1].update(risk=0.0690, diff_vs_selected=-0.0031, ci=[-0.0060, -0.0002],
+                             label="ridge over all judges", name="ridge_iso_all")
+    return d
+
+
+def test_further_judges_are_said_on_the_estimates_the_answer_prints(result):
+    from fcps_core.reports.explain import answer, frontier_point
+    d = _frontier_result(result)
+    one = answer(d, frontier_point(d, 1))
+    assert "estimated MSE 0.110 (95% interval 0.090 to 0.130)" in one
+    # 0.110 - 0.096 = 0.014 (by hand), to the k=2 point's estimate, not the held-out 0.012 to k=3
+    assert "More judges (up to all 3) lower the estimated MSE by at most 0.014: to 0.096 (95% interval 0.080 " \
+           "to 0.110) with 2 judges" in one
+    two = answer(d, frontier_point(d, 2))
+    assert "More judges (up to all 3) do not lower the estimated MSE: the lowest with more is 0.098 (95% " \
+           "interval 0.080 to 0.120) with 3 judges, 0.002 higher" in two
+    assert "It is the choice over all 3 judges" in answer(d)
+
+
+def test_every_printed_difference_is_the_difference_of_the_two_risks_beside_it(result):
+    import re
+    text = verdict(_frontier_result(result))
+    # the best single judge: 0.0723 + 0.0238 = 0.0961 on the draws' out-of-bag rows (hand-computed)
+    assert "about 0.0238 better than the best single judge (gpt-4: 0.0961 against this choice's 0.0723" in text
+    assert "worse than ridge over all judges (0.0692 against this choice's 0.0723: by 0.0031" in text
+    found = re.findall(r"about (\d\.\d+) (better|worse) than [^:]+: (\d\.\d+) against this choice's (\d\.\d+)", text)
+    found += [(by, "worse", a, b) for a, b, by in
+              re.findall(r"\((\d\.\d+) against this choice's (\d\.\d+): by (\d\.\d+)", text)]
+    assert len(found) == 2
+    for by, way, theirs, ours in found:
+        assert float(by) == pytest.approx(abs(float(theirs) - float(ours)), abs=1e-12)
+        assert (float(theirs) > float(ours)) == (way == "better")
+    assert "on them this choice's MSE is 0.0723 (the estimate above before its training-size correction, " \
+           "0.0718)" in text

@@ -221,7 +221,7 @@ def render_result(result, *, top: int = 15) -> str:
         blocks = (f"blocks ({sp['source']}): S={sp['n_S']} M={sp['n_M']} V={sp['n_V']} "
                   f"T={sp['n_T']}  seed={sp['seed']}")
         risk_word = "validation"
-    from ..service.reports import answer, tie_sentence
+    from ..service.reports import PAIRED_BASIS, answer, baseline_rows, comparison_basis, tie_sentence
     first = answer(d)
     lines = ([f"ANSWER  {first}", ""] if first else []) + [
         f"panel {d['panel']['name']}: {d['panel']['rows']} rows, {d['panel']['labelled']} labelled, "
@@ -261,10 +261,20 @@ def render_result(result, *, top: int = 15) -> str:
         lines.append(f"  guard one_se toward {g['prior_family']}: "
                      + ("adapted away from the prior" if g.get("adapted") else "kept the prior"))
     if d.get("baselines"):
-        lines += ["", "baselines on the same held-out rows (diff = baseline - selection; > 0: selection better):"]
-        lines.append(render_table([[b["label"], b["risk"], b["diff_vs_selected"],
-                                    None if b["ci"] is None else f"[{fmt(b['ci'][0])}, {fmt(b['ci'][1])}]"]
-                                   for b in d["baselines"]], ["baseline", "risk", "diff", "95% CI"]))
+        rows = baseline_rows(d)
+        basis = comparison_basis(d)
+        if basis is not None:
+            lines += ["", f"baselines (diff = baseline - selection, {PAIRED_BASIS}; the selection's out-of-bag "
+                          f"risk {fmt(basis)}; > 0: selection better):"]
+            lines.append(render_table([[r["label"], r["heldout"], r["out_of_bag"], r["diff"],
+                                        None if r["ci"] is None else f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]"]
+                                       for r in rows], ["baseline", "held-out", "out-of-bag", "diff", "95% CI"]))
+        else:
+            lines += ["", "baselines on the same held-out rows (diff = baseline - selection, paired over bootstrap "
+                          "draws; > 0: selection better):"]
+            lines.append(render_table([[r["label"], r["heldout"], r["diff"],
+                                        None if r["ci"] is None else f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]"]
+                                       for r in rows], ["baseline", "held-out", "diff", "95% CI"]))
     if d.get("frontier"):
         lines += render_frontier(d)
     if d.get("costs"):

@@ -2,9 +2,16 @@
 
 The headline says what to deploy and how good it is, in words a practitioner can act on:
 "Deploy ridge_iso over judges A, B, C (K=3 of 65): held-out MSE 0.142 ± 0.008, about
-0.011 better than the best single judge (gpt-4: 0.153; 95% interval 0.004 to 0.018) and
-tied with logistic over all judges. Estimated MSE on new items 0.147 (95% interval 0.139
-to 0.155)." The details that follow name the statistical ties and the regime.
+0.0110 better than the best single judge (gpt-4: 0.1580 against this choice's 0.1470;
+paired 95% interval of the difference 0.0040 to 0.0180) and tied with logistic over all
+judges. Estimated MSE on new items 0.147 (95% interval 0.139 to 0.155)." The details that
+follow name the statistical ties and the regime.
+
+Every printed difference is the difference of two numbers printed beside it, on one basis:
+a baseline's paired difference is taken over the bootstrap draws that replay the choice
+(:func:`baseline_pair`), so it is printed between the recipe's and the choice's out-of-bag
+risks; the frontier's differences are between held-out risks, or between the estimates on
+new items the answer prints (:func:`further_clause`).
 
 Every number carries its uncertainty, and a comparison is worded by its interval: the
 selection is called *better* than a baseline only when the 95% interval of the paired
@@ -185,10 +192,51 @@ def point_judges(d: dict, p: dict) -> list[str]:
     return list(p.get("judges") or [])
 
 
+def _looser(d: dict, p: dict) -> list[dict]:
+    """The frontier points with a looser limit than ``p`` (more judges, or a larger budget)."""
+    fr = d.get("frontier") or []
+    if p.get("constraint") == "budget":
+        return [q for q in fr if q.get("constraint") == "budget" and (q.get("cost") or 0) > (p.get("cost") or 0)]
+    return [q for q in fr if q.get("constraint") == "max_judges" and q["n_judges"] > p["n_judges"]]
+
+
+def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
+    """What more judges (a larger budget) do to point ``p``'s estimate, on the basis the
+    answer prints it (:func:`point_estimate`: the bias-corrected deployed risk where every
+    point has one, else the held-out risk): the lowest estimate among the looser points,
+    with its interval, and the change d = that estimate - p's, both as printed, with its
+    direction. Without a looser point: p is the choice over all judges."""
+    looser = _looser(d, p)
+    budget = p.get("constraint") == "budget"
+    if not looser:
+        return "No larger budget level is on the frontier" if budget else \
+            f"It is the choice over all {J} judges (no larger panel)"
+    deployed = bool(p.get("deployed_risk")) and all(q.get("deployed_risk") for q in looser)
+    est = point_estimate if deployed else (lambda x: {"estimate": x.get("risk"), "ci": x.get("ci")})
+    obj = _objective(d).upper()
+    kind = "estimated" if deployed else "held-out"
+    q = min(looser, key=lambda x: (round(est(x)["estimate"], digits), x["n_judges"]))
+    mine, best = round(est(p)["estimate"], digits), round(est(q)["estimate"], digits)
+    change = best - mine            # of the numbers as printed
+    more = "A larger budget" if budget else f"More judges (up to all {J})"
+    where = f"at a cost of {q['cost']:g} per item" if budget else \
+        f"with {len(q.get('judges') or [])} judge{'s' if len(q.get('judges') or []) != 1 else ''}"
+    reached = f"{_interval_text(est(q), digits)} {where}"
+    base = "" if deployed or not p.get("deployed_risk") else f" (held-out {obj} here: {_f(p.get('risk'), digits)})"
+    if change < 0:
+        return f"{more} lower the {kind} {obj}{base} by at most {_f(-change, digits)}: to {reached}"
+    if change == 0:
+        return f"{more} do not change the {kind} {obj}{base} (the lowest with more: {reached})"
+    return (f"{more} do not lower the {kind} {obj}{base}: the lowest with more is {reached}, "
+            f"{_f(change, digits)} higher")
+
+
 def answer(d: dict, point: dict | None = None) -> str:
     """The answer first, in one sentence: "Deploy these k judges combined as F: estimated
-    MSE r (interval). Each further judge up to all J changes it by at most d (interval);
-    the best single judge alone: s (interval)." ``point``: a frontier point (default: the
+    MSE r (interval). More judges (up to all J) lower the estimated MSE by at most d: to r'
+    (interval) with k' judges; one judge alone: s (interval)." Every number is a frontier
+    point's estimate on new items (:func:`point_estimate`) and d is the difference of two
+    of them as printed (:func:`further_clause`). ``point``: a frontier point (default: the
     deployed one). '' when the result has no frontier."""
     fr = d.get("frontier") or []
     p = point or frontier_point(d)
@@ -215,16 +263,7 @@ def answer(d: dict, point: dict | None = None) -> str:
     kind = "estimated" if p.get("deployed_risk") else "held-out"
     who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
     first = f"Deploy {who} {how}: {kind} {obj} {_interval_text(point_estimate(p), digits)}."
-    more = p.get("more_judges")
-    if p.get("constraint") == "budget":
-        further = ("Each larger budget changes it by at most "
-                   f"{_interval_text(more, _digits(more['estimate']) if more else 3)}" if more else
-                   "No larger budget level is on the frontier")
-    elif more:
-        further = (f"Each further judge up to all {J} changes it by at most "
-                   f"{_interval_text(more, max(digits, _digits(more['estimate'])))}")
-    else:
-        further = f"It is the choice over all {J} judges (no larger panel)"
+    further = further_clause(d, p, J, digits)
     single = frontier_point(d, 1)
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
@@ -330,15 +369,73 @@ def _heldout(d: dict) -> tuple[float | None, float | None]:
     return risk, se
 
 
-def _single_judge_clause(b: dict) -> str:
-    who = f"the best single judge ({b['judge']}: {_f(b['risk'])}" if b.get("judge") else \
-        f"the best single judge ({_f(b['risk'])}"
+def comparison_basis(d: dict) -> float | None:
+    """The deployment's risk on the basis of the baselines' paired differences: its mean
+    out-of-bag risk over the bootstrap draws that replay the choice (the BBC estimate before
+    any training-size correction, ``deployed_risk.bbc_estimate``; the estimate itself when
+    none was applied). None when the result's estimate is not that bootstrap's (nested, or
+    none): the differences then stand without the two risks."""
+    dr = d.get("deployed_risk") or {}
+    if dr.get("bbc_estimate") is not None:
+        return float(dr["bbc_estimate"])
+    if dr.get("method") == "bbc" and dr.get("estimate") is not None:
+        return float(dr["estimate"])
+    return None
+
+
+def baseline_pair(d: dict, b: dict) -> dict | None:
+    """A baseline's paired comparison with both risks on its own basis: ``baseline`` (the
+    recipe's mean out-of-bag risk) = ``selection`` (:func:`comparison_basis`) + ``diff``
+    (its ``diff_vs_selected``, the mean over the draws of recipe - selection), ``ci`` the
+    difference's 2.5-97.5 % bootstrap interval. None without a paired difference."""
+    s = comparison_basis(d)
+    if s is None or b.get("diff_vs_selected") is None or not b.get("ci"):
+        return None
+    return {"baseline": s + float(b["diff_vs_selected"]), "selection": s, "diff": float(b["diff_vs_selected"]),
+            "ci": list(b["ci"])}
+
+
+#: how the baselines' paired differences are taken, in one phrase every front end uses
+PAIRED_BASIS = ("paired over the bootstrap draws that replay the choice, each scored on its out-of-bag rows "
+                "(the same draws as the estimate)")
+
+
+def baseline_rows(d: dict) -> list[dict]:
+    """The baselines table every front end prints, each row's difference derivable from the
+    risks beside it: ``label``, ``heldout`` (the recipe's held-out risk), ``out_of_bag`` (its
+    risk on the basis of the paired difference, :func:`baseline_pair`), ``selection`` (the
+    deployment's on that basis), ``diff`` (= out_of_bag - selection), ``ci`` and
+    ``compared`` ('better' ... from the deployment's side)."""
+    out = []
+    for b in d.get("baselines") or []:
+        pair = baseline_pair(d, b)
+        out.append({"label": b["label"], "heldout": b.get("risk"),
+                    "out_of_bag": pair["baseline"] if pair else None,
+                    "selection": pair["selection"] if pair else None,
+                    "diff": b.get("diff_vs_selected"), "ci": b.get("ci"), "compared": comparison(b)})
+    return out
+
+
+def _pair_text(d: dict, b: dict, k: int) -> str:
+    """'0.0961 against this choice's 0.0723' (the two risks the difference is taken between,
+    at ``k`` decimals, so the printed difference is theirs), '' without them."""
+    pair = baseline_pair(d, b)
+    if pair is None:
+        return ""
+    sel = round(pair["selection"], k)
+    return f"{_f(sel + round(pair['diff'], k), k)} against this choice's {_f(sel, k)}"
+
+
+def _single_judge_clause(d: dict, b: dict) -> str:
+    who = f"the best single judge ({b['judge']}" if b.get("judge") else "the best single judge ("
     status = comparison(b)
     if status == "unpaired":
-        return f"against {who}; no paired interval, so no claim)"
+        return f"against {who}: held-out {_f(b['risk'])}; no paired interval, so no claim)"
     diff, (lo, hi) = b["diff_vs_selected"], b["ci"]
-    k = _digits(diff)
-    interval = f"95% interval of the difference {_f(lo, k)} to {_f(hi, k)}"
+    k = max(4, _digits(diff))
+    pair = _pair_text(d, b, k)
+    who = f"{who}: {pair}" if pair else who.rstrip(" (") + " ("
+    interval = f"paired 95% interval of the difference {_f(lo, k)} to {_f(hi, k)}"
     if status == "better":
         return f"about {_f(diff, k)} better than {who}; {interval})"
     if status == "worse":
@@ -346,7 +443,7 @@ def _single_judge_clause(b: dict) -> str:
     return f"statistically tied with {who}; difference {_f(diff, k)}, {interval})"
 
 
-def _others_clause(others: list[dict]) -> str:
+def _others_clause(d: dict, others: list[dict]) -> str:
     """'better than A and B; tied with C; worse than D (by ...)' over the other fixed recipes."""
     by = {s: [b for b in others if comparison(b) == s] for s in ("better", "tied", "worse", "unpaired")}
     parts = []
@@ -356,12 +453,25 @@ def _others_clause(others: list[dict]) -> str:
     if by["tied"]:
         parts.append("tied with " + _names([b["label"] for b in by["tied"]], 8))
     for b in by["worse"]:
-        k = _digits(b["diff_vs_selected"])
-        parts.append(f"worse than {b['label']} (by {_f(-b['diff_vs_selected'], k)}, 95% interval "
-                     f"{_f(-b['ci'][1], k)} to {_f(-b['ci'][0], k)})")
+        k = max(4, _digits(b["diff_vs_selected"]))
+        pair = _pair_text(d, b, k)
+        parts.append(f"worse than {b['label']} ({pair + ': ' if pair else ''}by {_f(-b['diff_vs_selected'], k)}, "
+                     f"paired 95% interval {_f(-b['ci'][1], k)} to {_f(-b['ci'][0], k)})")
     if by["unpaired"]:
         parts.append("not compared (no paired interval) with " + _names([b["label"] for b in by["unpaired"]], 8))
     return "; ".join(parts)
+
+
+def _basis_sentence(d: dict) -> str:
+    """Where the baselines' risks and differences come from ('' without a paired basis)."""
+    s = comparison_basis(d)
+    if s is None:
+        return ""
+    dr = d.get("deployed_risk") or {}
+    corrected = dr.get("bbc_estimate") is not None and dr.get("estimate") is not None
+    return (f"These comparisons are {PAIRED_BASIS}; on them this choice's {_objective(d).upper()} is "
+            f"{_f(s, 4)}" + (f" (the estimate above before its training-size correction, "
+                              f"{_f(dr['estimate'], 4)})" if corrected else "") + ".")
 
 
 def verdict_parts(d: dict) -> dict:
@@ -384,25 +494,26 @@ def verdict_parts(d: dict) -> dict:
     base = [b for b in d.get("baselines") or [] if b.get("risk") is not None]
     single = next((b for b in base if b.get("name") == "best_single_judge"), None)
     if single:
-        clauses.append(_single_judge_clause(single))
+        clauses.append(_single_judge_clause(d, single))
     headline = [f"Deploy {what}" + (": " + ", ".join(clauses) if clauses else "") + "."]
     first = answer(d)
     if first:
         # the answer first; the comparison with the best single judge follows it
-        headline = [first] + ([f"Over the same held-out rows it is {_single_judge_clause(single)}."]
-                              if single else [])
+        headline = [first] + ([f"It is {_single_judge_clause(d, single)}."] if single else [])
         tied = smallest_tied(d)
         chosen = frontier_point(d)
         if tied is not None and chosen is not None and tied["n_judges"] < len(chosen.get("judges") or []):
             dv = tied["diff_vs_best"]
+            k = max(4, _digits(dv["estimate"]))
+            ref = round(tied["risk"], k) - round(dv["estimate"], k)
             headline.append(f"The smallest panel statistically tied with the choice over all judges has "
-                            f"{len(tied['judges'])} judge(s) ({tied['family']}): difference "
-                            f"{_interval_text(dv, _digits(dv['estimate']))}; deploy it with --max-judges "
-                            f"{tied['n_judges']}.")
+                            f"{len(tied['judges'])} judge(s) ({display_family(tied)}): held-out {obj} "
+                            f"{_f(tied['risk'], k)} against {_f(ref, k)}, paired difference "
+                            f"{_interval_text(dv, k)}; deploy it with --max-judges {tied['n_judges']}.")
     others = [b for b in base if b is not single]
     if others:
-        headline.append(f"Against the {'other ' if single else ''}fixed recipes on the same rows it is "
-                        + _others_clause(others) + ".")
+        headline.append(f"Against the {'other ' if single else ''}fixed recipes it is "
+                        + _others_clause(d, others) + ".")
     dr = d.get("deployed_risk")
     if first and dr and dr.get("estimate") is not None:
         if dr.get("optimistic") is not None:
@@ -418,6 +529,8 @@ def verdict_parts(d: dict) -> dict:
     else:
         note = (d.get("choice_info") or {}).get("estimate_note")
         headline.append("No bias-corrected estimate of the risk on new items" + (f" ({note})." if note else "."))
+    if any(comparison(b) != "unpaired" for b in base) and _basis_sentence(d):
+        headline.append(_basis_sentence(d))
     details = []
     worse = [b for b in base if comparison(b) == "worse"]
     if worse:

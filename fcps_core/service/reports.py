@@ -6,7 +6,7 @@ needs scikit-learn)."""
 
 from __future__ import annotations
 
-from ..reports.explain import (answer, comparison, deployed_judges, deployed_members, display_family,  # noqa: F401
+from ..reports.explain import (PAIRED_BASIS, answer, baseline_rows, comparison, comparison_basis, deployed_judges, deployed_members, display_family,  # noqa: F401
                        drop_verdict_words, drop_words, gain_text,
                        named_pattern, pressure_applies, pressure_text, shared_with, signed_weights,
                        tie_sentence, tie_summary, verdict, verdict_parts)

@@ -219,17 +219,29 @@ def cells_section(res: dict) -> str:
 
 
 def baselines_section(res: dict) -> str:
+    from ..explain import PAIRED_BASIS, baseline_rows, comparison_basis
     base = res.get("baselines") or []
     if not base:
         return para("No baselines were scored for this run (run the selection with baselines on).", "muted")
     sel = res.get("selected") or {}
-    rows = [{**b, "ci": interval(b.get("ci"))} for b in sorted(base, key=lambda b: (b.get("risk") is None,
-                                                                                   b.get("risk") or 0))]
-    return (para(f"Fixed recipes scored on the same held-out rows as the selection (its held-out risk "
-                 f"{fmt(sel.get('val_risk', sel.get('val_mse')))}). A positive difference means the selection "
-                 "is better; an interval that contains 0 is a statistical tie.")
-            + table(rows, [Column("label", "baseline", "baseline"), Column("risk", "val_risk"),
-                           Column("diff_vs_selected"), Column("ci", "ci", "95% interval", numeric=True)]))
+    rows = [{**r, "ci": interval(r.get("ci"))} for r in sorted(baseline_rows(res), key=lambda r: (
+        r.get("heldout") is None, r.get("heldout") or 0))]
+    basis = comparison_basis(res)
+    if basis is None:
+        return (para(f"Fixed recipes scored on the same held-out rows as the selection (its held-out risk "
+                     f"{fmt(sel.get('val_risk', sel.get('val_mse')))}). The difference (recipe - selection) is paired "
+                     "over bootstrap draws; a positive difference means the selection is better; an interval that "
+                     "contains 0 is a statistical tie.")
+                + table(rows, [Column("label", "baseline", "baseline"), Column("heldout", "val_risk", "held-out risk"),
+                               Column("diff", "diff_vs_selected"), Column("ci", "ci", "95% interval", numeric=True)]))
+    return (para(f"Fixed recipes scored on the same rows as the selection. The difference (recipe - selection) is "
+                 f"{PAIRED_BASIS}: it is the recipe's out-of-bag risk minus the selection's ({fmt(basis)}). A positive "
+                 "difference means the selection is better; an interval that contains 0 is a statistical tie. The "
+                 f"held-out risks (the selection's own: {fmt(sel.get('val_risk', sel.get('val_mse')))}, optimistic "
+                 "because it won over the menu) are shown beside them.")
+            + table(rows, [Column("label", "baseline", "baseline"), Column("heldout", "val_risk", "held-out risk"),
+                           Column("out_of_bag", "val_risk", "out-of-bag risk"), Column("diff", "diff_vs_selected"),
+                           Column("ci", "ci", "95% interval", numeric=True)]))
 
 
 def _plots():
