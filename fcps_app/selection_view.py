@@ -241,10 +241,11 @@ def show_chart(d: dict, *, key: str, name: str, caption: bool = True) -> None:
     st.plotly_chart(fig, key=key)
     if caption:
         st.caption("One line per family: its best candidate (over paths and parameters) at each prefix size K; "
-                   "dashed lines are table-like families. The gold star is the deployed choice (with its 95% "
-                   "interval when it is one candidate; for an average of tied candidates it marks the best member, "
-                   "open stars the others); the dotted line is the best single judge. Hover a point for its risk "
-                   "± 95% interval.")
+                   "dashed lines are table-like families. The gold star is the deployed choice when it is one "
+                   "candidate (with its 95% interval). An average of tied models has no K of its own: the gold "
+                   "dashed line is its held-out risk, open stars are its members and the black star marks the best "
+                   "single model among them (not what is deployed). The dotted line is the best single judge. "
+                   "Hover a point for its risk ± 95% interval.")
     figure_download(fig, name)
 
 

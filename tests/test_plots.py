@@ -180,12 +180,16 @@ def test_per_family_chart_marks_a_tie_average(result):
     fig = best_per_family_over_k(cands, selected=sel, objective="val_mse")
     open_stars = next(t for t in fig.data if t.name == "averaged members")
     assert sorted(open_stars.x) == sorted(m["K"] for m in members)
-    # an average has no point of its own at K=4: its star marks its best member, said "average of 3"
-    star = next(t for t in fig.data if t.name == "deployed (winner)")
-    assert (star.x[0], star.y[0]) == (members[0]["K"], members[0]["val_mse"])
-    assert star.x[0] in {m["K"] for m in members}
-    assert any(a.text == "<b>winner: average of 3</b>" for a in fig.layout.annotations)
-    assert "average of 3 statistically tied models" in star.text[0]     # one name for the tie set (issue 24)
+    # an average has no point of its own at K=4: no "deployed" star at a member's K (the frontier's star stands at
+    # the average's panel size, issue 24); its best member is marked "best single model", the average is a line
+    assert not [t for t in fig.data if t.name == "deployed (winner)"]
+    best = next(t for t in fig.data if t.name == "best single model (a member)")
+    assert (best.x[0], best.y[0]) == (members[0]["K"], members[0]["val_mse"])
+    assert any(a.text == f"<b>best single model (K={members[0]['K']})</b>" for a in fig.layout.annotations)
+    assert not any("winner" in str(a.text) for a in fig.layout.annotations)
+    line = next(t for t in fig.data if str(t.name).startswith("deployed: average of 3 models over 4 judges"))
+    assert set(line.y) == {0.1} and line.mode == "lines"
+    assert "3 statistically tied models" in best.text[0]     # one name for the tie set (issue 24)
 
 
 def test_regime_map_labels_do_not_overlap_and_name_their_risks(result, sweep):

@@ -24,10 +24,13 @@ def _best_by_family_and_k(candidates: list[dict], objective: str) -> dict[str, d
 
 
 def _winner_points(candidates: list[dict], selected: dict | None, objective: str) -> tuple[list, dict | None]:
-    """(members, deployed point): the averaged members of an average (empty otherwise) and
-    the deployed choice's (K, risk, label, se, text). An average of tied candidates has no
-    point of its own on a per-K chart (its members may sit at different K): its star marks
-    its lowest-risk member, and the label says it is an average."""
+    """(members, point): the averaged members of an average (empty otherwise) and the point
+    to mark (K, risk, label, se, text, ``average``). One deployed candidate is its own point
+    (the deployed star). An average of tied models has no point of its own on a per-K chart
+    (its members may sit at different K): the point is then its best member, marked and
+    labelled *best single model*, never *deployed*, so it cannot be read against the
+    frontier's deployed star (which stands at the average's panel size); the average itself
+    is a horizontal line at its own held-out risk (:func:`_mark_winner`)."""
     if not selected:
         return [], None
     by_index = {c["index"]: c for c in candidates}
@@ -37,16 +40,17 @@ def _winner_points(candidates: list[dict], selected: dict | None, objective: str
             return [], None
         best = min(members, key=lambda m: m[objective])
         own = selected.get(objective if objective in selected else "val_mse")
-        label = (f"deployed: average of {len(members)} statistically tied models over {selected['K']} judges"
-                 + (f" (its held-out risk {own:.4f})" if own is not None else "")
-                 + f"; the star marks its best member, {best['family']} K={best['K']} ({best['path']} path)")
-        return members, {"K": best["K"], "risk": best[objective], "se": None, "label": label,
-                         "text": f"<b>winner: average of {len(members)}</b>"}
+        label = (f"best single model of the deployed average: {best['family']} K={best['K']} ({best['path']} path); "
+                 f"the deployment averages {len(members)} statistically tied models over {selected['K']} judges"
+                 + (f" (held-out risk {own:.4f}, the dashed line)" if own is not None else ""))
+        return members, {"K": best["K"], "risk": best[objective], "se": None, "label": label, "average": True,
+                         "own": own, "n": len(members), "n_judges": selected.get("K"),
+                         "text": f"<b>best single model (K={best['K']})</b>"}
     c = by_index.get(selected.get("index"))
     if c is None:
         return [], None
     return [], {"K": c["K"], "risk": c[objective], "se": c.get("val_se"), "text": "<b>winner</b>",
-                "label": f"deployed: {c['family']}, K={c['K']} ({c['path']} path)"}
+                "label": f"deployed: {c['family']}, K={c['K']} ({c['path']} path)", "average": False}
 
 
 def _mark_winner(fig: go.Figure, candidates, selected, objective, risk_label) -> None:
@@ -58,7 +62,24 @@ def _mark_winner(fig: go.Figure, candidates, selected, objective, risk_label) ->
             marker=dict(symbol="star-open", size=12, color="black", line=dict(width=1.5)),
             text=[f"{m['family']} K={m['K']} ({m['path']} path)" for m in members],
             hovertemplate="%{text}<br>" + risk_label + " %{y:.4f}<extra>averaged member</extra>"))
-    if win and win["risk"] is not None:
+    if win and win.get("average"):
+        ks = [c["K"] for c in candidates]
+        if win.get("own") is not None and ks:
+            # the deployed average has no K of its own: a line at its held-out risk, named in the legend
+            fig.add_trace(go.Scatter(
+                x=[min(ks) - 0.3, max(ks) + 0.3], y=[win["own"]] * 2, mode="lines", legendgroup="winner",
+                name=f"deployed: average of {win['n']} models over {win['n_judges']} judges ({win['own']:.4f})",
+                line=dict(color=WINNER_MARKER.get("color", "gold"), dash="dash", width=2),
+                hovertemplate=f"deployed average of {win['n']} models over {win['n_judges']} judges<br>"
+                              + risk_label + " %{y:.4f}<extra></extra>"))
+        fig.add_trace(go.Scatter(
+            x=[win["K"]], y=[win["risk"]], mode="markers", name="best single model (a member)",
+            legendgroup="winner", marker=dict(symbol="star-diamond", size=13, color="black"),
+            text=[win["label"]], hovertemplate="%{text}<br>" + risk_label + " %{y:.4f}<extra>best single model</extra>"))
+        fig.add_annotation(x=win["K"], y=win["risk"], text=win["text"], showarrow=True, arrowhead=2, ax=0,
+                           ay=34, font=dict(size=12, color="black"), bgcolor="rgba(255,255,255,0.85)",
+                           name="best single model")
+    elif win and win["risk"] is not None:
         se = win.get("se")
         fig.add_trace(go.Scatter(
             x=[win["K"]], y=[win["risk"]], mode="markers", name="deployed (winner)", legendgroup="winner",
@@ -116,7 +137,7 @@ def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = No
                                  tickvals=ks if len(ks) <= 20 else None),
                       yaxis=dict(title=risk_label, range=_competitive_range(
                           best, objective, baselines, [(_winner_points(candidates, selected, objective)[1] or {})
-                                                       .get("risk")])),
+                                                       .get(k) for k in ("risk", "own")])),
                       # no legend title: with one, plotly wraps a horizontal legend past the figure's edge
                       title=dict(text="Best candidate per family over K (dashed lines: table-like families)",
                                  font=dict(size=14)),
