@@ -5,7 +5,8 @@ the labelled batch back, and see the decision's interval and frontier move
 import pandas as pd
 import streamlit as st
 
-from fcps_app.common import fmt, get_store, md, stored_panels
+from fcps_app.common import STORED, fmt, get_store, md, stored_name, stored_panels
+from fcps_app.selection_form import open_stored_run
 from fcps_app.glossary import glossary_expander, metric, table
 from fcps_core import FCPSError
 from fcps_core.service.label_next import decision_summary, merge_batch, plan_batch, record_plan
@@ -19,9 +20,19 @@ names = [p["name"] for p in stored_panels()]
 if not names:
     st.info("The store holds no panel yet: import one on the Upload panel page.")
     st.stop()
-current = st.session_state.get("label_next_panel")
+open_stored_run("label_next")      # ?run=N: its panel is the one in use
+# the panel in use on the other pages (picked there, or the address's run) opens here; an
+# uploaded panel that is not stored cannot take labels, so it is said and left in use
+in_use = st.session_state.get("current_panel")
+stored_in_use = stored_name(in_use) if in_use else None
+current = stored_in_use if stored_in_use in names else st.session_state.get("label_next_panel")
 name = st.selectbox("Stored panel", names, index=names.index(current) if current in names else 0)
 st.session_state["label_next_panel"] = name
+if in_use and stored_in_use is None:
+    st.caption(f"The panel in use on the other pages, {md(in_use)}, is not stored: labels merge into stored panels "
+               "only (store it on the Upload panel page).")
+else:                               # the last panel picked on any page stays picked on the others
+    st.session_state["current_panel"] = f"{STORED}{name}"
 store = get_store()
 try:
     panel = store.load_panel(name)

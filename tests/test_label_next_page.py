@@ -130,3 +130,23 @@ def test_a_differing_label_needs_confirmation(truth_and_store):
     by_label(at.button, "Merge the labels into the panel").click().run()
     assert not at.error, [e.value for e in at.error]
     assert _stored(store_path).labels[k] == float(flipped)
+
+
+def test_opens_on_the_panel_in_use(truth_and_store, tmp_path):
+    """Issue 24: the page opens on the panel picked on the other pages, not the first stored one,
+    and a panel picked here stays picked on the others."""
+    from fcps_app.common import get_store
+    from fcps_core.ingest import load_panel
+    store = get_store()
+    if "second_panel" not in [p["name"] for p in store.panels()]:
+        store.add_panel(load_panel(str(write(tmp_path / "second.csv", csv_text(good_rows(40, seed=5))))),
+                        name="second_panel")
+    names = [p["name"] for p in store.panels()]
+    in_use = next(n for n in names if n != names[0])          # not the page's old default
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.session_state["current_panel"] = f"stored: {in_use}"
+    at.switch_page("app_pages/label_next.py").run()
+    assert not at.exception, at.exception
+    assert by_label(at.selectbox, "Stored panel").value == in_use
+    by_label(at.selectbox, "Stored panel").set_value(names[0]).run()
+    assert at.session_state["current_panel"] == f"stored: {names[0]}"
