@@ -12,7 +12,8 @@ import streamlit as st
 
 from fcps_core.service.reports import (PAIRED_BASIS, answer, baseline_rows, comparison, comparison_basis,
                                        deployed_judges, deployed_members, display_family,
-                                       drop_words, gain_text, pressure_text, shared_with, signed_weights, tie_summary, verdict_parts)
+                                       drop_words, gain_text, pressure_text, shared_with, signed_weights, tie_sentence, tie_summary,
+                                       verdict_parts)
 from fcps_core.figures.style import Z95
 from fcps_core.reports.glossary import help_text
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
@@ -185,7 +186,8 @@ def show_baselines(d: dict) -> None:
     rows = [{"baseline": r["label"], "held-out risk": r["heldout"], "out-of-bag risk": r["out_of_bag"],
              "difference": r["diff"], "95% low": (r.get("ci") or [None, None])[0],
              "95% high": (r.get("ci") or [None, None])[1],
-             "compared": {"unpaired": "no interval"}.get(r["compared"], r["compared"])} for r in baseline_rows(d)]
+             "compared": {"unpaired": "no interval", "tied": "no clear difference"}.get(r["compared"], r["compared"])}
+            for r in baseline_rows(d)]
     table(pd.DataFrame(rows), helps={**DIFF_CI, "out-of-bag risk": "The recipe's mean risk over the bootstrap "
                                      "draws' out-of-bag rows: the difference is this minus the selection's, "
                                      "draw by draw.",
@@ -201,22 +203,11 @@ def show_ties(d: dict) -> None:
     """The statistical ties: one tie set (the distinct models within one paired SE of the
     best), counted the same way as the verdict, the answer and the command line."""
     t = tie_summary(d)
-    n, listed = t["n_tied"], t["listed"]
-    if t["n_models"] > 1:
-        text = f"**Statistical ties**: {t['n_models']} distinct models lie within one paired standard error of the best"
-        if t["n_members"] > 1:
-            text += f"; the deployment averages {t['n_members']} of them"
-        else:
-            text += "; one of them is deployed"
-        if n:
-            text += f"; {n} other model(s) would serve about as well"
-            if listed:
-                text += f". The {len(listed)} closest of them:"
-            else:
-                text += "."
-        else:
-            text += "."
-        st.markdown(text)
+    listed = t["listed"]
+    sentence = tie_sentence(d)          # the same words as the verdict, the CLI and the HTML report
+    if sentence:
+        st.markdown(f"**Statistical ties**: {md(sentence)}" + (f" The {len(listed)} closest of the others:"
+                                                               if listed else ""))
         if listed:
             table(pd.DataFrame([{"family": a["family"], "K": a["K"], "path": a["path"], "held-out risk": a["risk"],
                                  "difference": a["diff"], "paired SE": a["se"], "judges": ", ".join(a["judges"])}

@@ -110,7 +110,14 @@ def test_the_answer_comes_first_then_the_verdict_after_the_controls(stored):
     expander = next(c for c in after if c.type == "expander" and c.label.startswith("Full detail"))
     assert len(charts_top) == 1 and [c for c in _flat(expander) if getattr(c, "type", None) == "plotly_chart"]
     spec = json.loads(charts_top[0].proto.spec)
-    assert any(t.get("name") == "deployed (winner)" for t in spec["data"])
+    # the deployed choice is marked: a star when it is one candidate, a line for an average (whose best member
+    # is "best single model", never "deployed", issue 24)
+    names = [str(t.get("name")) for t in spec["data"]]
+    if d["selected"].get("members") and len(d["selected"]["members"]) > 1:
+        assert any(n.startswith("deployed: average of") for n in names) and "deployed (winner)" not in names
+        assert "best single model (a member)" in names
+    else:
+        assert "deployed (winner)" in names
 
 
 def test_every_metric_and_table_column_has_help(stored):
@@ -171,9 +178,9 @@ def test_the_ties_sentence_counts_what_the_ties_table_lists(stored):
         return
     assert len(said) == 1 and f"{t['n_models']} distinct models" in said[0]
     if t["n_members"] > 1:
-        assert f"averages {t['n_members']} of them" in said[0]
+        assert (f"averages {t['n_members']} of them" if t["n_tied"] else f"averages all {t['n_members']}") in said[0]
         assert t["n_members"] == len(d["selected"]["members"])
-    named = re.search(r"The (\d+) closest of them", said[0])
+    named = re.search(r"The (\d+) closest of the others", said[0])
     assert (int(named.group(1)) if named else 0) == (len(tables[0]) if tables else 0) == len(t["listed"])
     # no row of the table is a deployed member (one entry per distinct model)
     members = {m["index"] for m in d["selected"].get("members") or []} | {d["selected"].get("index")}

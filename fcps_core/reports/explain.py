@@ -3,8 +3,8 @@
 The headline says what to deploy and how good it is, in words a practitioner can act on:
 "Deploy ridge_iso over judges A, B, C (K=3 of 65): held-out MSE 0.142 ± 0.008, about
 0.0110 better than the best single judge (gpt-4: 0.1580 against this choice's 0.1470;
-paired 95% interval of the difference 0.0040 to 0.0180) and tied with logistic over all
-judges. Estimated MSE on new items 0.147 (95% interval 0.139 to 0.155)." The details that
+paired 95% interval of the difference 0.0040 to 0.0180) and not clearly different from
+logistic over all judges. Estimated MSE on new items 0.147 (95% interval 0.139 to 0.155)." The details that
 follow name the statistical ties and the regime.
 
 Every printed difference is the difference of two numbers printed beside it, on one basis:
@@ -16,7 +16,9 @@ new items the answer prints (:func:`further_clause`).
 Every number carries its uncertainty, and a comparison is worded by its interval: the
 selection is called *better* than a baseline only when the 95% interval of the paired
 difference (baseline risk - selection risk) lies above 0, *worse* only when it lies below
-0, and *tied* otherwise; a baseline without a paired interval is reported without a claim.
+0, and *not clearly different* otherwise (the word "tied" is kept for the one tie set of
+models within one paired SE of the best, :func:`tie_sentence`); a baseline without a paired
+interval is reported without a claim.
 """
 
 from __future__ import annotations
@@ -440,7 +442,7 @@ def _single_judge_clause(d: dict, b: dict) -> str:
         return f"about {_f(diff, k)} better than {who}; {interval})"
     if status == "worse":
         return f"about {_f(-diff, k)} worse than {who}; {interval})"
-    return f"statistically tied with {who}; difference {_f(diff, k)}, {interval})"
+    return f"not clearly different from {who}; difference {_f(diff, k)}, {interval})"
 
 
 def _others_clause(d: dict, others: list[dict]) -> str:
@@ -451,7 +453,8 @@ def _others_clause(d: dict, others: list[dict]) -> str:
         parts.append("better than " + ("all of them" if len(by["better"]) == len(others) and len(others) > 1
                                        else _names([b["label"] for b in by["better"]], 8)))
     if by["tied"]:
-        parts.append("tied with " + _names([b["label"] for b in by["tied"]], 8))
+        parts.append("not clearly different from " + _names([b["label"] for b in by["tied"]], 8)
+                     + " (the paired interval holds 0)")
     for b in by["worse"]:
         k = max(4, _digits(b["diff_vs_selected"]))
         pair = _pair_text(d, b, k)
@@ -506,7 +509,8 @@ def verdict_parts(d: dict) -> dict:
             dv = tied["diff_vs_best"]
             k = max(4, _digits(dv["estimate"]))
             ref = round(tied["risk"], k) - round(dv["estimate"], k)
-            headline.append(f"The smallest panel statistically tied with the choice over all judges has "
+            headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
+                            f"95% interval of the difference holds 0) has "
                             f"{len(tied['judges'])} judge(s) ({display_family(tied)}): held-out {obj} "
                             f"{_f(tied['risk'], k)} against {_f(ref, k)}, paired difference "
                             f"{_interval_text(dv, k)}; deploy it with --max-judges {tied['n_judges']}.")

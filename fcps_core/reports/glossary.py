@@ -294,8 +294,8 @@ _TERMS: dict[str, Term] = {
     "role": Term("role", "What the block does."),
     "block_rows": Term("labelled rows", "Labelled rows in the block (under cross-fitting S and M are each fold's "
                        "fitting rows, and every deployable row is held out in turn)."),
-    "compared": Term("compared", "better: the 95% interval of the difference lies above 0; worse: below 0; tied: "
-                     "it contains 0 (no claim either way)."),
+    "compared": Term("compared", "better: the 95% interval of the difference lies above 0; worse: below 0; no clear "
+                     "difference: it contains 0 (no claim either way)."),
     "judge_set_stability": Term("judge-set stability", "Mean overlap (Jaccard) between the judges the candidate "
                                 "used in each fold and the deployed judge set; 1 = the same judges every fold."),
     "same_predictor": Term("same predictor", "An alternative with the deployed predictor's family, parameters and "
