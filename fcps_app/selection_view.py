@@ -34,8 +34,8 @@ JUDGE_HELPS = {
     "shared": "Deployed judges that are near-duplicates of this one (agreement or error correlation at the judges "
               "report's threshold): the weight is shared between them, so neither weight alone says what the judge "
               "adds.",
-    "drop-one change": "Held-out risk with this judge dropped (the predictor refitted without it) minus the deployed "
-                       "risk: above 0 the judge helps.",
+    "drop-one change": "Held-out risk of what the same choice rule deploys without this judge (no refit) minus the "
+                       "deployed choice's: above 0 dropping it raises the risk, so the judge helps.",
     "meaning": "Which way the drop-one change points, in words.",
 }
 #: the candidates table's leading columns (the judges list, long, goes last)
@@ -265,7 +265,7 @@ def show_judges(d: dict) -> None:
             change = contrib.get(row["judge"], {}).get("drop_risk_change")
             row["drop-one change"] = change
             row["meaning"] = contrib.get(row["judge"], {}).get("drop_verdict") or drop_words(change) or "-"
-    table(pd.DataFrame(rows), digits=3, helps=JUDGE_HELPS)
+    table(pd.DataFrame(rows), digits=3, helps=JUDGE_HELPS, formats={"drop-one change": "%+.4f", "weight": "%+.3f"})
     page_link("app_pages/judges.py", "Every judge, agreement and error correlation: the Judges page")
 
 

@@ -372,15 +372,26 @@ def render_judges(d: dict, *, top: int = 15) -> list[str]:
                      f"Brier {fmt(cal['brier'])}, base rate's Brier {fmt(cal['brier_base_rate'])} "
                      f"({cal['points']} held-out predictions)")
     share = {j["judge"]: j["weight_share"] for j in (r.get("contribution") or {}).get("judges", [])}
+    drop = {j["judge"]: j for j in (r.get("contribution") or {}).get("judges", [])}
     from ..service.reports import deployed_judges, shared_with, signed_weights
     signed, shared = signed_weights(d), shared_with(d)
     if d["selected"].get("judges"):
         order = deployed_judges(d)
         lines.append("  deployed judges by contribution (signed weight: mean over the deployed models; "
-                     "shared: a near-duplicate judge is also deployed, so the weight is split between them):")
+                     "shared: a near-duplicate judge is also deployed, so the weight is split between them; "
+                     "drop-one: held-out risk of what the same rule deploys without the judge, no refit, minus "
+                     "the deployed choice's, paired 95% interval):")
+
+        def ci(j):
+            c = (drop.get(j) or {}).get("drop_ci")
+            return None if not c else f"[{c[0]:+.4f}, {c[1]:+.4f}]"
         lines.append(render_table([[safe(j), signed.get(j), share.get(j),
-                                    ", ".join(safe(x) for x in shared.get(j, [])) or "-"] for j in order[:top]],
-                                  ["judge", "signed weight", "weight share", "shared with"]))
+                                    ", ".join(safe(x) for x in shared.get(j, [])) or "-",
+                                    (drop.get(j) or {}).get("drop_risk_change"), ci(j),
+                                    (drop.get(j) or {}).get("drop_verdict") or (drop.get(j) or {}).get("drop_note")]
+                                   for j in order[:top]],
+                                  ["judge", "signed weight", "weight share", "shared with", "drop-one", "95% CI",
+                                   "meaning"]))
     rows = sorted(r["judges"], key=lambda j: (j["brier_iso"] is None, j["brier_iso"] or 0.0))[:top]
     lines.append(f"  top {len(rows)} judges by Brier after isotonic (weight share: in the deployed predictor):")
     lines.append(render_table([[safe(j["judge"]), j["schema"], j["coverage"], j["parse_error_rate"], j["accuracy"],
@@ -388,6 +399,6 @@ def render_judges(d: dict, *, top: int = 15) -> list[str]:
                               ["judge", "schema", "coverage", "parse_err", "accuracy", "AUC", "kappa",
                                "brier_iso", "weight_share"]))
     if r.get("contribution"):
-        lines.append("  drop-one risk changes: python -m fcps_core next-judge (same panel and settings, or "
-                     "--from-run run:N)")
+        lines.append("  drop-one with refits of the deployed family: python -m fcps_core next-judge (same panel and "
+                     "settings, or --from-run run:N)")
     return lines

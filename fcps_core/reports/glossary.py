@@ -180,9 +180,13 @@ _TERMS: dict[str, Term] = {
                              "worth.", "K^2 / ||R||_F^2, R the error-correlation matrix"),
     "error_corr": Term("error correlation", "Correlation between two judges' errors against the human label; near 1 "
                        "means they fail on the same items."),
-    "weight": Term("weight", "The judge's coefficient in the deployed predictor (where the family has one)."),
-    "drop_one": Term("drop-one change", "Held-out risk change when this judge is removed and the predictor refitted; "
-                     "positive means the judge helps."),
+    "weight": Term("weight", "The judge's signed coefficient in the deployed predictor (where the family has one); "
+                   "for an average of models, the mean over them (0 in a model without the judge)."),
+    "drop_one": Term("drop-one change", "Held-out risk of what the same choice rule deploys without this judge (the "
+                     "best candidates that do not call it, no refit) minus the deployed choice's, on the same rows; "
+                     "positive: dropping it raises the risk, so the judge helps."),
+    "shared_with": Term("shared with", "Deployed judges that are near-duplicates of this one: their weights are "
+                        "shared between them, so neither weight alone says what the judge adds."),
     # deployment audit
     "psi": Term("PSI", "Population stability index between calibration and traffic output distributions; above "
                 "0.25 is a large shift.", "sum (q - p) log(q / p)"),

@@ -102,9 +102,20 @@ def judges_section(res: dict) -> str:
                      highlight=lambda r: r["deployed"]))
     if contribution.get("judges"):
         out.append(f"<h3>What each deployed judge contributes ({esc(contribution.get('family'))})</h3>")
-        out.append(table(contribution["judges"],
-                         [Column("judge"), Column("weight"), Column("weight_share", header="weight share", show=pct),
-                          Column("members"), Column("drop_risk_change", "drop_one")]))
+        rows = [{**j, "shared": ", ".join(j.get("shared_with") or []) or "-", "drop_ci": interval(j.get("drop_ci")),
+                 "meaning": j.get("drop_verdict") or j.get("drop_note") or "-"} for j in contribution["judges"]]
+        rows.sort(key=lambda j: (j.get("drop_risk_change") is None, -(j.get("drop_risk_change") or 0)))
+        out.append(table(rows,
+                         [Column("judge"), Column("weight", header="signed weight"),
+                          Column("weight_share", header="weight share", show=pct), Column("shared", "shared_with",
+                                                                                        "shared with"),
+                          Column("members"), Column("drop_risk_change", "drop_one"),
+                          Column("drop_ci", "ci", "95% interval", numeric=True), Column("meaning", "drop_one",
+                                                                                        "which way")]))
+        drop = contribution.get("drop_one") or {}
+        if drop.get("method"):
+            out.append(para(f"Drop-one: {drop['method']}; above 0 dropping the judge raises the risk (it helps).",
+                            "muted"))
         if contribution.get("drop_one_note"):
             out.append(para(f"Drop-one: {contribution['drop_one_note']}.", "muted"))
     if red.get("pairs"):
