@@ -202,3 +202,19 @@ def test_every_printed_difference_is_the_difference_of_the_two_risks_beside_it(r
         assert (float(theirs) > float(ours)) == (way == "better")
     assert "on them this choice's MSE is 0.0723 (the estimate above before its training-size correction, " \
            "0.0718)" in text
+    # the smallest panel not clearly different: its held-out risk and the choice's, then their difference
+    assert "has 2 judge(s) (logistic): held-out MSE 0.0900 against 0.0880, paired difference 0.0020 (95% interval " \
+           "0.0000 to 0.0040); deploy it with --max-judges 2" in text
+
+
+def test_the_baselines_table_prints_both_risks_of_each_difference(result):
+    from fcps_core.reports.explain import baseline_rows
+    d = _frontier_result(result)
+    rows = baseline_rows(d)
+    single = rows[0]
+    # hand-computed: the selection's out-of-bag risk is the BBC estimate before the correction, 0.0723
+    assert single["selection"] == pytest.approx(0.0723) and single["out_of_bag"] == pytest.approx(0.0961)
+    assert single["heldout"] == 0.0967                        # the held-out risk stays beside them
+    for r in rows:      # the printed difference is that of the two printed risks
+        shown = float(format(r["out_of_bag"], ".4f")) - float(format(r["selection"], ".4f"))
+        assert format(r["diff"], ".4f") == format(shown, ".4f")

@@ -397,6 +397,8 @@ def baseline_pair(d: dict, b: dict) -> dict | None:
             "ci": list(b["ci"])}
 
 
+#: decimals of the risks and differences in the baselines tables (CLI, HTML report, Select page)
+TABLE_DIGITS = 4
 #: how the baselines' paired differences are taken, in one phrase every front end uses
 PAIRED_BASIS = ("paired over the bootstrap draws that replay the choice, each scored on its out-of-bag rows "
                 "(the same draws as the estimate)")
@@ -407,25 +409,34 @@ def baseline_rows(d: dict) -> list[dict]:
     risks beside it: ``label``, ``heldout`` (the recipe's held-out risk), ``out_of_bag`` (its
     risk on the basis of the paired difference, :func:`baseline_pair`), ``selection`` (the
     deployment's on that basis), ``diff`` (= out_of_bag - selection), ``ci`` and
-    ``compared`` ('better' ... from the deployment's side)."""
+    ``compared`` ('better' ... from the deployment's side). With both risks, ``diff`` is
+    their difference as printed at :data:`TABLE_DIGITS` decimals (:func:`shown_difference`)."""
     out = []
     for b in d.get("baselines") or []:
         pair = baseline_pair(d, b)
         out.append({"label": b["label"], "heldout": b.get("risk"),
                     "out_of_bag": pair["baseline"] if pair else None,
                     "selection": pair["selection"] if pair else None,
-                    "diff": b.get("diff_vs_selected"), "ci": b.get("ci"), "compared": comparison(b)})
+                    # as the tables print them (4 decimals): the difference of the printed risks
+                    "diff": shown_difference(pair["baseline"], pair["selection"], TABLE_DIGITS) if pair
+                    else b.get("diff_vs_selected"), "ci": b.get("ci"), "compared": comparison(b)})
     return out
 
 
-def _pair_text(d: dict, b: dict, k: int) -> str:
-    """'0.0961 against this choice's 0.0723' (the two risks the difference is taken between,
-    at ``k`` decimals, so the printed difference is theirs), '' without them."""
+def shown_difference(a: float, b: float, k: int) -> float:
+    """a - b as the two numbers print at ``k`` decimals: a printed difference is that of the
+    printed numbers (within 10^-k of the exact one), so a reader can check it."""
+    return round(a, k) - round(b, k)
+
+
+def _pair_text(d: dict, b: dict, k: int) -> tuple[str, float | None]:
+    """('0.0961 against this choice's 0.0723', 0.0238): the two risks the difference is
+    taken between, at ``k`` decimals, and their printed difference; ('', None) without them."""
     pair = baseline_pair(d, b)
     if pair is None:
-        return ""
-    sel = round(pair["selection"], k)
-    return f"{_f(sel + round(pair['diff'], k), k)} against this choice's {_f(sel, k)}"
+        return "", None
+    return (f"{_f(pair['baseline'], k)} against this choice's {_f(pair['selection'], k)}",
+            shown_difference(pair["baseline"], pair["selection"], k))
 
 
 def _single_judge_clause(d: dict, b: dict) -> str:
@@ -435,7 +446,8 @@ def _single_judge_clause(d: dict, b: dict) -> str:
         return f"against {who}: held-out {_f(b['risk'])}; no paired interval, so no claim)"
     diff, (lo, hi) = b["diff_vs_selected"], b["ci"]
     k = max(4, _digits(diff))
-    pair = _pair_text(d, b, k)
+    pair, shown = _pair_text(d, b, k)
+    diff = diff if shown is None else shown
     who = f"{who}: {pair}" if pair else who.rstrip(" (") + " ("
     interval = f"paired 95% interval of the difference {_f(lo, k)} to {_f(hi, k)}"
     if status == "better":
@@ -457,8 +469,9 @@ def _others_clause(d: dict, others: list[dict]) -> str:
                      + " (the paired interval holds 0)")
     for b in by["worse"]:
         k = max(4, _digits(b["diff_vs_selected"]))
-        pair = _pair_text(d, b, k)
-        parts.append(f"worse than {b['label']} ({pair + ': ' if pair else ''}by {_f(-b['diff_vs_selected'], k)}, "
+        pair, shown = _pair_text(d, b, k)
+        gap = -(b["diff_vs_selected"] if shown is None else shown)
+        parts.append(f"worse than {b['label']} ({pair + ': ' if pair else ''}by {_f(gap, k)}, "
                      f"paired 95% interval {_f(-b['ci'][1], k)} to {_f(-b['ci'][0], k)})")
     if by["unpaired"]:
         parts.append("not compared (no paired interval) with " + _names([b["label"] for b in by["unpaired"]], 8))
@@ -508,12 +521,13 @@ def verdict_parts(d: dict) -> dict:
         if tied is not None and chosen is not None and tied["n_judges"] < len(chosen.get("judges") or []):
             dv = tied["diff_vs_best"]
             k = max(4, _digits(dv["estimate"]))
-            ref = round(tied["risk"], k) - round(dv["estimate"], k)
+            ref = tied["risk"] - dv["estimate"]          # the choice over all judges' held-out risk
+            shown = {"estimate": shown_difference(tied["risk"], ref, k), "ci": dv["ci"]}
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
                             f"{len(tied['judges'])} judge(s) ({display_family(tied)}): held-out {obj} "
                             f"{_f(tied['risk'], k)} against {_f(ref, k)}, paired difference "
-                            f"{_interval_text(dv, k)}; deploy it with --max-judges {tied['n_judges']}.")
+                            f"{_interval_text(shown, k)}; deploy it with --max-judges {tied['n_judges']}.")
     others = [b for b in base if b is not single]
     if others:
         headline.append(f"Against the {'other ' if single else ''}fixed recipes it is "
@@ -521,7 +535,7 @@ def verdict_parts(d: dict) -> dict:
     dr = d.get("deployed_risk")
     if first and dr and dr.get("estimate") is not None:
         if dr.get("optimistic") is not None:
-            headline.append(f"The winner's own held-out {obj} {_f(dr['optimistic'])} is optimistic (it won over "
+            headline.append(f"The winner's own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic (it won over "
                             f"{d.get('menu_size', 'many')} candidates); the estimate above corrects it.")
     elif dr and dr.get("estimate") is not None:
         ci = dr.get("ci") or [None, None]
