@@ -12,7 +12,8 @@ import streamlit as st
 
 from fcps_core.service.reports import (PAIRED_BASIS, answer, baseline_rows, comparison, comparison_basis,
                                        deployed_judges, deployed_members, display_family,
-                                       drop_words, gain_text, pressure_text, shared_with, signed_weights, tie_sentence, tie_summary,
+                                       drop_words, gain_text, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
+                                       tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
 from fcps_core.reports.glossary import help_text
@@ -206,12 +207,16 @@ def show_ties(d: dict) -> None:
     listed = t["listed"]
     sentence = tie_sentence(d)          # the same words as the verdict, the CLI and the HTML report
     if sentence:
-        st.markdown(f"**Statistical ties**: {md(sentence)}" + (f" The {len(listed)} closest of the others:"
-                                                               if listed else ""))
+        # the difference is to the best candidate's held-out risk, printed here so each row's can be checked
+        best = listed[0]["risk"] - listed[0]["diff"] if listed else None
+        st.markdown(f"**Statistical ties**: {md(sentence)}" + (
+            f" The {len(listed)} closest of the others (difference: their held-out risk minus the best candidate's, "
+            f"{best:.4f}):" if listed else ""))
         if listed:
             table(pd.DataFrame([{"family": a["family"], "K": a["K"], "path": a["path"], "held-out risk": a["risk"],
-                                 "difference": a["diff"], "paired SE": a["se"], "judges": ", ".join(a["judges"])}
-                                for a in listed]), helps={"difference": TIE_DIFF_HELP})
+                                 "difference": shown_difference(a["risk"], best, 4), "paired SE": a["se"],
+                                 "judges": ", ".join(a["judges"])} for a in listed]),
+                  helps={"difference": TIE_DIFF_HELP}, formats={"held-out risk": "%.4f", "difference": "%.4f"})
     sel = d["selected"]
     members = deployed_members(sel)
     if members:

@@ -182,6 +182,10 @@ def test_the_ties_sentence_counts_what_the_ties_table_lists(stored):
         assert t["n_members"] == len(d["selected"]["members"])
     named = re.search(r"The (\d+) closest of the others", said[0])
     assert (int(named.group(1)) if named else 0) == (len(tables[0]) if tables else 0) == len(t["listed"])
+    if tables:      # each difference is the row's printed risk minus the best's, printed in the sentence
+        best = float(re.search(r"the best candidate's, (\d\.\d+)\)", said[0]).group(1))
+        for risk, diff in zip(tables[0]["held-out risk"], tables[0]["difference"]):
+            assert float(diff) == pytest.approx(float(f"{float(risk):.4f}") - best, abs=1e-9)
     # no row of the table is a deployed member (one entry per distinct model)
     members = {m["index"] for m in d["selected"].get("members") or []} | {d["selected"].get("index")}
     assert not members & {a["index"] for a in t["listed"]}
