@@ -20,7 +20,8 @@ from fcps_app.deploy_view import show_audit
 from fcps_app.glossary import metric, table
 from fcps_app.runs import runs_table
 from fcps_app.selection_view import regime_line, show_candidates, show_chart
-from fcps_core.service.reports import display_family
+from fcps_core.service.reports import answer, deployed_judges, display_family, verdict_parts
+from fcps_core.figures.frontier import frontier_figure
 
 OPEN = "Open runs (two or more: side by side)"
 
@@ -90,8 +91,13 @@ def show_sizes(res: dict) -> None:
 def show_selection(res: dict, run_id: int) -> None:
     sel = res["selected"]
     dr = res.get("deployed_risk") or {}
-    judges = sel.get("judges") or []
-    st.markdown(f"**Deployed:** {md(display_family(sel))} over K = {sel['K']} judge(s): "
+    first = answer(res) if res.get("frontier") else ""
+    if first:       # the answer first, then the frontier: as on the Select page
+        st.success(md(first))
+        from fcps_app.selection_view import objective_name
+        st.plotly_chart(frontier_figure(res["frontier"], objective=objective_name(res)), key=f"frontier-{run_id}")
+    judges = deployed_judges(res) if res.get("judges_report") else (sel.get("judges") or [])
+    st.markdown(f"**Deployed:** {md(display_family(sel))} over K = {sel['K']} judge(s), by contribution: "
                 + md(", ".join(judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8 else "")))
     m = st.columns(4)
     metric(m[0], "val_mse", fmt(sel.get("val_mse")), label="held-out MSE")
@@ -109,7 +115,9 @@ def show_selection(res: dict, run_id: int) -> None:
         st.caption(estimate_vs_test(dr, sel["test_mse"], (res.get("split") or {}).get("n_T")))
     show_sizes(res)
     try:
-        st.markdown(md(verdict(res)))
+        parts = verdict_parts(res)
+        # the answer is said once, at the top
+        st.markdown(md(" ".join(parts["headline"][1:] + parts["details"]) if first else verdict(res)))
     except (KeyError, TypeError, ValueError) as exc:
         st.caption(f"(no verdict for this stored run: {type(exc).__name__})")
     line = regime_line(res)

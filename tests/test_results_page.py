@@ -177,5 +177,8 @@ def test_the_runs_table_shows_no_none_and_the_candidates_no_empty_or_repeated_co
     assert not cands.isna().all().any()                       # no all-empty column (without T: no test_mse)
     assert "path_rule" not in cands.columns or not (cands["path_rule"] == cands["path"]).all()
     # the chart names the risk as the Select page does, from the run's protocol
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert spec["layout"]["yaxis"]["title"]["text"] == "cross-fitted MSE"
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    per_k = next(sp for sp in specs if "over K" in str(sp["layout"].get("title")))
+    assert per_k["layout"]["yaxis"]["title"]["text"] == "cross-fitted MSE"
+    # the answer first, then the frontier (as on the Select page)
+    assert at.success[0].value.startswith("Deploy th") and "What fewer judges cost" in str(specs[0]["layout"]["title"])
