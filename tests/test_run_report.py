@@ -268,3 +268,22 @@ def test_a_version_5_store_migrates_to_notes_and_keeps_its_runs(tmp_path):
     assert store.run(2)["note"] == "kept after the upgrade" and store.run(7)["note"] is None
     assert "kept after the upgrade" in run_report_html(store, 2, figures=False)
     assert store.integrity_problems() == []
+
+
+def test_the_report_names_the_deployment_and_its_judges_as_the_answer_does(reports):
+    """Issue 24: the deployed card reads as the answer does ("average of N models", never the
+    internal rule name), the judges are listed by contribution, and each baseline's difference is
+    its out-of-bag risk minus the selection's, both printed beside it."""
+    import html as html_lib
+    from fcps_core.reports.explain import baseline_rows, deployed_judges, display_family
+    store, ids = reports
+    res = store.run(ids["select"])["result"] if hasattr(store, "run") else store.get_run(ids["select"])["result"]
+    text = html_lib.unescape(run_report_html(store, ids["select"], figures=False))
+    assert f"{display_family(res['selected'])} · K={res['selected']['K']}" in text
+    assert "tie_average ·" not in text
+    listed = re.search(r"<b>Judges deployed \((\d+), by contribution\):</b> (.*?)</p>", text)
+    assert listed.group(2) == ", ".join(deployed_judges(res))
+    for r in baseline_rows(res):
+        if r["out_of_bag"] is not None:
+            assert f"{r['out_of_bag']:.4f}" in text and \
+                float(f"{r['out_of_bag']:.4f}") - float(f"{r['selection']:.4f}") == pytest.approx(r["diff"], abs=1e-12)

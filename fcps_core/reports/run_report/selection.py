@@ -28,16 +28,17 @@ def verdict_section(res: dict, run: dict) -> str:
         text = f"(no verdict for this stored run: {type(exc).__name__} {exc})"
     paragraphs = text if isinstance(text, (list, tuple)) else [text]
     dr = res.get("deployed_risk") or {}
-    items = [("family", "deployed", f"{sel.get('family')} · K={sel.get('K')}"),
+    items = [("family", "deployed", f"{display_family(sel)} · K={sel.get('K')}"),
              ("val_mse", "held-out MSE", fmt(sel.get("val_mse"))),
              ("test_mse", "test MSE (T)", fmt(sel.get("test_mse")))]
     if dr:
         items.append(("deployed_risk", "deployed risk", f"{fmt(dr.get('estimate'))} [{interval(dr.get('ci'))}]"))
     items += [("menu_size", "menu size |C|", fmt(res.get("menu_size"))),
               ("choice", "choice rule", str(res.get("choice") or "-"))]
-    judges = sel.get("judges") or []
+    from ..explain import deployed_judges
+    judges = deployed_judges(res) if res.get("judges_report") else list(sel.get("judges") or [])
     return ("".join(para(p, "verdict") for p in paragraphs) + cards(items)
-            + f'<p><b>Judges deployed ({len(judges)}):</b> {esc(", ".join(judges))}</p>')
+            + f'<p><b>Judges deployed ({len(judges)}, by contribution):</b> {esc(", ".join(judges))}</p>')
 
 
 def frontier_section(res: dict, figs: Figures) -> str:
@@ -101,7 +102,7 @@ def judges_section(res: dict) -> str:
                             Column("missing_rate", header="missing", show=pct), Column("deployed")],
                      highlight=lambda r: r["deployed"]))
     if contribution.get("judges"):
-        out.append(f"<h3>What each deployed judge contributes ({esc(contribution.get('family'))})</h3>")
+        out.append(f"<h3>What each deployed judge contributes ({esc(display_family(res.get('selected') or {}))})</h3>")
         rows = [{**j, "shared": ", ".join(j.get("shared_with") or []) or "-", "drop_ci": interval(j.get("drop_ci")),
                  "meaning": j.get("drop_verdict") or j.get("drop_note") or "-"} for j in contribution["judges"]]
         rows.sort(key=lambda j: (j.get("drop_risk_change") is None, -(j.get("drop_risk_change") or 0)))
@@ -242,12 +243,12 @@ def baselines_section(res: dict) -> str:
         return (para(f"Fixed recipes scored on the same held-out rows as the selection (its held-out risk "
                      f"{fmt(sel.get('val_risk', sel.get('val_mse')))}). The difference (recipe - selection) is paired "
                      "over bootstrap draws; a positive difference means the selection is better; an interval that "
-                     "contains 0 is a statistical tie.")
+                     "contains 0 is no clear difference.")
                 + table(rows, [Column("label", "baseline", "baseline"), Column("heldout", "val_risk", "held-out risk"),
                                Column("diff", "diff_vs_selected"), Column("ci", "ci", "95% interval", numeric=True)]))
     return (para(f"Fixed recipes scored on the same rows as the selection. The difference (recipe - selection) is "
                  f"{PAIRED_BASIS}: it is the recipe's out-of-bag risk minus the selection's ({fmt(basis)}). A positive "
-                 "difference means the selection is better; an interval that contains 0 is a statistical tie. The "
+                 "difference means the selection is better; an interval that contains 0 is no clear difference. The "
                  f"held-out risks (the selection's own: {fmt(sel.get('val_risk', sel.get('val_mse')))}, optimistic "
                  "because it won over the menu) are shown beside them.")
             + table(rows, [Column("label", "baseline", "baseline"), Column("heldout", "val_risk", "held-out risk"),
