@@ -112,8 +112,9 @@ def show_answer(state: dict) -> dict | None:
         fig = frontier_figure(d["frontier"], objective=objective_name(d), chosen=point)
         st.plotly_chart(fig, key="select-frontier")
         st.caption("Risk (held-out, 95% interval) of the best predictor using at most k judges; diamonds: its "
-                   "estimate on new items (bias-corrected for choosing under that limit); the star: the point the "
-                   "sentence describes.")
+                   "estimate on new items (bias-corrected for choosing under that limit); the filled star: the point "
+                   "the sentence describes (an open star marks the deployed point when another is described); the "
+                   "x axis is the limit k, so one predictor can stand for several limits.")
     if not point.get("chosen") and st.button(f"Deploy at most {point['n_judges']} judges", type="primary"):
         return point
     return None

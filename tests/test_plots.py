@@ -213,3 +213,24 @@ def test_regime_map_labels_do_not_overlap_and_name_their_risks(result, sweep):
     sel = next(t for t in fig.data if t.name == "this selection (held-out risks)")
     assert sel.cliponaxis is False and sel.text[0].startswith("selection:")
     assert "risk" in fig.layout.yaxis.title.text and fig.layout.showlegend
+
+
+def test_frontier_star_never_calls_a_point_deployed_that_is_not():
+    """Issue 24: the Select page's frontier star follows the point the sentence describes; when
+    that is not the deployed one, it is named so and the deployed point keeps its own mark."""
+    from fcps_core.figures.frontier import frontier_figure
+
+    def point(k, risk, chosen):
+        return {"constraint": "max_judges", "n_judges": k, "judges": ["A", "B"][:k], "family": "logistic",
+                "members": [], "risk": risk, "ci": [risk - 0.01, risk + 0.01],
+                "diff_vs_best": {"estimate": risk - 0.10, "ci": [0.0, 0.02]},
+                "deployed_risk": {"estimate": risk + 0.002, "ci": [risk - 0.02, risk + 0.02]}, "chosen": chosen}
+    fr = [point(1, 0.12, False), point(2, 0.10, True)]
+    names = [t.name for t in frontier_figure(fr).data]
+    assert "deployed: 2 judge(s) used (limit k 2)" in names and not any(n.startswith("described") for n in names)
+    fig = frontier_figure(fr, chosen=fr[0])
+    by_name = {t.name: t for t in fig.data}
+    shown = by_name["described above, not deployed: 1 judge(s) used (limit k 1)"]
+    assert (shown.x[0], shown.y[0]) == (1, pytest.approx(0.122))
+    deployed = by_name["deployed: 2 judge(s) used (limit k 2)"]
+    assert deployed.marker.symbol == "star-open" and deployed.x[0] == 2

@@ -58,13 +58,24 @@ def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str 
                          arrayminus=[e[1]["estimate"] - e[1]["ci"][0] for e in est],
                          color=rgba(family_color("logistic"), 0.4)),
             hovertemplate="estimate on new items %{y:.4f}<extra></extra>"))
-    mark = chosen or next((p for p in points if p.get("chosen")), None)
+    deployed = next((p for p in points if p.get("chosen")), None)
+    mark = chosen or deployed
+    where = "limit k" if by == "judges" else "budget"
+
+    def star(p, name, marker, extra):
+        i = points.index(p)
+        y = (p.get("deployed_risk") or {}).get("estimate", p["risk"])
+        fig.add_trace(go.Scatter(x=[x[i]], y=[y], mode="markers", marker=marker, name=name,
+                                 hovertext=[hover[i]], hovertemplate="%{hovertext}<extra>" + extra + "</extra>"))
+    if deployed is not None and deployed is not mark:
+        # another point is described: the deployed one stays marked, an open star, and named so
+        star(deployed, f"deployed: {len(deployed['judges'])} judge(s) used ({where} {x[points.index(deployed)]:g})",
+             dict(WINNER_MARKER, symbol="star-open"), "deployed")
     if mark is not None and mark in points:
         i = points.index(mark)
-        y = (mark.get("deployed_risk") or {}).get("estimate", mark["risk"])
-        fig.add_trace(go.Scatter(x=[x[i]], y=[y], mode="markers", marker=WINNER_MARKER,
-                                 name=f"deployed: {len(mark['judges'])} judge(s)",
-                                 hovertext=[hover[i]], hovertemplate="%{hovertext}<extra>deployed</extra>"))
+        name = (f"deployed: {len(mark['judges'])} judge(s) used ({where} {x[i]:g})" if mark is deployed else
+                f"described above, not deployed: {len(mark['judges'])} judge(s) used ({where} {x[i]:g})")
+        star(mark, name, WINNER_MARKER, "deployed" if mark is deployed else "described above")
     fig.update_layout(xaxis_title="most judges deployed (panel size k)" if by == "judges"
                       else "cost per item (budget)",
                       yaxis_title=f"{objective} (lower is better)", margin=MARGIN, legend=LEGEND_BELOW,
