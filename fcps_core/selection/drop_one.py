@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..defaults import TIE_AVERAGE
 from .choice import GroupedLosses, choose, line_ids, preference_order, tie_break_order
 from .constraints import JudgeBits, selector_constraint
 from .members import member_lookup
@@ -103,7 +104,7 @@ def drop_one_choices(result) -> dict | None:
         risk, change, ci = cache[key]
         picked = [cands[m] for m in key]
         rows.append({"judge": name, "change": change, "ci": ci, "verdict": _verdict(*ci), "risk": risk,
-                     "family": "tie_average" if len(picked) > 1 else picked[0].family,
+                     "family": TIE_AVERAGE if len(picked) > 1 else picked[0].family,
                      "members": len(picked), "K": len({n for c in picked for n in c.judges}), "note": None})
     deployed_risk = float(GroupedLosses.from_units(deployed_loss[:, None], u.matrix, u.groups, u.group_unit,
                                                    np.arange(1)).means()[0])
