@@ -325,7 +325,7 @@ def walk(tab: Tab, csv_path: Path, traffic_path: Path, counts: dict, tmp_path: P
     evidence = page.get_by_role("heading", name="Evidence")
     expect(evidence).to_be_visible()
     assert verdict.bounding_box()["y"] < evidence.bounding_box()["y"], "the verdict must come first"
-    expect(page.get_by_text("Against fixed recipes on the same").first).to_be_visible()
+    expect(page.get_by_text("Against fixed recipes (difference = recipe - selection").first).to_be_visible()
     sel_id = run_param(page.url)
     assert sel_id is not None and urlparts(page.url)[0] == "/select", f"no ?run=N after the selection: {page.url}"
     expect(page.get_by_text(f"Stored as run {sel_id}").first).to_be_visible()
