@@ -108,6 +108,8 @@ def drop_one_choices(result) -> dict | None:
                      "members": len(picked), "K": len({n for c in picked for n in c.judges}), "note": None})
     deployed_risk = float(GroupedLosses.from_units(deployed_loss[:, None], u.matrix, u.groups, u.group_unit,
                                                    np.arange(1)).means()[0])
-    return {"judges": rows, "risk": deployed_risk, "objective": obj, "rule": rule,
+    # the one-SE guard is not replayed: without the judge the plain argmin is taken
+    return {"judges": rows, "risk": deployed_risk, "objective": obj,
+            "rule": "argmin (guard not replayed)" if result.guard else rule,
             "method": "the same choice rule replayed without the judge on the held-out predictions (no refit); "
                       "change = its held-out risk - the deployed choice's, group-clustered paired 95% interval"}
