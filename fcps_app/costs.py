@@ -11,6 +11,7 @@ import streamlit as st
 from fcps_core.errors import FCPSError
 from fcps_core.reports.glossary import help_text
 from fcps_core.figures.selection import risk_cost_pareto
+from fcps_core.service.reports import tie_words
 from fcps_app import glossary
 from fcps_app.common import figure_download, get_store, md, stored_name
 
@@ -69,8 +70,9 @@ def show_costs(d: dict, held: str) -> None:
                         extra=help_text("tie") or "")
     if ct:
         same = ct["cost"] >= sel["cost"] - 1e-12
-        st.caption(f"Cheapest candidate statistically tied with the best on its line "
-                   f"({ct.get('n_tied_on_line', ct['n_tied'])} of {ct['n_tied']} tied): {ct['family']} "
+        # the tie set is counted once, in distinct models, as on every page (tie_words)
+        st.caption(f"Cheapest of the {ct.get('n_tied_on_line', ct['n_tied'])} tied candidate(s) on the best's line "
+                   f"({md(tie_words(d))}): {ct['family']} "
                    f"K={ct['K']} at {ct['cost']:.4g} per item, {held} risk {ct['risk']:.4f} "
                    f"({ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f})"
                    + ("; it is the deployed one." if same else

@@ -147,6 +147,16 @@ def test_cli_costs_are_used_stored_and_refused_when_wrong(tmp_path, capsys):
                         "--panel-name", "p"]) == 0
     out = capsys.readouterr().out
     assert "COST  deployed:" in out and "Pareto front" in out
+    # one tie set per answer (issue 24): the cost lines count it as the tie sentence does, in distinct models
+    cost_line = next(line for line in out.splitlines() if "cheapest tied:" in line)
+    tie_line = next(line for line in out.splitlines() if "statistical tie:" in line or "no other model" in line) \
+        if ("statistical tie:" in out or "no other model" in out) else None
+    import re
+    assert not re.search(r"\d+ of \d+ tied candidates", cost_line)
+    assert "distinct models are statistically tied" in cost_line or "no other model is statistically tied" in cost_line
+    if tie_line and "distinct models" in tie_line:
+        count = re.search(r"(\d+) distinct models", tie_line).group(1)
+        assert f"{count} distinct models" in cost_line
     assert Store(store).judge_costs("p") == {j: {"cost": float(i + 1), "latency": pytest.approx(0.1 * (i + 1))}
                                             for i, j in enumerate(panel.judge_names)}
     # the stored panel brings its costs: no flag needed

@@ -336,6 +336,7 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
 
 def render_costs(d: dict) -> list[str]:
     """Cost lines: the deployed cost, the cheapest tied candidate, the risk-cost Pareto front."""
+    from ..service.reports import tie_words
     c = d["costs"]
     by_index = {x["index"]: x for x in d["candidates"]}
     cost_of = {x["index"]: x for x in c["candidates"]}
@@ -344,7 +345,8 @@ def render_costs(d: dict) -> list[str]:
     if ct:
         lines.append(f"  cheapest tied: {ct['family']} K={ct['K']} cost {fmt(ct['cost'])} latency {fmt(ct['latency'])}, "
                      f"risk {fmt(ct['risk'])} ({ct['diff']:+.4f} vs the best, paired SE {fmt(ct['se'])}; "
-                     f"{ct.get('n_tied_on_line', ct['n_tied'])} of {ct['n_tied']} tied candidates on the best's line)")
+                     f"the cheapest of {ct.get('n_tied_on_line', ct['n_tied'])} tied candidate(s) on the best's "
+                     f"line; {tie_words(d)})")
     front = c["pareto"]
     rows = [[by_index[i]["family"], by_index[i]["path"], by_index[i]["K"], cost_of[i]["cost"],
              cost_of[i]["latency"], by_index[i]["val_risk"]] for i in front[:12]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..reports.explain import (PAIRED_BASIS, answer, baseline_rows, comparison, comparison_basis, deployed_judges, deployed_members, display_family,  # noqa: F401
                        drop_verdict_words, drop_words, gain_text,
                        named_pattern, pressure_applies, pressure_text, shared_with, shown_difference, signed_weights,
-                       tie_sentence, tie_summary, verdict, verdict_parts)
+                       tie_sentence, tie_summary, tie_words, verdict, verdict_parts)
 
 
 def run_report_html(store, run_id: int, *, figures: bool = True) -> str:

@@ -207,7 +207,7 @@ def cells_section(res: dict) -> str:
         hk_nm = (c["H_K"] / n_m) if c.get("H_K") is not None and n_m else None
         sel = res.get("selected") or {}
         if sel.get("members"):
-            out.append(para(f"The deployed predictor averages {len(sel['members'])} tied candidates; the cells "
+            out.append(para(f"The deployed predictor averages {len(sel['members'])} statistically tied models; the cells "
                             f"below are those of the best one, {c.get('family')} over K = {c.get('K')} judge(s) "
                             f"(candidate #{c.get('index')})."))
         else:
