@@ -480,6 +480,42 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
                                                                                    distinct)
 
 
+def _refit_configurations(selector, every, members) -> list[tuple]:
+    """(sub-selector, keys) pairs the half-size refits fit and predict. The deployed members
+    alone (``every`` None): one configuration over their path rules and families. With the
+    frontier's members too: one per path rule, over the families its members use and their
+    prefixes up to the largest K among them (``k_max``), so a point needing a one-judge
+    isotonic fit does not refit every family along every path at full length. A member's
+    predictions depend only on its path rule, K, family and parameters (paths are built per
+    rule, prefixes are nested), so the grouping changes no prediction, only the work."""
+    if every is None:
+        sub = replace(selector, families=tuple(dict.fromkeys(c.family for c in members)),
+                      paths=tuple(dict.fromkeys(c.path_rule for c in members)), progress=None)
+        return [(sub, frozenset(candidate_key(c) for c in members))]
+    out = []
+    for rule in dict.fromkeys(c.path_rule for c in every):
+        group = [c for c in every if c.path_rule == rule]
+        top = max(c.K for c in group)
+        out.append((replace(selector, families=tuple(dict.fromkeys(c.family for c in group)), paths=(rule,),
+                            k_max=top if selector.k_max is None else min(top, selector.k_max), progress=None),
+                    frozenset(candidate_key(c) for c in group)))
+    return out
+
+
+def half_fold_configurations(configs: list, panel: Panel, D: np.ndarray, half: np.ndarray, va: np.ndarray,
+                             unlabelled: np.ndarray, pick: np.ndarray | None) -> dict:
+    """One fold of the learning-curve correction over several configurations
+    (:func:`_refit_configurations`): each key's half-size predictions, or the string that
+    says why its configuration has none."""
+    out = {}
+    for sub, keys in configs:
+        preds = half_fold_work(sub, panel, D, half, va, unlabelled, keys, pick)
+        for k in keys:
+            if k not in out:
+                out[k] = preds if isinstance(preds, str) else preds[k]
+    return out
+
+
 def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: list, result,
                                    unlabelled: np.ndarray, *, groups: np.ndarray | None = None,
                                    table_rows: TableRows | None = None, jobs: int = 1,
@@ -505,8 +541,7 @@ def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_l
                 seen.add(i)
                 every.append(result.candidates[i])
     keys = [candidate_key(c) for c in every]
-    sub = replace(selector, families=tuple(dict.fromkeys(c.family for c in every)),
-                  paths=tuple(dict.fromkeys(c.path_rule for c in every)), progress=None)
+    configs = _refit_configurations(selector, every if also is not None else None, members)
     groups = group_codes(panel.group_ids[D]) if groups is None else groups
     table_rows = TableRows(selector, D, fold_list, None) if table_rows is None else table_rows
     rng = np.random.default_rng(np.random.SeedSequence([selector.seed, 1, 2]))
@@ -521,12 +556,12 @@ def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_l
         in_half[keep] = True
         half = tr[in_half[groups[tr]]]
         tv, pick = table_rows.in_fold(0, va)
-        tasks.append((sub, panel, D, half, va, unlabelled, frozenset(keys), pick))
+        tasks.append((configs, panel, D, half, va, unlabelled, pick))
         held.append(tv)
         n_half.append(len(half))
         n_train.append(len(tr))
     return CorrectionRefits(members=members, keys=keys, table_rows=table_rows, held=held, n_half=n_half,
-                            n_train=n_train, results=_start(jobs, half_fold_work, tasks),
+                            n_train=n_train, results=_start(jobs, half_fold_configurations, tasks),
                             indices=[c.index for c in every])
 
 
@@ -539,7 +574,7 @@ class CorrectionRefits:
         # the candidate index of each key (keys[i] is the key of candidate indices[i])
         self.key_of = dict(zip(indices if indices is not None else [c.index for c in members], keys))
         self.held, self.n_half, self.n_train, self.results = held, n_half, n_train, results
-        self._small: dict | str | None = None      # per key its half-size predictions, or why none
+        self._small: dict | None = None      # per key its half-size predictions, or why there are none
         self._read = None
 
     def discard(self) -> None:
@@ -548,18 +583,22 @@ class CorrectionRefits:
         if close is not None:
             close()
 
-    def _collect(self) -> dict | str:
+    def _collect(self) -> dict:
         """Every key's half-size predictions per table row of the first repeat (NaN where no
-        fold held the row out), or the reason there are none; the refits are read once."""
+        fold held the row out), or the reason there are none (a string); the refits are read
+        once."""
         if self._small is None:
             small = {k: np.full(len(self.table_rows.rep[0]), np.nan) for k in self.keys}
             for tv, preds in zip(self.held, self.results):
-                if isinstance(preds, str):
-                    self.discard()
-                    self._small = preds
-                    return preds
+                if isinstance(preds, str):            # one configuration for every key
+                    preds = dict.fromkeys(self.keys, preds)
                 for k in self.keys:
-                    small[k][tv] = preds[k]
+                    if isinstance(small[k], str):
+                        continue
+                    if isinstance(preds[k], str):
+                        small[k] = preds[k]
+                    else:
+                        small[k][tv] = preds[k]
             self._small = small
         return self._small
 
@@ -575,9 +614,10 @@ class CorrectionRefits:
         half and the training size, delta = max(b, 0) * (1/n_train - 1/n_D)."""
         selector, panel, D, heldout, distinct = self._read
         small_of = self._collect()
-        if isinstance(small_of, str):
-            return {"delta": 0.0, "note": small_of}
         index = [int(m) if isinstance(m, (int, np.integer)) else m.index for m in members]
+        for i in index:
+            if isinstance(small_of[self.key_of[i]], str):       # a member has no half-size refit
+                return {"delta": 0.0, "note": small_of[self.key_of[i]]}
         table_rows = self.table_rows
         small = np.mean([small_of[self.key_of[i]] for i in index], axis=0)
         small = small[table_rows.inverse[0][distinct.rep]]          # per distinct held-out row
