@@ -23,7 +23,8 @@ and of the smallest tied point, and the mean bias of the deployed-risk estimate 
 its largest absolute value over k).
 
     PYTHONPATH=. .venv/bin/python bench/bench_frontier.py [--splits 6] [--panels llmbar hanna additive ...]
-    PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --timing     # the frontier's share of the wall time
+    PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --timing     # the frontier's share of a selection
+    PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --population 20000 --panels additive parity mixed
 """
 
 from __future__ import annotations
@@ -229,43 +230,56 @@ def _cpu_seconds() -> float:
 
 def timing(repeat: int = 3) -> None:
     """The frontier's share of a default selection, folds in worker processes as
-    ``bench/bench_select.py`` runs them: the 2,000-row 7-judge synthetic panel (median of
-    ``repeat`` runs) and LLMBar (one run). Wall time and CPU time (the frontier runs in the
-    main process; the selection's CPU time counts its worker processes too)."""
+    ``bench/bench_select.py`` runs them: the 2,000-row 7-judge synthetic panel and LLMBar,
+    ``repeat`` runs each with and without the points' learning-curve refits, alternating
+    (medians). The frontier's work is :func:`compute_frontier` without the refits (timed in
+    this process; it then decides the levels itself) plus what the points' refits add (the
+    difference of the two runs' CPU time, workers included; of their wall times). Reported
+    against the selection without either."""
     import statistics
     from fcps_core import make_blocks, select
     from fcps_core.selection import frontier as F
     orig = F.compute_frontier
     spent, spent_cpu = [], []
 
-    def timed(result, heldout):
+    def timed(*args, **kwargs):
         t, c = time.perf_counter(), time.process_time()
-        out = orig(result, heldout)
+        out = orig(*args, **kwargs)
         spent.append(time.perf_counter() - t)
         spent_cpu.append(time.process_time() - c)
         return out
     F.compute_frontier = timed
     try:
-        for name, panel, reps in (("2000 x 7 synthetic", make_regime("mixed", rows=2000, judges=7, seed=0,
-                                                                   tie_rate=0.1, group_size=2), repeat),
-                                  ("LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv")), 1)):
+        for name, panel in (("2000 x 7 synthetic", make_regime("mixed", rows=2000, judges=7, seed=0,
+                                                                tie_rate=0.1, group_size=2)),
+                            ("LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv")))):
             blocks = make_blocks(panel, split="1:2:1:1", seed=0)
-            walls, cpus = [], []
-            spent.clear()
-            spent_cpu.clear()
-            for _ in range(reps):
-                t, c = time.perf_counter(), _cpu_seconds()
-                select(panel, blocks)
-                walls.append(time.perf_counter() - t)
-                cpus.append(_cpu_seconds() - c)
-            w, f = statistics.median(walls), statistics.median(spent)
-            cw, cf = statistics.median(cpus), statistics.median(spent_cpu)
-            print(f"{name}: default selection {w:.2f} s wall, of which the frontier {f:.2f} s: "
-                  f"+{f / (w - f) * 100:.0f} % over the selection without it; CPU {cw:.2f} s (workers included), "
-                  f"of which the frontier {cf:.2f} s: +{cf / (cw - cf) * 100:.0f} % "
-                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
+            runs = {False: ([], [], [], []), True: ([], [], [], [])}
+            for _ in range(repeat):
+                for on in (False, True):
+                    F.POINT_CORRECTIONS = on
+                    spent.clear()
+                    spent_cpu.clear()
+                    t, c = time.perf_counter(), _cpu_seconds()
+                    select(panel, blocks)
+                    walls, cpus, fw, fc = runs[on]
+                    walls.append(time.perf_counter() - t)
+                    cpus.append(_cpu_seconds() - c)
+                    fw.append(sum(spent))
+                    fc.append(sum(spent_cpu))
+            med = {on: [statistics.median(v) for v in runs[on]] for on in runs}
+            w_off, c_off, fw_off, fc_off = med[False]
+            w_on, c_on, fw_on, fc_on = med[True]
+            base_w, base_c = w_off - fw_off, c_off - fc_off         # the selection without the frontier
+            add_w, add_c = w_on - base_w, c_on - base_c
+            print(f"{name}: selection without the frontier {base_w:.2f} s wall, {base_c:.2f} CPU s (workers "
+                  f"included); the frontier adds {add_w:.2f} s wall (+{add_w / base_w * 100:.0f} %), "
+                  f"{add_c:.2f} CPU s (+{add_c / base_c * 100:.0f} %): the points and their replays {fc_off:.2f} CPU s, "
+                  f"the points' learning-curve refits {c_on - c_off:+.2f} CPU s "
+                  f"(medians of {repeat}; load {os.getloadavg()[0]:.1f})", flush=True)
     finally:
         F.compute_frontier = orig
+        F.POINT_CORRECTIONS = True
 
 
 def main(argv=None) -> int:
@@ -277,11 +291,12 @@ def main(argv=None) -> int:
                     help="synthetic panels: this many more rows, all in T (D keeps its size), so T-MSE is "
                          "close to the risk on fresh items")
     ap.add_argument("--out", help="also write every panel's summary (bias per k included) to this JSON file")
-    ap.add_argument("--timing", action="store_true", help="only the frontier's share of a selection's wall time")
+    ap.add_argument("--timing", action="store_true", help="only the frontier's share of a selection's time")
+    ap.add_argument("--repeat", type=int, default=3, help="--timing: runs per panel and setting")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     if args.timing:
-        timing()
+        timing(args.repeat)
         return 0
     summaries = []
     for name in args.panels:
