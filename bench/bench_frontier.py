@@ -17,12 +17,10 @@ members' refits). Per split it scores on T:
   ridge+isotonic or logistic (whichever has the lower grouped cross-validated risk on D),
   fitted on D;
 
-and records each point's deployed-risk estimate minus its T-MSE, also less the judges' own
-error on T (the mean over judges of their isotonic grouped-CV risk on D minus their T-MSE: no
-choice involved, so nearly unbiased, but it shares T's noise). It prints per panel the mean
+and records each point's deployed-risk estimate minus its T-MSE. It prints per panel the mean
 T-MSE of k=1 against the best single judge, of k=3 against the top-three stack, of the default
 and of the smallest tied point, and the mean bias of the deployed-risk estimate per k (with
-its largest absolute value over k), raw and less the judges' own error.
+its largest absolute value over k).
 
     PYTHONPATH=. .venv/bin/python bench/bench_frontier.py [--splits 6] [--panels llmbar hanna additive ...]
     PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --timing     # the frontier's share of a selection
@@ -102,13 +100,8 @@ def practitioner(panel, D, T, seed) -> dict:
     fit = lambda fam, js: REGISTRY[fam]().fit(_features(enc, D, js), y[D]).predict(_features(enc, T, js))  # noqa
     stack_fam = min(("ridge_iso", "logistic"), key=lambda f: _cv_risk(enc, y, groups, D, top3, f, seed))
     yT = y[T]
-    # every judge's isotonic on T: the mean of (cross-validated risk - T-MSE) over judges
-    # involves no choice, so it carries T's own noise (rows hard for every predictor) and
-    # nearly no bias; subtracted from a point's error it leaves the point's bias with less noise
-    t_single = [float(np.mean((yT - fit("mean_iso", [j])) ** 2)) for j in range(len(panel.judges))]
-    return {"single": t_single[best[0]], "single_judge": panel.judge_names[best[0]],
-            "top3": float(np.mean((yT - fit(stack_fam, top3)) ** 2)), "top3_family": stack_fam,
-            "control": float(np.mean(np.asarray(single) - np.asarray(t_single)))}
+    return {"single": float(np.mean((yT - fit("mean_iso", best)) ** 2)), "single_judge": panel.judge_names[best[0]],
+            "top3": float(np.mean((yT - fit(stack_fam, top3)) ** 2)), "top3_family": stack_fam}
 
 
 def point_tmse(res, point, T) -> float:
@@ -190,15 +183,6 @@ def summarise(name: str, recs: list[dict]) -> dict:
             bias[k] = _mean_se(v)
     out["bias"] = bias
     out["max_abs_bias"] = max(abs(m) for m, _ in bias.values()) if bias else None
-    controlled = {}
-    for k in range(1, J + 1):
-        v = [r["points"][k]["estimate"] - r["points"][k]["tmse"] - r["control"] for r in recs
-             if k in r["points"] and r["points"][k]["estimate"] is not None]
-        if v:
-            controlled[k] = _mean_se(v)
-    out["bias_controlled"] = controlled
-    out["control"] = _mean_se([r["control"] for r in recs])
-    out["max_abs_bias_controlled"] = max(abs(m) for m, _ in controlled.values()) if controlled else None
     fixed = [r for r in recs if "fixed" in r["points"].get(1, {})]
     if fixed:
         out["k1_heldout_bias"] = _mean_se([r["points"][1]["heldout"] - r["points"][1]["tmse"] for r in fixed])
@@ -222,14 +206,6 @@ def report(s: dict) -> str:
              f"{min(se for _, se in s['bias'].values()):.4f} to {max(se for _, se in s['bias'].values()):.4f}); per k: "
              + ", ".join(f"{k}: {m:+.4f}" for k, (m, _) in sorted(s["bias"].items())
                          if k <= 5 or k == s["J"] or k % 5 == 0)]
-    c = s["bias_controlled"]
-    worst = max(c, key=lambda k: abs(c[k][0]))
-    lines.append(f"  the same minus the judges' own cross-validated error on T (mean over judges of isotonic "
-                 f"CV risk - T-MSE, {f(s['control'])}): largest |mean| {s['max_abs_bias_controlled']:.4f} at k={worst} "
-                 f"(SE {c[worst][1]:.4f}; SEs {min(se for _, se in c.values()):.4f} to "
-                 f"{max(se for _, se in c.values()):.4f}); per k: "
-                 + ", ".join(f"{k}: {m:+.4f}" for k, (m, _) in sorted(c.items())
-                             if k <= 5 or k == s["J"] or k % 5 == 0))
     if "k1_heldout_bias" in s:
         lines.append(f"  k=1 held-out risk - T-MSE {f(s['k1_heldout_bias'])}; the same judge fixed in every fold "
                      f"(cross-fitted isotonic) - T-MSE {f(s['k1_fixed_bias'])}")
