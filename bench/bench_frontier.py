@@ -17,7 +17,8 @@ members' refits). Per split it scores on T:
   ridge+isotonic or logistic (whichever has the lower grouped cross-validated risk on D),
   fitted on D;
 
-and records each point's deployed-risk estimate minus its T-MSE. It prints per panel the mean
+and records each point's deployed-risk estimate minus its T-MSE (and the same without the
+point's learning-curve correction). It prints per panel the mean
 T-MSE of k=1 against the best single judge, of k=3 against the top-three stack, of the default
 and of the smallest tied point, and the mean bias of the deployed-risk estimate per k (with
 its largest absolute value over k).
@@ -127,9 +128,13 @@ def run_panel(name: str, splits: int, quiet: bool, population: int = 0) -> dict:
         rec = {"seconds": seconds, "J": len(panel.judges), **practitioner(scaled, D, T, seed), "points": {}}
         for p in judge_points:
             tm = point_tmse(res, p, T)
-            est = (p["deployed_risk"] or {}).get("estimate")
-            rec["points"][p["n_judges"]] = {"tmse": tm, "estimate": est, "used": len(p["judges"]),
-                                            "chosen": p["chosen"]}
+            dr = p["deployed_risk"] or {}
+            est = dr.get("estimate")
+            # the estimate without the point's own learning-curve correction (the deployed
+            # point keeps the default's, which it always had)
+            uncorrected = est if p["chosen"] else dr.get("bbc_estimate", est)
+            rec["points"][p["n_judges"]] = {"tmse": tm, "estimate": est, "uncorrected": uncorrected,
+                                            "used": len(p["judges"]), "chosen": p["chosen"]}
         J = len(panel.judges)
         # k=1 diagnostics: the point's held-out risk (its columns come from each fold's own
         # path rule) against the held-out risk of its judge fixed in every fold (the
@@ -183,6 +188,12 @@ def summarise(name: str, recs: list[dict]) -> dict:
             bias[k] = _mean_se(v)
     out["bias"] = bias
     out["max_abs_bias"] = max(abs(m) for m, _ in bias.values()) if bias else None
+    raw = {}
+    for k in bias:
+        raw[k] = _mean_se([r["points"][k]["uncorrected"] - r["points"][k]["tmse"] for r in recs
+                           if k in r["points"] and r["points"][k]["uncorrected"] is not None])
+    out["bias_uncorrected"] = raw
+    out["max_abs_bias_uncorrected"] = max(abs(m) for m, _ in raw.values()) if raw else None
     fixed = [r for r in recs if "fixed" in r["points"].get(1, {})]
     if fixed:
         out["k1_heldout_bias"] = _mean_se([r["points"][1]["heldout"] - r["points"][1]["tmse"] for r in fixed])
@@ -206,6 +217,11 @@ def report(s: dict) -> str:
              f"{min(se for _, se in s['bias'].values()):.4f} to {max(se for _, se in s['bias'].values()):.4f}); per k: "
              + ", ".join(f"{k}: {m:+.4f}" for k, (m, _) in sorted(s["bias"].items())
                          if k <= 5 or k == s["J"] or k % 5 == 0)]
+    if s["bias_uncorrected"]:
+        u = s["bias_uncorrected"]
+        lines.append(f"  without the points' learning-curve corrections: largest |mean| {s['max_abs_bias_uncorrected']:.4f}"
+                     f"; per k: " + ", ".join(f"{k}: {m:+.4f}" for k, (m, _) in sorted(u.items())
+                                              if k <= 5 or k == s["J"] or k % 5 == 0))
     if "k1_heldout_bias" in s:
         lines.append(f"  k=1 held-out risk - T-MSE {f(s['k1_heldout_bias'])}; the same judge fixed in every fold "
                      f"(cross-fitted isotonic) - T-MSE {f(s['k1_fixed_bias'])}")
