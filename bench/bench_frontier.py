@@ -17,13 +17,15 @@ members' refits). Per split it scores on T:
   ridge+isotonic or logistic (whichever has the lower grouped cross-validated risk on D),
   fitted on D;
 
-and records each point's deployed-risk estimate minus its T-MSE. It prints per panel the mean
+and records each point's deployed-risk estimate minus its T-MSE (and the same without the
+point's learning-curve correction). It prints per panel the mean
 T-MSE of k=1 against the best single judge, of k=3 against the top-three stack, of the default
 and of the smallest tied point, and the mean bias of the deployed-risk estimate per k (with
 its largest absolute value over k).
 
     PYTHONPATH=. .venv/bin/python bench/bench_frontier.py [--splits 6] [--panels llmbar hanna additive ...]
-    PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --timing     # the frontier's share of the wall time
+    PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --timing     # the frontier's share of a selection
+    PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --population 20000 --panels additive parity mixed
 """
 
 from __future__ import annotations
@@ -49,10 +51,30 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
 
 
-def load(name: str):
+#: rows of a synthetic panel's deployable block D and of its research test block T
+SYNTH_ROWS = 1500
+
+
+def load(name: str, population: int = 0):
+    """A shared panel, or a synthetic regime of :data:`SYNTH_ROWS` rows; with ``population``
+    the synthetic panel has that many more rows, all of which join T (see :func:`split`)."""
     if name in ("llmbar", "hanna"):
         return read_panel(os.path.join(DATA, f"{name}.csv"))
-    return make_regime(name, rows=1500, judges=10, seed=7, group_size=2, tie_rate=0.1)
+    return make_regime(name, rows=SYNTH_ROWS + population, judges=10, seed=7, group_size=2, tie_rate=0.1)
+
+
+def split(panel, name: str, seed: int, population: int):
+    """The split's blocks: 20 % of the labelled groups in T, the rest S:M:V = 1:2:1. With
+    ``population`` (synthetic panels only) D keeps the size it has without it (80 % of
+    :data:`SYNTH_ROWS`, drawn from the whole larger panel) and T holds every other row, so
+    a T-MSE is a predictor's risk on many fresh items from the same generator rather than on
+    a few hundred: estimate - T-MSE then measures the estimate's own error, not T's."""
+    if population and name not in ("llmbar", "hanna"):
+        n_d = int(round(0.8 * SYNTH_ROWS))
+        counts = {"n_S": n_d // 4, "n_M": n_d - 2 * (n_d // 4), "n_V": n_d // 4,
+                  "n_T": panel.n_rows - n_d}
+        return draw_blocks(panel, counts=counts, seed=seed)
+    return draw_blocks(panel, ratio=(1, 2, 1), test_share=0.2, seed=seed)
 
 
 def _features(enc, rows, judges):
@@ -89,12 +111,12 @@ def point_tmse(res, point, T) -> float:
     return float(np.mean((res.panel.labels[T] - p) ** 2))
 
 
-def run_panel(name: str, splits: int, quiet: bool) -> dict:
-    panel = load(name)
+def run_panel(name: str, splits: int, quiet: bool, population: int = 0) -> dict:
+    panel = load(name, population)
     recs = []
     for k in range(splits):
         seed = 100 + k
-        blocks = draw_blocks(panel, ratio=(1, 2, 1), test_share=0.2, seed=seed)
+        blocks = split(panel, name, seed, population)
         scaled = deployable_label_scale(panel, blocks)
         D = np.sort(np.concatenate([blocks.S, blocks.M, blocks.V]))
         T = blocks.T
@@ -106,9 +128,13 @@ def run_panel(name: str, splits: int, quiet: bool) -> dict:
         rec = {"seconds": seconds, "J": len(panel.judges), **practitioner(scaled, D, T, seed), "points": {}}
         for p in judge_points:
             tm = point_tmse(res, p, T)
-            est = (p["deployed_risk"] or {}).get("estimate")
-            rec["points"][p["n_judges"]] = {"tmse": tm, "estimate": est, "used": len(p["judges"]),
-                                            "chosen": p["chosen"]}
+            dr = p["deployed_risk"] or {}
+            est = dr.get("estimate")
+            # the estimate without the point's own learning-curve correction (the deployed
+            # point keeps the default's, which it always had)
+            uncorrected = est if p["chosen"] else dr.get("bbc_estimate", est)
+            rec["points"][p["n_judges"]] = {"tmse": tm, "estimate": est, "uncorrected": uncorrected,
+                                            "used": len(p["judges"]), "chosen": p["chosen"]}
         J = len(panel.judges)
         # k=1 diagnostics: the point's held-out risk (its columns come from each fold's own
         # path rule) against the held-out risk of its judge fixed in every fold (the
@@ -162,6 +188,12 @@ def summarise(name: str, recs: list[dict]) -> dict:
             bias[k] = _mean_se(v)
     out["bias"] = bias
     out["max_abs_bias"] = max(abs(m) for m, _ in bias.values()) if bias else None
+    raw = {}
+    for k in bias:
+        raw[k] = _mean_se([r["points"][k]["uncorrected"] - r["points"][k]["tmse"] for r in recs
+                           if k in r["points"] and r["points"][k]["uncorrected"] is not None])
+    out["bias_uncorrected"] = raw
+    out["max_abs_bias_uncorrected"] = max(abs(m) for m, _ in raw.values()) if raw else None
     fixed = [r for r in recs if "fixed" in r["points"].get(1, {})]
     if fixed:
         out["k1_heldout_bias"] = _mean_se([r["points"][1]["heldout"] - r["points"][1]["tmse"] for r in fixed])
@@ -185,6 +217,11 @@ def report(s: dict) -> str:
              f"{min(se for _, se in s['bias'].values()):.4f} to {max(se for _, se in s['bias'].values()):.4f}); per k: "
              + ", ".join(f"{k}: {m:+.4f}" for k, (m, _) in sorted(s["bias"].items())
                          if k <= 5 or k == s["J"] or k % 5 == 0)]
+    if s["bias_uncorrected"]:
+        u = s["bias_uncorrected"]
+        lines.append(f"  without the points' learning-curve corrections: largest |mean| {s['max_abs_bias_uncorrected']:.4f}"
+                     f"; per k: " + ", ".join(f"{k}: {m:+.4f}" for k, (m, _) in sorted(u.items())
+                                              if k <= 5 or k == s["J"] or k % 5 == 0))
     if "k1_heldout_bias" in s:
         lines.append(f"  k=1 held-out risk - T-MSE {f(s['k1_heldout_bias'])}; the same judge fixed in every fold "
                      f"(cross-fitted isotonic) - T-MSE {f(s['k1_fixed_bias'])}")
@@ -209,43 +246,56 @@ def _cpu_seconds() -> float:
 
 def timing(repeat: int = 3) -> None:
     """The frontier's share of a default selection, folds in worker processes as
-    ``bench/bench_select.py`` runs them: the 2,000-row 7-judge synthetic panel (median of
-    ``repeat`` runs) and LLMBar (one run). Wall time and CPU time (the frontier runs in the
-    main process; the selection's CPU time counts its worker processes too)."""
+    ``bench/bench_select.py`` runs them: the 2,000-row 7-judge synthetic panel and LLMBar,
+    ``repeat`` runs each with and without the points' learning-curve refits, alternating
+    (medians). The frontier's work is :func:`compute_frontier` without the refits (timed in
+    this process; it then decides the levels itself) plus what the points' refits add (the
+    difference of the two runs' CPU time, workers included; of their wall times). Reported
+    against the selection without either."""
     import statistics
     from fcps_core import make_blocks, select
     from fcps_core.selection import frontier as F
     orig = F.compute_frontier
     spent, spent_cpu = [], []
 
-    def timed(result, heldout):
+    def timed(*args, **kwargs):
         t, c = time.perf_counter(), time.process_time()
-        out = orig(result, heldout)
+        out = orig(*args, **kwargs)
         spent.append(time.perf_counter() - t)
         spent_cpu.append(time.process_time() - c)
         return out
     F.compute_frontier = timed
     try:
-        for name, panel, reps in (("2000 x 7 synthetic", make_regime("mixed", rows=2000, judges=7, seed=0,
-                                                                   tie_rate=0.1, group_size=2), repeat),
-                                  ("LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv")), 1)):
+        for name, panel in (("2000 x 7 synthetic", make_regime("mixed", rows=2000, judges=7, seed=0,
+                                                                tie_rate=0.1, group_size=2)),
+                            ("LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv")))):
             blocks = make_blocks(panel, split="1:2:1:1", seed=0)
-            walls, cpus = [], []
-            spent.clear()
-            spent_cpu.clear()
-            for _ in range(reps):
-                t, c = time.perf_counter(), _cpu_seconds()
-                select(panel, blocks)
-                walls.append(time.perf_counter() - t)
-                cpus.append(_cpu_seconds() - c)
-            w, f = statistics.median(walls), statistics.median(spent)
-            cw, cf = statistics.median(cpus), statistics.median(spent_cpu)
-            print(f"{name}: default selection {w:.2f} s wall, of which the frontier {f:.2f} s: "
-                  f"+{f / (w - f) * 100:.0f} % over the selection without it; CPU {cw:.2f} s (workers included), "
-                  f"of which the frontier {cf:.2f} s: +{cf / (cw - cf) * 100:.0f} % "
-                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
+            runs = {False: ([], [], [], []), True: ([], [], [], [])}
+            for _ in range(repeat):
+                for on in (False, True):
+                    F.POINT_CORRECTIONS = on
+                    spent.clear()
+                    spent_cpu.clear()
+                    t, c = time.perf_counter(), _cpu_seconds()
+                    select(panel, blocks)
+                    walls, cpus, fw, fc = runs[on]
+                    walls.append(time.perf_counter() - t)
+                    cpus.append(_cpu_seconds() - c)
+                    fw.append(sum(spent))
+                    fc.append(sum(spent_cpu))
+            med = {on: [statistics.median(v) for v in runs[on]] for on in runs}
+            w_off, c_off, fw_off, fc_off = med[False]
+            w_on, c_on, fw_on, fc_on = med[True]
+            base_w, base_c = w_off - fw_off, c_off - fc_off         # the selection without the frontier
+            add_w, add_c = w_on - base_w, c_on - base_c
+            print(f"{name}: selection without the frontier {base_w:.2f} s wall, {base_c:.2f} CPU s (workers "
+                  f"included); the frontier adds {add_w:.2f} s wall (+{add_w / base_w * 100:.0f} %), "
+                  f"{add_c:.2f} CPU s (+{add_c / base_c * 100:.0f} %): the points and their replays {fc_off:.2f} CPU s, "
+                  f"the points' learning-curve refits {c_on - c_off:+.2f} CPU s "
+                  f"(medians of {repeat}; load {os.getloadavg()[0]:.1f})", flush=True)
     finally:
         F.compute_frontier = orig
+        F.POINT_CORRECTIONS = True
 
 
 def main(argv=None) -> int:
@@ -253,14 +303,25 @@ def main(argv=None) -> int:
     ap.add_argument("--splits", type=int, default=6)
     ap.add_argument("--panels", nargs="+", default=["llmbar", "hanna", "additive", "mixed", "parity"])
     ap.add_argument("--quiet", action="store_true")
-    ap.add_argument("--timing", action="store_true", help="only the frontier's share of a selection's wall time")
+    ap.add_argument("--population", type=int, default=0,
+                    help="synthetic panels: this many more rows, all in T (D keeps its size), so T-MSE is "
+                         "close to the risk on fresh items")
+    ap.add_argument("--out", help="also write every panel's summary (bias per k included) to this JSON file")
+    ap.add_argument("--timing", action="store_true", help="only the frontier's share of a selection's time")
+    ap.add_argument("--repeat", type=int, default=3, help="--timing: runs per panel and setting")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     if args.timing:
-        timing()
+        timing(args.repeat)
         return 0
+    summaries = []
     for name in args.panels:
-        print(report(run_panel(name, args.splits, args.quiet)), flush=True)
+        summaries.append(run_panel(name, args.splits, args.quiet, args.population))
+        print(report(summaries[-1]), flush=True)
+        if args.out:
+            import json
+            with open(args.out, "w") as fh:
+                json.dump(summaries, fh, indent=1)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0
 

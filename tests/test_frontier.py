@@ -183,8 +183,11 @@ def test_max_judges_deploys_the_frontier_point(panel, default, k):
     assert sorted(d["selected"]["judges"]) == sorted(point["judges"])
     deployed = {m["index"] for m in d["selected"].get("members") or [d["selected"]]}
     assert deployed == {m["index"] for m in point["members"]}
-    raw = res.deployed_risk.get("bbc_estimate", res.deployed_risk["estimate"])
-    assert point["deployed_risk"]["estimate"] == pytest.approx(raw, rel=1e-9)
+    # the replayed estimate and its learning-curve correction, both as the limited run's own
+    assert point["deployed_risk"]["bbc_estimate"] == pytest.approx(res.deployed_risk["bbc_estimate"], rel=1e-9)
+    assert point["deployed_risk"]["training_size_correction"]["delta"] == pytest.approx(
+        res.deployed_risk["training_size_correction"]["delta"], rel=1e-9, abs=1e-12)
+    assert point["deployed_risk"]["estimate"] == pytest.approx(res.deployed_risk["estimate"], rel=1e-9)
     assert d["choice_info"]["constraint"] == {"max_judges": k, "budget": None}
 
 
@@ -302,9 +305,11 @@ def test_frontier_replays_equal_a_loop_over_draws_and_limits(default):
             pred = P[:, :, ch.members].mean(axis=2) if ch.members else P[:, :, ch.chosen]   # (repeats, rows)
             procs.append(np.mean([losses(sel.objective, y[oob], pr[oob]) for pr in pred], axis=0).mean())
         procs = np.array(procs)
-        assert p["deployed_risk"]["estimate"] == pytest.approx(procs.mean(), rel=1e-9)
-        assert p["deployed_risk"]["ci"] == pytest.approx([np.percentile(procs, 2.5), np.percentile(procs, 97.5)],
-                                                         rel=1e-9)
+        delta = p["deployed_risk"]["training_size_correction"]["delta"]
+        assert p["deployed_risk"]["bbc_estimate"] == pytest.approx(procs.mean(), rel=1e-9)
+        assert p["deployed_risk"]["estimate"] == pytest.approx(procs.mean() - delta, rel=1e-9)
+        assert p["deployed_risk"]["ci"] == pytest.approx(
+            [np.percentile(procs, 2.5) - delta, np.percentile(procs, 97.5) - delta], rel=1e-9)
         checked += 1
     assert checked == len(names) - 1
 

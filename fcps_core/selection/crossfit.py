@@ -46,6 +46,7 @@ from .honesty import assess, nested_estimate
 from .evaluation_rows import restrict_heldout
 from .menu import MenuRows, checked_panel, fit_menu
 from .result import SelectionResult, predict_on_rows
+from . import frontier
 from .split_protocol import with_frontier
 
 _DIAG_FIELDS = ("Q_K", "S_K", "H_K", "unseen_val", "V_cell", "V_proxy", "pressure_sum")
@@ -399,25 +400,32 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # the learning-curve correction's refits start now (when there will be an estimate to
     # correct: assess needs two groups): with worker processes they run while this process
     # computes the bootstrap estimate they correct
+    wants_correction = settings.estimate == "bbc" and heldout.grouped(settings.objective).n_groups >= 2
+    # the frontier's levels are decided now (no bootstrap needed), so the same refits
+    # correct every point's estimate as they correct the default's
+    choices = frontier.FrontierChoices(result, heldout) if wants_correction and frontier.POINT_CORRECTIONS else None
     correction = (start_training_size_correction(settings, panel, D, fold_list, result, unlabelled,
-                                                  groups=groups, table_rows=table_rows, jobs=jobs)
-                  if settings.estimate == "bbc" and heldout.grouped(settings.objective).n_groups >= 2
-                  else None)
+                                                  groups=groups, table_rows=table_rows, jobs=jobs,
+                                                  also=None if choices is None else choices.member_sets())
+                  if wants_correction else None)
     report(0.95, "bias-corrected risk estimate (bootstrap over groups, no refits)")
     assessment = assess(result, heldout)
     dr = assessment["deployed_risk"]
+    refits, point_correction = correction, None
     if correction is not None and dr is None:
         correction.discard()
     elif correction is not None:
         report(0.97, "learning-curve correction (deployed configuration at half the training rows)")
         correction = correction.finish(settings, panel, D, heldout, distinct)
+        if choices is not None:
+            point_correction = refits.correction
         delta = correction["delta"]
         assessment["deployed_risk"] = {**dr, "bbc_estimate": dr["estimate"], "training_size_correction": correction,
                                        "estimate": dr["estimate"] - delta,
                                        "ci": [dr["ci"][0] - delta, dr["ci"][1] - delta]}
     if settings.estimate == "nested":
         assessment["deployed_risk"] = nested_estimate(settings, panel, blocks, D, report)
-    result = with_frontier(replace(result, **assessment), heldout)
+    result = with_frontier(replace(result, **assessment), heldout, choices=choices, corrections=point_correction)
     result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})
     report(1.0, "done")
     return result
@@ -472,17 +480,68 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
                                                                                    distinct)
 
 
+def _refit_configurations(selector, every, members) -> list[tuple]:
+    """(sub-selector, keys) pairs the half-size refits fit and predict. The deployed members
+    alone (``every`` None): one configuration over their path rules and families. With the
+    frontier's members too: one per path rule, over the families its members use and their
+    prefixes up to the largest K among them (``k_max``), so a point needing a one-judge
+    isotonic fit does not refit every family along every path at full length. A member's
+    predictions depend only on its path rule, K, family and parameters (paths are built per
+    rule, prefixes are nested), so the grouping changes no prediction, only the work."""
+    if every is None:
+        sub = replace(selector, families=tuple(dict.fromkeys(c.family for c in members)),
+                      paths=tuple(dict.fromkeys(c.path_rule for c in members)), progress=None)
+        return [(sub, frozenset(candidate_key(c) for c in members))]
+    out = []
+    for rule in dict.fromkeys(c.path_rule for c in every):
+        group = [c for c in every if c.path_rule == rule]
+        top = max(c.K for c in group)
+        out.append((replace(selector, families=tuple(dict.fromkeys(c.family for c in group)), paths=(rule,),
+                            k_max=top if selector.k_max is None else min(top, selector.k_max), progress=None),
+                    frozenset(candidate_key(c) for c in group)))
+    return out
+
+
+def half_fold_configurations(configs: list, panel: Panel, D: np.ndarray, half: np.ndarray, va: np.ndarray,
+                             unlabelled: np.ndarray, pick: np.ndarray | None) -> dict:
+    """One fold of the learning-curve correction over several configurations
+    (:func:`_refit_configurations`): each key's half-size predictions, or the string that
+    says why its configuration has none."""
+    out = {}
+    for sub, keys in configs:
+        preds = half_fold_work(sub, panel, D, half, va, unlabelled, keys, pick)
+        for k in keys:
+            if k not in out:
+                out[k] = preds if isinstance(preds, str) else preds[k]
+    return out
+
+
 def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: list, result,
                                    unlabelled: np.ndarray, *, groups: np.ndarray | None = None,
-                                   table_rows: TableRows | None = None, jobs: int = 1) -> "CorrectionRefits":
+                                   table_rows: TableRows | None = None, jobs: int = 1,
+                                   also: list | None = None) -> "CorrectionRefits":
     """The half-size refits of :func:`training_size_correction`, started (in worker
     processes when ``jobs`` allows; otherwise each runs when :meth:`CorrectionRefits.finish`
     asks for it). They read the deployed members (chosen before this call) and the folds,
-    never the bootstrap estimate, so the caller computes that meanwhile."""
+    never the bootstrap estimate, so the caller computes that meanwhile.
+
+    ``also``: more member sets (lists of candidate indices: the frontier's points,
+    :meth:`.frontier.FrontierChoices.member_sets`) whose correction
+    :meth:`CorrectionRefits.correction` gives afterwards. The same refits serve them: one
+    configuration over the union of their path rules and families, on the same halves,
+    predicting the union of their members only. A member's half-size prediction depends only
+    on its own path rule, K, family and parameters and the half's rows, so every set's
+    correction is the one a selection deploying that set (``--max-judges``) computes."""
     members = result.deployed_members
-    keys = [candidate_key(c) for c in members]
-    sub = replace(selector, families=tuple(dict.fromkeys(c.family for c in members)),
-                  paths=tuple(dict.fromkeys(c.path_rule for c in members)), progress=None)
+    every = list(members)
+    seen = {c.index for c in members}
+    for group in also or ():
+        for i in group:
+            if i not in seen:
+                seen.add(i)
+                every.append(result.candidates[i])
+    keys = [candidate_key(c) for c in every]
+    configs = _refit_configurations(selector, every if also is not None else None, members)
     groups = group_codes(panel.group_ids[D]) if groups is None else groups
     table_rows = TableRows(selector, D, fold_list, None) if table_rows is None else table_rows
     rng = np.random.default_rng(np.random.SeedSequence([selector.seed, 1, 2]))
@@ -497,21 +556,26 @@ def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_l
         in_half[keep] = True
         half = tr[in_half[groups[tr]]]
         tv, pick = table_rows.in_fold(0, va)
-        tasks.append((sub, panel, D, half, va, unlabelled, frozenset(keys), pick))
+        tasks.append((configs, panel, D, half, va, unlabelled, pick))
         held.append(tv)
         n_half.append(len(half))
         n_train.append(len(tr))
     return CorrectionRefits(members=members, keys=keys, table_rows=table_rows, held=held, n_half=n_half,
-                            n_train=n_train, results=_start(jobs, half_fold_work, tasks))
+                            n_train=n_train, results=_start(jobs, half_fold_configurations, tasks),
+                            indices=[c.index for c in every])
 
 
 class CorrectionRefits:
     """The started half-size refits of the learning-curve correction
     (:func:`start_training_size_correction`) and what their results are read with."""
 
-    def __init__(self, *, members, keys, table_rows, held, n_half, n_train, results):
+    def __init__(self, *, members, keys, table_rows, held, n_half, n_train, results, indices=None):
         self.members, self.keys, self.table_rows = members, keys, table_rows
+        # the candidate index of each key (keys[i] is the key of candidate indices[i])
+        self.key_of = dict(zip(indices if indices is not None else [c.index for c in members], keys))
         self.held, self.n_half, self.n_train, self.results = held, n_half, n_train, results
+        self._small: dict | None = None      # per key its half-size predictions, or why there are none
+        self._read = None
 
     def discard(self) -> None:
         """No correction is wanted: stop the refits that have not run."""
@@ -519,17 +583,45 @@ class CorrectionRefits:
         if close is not None:
             close()
 
+    def _collect(self) -> dict:
+        """Every key's half-size predictions per table row of the first repeat (NaN where no
+        fold held the row out), or the reason there are none (a string); the refits are read
+        once."""
+        if self._small is None:
+            small = {k: np.full(len(self.table_rows.rep[0]), np.nan) for k in self.keys}
+            for tv, preds in zip(self.held, self.results):
+                if isinstance(preds, str):            # one configuration for every key
+                    preds = dict.fromkeys(self.keys, preds)
+                for k in self.keys:
+                    if isinstance(small[k], str):
+                        continue
+                    if isinstance(preds[k], str):
+                        small[k] = preds[k]
+                    else:
+                        small[k][tv] = preds[k]
+            self._small = small
+        return self._small
+
     def finish(self, selector, panel: Panel, D: np.ndarray, heldout: HeldOut, distinct: DistinctRows) -> dict:
         """The correction (:func:`training_size_correction`) from the refits' predictions."""
-        table_rows, keys, members = self.table_rows, self.keys, self.members
-        small = np.full(len(table_rows.rep[0]), np.nan)            # per table row of the first repeat
-        for tv, preds in zip(self.held, self.results):
-            if isinstance(preds, str):
-                self.discard()
-                return {"delta": 0.0, "note": preds}
-            small[tv] = np.mean([preds[k] for k in keys], axis=0)
+        self._read = (selector, panel, D, heldout, distinct)
+        return self.correction(self.members)
+
+    def correction(self, members) -> dict:
+        """The correction of the predictor averaging ``members`` (candidates, or indices
+        into the result's candidates that were among the deployed members or ``also``),
+        after :meth:`finish`: r(n) = a + b/n through the paired held-out risks at the
+        half and the training size, delta = max(b, 0) * (1/n_train - 1/n_D)."""
+        selector, panel, D, heldout, distinct = self._read
+        small_of = self._collect()
+        index = [int(m) if isinstance(m, (int, np.integer)) else m.index for m in members]
+        for i in index:
+            if isinstance(small_of[self.key_of[i]], str):       # a member has no half-size refit
+                return {"delta": 0.0, "note": small_of[self.key_of[i]]}
+        table_rows = self.table_rows
+        small = np.mean([small_of[self.key_of[i]] for i in index], axis=0)
         small = small[table_rows.inverse[0][distinct.rep]]          # per distinct held-out row
-        first_repeat = np.ascontiguousarray(heldout.stored(heldout.vcol[[c.index for c in members]])[0])
+        first_repeat = np.ascontiguousarray(heldout.stored(heldout.vcol[index])[0])
         full = first_repeat.mean(axis=1)
         obj = selector.objective
         from ..measures.diagnostics import losses

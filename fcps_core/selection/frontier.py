@@ -51,6 +51,12 @@ from .honesty import UNIT_SUM_CELLS, Z95, draw_tie_sets, nested_draw_best
 from .members import member_lookup
 
 
+#: the cross-fitted protocol corrects every point's estimate for training size, as it does
+#: the default's (:meth:`.crossfit.CorrectionRefits.correction`); a benchmark switches it
+#: off to time what the correction adds
+POINT_CORRECTIONS = True
+
+
 def judge_levels(candidates, n_judges: int) -> list[int]:
     """Panel sizes k = 1..J at which some candidate calls at most k judges."""
     smallest = min(len(set(c.judge_idx)) for c in candidates)
@@ -262,62 +268,95 @@ def _interval(v: np.ndarray) -> dict:
     return {"estimate": float(v.mean()), "ci": [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]}
 
 
+class FrontierChoices:
+    """What the limited rule deploys at every level of the frontier, decided on the full
+    held-out matrix (no bootstrap): ``chains`` (per chain of nested limits, loosest first,
+    (constraint, predictor, admissible mask) per level), ``reference`` (the choice over all
+    judges) and the shared rankings the replays read. Made before the assessment so the
+    learning-curve refits of every point's members (:func:`.crossfit.start_training_size_correction`)
+    can start with the default's."""
+
+    def __init__(self, result, heldout):
+        sel = self.selector = result.selector
+        cands = result.candidates
+        names = result.panel.judge_names
+        self.rule = "argmin" if result.guard else sel.choice
+        self.grouped = grouped = heldout.grouped(sel.objective)
+        self.tie_rank = tie_break_order(cands)
+        self.simple_rank = preference_order(self.rule, cands, sel.judge_costs)
+        self.lines = line_ids(cands)
+        lookup = member_lookup(heldout, cands)
+        # every candidate's model id once, as an array: the replays read it per draw and level
+        self.signatures = np.array([lookup[c] for c in range(len(cands))], dtype=np.int64)
+        costs = self.costs = sel.judge_costs
+        self.bits = bits = JudgeBits(cands, names)
+
+        def decide(constraint: PanelConstraint | None):
+            allowed = None if constraint is None else constraint.mask(cands, bits)
+            ch = choose(self.rule, grouped, tie_rank=self.tie_rank, simple_rank=self.simple_rank,
+                        signatures=self.signatures, max_members=sel.max_members, lines=self.lines,
+                        allowed=allowed,
+                        members_fit=None if constraint is None else constraint.members_test(cands, names, bits))
+            return _Predictor(heldout, grouped, sel.objective, ch.chosen, ch.members), allowed
+
+        self.reference, _ = decide(None)
+        chains = [[PanelConstraint(max_judges=k) for k in judge_levels(cands, len(names))][::-1]]
+        self.deployed = deployed = selector_constraint(sel)
+        if costs:
+            levels = cost_levels(cands, grouped.means(), costs)
+            if deployed.budget is not None and deployed.max_judges is None and \
+                    float(deployed.budget) not in levels and float(deployed.budget) >= levels[0]:
+                levels = sorted(levels + [float(deployed.budget)])        # the user's own budget is a point
+            chains.append([PanelConstraint(budget=c, costs=costs) for c in levels][::-1])
+        self.chains = [[(c,) + decide(c) for c in chain] for chain in chains]
+
+    def member_sets(self) -> list[list[int]]:
+        """Every level's deployed members (candidate indices), each distinct set once."""
+        seen = {}
+        for chain in self.chains:
+            for _, pred, _ in chain:
+                seen.setdefault(pred.key, list(pred.key))
+        return list(seen.values())
+
+
 @one_blas_thread
-def compute_frontier(result, heldout) -> list[dict]:
+def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
+                     corrections=None) -> list[dict]:
     """The frontier points (see the module): one per panel size, then one per cost level
-    when the selection has judge costs. Its products are thin (a few draws' weights against
-    one best column's sums), so they run on one BLAS thread as the bootstrap's do."""
+    when the selection has judge costs. ``choices``: the levels' decisions when the caller
+    made them already (:class:`FrontierChoices`). ``corrections(members)``: the
+    learning-curve correction of the predictor averaging ``members`` (candidate indices; a
+    dict with ``delta``, :meth:`.crossfit.CorrectionRefits.correction`), subtracted from
+    each point's replayed estimate as the default's is from its own; None: no correction.
+    Its products are thin (a few draws' weights against one best column's sums), so they
+    run on one BLAS thread as the bootstrap's do."""
     sel = result.selector
-    cands = result.candidates
-    names = result.panel.judge_names
-    obj = sel.objective
-    rule = "argmin" if result.guard else sel.choice
-    grouped = heldout.grouped(obj)
-    tie_rank = tie_break_order(cands)
-    simple_rank = preference_order(rule, cands, sel.judge_costs)
-    lines = line_ids(cands)
-    lookup = member_lookup(heldout, cands)
-    # every candidate's model id once, as an array: the replays read it per draw and level
-    signatures = np.array([lookup[c] for c in range(len(cands))], dtype=np.int64)
-    costs = sel.judge_costs
-    bits = JudgeBits(cands, names)
-
-    def decide(constraint: PanelConstraint | None):
-        allowed = None if constraint is None else constraint.mask(cands, bits)
-        ch = choose(rule, grouped, tie_rank=tie_rank, simple_rank=simple_rank, signatures=signatures,
-                    max_members=sel.max_members, lines=lines, allowed=allowed,
-                    members_fit=None if constraint is None else constraint.members_test(cands, names, bits))
-        return _Predictor(heldout, grouped, obj, ch.chosen, ch.members), allowed
-
-    reference, _ = decide(None)
-    chains = [[PanelConstraint(max_judges=k) for k in judge_levels(cands, len(names))][::-1]]
-    deployed = selector_constraint(sel)
-    if costs:
-        risks = grouped.means()
-        levels = cost_levels(cands, risks, costs)
-        if deployed.budget is not None and deployed.max_judges is None and float(deployed.budget) not in levels \
-                and float(deployed.budget) >= levels[0]:
-            levels = sorted(levels + [float(deployed.budget)])        # the user's own budget is a point
-        chains.append([PanelConstraint(budget=c, costs=costs) for c in levels][::-1])
+    fc = FrontierChoices(result, heldout) if choices is None else choices
+    grouped, reference, deployed, costs = fc.grouped, fc.reference, fc.deployed, fc.costs
     replays = None
     if result.bootstrap is not None and sel.estimate == "bbc":
-        replays = _Replays(result, heldout, grouped, rule, tie_rank, simple_rank, lines, signatures, bits)
+        replays = _Replays(result, heldout, grouped, fc.rule, fc.tie_rank, fc.simple_rank, fc.lines,
+                           fc.signatures, fc.bits)
     points = []
-    for chain in chains:
-        decided = [decide(c) for c in chain]
+    for decided in fc.chains:
+        chain = [c for c, _, _ in decided]
         # levels deploying the same predictor share one replay: the tightest of them (its
         # menu is the smallest on which this predictor is chosen)
-        same = [i + 1 < len(chain) and decided[i + 1][0].key == decided[i][0].key for i in range(len(chain))]
+        same = [i + 1 < len(chain) and decided[i + 1][1].key == decided[i][1].key for i in range(len(chain))]
         run = [i for i in range(len(chain)) if not same[i]]
         boot = {}
         if replays is not None:
-            boot = dict(zip(run, replays.chain([chain[i] for i in run], [decided[i][1] for i in run])))
+            boot = dict(zip(run, replays.chain([chain[i] for i in run], [decided[i][2] for i in run])))
         shared = None
         for i in range(len(chain) - 1, -1, -1):      # smallest level first
             if i in boot or replays is None:
                 shared = boot.get(i)
-            constraint, (pred, _) = chain[i], decided[i]
-            points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs))
+            constraint, pred = chain[i], decided[i][1]
+            correction = None
+            if shared is not None and corrections is not None:
+                correction = corrections(list(pred.key))
+            points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs,
+                                 correction))
     judge_points = sorted((p for p in points if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
     cost_points = sorted((p for p in points if p["constraint"] == "budget"), key=lambda p: p["cost"])
     _more_judges(heldout, judge_points)
@@ -349,7 +388,7 @@ def _more_judges(heldout, points: list[dict]) -> None:
 
 
 def _point(result, heldout, constraint: PanelConstraint, pred: _Predictor, reference: _Predictor, draws,
-           deployed: PanelConstraint, costs) -> dict:
+           deployed: PanelConstraint, costs, correction: dict | None = None) -> dict:
     cands = result.candidates
     members = [cands[m] for m in (pred.members or [pred.chosen])]
     judge_idx = sorted({j for c in members for j in c.judge_idx})
@@ -368,10 +407,18 @@ def _point(result, heldout, constraint: PanelConstraint, pred: _Predictor, refer
     if chosen and result.deployed_risk is not None:
         # the deployed choice's own estimate (BBC with its learning-curve correction, or nested)
         dr = {"estimate": float(result.deployed_risk["estimate"]), "ci": list(result.deployed_risk["ci"])}
+        if "bbc_estimate" in result.deployed_risk:
+            dr["bbc_estimate"] = float(result.deployed_risk["bbc_estimate"])
+            dr["training_size_correction"] = dict(result.deployed_risk["training_size_correction"])
     elif draws is None:
         dr = None
     else:
         dr = _interval(draws)
+        if correction is not None:
+            # the same learning-curve correction as the default's, for this point's members
+            delta = float(correction["delta"])
+            dr = {"estimate": dr["estimate"] - delta, "ci": [dr["ci"][0] - delta, dr["ci"][1] - delta],
+                  "bbc_estimate": dr["estimate"], "training_size_correction": dict(correction)}
     family = TIE_AVERAGE if pred.members else members[0].family
     n_judges = constraint.max_judges if constraint.max_judges is not None else len(judges)
     cost = (judges_cost(judges, costs)[0] if costs else None) if constraint.budget is None else float(constraint.budget)

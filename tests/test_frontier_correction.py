@@ -1,0 +1,133 @@
+"""Issue 24: every frontier point's deployed-risk estimate carries the learning-curve
+correction the default's carries (r(n) = a + b/n through the half-size and training-size
+held-out risks of the point's own members).
+
+The formula is checked on hand-computed numbers (four held-out rows, three members, two
+folds); the selection is checked against an independent recomputation of the
+training-size risk from the held-out prediction matrix and the formula written out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fcps_core import make_blocks, select
+from fcps_core.files.json_values import json_ready
+from fcps_core.paper.synthetic import make_regime
+from fcps_core.selection.crossfit import CorrectionRefits
+
+MENU = dict(families=["mean_iso", "logistic", "ridge_iso"], n_boot=40, n_jobs=1)
+
+
+class _Rows:
+    def __init__(self, rep, inverse):
+        self.rep, self.inverse, self.counts = [rep], [inverse], None
+
+
+class _Distinct:
+    def __init__(self, n):
+        self.rep, self.counts, self.inverse = np.arange(n), np.ones(n), None
+
+
+class _HeldOut:
+    """The first repeat's held-out predictions of three candidates on four rows."""
+
+    def __init__(self, full):
+        self.full = np.asarray(full, dtype=float)          # (rows, candidates)
+        self.vcol = np.arange(self.full.shape[1])
+
+    def stored(self, cols):
+        return self.full[None, :, cols]
+
+
+class _Cand:
+    def __init__(self, index):
+        self.index = index
+
+
+class _Selector:
+    objective = "mse"
+
+
+class _Panel:
+    def __init__(self, labels):
+        self.labels = np.asarray(labels, dtype=float)
+
+
+def _refits():
+    """Labels 1, 0, 1, 0. Half-size predictions (fold 1 holds rows 0-1, fold 2 rows 2-3):
+    A .6 .4 .7 .2, B .8 .2 .5 .4, C .9 .1 .8 .2; training-size: A .9 .1 .8 .2,
+    B .7 .3 .8 0, C .5 .5 .5 .5. n_half 10, n_train 20, n_D 30."""
+    half = {"A": [.6, .4, .7, .2], "B": [.8, .2, .5, .4], "C": [.9, .1, .8, .2]}
+    results = [{k: np.array(v[:2]) for k, v in half.items()}, {k: np.array(v[2:]) for k, v in half.items()}]
+    full = np.array([[.9, .7, .5], [.1, .3, .5], [.8, .8, .5], [.2, 0., .5]])
+    ref = CorrectionRefits(members=[_Cand(0), _Cand(1)], keys=["A", "B", "C"],
+                           table_rows=_Rows(np.arange(4), np.arange(30) % 4), held=[np.array([0, 1]),
+                                                                                    np.array([2, 3])],
+                           n_half=[10, 10], n_train=[20, 20], results=iter(results), indices=[0, 1, 2])
+    labels = np.zeros(30)
+    labels[[0, 2]] = 1.0
+    return ref, _Panel(labels), _HeldOut(full)
+
+
+def test_correction_per_member_set_by_hand():
+    """delta = max(b, 0) (1/n_train - 1/n_D), b = (r_half - r_train) / (1/n_half - 1/n_train).
+    A+B: half average .7 .3 .6 .3, losses .09 .09 .16 .09, r_half .1075; training average
+    .8 .2 .8 .1, losses .04 .04 .04 .01, r_train .0325; b = .075 / .05 = 1.5; delta = 1.5/60.
+    A alone: r_half (.16+.16+.09+.04)/4 = .1125, r_train (.01+.01+.04+.04)/4 = .025;
+    b = 1.75, delta = 1.75/60. C alone: r_half .025 < r_train .25, so b < 0 and delta = 0."""
+    ref, panel, heldout = _refits()
+    D = np.arange(30)
+    default = ref.finish(_Selector(), panel, D, heldout, _Distinct(4))
+    assert default["risk_half"] == pytest.approx(0.1075, rel=1e-12)
+    assert default["risk_train"] == pytest.approx(0.0325, rel=1e-12)
+    assert default["delta"] == pytest.approx(1.5 / 60, rel=1e-12)
+    assert ref.correction([0, 1])["delta"] == pytest.approx(1.5 / 60, rel=1e-12)
+    assert ref.correction([0])["delta"] == pytest.approx(1.75 / 60, rel=1e-12)
+    one = ref.correction([2])
+    assert one["risk_half"] == pytest.approx(0.025, rel=1e-12) and one["risk_train"] == pytest.approx(0.25)
+    assert one["delta"] == 0.0
+
+
+def test_a_failed_refit_gives_no_correction():
+    ref, panel, heldout = _refits()
+    ref.results = iter(["not computed: too few rows", {}])
+    ref.finish(_Selector(), panel, np.arange(30), heldout, _Distinct(4))
+    assert ref.correction([0]) == {"delta": 0.0, "note": "not computed: too few rows"}
+
+
+@pytest.fixture(scope="module")
+def result():
+    panel = make_regime("additive", rows=400, judges=5, seed=4, group_size=2, tie_rate=0.1)
+    return select(panel, make_blocks(panel, seed=1), seed=1, **MENU)
+
+
+def test_every_point_is_corrected_with_its_own_members(result):
+    """Each replayed point: estimate = bbc_estimate - delta, the interval shifted by the same
+    amount; its training-size risk is its own members' (recomputed here from the held-out
+    matrix: first repeat, members averaged, plain mean over D), and delta follows the
+    formula written out from the half-size and training-size risks."""
+    d = json_ready(result.to_dict())
+    h = result.heldout
+    P = np.asarray(h.preds)
+    checked, deltas = 0, set()
+    for p in d["frontier"]:
+        dr = p["deployed_risk"]
+        corr = dr["training_size_correction"]
+        if p["chosen"]:
+            assert dr["estimate"] == pytest.approx(result.deployed_risk["estimate"], rel=1e-12)
+            assert corr == result.deployed_risk["training_size_correction"]
+            continue
+        delta = corr["delta"]
+        assert dr["estimate"] == pytest.approx(dr["bbc_estimate"] - delta, rel=1e-12)
+        idx = [m["index"] for m in p["members"]]
+        r_train = float(np.mean((h.y - P[0][:, idx].mean(axis=1)) ** 2))
+        assert corr["risk_train"] == pytest.approx(r_train, rel=1e-9)
+        nh, nt, nd = corr["n_half"], corr["n_train"], corr["n_deployable"]
+        assert nd == len(h.y) and nh < nt < nd
+        b = (corr["risk_half"] - r_train) / (1 / nh - 1 / nt)
+        assert delta == pytest.approx(max(b, 0.0) * (1 / nt - 1 / nd), rel=1e-9, abs=1e-15)
+        deltas.add(round(delta, 12))
+        checked += 1
+    assert checked == len(result.panel.judge_names) - 1
+    assert len(deltas) > 1          # the points' members differ, and so do their corrections
