@@ -94,3 +94,27 @@ def test_tie_heavy_sort_is_lexsort_order(levels, with_ranks):
     y = rng.integers(0, 30, size=n) / 30.0
     order = _lexsort_xy(x, y, label_ranks(y) if with_ranks else None)
     np.testing.assert_array_equal(order, np.lexsort((y, x)))
+
+
+@pytest.mark.parametrize("family", ["backoff", "residual"])
+def test_grid_predictions_equal_each_models_own_bit_for_bit(family):
+    """``predict_grid`` (the grid's shared tables and base models looked up once) gives
+    every model's own ``predict``, bit for bit, on rows with unseen patterns too."""
+    from fcps_core.families import REGISTRY, PrefixFeatures
+    rng = np.random.default_rng(11)
+
+    def features(n):
+        codes = rng.integers(0, 3, size=(n, 4))
+        patterns, cur = [], np.zeros(n, dtype=np.int64)
+        for k in range(4):
+            cur = cur * 3 + codes[:, k]
+            patterns.append(cur.copy())
+        return PrefixFeatures(patterns=patterns, scores=codes / 2.0)
+
+    X, V = features(400), features(150)
+    V.patterns[-1][:5] = -1                                   # outputs the fit never saw
+    y = rng.random(400)
+    cls = REGISTRY[family]
+    models = cls.fit_grid(cls.grid(), X, y)
+    for got, model in zip(cls.predict_grid(models, V), models):
+        assert np.array_equal(got.view(np.int64), model.predict(V).view(np.int64))
