@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from .base import IsotonicMap, label_ranks, nested_pairwise_features, pairwise_columns, prefix_dots, rowwise_dot
+from .base import (IsotonicMap, label_ranks, log1p_exp, nested_pairwise_features, pairwise_columns, prefix_dots,
+                   rowwise_dot)
 from .estimator import Aggregator
 
 NEWTON_MAX_ITER = 100
@@ -87,8 +88,11 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
 
 def penalised_loss(z: np.ndarray, y, w, coef, C) -> float:
     """The soft-label L2 logistic objective at linear scores ``z`` (``coef`` without the
-    intercept, which is not penalised)."""
-    return float(w @ (np.logaddexp(0.0, z) - y * z) + coef @ coef / (2.0 * C))
+    intercept, which is not penalised); log(1 + e^z) by :func:`.base.log1p_exp` (within two
+    ulps of ``np.logaddexp(0, z)``, several times faster)."""
+    terms = log1p_exp(z)
+    terms -= y * z
+    return float(w @ terms + coef @ coef / (2.0 * C))
 
 
 def logistic_objective(F, y, w, coef, intercept, C) -> float:
@@ -155,11 +159,12 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
     stale as the coefficients move, so it is rebuilt at the current point whenever a step
     fails to halve the gradient (the contraction a Newton step gives near the optimum).
     A prefix starts from the previous one's optimum with the new coefficient at 0."""
+    from scipy.linalg.blas import dsyrk
     from scipy.linalg.lapack import dpotrs
     n, P = F.shape[0], max(sizes)
     w = np.ones(n) if w is None else w
     scale = max(float(w.sum()), 1.0)
-    X = np.empty((n, P + 1))
+    X = np.empty((n, P + 1), order="F")     # column-major: a prefix's columns are contiguous
     X[:, 0] = 1.0                       # intercept first: each prefix is a leading block
     X[:, 1:] = F[:, :P]
     ridge = np.full(P + 1, 1.0 / C)
@@ -169,16 +174,20 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
     m, d = 0, None                      # d: the weights the factor was built with
 
     def rebuild(k, weights):
-        H = (X[:, :k] * weights[:, None]).T @ X[:, :k]
+        # X' D X as one symmetric rank-n update of sqrt(D) X (half a general product's flops)
+        H = dsyrk(1.0, X[:, :k] * np.sqrt(weights)[:, None], trans=1, lower=1)
         H[np.diag_indices_from(H)] += ridge[:k]
         L[:k, :k] = np.linalg.cholesky(H)
 
     coefs, intercepts = [], []
+    z = prob = None
     for K in sizes:
         k = K + 1
         Xk = X[:, :k]
-        z = Xk @ beta[:k]
-        prob = sigmoid(z)
+        if z is None:
+            z = Xk @ beta[:k]
+            prob = sigmoid(z)
+        # else: the new judges' coefficients start at 0, so the last prefix's scores stand
         if d is None:
             d = w * prob * (1.0 - prob)
             rebuild(k, d)

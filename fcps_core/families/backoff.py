@@ -12,7 +12,9 @@ block from ``LAMBDA_GRID`` (each value counts toward the menu size).
 
 from __future__ import annotations
 
-from .base import pattern_table
+import numpy as np
+
+from .base import lookup, pattern_table
 from .estimator import Aggregator
 from .fitted import BackoffModel
 
@@ -45,3 +47,22 @@ class BackoffTable(BackoffModel, Aggregator):
                 model.fit(X, y, unlabelled)
             models.append(model)
         return models
+
+    @classmethod
+    def predict_grid(cls, models, X):
+        """The grid's models share their level tables (:meth:`fit_grid`), so each level's
+        sub-pattern lookup of ``X`` is made once; every shrinkage then combines the looked-up
+        sums and counts as :meth:`BackoffModel._predict` does (the same operations)."""
+        if not models or any(m.levels_ is not models[0].levels_ or m.ybar_ != models[0].ybar_ for m in models):
+            return super().predict_grid(models, X)
+        cells = []
+        for k, (uniq, sums, counts) in enumerate(models[0].levels_):
+            pos, found = lookup(uniq, X.patterns[k])
+            cells.append((np.where(found, sums[pos], 0.0), np.where(found, counts[pos], 0.0)))
+        out = []
+        for model in models:
+            pred = np.full(X.n_rows, model.ybar_)
+            for s, n in cells:
+                pred = (s + model.shrinkage * pred) / (n + model.shrinkage)
+            out.append(np.clip(pred, 0.0, 1.0))
+        return out

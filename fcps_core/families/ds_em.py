@@ -50,7 +50,7 @@ import os
 import numpy as np
 from scipy import sparse
 
-from .base import blas_on_one_thread
+from .base import blas_on_one_thread, log1p_exp as _log1p_exp
 from .fitted import DS_MAX_ITER, DS_TOL, vote_matrix
 
 # the EM's defaults are the ds_jury model's hyperparameters (fitted.DSJuryModel)
@@ -93,18 +93,6 @@ def _theta(pi, a1, a0, col1, col0) -> np.ndarray:
     pi = np.asarray(pi, dtype=float)[..., None]
     return np.log(np.concatenate([pi / (1 - pi), (a1 + 1.0) / (a0 + 1.0),
                                   (col0 - a0 + 1.0) / (col1 - a1 + 1.0)], axis=-1))
-
-
-def _log1p_exp(x: np.ndarray) -> np.ndarray:
-    """log(1 + e^x) = ``np.logaddexp(0, x)`` by the same formula, max(x, 0) + log1p(e^-|x|),
-    on numpy's vectorised exp and log1p (several times faster than logaddexp's scalar loop;
-    equal to it within two ulps)."""
-    out = np.abs(x)
-    np.negative(out, out=out)
-    np.exp(out, out=out)
-    np.log1p(out, out=out)
-    out += np.maximum(x, 0.0)
-    return out
 
 
 def _vote_weights(theta: np.ndarray, out: np.ndarray) -> np.ndarray:

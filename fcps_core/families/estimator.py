@@ -133,6 +133,13 @@ class Aggregator(FittedModel, BaseEstimator):
         """Fit one model per hyperparameter setting; families may share work across the grid."""
         return [cls(**fixed, **params).fit(X, y, unlabelled) for params in settings]
 
+    @classmethod
+    def predict_grid(cls, models: list["Aggregator"], X: PrefixFeatures) -> list[np.ndarray]:
+        """Each model of one :meth:`fit_grid` call predicting ``X``. Families whose grid
+        shares fitted parts (tables, base models) compute those parts' share of the
+        prediction once; the values are each model's own :meth:`predict`."""
+        return [model.predict(X) for model in models]
+
     def _fit_without_labels(self, unlabelled: PrefixFeatures) -> None:  # pragma: no cover
         raise NotImplementedError     # families with needs_labels = False implement it
 

@@ -87,8 +87,9 @@ def baseline_predictions(scores: np.ndarray, labels: np.ndarray, fit_rows: np.nd
     single = REGISTRY["mean_iso"]
     columns = []
     for j in range(scores.shape[1]):
-        rep_j, w_j, _ = distinct_score_rows(S_fit[:, [j]], y, w)
-        model = single().fit(_features(S_fit[rep_j][:, [j]], w_j), y[rep_j])
+        # the isotonic fit pools equal scores itself (weighted sums in sorted order), so the
+        # distinct (score, label) rows of one judge need no separate pass
+        model = single().fit(_features(S_fit[:, [j]], w), y)
         columns.append(model.predict(_features(S_pred[:, [j]]))[inv_p])
     out["single_judges"] = np.column_stack(columns) if columns else np.zeros((len(inv_p), 0))
     return out

@@ -41,7 +41,8 @@ from ..measures.judge_paths import JudgePath, build_paths
 from ..data.splits import Blocks, check_blocks
 from .path_fits import fit_joint_families, fit_path_families
 from .result import Candidate
-from .views import PatternCache, ViewCache, record_se, unscored_record, validation_record, view_kind
+from .views import (PatternCache, ViewCache, prediction_record, record_se, unscored_record, validation_record,
+                    view_kind)
 
 
 @dataclass
@@ -221,9 +222,13 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
                 fitted = cls.fit_grid(todo, vM.X, vM.y,
                                       vR.X if cls.uses_unlabelled else None,
                                       **settings.family_fixed(family), **extra)
-                for params, model in zip(todo, fitted):
+                # each model's V predictions (as ``record`` makes them: unscored, a V without
+                # rows is not predicted), the grid's shared parts computed once
+                predicted = (cls.predict_grid(fitted, vV.X) if score_val or vV.X.n_rows
+                             else [None] * len(fitted))
+                for params, model, pV in zip(todo, fitted, predicted):
                     fits[(judges, family, tuple(sorted(params.items())))] = \
-                        record(model, vV)
+                        prediction_record(model, vV, pV, score_val)
             menu_size += len(grid)
             entries = [(fits[k][settings.objective], p, fits[k], i) for i, (p, k) in enumerate(zip(grid, keys))]
             if not expand_grid:
