@@ -162,9 +162,9 @@ table(ctable, column_config={
                                                     min_value=0.0, max_value=1.0, format="%.3f"),
     "shared with": st.column_config.TextColumn("shared with", help=METRIC_HELP["shared_with"]),
     "drop risk change": st.column_config.NumberColumn("drop risk change", help=METRIC_HELP["drop_risk_change"],
-                                                      format="%+.4f"),
-    "95% low": st.column_config.NumberColumn("95% low", help="Group-clustered paired 95% interval.", format="%+.4f"),
-    "95% high": st.column_config.NumberColumn("95% high", help="Group-clustered paired 95% interval.", format="%+.4f"),
+                                                      format="%+.5f"),
+    "95% low": st.column_config.NumberColumn("95% low", help="Group-clustered paired 95% interval.", format="%+.5f"),
+    "95% high": st.column_config.NumberColumn("95% high", help="Group-clustered paired 95% interval.", format="%+.5f"),
     "verdict": st.column_config.TextColumn("verdict", help="Where the interval lies: dropping the judge raises "
                                                           "risk (it helps), lowers it, or no clear change."),
     "deployed without it": st.column_config.TextColumn(

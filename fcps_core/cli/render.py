@@ -386,7 +386,7 @@ def render_judges(d: dict, *, top: int = 15) -> list[str]:
 
         def ci(j):
             c = (drop.get(j) or {}).get("drop_ci")
-            return None if not c else f"[{c[0]:+.4f}, {c[1]:+.4f}]"
+            return None if not c else f"[{c[0]:+.5f}, {c[1]:+.5f}]"     # 5 decimals: small changes keep a sign
         lines.append(render_table([[safe(j), signed.get(j), share.get(j),
                                     ", ".join(safe(x) for x in shared.get(j, [])) or "-",
                                     (drop.get(j) or {}).get("drop_risk_change"), ci(j),
