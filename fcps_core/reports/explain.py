@@ -101,7 +101,11 @@ def deployed_judges(d: dict) -> list[str]:
 def signed_weights(d: dict) -> dict[str, float]:
     """Each deployed judge's signed weight, averaged over the deployed models that have
     weights (a judge a member does not use counts 0 there): the direction a judge pushes the
-    prediction, which a weight share (a magnitude) hides."""
+    prediction, which a weight share (a magnitude) hides. The judges report's own ``weight``
+    where it has one (the same mean, :func:`fcps_core.selection.judges_report.contributions`)."""
+    rows = ((d.get("judges_report") or {}).get("contribution") or {}).get("judges") or []
+    if rows and all(r.get("weight") is not None for r in rows):
+        return {r["judge"]: float(r["weight"]) for r in rows}
     models = ((d.get("judges_report") or {}).get("contribution") or {}).get("models") or []
     weighted = [m["weights"] for m in models if m.get("weights")]
     if not weighted:
