@@ -229,11 +229,12 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
         f"with {len(q.get('judges') or [])} judge{'s' if len(q.get('judges') or []) != 1 else ''}"
     reached = f"{_interval_text(est(q), digits)} {where}"
     base = "" if deployed or not p.get("deployed_risk") else f" (held-out {obj} here: {_f(p.get('risk'), digits)})"
+    lower, do = ("lowers", "does") if budget else ("lower", "do")
     if change < 0:
-        return f"{more} lower the {kind} {obj}{base} by at most {_f(-change, digits)}: to {reached}"
+        return f"{more} {lower} the {kind} {obj}{base} by at most {_f(-change, digits)}: to {reached}"
     if change == 0:
-        return f"{more} do not change the {kind} {obj}{base} (the lowest with more: {reached})"
-    return (f"{more} do not lower the {kind} {obj}{base}: the lowest with more is {reached}, "
+        return f"{more} {do} not change the {kind} {obj}{base} (the lowest with more: {reached})"
+    return (f"{more} {do} not lower the {kind} {obj}{base}: the lowest with more is {reached}, "
             f"{_f(change, digits)} higher")
 
 
