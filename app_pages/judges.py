@@ -117,6 +117,8 @@ if not sel_state or "contribution" not in rep:
 
 sel = sel_state["dict"]["selected"]
 contrib = rep["contribution"]
+if "drop_one_note" in contrib and "weight_note" not in contrib and result is not None:
+    contrib = judges_report(result)["contribution"]     # a run stored before every judge had its drop-one row
 st.subheader("Contribution to the deployed predictor")
 models = contrib["models"]
 meanings = sorted({f"{mm['family']}: {mm['meaning'] or 'a table has none'}" for mm in models})
@@ -134,9 +136,11 @@ if drop_one:
                "deploys without the judge (the best candidates that do not call it, on the same held-out "
                f"predictions, no refit) minus the deployed choice's {drop_one['risk']:.4f}, with the paired 95% "
                "interval. Above 0: dropping the judge raises the risk, so the judge helps.")
+elif "weight_note" in contrib:      # no held-out matrix to replay the choice on
+    st.caption(md(contrib.get("drop_one_note") or "No drop-one changes for this run."))
 else:
-    st.caption(md(contrib.get("drop_one_note") or "This stored run has no drop-one changes: run the selection "
-                                                   "again for them."))
+    st.caption("This run was stored before every deployed judge had a drop-one change: run the selection again "
+               "(Select page) for them.")
 
 
 def _without(j: dict) -> str | None:
@@ -162,9 +166,9 @@ table(ctable, column_config={
                                                     min_value=0.0, max_value=1.0, format="%.3f"),
     "shared with": st.column_config.TextColumn("shared with", help=METRIC_HELP["shared_with"]),
     "drop risk change": st.column_config.NumberColumn("drop risk change", help=METRIC_HELP["drop_risk_change"],
-                                                      format="%+.4f"),
-    "95% low": st.column_config.NumberColumn("95% low", help="Group-clustered paired 95% interval.", format="%+.4f"),
-    "95% high": st.column_config.NumberColumn("95% high", help="Group-clustered paired 95% interval.", format="%+.4f"),
+                                                      format="%+.5f"),
+    "95% low": st.column_config.NumberColumn("95% low", help="Group-clustered paired 95% interval.", format="%+.5f"),
+    "95% high": st.column_config.NumberColumn("95% high", help="Group-clustered paired 95% interval.", format="%+.5f"),
     "verdict": st.column_config.TextColumn("verdict", help="Where the interval lies: dropping the judge raises "
                                                           "risk (it helps), lowers it, or no clear change."),
     "deployed without it": st.column_config.TextColumn(

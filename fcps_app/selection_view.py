@@ -271,7 +271,7 @@ def show_judges(d: dict) -> None:
             change = contrib.get(row["judge"], {}).get("drop_risk_change")
             row["drop-one change"] = change
             row["meaning"] = contrib.get(row["judge"], {}).get("drop_verdict") or drop_words(change) or "-"
-    table(pd.DataFrame(rows), digits=3, helps=JUDGE_HELPS, formats={"drop-one change": "%+.4f", "weight": "%+.3f"})
+    table(pd.DataFrame(rows), digits=3, helps=JUDGE_HELPS, formats={"drop-one change": "%+.5f", "weight": "%+.3f"})
     page_link("app_pages/judges.py", "Every judge, agreement and error correlation: the Judges page")
 
 

@@ -218,3 +218,25 @@ def test_the_baselines_table_prints_both_risks_of_each_difference(result):
     for r in rows:      # the printed difference is that of the two printed risks
         shown = float(format(r["out_of_bag"], ".4f")) - float(format(r["selection"], ".4f"))
         assert format(r["diff"], ".4f") == format(shown, ".4f")
+
+
+def test_without_the_bootstrap_basis_the_comparison_stays_well_formed(result):
+    """A nested estimate carries no out-of-bag mean: the difference is said without the two risks."""
+    result["deployed_risk"] = {"estimate": 0.147, "ci": [0.139, 0.155], "method": "nested", "objective": "mse"}
+    head = verdict_parts(result)["headline"][0]
+    assert "about 0.0110 better than the best single judge (gpt-4; paired 95% interval of the difference 0.0040 " \
+           "to 0.0180)" in head
+    assert "((" not in verdict(result) and "( " not in verdict(result) and " (;" not in verdict(result)
+    del result["baselines"][0]["judge"]
+    assert "better than the best single judge (paired 95% interval" in verdict_parts(result)["headline"][0]
+
+
+def test_a_larger_budget_is_said_on_the_same_basis(result):
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    for p, cost in zip(d["frontier"], (1.0, 2.5, 4.0)):
+        p.update(constraint="budget", cost=cost)
+    text = answer(d, d["frontier"][0])
+    # 0.110 - 0.096 = 0.014, the estimates printed (hand-computed), at the cheapest larger budget reaching it
+    assert "A larger budget lowers the estimated MSE by at most 0.014: to 0.096 (95% interval 0.080 to 0.110) at a " \
+           "cost of 2.5 per item" in text

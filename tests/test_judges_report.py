@@ -195,10 +195,14 @@ def test_drop_one_merges_the_next_judge_plan(selection):
     plan = plan_next_judge(selection).to_dict()
     contrib = with_drop_one(judges_report(selection)["contribution"], plan)
     drops = {e["judge"]: e for e in plan["drop"]}
+    before = {j["judge"]: j for j in judges_report(selection)["contribution"]["judges"]}
     for j in contrib["judges"]:
         if j["judge"] in drops:
-            assert j["drop_risk_change"] == drops[j["judge"]]["risk_change"] and j["drop_ci"] == drops[j["judge"]]["ci"]
-    assert contrib["drop_one"]["family"] == plan["deployed"]["family"]
+            assert j["refit_drop_change"] == drops[j["judge"]]["risk_change"]
+            assert j["refit_drop_ci"] == drops[j["judge"]]["ci"]
+        # the no-refit change stays: every deployed judge keeps its row
+        assert j["drop_risk_change"] == before[j["judge"]]["drop_risk_change"]
+    assert contrib["refit_drop_one"]["family"] == plan["deployed"]["family"]
 
 
 def test_test_block_labels_are_never_read(selection):

@@ -384,12 +384,16 @@ def render_judges(d: dict, *, top: int = 15) -> list[str]:
                      "drop-one: held-out risk of what the same rule deploys without the judge, no refit, minus "
                      "the deployed choice's, paired 95% interval):")
 
+        def change(j):
+            v = (drop.get(j) or {}).get("drop_risk_change")
+            return None if v is None else f"{v:+.5f}"
+
         def ci(j):
             c = (drop.get(j) or {}).get("drop_ci")
-            return None if not c else f"[{c[0]:+.4f}, {c[1]:+.4f}]"
+            return None if not c else f"[{c[0]:+.5f}, {c[1]:+.5f}]"     # 5 decimals: small changes keep a sign
         lines.append(render_table([[safe(j), signed.get(j), share.get(j),
                                     ", ".join(safe(x) for x in shared.get(j, [])) or "-",
-                                    (drop.get(j) or {}).get("drop_risk_change"), ci(j),
+                                    change(j), ci(j),
                                     (drop.get(j) or {}).get("drop_verdict") or (drop.get(j) or {}).get("drop_note")]
                                    for j in order[:top]],
                                   ["judge", "signed weight", "weight share", "shared with", "drop-one", "95% CI",

@@ -63,8 +63,8 @@ members of |w_j| / sum_k |w_k|, ``shared_with`` (deployed near-duplicates of it,
 without the judge minus the deployed choice's, with its paired interval and words; no
 refit, so every selection carries it. The next-judge plan's drop rows
 (:func:`fcps_core.planning.next_judge.plan_next_judge`) refit the deployed family without
-each judge instead; :func:`with_drop_one` merges such a plan in. ``calibration``: the deployed predictor's held-out
-predictions (out-of-fold under crossfit, every repeat pooled; V under split) in
+each judge instead; :func:`with_drop_one` puts such a plan's beside them. ``calibration``:
+the deployed predictor's held-out predictions (out-of-fold under crossfit, every repeat pooled; V under split) in
 :data:`ECE_BINS` equal-count bins (``sklearn.calibration.calibration_curve`` with the
 quantile strategy: tied predictions never straddle bins, so bins can merge), the expected
 calibration error ECE = sum_b (n_b / n) |mean prediction_b - mean label_b|, the Brier score
@@ -308,20 +308,25 @@ def contributions(result) -> dict:
 
 
 def with_drop_one(contribution: dict, plan: dict) -> dict:
-    """``contribution`` with the next-judge plan's (``NextJudgePlan.to_dict()``) drop-one
-    risk changes: each judge's paired change, 95% interval and verdict."""
+    """``contribution`` with the next-judge plan's (``NextJudgePlan.to_dict()``) refitted
+    drop-one changes beside the no-refit ones: ``refit_drop_change``, ``refit_drop_ci`` and
+    ``refit_drop_verdict`` for the judges the plan drops (the deployed family refitted
+    without each judge of its best member; None for the others), and ``refit_drop_one`` (the
+    plan's deployed family, K, risk and settings). The no-refit columns are kept: every
+    deployed judge has one, and the two are different measurements."""
     from ..reports.explain import drop_verdict_words
     drop = {e["judge"]: e for e in plan.get("drop") or []}
     judges = []
     for row in contribution["judges"]:
         e = drop.get(row["judge"])
-        judges.append({**row, "drop_risk_change": e["risk_change"] if e else None,
-                       "drop_ci": e["ci"] if e else None,
-                       "drop_verdict": drop_verdict_words(e["verdict"]) if e else None})
+        judges.append({**row, "refit_drop_change": e["risk_change"] if e else None,
+                       "refit_drop_ci": e["ci"] if e else None,
+                       "refit_drop_verdict": drop_verdict_words(e["verdict"]) if e else None})
     dep, s = plan["deployed"], plan["settings"]
     return {**contribution, "judges": judges,
-            "drop_one": {"family": dep["family"], "K": dep["K"], "risk": dep["risk"], "objective": s["objective"],
-                         "protocol": s["protocol"], "interval": s["interval"], "note": dep.get("note") or None}}
+            "refit_drop_one": {"family": dep["family"], "K": dep["K"], "risk": dep["risk"],
+                               "objective": s["objective"], "protocol": s["protocol"], "interval": s["interval"],
+                               "note": dep.get("note") or None}}
 
 
 def _base_rate_predictions(result, heldout) -> np.ndarray:
@@ -362,9 +367,9 @@ def deployed_calibration(result, n_bins: int = ECE_BINS) -> dict:
 
 def judges_report(result, *, threshold: float = REDUNDANCY_THRESHOLD, n_bins: int = ECE_BINS) -> dict:
     """The ``judges_report`` entry of ``SelectionResult.to_dict``: :func:`panel_judges_report`
-    on the selection's deployable rows and folds, the deployed judges' weights
-    (:func:`contributions`; drop-one changes on demand: :func:`with_drop_one`) and the
-    deployed predictor's calibration (:func:`deployed_calibration`)."""
+    on the selection's deployable rows and folds, the deployed judges' weights and no-refit
+    drop-one changes (:func:`contributions`; refitted ones from a plan: :func:`with_drop_one`)
+    and the deployed predictor's calibration (:func:`deployed_calibration`)."""
     sel = result.selector
     out = panel_judges_report(result.panel, deployable_rows(result.panel, result.blocks), folds=sel.folds,
                               seed=sel.seed, n_bins=sel.n_bins, threshold=threshold)

@@ -59,7 +59,8 @@ def panel_judges_report(panel, *, seed: int = 0) -> dict:
 
 
 def with_drop_one(contribution: dict, plan: dict) -> dict:
-    """The judges' contributions with the next-judge plan's drop-one risk changes."""
+    """The judges' contributions with the next-judge plan's refitted drop-one changes beside
+    the no-refit ones (:func:`fcps_core.selection.judges_report.with_drop_one`)."""
     from ..selection.judges_report import with_drop_one as joined
     return joined(contribution, plan)
 

@@ -103,14 +103,14 @@ def judges_section(res: dict) -> str:
                      highlight=lambda r: r["deployed"]))
     if contribution.get("judges"):
         out.append(f"<h3>What each deployed judge contributes ({esc(display_family(res.get('selected') or {}))})</h3>")
-        rows = [{**j, "shared": ", ".join(j.get("shared_with") or []) or "-", "drop_ci": interval(j.get("drop_ci")),
+        rows = [{**j, "shared": ", ".join(j.get("shared_with") or []) or "-", "drop_ci": interval(j.get("drop_ci"), 5),
                  "meaning": j.get("drop_verdict") or j.get("drop_note") or "-"} for j in contribution["judges"]]
         rows.sort(key=lambda j: (j.get("drop_risk_change") is None, -(j.get("drop_risk_change") or 0)))
         out.append(table(rows,
                          [Column("judge"), Column("weight", header="signed weight"),
                           Column("weight_share", header="weight share", show=pct), Column("shared", "shared_with",
                                                                                         "shared with"),
-                          Column("members"), Column("drop_risk_change", "drop_one"),
+                          Column("members"), Column("drop_risk_change", "drop_one", digits=5),
                           Column("drop_ci", "ci", "95% interval", numeric=True), Column("meaning", "drop_one",
                                                                                         "which way")]))
         drop = contribution.get("drop_one") or {}
