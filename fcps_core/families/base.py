@@ -271,8 +271,8 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
     if n < 2:
         return np.lexsort((y, x))
     # Any order of x serves below (tied runs are re-ordered or ranked); numpy's stable sort
-    # takes about two thirds of its quicksort's time where most values repeat, and twice it
-    # where they do not, so a sample of the head picks the kind.
+    # is the faster one where most values repeat and the slower one where they do not
+    # (docs/performance.md, issue 25), so a sample of the head picks the kind.
     many_ties = n >= 4 * _TIE_SAMPLE and 2 * len(np.unique(x[:_TIE_SAMPLE])) < _TIE_SAMPLE
     order = np.argsort(x, kind="stable" if many_ties else None)
     xs = x[order]

@@ -11,12 +11,12 @@ on the calibration block, as in the paper's prototype.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .logistic import LogisticStack
 from .mean_iso import MeanIsotonic
 from .one_coin_iso import OneCoinIsotonic
 from .ridge_iso import RidgeIsotonic
-import numpy as np
-
 from .base import lookup, pattern_table, weighted_mean
 from .estimator import Aggregator
 from .fitted import RESIDUAL_BASES as BASES, ResidualModel
