@@ -401,24 +401,31 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # correct: assess needs two groups): with worker processes they run while this process
     # computes the bootstrap estimate they correct
     wants_correction = settings.estimate == "bbc" and heldout.grouped(settings.objective).n_groups >= 2
-    # the frontier's levels are decided now (no bootstrap needed), so the same refits
-    # correct every point's estimate as they correct the default's
-    choices = frontier.FrontierChoices(result, heldout) if wants_correction and frontier.POINT_CORRECTIONS else None
     correction = (start_training_size_correction(settings, panel, D, fold_list, result, unlabelled,
-                                                  groups=groups, table_rows=table_rows, jobs=jobs,
-                                                  also=None if choices is None else choices.member_sets())
+                                                  groups=groups, table_rows=table_rows, jobs=jobs)
                   if wants_correction else None)
+    # the frontier's levels are decided now (no bootstrap needed), and the same halves'
+    # refits of every point's members start behind the default's: they run while this
+    # process computes the bootstrap and the frontier's replays, and are read only when the
+    # points are built
+    choices = frontier.FrontierChoices(result, heldout) if wants_correction and frontier.POINT_CORRECTIONS else None
+    point_refits = (start_training_size_correction(settings, panel, D, fold_list, result, unlabelled,
+                                                   groups=groups, table_rows=table_rows, jobs=jobs,
+                                                   also=choices.member_sets())
+                    if choices is not None else None)
     report(0.95, "bias-corrected risk estimate (bootstrap over groups, no refits)")
     assessment = assess(result, heldout)
     dr = assessment["deployed_risk"]
-    refits, point_correction = correction, None
+    point_correction = None
     if correction is not None and dr is None:
         correction.discard()
+        if point_refits is not None:
+            point_refits.discard()
     elif correction is not None:
         report(0.97, "learning-curve correction (deployed configuration at half the training rows)")
         correction = correction.finish(settings, panel, D, heldout, distinct)
-        if choices is not None:
-            point_correction = refits.correction
+        if point_refits is not None:
+            point_correction = point_refits.reader(settings, panel, D, heldout, distinct)
         delta = correction["delta"]
         assessment["deployed_risk"] = {**dr, "bbc_estimate": dr["estimate"], "training_size_correction": correction,
                                        "estimate": dr["estimate"] - delta,
@@ -604,8 +611,13 @@ class CorrectionRefits:
 
     def finish(self, selector, panel: Panel, D: np.ndarray, heldout: HeldOut, distinct: DistinctRows) -> dict:
         """The correction (:func:`training_size_correction`) from the refits' predictions."""
+        return self.reader(selector, panel, D, heldout, distinct)(self.members)
+
+    def reader(self, selector, panel: Panel, D: np.ndarray, heldout: HeldOut, distinct: DistinctRows):
+        """:meth:`correction`, to be called later: the refits are waited for at its first
+        call, not now."""
         self._read = (selector, panel, D, heldout, distinct)
-        return self.correction(self.members)
+        return self.correction
 
     def correction(self, members) -> dict:
         """The correction of the predictor averaging ``members`` (candidates, or indices
