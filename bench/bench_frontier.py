@@ -26,6 +26,11 @@ its largest absolute value over k).
     PYTHONPATH=. .venv/bin/python bench/bench_frontier.py [--splits 6] [--panels llmbar hanna additive ...]
     PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --timing     # the frontier's share of a selection
     PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --population 20000 --panels additive parity mixed
+
+``--population N`` (synthetic panels): N more rows of the same generator, all in T, D of the
+usual size, so T-MSE is close to the risk on fresh items and estimate - T-MSE measures the
+estimate rather than a few hundred T rows' noise. ``--out FILE`` writes every panel's
+summary, the bias at every k included, as JSON.
 """
 
 from __future__ import annotations
@@ -296,6 +301,42 @@ def timing(repeat: int = 3) -> None:
     finally:
         F.compute_frontier = orig
         F.POINT_CORRECTIONS = True
+    refit_cpu()
+
+
+def refit_cpu() -> None:
+    """The points' own learning-curve refits timed directly: one selection per panel in one
+    process (``n_jobs=1``, so the refits run here and a wrapper sees them), the CPU time of
+    the default's refit tasks and of the points' own (:func:`.crossfit.start_point_refits`)
+    against the selection's."""
+    from fcps_core import make_blocks, select
+    from fcps_core.selection import crossfit as C
+    orig = C.half_fold_configurations
+    spent = []
+
+    def timed(configs, *args):
+        c = time.process_time()
+        out = orig(configs, *args)
+        spent.append(time.process_time() - c)
+        return out
+    C.half_fold_configurations = timed
+    try:
+        for name, panel in (("2000 x 7 synthetic", make_regime("mixed", rows=2000, judges=7, seed=0,
+                                                                tie_rate=0.1, group_size=2)),
+                            ("LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv"))),
+                            ("HANNA", read_panel(os.path.join(DATA, "hanna.csv")))):
+            blocks = make_blocks(panel, split="1:2:1:1", seed=0)
+            spent.clear()
+            c = time.process_time()
+            res = select(panel, blocks, n_jobs=1)
+            total = time.process_time() - c
+            folds = len(spent) // 2 if len(spent) > res.selector.folds else len(spent)
+            default, points = sum(spent[:folds]), sum(spent[folds:])
+            print(f"{name}, one process: selection {total:.2f} CPU s; the default's half-size refits {default:.2f} s, "
+                  f"the points' own {points:.2f} s (+{points / (total - points) * 100:.0f} %) "
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
+    finally:
+        C.half_fold_configurations = orig
 
 
 def main(argv=None) -> int:

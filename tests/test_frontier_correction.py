@@ -96,6 +96,39 @@ def test_a_failed_refit_gives_no_correction():
     assert ref.correction([0]) == {"delta": 0.0, "note": "not computed: too few rows"}
 
 
+def test_a_member_not_offered_at_half_size_leaves_the_others_corrected():
+    """C's configuration did not offer it at half size in fold 2: C's points get no
+    correction (delta 0 and the reason), A+B's is the hand value above."""
+    ref, panel, heldout = _refits()
+    results = list(ref.results)
+    results[1]["C"] = "the deployed configuration is not offered at half size"
+    ref.results = iter(results)
+    ref.finish(_Selector(), panel, np.arange(30), heldout, _Distinct(4))
+    assert ref.correction([0, 1])["delta"] == pytest.approx(1.5 / 60, rel=1e-12)
+    assert ref.correction([2]) == {"delta": 0.0, "note": "the deployed configuration is not offered at half size"}
+
+
+def test_point_refits_read_the_default_refits_for_shared_members():
+    """The points' own refits hold C only; A (the default's member) is read from the
+    default's refits: the A+C average's correction by hand. Half average of A and C:
+    .75 .25 .75 .2, losses .0625 .0625 .0625 .04, r_half .056875; training-size average
+    .7 .3 .65 .35, losses .09 .09 .1225 .1225, r_train .10625: b < 0, delta 0. A alone as
+    above (1.75/60)."""
+    base, panel, heldout = _refits()
+    base.finish(_Selector(), panel, np.arange(30), heldout, _Distinct(4))
+    half_c = [.9, .1, .8, .2]
+    own = CorrectionRefits(members=[], keys=["C"], table_rows=base.table_rows, held=base.held, n_half=[10, 10],
+                           n_train=[20, 20], results=iter([{"C": np.array(half_c[:2])}, {"C": np.array(half_c[2:])}]),
+                           indices=[2])
+    own.base = base
+    read = own.reader(_Selector(), panel, np.arange(30), heldout, _Distinct(4))
+    both = read([0, 2])
+    assert both["risk_half"] == pytest.approx(0.056875, rel=1e-12)
+    assert both["risk_train"] == pytest.approx(0.10625, rel=1e-12)
+    assert both["delta"] == 0.0
+    assert read([0])["delta"] == pytest.approx(1.75 / 60, rel=1e-12)
+
+
 @pytest.fixture(scope="module")
 def result():
     panel = make_regime("additive", rows=400, judges=5, seed=4, group_size=2, tie_rate=0.1)

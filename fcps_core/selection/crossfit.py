@@ -401,17 +401,17 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # correct: assess needs two groups): with worker processes they run while this process
     # computes the bootstrap estimate they correct
     wants_correction = settings.estimate == "bbc" and heldout.grouped(settings.objective).n_groups >= 2
-    correction = (start_training_size_correction(settings, panel, D, fold_list, result, unlabelled,
-                                                  groups=groups, table_rows=table_rows, jobs=jobs)
-                  if wants_correction else None)
-    # the frontier's levels are decided now (no bootstrap needed), and the same halves'
-    # refits of every point's members start behind the default's: they run while this
-    # process computes the bootstrap and the frontier's replays, and are read only when the
-    # points are built
+    # the frontier's levels are decided now (no bootstrap needed): the default's refits also
+    # predict the points' members its configuration fits anyway, and the other members'
+    # refits start behind them on the same halves, read only when the points are built (they
+    # run while this process computes the bootstrap and the frontier's replays)
     choices = frontier.FrontierChoices(result, heldout) if wants_correction and frontier.POINT_CORRECTIONS else None
-    point_refits = (start_training_size_correction(settings, panel, D, fold_list, result, unlabelled,
-                                                   groups=groups, table_rows=table_rows, jobs=jobs,
-                                                   also=choices.member_sets())
+    correction = (start_training_size_correction(settings, panel, D, fold_list, result, unlabelled,
+                                                  groups=groups, table_rows=table_rows, jobs=jobs,
+                                                  also=None if choices is None else choices.member_sets())
+                  if wants_correction else None)
+    point_refits = (start_point_refits(settings, panel, D, fold_list, correction, unlabelled, groups=groups,
+                                       table_rows=table_rows, jobs=jobs)
                     if choices is not None else None)
     report(0.95, "bias-corrected risk estimate (bootstrap over groups, no refits)")
     assessment = assess(result, heldout)
@@ -419,7 +419,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     point_correction = None
     if correction is not None and dr is None:
         correction.discard()
-        if point_refits is not None:
+        if point_refits is not None and point_refits is not correction:
             point_refits.discard()
     elif correction is not None:
         report(0.97, "learning-curve correction (deployed configuration at half the training rows)")
@@ -436,24 +436,6 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})
     report(1.0, "done")
     return result
-
-
-def half_fold_work(sub, panel: Panel, D: np.ndarray, half: np.ndarray, va: np.ndarray, unlabelled: np.ndarray,
-                   keys: frozenset, pick: np.ndarray | None):
-    """One fold of the learning-curve correction: the deployed configuration (``sub``)
-    fitted on ``half`` of the fold's training rows, and its members' (``keys``)
-    predictions on the held-out rows ``va`` at positions ``pick``; a string says why there
-    are none."""
-    empty = np.zeros(0, dtype=np.int64)
-    rows = MenuRows(path_rows=D[half], fit=D[half], scored=empty, audit=empty, unlabelled=unlabelled)
-    try:
-        menu = fit_menu(sub, panel, rows, expand_grid=True, score_val=False)
-    except ValueError as exc:       # too few rows for a path rule or a fit: no correction
-        return f"not computed: {exc}"
-    preds = _predict_candidates(menu, D[va], pick=pick, keys=keys)
-    if any(k not in preds for k in keys):
-        return "the deployed configuration is not offered at half size"
-    return preds
 
 
 def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: list, result,
@@ -487,40 +469,83 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
                                                                                    distinct)
 
 
-def _refit_configurations(selector, every, members) -> list[tuple]:
-    """(sub-selector, keys) pairs the half-size refits fit and predict. The deployed members
-    alone (``every`` None): one configuration over their path rules and families. With the
-    frontier's members too: one per path rule, over the families its members use and their
-    prefixes up to the largest K among them (``k_max``), so a point needing a one-judge
-    isotonic fit does not refit every family along every path at full length. A member's
-    predictions depend only on its path rule, K, family and parameters (paths are built per
-    rule, prefixes are nested), so the grouping changes no prediction, only the work."""
-    if every is None:
-        sub = replace(selector, families=tuple(dict.fromkeys(c.family for c in members)),
-                      paths=tuple(dict.fromkeys(c.path_rule for c in members)), progress=None)
-        return [(sub, frozenset(candidate_key(c) for c in members))]
-    out = []
-    for rule in dict.fromkeys(c.path_rule for c in every):
-        group = [c for c in every if c.path_rule == rule]
+def _refit_configurations(selector, members, others) -> tuple[tuple, list[tuple], list]:
+    """What the half-size refits fit and predict, as (sub-selector, keys) pairs: (the
+    deployed configuration, the others' configurations, the other members it leaves them).
+
+    The deployed configuration is the default's own (its members' path rules and families,
+    every prefix); it also predicts every other member it fits anyway (the same family and
+    path rule: a prediction, no fit). The rest get one configuration per path rule, over the
+    families its members use and their prefixes up to the largest K among them (``k_max``),
+    so a point needing a one-judge isotonic fit does not refit every family along every path
+    at full length. A member's predictions depend only on its path rule, K, family and
+    parameters (paths are built per rule, prefixes are nested), so the grouping changes no
+    prediction, only the work."""
+    fams = tuple(dict.fromkeys(c.family for c in members))
+    rules = tuple(dict.fromkeys(c.path_rule for c in members))
+    inside = [c for c in others if c.family in fams and c.path_rule in rules]
+    rest = [c for c in others if not (c.family in fams and c.path_rule in rules)]
+    first = (replace(selector, families=fams, paths=rules, progress=None),
+             frozenset(candidate_key(c) for c in list(members) + inside))
+    configs = []
+    for rule in dict.fromkeys(c.path_rule for c in rest):
+        group = [c for c in rest if c.path_rule == rule]
         top = max(c.K for c in group)
-        out.append((replace(selector, families=tuple(dict.fromkeys(c.family for c in group)), paths=(rule,),
-                            k_max=top if selector.k_max is None else min(top, selector.k_max), progress=None),
-                    frozenset(candidate_key(c) for c in group)))
-    return out
+        configs.append((replace(selector, families=tuple(dict.fromkeys(c.family for c in group)), paths=(rule,),
+                                k_max=top if selector.k_max is None else min(top, selector.k_max), progress=None),
+                        frozenset(candidate_key(c) for c in group)))
+    return first, configs, rest
 
 
 def half_fold_configurations(configs: list, panel: Panel, D: np.ndarray, half: np.ndarray, va: np.ndarray,
                              unlabelled: np.ndarray, pick: np.ndarray | None) -> dict:
     """One fold of the learning-curve correction over several configurations
-    (:func:`_refit_configurations`): each key's half-size predictions, or the string that
-    says why its configuration has none."""
+    (:func:`_refit_configurations`): each key's half-size predictions on the held-out rows
+    ``va`` at positions ``pick``, or the string that says why it has none."""
+    empty = np.zeros(0, dtype=np.int64)
     out = {}
     for sub, keys in configs:
-        preds = half_fold_work(sub, panel, D, half, va, unlabelled, keys, pick)
+        rows = MenuRows(path_rows=D[half], fit=D[half], scored=empty, audit=empty, unlabelled=unlabelled)
+        try:
+            menu = fit_menu(sub, panel, rows, expand_grid=True, score_val=False)
+        except ValueError as exc:       # too few rows for a path rule or a fit: no correction
+            out.update(dict.fromkeys((k for k in keys if k not in out), f"not computed: {exc}"))
+            continue
+        preds = _predict_candidates(menu, D[va], pick=pick, keys=keys)
         for k in keys:
             if k not in out:
-                out[k] = preds if isinstance(preds, str) else preds[k]
+                out[k] = preds.get(k, "the deployed configuration is not offered at half size")
     return out
+
+
+def _halves(selector, D: np.ndarray, fold_list: list, groups: np.ndarray, table_rows: TableRows) -> list:
+    """Per fold of the first repeat: (half of its training rows, its held-out rows, their
+    table rows, their positions to predict, the two sizes). Half the fold's training groups,
+    drawn in fold order from one generator seeded by ``selector.seed``, so every caller gets
+    the same halves."""
+    rng = np.random.default_rng(np.random.SeedSequence([selector.seed, 1, 2]))
+    in_half = np.zeros(int(groups.max(initial=-1)) + 1, dtype=bool)
+    out = []
+    for r, tr, va in fold_list:
+        if r != 0:
+            continue
+        g = np.unique(groups[tr])
+        keep = rng.permutation(g)[: max(1, len(g) // 2)]
+        in_half[:] = False
+        in_half[keep] = True
+        half = tr[in_half[groups[tr]]]
+        tv, pick = table_rows.in_fold(0, va)
+        out.append((half, va, tv, pick, len(half), len(tr)))
+    return out
+
+
+def _refits(configs: list, members, others, panel, D, unlabelled, halves, table_rows, jobs) -> "CorrectionRefits":
+    every = list(members) + list(others)
+    tasks = [(configs, panel, D, half, va, unlabelled, pick) for half, va, _, pick, _, _ in halves]
+    return CorrectionRefits(members=members, keys=[candidate_key(c) for c in every], table_rows=table_rows,
+                            held=[h[2] for h in halves], n_half=[h[4] for h in halves],
+                            n_train=[h[5] for h in halves], results=_start(jobs, half_fold_configurations, tasks),
+                            indices=[c.index for c in every])
 
 
 def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: list, result,
@@ -533,43 +558,43 @@ def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_l
     never the bootstrap estimate, so the caller computes that meanwhile.
 
     ``also``: more member sets (lists of candidate indices: the frontier's points,
-    :meth:`.frontier.FrontierChoices.member_sets`) whose correction
-    :meth:`CorrectionRefits.correction` gives afterwards. The same refits serve them: one
-    configuration over the union of their path rules and families, on the same halves,
-    predicting the union of their members only. A member's half-size prediction depends only
-    on its own path rule, K, family and parameters and the half's rows, so every set's
-    correction is the one a selection deploying that set (``--max-judges``) computes."""
+    :meth:`.frontier.FrontierChoices.member_sets`). Those members the deployed
+    configuration fits anyway are predicted with it; :func:`start_point_refits` refits the
+    rest on the same halves. A member's half-size prediction depends only on its own path
+    rule, K, family and parameters and the half's rows, so every set's correction is the one
+    a selection deploying that set (``--max-judges``) computes."""
     members = result.deployed_members
-    every = list(members)
-    seen = {c.index for c in members}
+    others, seen = [], {c.index for c in members}
     for group in also or ():
         for i in group:
             if i not in seen:
                 seen.add(i)
-                every.append(result.candidates[i])
-    keys = [candidate_key(c) for c in every]
-    configs = _refit_configurations(selector, every if also is not None else None, members)
+                others.append(result.candidates[i])
+    first, _, rest = _refit_configurations(selector, members, others)
+    inside = [c for c in others if c not in rest]
     groups = group_codes(panel.group_ids[D]) if groups is None else groups
     table_rows = TableRows(selector, D, fold_list, None) if table_rows is None else table_rows
-    rng = np.random.default_rng(np.random.SeedSequence([selector.seed, 1, 2]))
-    in_half = np.zeros(int(groups.max(initial=-1)) + 1, dtype=bool)
-    tasks, n_half, n_train, held = [], [], [], []
-    for r, tr, va in fold_list:
-        if r != 0:
-            continue
-        g = np.unique(groups[tr])
-        keep = rng.permutation(g)[: max(1, len(g) // 2)]
-        in_half[:] = False
-        in_half[keep] = True
-        half = tr[in_half[groups[tr]]]
-        tv, pick = table_rows.in_fold(0, va)
-        tasks.append((configs, panel, D, half, va, unlabelled, pick))
-        held.append(tv)
-        n_half.append(len(half))
-        n_train.append(len(tr))
-    return CorrectionRefits(members=members, keys=keys, table_rows=table_rows, held=held, n_half=n_half,
-                            n_train=n_train, results=_start(jobs, half_fold_configurations, tasks),
-                            indices=[c.index for c in every])
+    refits = _refits([first], members, inside, panel, D, unlabelled,
+                     _halves(selector, D, fold_list, groups, table_rows), table_rows, jobs)
+    refits.rest = rest
+    return refits
+
+
+def start_point_refits(selector, panel: Panel, D: np.ndarray, fold_list: list, base: "CorrectionRefits",
+                       unlabelled: np.ndarray, *, groups: np.ndarray | None = None,
+                       table_rows: TableRows | None = None, jobs: int = 1) -> "CorrectionRefits":
+    """The half-size refits of the frontier's members the deployed configuration does not
+    fit (``base.rest``, :func:`start_training_size_correction` with ``also``), started as
+    their own tasks on the same halves so the default's correction never waits for them;
+    their :meth:`CorrectionRefits.correction` reads ``base``'s predictions too."""
+    if not base.rest:
+        return base
+    _, configs, _ = _refit_configurations(selector, base.members, base.rest)
+    groups = group_codes(panel.group_ids[D]) if groups is None else groups
+    refits = _refits(configs, [], base.rest, panel, D, unlabelled,
+                     _halves(selector, D, fold_list, groups, base.table_rows), base.table_rows, jobs)
+    refits.base = base
+    return refits
 
 
 class CorrectionRefits:
@@ -583,6 +608,8 @@ class CorrectionRefits:
         self.held, self.n_half, self.n_train, self.results = held, n_half, n_train, results
         self._small: dict | None = None      # per key its half-size predictions, or why there are none
         self._read = None
+        self.rest: list = []                 # members left to :func:`start_point_refits`
+        self.base: CorrectionRefits | None = None     # refits whose predictions these read too
 
     def discard(self) -> None:
         """No correction is wanted: stop the refits that have not run."""
@@ -609,6 +636,13 @@ class CorrectionRefits:
             self._small = small
         return self._small
 
+    def _half_size(self, index: int):
+        """Candidate ``index``'s half-size predictions (or why there are none), from these
+        refits or their ``base``."""
+        if index in self.key_of:
+            return self._collect()[self.key_of[index]]
+        return self.base._half_size(index)
+
     def finish(self, selector, panel: Panel, D: np.ndarray, heldout: HeldOut, distinct: DistinctRows) -> dict:
         """The correction (:func:`training_size_correction`) from the refits' predictions."""
         return self.reader(selector, panel, D, heldout, distinct)(self.members)
@@ -625,13 +659,13 @@ class CorrectionRefits:
         after :meth:`finish`: r(n) = a + b/n through the paired held-out risks at the
         half and the training size, delta = max(b, 0) * (1/n_train - 1/n_D)."""
         selector, panel, D, heldout, distinct = self._read
-        small_of = self._collect()
         index = [int(m) if isinstance(m, (int, np.integer)) else m.index for m in members]
-        for i in index:
-            if isinstance(small_of[self.key_of[i]], str):       # a member has no half-size refit
-                return {"delta": 0.0, "note": small_of[self.key_of[i]]}
+        halves = [self._half_size(i) for i in index]
+        for h in halves:
+            if isinstance(h, str):       # a member has no half-size refit
+                return {"delta": 0.0, "note": h}
         table_rows = self.table_rows
-        small = np.mean([small_of[self.key_of[i]] for i in index], axis=0)
+        small = np.mean(halves, axis=0)
         small = small[table_rows.inverse[0][distinct.rep]]          # per distinct held-out row
         first_repeat = np.ascontiguousarray(heldout.stored(heldout.vcol[index])[0])
         full = first_repeat.mean(axis=1)

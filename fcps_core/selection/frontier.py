@@ -16,7 +16,11 @@ held-out prediction matrix the selection chose on (no refit):
   (BBC-CV, Tsamardinos et al. 2018): the constrained rule is replayed in every bootstrap
   draw of :mod:`.honesty` (the same draws, the same in-bag means, the same tie rule),
   and the constrained choice of each draw is scored on its out-of-bag groups. A smaller
-  menu has a smaller winner's curse, so the estimate is the constrained rule's own.
+  menu has a smaller winner's curse, so the estimate is the constrained rule's own. In the
+  cross-fitted protocol it is then corrected for training size as the default's is
+  (``training_size_correction``, r(n) = a + b/n from half-size refits of the point's own
+  members, :meth:`.crossfit.CorrectionRefits.correction`): held-out models saw 4/5 of the
+  deployable rows, the deployed one sees them all.
 
 The default deploys the loosest point (the choice over all judges), not the smallest point
 statistically tied with it. The rule is measured, not tuned (``bench/bench_frontier.py``,
@@ -354,7 +358,7 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
             constraint, pred = chain[i], decided[i][1]
             correction = None
             if shared is not None and corrections is not None:
-                correction = corrections(list(pred.key))
+                correction = corrections(list(pred.members or [pred.chosen]))
             points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs,
                                  correction))
     judge_points = sorted((p for p in points if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
