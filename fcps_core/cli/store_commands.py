@@ -503,9 +503,9 @@ def cmd_seed(args) -> int:
 
 
 def _deployed(r: dict) -> list:
-    """(family, K, val_mse, test_mse) of what a run deployed: an average of tied models is
-    "average of N models" (its best member's family, K and risks belong to no deployed predictor)."""
-    n = r.get("deployed_members")
-    if n and n > 1:
-        return [deployed_family_name(r["family"], n), None, None, None]
-    return [r["family"], r["K"], r["val_mse"], r["test_mse"]]
+    """(family, K, val_mse, test_mse) of what a run deployed (``Store.runs``: an average's own
+    judges and risks), the family as people read it ("average of N models"); a value a run
+    stored by an older fcps did not record says "not recorded"."""
+    missing = r.get("not_recorded") or []
+    family = None if r.get("family") is None else deployed_family_name(r["family"], r.get("deployed_members"))
+    return [family] + ["not recorded" if k in missing else r.get(k) for k in ("K", "val_mse", "test_mse")]
