@@ -254,7 +254,8 @@ class RunStore:
     def runs(self, *, panel: str | None = None, kind: str | None = None) -> list[dict]:
         """Stored runs (newest first) with their headline result: for a finished selection,
         what it DEPLOYED (``run_deployed``), not its best candidate. ``family`` is the
-        deployed family label (``tie_average`` for an average, shown "average of N models" by
+        deployed family label (an average's is the choice rule's name,
+        :data:`fcps_core.defaults.TIE_AVERAGE`, which people read as "average of N models":
         :func:`fcps_core.defaults.deployed_family_name` with ``deployed_members``), ``K`` the
         judges it calls, ``val_mse`` / ``test_mse`` its own held-out and test MSE (an average's,
         as ``select --json``'s ``selected``), ``deployed_risk`` its estimate on new items;
