@@ -14,6 +14,7 @@ the best member's family for a run that deployed a tie average").
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import duckdb
@@ -123,3 +124,28 @@ def test_a_version_7_store_opens_with_the_deployed_values_or_not_recorded(tmp_pa
     # a run saved after the upgrade records its values at once
     new = old.save_selection(result, panel="additive")
     assert {k: _listed(old, new)[k] for k in FIELDS} == want
+
+
+def test_the_command_line_lists_the_same_deployed_values(tmp_path, tie_run, capsys):
+    """``runs`` prints what each run deployed at 4 decimals, "not recorded" where an older
+    run kept no value."""
+    from fcps_core.cli import main
+    panel, result, d = tie_run
+    made = tmp_path / "made.duckdb"
+    store = Store(made)
+    store.add_panel(panel, name="additive")
+    older = store.save_selection(result, panel="additive")
+    full = store.save_selection(result, panel="additive")
+    with store.reading():
+        pass
+    path = tmp_path / "v7.duckdb"
+    shutil.copy(made, path)
+    as_version_7(path)
+    edit_summary(path, older, lambda s: s.pop("deployed_risk"))
+    assert main(["runs", "--store", str(path)]) == 0
+    rows = {int(cells[0]): cells[4:9] for cells in
+            (re.split(r"\s{2,}", line.strip()) for line in capsys.readouterr().out.splitlines()[2:])}
+    sel, family = d["selected"], f"average of {len(d['selected']['members'])} models"
+    assert rows[full] == [family, str(sel["K"]), f"{sel['val_mse']:.4f}", f"{d['deployed_risk']['estimate']:.4f}",
+                          f"{sel['test_mse']:.4f}"]
+    assert rows[older] == [family, str(sel["K"]), f"{sel['val_mse']:.4f}", "not recorded", f"{sel['test_mse']:.4f}"]
