@@ -146,7 +146,8 @@ RUN_WORDS = {"family": "What the selection deployed: its family for one model, \
              "val_mse": "Held-out MSE of what was deployed (an average: of the average itself, not of its best "
                         "model); the same number as the run's own page.",
              "deployed_risk": "Estimate of the deployed predictor's risk on new items (bias-corrected for the "
-                              "choice), as the run's answer gives it. " + (help_text("deployed_risk") or ""),
+                              "choice), as the run's answer gives it, on the run's objective (MSE unless the run "
+                              "chose by NLL). " + (help_text("deployed_risk") or ""),
              "test_mse": "Research-test MSE of what was deployed (an audit on T; it never informed the choice).",
              "label": "A tag the run was saved with (the demo runs are tagged seed:...)."}
 

@@ -149,3 +149,26 @@ def test_the_command_line_lists_the_same_deployed_values(tmp_path, tie_run, caps
     assert rows[full] == [family, str(sel["K"]), f"{sel['val_mse']:.4f}", f"{d['deployed_risk']['estimate']:.4f}",
                           f"{sel['test_mse']:.4f}"]
     assert rows[older] == [family, str(sel["K"]), f"{sel['val_mse']:.4f}", "not recorded", f"{sel['test_mse']:.4f}"]
+
+
+def test_a_snapshot_written_before_schema_8_loads_with_the_deployed_values(tmp_path):
+    """A demo snapshot without run_deployed (written by the previous fcps) still loads, and
+    each selection's deployed values are derived as the migration derives them."""
+    import json as _json
+    from fcps_core.seed import load_snapshot, write_snapshot
+    shipped = Store(tmp_path / "shipped.duckdb")
+    assert load_snapshot(shipped)
+    old = tmp_path / "old-snapshot"
+    write_snapshot(shipped, old)
+    (old / "run_deployed.parquet").unlink()
+    manifest = _json.loads((old / "manifest.json").read_text())
+    del manifest["rows"]["run_deployed"]
+    manifest["schema_version"] = 7
+    (old / "manifest.json").write_text(_json.dumps(manifest))
+    fresh = Store(tmp_path / "fresh.duckdb")
+    assert load_snapshot(fresh, old)
+    fields = FIELDS + ["deployed_members", "not_recorded"]
+    want = [{k: r[k] for k in fields} for r in shipped.runs()]
+    assert [{k: r[k] for k in fields} for r in fresh.runs()] == want
+    assert any(r["deployed_members"] and r["deployed_members"] > 1 and r["K"] for r in want)
+    assert fresh.integrity_problems() == []
