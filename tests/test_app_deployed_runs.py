@@ -133,3 +133,15 @@ def test_the_overview_and_the_select_page_show_the_same_numbers(old_store):
     assert _cell(row["K"], "%d") == str(_answer_judges(answer))
     assert _cell(row["val_mse"], "%.4f") == _metrics(at)["held-out MSE (winner)"]
     assert _cell(row["test_mse"], "%.4f") == _metrics(at)["test MSE (T audit)"]
+
+
+def test_the_side_by_side_comparison_names_the_deployment_as_the_runs_table_does(old_store):
+    ids, d = old_store
+    at = _page("app_pages/results.py", compare=f"{ids['full']},{ids['older']}")
+    row = _row(_runs_table(at), ids["full"])
+    toggle = next(t for t in at.toggle if t.label.startswith("Only what differs"))
+    toggle.set_value(False).run()
+    facts = next(df.value for df in at.dataframe if "fact" in df.value.columns).set_index("fact")
+    full = facts[f"run {ids['full']}"]
+    assert full["deployed family"] == row["family"] == f"average of {len(d['selected']['members'])} models"
+    assert str(full["judges called (K)"]) == _cell(row["K"], "%d")
