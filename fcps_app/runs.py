@@ -106,7 +106,9 @@ def run_caption(run_id: int) -> str:
         menu = f"{res['menu_size']:,} candidates" if isinstance(res.get("menu_size"), int) else "a menu"
         risk = sel.get("val_mse")
         heldout = "" if not isinstance(risk, (int, float)) else f", held-out MSE {risk:.4f}"
-        if deployed_members(sel):
+        if not sel:         # stored by an older fcps without it
+            detail = f"what it deployed: {NOT_RECORDED}"
+        elif deployed_members(sel):
             detail = f"{display_family(sel)} over {sel.get('K')} judges{heldout}, statistically tied of {menu}"
         else:
             detail = f"{sel.get('family')} K={sel.get('K')}{heldout}, chosen of {menu}"

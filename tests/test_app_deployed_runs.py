@@ -145,3 +145,14 @@ def test_the_side_by_side_comparison_names_the_deployment_as_the_runs_table_does
     full = facts[f"run {ids['full']}"]
     assert full["deployed family"] == row["family"] == f"average of {len(d['selected']['members'])} models"
     assert str(full["judges called (K)"]) == _cell(row["K"], "%d")
+
+
+def test_the_run_picker_captions_the_deployment_with_the_same_numbers(old_store):
+    ids, d = old_store
+    at = _page("app_pages/audit.py", run=str(ids["full"]))
+    options = by_label(at.selectbox, "Run").options
+    sel = d["selected"]
+    full = next(o for o in options if o.startswith(f"run {ids['full']} "))
+    assert f"average of {len(sel['members'])} models over {sel['K']} judges, held-out MSE {sel['val_mse']:.4f}" in full
+    bare = next(o for o in options if o.startswith(f"run {ids['bare']} "))
+    assert bare.endswith("what it deployed: not recorded")
