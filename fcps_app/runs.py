@@ -133,10 +133,10 @@ def store_generated_panel(panel, base: str, provenance: dict) -> tuple[str, str]
     return name, version
 
 
-#: the run tables' columns, in order (a table shows those the runs have)
+#: the run tables' columns, in order (a table shows those the runs have); "family" is the
+#: deployed one, so the predictor's raw family label (``deployed_family``) is not shown beside it
 RUN_COLUMNS = ["run_id", "panel", "kind", "status", "family", "K", "val_mse", "deployed_risk", "test_mse", "note",
-               "label", "finished_at", "seconds", "seed", "version", "panel_version", "deployed_family",
-               "has_predictor"]
+               "label", "finished_at", "seconds", "seed", "version", "panel_version", "has_predictor"]
 #: the columns that describe what a finished selection deployed (``Store.runs``' ``not_recorded`` names them)
 DEPLOYED_COLUMNS = ("K", "val_mse", "deployed_risk", "test_mse")
 #: what a run table shows where a selection stored by an older fcps kept no value

@@ -156,3 +156,11 @@ def test_the_run_picker_captions_the_deployment_with_the_same_numbers(old_store)
     assert f"average of {len(sel['members'])} models over {sel['K']} judges, held-out MSE {sel['val_mse']:.4f}" in full
     bare = next(o for o in options if o.startswith(f"run {ids['bare']} "))
     assert bare.endswith("what it deployed: not recorded")
+
+
+def test_no_run_table_shows_the_choice_rule_name_for_a_deployment(old_store):
+    """The runs table names an average once, in words: never the internal label beside it."""
+    ids, _ = old_store
+    for page in ("", "app_pages/results.py"):
+        table = _runs_table(_page(page))
+        assert "tie_average" not in {str(v) for v in table.to_numpy().ravel()}, page
