@@ -14,9 +14,10 @@ from .location import utc_now
 #: family label (an average's: :data:`fcps_core.defaults.TIE_AVERAGE`, as in ``select
 #: --json``'s ``selected.family``), ``n_members`` the models it averages (1 for one model),
 #: ``K`` the judges it calls (an average: the union of its members' judges), ``val_mse`` /
-#: ``val_nll`` / ``test_mse`` its own held-out and test risks, ``deployed_risk`` (with its 95% interval) the estimate on new items.
-#: ``not_recorded`` names the fields the stored result did not carry (comma-separated; '' for
-#: every run stored since): a run stored by an older fcps is shown "not recorded" there, not blank.
+#: ``val_nll`` / ``test_mse`` its own held-out and test risks, ``deployed_risk`` (with its 95%
+#: interval) the estimate on new items. ``not_recorded`` names the fields the stored result did
+#: not carry (comma-separated; '' for every run stored since): a run stored by an older fcps is
+#: shown "not recorded" there, not blank.
 DEPLOYED_TABLE = """CREATE TABLE run_deployed (
     run_id INTEGER PRIMARY KEY, family VARCHAR, n_members INTEGER, K INTEGER, objective VARCHAR,
     val_mse DOUBLE, val_nll DOUBLE, test_mse DOUBLE, deployed_risk DOUBLE, deployed_risk_low DOUBLE,
