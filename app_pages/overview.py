@@ -77,6 +77,6 @@ runs = pd.DataFrame(store.runs()[:10])
 if runs.empty:
     st.info("No runs stored yet.")
 else:
-    runs_table(runs, columns=["run_id", "panel", "kind", "status", "family", "K", "val_mse", "test_mse",
+    runs_table(runs, columns=["run_id", "panel", "kind", "status", "family", "K", "val_mse", "deployed_risk", "test_mse",
                               "finished_at"])
     page_link("app_pages/results.py", "Browse every stored run", icon=":material/table_view:")

@@ -95,8 +95,9 @@ if st.button("Plan the next judge", type="primary"):
                 min(f, 1.0) * 0.5, text="refitting the stored selection: " + md(m)))
             sel_state["result"] = result
             if not same:
-                st.warning(f"Refitting stored run {sel_state['run_id']} deploys {md(result.selected_dict()['family'])}"
-                           f" over K = {result.selected_dict()['K']}, not what the run stored (the engine changed "
+                refitted = result.selected_dict()
+                st.warning(f"Refitting stored run {sel_state['run_id']} deploys {md(display_family(refitted))}"
+                           f" over K = {refitted['K']}, not what the run stored (the engine changed "
                            "since): the plan below is for the refitted choice.")
         traffic = None
         if traffic_file is not None:

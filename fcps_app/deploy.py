@@ -8,6 +8,7 @@ import json
 
 import streamlit as st
 
+from fcps_core.defaults import deployed_family_name
 from fcps_core.service import deploy
 from fcps_core.service.files import json_ready
 from fcps_app.common import get_panel, get_store
@@ -25,8 +26,8 @@ def predictor_choices(store, selection: dict | None) -> dict:
     for r in store.runs(kind="select"):
         if r["status"] != "done" or not r.get("has_predictor"):
             continue        # failed, or stored by an fcps that did not keep predictors
-        deployed = r.get("deployed_family")
-        what = deployed if deployed and deployed != r.get("family") else f"{r['family']} K={r['K']}"
+        what = deployed_family_name(r.get("family") or r.get("deployed_family"), r.get("deployed_members"))
+        what += "" if r.get("K") is None else f" K={r['K']}"
         out[f"run {r['run_id']} · {r['panel']} · {what}"] = \
             (lambda run_id=r["run_id"]: deploy.stored_predictor_json(store, run_id))
     return out

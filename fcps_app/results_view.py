@@ -18,7 +18,7 @@ from fcps_core.service.stores import MAX_NOTE_CHARS
 from fcps_app.common import figure_download, fmt, get_store, md, page_link, table_download
 from fcps_app.deploy_view import show_audit
 from fcps_app.glossary import metric, table
-from fcps_app.runs import runs_table
+from fcps_app.runs import deployed_headline, runs_table
 from fcps_app.selection_view import regime_line, show_candidates, show_chart
 from fcps_core.service.reports import answer, deployed_judges, display_family, verdict_parts
 from fcps_core.figures.frontier import frontier_figure
@@ -33,11 +33,12 @@ def parse_ids(text) -> list[int]:
 
 
 def filtered_runs(runs: pd.DataFrame) -> None:
-    """Filters (panel, kind, family, dates) over every stored run, the table and its CSV."""
+    """Filters (panel, kind, deployed family, dates) over every stored run, the table and its CSV."""
+    runs = deployed_headline(runs)          # the family filtered on is the one the table shows
     c1, c2, c3, c4 = st.columns(4)
     panel_f = c1.multiselect("panel", sorted(runs["panel"].dropna().unique()))
     kind_f = c2.multiselect("kind", sorted(runs["kind"].unique()))
-    family_f = c3.multiselect("selected family", sorted(runs["family"].dropna().unique()))
+    family_f = c3.multiselect("deployed family", sorted(runs["family"].dropna().unique()))
     dates = runs["finished_at"].dropna()
     day_f = c4.date_input("finished between", (dates.min().date(), dates.max().date())) if len(dates) else None
     view = runs

@@ -18,7 +18,7 @@ from fcps_core.defaults import deployed_family_name
 from fcps_core.reports.glossary import help_text
 from fcps_core.service.reports import deployed_members, display_family
 from fcps_app.common import STORED, get_store
-from fcps_app.glossary import table
+from fcps_app.glossary import FORMATS, number, table
 
 
 @st.cache_data(show_spinner="Loading stored run...", max_entries=32)
@@ -104,10 +104,14 @@ def run_caption(run_id: int) -> str:
     elif run["kind"] == "select":
         sel = res.get("selected") or {}
         menu = f"{res['menu_size']:,} candidates" if isinstance(res.get("menu_size"), int) else "a menu"
-        if deployed_members(sel):
-            detail = f"{display_family(sel)}, statistically tied ({sel.get('K')} judges) of {menu}"
+        risk = sel.get("val_mse")
+        heldout = "" if not isinstance(risk, (int, float)) else f", held-out MSE {risk:.4f}"
+        if not sel:         # stored by an older fcps without it
+            detail = f"what it deployed: {NOT_RECORDED}"
+        elif deployed_members(sel):
+            detail = f"{display_family(sel)} over {sel.get('K')} judges{heldout}, statistically tied of {menu}"
         else:
-            detail = f"{sel.get('family')} K={sel.get('K')}, chosen of {menu}"
+            detail = f"{sel.get('family')} K={sel.get('K')}{heldout}, chosen of {menu}"
     else:
         detail = run["status"]
     parts = [f"run {run_id}", KIND_WORDS.get(run["kind"], run["kind"]), when, detail]
@@ -129,45 +133,72 @@ def store_generated_panel(panel, base: str, provenance: dict) -> tuple[str, str]
     return name, version
 
 
-#: the run tables' columns, in order (a table shows those the runs have)
-RUN_COLUMNS = ["run_id", "panel", "kind", "status", "family", "K", "val_mse", "test_mse", "note", "label",
-               "finished_at", "seconds", "seed", "version", "panel_version", "deployed_family", "has_predictor"]
-#: what two columns mean in a run table (elsewhere "family" is any candidate's, "label" a human label)
-RUN_WORDS = {"family": "The deployed family (an average of tied models: its K and risks are on the run's own "
-                       "page, not its best member's here). " + (help_text("family") or ""),
+#: the run tables' columns, in order (a table shows those the runs have); "family" is the
+#: deployed one, so the predictor's raw family label (``deployed_family``) is not shown beside it
+RUN_COLUMNS = ["run_id", "panel", "kind", "status", "family", "K", "val_mse", "deployed_risk", "test_mse", "note",
+               "label", "finished_at", "seconds", "seed", "version", "panel_version", "has_predictor"]
+#: the columns that describe what a finished selection deployed (``Store.runs``' ``not_recorded`` names them)
+DEPLOYED_COLUMNS = ("K", "val_mse", "deployed_risk", "test_mse")
+#: what a run table shows where a selection stored by an older fcps kept no value
+NOT_RECORDED = "not recorded"
+#: what the run tables' columns mean (elsewhere "family" is any candidate's, "K" a prefix, "label" a human label)
+RUN_WORDS = {"family": "What the selection deployed: its family for one model, \"average of N models\" for an "
+                       "average of statistically tied models. " + (help_text("family") or ""),
+             "K": "How many judges the deployed predictor calls (an average: the union of its models' judges).",
+             "val_mse": "Held-out MSE of what was deployed (an average: of the average itself, not of its best "
+                        "model); the same number as the run's own page.",
+             "deployed_risk": "Estimate of the deployed predictor's risk on new items (bias-corrected for the "
+                              "choice), as the run's answer gives it, on the run's objective (MSE unless the run "
+                              "chose by NLL). " + (help_text("deployed_risk") or ""),
+             "test_mse": "Research-test MSE of what was deployed (an audit on T; it never informed the choice).",
              "label": "A tag the run was saved with (the demo runs are tagged seed:...)."}
 
 
 def deployed_headline(runs: pd.DataFrame) -> pd.DataFrame:
-    """A run that deployed an average of tied models shows "average of N models" as its
-    family (:func:`fcps_core.defaults.deployed_family_name`), not its best member's family,
-    K and risks (which no deployed predictor has)."""
-    if "deployed_members" not in runs.columns or runs.empty:
-        return runs
-    n = pd.to_numeric(runs["deployed_members"], errors="coerce").fillna(1).astype(int)
-    avg = n > 1
-    if not avg.any():
+    """``Store.runs`` rows as the run tables show them: a selection's family as people read
+    it ("average of N models" for an average, :func:`fcps_core.defaults.deployed_family_name`);
+    its K and risks are what it deployed (the store's, read back as stored). Numbers stay
+    numbers (whole K, risks as floats); which of them a run did not record is in
+    ``not_recorded``."""
+    if runs.empty or "family" not in runs.columns:
         return runs
     runs = runs.copy()
-    runs["family"] = runs["family"].astype(object)
-    runs.loc[avg, "family"] = [deployed_family_name(f, k) for f, k in zip(runs.loc[avg, "family"], n[avg])]
-    # blank cells keep the columns numeric (whole K, risks at 4 decimals; an object column
-    # would reach Arrow as mixed types)
+    n = pd.to_numeric(runs["deployed_members"], errors="coerce") if "deployed_members" in runs.columns \
+        else pd.Series(float("nan"), index=runs.index)
+    runs["family"] = [None if f is None or (isinstance(f, float) and f != f) else
+                      deployed_family_name(f, None if k != k else int(k)) for f, k in zip(runs["family"], n)]
     if "K" in runs.columns:
         runs["K"] = pd.to_numeric(runs["K"], errors="coerce").astype("Int64")
-        runs.loc[avg, "K"] = pd.NA
-    for col in ("val_mse", "test_mse"):
+    for col in ("val_mse", "deployed_risk", "test_mse"):
         if col in runs.columns:
             runs[col] = pd.to_numeric(runs[col], errors="coerce").astype(float)
-            runs.loc[avg, col] = float("nan")
     return runs
 
 
+def _not_recorded(runs: pd.DataFrame, column: str) -> pd.Series:
+    """Rows whose ``column`` the store does not hold (a selection stored by an older fcps)."""
+    if "not_recorded" not in runs.columns:
+        return pd.Series(False, index=runs.index)
+    return runs["not_recorded"].map(lambda fields: isinstance(fields, (list, tuple)) and column in fields)
+
+
 def runs_table(runs: pd.DataFrame, *, columns: list[str] | None = None, **kwargs) -> pd.DataFrame:
-    """Stored runs (``Store.runs`` rows) as one table on every page: a sweep's or an audit's
-    empty selection cells blank, counts whole, risks at 4 decimals. Returns the frame shown."""
+    """Stored runs (``Store.runs`` rows) as one table on every page: a selection's row is
+    what it deployed (family, judges called, held-out MSE, estimate on new items, test MSE:
+    for an average, the average's own, the numbers of the run's answer at 4 decimals); a
+    value a run stored by an older fcps did not record says "not recorded"; a sweep's or an
+    audit's selection cells blank. Returns the frame shown, with numbers as numbers (its
+    CSV leaves a value not recorded empty)."""
     runs = deployed_headline(runs)
     shown = runs[[c for c in (columns or RUN_COLUMNS) if c in runs.columns]]
+    view = shown.copy()
     config = {"note": st.column_config.TextColumn("note", width="medium")} if "note" in shown else {}
-    table(shown, helps=RUN_WORDS, column_config=config | (kwargs.pop("column_config", None) or {}), **kwargs)
+    for col in DEPLOYED_COLUMNS:
+        missing = _not_recorded(runs, col)
+        if col in view.columns and missing.any():
+            # a column with a value not recorded is text, each number in the column's format
+            spec = FORMATS.get(col, "%.4f")
+            view[col] = [NOT_RECORDED if m else number(v, spec) for v, m in zip(view[col], missing)]
+            config[col] = st.column_config.TextColumn(col, alignment="right")
+    table(view, helps=RUN_WORDS, column_config=config | (kwargs.pop("column_config", None) or {}), **kwargs)
     return shown

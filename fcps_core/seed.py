@@ -41,7 +41,7 @@ SNAPSHOT_DIR = DATA_DIR / "seed"
 #: the store tables a snapshot holds (``meta`` is set by the loader, counters are derived)
 SNAPSHOT_TABLES = ("panels", "judges", "items", "outputs", "runs", "run_candidates", "run_cells",
                    "sweep_cells", "sweep_menu_cells", "sweep_records", "sweep_candidates",
-                   "run_predictors", "audit_cells", "judge_costs")
+                   "run_predictors", "audit_cells", "judge_costs", "run_deployed")
 #: columns that differ between two computations of the same seed (when and how fast it
 #: ran, the fcps version string, and the panel version, which hashes the creation time)
 VOLATILE_COLUMNS = {"panels": ("created_at", "version"),
@@ -190,14 +190,18 @@ def load_snapshot(store: Store, directory: Path = SNAPSHOT_DIR) -> bool:
     were; False (nothing written) for a non-empty store or a missing or foreign snapshot."""
     import pyarrow.parquet as pq
     from .store.core import staged
-    from .store.schema import LATEST_VERSION
+    from .store.schema import DERIVE_DEPLOYED, LATEST_VERSION
     directory = Path(directory)
     manifest = _manifest(directory)
     if not manifest or manifest.get("seed_version") != SEED_VERSION \
             or int(manifest.get("schema_version", 0)) > LATEST_VERSION:
         return False
+    # run_deployed is derived below (as the migration to schema 8 derives it) when the snapshot,
+    # written before that table existed, does not count it; every other table is required
+    counted = manifest.get("rows") or {}
     try:
-        tables = {t: pq.read_table(directory / f"{t}.parquet") for t in SNAPSHOT_TABLES}
+        tables = {t: pq.read_table(directory / f"{t}.parquet") for t in SNAPSHOT_TABLES
+                  if t in counted or t != "run_deployed"}
     except OSError:
         return False
     with store.transaction() as cur:
@@ -209,6 +213,7 @@ def load_snapshot(store: Store, directory: Path = SNAPSHOT_DIR) -> bool:
             if data.num_rows:
                 with staged(cur, "fcps_seed_rows", data):
                     cur.execute(f"INSERT INTO {table} BY NAME SELECT * FROM fcps_seed_rows")
+        cur.execute(DERIVE_DEPLOYED.format(where="TRUE"))       # what each selection deployed, if not shipped
         for counter, (table, column) in {"run_id": ("runs", "run_id"), "panel_id": ("panels", "panel_id")}.items():
             cur.execute(f"INSERT OR REPLACE INTO counters SELECT ?, greatest(coalesce(max({column}), 0), "
                         f"(SELECT coalesce(max(value), 0) FROM counters WHERE name = ?)) FROM {table}",

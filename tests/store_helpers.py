@@ -117,3 +117,36 @@ def demo_store(path) -> str:
                     sweep_sizes={"n_select": 150, "n_val": 150, "n_test": 300})
     seed_store(Store(path), spec)
     return str(path)
+
+
+def _tables(con) -> dict:
+    return {name: sql for name, sql in con.execute(
+        "SELECT table_name, sql FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
+
+
+def as_version_7(path) -> None:
+    """Turn a store file (not open in this process) into what fcps with schema 7 wrote: no
+    run_deployed table, no schema 8; checked against a database built by the migrations up to
+    7 alone, so the file is a real version-7 store holding runs the save path wrote."""
+    import duckdb
+    from fcps_core.store import migrate
+    con = duckdb.connect(str(path))
+    con.execute("DROP TABLE IF EXISTS run_deployed")
+    con.execute("DELETE FROM schema_version WHERE version = 8")
+    reference = duckdb.connect()
+    assert migrate(reference, target=7) == [1, 2, 3, 4, 5, 6, 7]
+    assert _tables(con) == _tables(reference)
+    con.close()
+
+
+def edit_summary(path, run_id: int, edit) -> None:
+    """Change a stored run's summary (its result JSON) by ``edit(dict)``: a run stored by an
+    older fcps whose result lacked a field."""
+    import json
+    import duckdb
+    con = duckdb.connect(str(path))
+    (text,) = con.execute("SELECT summary FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    summary = json.loads(text)
+    edit(summary)
+    con.execute("UPDATE runs SET summary = ? WHERE run_id = ?", [json.dumps(summary), run_id])
+    con.close()

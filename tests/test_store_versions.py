@@ -163,7 +163,7 @@ def test_a_version_4_store_migrates_on_open_and_stays_readable(tmp_path, compute
     path = tmp_path / "v4.duckdb"
     _version_4_store(path)
     store = Store(path)
-    assert store.schema_version() == LATEST_VERSION == 7
+    assert store.schema_version() == LATEST_VERSION == 8
     with store.reading() as cur:
         rows = cur.execute("SELECT version, description FROM schema_version ORDER BY version").fetchall()
         assert rows == [(v, d) for v, d, _ in MIGRATIONS]

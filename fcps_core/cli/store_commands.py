@@ -294,7 +294,7 @@ def cmd_show(args) -> int:
                              for j in info["judges"]], ["judge", "schema", "distinct", "missing"]))
     if runs:
         out.append(render_table([[r["run_id"], r["kind"], r["status"], *_deployed(r)] for r in runs],
-                                ["run", "kind", "status", "family", "K", "val_mse", "test_mse"]))
+                                ["run", "kind", "status", *DEPLOYED_HEADINGS]))
     sys.stdout.write(safe("\n".join(out)) + "\n")
     return 0
 
@@ -343,9 +343,8 @@ def cmd_runs(args) -> int:
         return 0
     rows = [[r["run_id"], r["panel"], r["kind"], r["status"], *_deployed(r), r["seconds"], f"{r['finished_at']:%Y-%m-%d %H:%M}", r["label"] or "",
              _short(r.get("note"))] for r in runs]
-    sys.stdout.write(safe(render_table(rows, ["run", "panel", "kind", "status", "family", "K",
-                                               "val_mse", "test_mse", "seconds", "finished (UTC)",
-                                               "label", "note"])))
+    sys.stdout.write(safe(render_table(rows, ["run", "panel", "kind", "status", *DEPLOYED_HEADINGS,
+                                               "seconds", "finished (UTC)", "label", "note"])))
     return 0
 
 
@@ -503,9 +502,14 @@ def cmd_seed(args) -> int:
 
 
 def _deployed(r: dict) -> list:
-    """(family, K, val_mse, test_mse) of what a run deployed: an average of tied models is
-    "average of N models" (its best member's family, K and risks belong to no deployed predictor)."""
-    n = r.get("deployed_members")
-    if n and n > 1:
-        return [deployed_family_name(r["family"], n), None, None, None]
-    return [r["family"], r["K"], r["val_mse"], r["test_mse"]]
+    """(family, K, val_mse, deployed_risk, test_mse) of what a run deployed (``Store.runs``: an
+    average's own judges and risks, the numbers of its answer), the family as people read it
+    ("average of N models"); a value a run stored by an older fcps did not record says "not
+    recorded"."""
+    missing = r.get("not_recorded") or []
+    family = None if r.get("family") is None else deployed_family_name(r["family"], r.get("deployed_members"))
+    return [family] + ["not recorded" if k in missing else r.get(k) for k in DEPLOYED_HEADINGS[1:]]
+
+
+#: the headings of :func:`_deployed`'s cells in the run tables of ``runs`` and ``show``
+DEPLOYED_HEADINGS = ["family", "K", "val_mse", "deployed_risk", "test_mse"]

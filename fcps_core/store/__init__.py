@@ -17,6 +17,8 @@ Tables (schema version :data:`LATEST_VERSION`, applied by :data:`MIGRATIONS`)::
               started_at, finished_at, seconds, timings, summary, error)
     run_candidates, run_cells                 -- a selection's candidates and audited cells
     run_predictors (run_id, predictor)        -- the predictor a selection deploys / an audit ran
+    run_deployed   (run_id, family, n_members, K, objective, val_mse, val_nll, test_mse, deployed_risk,
+                    deployed_risk_low, deployed_risk_high, not_recorded)  -- what a selection deployed
     audit_cells    (run_id, cell_pos, pattern, N_z, q_z, p_z, traffic_rows, prediction, unseen)
     sweep_cells, sweep_menu_cells, sweep_records   -- a calibration-growth sweep
     judge_costs (panel_id, judge, cost, latency)   -- optional, per panel

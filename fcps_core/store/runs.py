@@ -14,7 +14,7 @@ from .core import staged
 from .location import utc_now
 from .records import (CANDIDATE_COLUMNS, SWEEP_CANDIDATE_COLUMNS, SWEEP_CELL_NUMBERS, SWEEP_MENU_AFTER_MODE,
                       SWEEP_MENU_BEFORE_MODE, selection_params)
-from .schema import RUN_CHILD_TABLES, next_id
+from .schema import DEPLOYED_FIELDS, DERIVE_DEPLOYED, RUN_CHILD_TABLES, next_id
 
 
 #: the longest run note (characters) the store keeps
@@ -127,6 +127,7 @@ class RunStore:
             self._insert_candidates(cur, run_id, candidates)
             self._insert_cells(cur, run_id, cell_table)
             cur.execute("INSERT INTO run_predictors VALUES (?, ?)", [run_id, to_json(predictor)])
+            cur.execute(DERIVE_DEPLOYED.format(where="r.run_id = ?"), [run_id])     # what it deployed
         return run_id
 
     def run_predictor(self, run_id: int) -> dict:
@@ -251,19 +252,41 @@ class RunStore:
                                  None, None, str(error), label, panel_version)
 
     def runs(self, *, panel: str | None = None, kind: str | None = None) -> list[dict]:
-        """Stored runs (newest first) with their headline result."""
+        """Stored runs (newest first) with their headline result: for a finished selection,
+        what it DEPLOYED (``run_deployed``), not its best candidate. ``family`` is the
+        deployed family label (an average's is the choice rule's name,
+        :data:`fcps_core.defaults.TIE_AVERAGE`, which people read as "average of N models":
+        :func:`fcps_core.defaults.deployed_family_name` with ``deployed_members``), ``K`` the
+        judges it calls, ``val_mse`` / ``test_mse`` its own held-out and test MSE (an average's,
+        as ``select --json``'s ``selected``), ``deployed_risk`` its estimate on new items;
+        ``not_recorded`` lists those the store does not hold (a selection stored by an older
+        fcps without them: every one of them when nothing of its result is left); empty for
+        other runs, whose fields are None."""
         with self.reading() as cur:
             cur.execute("""SELECT r.run_id, r.panel_name AS panel, r.kind, r.status, r.label, r.note, r.seed,
-                                  r.version, r.panel_version, r.finished_at, r.seconds, c.family, c.K, c.val_mse,
-                                  c.test_mse, r.error, p.run_id IS NOT NULL AS has_predictor,
+                                  r.version, r.panel_version, r.finished_at, r.seconds,
+                                  coalesce(d.family, CASE WHEN r.kind = 'select'
+                                           THEN json_extract_string(p.predictor, '$.family') END) AS family,
+                                  d.K, d.val_mse,
+                                  d.test_mse, d.deployed_risk, r.error, p.run_id IS NOT NULL AS has_predictor,
                                   json_extract_string(p.predictor, '$.family') AS deployed_family,
-                                  json_array_length(p.predictor, '$.members') AS deployed_members
-                           FROM runs r LEFT JOIN run_candidates c
-                             ON c.run_id = r.run_id AND c.selected
+                                  coalesce(d.n_members, json_array_length(p.predictor, '$.members'))
+                                      AS deployed_members,
+                                  d.run_id IS NOT NULL AS recorded, d.not_recorded
+                           FROM runs r LEFT JOIN run_deployed d ON d.run_id = r.run_id
                            LEFT JOIN run_predictors p ON p.run_id = r.run_id
                            WHERE (? IS NULL OR r.panel_name = ?) AND (? IS NULL OR r.kind = ?)
                            ORDER BY r.run_id DESC""", [panel, panel, kind, kind])
-            return rows_to_dicts(cur)
+            rows = rows_to_dicts(cur)
+        for r in rows:
+            recorded, missing = r.pop("recorded"), r.pop("not_recorded")
+            if recorded:
+                r["not_recorded"] = [f for f in (missing or "").split(",") if f]
+            elif r["kind"] == "select" and r["status"] == "done":     # its predictor may name the family
+                r["not_recorded"] = [f for f in DEPLOYED_FIELDS if f != "family" or r["family"] is None]
+            else:
+                r["not_recorded"] = []
+        return rows
 
     def find_run(self, label: str) -> int | None:
         """The newest finished run tagged ``label``, or None."""

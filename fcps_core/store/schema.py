@@ -10,6 +10,51 @@ from .location import utc_now
 
 # -- schema and migrations -----------------------------------------------------------------
 
+#: what a finished selection deployed, one row per run (schema 8): ``family`` is the deployed
+#: family label (an average's: :data:`fcps_core.defaults.TIE_AVERAGE`, as in ``select
+#: --json``'s ``selected.family``), ``n_members`` the models it averages (1 for one model),
+#: ``K`` the judges it calls (an average: the union of its members' judges), ``val_mse`` /
+#: ``val_nll`` / ``test_mse`` its own held-out and test risks, ``deployed_risk`` (with its 95%
+#: interval) the estimate on new items. ``not_recorded`` names the fields the stored result did
+#: not carry (comma-separated; '' for every run stored since): a run stored by an older fcps is
+#: shown "not recorded" there, not blank.
+DEPLOYED_TABLE = """CREATE TABLE run_deployed (
+    run_id INTEGER PRIMARY KEY, family VARCHAR, n_members INTEGER, K INTEGER, objective VARCHAR,
+    val_mse DOUBLE, val_nll DOUBLE, test_mse DOUBLE, deployed_risk DOUBLE, deployed_risk_low DOUBLE,
+    deployed_risk_high DOUBLE, not_recorded VARCHAR NOT NULL)"""
+#: the fields of ``run_deployed`` a stored result may lack, and where its summary holds them
+DEPLOYED_FIELDS = {"family": "$.selected.family", "K": "$.selected.K", "val_mse": "$.selected.val_mse",
+                   "test_mse": "$.selected.test_mse", "deployed_risk": "$.deployed_risk"}
+
+
+def _number(path: str, kind: str = "DOUBLE") -> str:
+    return f"TRY_CAST(json_extract_string(r.summary, '{path}') AS {kind})"
+
+
+#: the ``run_deployed`` rows of finished selections that have none yet, read off each run's
+#: stored summary (``SelectionResult.to_dict()`` without candidates, cells and timings): the
+#: one derivation of what a run deployed, used when a selection is saved (``where``: its id) and
+#: by the migration to schema 8 for the runs stored before (``where``: TRUE). A one-member
+#: ``members`` list is that member's family; an absent one is a single model.
+DERIVE_DEPLOYED = """INSERT INTO run_deployed
+    SELECT r.run_id,
+        CASE WHEN json_array_length(r.summary, '$.selected.members') = 1
+             THEN json_extract_string(r.summary, '$.selected.members[0].family')
+             ELSE json_extract_string(r.summary, '$.selected.family') END,
+        greatest(coalesce(json_array_length(r.summary, '$.selected.members'), 1), 1),
+        """ + _number("$.selected.K", "INTEGER") + """,
+        coalesce(json_extract_string(r.summary, '$.menu.objective'), 'mse'),
+        """ + _number("$.selected.val_mse") + """, """ + _number("$.selected.val_nll") + """,
+        """ + _number("$.selected.test_mse") + """, """ + _number("$.deployed_risk.estimate") + """,
+        """ + _number("$.deployed_risk.ci[0]") + """, """ + _number("$.deployed_risk.ci[1]") + """,
+        concat_ws(',', """ + ", ".join(f"CASE WHEN json_exists(r.summary, '{path}') THEN NULL ELSE '{name}' END"
+                                        for name, path in DEPLOYED_FIELDS.items()) + """)
+    FROM runs r
+    WHERE r.kind = 'select' AND r.status = 'done' AND r.summary IS NOT NULL
+      AND CASE WHEN json_valid(r.summary) THEN json_type(r.summary, '$.selected') END = 'OBJECT'
+      AND r.run_id NOT IN (SELECT run_id FROM run_deployed) AND {where}"""
+
+
 MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
     (1, "panels, judges, items, judge outputs (long form), runs, candidates, cells", (
         """CREATE TABLE panels (
@@ -142,11 +187,18 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...]]] = [
             Q_K DOUBLE, S_K INTEGER, unseen_val DOUBLE, unseen_test DOUBLE, V_cell DOUBLE,
             V_proxy DOUBLE, selected_by VARCHAR)""",
     )),
+    (8, "what each finished selection deployed (an average's own judges and risks), derived for older runs", (
+        # One row per finished selection: what it DEPLOYED, not its best candidate (an average of
+        # tied models has its own judges, held-out and test risks, in no run_candidates row).
+        # Selections stored before are derived from their stored summary (the result's JSON).
+        DEPLOYED_TABLE,
+        DERIVE_DEPLOYED.format(where="TRUE"),
+    )),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 #: every table, in the order a panel/run delete must clear them (children first)
 RUN_CHILD_TABLES = ("run_candidates", "run_cells", "sweep_cells", "sweep_menu_cells", "sweep_records",
-                    "sweep_candidates", "run_predictors", "audit_cells")
+                    "sweep_candidates", "run_predictors", "audit_cells", "run_deployed")
 #: the tables whose rows are the store's content (:meth:`Store.content_digest`); the id
 #: counters are bookkeeping, not content, and are left out
 CONTENT_TABLES = ("panels", "judges", "items", "outputs", "runs") + RUN_CHILD_TABLES + ("judge_costs", "meta")

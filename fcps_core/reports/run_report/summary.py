@@ -3,6 +3,8 @@ parameters one level deep, everything that tells two runs apart (the results bro
 
 from __future__ import annotations
 
+from ..explain import display_family
+
 
 def split_sizes(split: dict | None) -> list[dict]:
     """The run's blocks as rows (block, key n_S/n_M/n_V/n_T, rows, groups, note), for both
@@ -61,7 +63,8 @@ def run_facts(run: dict) -> dict:
         sel = res.get("selected") or {}
         dr = res.get("deployed_risk") or {}
         out.update({"protocol": res.get("protocol"), "choice rule": res.get("choice"),
-                    "selected family": sel.get("family"), "selected K": sel.get("K"),
+                    # what was deployed, as the run lists name it ("average of N models", its judges)
+                    "deployed family": display_family(sel), "judges called (K)": sel.get("K"),
                     "held-out MSE": sel.get("val_mse"), "test MSE (T)": sel.get("test_mse"),
                     "deployed risk": dr.get("estimate"), "menu size |C|": res.get("menu_size"),
                     "judges": ", ".join(sel.get("judges") or [])})
