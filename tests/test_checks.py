@@ -36,7 +36,9 @@ def test_nll_selection_is_the_validation_nll_argmin():
                                                            "logistic", "ridge_pairwise_iso",
                                                            "logistic_pairwise")]
     best = min(scalar, key=lambda c: c.val_nll)
-    assert rec["menus"]["scalar"]["nll_selected_test_mse"] == best.test_mse
+    # two candidates can share a validation NLL to rounding (the same judges reached by two
+    # paths): either is the argmin, so the figure is compared to rounding
+    assert rec["menus"]["scalar"]["nll_selected_test_mse"] == pytest.approx(best.test_mse, rel=1e-9)
 
 
 def test_objective_and_metric_tables_summarise_the_records():

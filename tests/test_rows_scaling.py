@@ -85,7 +85,12 @@ def run_both(panel, blocks, **options):
 
 def assert_same(panel, blocks, **options):
     new, old = run_both(panel, blocks, **options)
-    found = differences(json_ready(old.to_dict()), json_ready(new.to_dict()))
+    with pytest.MonkeyPatch.context() as mp:
+        # the drop-one replays (issue 24) read the held-out matrix through methods the
+        # reference's HeldOut predates; tests/test_drop_one.py holds them
+        from fcps_core.selection import drop_one
+        mp.setattr(drop_one, "drop_one_choices", lambda result: None)
+        found = differences(json_ready(old.to_dict()), json_ready(new.to_dict()))
     assert not found, "\n".join(found[:20])
     # the chosen configuration, stated outright (to_dict holds it too)
     assert new.selected_index == old.selected_index and new.members == old.members
