@@ -116,7 +116,7 @@ def point_tmse(res, point, T) -> float:
     return float(np.mean((res.panel.labels[T] - p) ** 2))
 
 
-def run_panel(name: str, splits: int, quiet: bool, population: int = 0) -> dict:
+def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: bool = False) -> dict:
     panel = load(name, population)
     recs = []
     for k in range(splits):
@@ -126,11 +126,13 @@ def run_panel(name: str, splits: int, quiet: bool, population: int = 0) -> dict:
         D = np.sort(np.concatenate([blocks.S, blocks.M, blocks.V]))
         T = blocks.T
         t0 = time.perf_counter()
-        res = FCPSSelector(seed=seed).fit(panel, blocks)
+        c0 = time.process_time()
+        res = FCPSSelector(seed=seed, single_judge_candidates=single).fit(panel, blocks)
         seconds = time.perf_counter() - t0
+        cpu = time.process_time() - c0
         d = json_ready(res.to_dict())
         judge_points = [p for p in d["frontier"] if p["constraint"] == "max_judges"]
-        rec = {"seconds": seconds, "J": len(panel.judges), **practitioner(scaled, D, T, seed), "points": {}}
+        rec = {"seconds": seconds, "cpu": cpu, "J": len(panel.judges), **practitioner(scaled, D, T, seed), "points": {}}
         for p in judge_points:
             tm = point_tmse(res, p, T)
             dr = p["deployed_risk"] or {}
@@ -206,6 +208,12 @@ def summarise(name: str, recs: list[dict]) -> dict:
     out["k1_used"] = max(r["points"][1]["used"] for r in recs)
     out["k3_used"] = max(r["points"][min(3, J)]["used"] for r in recs)
     out["seconds"] = float(np.mean([r["seconds"] for r in recs]))
+    # per split, for paired comparisons between two runs (e.g. with and without
+    # --single-judge-candidates): T-MSEs and the k=1 point's estimate - T-MSE
+    out["per_split"] = [{"default": r["default"], "k1": r["points"][1]["tmse"], "k3": r["points"][min(3, J)]["tmse"],
+                         "single": r["single"], "top3": r["top3"], "cpu": r["cpu"],
+                         "k1_bias": (None if r["points"][1]["estimate"] is None
+                                     else r["points"][1]["estimate"] - r["points"][1]["tmse"])} for r in recs]
     return out
 
 
@@ -218,6 +226,8 @@ def report(s: dict) -> str:
              f"  --max-judges 1 (at most {s['k1_used']} judge) - best single judge (isotonic): "
              f"{f(s['k1_vs_single'])}",
              f"  --max-judges 3 (at most {s['k3_used']} judges) - top-three stack: {f(s['k3_vs_top3'])}",
+             f"  default T-MSE {f(s['default'])}; k=1 estimate - T-MSE "
+             f"{f(s['bias'][1]) if 1 in s['bias'] else '-'}",
              f"  deployed-risk estimate - T-MSE, largest |mean| over k: {s['max_abs_bias']:.4f} (SE of a k's mean "
              f"{min(se for _, se in s['bias'].values()):.4f} to {max(se for _, se in s['bias'].values()):.4f}); per k: "
              + ", ".join(f"{k}: {m:+.4f}" for k, (m, _) in sorted(s["bias"].items())
@@ -350,6 +360,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="also write every panel's summary (bias per k included) to this JSON file")
     ap.add_argument("--timing", action="store_true", help="only the frontier's share of a selection's time")
     ap.add_argument("--repeat", type=int, default=3, help="--timing: runs per panel and setting")
+    ap.add_argument("--single-judge-candidates", action="store_true",
+                    help="run the selections with FCPSSelector(single_judge_candidates=True)")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     if args.timing:
@@ -357,7 +369,8 @@ def main(argv=None) -> int:
         return 0
     summaries = []
     for name in args.panels:
-        summaries.append(run_panel(name, args.splits, args.quiet, args.population))
+        summaries.append(run_panel(name, args.splits, args.quiet, args.population,
+                                   args.single_judge_candidates))
         print(report(summaries[-1]), flush=True)
         if args.out:
             import json

@@ -70,7 +70,7 @@ def fixed_recipes(panel, D, T, unlabelled) -> dict[str, np.ndarray]:
     return out
 
 
-def run_panel(name: str, splits: int, quiet: bool) -> dict:
+def run_panel(name: str, splits: int, quiet: bool, single: bool = False) -> dict:
     panel = load(name)
     rows = {}
     for k in range(splits):
@@ -82,7 +82,7 @@ def run_panel(name: str, splits: int, quiet: bool) -> dict:
         yT = scaled.labels[T]
         mse = lambda p: float(np.mean((yT - p) ** 2))  # noqa: E731
         t0 = time.perf_counter()
-        res = FCPSSelector(seed=seed).fit(panel, blocks)          # the library default
+        res = FCPSSelector(seed=seed, single_judge_candidates=single).fit(panel, blocks)   # the library default
         t_cf = time.perf_counter() - t0
         pred = FCPSPredictor.from_dict(json.loads(json.dumps(res.predictor().to_dict())))
         dr = res.deployed_risk
@@ -172,11 +172,13 @@ def main(argv=None) -> int:
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--precise", nargs="*", default=["additive", "mixed", "parity"],
                     help="synthetic regimes whose estimate bias is measured against a 10,000-row T")
+    ap.add_argument("--single-judge-candidates", action="store_true",
+                    help="the default selection with FCPSSelector(single_judge_candidates=True)")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     summaries = []
     for name in args.panels:
-        s = run_panel(name, args.splits, args.quiet)
+        s = run_panel(name, args.splits, args.quiet, args.single_judge_candidates)
         summaries.append(s)
         print(f"\n== {name}: {s['splits']} splits; best fixed recipe in hindsight {s['best_fixed']} "
               f"T-MSE {s['best_fixed_mse']:.4f}; best single judge {s['best_single']} {s['best_single_mse']:.4f}")

@@ -12,6 +12,7 @@ of the shipped LLMBar and HANNA files, synthetic regimes with groups of several 
 tied outputs, and a synthetic panel of continuous judges (every row its own table row).
 """
 
+import contextlib
 import math
 from pathlib import Path
 
@@ -70,13 +71,22 @@ def pre_dedupe_members(heldout, candidates):
     return heldout.signature_lookup()
 
 
+@contextlib.contextmanager
+def reference_member_rule():
+    """Every reader of the member rule (the choice, the bootstrap, the drop-one table of
+    ``to_dict``'s judges report) uses the reference's rule, :func:`pre_dedupe_members`;
+    the reference's held-out matrix has no ``stored`` columns the newer rule reads."""
+    with pytest.MonkeyPatch.context() as mp:
+        from fcps_core.selection import drop_one, honesty, members
+        for module in (members, honesty, drop_one):
+            mp.setattr(module, "member_lookup", pre_dedupe_members)
+        yield
+
+
 def run_both(panel, blocks, **options):
     """(new result, reference result) of the cross-fitted selection with ``options``."""
     selector = FCPSSelector(**options)
-    with pytest.MonkeyPatch.context() as mp:
-        from fcps_core.selection import honesty, members
-        mp.setattr(members, "member_lookup", pre_dedupe_members)
-        mp.setattr(honesty, "member_lookup", pre_dedupe_members)
+    with reference_member_rule():
         new = selector.fit(panel, blocks)
     selector.validate(len(panel.judges))
     old = before.fit_crossfit(selector, panel, blocks)
@@ -85,11 +95,7 @@ def run_both(panel, blocks, **options):
 
 def assert_same(panel, blocks, **options):
     new, old = run_both(panel, blocks, **options)
-    with pytest.MonkeyPatch.context() as mp:
-        # the drop-one replays (issue 24) read the held-out matrix through methods the
-        # reference's HeldOut predates; tests/test_drop_one.py holds them
-        from fcps_core.selection import drop_one
-        mp.setattr(drop_one, "drop_one_choices", lambda result: None)
+    with reference_member_rule():
         found = differences(json_ready(old.to_dict()), json_ready(new.to_dict()))
     assert not found, "\n".join(found[:20])
     # the chosen configuration, stated outright (to_dict holds it too)

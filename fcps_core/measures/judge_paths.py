@@ -34,6 +34,10 @@ from ..errors import MenuError
 
 PATH_RULES = ("info_first", "random", "complexity_penalized", "cfps", "cost_aware")
 
+#: the rule name of the fixed single-judge candidates (:func:`single_judge_paths`); not a
+#: path rule a user lists: the selector's ``single_judge_candidates`` switches them on
+SINGLE_JUDGE_RULE = "single_judge"
+
 
 @dataclass(frozen=True)
 class JudgePath:
@@ -319,6 +323,16 @@ def cost_aware(codes_S: np.ndarray, y_S: np.ndarray, costs: np.ndarray) -> list[
         basis = np.hstack([basis, q[:, None]])
         resid = resid - q * (q @ resid)
     return chosen
+
+
+def single_judge_paths(n_judges: int) -> list[JudgePath]:
+    """One path per judge j offering only the prefix (j,): "judge j alone". Unlike a path
+    rule's first judge, which the rule picks afresh on each fold's training rows, the judge
+    is the same in every fold, so the candidate's cross-fitted risk is the risk of the
+    predictor the final refit deploys (the same judge, refitted on all deployable labels).
+    No label is read. Labelled ``single#<judge number>`` (1-based), so each judge's
+    candidate keeps its key across folds."""
+    return [JudgePath(SINGLE_JUDGE_RULE, (j,), (1,), label=f"single#{j + 1}") for j in range(n_judges)]
 
 
 def build_paths(rules: list[str], codes_S: np.ndarray, y_S: np.ndarray, n_cal: int, *,

@@ -35,6 +35,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..measures.diagnostics import PrefixDiagnostics
+from ..measures.judge_paths import SINGLE_JUDGE_RULE
 from ..errors import SplitError
 from ..data.panel import Panel
 from ..data.splits import Blocks
@@ -485,16 +486,24 @@ def _refit_configurations(selector, members, others) -> tuple[tuple, list[tuple]
     rules = tuple(dict.fromkeys(c.path_rule for c in members))
     inside = [c for c in others if c.family in fams and c.path_rule in rules]
     rest = [c for c in others if not (c.family in fams and c.path_rule in rules)]
-    first = (replace(selector, families=fams, paths=rules, progress=None),
+    first = (_sub_selector(selector, fams, rules),
              frozenset(candidate_key(c) for c in list(members) + inside))
     configs = []
     for rule in dict.fromkeys(c.path_rule for c in rest):
         group = [c for c in rest if c.path_rule == rule]
         top = max(c.K for c in group)
-        configs.append((replace(selector, families=tuple(dict.fromkeys(c.family for c in group)), paths=(rule,),
-                                k_max=top if selector.k_max is None else min(top, selector.k_max), progress=None),
+        configs.append((replace(_sub_selector(selector, tuple(dict.fromkeys(c.family for c in group)), (rule,)),
+                                k_max=top if selector.k_max is None else min(top, selector.k_max)),
                         frozenset(candidate_key(c) for c in group)))
     return first, configs, rest
+
+
+def _sub_selector(selector, families: tuple, rules: tuple):
+    """``selector`` restricted to ``families`` and the path ``rules`` (the fixed
+    single-judge candidates' rule, :data:`SINGLE_JUDGE_RULE`, is the
+    ``single_judge_candidates`` switch rather than a path rule), with no progress."""
+    return replace(selector, families=families, paths=tuple(r for r in rules if r != SINGLE_JUDGE_RULE),
+                   single_judge_candidates=SINGLE_JUDGE_RULE in rules, progress=None)
 
 
 def half_fold_configurations(configs: list, panel: Panel, D: np.ndarray, half: np.ndarray, va: np.ndarray,

@@ -37,7 +37,7 @@ from ..errors import MenuError, SplitError
 from ..families import REGISTRY
 from ..families.base import one_blas_thread, small_pages
 from ..data.panel import Panel
-from ..measures.judge_paths import JudgePath, build_paths
+from ..measures.judge_paths import SINGLE_JUDGE_RULE, JudgePath, build_paths, single_judge_paths
 from ..data.splits import Blocks, check_blocks
 from .path_fits import fit_joint_families, fit_path_families
 from .result import Candidate
@@ -148,9 +148,13 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
                         costs=None if settings.judge_costs is None else
                         np.array([settings.judge_costs[j]["cost"] for j in panel.judge_names]))
     names = panel.judge_names
+    # the fixed single-judge candidates ("judge j alone", :func:`single_judge_paths`) join
+    # the fits but not the returned paths (they are no ordering of the pool)
+    menu_paths = paths + (single_judge_paths(len(names)) if getattr(settings, "single_judge_candidates", False)
+                          else [])
     work = []  # (path, K)
-    for path in paths:
-        top = max(settings.k_limit(f, len(path.judges)) for f in settings.families)
+    for path in menu_paths:
+        top = max(settings.k_limit(f, len(path.judges)) for f in path_families(settings, path))
         for K in path.prefix_sizes:
             if K <= top:
                 work.append((path, K))
@@ -172,7 +176,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     for path in dict.fromkeys(p for p, _ in work):
         sizes = [k for p, k in work if p is path]
         path_sizes[path] = {}
-        for f in settings.families:
+        for f in path_families(settings, path):
             if REGISTRY[f].needs_patterns:
                 continue
             need = [k for k in sizes if k <= settings.k_limit(f, len(path.judges))
@@ -200,7 +204,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
             diag_cache[judges] = _diagnostics(patterns, views, judges, has_T,
                                                    alph[list(judges)], K <= settings.table_k_max)
         diag = diag_cache[judges]
-        for family in settings.families:
+        for family in path_families(settings, path):
             cls = REGISTRY[family]
             if K > settings.k_limit(family, len(path.judges)):
                 continue
@@ -251,6 +255,18 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     return MenuFit(encoded=encoded, paths=paths, candidates=candidates, models=models,
                    menu_size=menu_size, pattern_cache=pattern_cache, views=views,
                    predictions=predictions)
+
+
+#: the family of a fixed single-judge candidate: an isotonic map of the judge's score, the
+#: recipe a practitioner fits to one judge (:mod:`.baselines`' ``best_single_judge``)
+SINGLE_JUDGE_FAMILY = "mean_iso"
+
+
+def path_families(settings, path: JudgePath) -> tuple:
+    """The families fitted along ``path``: the menu's, or for a fixed single-judge path
+    (:data:`SINGLE_JUDGE_RULE`) :data:`SINGLE_JUDGE_FAMILY` alone, whatever the menu's
+    families (it is the practitioner's one-judge recipe, offered as itself)."""
+    return (SINGLE_JUDGE_FAMILY,) if path.rule == SINGLE_JUDGE_RULE else tuple(settings.families)
 
 
 def _fit_one(settings, fits: dict, views: "ViewCache", judges: tuple, family: str, record) -> dict:

@@ -87,6 +87,13 @@ class FCPSSelector:
         per item (``budget`` needs ``judge_costs``): the choice rule runs on the candidates
         within the limit, an average never calls more judges than allowed
         (:mod:`.constraints`); the result's ``frontier`` shows every limit at once.
+    single_judge_candidates : also offer "judge j alone" for every judge j (an isotonic map
+        of its score, ``mean_iso``; path rule ``single_judge``, label ``single#j``): the same
+        judge in every fold, so its cross-fitted risk is the risk of what is deployed, unlike
+        a path rule's K=1 prefix whose judge the rule picks afresh per fold. They are
+        ordinary candidates (the choice, its ties, the frontier, ``max_judges``); one equal
+        to a path prefix is the same member (:mod:`.members`). Off by default (measured
+        in docs/performance.md, "Fixed single-judge candidates").
     eval_rows : None, or a bool per panel row: the rows held-out risks, ties and the
         deployed-risk estimate are read on (crossfit only; every labelled row still enters
         the fits), e.g. the audit rows after ``label-next`` chose items actively
@@ -133,6 +140,8 @@ class FCPSSelector:
     #: bool per panel row, the rows held-out risks, ties and the estimate are read
     #: on (every labelled row still enters the fits); None = all (:mod:`.evaluation_rows`)
     eval_rows: np.ndarray | None = None
+    #: offer every judge alone (isotonic) as a candidate besides the path prefixes
+    single_judge_candidates: bool = False
 
     def validate(self, n_judges: int) -> None:
         for f in self.families:
@@ -172,6 +181,8 @@ class FCPSSelector:
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or not low <= v <= high:
                 raise MenuError(f"{name} must be an integer from {low} to {high} (got {v!r})")
+        if not isinstance(self.single_judge_candidates, (bool, np.bool_)):
+            raise MenuError(f"single_judge_candidates must be True or False (got {self.single_judge_candidates!r})")
         if self.estimate == "nested" and self.protocol != "crossfit":
             raise MenuError("the nested estimate needs the crossfit protocol (--protocol crossfit)")
         if self.guard is not None and self.choice != "argmin":
