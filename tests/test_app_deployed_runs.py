@@ -131,7 +131,7 @@ def test_the_overview_and_the_select_page_show_the_same_numbers(old_store):
     answer = next(e.value for e in at.main.children[2].children.values() if str(e.value).startswith("Deploy"))
     assert row["family"] == f"average of {len(d['selected']['members'])} models"
     assert _cell(row["K"], "%d") == str(_answer_judges(answer))
-    assert _cell(row["val_mse"], "%.4f") == _metrics(at)["held-out MSE (winner)"]
+    assert _cell(row["val_mse"], "%.4f") == _metrics(at)["held-out MSE (deployed average)"]
     assert _cell(row["test_mse"], "%.4f") == _metrics(at)["test MSE (T audit)"]
 
 

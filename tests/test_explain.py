@@ -240,3 +240,17 @@ def test_a_larger_budget_is_said_on_the_same_basis(result):
     # 0.110 - 0.096 = 0.014, the estimates printed (hand-computed), at the cheapest larger budget reaching it
     assert "A larger budget lowers the estimated MSE by at most 0.014: to 0.096 (95% interval 0.080 to 0.110) at a " \
            "cost of 2.5 per item" in text
+
+
+def test_the_optimistic_heldout_risk_is_named_for_what_is_deployed(result):
+    """Issue 24 walk: the verdict's optimistic held-out risk is the deployed predictor's own,
+    named for what is deployed: an average of tied models is not 'the winner'."""
+    d = _frontier_result(result)
+    text = verdict(d)
+    assert "The deployed model's own held-out MSE 0.0697 is optimistic (it was picked over 120 candidates)" in text
+    d["selected"] = {**d["selected"], "family": "tie_average",
+                     "members": [{"family": "logistic", "K": 3}, {"family": "ridge_iso", "K": 3}]}
+    text = verdict(d)
+    assert "winner" not in text
+    assert ("The deployed average's own held-out MSE 0.0697 is optimistic (its 2 models were picked over 120 "
+            "candidates)") in text

@@ -195,3 +195,20 @@ def test_page_links_look_like_links(stored):
     _, at = stored
     links = at.get("page_link")
     assert links and all(link.label.startswith(":blue[") and link.proto.icon for link in links)
+
+
+def test_the_heldout_metric_is_labelled_for_what_is_deployed(stored):
+    """The Evidence's held-out metric names what is deployed (issue 24 walk): an average of
+    tied models is 'deployed average' (its own held-out risk, not the minimum over the menu),
+    one model 'deployed model'; its value is the deployed predictor's stored held-out MSE."""
+    _, at = stored
+    sel = at.session_state["selection"]["dict"]["selected"]
+    shown = {m.label: m for m in at.metric}
+    average = len(sel.get("members") or []) > 1
+    label = "held-out MSE (deployed average)" if average else "held-out MSE (deployed model)"
+    assert label in shown, list(shown)
+    assert "held-out MSE (winner)" not in shown
+    assert shown[label].value == f"{sel['val_mse']:.4f}"
+    if average:
+        assert "minimum over the whole menu" not in shown[label].proto.help
+        assert "average" in shown[label].proto.help

@@ -545,8 +545,11 @@ def verdict_parts(d: dict) -> dict:
     dr = d.get("deployed_risk")
     if first and dr and dr.get("estimate") is not None:
         if dr.get("optimistic") is not None:
-            headline.append(f"The winner's own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic (it won over "
-                            f"{d.get('menu_size', 'many')} candidates); the estimate above corrects it.")
+            n_members = len(deployed_members(sel))
+            whose, picked = (("deployed average's", f"its {n_members} models were") if n_members > 1
+                             else ("deployed model's", "it was"))
+            headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic ({picked} "
+                            f"picked over {d.get('menu_size', 'many')} candidates); the estimate above corrects it.")
     elif dr and dr.get("estimate") is not None:
         ci = dr.get("ci") or [None, None]
         headline.append(f"Estimated {obj} on new items {_f(dr['estimate'])} (95% interval {_f(ci[0])} to "
