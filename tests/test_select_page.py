@@ -212,3 +212,32 @@ def test_the_heldout_metric_is_labelled_for_what_is_deployed(stored):
     if average:
         assert "minimum over the whole menu" not in shown[label].proto.help
         assert "average" in shown[label].proto.help
+
+
+def _column_formats(df) -> dict:
+    config = json.loads(df.proto.columns)
+    return {str(c): ((config.get(str(c)) or {}).get("type_config") or {}).get("format") for c in df.value.columns}
+
+
+def test_the_judges_page_names_and_prints_the_contribution_as_the_select_page(stored):
+    """Issue 24 walk: a deployed judge's weight, weight share and drop-one change are the same
+    columns, under the same names and at the same decimals, on the Select page's judges table
+    and the Judges page's contribution table (not 'drop risk change' and '+0.7611' on one page,
+    'drop-one change' and '+0.761' on the other)."""
+    run_id, at = stored
+    judges = next(df for df in at.dataframe if "judge" in df.value.columns and "weight" in df.value.columns)
+    on_select = _column_formats(judges)
+    jp = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    jp.query_params["run"] = str(run_id)
+    jp.run()
+    jp.switch_page("app_pages/judges.py").run()
+    assert not jp.exception, jp.exception
+    contrib = jp.dataframe[-1]
+    on_judges = _column_formats(contrib)
+    shared = ["judge", "weight", "weight share", "shared", "drop-one change", "meaning"]
+    assert set(shared) <= set(on_select), list(on_select)
+    assert set(shared) <= set(on_judges), list(on_judges)
+    for col in ("weight", "drop-one change"):
+        assert on_select[col] == on_judges[col], (col, on_select[col], on_judges[col])
+    # the same rows, the same order (largest drop-one change first)
+    assert list(contrib.value["judge"]) == list(judges.value["judge"])
