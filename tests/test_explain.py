@@ -254,3 +254,15 @@ def test_the_optimistic_heldout_risk_is_named_for_what_is_deployed(result):
     assert "winner" not in text
     assert ("The deployed average's own held-out MSE 0.0697 is optimistic (its 2 models were picked over 120 "
             "candidates)") in text
+
+
+def test_the_undetermined_regime_prints_the_gain_as_the_metrics_do():
+    """Issue 24 walk: the regime box said '95% interval -0.0000 to +0.0022' above a caption
+    '+0.0000 to +0.0022'; the advice prints the gain and its interval as gain_text does, and
+    the label count with thousands separators."""
+    from fcps_core.selection.honesty import undetermined_advice
+    text = undetermined_advice(0.0011, -0.00004, 0.0022, 0.001, 281063)
+    assert f"the interaction gain {gain_text(0.0011)} (95% interval {gain_text(-0.00004)} to {gain_text(0.0022)})" in text
+    assert "(95% interval +0.0000 to +0.0022)" in text and "-0.0000" not in text
+    assert "About 281,063 more held-out labels" in text
+    assert "not clearly above the threshold 0.001" in text
