@@ -266,3 +266,19 @@ def test_the_undetermined_regime_prints_the_gain_as_the_metrics_do():
     assert "(95% interval +0.0000 to +0.0022)" in text and "-0.0000" not in text
     assert "About 281,063 more held-out labels" in text
     assert "not clearly above the threshold 0.001" in text
+
+
+def test_a_tiny_paired_difference_leaves_the_risks_at_the_pages_decimals(result):
+    """Issue 24 walk (a continuous-label panel, MSE near 0.008): the smallest tied panel's
+    sentence printed the choice's held-out MSE as 0.007995 while the metric and the tables
+    print it 0.0080. The risks print at the pages' 4 decimals; a difference too small for
+    them is given as the paired difference at its own precision, and called so."""
+    d = _frontier_result(result)
+    for p, risk in zip(d["frontier"], (0.0100, 0.008061, 0.007995)):
+        p["risk"] = risk
+        p["diff_vs_best"] = {"estimate": risk - 0.007995, "ci": [risk - 0.007995 - 0.000074,
+                                                                 risk - 0.007995 + 0.000073]}
+    text = verdict(d)
+    assert ("has 2 judge(s) (logistic): held-out MSE 0.0081 against 0.0080 (paired difference 0.000066, 95% "
+            "interval -0.000008 to 0.000139); deploy it with --max-judges 2") in text
+    assert "0.007995" not in text and "0.008061" not in text

@@ -532,12 +532,17 @@ def verdict_parts(d: dict) -> dict:
             dv = tied["diff_vs_best"]
             k = max(4, _digits(dv["estimate"]))
             ref = tied["risk"] - dv["estimate"]          # the choice over all judges' held-out risk
-            shown = {"estimate": shown_difference(tied["risk"], ref, k), "ci": dv["ci"]}
+            if k == 4:      # the difference of the two risks as printed
+                shown = {"estimate": shown_difference(tied["risk"], ref, k), "ci": dv["ci"]}
+                compared = (f"{_f(tied['risk'], 4)} against {_f(ref, 4)}, paired difference "
+                            f"{_interval_text(shown, k)}")
+            else:           # too small for the risks' 4 decimals (printed so on every page): its own precision
+                compared = (f"{_f(tied['risk'], 4)} against {_f(ref, 4)} (paired difference {_f(dv['estimate'], k)}, "
+                            f"95% interval {_f(dv['ci'][0], k)} to {_f(dv['ci'][1], k)})")
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
                             f"{len(tied['judges'])} judge(s) ({display_family(tied)}): held-out {obj} "
-                            f"{_f(tied['risk'], k)} against {_f(ref, k)}, paired difference "
-                            f"{_interval_text(shown, k)}; deploy it with --max-judges {tied['n_judges']}.")
+                            f"{compared}; deploy it with --max-judges {tied['n_judges']}.")
     others = [b for b in base if b is not single]
     if others:
         headline.append(f"Against the {'other ' if single else ''}fixed recipes it is "
