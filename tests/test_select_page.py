@@ -241,3 +241,16 @@ def test_the_judges_page_names_and_prints_the_contribution_as_the_select_page(st
         assert on_select[col] == on_judges[col], (col, on_select[col], on_judges[col])
     # the same rows, the same order (largest drop-one change first)
     assert list(contrib.value["judge"]) == list(judges.value["judge"])
+
+
+def test_the_choice_rule_is_offered_in_words(stored):
+    """Issue 24 walk: the form offered 'tie_average', 'simplest_within_se' (the library's
+    names); it offers words, and its value stays the library's name."""
+    from app_helpers import by_label
+    from fcps_core.defaults import CHOICES, DEFAULT_CHOICE
+    _, at = stored
+    box = by_label(at.selectbox, "choice rule")
+    assert len(box.options) == len(CHOICES)
+    assert not [o for o in box.options if "_" in o], box.options
+    assert box.value == DEFAULT_CHOICE
+    assert "average the statistically tied models (default)" in box.options
