@@ -144,7 +144,7 @@ def show_metrics(d: dict) -> None:
     sel, obj = d["selected"], objective_name(d)
     dr = d.get("deployed_risk") or {}
     cand = next((c for c in d["candidates"] if c["index"] == sel.get("index")), None)
-    m = st.columns(5)
+    m = st.columns([1, 1.5, 1, 1, 1])      # the held-out label names what is deployed: room for it
     if dr.get("estimate") is not None:
         lo, hi = dr["ci"]
         metric(m[0], "deployed_risk", f"{dr['estimate']:.4f}", label=f"{obj} on new items",

@@ -56,7 +56,7 @@ def test_headline_says_what_to_deploy_how_good_and_against_what(result):
     assert "not clearly different from logistic over all judges" in parts["headline"][1]
     assert "tied" not in " ".join(parts["headline"])
     assert "better than majority vote (ties 1/2)" in parts["headline"][1]
-    assert "Estimated MSE on new items 0.147 (95% interval 0.139 to 0.155" in parts["headline"][2]
+    assert "Estimated MSE on new items 0.1470 (95% interval 0.1390 to 0.1550" in parts["headline"][2]
     # one tie set (issue 24): 2 other models + the deployed one = 3 distinct tied models
     assert any(s.startswith("3 distinct models are statistically tied") and "the other 2 would serve about as well"
                in s and "logistic K=4" in s for s in parts["details"])
@@ -113,7 +113,7 @@ def test_a_tie_average_names_its_members_and_judges_by_weight(result):
     assert head.startswith("Deploy an equal-weight average of 2 statistically tied models (logistic, ridge_iso) "
                            "over judges j7, j6, j5, j4, j3, j2 and 2 more (8 of 65 judges):")
     assert "held-out MSE" not in head     # an average has no single SE: its estimate below carries the interval
-    assert "Estimated MSE on new items 0.147 (95% interval" in verdict(result)
+    assert "Estimated MSE on new items 0.1470 (95% interval" in verdict(result)
 
 
 def _candidate(index, path, params, judges, risk, family="residual"):
@@ -177,13 +177,14 @@ def test_further_judges_are_said_on_the_estimates_the_answer_prints(result):
     from fcps_core.reports.explain import answer, frontier_point
     d = _frontier_result(result)
     one = answer(d, frontier_point(d, 1))
-    assert "estimated MSE 0.110 (95% interval 0.090 to 0.130)" in one
-    # 0.110 - 0.096 = 0.014 (by hand), to the k=2 point's estimate, not the held-out 0.012 to k=3
-    assert "More judges (up to all 3) lower the estimated MSE by at most 0.014: to 0.096 (95% interval 0.080 " \
-           "to 0.110) with 2 judges" in one
+    # at 4 decimals, as the Select page's metric, the frontier control and the runs table print estimates
+    assert "estimated MSE 0.1100 (95% interval 0.0900 to 0.1300)" in one
+    # 0.1100 - 0.0960 = 0.0140 (by hand), to the k=2 point's estimate, not the held-out 0.012 to k=3
+    assert "More judges (up to all 3) lower the estimated MSE by at most 0.0140: to 0.0960 (95% interval 0.0800 " \
+           "to 0.1100) with 2 judges" in one
     two = answer(d, frontier_point(d, 2))
-    assert "More judges (up to all 3) do not lower the estimated MSE: the lowest with more is 0.098 (95% " \
-           "interval 0.080 to 0.120) with 3 judges, 0.002 higher" in two
+    assert "More judges (up to all 3) do not lower the estimated MSE: the lowest with more is 0.0980 (95% " \
+           "interval 0.0800 to 0.1200) with 3 judges, 0.0020 higher" in two
     assert "It is the choice over all 3 judges" in answer(d)
 
 
@@ -238,8 +239,8 @@ def test_a_larger_budget_is_said_on_the_same_basis(result):
         p.update(constraint="budget", cost=cost)
     text = answer(d, d["frontier"][0])
     # 0.110 - 0.096 = 0.014, the estimates printed (hand-computed), at the cheapest larger budget reaching it
-    assert "A larger budget lowers the estimated MSE by at most 0.014: to 0.096 (95% interval 0.080 to 0.110) at a " \
-           "cost of 2.5 per item" in text
+    assert "A larger budget lowers the estimated MSE by at most 0.0140: to 0.0960 (95% interval 0.0800 to 0.1100) " \
+           "at a cost of 2.5 per item" in text
 
 
 def test_the_optimistic_heldout_risk_is_named_for_what_is_deployed(result):
@@ -282,3 +283,16 @@ def test_a_tiny_paired_difference_leaves_the_risks_at_the_pages_decimals(result)
     assert ("has 2 judge(s) (logistic): held-out MSE 0.0081 against 0.0080 (paired difference 0.000066, 95% "
             "interval -0.000008 to 0.000139); deploy it with --max-judges 2") in text
     assert "0.007995" not in text and "0.008061" not in text
+
+
+def test_the_answer_prints_the_estimate_as_the_metric_does(result):
+    """Issue 24 walk (LLMBar): the answer said 'estimated MSE 0.072' with the metric beside it
+    saying 0.0717 and the verdict '0.0717'; a wide interval no longer drops the answer to 3
+    decimals."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    chosen = d["frontier"][2]
+    chosen["deployed_risk"] = {"estimate": 0.0717, "ci": [0.0521, 0.0938]}
+    text = answer(d)
+    assert "estimated MSE 0.0717 (95% interval 0.0521 to 0.0938)" in text
+    assert "one judge alone (A, what --max-judges 1 deploys): 0.1100 (95% interval 0.0900 to 0.1300)" in text

@@ -257,15 +257,16 @@ def answer(d: dict, point: dict | None = None) -> str:
         single = frontier_point(d, 1)
         tail = "" if single is None else \
             f" One judge alone ({', '.join(single.get('judges') or [])}, what --max-judges 1 deploys): " \
-            f"{_interval_text(point_estimate(single))}."
+            f"{_interval_text(point_estimate(single), 4)}."
         return (f"Deploy these {k} judge{'s' if k != 1 else ''} ({_names(judges)}) combined as {combined_as(sel)}: "
-                f"estimated {obj} {_interval_text(d.get('deployed_risk'))}.{tail}")
+                f"estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}")
     J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
     judges = point_judges(d, p)
     k = len(judges)
     sel = {"family": p["family"], "members": p.get("members")}
     how = combined_as(sel)
-    digits = max(3, _digits((p.get("ci") or [0, 0])[1] - (p.get("ci") or [0, 0])[0]))
+    # at least the 4 decimals every page prints an estimate at (metric, frontier control, runs table)
+    digits = max(4, _digits((p.get("ci") or [0, 0])[1] - (p.get("ci") or [0, 0])[0]))
     # without a bias-corrected estimate the number is the held-out risk, and is called so
     kind = "estimated" if p.get("deployed_risk") else "held-out"
     who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
@@ -557,9 +558,9 @@ def verdict_parts(d: dict) -> dict:
                             f"picked over {d.get('menu_size', 'many')} candidates); the estimate above corrects it.")
     elif dr and dr.get("estimate") is not None:
         ci = dr.get("ci") or [None, None]
-        headline.append(f"Estimated {obj} on new items {_f(dr['estimate'])} (95% interval {_f(ci[0])} to "
-                        f"{_f(ci[1])}, {str(dr.get('method', '')).upper()} estimate"
-                        + (f"; the held-out {_f(dr['optimistic'])} is optimistic because it won over "
+        headline.append(f"Estimated {obj} on new items {_f(dr['estimate'], 4)} (95% interval {_f(ci[0], 4)} to "
+                        f"{_f(ci[1], 4)}, {str(dr.get('method', '')).upper()} estimate"
+                        + (f"; the held-out {_f(dr['optimistic'], 4)} is optimistic because it won over "
                            f"{d.get('menu_size', 'many')} candidates" if dr.get("optimistic") is not None else "")
                         + ").")
     else:
