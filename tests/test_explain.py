@@ -185,7 +185,9 @@ def test_further_judges_are_said_on_the_estimates_the_answer_prints(result):
     two = answer(d, frontier_point(d, 2))
     assert "More judges (up to all 3) do not lower the estimated MSE: the lowest with more is 0.0980 (95% " \
            "interval 0.0800 to 0.1200) with 3 judges, 0.0020 higher" in two
-    assert "It is the choice over all 3 judges" in answer(d)
+    # the unconstrained choice: no larger limit to compare with, said without calling a 4-of-16 panel the largest
+    assert "It is the choice with all 3 judges allowed (no larger limit to compare with)" in answer(d)
+    assert "no larger panel" not in answer(d)
 
 
 def test_every_printed_difference_is_the_difference_of_the_two_risks_beside_it(result):

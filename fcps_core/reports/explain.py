@@ -216,7 +216,7 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
     budget = p.get("constraint") == "budget"
     if not looser:
         return "No larger budget level is on the frontier" if budget else \
-            f"It is the choice over all {J} judges (no larger panel)"
+            f"It is the choice with all {J} judges allowed (no larger limit to compare with)"
     deployed = bool(p.get("deployed_risk")) and all(q.get("deployed_risk") for q in looser)
     est = point_estimate if deployed else (lambda x: {"estimate": x.get("risk"), "ci": x.get("ci")})
     obj = _objective(d).upper()
