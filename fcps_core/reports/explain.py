@@ -257,7 +257,7 @@ def answer(d: dict, point: dict | None = None) -> str:
         single = frontier_point(d, 1)
         tail = "" if single is None else \
             f" One judge alone ({', '.join(single.get('judges') or [])}, what --max-judges 1 deploys): " \
-            f"{_interval_text(point_estimate(single), 4)}."
+            f"{'estimated' if single.get('deployed_risk') else 'held-out'} {_interval_text(point_estimate(single), 4)}."
         return (f"Deploy these {k} judge{'s' if k != 1 else ''} ({_names(judges)}) combined as {combined_as(sel)}: "
                 f"estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}")
     J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
@@ -276,7 +276,9 @@ def answer(d: dict, point: dict | None = None) -> str:
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
         name = ", ".join(single.get("judges") or [])
+        # "estimated": not the judge's held-out risk the baselines and the Judges page print
         tail = (f"; one judge alone ({name}, what --max-judges 1 deploys): "
+                f"{'estimated' if single.get('deployed_risk') else 'held-out'} "
                 f"{_interval_text(point_estimate(single), digits)}")
     return f"{first} {further}{tail}."
 
