@@ -69,16 +69,14 @@ def block_controls(panel) -> tuple:
 
 
 #: the choice rules in words (the form's values stay the library's and the command line's names)
-CHOICE_WORDS = {"argmin": "the lowest held-out risk",
-                "simplest_within_se": "the simplest within one SE of the lowest",
-                TIE_AVERAGE: "average the statistically tied models",
-                "cheapest_tied": "the cheapest of the tied models"}
+#: (short: the box is a quarter of the form wide; the help says what each does)
+CHOICE_WORDS = {"argmin": "lowest risk", "simplest_within_se": "simplest within 1 SE",
+                TIE_AVERAGE: "average of ties", "cheapest_tied": "cheapest tied"}
 
 
 def choice_words(choice: str) -> str:
-    """A choice rule as the form shows it (the default marked)."""
-    words = CHOICE_WORDS.get(choice, choice)
-    return words + (" (default)" if choice == DEFAULT_CHOICE else "")
+    """A choice rule as the form shows it."""
+    return CHOICE_WORDS.get(choice, choice)
 
 
 def menu_form(panel) -> dict | None:
