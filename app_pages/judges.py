@@ -164,7 +164,7 @@ table(ctable, column_config={
     "weight": st.column_config.NumberColumn("weight", help=METRIC_HELP["weight"], format="%+.3f"),
     "weight share": st.column_config.ProgressColumn("weight share", help=METRIC_HELP["weight_share"],
                                                     min_value=0.0, max_value=1.0, format="%.3f"),
-    "shared": st.column_config.TextColumn("shared", help=METRIC_HELP["shared_with"]),
+    "shared": st.column_config.TextColumn("shared", help=METRIC_HELP["shared_with"], width="medium"),
     "drop-one change": st.column_config.NumberColumn("drop-one change", help=METRIC_HELP["drop_risk_change"],
                                                      format="%+.5f"),
     "95% low": st.column_config.NumberColumn("95% low", help="Group-clustered paired 95% interval.", format="%+.5f"),
