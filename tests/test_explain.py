@@ -257,6 +257,8 @@ def test_the_optimistic_heldout_risk_is_named_for_what_is_deployed(result):
     assert "winner" not in text
     assert ("The deployed average's own held-out MSE 0.0697 is optimistic (its 2 models were picked over 120 "
             "candidates)") in text
+    d["menu_size"] = 1503        # as the menu size metric prints it
+    assert "picked over 1,503 candidates" in verdict(d)
 
 
 def test_the_undetermined_regime_prints_the_gain_as_the_metrics_do():

@@ -36,6 +36,11 @@ def _f(v, digits: int = 3) -> str:
     return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.{digits}f}"
 
 
+def _count(n) -> str:
+    """A count as the pages' metrics print it ("1,503"); "many" when unknown."""
+    return f"{n:,}" if isinstance(n, int) else "many"
+
+
 def _digits(v: float | None) -> int:
     """Decimals that show at least two significant digits of a small difference (3 to 6)."""
     if v is None or v == 0 or not math.isfinite(v):
@@ -557,13 +562,13 @@ def verdict_parts(d: dict) -> dict:
             whose, picked = (("deployed average's", f"its {n_members} models were") if n_members > 1
                              else ("deployed model's", "it was"))
             headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic ({picked} "
-                            f"picked over {d.get('menu_size', 'many')} candidates); the estimate above corrects it.")
+                            f"picked over {_count(d.get('menu_size'))} candidates); the estimate above corrects it.")
     elif dr and dr.get("estimate") is not None:
         ci = dr.get("ci") or [None, None]
         headline.append(f"Estimated {obj} on new items {_f(dr['estimate'], 4)} (95% interval {_f(ci[0], 4)} to "
                         f"{_f(ci[1], 4)}, {str(dr.get('method', '')).upper()} estimate"
                         + (f"; the held-out {_f(dr['optimistic'], 4)} is optimistic because it won over "
-                           f"{d.get('menu_size', 'many')} candidates" if dr.get("optimistic") is not None else "")
+                           f"{_count(d.get('menu_size'))} candidates" if dr.get("optimistic") is not None else "")
                         + ").")
     else:
         note = (d.get("choice_info") or {}).get("estimate_note")
