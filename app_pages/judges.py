@@ -152,24 +152,24 @@ def _without(j: dict) -> str | None:
 
 
 ctable = pd.DataFrame([{"judge": j["judge"], "models": j["members"], "weight": j["weight"],
-                        "weight share": j["weight_share"], "shared with": ", ".join(j.get("shared_with") or []),
-                        "drop risk change": j["drop_risk_change"],
+                        "weight share": j["weight_share"], "shared": ", ".join(j.get("shared_with") or []) or "-",
+                        "drop-one change": j["drop_risk_change"],
                         "95% low": (j["drop_ci"] or [None, None])[0], "95% high": (j["drop_ci"] or [None, None])[1],
-                        "verdict": j["drop_verdict"], "deployed without it": _without(j)}
+                        "meaning": j["drop_verdict"], "deployed without it": _without(j)}
                        for j in contrib["judges"]])
-ctable = ctable.sort_values(["drop risk change", "weight share"], ascending=False, na_position="last")
+ctable = ctable.sort_values(["drop-one change", "weight share"], ascending=False, na_position="last")
 table(ctable, column_config={
     "judge": st.column_config.TextColumn("judge", help="A judge the deployed predictor uses."),
     "models": st.column_config.NumberColumn("models", help="How many of the deployed models use the judge."),
-    "weight": st.column_config.NumberColumn("weight", help=METRIC_HELP["weight"], format="%+.4f"),
+    "weight": st.column_config.NumberColumn("weight", help=METRIC_HELP["weight"], format="%+.3f"),
     "weight share": st.column_config.ProgressColumn("weight share", help=METRIC_HELP["weight_share"],
                                                     min_value=0.0, max_value=1.0, format="%.3f"),
-    "shared with": st.column_config.TextColumn("shared with", help=METRIC_HELP["shared_with"]),
-    "drop risk change": st.column_config.NumberColumn("drop risk change", help=METRIC_HELP["drop_risk_change"],
-                                                      format="%+.5f"),
+    "shared": st.column_config.TextColumn("shared", help=METRIC_HELP["shared_with"], width="medium"),
+    "drop-one change": st.column_config.NumberColumn("drop-one change", help=METRIC_HELP["drop_risk_change"],
+                                                     format="%+.5f"),
     "95% low": st.column_config.NumberColumn("95% low", help="Group-clustered paired 95% interval.", format="%+.5f"),
     "95% high": st.column_config.NumberColumn("95% high", help="Group-clustered paired 95% interval.", format="%+.5f"),
-    "verdict": st.column_config.TextColumn("verdict", help="Where the interval lies: dropping the judge raises "
+    "meaning": st.column_config.TextColumn("meaning", help="Where the interval lies: dropping the judge raises "
                                                           "risk (it helps), lowers it, or no clear change."),
     "deployed without it": st.column_config.TextColumn(
         "deployed without it", help="What the same choice rule deploys without the judge, and its held-out risk.")})

@@ -51,6 +51,12 @@ share = c3.slider("Audit share", 0.0, 1.0, 0.5, 0.05, help="Share of the batch d
                   disabled=not fixed)
 
 
+#: the chosen items' headers in words (the downloaded CSV keeps the keys: it is uploaded back)
+ITEM_HEADERS = {"item_id": "item", "group_id": "group", "chosen_by": "chosen by",
+                "inclusion_probability": "inclusion probability",
+                "expected_variance_reduction": "expected variance reduction"}
+
+
 def show_decision(container, title: str, d: dict) -> None:
     ci = d.get("deployed_risk_ci") or [None, None]
     metric(container, "deployed_risk", fmt(d.get("deployed_risk")), label=f"{title}: deployed risk",
@@ -76,7 +82,13 @@ if n_free == 0:
 state = st.session_state.get("label_next")
 if state and state["panel"] == name:
     show_decision(st, "Now", state["before"])
-    table(pd.DataFrame(state["items"]), helps={"reason": "Why the item was chosen."})
+    items = pd.DataFrame(state["items"])
+    if "expected_variance_reduction" in items:
+        # printed as the reason beside it prints it (3 significant digits: these are often below 0.0001)
+        items["expected_variance_reduction"] = [None if v is None or v != v else f"{v:.3g}"
+                                                for v in items["expected_variance_reduction"]]
+    table(items, helps={"reason": "Why the item was chosen."},
+          column_config={c: {"label": w} for c, w in ITEM_HEADERS.items() if c in items})
     st.download_button("Download the items to label (CSV)", state["csv"], file_name=f"{name}-label-next.csv",
                        mime="text/csv")
 

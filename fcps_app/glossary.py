@@ -108,7 +108,9 @@ def _config(frame: pd.DataFrame, specs: dict, helps: dict | None, given: dict | 
                 st.column_config.Column(help=text))
         theirs = (given or {}).get(c)
         if theirs:
-            out = dict(theirs)
+            # a given entry sets what it names (a label, a width...); the rest, such as the number
+            # format, stays this table's
+            out = dict(mine) | {k: v for k, v in dict(theirs).items() if v is not None}
             out["help"] = out.get("help") or text
             if c in specs and not _numeric(frame[c]) and (out.get("type_config") or {}).get("type") in (
                     "number", "progress"):     # gaps made it text: keep its label, help and width

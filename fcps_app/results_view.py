@@ -105,7 +105,8 @@ def show_selection(res: dict, run_id: int) -> None:
     metric(m[1], "test_mse", fmt(sel.get("test_mse")), label="test MSE (T)")
     if dr:
         ci = dr.get("ci") or [None, None]
-        metric(m[2], "deployed_risk", fmt(dr.get("estimate")), label="deployed risk",
+        from fcps_app.selection_view import objective_name as _objective      # the Select page's label
+        metric(m[2], "deployed_risk", fmt(dr.get("estimate")), label=f"{_objective(res)} on new items",
                extra=f"95% interval {fmt(ci[0])} to {fmt(ci[1])} ({dr.get('method')}).")
     else:
         metric(m[2], "validation_scale", fmt(res.get("validation_scale")), label="validation scale")

@@ -141,6 +141,10 @@ RUN_COLUMNS = ["run_id", "panel", "kind", "status", "family", "K", "val_mse", "d
 DEPLOYED_COLUMNS = ("K", "val_mse", "deployed_risk", "test_mse")
 #: what a run table shows where a selection stored by an older fcps kept no value
 NOT_RECORDED = "not recorded"
+#: the run tables' headers in words (the frame keeps the store's keys: its CSV and callers read them)
+RUN_HEADERS = {"run_id": "run", "val_mse": "held-out MSE", "deployed_risk": "estimate on new items",
+               "test_mse": "test MSE (T)", "finished_at": "finished", "panel_version": "panel version",
+               "has_predictor": "predictor stored"}
 #: what the run tables' columns mean (elsewhere "family" is any candidate's, "K" a prefix, "label" a human label)
 RUN_WORDS = {"family": "What the selection deployed: its family for one model, \"average of N models\" for an "
                        "average of statistically tied models. " + (help_text("family") or ""),
@@ -200,5 +204,8 @@ def runs_table(runs: pd.DataFrame, *, columns: list[str] | None = None, **kwargs
             spec = FORMATS.get(col, "%.4f")
             view[col] = [NOT_RECORDED if m else number(v, spec) for v, m in zip(view[col], missing)]
             config[col] = st.column_config.TextColumn(col, alignment="right")
+    for col, header in RUN_HEADERS.items():
+        if col in view.columns:
+            config[col] = {**(config.get(col) or {}), "label": header}
     table(view, helps=RUN_WORDS, column_config=config | (kwargs.pop("column_config", None) or {}), **kwargs)
     return shown

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fcps_core.defaults import (CHOICES, DEFAULT_ALPHA, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PATHS,
-                                DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_SPLIT, PROTOCOLS)
+                                DEFAULT_PROTOCOL, DEFAULT_REPEATS, DEFAULT_SPLIT, PROTOCOLS, TIE_AVERAGE)
 from fcps_core.errors import FCPSError
 from fcps_core.reports.glossary import help_text
 from fcps_core.service.select import FAMILIES, PATH_RULES, SelectRequest, draw_blocks, refit_stored, run_select
@@ -68,13 +68,24 @@ def block_controls(panel) -> tuple:
     return split, counts, seed
 
 
+#: the choice rules in words (the form's values stay the library's and the command line's names)
+#: (short: the box is a quarter of the form wide; the help says what each does)
+CHOICE_WORDS = {"argmin": "lowest risk", "simplest_within_se": "simplest within 1 SE",
+                TIE_AVERAGE: "average of ties", "cheapest_tied": "cheapest tied"}
+
+
+def choice_words(choice: str) -> str:
+    """A choice rule as the form shows it."""
+    return CHOICE_WORDS.get(choice, choice)
+
+
 def menu_form(panel) -> dict | None:
     """The menu of candidates and the protocol; the settings once "Run selection" is pressed."""
     with st.form("menu_form"):
         p1, p2, p3, p4 = st.columns(4)
         protocol = p1.selectbox("protocol", PROTOCOLS, index=PROTOCOLS.index(DEFAULT_PROTOCOL),
                                 help=help_text("protocol"))
-        choice = p2.selectbox("choice rule", CHOICES, index=CHOICES.index(DEFAULT_CHOICE),
+        choice = p2.selectbox("choice rule", CHOICES, index=CHOICES.index(DEFAULT_CHOICE), format_func=choice_words,
                               help=help_text("choice"))
         folds = p3.number_input("folds", 2, 20, DEFAULT_FOLDS, help="Grouped folds of the cross-fitted protocol.")
         repeats = p4.number_input("repeats", 1, 10, DEFAULT_REPEATS, help="Repeats of the grouped K-fold split.")

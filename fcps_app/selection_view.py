@@ -133,11 +133,18 @@ def show_verdict(d: dict, *, answered: bool = False) -> None:
         st.markdown("\n".join(f"- {md(s)}" for s in parts["details"]))
 
 
+def heldout_metric_label(d: dict) -> str:
+    """The held-out metric's label, for what is deployed: an average of tied models
+    ("held-out MSE (deployed average)") or one model ("held-out MSE (deployed model)")."""
+    average = len(deployed_members(d["selected"])) > 1
+    return f"held-out {objective_name(d)} (deployed {'average' if average else 'model'})"
+
+
 def show_metrics(d: dict) -> None:
     sel, obj = d["selected"], objective_name(d)
     dr = d.get("deployed_risk") or {}
     cand = next((c for c in d["candidates"] if c["index"] == sel.get("index")), None)
-    m = st.columns(5)
+    m = st.columns([1, 1.5, 1, 1, 1])      # the held-out label names what is deployed: room for it
     if dr.get("estimate") is not None:
         lo, hi = dr["ci"]
         metric(m[0], "deployed_risk", f"{dr['estimate']:.4f}", label=f"{obj} on new items",
@@ -147,9 +154,14 @@ def show_metrics(d: dict) -> None:
         metric(m[0], "deployed_risk", "-", label=f"{obj} on new items",
                extra=(d.get("choice_info") or {}).get("estimate_note", "Not estimated for this run."))
     own = sel.get(f"val_{obj.lower()}")
-    se = cand.get("val_se") if cand and not deployed_members(sel) else None
-    metric(m[1], "val_risk", "-" if own is None else f"{own:.4f}", label=f"held-out {obj} (winner)",
-           extra="Optimistic: it is the minimum over the whole menu.")
+    average = len(deployed_members(sel)) > 1
+    se = cand.get("val_se") if cand and not average else None
+    metric(m[1], "val_risk", "-" if own is None else f"{own:.4f}", label=heldout_metric_label(d),
+           extra=("The deployed average's own held-out risk (its models' predictions averaged on the same rows): "
+                  "optimistic, because its models were picked as the best of the menu on these rows; the estimate "
+                  "on new items corrects it." if average else
+                  "The deployed model's own held-out risk: optimistic, because it was picked as the lowest of the "
+                  "candidates it was chosen from; the estimate on new items corrects it."))
     m[1].caption(f"± {Z95 * se:.4f} (95%)" if se else "average of tied models: no single SE")
     metric(m[2], "test_mse", "-" if sel.get("test_mse") is None else f"{sel['test_mse']:.4f}",
            label="test MSE (T audit)", extra="One audit on T, reported without an interval; it never informed the choice.")

@@ -328,6 +328,6 @@ def test_judges_page_renders_without_and_with_a_selection():
         if j["drop_risk_change"] is None:
             assert j["drop_note"] and shown.loc[j["judge"], "deployed without it"] == j["drop_note"]
         else:
-            assert shown.loc[j["judge"], "drop risk change"] == pytest.approx(j["drop_risk_change"])
-    assert contributions["drop risk change"].notna().sum() == sum(j["drop_risk_change"] is not None
+            assert shown.loc[j["judge"], "drop-one change"] == pytest.approx(j["drop_risk_change"])
+    assert contributions["drop-one change"].notna().sum() == sum(j["drop_risk_change"] is not None
                                                                   for j in contrib["judges"])

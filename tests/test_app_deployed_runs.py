@@ -110,7 +110,8 @@ def test_the_results_browser_lists_the_average_with_the_numbers_of_its_answer(ol
     shown = _metrics(at)
     assert _cell(row["K"], "%d") == str(k) == str(len(d["selected"]["judges"]))
     assert _cell(row["val_mse"], "%.4f") == shown["held-out MSE"] == f"{d['selected']['val_mse']:.4f}"
-    assert _cell(row["deployed_risk"], "%.4f") == shown["deployed risk"]
+    # named as on the Select page ("MSE on new items"), not "deployed risk" (issue 24 walk)
+    assert _cell(row["deployed_risk"], "%.4f") == shown["MSE on new items"]
     assert _cell(row["test_mse"], "%.4f") == shown["test MSE (T)"]
     # the run stored before the estimate existed: its values, and "not recorded" for the estimate
     older = _row(table, ids["older"])
@@ -131,7 +132,7 @@ def test_the_overview_and_the_select_page_show_the_same_numbers(old_store):
     answer = next(e.value for e in at.main.children[2].children.values() if str(e.value).startswith("Deploy"))
     assert row["family"] == f"average of {len(d['selected']['members'])} models"
     assert _cell(row["K"], "%d") == str(_answer_judges(answer))
-    assert _cell(row["val_mse"], "%.4f") == _metrics(at)["held-out MSE (winner)"]
+    assert _cell(row["val_mse"], "%.4f") == _metrics(at)["held-out MSE (deployed average)"]
     assert _cell(row["test_mse"], "%.4f") == _metrics(at)["test MSE (T audit)"]
 
 

@@ -56,7 +56,7 @@ def test_headline_says_what_to_deploy_how_good_and_against_what(result):
     assert "not clearly different from logistic over all judges" in parts["headline"][1]
     assert "tied" not in " ".join(parts["headline"])
     assert "better than majority vote (ties 1/2)" in parts["headline"][1]
-    assert "Estimated MSE on new items 0.147 (95% interval 0.139 to 0.155" in parts["headline"][2]
+    assert "Estimated MSE on new items 0.1470 (95% interval 0.1390 to 0.1550" in parts["headline"][2]
     # one tie set (issue 24): 2 other models + the deployed one = 3 distinct tied models
     assert any(s.startswith("3 distinct models are statistically tied") and "the other 2 would serve about as well"
                in s and "logistic K=4" in s for s in parts["details"])
@@ -113,7 +113,7 @@ def test_a_tie_average_names_its_members_and_judges_by_weight(result):
     assert head.startswith("Deploy an equal-weight average of 2 statistically tied models (logistic, ridge_iso) "
                            "over judges j7, j6, j5, j4, j3, j2 and 2 more (8 of 65 judges):")
     assert "held-out MSE" not in head     # an average has no single SE: its estimate below carries the interval
-    assert "Estimated MSE on new items 0.147 (95% interval" in verdict(result)
+    assert "Estimated MSE on new items 0.1470 (95% interval" in verdict(result)
 
 
 def _candidate(index, path, params, judges, risk, family="residual"):
@@ -177,14 +177,17 @@ def test_further_judges_are_said_on_the_estimates_the_answer_prints(result):
     from fcps_core.reports.explain import answer, frontier_point
     d = _frontier_result(result)
     one = answer(d, frontier_point(d, 1))
-    assert "estimated MSE 0.110 (95% interval 0.090 to 0.130)" in one
-    # 0.110 - 0.096 = 0.014 (by hand), to the k=2 point's estimate, not the held-out 0.012 to k=3
-    assert "More judges (up to all 3) lower the estimated MSE by at most 0.014: to 0.096 (95% interval 0.080 " \
-           "to 0.110) with 2 judges" in one
+    # at 4 decimals, as the Select page's metric, the frontier control and the runs table print estimates
+    assert "estimated MSE 0.1100 (95% interval 0.0900 to 0.1300)" in one
+    # 0.1100 - 0.0960 = 0.0140 (by hand), to the k=2 point's estimate, not the held-out 0.012 to k=3
+    assert "More judges (up to all 3) lower the estimated MSE by at most 0.0140: to 0.0960 (95% interval 0.0800 " \
+           "to 0.1100) with 2 judges" in one
     two = answer(d, frontier_point(d, 2))
-    assert "More judges (up to all 3) do not lower the estimated MSE: the lowest with more is 0.098 (95% " \
-           "interval 0.080 to 0.120) with 3 judges, 0.002 higher" in two
-    assert "It is the choice over all 3 judges" in answer(d)
+    assert "More judges (up to all 3) do not lower the estimated MSE: the lowest with more is 0.0980 (95% " \
+           "interval 0.0800 to 0.1200) with 3 judges, 0.0020 higher" in two
+    # the unconstrained choice: no larger limit to compare with, said without calling a 4-of-16 panel the largest
+    assert "It is the choice with all 3 judges allowed (no larger limit to compare with)" in answer(d)
+    assert "no larger panel" not in answer(d)
 
 
 def test_every_printed_difference_is_the_difference_of_the_two_risks_beside_it(result):
@@ -238,5 +241,63 @@ def test_a_larger_budget_is_said_on_the_same_basis(result):
         p.update(constraint="budget", cost=cost)
     text = answer(d, d["frontier"][0])
     # 0.110 - 0.096 = 0.014, the estimates printed (hand-computed), at the cheapest larger budget reaching it
-    assert "A larger budget lowers the estimated MSE by at most 0.014: to 0.096 (95% interval 0.080 to 0.110) at a " \
-           "cost of 2.5 per item" in text
+    assert "A larger budget lowers the estimated MSE by at most 0.0140: to 0.0960 (95% interval 0.0800 to 0.1100) " \
+           "at a cost of 2.5 per item" in text
+
+
+def test_the_optimistic_heldout_risk_is_named_for_what_is_deployed(result):
+    """Issue 24 walk: the verdict's optimistic held-out risk is the deployed predictor's own,
+    named for what is deployed: an average of tied models is not 'the winner'."""
+    d = _frontier_result(result)
+    text = verdict(d)
+    assert "The deployed model's own held-out MSE 0.0697 is optimistic (it was picked over 120 candidates)" in text
+    d["selected"] = {**d["selected"], "family": "tie_average",
+                     "members": [{"family": "logistic", "K": 3}, {"family": "ridge_iso", "K": 3}]}
+    text = verdict(d)
+    assert "winner" not in text
+    assert ("The deployed average's own held-out MSE 0.0697 is optimistic (its 2 models were picked over 120 "
+            "candidates)") in text
+    d["menu_size"] = 1503        # as the menu size metric prints it
+    assert "picked over 1,503 candidates" in verdict(d)
+
+
+def test_the_undetermined_regime_prints_the_gain_as_the_metrics_do():
+    """Issue 24 walk: the regime box said '95% interval -0.0000 to +0.0022' above a caption
+    '+0.0000 to +0.0022'; the advice prints the gain and its interval as gain_text does, and
+    the label count with thousands separators."""
+    from fcps_core.selection.honesty import undetermined_advice
+    text = undetermined_advice(0.0011, -0.00004, 0.0022, 0.001, 281063)
+    assert f"the interaction gain {gain_text(0.0011)} (95% interval {gain_text(-0.00004)} to {gain_text(0.0022)})" in text
+    assert "(95% interval +0.0000 to +0.0022)" in text and "-0.0000" not in text
+    assert "About 281,063 more held-out labels" in text
+    assert "not clearly above the threshold 0.001" in text
+
+
+def test_a_tiny_paired_difference_leaves_the_risks_at_the_pages_decimals(result):
+    """Issue 24 walk (a continuous-label panel, MSE near 0.008): the smallest tied panel's
+    sentence printed the choice's held-out MSE as 0.007995 while the metric and the tables
+    print it 0.0080. The risks print at the pages' 4 decimals; a difference too small for
+    them is given as the paired difference at its own precision, and called so."""
+    d = _frontier_result(result)
+    for p, risk in zip(d["frontier"], (0.0100, 0.008061, 0.007995)):
+        p["risk"] = risk
+        p["diff_vs_best"] = {"estimate": risk - 0.007995, "ci": [risk - 0.007995 - 0.000074,
+                                                                 risk - 0.007995 + 0.000073]}
+    text = verdict(d)
+    assert ("has 2 judge(s) (logistic): held-out MSE 0.0081 against 0.0080 (paired difference 0.000066, 95% "
+            "interval -0.000008 to 0.000139); deploy it with --max-judges 2") in text
+    assert "0.007995" not in text and "0.008061" not in text
+
+
+def test_the_answer_prints_the_estimate_as_the_metric_does(result):
+    """Issue 24 walk (LLMBar): the answer said 'estimated MSE 0.072' with the metric beside it
+    saying 0.0717 and the verdict '0.0717'; a wide interval no longer drops the answer to 3
+    decimals."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    chosen = d["frontier"][2]
+    chosen["deployed_risk"] = {"estimate": 0.0717, "ci": [0.0521, 0.0938]}
+    text = answer(d)
+    assert "estimated MSE 0.0717 (95% interval 0.0521 to 0.0938)" in text
+    # named an estimate: the judge's held-out risk (baselines, Judges page) is another number
+    assert "one judge alone (A, what --max-judges 1 deploys): estimated 0.1100 (95% interval 0.0900 to 0.1300)" in text

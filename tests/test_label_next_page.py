@@ -6,6 +6,7 @@ confirmation) are refused with one error and leave the stored panel as it was.""
 from __future__ import annotations
 
 import csv
+import json
 import io
 from pathlib import Path
 
@@ -150,3 +151,26 @@ def test_opens_on_the_panel_in_use(truth_and_store, tmp_path):
     assert by_label(at.selectbox, "Stored panel").value == in_use
     by_label(at.selectbox, "Stored panel").set_value(names[0]).run()
     assert at.session_state["current_panel"] == f"stored: {names[0]}"
+
+
+def test_the_chosen_items_print_each_gain_as_its_reason_does(truth_and_store):
+    """Issue 24 walk: the chosen items' table printed every expected variance reduction as
+    0.0000 beside a reason saying 1.94e-05; each row's number is printed as its reason prints
+    it, and the headers are words (the download keeps the keys item_id, group_id)."""
+    import re
+    at = _open()
+    by_label(at.number_input, "Batch size").set_value(12).run()
+    by_label(at.checkbox, "Fixed audit share").check().run()
+    by_label(at.button, "Choose the next items").click().run()
+    assert not at.exception, at.exception
+    df = at.dataframe[0]
+    shown = df.value
+    active = shown[shown["chosen_by"] == "active"]
+    assert len(active)
+    for _, row in active.iterrows():
+        said = re.search(r"expected variance reduction (\S+) \(", row["reason"]).group(1)
+        assert str(row["expected_variance_reduction"]) == said, (row["expected_variance_reduction"], said)
+    config = json.loads(df.proto.columns)
+    headers = [(config.get(str(c)) or {}).get("label") or str(c) for c in shown.columns]
+    assert not [h for h in headers if "_" in h], headers
+    assert at.session_state["label_next"]["csv"].startswith("item_id,")

@@ -234,3 +234,13 @@ def test_frontier_star_never_calls_a_point_deployed_that_is_not():
     assert (shown.x[0], shown.y[0]) == (1, pytest.approx(0.122))
     deployed = by_name["deployed: 2 judge(s) used (limit k 2)"]
     assert deployed.marker.symbol == "star-open" and deployed.x[0] == 2
+
+
+def test_the_reliability_legend_prints_the_ece_as_the_judges_page_metric():
+    """Issue 24 walk: the Judges page's ECE metric said 0.0156 and the diagram's legend
+    'ECE 0.016'; the legend prints it at the metric's 4 decimals."""
+    from fcps_core.figures.panel import reliability_diagram
+    cal = {"ece": 0.01564, "base_rate": 0.5,
+           "curve": {"mean_prediction": [0.1, 0.9], "mean_label": [0.12, 0.88], "count": [5, 5]}}
+    names = [t.name for t in reliability_diagram(cal).data]
+    assert "deployed predictor (ECE 0.0156)" in names, names

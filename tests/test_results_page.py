@@ -182,3 +182,19 @@ def test_the_runs_table_shows_no_none_and_the_candidates_no_empty_or_repeated_co
     assert per_k["layout"]["yaxis"]["title"]["text"] == "cross-fitted MSE"
     # the answer first, then the frontier (as on the Select page)
     assert at.success[0].value.startswith("Deploy th") and "What fewer judges cost" in str(specs[0]["layout"]["title"])
+
+
+def test_the_runs_table_headers_are_words_not_keys(page_store):
+    """Issue 24 walk: the runs table (Results browser and Overview) heads its columns in words
+    ('held-out MSE', 'estimate on new items', ...), not with the store's keys (val_mse,
+    deployed_risk, run_id); the frame keeps the keys (its CSV and the tests read them)."""
+    _, ids = page_store
+    at = results(run=str(ids["crossfit"]))
+    runs = at.dataframe[0]
+    assert {"run_id", "val_mse", "test_mse"} <= set(runs.value.columns)
+    config = json.loads(runs.proto.columns or "{}")
+    headers = {str(c): (config.get(str(c)) or {}).get("label") or str(c) for c in runs.value.columns}
+    assert not [h for h in headers.values() if "_" in h], headers
+    assert headers["val_mse"] == "held-out MSE" and headers["run_id"] == "run"
+    # the cells keep their type and alignment under the new header (text here: the sweep's row has none)
+    assert config["val_mse"].get("type_config") and config["val_mse"].get("help")

@@ -195,3 +195,62 @@ def test_page_links_look_like_links(stored):
     _, at = stored
     links = at.get("page_link")
     assert links and all(link.label.startswith(":blue[") and link.proto.icon for link in links)
+
+
+def test_the_heldout_metric_is_labelled_for_what_is_deployed(stored):
+    """The Evidence's held-out metric names what is deployed (issue 24 walk): an average of
+    tied models is 'deployed average' (its own held-out risk, not the minimum over the menu),
+    one model 'deployed model'; its value is the deployed predictor's stored held-out MSE."""
+    _, at = stored
+    sel = at.session_state["selection"]["dict"]["selected"]
+    shown = {m.label: m for m in at.metric}
+    average = len(sel.get("members") or []) > 1
+    label = "held-out MSE (deployed average)" if average else "held-out MSE (deployed model)"
+    assert label in shown, list(shown)
+    assert "held-out MSE (winner)" not in shown
+    assert shown[label].value == f"{sel['val_mse']:.4f}"
+    if average:
+        assert "minimum over the whole menu" not in shown[label].proto.help
+        assert "average" in shown[label].proto.help
+
+
+def _column_formats(df) -> dict:
+    config = json.loads(df.proto.columns)
+    return {str(c): ((config.get(str(c)) or {}).get("type_config") or {}).get("format") for c in df.value.columns}
+
+
+def test_the_judges_page_names_and_prints_the_contribution_as_the_select_page(stored):
+    """Issue 24 walk: a deployed judge's weight, weight share and drop-one change are the same
+    columns, under the same names and at the same decimals, on the Select page's judges table
+    and the Judges page's contribution table (not 'drop risk change' and '+0.7611' on one page,
+    'drop-one change' and '+0.761' on the other)."""
+    run_id, at = stored
+    judges = next(df for df in at.dataframe if "judge" in df.value.columns and "weight" in df.value.columns)
+    on_select = _column_formats(judges)
+    jp = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    jp.query_params["run"] = str(run_id)
+    jp.run()
+    jp.switch_page("app_pages/judges.py").run()
+    assert not jp.exception, jp.exception
+    contrib = jp.dataframe[-1]
+    on_judges = _column_formats(contrib)
+    shared = ["judge", "weight", "weight share", "shared", "drop-one change", "meaning"]
+    assert set(shared) <= set(on_select), list(on_select)
+    assert set(shared) <= set(on_judges), list(on_judges)
+    for col in ("weight", "drop-one change"):
+        assert on_select[col] == on_judges[col], (col, on_select[col], on_judges[col])
+    # the same rows, the same order (largest drop-one change first)
+    assert list(contrib.value["judge"]) == list(judges.value["judge"])
+
+
+def test_the_choice_rule_is_offered_in_words(stored):
+    """Issue 24 walk: the form offered 'tie_average', 'simplest_within_se' (the library's
+    names); it offers words, and its value stays the library's name."""
+    from app_helpers import by_label
+    from fcps_core.defaults import CHOICES, DEFAULT_CHOICE
+    _, at = stored
+    box = by_label(at.selectbox, "choice rule")
+    assert len(box.options) == len(CHOICES)
+    assert not [o for o in box.options if "_" in o], box.options
+    assert box.value == DEFAULT_CHOICE
+    assert box.options[CHOICES.index(DEFAULT_CHOICE)] == "average of ties"

@@ -133,7 +133,7 @@ def reliability_diagram(calibration: dict, *, family: str | None = None) -> go.F
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
                              line=dict(color="#999", dash="dash"), hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=c["mean_prediction"], y=c["mean_label"], mode="lines+markers",
-                             name=f"deployed predictor (ECE {calibration['ece']:.3f})",
+                             name=f"deployed predictor (ECE {calibration['ece']:.4f})",
                              line=dict(color=FAMILY_COLORS.get(family, "#333")), marker=dict(size=8),
                              customdata=c["count"],
                              hovertemplate="mean prediction %{x:.3f}<br>mean label %{y:.3f}<br>"

@@ -36,6 +36,11 @@ def _f(v, digits: int = 3) -> str:
     return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.{digits}f}"
 
 
+def _count(n) -> str:
+    """A count as the pages' metrics print it ("1,503"); "many" when unknown."""
+    return f"{n:,}" if isinstance(n, int) else "many"
+
+
 def _digits(v: float | None) -> int:
     """Decimals that show at least two significant digits of a small difference (3 to 6)."""
     if v is None or v == 0 or not math.isfinite(v):
@@ -216,7 +221,7 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
     budget = p.get("constraint") == "budget"
     if not looser:
         return "No larger budget level is on the frontier" if budget else \
-            f"It is the choice over all {J} judges (no larger panel)"
+            f"It is the choice with all {J} judges allowed (no larger limit to compare with)"
     deployed = bool(p.get("deployed_risk")) and all(q.get("deployed_risk") for q in looser)
     est = point_estimate if deployed else (lambda x: {"estimate": x.get("risk"), "ci": x.get("ci")})
     obj = _objective(d).upper()
@@ -257,15 +262,16 @@ def answer(d: dict, point: dict | None = None) -> str:
         single = frontier_point(d, 1)
         tail = "" if single is None else \
             f" One judge alone ({', '.join(single.get('judges') or [])}, what --max-judges 1 deploys): " \
-            f"{_interval_text(point_estimate(single))}."
+            f"{'estimated' if single.get('deployed_risk') else 'held-out'} {_interval_text(point_estimate(single), 4)}."
         return (f"Deploy these {k} judge{'s' if k != 1 else ''} ({_names(judges)}) combined as {combined_as(sel)}: "
-                f"estimated {obj} {_interval_text(d.get('deployed_risk'))}.{tail}")
+                f"estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}")
     J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
     judges = point_judges(d, p)
     k = len(judges)
     sel = {"family": p["family"], "members": p.get("members")}
     how = combined_as(sel)
-    digits = max(3, _digits((p.get("ci") or [0, 0])[1] - (p.get("ci") or [0, 0])[0]))
+    # at least the 4 decimals every page prints an estimate at (metric, frontier control, runs table)
+    digits = max(4, _digits((p.get("ci") or [0, 0])[1] - (p.get("ci") or [0, 0])[0]))
     # without a bias-corrected estimate the number is the held-out risk, and is called so
     kind = "estimated" if p.get("deployed_risk") else "held-out"
     who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
@@ -275,7 +281,9 @@ def answer(d: dict, point: dict | None = None) -> str:
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
         name = ", ".join(single.get("judges") or [])
+        # "estimated": not the judge's held-out risk the baselines and the Judges page print
         tail = (f"; one judge alone ({name}, what --max-judges 1 deploys): "
+                f"{'estimated' if single.get('deployed_risk') else 'held-out'} "
                 f"{_interval_text(point_estimate(single), digits)}")
     return f"{first} {further}{tail}."
 
@@ -532,12 +540,17 @@ def verdict_parts(d: dict) -> dict:
             dv = tied["diff_vs_best"]
             k = max(4, _digits(dv["estimate"]))
             ref = tied["risk"] - dv["estimate"]          # the choice over all judges' held-out risk
-            shown = {"estimate": shown_difference(tied["risk"], ref, k), "ci": dv["ci"]}
+            if k == 4:      # the difference of the two risks as printed
+                shown = {"estimate": shown_difference(tied["risk"], ref, k), "ci": dv["ci"]}
+                compared = (f"{_f(tied['risk'], 4)} against {_f(ref, 4)}, paired difference "
+                            f"{_interval_text(shown, k)}")
+            else:           # too small for the risks' 4 decimals (printed so on every page): its own precision
+                compared = (f"{_f(tied['risk'], 4)} against {_f(ref, 4)} (paired difference {_f(dv['estimate'], k)}, "
+                            f"95% interval {_f(dv['ci'][0], k)} to {_f(dv['ci'][1], k)})")
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
                             f"{len(tied['judges'])} judge(s) ({display_family(tied)}): held-out {obj} "
-                            f"{_f(tied['risk'], k)} against {_f(ref, k)}, paired difference "
-                            f"{_interval_text(shown, k)}; deploy it with --max-judges {tied['n_judges']}.")
+                            f"{compared}; deploy it with --max-judges {tied['n_judges']}.")
     others = [b for b in base if b is not single]
     if others:
         headline.append(f"Against the {'other ' if single else ''}fixed recipes it is "
@@ -545,14 +558,17 @@ def verdict_parts(d: dict) -> dict:
     dr = d.get("deployed_risk")
     if first and dr and dr.get("estimate") is not None:
         if dr.get("optimistic") is not None:
-            headline.append(f"The winner's own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic (it won over "
-                            f"{d.get('menu_size', 'many')} candidates); the estimate above corrects it.")
+            n_members = len(deployed_members(sel))
+            whose, picked = (("deployed average's", f"its {n_members} models were") if n_members > 1
+                             else ("deployed model's", "it was"))
+            headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic ({picked} "
+                            f"picked over {_count(d.get('menu_size'))} candidates); the estimate above corrects it.")
     elif dr and dr.get("estimate") is not None:
         ci = dr.get("ci") or [None, None]
-        headline.append(f"Estimated {obj} on new items {_f(dr['estimate'])} (95% interval {_f(ci[0])} to "
-                        f"{_f(ci[1])}, {str(dr.get('method', '')).upper()} estimate"
-                        + (f"; the held-out {_f(dr['optimistic'])} is optimistic because it won over "
-                           f"{d.get('menu_size', 'many')} candidates" if dr.get("optimistic") is not None else "")
+        headline.append(f"Estimated {obj} on new items {_f(dr['estimate'], 4)} (95% interval {_f(ci[0], 4)} to "
+                        f"{_f(ci[1], 4)}, {str(dr.get('method', '')).upper()} estimate"
+                        + (f"; the held-out {_f(dr['optimistic'], 4)} is optimistic because it won over "
+                           f"{_count(d.get('menu_size'))} candidates" if dr.get("optimistic") is not None else "")
                         + ").")
     else:
         note = (d.get("choice_info") or {}).get("estimate_note")

@@ -527,14 +527,25 @@ def _regime(result, grouped_pair) -> dict:
         out.update({"point_quadrant": out["quadrant"], "quadrant": "undetermined",
                     "description": "the interaction gain's 95% interval contains its threshold",
                     "labels_to_resolve": more,
-                    "advice": ("Undetermined: the interaction gain "
-                               f"{gain:+.4f} (95% interval {lo:+.4f} to {hi:+.4f}) is not clearly "
-                               f"{'above' if gain > s.gain_threshold else 'below'} the threshold "
-                               f"{s.gain_threshold:g}. "
-                               + (f"About {more} more held-out labels would resolve it "
-                                  "(its SE shrinks as 1/sqrt(n))." if more is not None else
-                                  "More labels would not resolve it: the gain sits on the threshold."))})
+                    "advice": undetermined_advice(gain, lo, hi, s.gain_threshold, more)})
     return out
+
+
+def _signed4(v: float) -> str:
+    """A gain as the pages print it: signed, 4 decimals, never "-0.0000" (the reports'
+    ``gain_text``, which this layer cannot import)."""
+    return f"{round(v, 4) + 0.0:+.4f}"
+
+
+def undetermined_advice(gain: float, lo: float, hi: float, threshold: float, more: int | None) -> str:
+    """The regime's advice when the interaction gain's 95% interval [lo, hi] holds its
+    threshold: the gain and interval in the pages' format (signed, 4 decimals, no "-0.0000")
+    and the held-out labels that would resolve it (thousands separated)."""
+    return ("Undetermined: the interaction gain "
+            f"{_signed4(gain)} (95% interval {_signed4(lo)} to {_signed4(hi)}) is not clearly "
+            f"{'above' if gain > threshold else 'below'} the threshold {threshold:g}. "
+            + (f"About {more:,} more held-out labels would resolve it (its SE shrinks as 1/sqrt(n))."
+               if more is not None else "More labels would not resolve it: the gain sits on the threshold."))
 
 
 def nested_estimate(selector, panel, blocks, D: np.ndarray, report) -> dict:
