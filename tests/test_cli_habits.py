@@ -270,3 +270,17 @@ def test_show_accepts_run_references(work, tmp_path):
     assert len(jsonl.read_text().splitlines()) == len(shown["result"]["candidates"])
     gone = cli("show", "run:99", "--store", str(store))
     assert gone.returncode == 2 and b"no stored run with id 99" in gone.stderr
+
+
+def test_the_text_report_names_an_average_as_the_deployed_average():
+    """The optimistic held-out risk the text report prints beside the estimate is the
+    deployed choice's own: for an average of several models it is the average's, and the
+    line says so (it said "the winner's", the best member's word)."""
+    from fcps_core import make_blocks, select
+    from fcps_core.cli.render import render_result
+    from fcps_core.paper.synthetic import make_regime
+    panel = make_regime("mixed", rows=600, judges=5, seed=0)
+    result = select(panel, make_blocks(panel, seed=0), seed=0)
+    assert result.members and len(result.members) > 1
+    line = next(l for l in render_result(result).splitlines() if "is optimistic" in l)
+    assert "the deployed average's own" in line and "winner" not in line

@@ -249,7 +249,8 @@ def render_result(result, *, top: int = 15) -> str:
     if dr:
         lines.append(f"  deployed risk ({dr['method']}, {dr['objective']}): {fmt(dr['estimate'])} "
                      f"[95% {fmt(dr['ci'][0])}, {fmt(dr['ci'][1])}]"
-                     + (f"; the winner's own {risk_word} risk {fmt(dr['optimistic'])} is optimistic"
+                     + (f"; the deployed {'average' if len(deployed_members(sel)) > 1 else 'model'}'s own "
+                        f"{risk_word} risk {fmt(dr['optimistic'])} is optimistic"
                         if dr.get("optimistic") is not None else ""))
     elif (d.get("choice_info") or {}).get("estimate_note"):
         lines.append(f"  deployed risk: {d['choice_info']['estimate_note']}")
