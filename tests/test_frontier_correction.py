@@ -54,6 +54,13 @@ class _Panel:
         self.labels = np.asarray(labels, dtype=float)
 
 
+def _halves(*held_rows):
+    """Folds of the first repeat as :func:`crossfit._halves` gives them (half, held-out rows,
+    their table rows, positions, n_half, n_train); only the table rows and the sizes (10 and
+    20) are read here."""
+    return [(None, None, np.array(rows), None, 10, 20) for rows in held_rows]
+
+
 def _refits():
     """Labels 1, 0, 1, 0. Half-size predictions (fold 1 holds rows 0-1, fold 2 rows 2-3):
     A .6 .4 .7 .2, B .8 .2 .5 .4, C .9 .1 .8 .2; training-size: A .9 .1 .8 .2,
@@ -62,9 +69,8 @@ def _refits():
     results = [{k: np.array(v[:2]) for k, v in half.items()}, {k: np.array(v[2:]) for k, v in half.items()}]
     full = np.array([[.9, .7, .5], [.1, .3, .5], [.8, .8, .5], [.2, 0., .5]])
     ref = CorrectionRefits(members=[_Cand(0), _Cand(1)], keys=["A", "B", "C"],
-                           table_rows=_Rows(np.arange(4), np.arange(30) % 4), held=[np.array([0, 1]),
-                                                                                    np.array([2, 3])],
-                           n_half=[10, 10], n_train=[20, 20], results=iter(results), indices=[0, 1, 2])
+                           table_rows=_Rows(np.arange(4), np.arange(30) % 4), halves=_halves([0, 1], [2, 3]),
+                           results=iter(results), indices=[0, 1, 2])
     labels = np.zeros(30)
     labels[[0, 2]] = 1.0
     return ref, _Panel(labels), _HeldOut(full)
@@ -117,9 +123,8 @@ def test_point_refits_read_the_default_refits_for_shared_members():
     base, panel, heldout = _refits()
     base.finish(_Selector(), panel, np.arange(30), heldout, _Distinct(4))
     half_c = [.9, .1, .8, .2]
-    own = CorrectionRefits(members=[], keys=["C"], table_rows=base.table_rows, held=base.held, n_half=[10, 10],
-                           n_train=[20, 20], results=iter([{"C": np.array(half_c[:2])}, {"C": np.array(half_c[2:])}]),
-                           indices=[2])
+    own = CorrectionRefits(members=[], keys=["C"], table_rows=base.table_rows, halves=base.halves,
+                           results=iter([{"C": np.array(half_c[:2])}, {"C": np.array(half_c[2:])}]), indices=[2])
     own.base = base
     read = own.reader(_Selector(), panel, np.arange(30), heldout, _Distinct(4))
     both = read([0, 2])

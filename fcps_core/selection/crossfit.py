@@ -411,8 +411,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
                                                   groups=groups, table_rows=table_rows, jobs=jobs,
                                                   also=None if choices is None else choices.member_sets())
                   if wants_correction else None)
-    point_refits = (start_point_refits(settings, panel, D, fold_list, correction, unlabelled, groups=groups,
-                                       table_rows=table_rows, jobs=jobs)
+    point_refits = (start_point_refits(settings, panel, D, correction, unlabelled, jobs=jobs)
                     if choices is not None else None)
     report(0.95, "bias-corrected risk estimate (bootstrap over groups, no refits)")
     assessment = assess(result, heldout)
@@ -470,24 +469,30 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
                                                                                    distinct)
 
 
-def _refit_configurations(selector, members, others) -> tuple[tuple, list[tuple], list]:
-    """What the half-size refits fit and predict, as (sub-selector, keys) pairs: (the
-    deployed configuration, the others' configurations, the other members it leaves them).
+def _deployed_configuration(selector, members, others) -> tuple[tuple, list, list]:
+    """The default's half-size refit configuration, as a (sub-selector, keys) pair, and which
+    of ``others`` (the frontier points' members) it predicts and which it leaves.
 
     The deployed configuration is the default's own (its members' path rules and families,
     every prefix); it also predicts every other member it fits anyway (the same family and
-    path rule: a prediction, no fit). The rest get one configuration per path rule, over the
-    families its members use and their prefixes up to the largest K among them (``k_max``),
-    so a point needing a one-judge isotonic fit does not refit every family along every path
-    at full length. A member's predictions depend only on its path rule, K, family and
-    parameters (paths are built per rule, prefixes are nested), so the grouping changes no
-    prediction, only the work."""
+    path rule: a prediction, no fit). The rest get :func:`_rule_configurations`. A member's
+    predictions depend only on its path rule, K, family and parameters (paths are built per
+    rule, prefixes are nested), so the grouping changes no prediction, only the work.
+    Returns (configuration, the others it predicts, the others it leaves)."""
     fams = tuple(dict.fromkeys(c.family for c in members))
     rules = tuple(dict.fromkeys(c.path_rule for c in members))
     inside = [c for c in others if c.family in fams and c.path_rule in rules]
     rest = [c for c in others if not (c.family in fams and c.path_rule in rules)]
     first = (_sub_selector(selector, fams, rules),
              frozenset(candidate_key(c) for c in list(members) + inside))
+    return first, inside, rest
+
+
+def _rule_configurations(selector, rest) -> list[tuple]:
+    """One half-size refit configuration per path rule of ``rest`` (the members the
+    deployed configuration does not fit): the families its members use and their prefixes
+    up to the largest K among them (``k_max``), so a point needing a one-judge isotonic fit
+    does not refit every family along every path at full length."""
     configs = []
     for rule in dict.fromkeys(c.path_rule for c in rest):
         group = [c for c in rest if c.path_rule == rule]
@@ -495,7 +500,7 @@ def _refit_configurations(selector, members, others) -> tuple[tuple, list[tuple]
         configs.append((replace(_sub_selector(selector, tuple(dict.fromkeys(c.family for c in group)), (rule,)),
                                 k_max=top if selector.k_max is None else min(top, selector.k_max)),
                         frozenset(candidate_key(c) for c in group)))
-    return first, configs, rest
+    return configs
 
 
 def _sub_selector(selector, families: tuple, rules: tuple):
@@ -509,7 +514,7 @@ def _sub_selector(selector, families: tuple, rules: tuple):
 def half_fold_configurations(configs: list, panel: Panel, D: np.ndarray, half: np.ndarray, va: np.ndarray,
                              unlabelled: np.ndarray, pick: np.ndarray | None) -> dict:
     """One fold of the learning-curve correction over several configurations
-    (:func:`_refit_configurations`): each key's half-size predictions on the held-out rows
+    (:func:`_deployed_configuration`, :func:`_rule_configurations`): each key's half-size predictions on the held-out rows
     ``va`` at positions ``pick``, or the string that says why it has none."""
     empty = np.zeros(0, dtype=np.int64)
     out = {}
@@ -552,8 +557,7 @@ def _refits(configs: list, members, others, panel, D, unlabelled, halves, table_
     every = list(members) + list(others)
     tasks = [(configs, panel, D, half, va, unlabelled, pick) for half, va, _, pick, _, _ in halves]
     return CorrectionRefits(members=members, keys=[candidate_key(c) for c in every], table_rows=table_rows,
-                            held=[h[2] for h in halves], n_half=[h[4] for h in halves],
-                            n_train=[h[5] for h in halves], results=_start(jobs, half_fold_configurations, tasks),
+                            halves=halves, results=_start(jobs, half_fold_configurations, tasks),
                             indices=[c.index for c in every])
 
 
@@ -579,8 +583,7 @@ def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_l
             if i not in seen:
                 seen.add(i)
                 others.append(result.candidates[i])
-    first, _, rest = _refit_configurations(selector, members, others)
-    inside = [c for c in others if c not in rest]
+    first, inside, rest = _deployed_configuration(selector, members, others)
     groups = group_codes(panel.group_ids[D]) if groups is None else groups
     table_rows = TableRows(selector, D, fold_list, None) if table_rows is None else table_rows
     refits = _refits([first], members, inside, panel, D, unlabelled,
@@ -589,19 +592,16 @@ def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_l
     return refits
 
 
-def start_point_refits(selector, panel: Panel, D: np.ndarray, fold_list: list, base: "CorrectionRefits",
-                       unlabelled: np.ndarray, *, groups: np.ndarray | None = None,
-                       table_rows: TableRows | None = None, jobs: int = 1) -> "CorrectionRefits":
+def start_point_refits(selector, panel: Panel, D: np.ndarray, base: "CorrectionRefits", unlabelled: np.ndarray,
+                       *, jobs: int = 1) -> "CorrectionRefits":
     """The half-size refits of the frontier's members the deployed configuration does not
     fit (``base.rest``, :func:`start_training_size_correction` with ``also``), started as
     their own tasks on the same halves so the default's correction never waits for them;
     their :meth:`CorrectionRefits.correction` reads ``base``'s predictions too."""
     if not base.rest:
         return base
-    _, configs, _ = _refit_configurations(selector, base.members, base.rest)
-    groups = group_codes(panel.group_ids[D]) if groups is None else groups
-    refits = _refits(configs, [], base.rest, panel, D, unlabelled,
-                     _halves(selector, D, fold_list, groups, base.table_rows), base.table_rows, jobs)
+    refits = _refits(_rule_configurations(selector, base.rest), [], base.rest, panel, D, unlabelled,
+                     base.halves, base.table_rows, jobs)
     refits.base = base
     return refits
 
@@ -610,11 +610,15 @@ class CorrectionRefits:
     """The started half-size refits of the learning-curve correction
     (:func:`start_training_size_correction`) and what their results are read with."""
 
-    def __init__(self, *, members, keys, table_rows, held, n_half, n_train, results, indices=None):
+    def __init__(self, *, members, keys, table_rows, halves, results, indices=None):
         self.members, self.keys, self.table_rows = members, keys, table_rows
         # the candidate index of each key (keys[i] is the key of candidate indices[i])
         self.key_of = dict(zip(indices if indices is not None else [c.index for c in members], keys))
-        self.held, self.n_half, self.n_train, self.results = held, n_half, n_train, results
+        # per fold of the first repeat (:func:`_halves`): the half, its held-out rows, their
+        # table rows, positions and the two sizes; later refits reuse them
+        self.halves, self.results = halves, results
+        self.held = [h[2] for h in halves]
+        self.n_half, self.n_train = [h[4] for h in halves], [h[5] for h in halves]
         self._small: dict | None = None      # per key its half-size predictions, or why there are none
         self._read = None
         self.rest: list = []                 # members left to :func:`start_point_refits`
