@@ -36,6 +36,7 @@ summary, the bias at every k included, as JSON.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -259,6 +260,35 @@ def _cpu_seconds() -> float:
     return total + ru.ru_utime + ru.ru_stime
 
 
+@contextlib.contextmanager
+def _calls_timed(module, name: str):
+    """``module.name`` replaced, for the block, by a wrapper that appends each call's wall
+    and CPU seconds (this process) to the two lists it yields."""
+    orig = getattr(module, name)
+    wall, cpu = [], []
+
+    def timed(*args, **kwargs):
+        t, c = time.perf_counter(), time.process_time()
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            wall.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
+    setattr(module, name, timed)
+    try:
+        yield wall, cpu
+    finally:
+        setattr(module, name, orig)
+
+
+def _timing_panels(hanna: bool = False):
+    """The timing runs' panels: the 2,000-row 7-judge synthetic panel and LLMBar (and HANNA)."""
+    yield "2000 x 7 synthetic", make_regime("mixed", rows=2000, judges=7, seed=0, tie_rate=0.1, group_size=2)
+    yield "LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv"))
+    if hanna:
+        yield "HANNA", read_panel(os.path.join(DATA, "hanna.csv"))
+
+
 def timing(repeat: int = 3) -> None:
     """The frontier's share of a default selection, folds in worker processes as
     ``bench/bench_select.py`` runs them: the 2,000-row 7-judge synthetic panel and LLMBar,
@@ -270,46 +300,34 @@ def timing(repeat: int = 3) -> None:
     import statistics
     from fcps_core import make_blocks, select
     from fcps_core.selection import frontier as F
-    orig = F.compute_frontier
-    spent, spent_cpu = [], []
-
-    def timed(*args, **kwargs):
-        t, c = time.perf_counter(), time.process_time()
-        out = orig(*args, **kwargs)
-        spent.append(time.perf_counter() - t)
-        spent_cpu.append(time.process_time() - c)
-        return out
-    F.compute_frontier = timed
     try:
-        for name, panel in (("2000 x 7 synthetic", make_regime("mixed", rows=2000, judges=7, seed=0,
-                                                                tie_rate=0.1, group_size=2)),
-                            ("LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv")))):
-            blocks = make_blocks(panel, split="1:2:1:1", seed=0)
-            runs = {False: ([], [], [], []), True: ([], [], [], [])}
-            for _ in range(repeat):
-                for on in (False, True):
-                    F.POINT_CORRECTIONS = on
-                    spent.clear()
-                    spent_cpu.clear()
-                    t, c = time.perf_counter(), _cpu_seconds()
-                    select(panel, blocks)
-                    walls, cpus, fw, fc = runs[on]
-                    walls.append(time.perf_counter() - t)
-                    cpus.append(_cpu_seconds() - c)
-                    fw.append(sum(spent))
-                    fc.append(sum(spent_cpu))
-            med = {on: [statistics.median(v) for v in runs[on]] for on in runs}
-            w_off, c_off, fw_off, fc_off = med[False]
-            w_on, c_on, fw_on, fc_on = med[True]
-            base_w, base_c = w_off - fw_off, c_off - fc_off         # the selection without the frontier
-            add_w, add_c = w_on - base_w, c_on - base_c
-            print(f"{name}: selection without the frontier {base_w:.2f} s wall, {base_c:.2f} CPU s (workers "
-                  f"included); the frontier adds {add_w:.2f} s wall (+{add_w / base_w * 100:.0f} %), "
-                  f"{add_c:.2f} CPU s (+{add_c / base_c * 100:.0f} %): the points and their replays {fc_off:.2f} CPU s, "
-                  f"the points' learning-curve refits {c_on - c_off:+.2f} CPU s "
-                  f"(medians of {repeat}; load {os.getloadavg()[0]:.1f})", flush=True)
+        with _calls_timed(F, "compute_frontier") as (spent, spent_cpu):
+            for name, panel in _timing_panels():
+                blocks = make_blocks(panel, split="1:2:1:1", seed=0)
+                runs = {False: ([], [], [], []), True: ([], [], [], [])}
+                for _ in range(repeat):
+                    for on in (False, True):
+                        F.POINT_CORRECTIONS = on
+                        spent.clear()
+                        spent_cpu.clear()
+                        t, c = time.perf_counter(), _cpu_seconds()
+                        select(panel, blocks)
+                        walls, cpus, fw, fc = runs[on]
+                        walls.append(time.perf_counter() - t)
+                        cpus.append(_cpu_seconds() - c)
+                        fw.append(sum(spent))
+                        fc.append(sum(spent_cpu))
+                med = {on: [statistics.median(v) for v in runs[on]] for on in runs}
+                w_off, c_off, fw_off, fc_off = med[False]
+                w_on, c_on, fw_on, fc_on = med[True]
+                base_w, base_c = w_off - fw_off, c_off - fc_off         # the selection without the frontier
+                add_w, add_c = w_on - base_w, c_on - base_c
+                print(f"{name}: selection without the frontier {base_w:.2f} s wall, {base_c:.2f} CPU s (workers "
+                      f"included); the frontier adds {add_w:.2f} s wall (+{add_w / base_w * 100:.0f} %), "
+                      f"{add_c:.2f} CPU s (+{add_c / base_c * 100:.0f} %): the points and their replays {fc_off:.2f} CPU s, "
+                      f"the points' learning-curve refits {c_on - c_off:+.2f} CPU s "
+                      f"(medians of {repeat}; load {os.getloadavg()[0]:.1f})", flush=True)
     finally:
-        F.compute_frontier = orig
         F.POINT_CORRECTIONS = True
     refit_cpu()
 
@@ -321,20 +339,8 @@ def refit_cpu() -> None:
     against the selection's."""
     from fcps_core import make_blocks, select
     from fcps_core.selection import crossfit as C
-    orig = C.half_fold_configurations
-    spent = []
-
-    def timed(configs, *args):
-        c = time.process_time()
-        out = orig(configs, *args)
-        spent.append(time.process_time() - c)
-        return out
-    C.half_fold_configurations = timed
-    try:
-        for name, panel in (("2000 x 7 synthetic", make_regime("mixed", rows=2000, judges=7, seed=0,
-                                                                tie_rate=0.1, group_size=2)),
-                            ("LLMBar 838 x 65", read_panel(os.path.join(DATA, "llmbar.csv"))),
-                            ("HANNA", read_panel(os.path.join(DATA, "hanna.csv")))):
+    with _calls_timed(C, "half_fold_configurations") as (_, spent):
+        for name, panel in _timing_panels(hanna=True):
             blocks = make_blocks(panel, split="1:2:1:1", seed=0)
             spent.clear()
             c = time.process_time()
@@ -345,8 +351,6 @@ def refit_cpu() -> None:
             print(f"{name}, one process: selection {total:.2f} CPU s; the default's half-size refits {default:.2f} s, "
                   f"the points' own {points:.2f} s (+{points / (total - points) * 100:.0f} %) "
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
-    finally:
-        C.half_fold_configurations = orig
 
 
 def main(argv=None) -> int:
