@@ -118,7 +118,9 @@ if not sel_state or "contribution" not in rep:
 sel = sel_state["dict"]["selected"]
 contrib = rep["contribution"]
 if "drop_one_note" in contrib and "weight_note" not in contrib and result is not None:
-    contrib = judges_report(result)["contribution"]     # a run stored before every judge had its drop-one row
+    # a run stored before every judge had its drop-one row: recomputed once, then kept in this
+    # session's selection (rep is its judges report) so a rerun does not rebuild the report
+    contrib = rep["contribution"] = judges_report(result)["contribution"]
 st.subheader("Contribution to the deployed predictor")
 models = contrib["models"]
 meanings = sorted({f"{mm['family']}: {mm['meaning'] or 'a table has none'}" for mm in models})
@@ -147,7 +149,7 @@ def _without(j: dict) -> str | None:
     c = j.get("drop_choice")
     if not c:
         return j.get("drop_note")
-    how = f"average of {c['members']} models" if c["members"] > 1 else c["family"]
+    how = deployed_family_name(c["family"], c["members"])
     return f"{how} over {c['K']} judges: {c['risk']:.4f}"
 
 

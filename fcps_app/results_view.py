@@ -13,13 +13,13 @@ import streamlit as st
 from fcps_core.errors import FCPSError
 from fcps_core.reports.glossary import help_text
 from fcps_core.figures.sweep import calibration_growth_risk, gap_forest
-from fcps_core.service.reports import count_text, run_facts, run_report_html, split_sizes, verdict
+from fcps_core.service.reports import count_text, run_facts, run_report_html, split_sizes
 from fcps_core.service.stores import MAX_NOTE_CHARS
 from fcps_app.common import figure_download, fmt, get_store, md, page_link, table_download
 from fcps_app.deploy_view import show_audit
 from fcps_app.glossary import metric, table
 from fcps_app.runs import deployed_headline, runs_table
-from fcps_app.selection_view import regime_line, show_candidates, show_chart
+from fcps_app.selection_view import estimate_vs_test, objective_name, regime_line, show_candidates, show_chart
 from fcps_core.service.reports import answer, deployed_judges, display_family, verdict_parts
 from fcps_core.figures.frontier import frontier_figure
 
@@ -92,10 +92,9 @@ def show_sizes(res: dict) -> None:
 def show_selection(res: dict, run_id: int) -> None:
     sel = res["selected"]
     dr = res.get("deployed_risk") or {}
-    first = answer(res) if res.get("frontier") else ""
+    first = answer(res)     # '' without a frontier
     if first:       # the answer first, then the frontier: as on the Select page
         st.success(md(first))
-        from fcps_app.selection_view import objective_name
         st.plotly_chart(frontier_figure(res["frontier"], objective=objective_name(res)), key=f"frontier-{run_id}")
     judges = deployed_judges(res) if res.get("judges_report") else (sel.get("judges") or [])
     st.markdown(f"**Deployed:** {md(display_family(sel))} over K = {sel['K']} judge(s), by contribution: "
@@ -105,13 +104,11 @@ def show_selection(res: dict, run_id: int) -> None:
     metric(m[1], "test_mse", fmt(sel.get("test_mse")), label="test MSE (T)")
     if dr:
         ci = dr.get("ci") or [None, None]
-        from fcps_app.selection_view import objective_name as _objective      # the Select page's label
-        metric(m[2], "deployed_risk", fmt(dr.get("estimate")), label=f"{_objective(res)} on new items",
+        metric(m[2], "deployed_risk", fmt(dr.get("estimate")), label=f"{objective_name(res)} on new items",
                extra=f"95% interval {fmt(ci[0])} to {fmt(ci[1])} ({dr.get('method')}).")
     else:
         metric(m[2], "validation_scale", fmt(res.get("validation_scale")), label="validation scale")
     metric(m[3], "menu_size", fmt(res.get("menu_size")), label="menu size |C|")
-    from fcps_app.selection_view import estimate_vs_test, objective_name
     if dr.get("estimate") is not None and dr.get("ci") and sel.get("test_mse") is not None \
             and objective_name(res) == "MSE":     # both are MSEs: said together
         st.caption(estimate_vs_test(dr, sel["test_mse"], (res.get("split") or {}).get("n_T")))
@@ -119,7 +116,7 @@ def show_selection(res: dict, run_id: int) -> None:
     try:
         parts = verdict_parts(res)
         # the answer is said once, at the top
-        st.markdown(md(" ".join(parts["headline"][1:] + parts["details"]) if first else verdict(res)))
+        st.markdown(md(" ".join((parts["headline"][1:] if first else parts["headline"]) + parts["details"])))
     except (KeyError, TypeError, ValueError) as exc:
         st.caption(f"(no verdict for this stored run: {type(exc).__name__})")
     line = regime_line(res)

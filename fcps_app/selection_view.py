@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.service.reports import (PAIRED_BASIS, answer, baseline_rows, comparison, comparison_basis,
-                                       deployed_judges, deployed_members, display_family,
+                                       deployed_judges, deployed_kind, deployed_members, display_family,
                                        drop_words, gain_text, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
                                        tie_summary,
                                        verdict_parts)
@@ -136,8 +136,7 @@ def show_verdict(d: dict, *, answered: bool = False) -> None:
 def heldout_metric_label(d: dict) -> str:
     """The held-out metric's label, for what is deployed: an average of tied models
     ("held-out MSE (deployed average)") or one model ("held-out MSE (deployed model)")."""
-    average = len(deployed_members(d["selected"])) > 1
-    return f"held-out {objective_name(d)} (deployed {'average' if average else 'model'})"
+    return f"held-out {objective_name(d)} (deployed {deployed_kind(d['selected'])})"
 
 
 def show_metrics(d: dict) -> None:
@@ -154,7 +153,7 @@ def show_metrics(d: dict) -> None:
         metric(m[0], "deployed_risk", "-", label=f"{obj} on new items",
                extra=(d.get("choice_info") or {}).get("estimate_note", "Not estimated for this run."))
     own = sel.get(f"val_{obj.lower()}")
-    average = len(deployed_members(sel)) > 1
+    average = deployed_kind(sel) == "average"
     se = cand.get("val_se") if cand and not average else None
     metric(m[1], "val_risk", "-" if own is None else f"{own:.4f}", label=heldout_metric_label(d),
            extra=("The deployed average's own held-out risk (its models' predictions averaged on the same rows): "

@@ -7,7 +7,7 @@ import json
 import math
 import sys
 
-from ..service.reports import deployed_members, display_family
+from ..service.reports import deployed_kind, deployed_members, display_family
 from ..service.text import clean, one_line, safe  # noqa: F401 (the one sanitiser: see there)
 
 
@@ -249,7 +249,7 @@ def render_result(result, *, top: int = 15) -> str:
     if dr:
         lines.append(f"  deployed risk ({dr['method']}, {dr['objective']}): {fmt(dr['estimate'])} "
                      f"[95% {fmt(dr['ci'][0])}, {fmt(dr['ci'][1])}]"
-                     + (f"; the deployed {'average' if len(deployed_members(sel)) > 1 else 'model'}'s own "
+                     + (f"; the deployed {deployed_kind(sel)}'s own "
                         f"{risk_word} risk {fmt(dr['optimistic'])} is optimistic"
                         if dr.get("optimistic") is not None else ""))
     elif (d.get("choice_info") or {}).get("estimate_note"):
@@ -264,18 +264,15 @@ def render_result(result, *, top: int = 15) -> str:
     if d.get("baselines"):
         rows = baseline_rows(d)
         basis = comparison_basis(d)
-        if basis is not None:
-            lines += ["", f"baselines (diff = baseline - selection, {PAIRED_BASIS}; the selection's out-of-bag "
-                          f"risk {fmt(basis)}; > 0: selection better):"]
-            lines.append(render_table([[r["label"], r["heldout"], r["out_of_bag"], r["diff"],
-                                        None if r["ci"] is None else f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]"]
-                                       for r in rows], ["baseline", "held-out", "out-of-bag", "diff", "95% CI"]))
-        else:
-            lines += ["", "baselines on the same held-out rows (diff = baseline - selection, paired over bootstrap "
-                          "draws; > 0: selection better):"]
-            lines.append(render_table([[r["label"], r["heldout"], r["diff"],
-                                        None if r["ci"] is None else f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]"]
-                                       for r in rows], ["baseline", "held-out", "diff", "95% CI"]))
+        oob = basis is not None         # the differences' basis: out-of-bag risks, printed beside them
+        lines += ["", f"baselines (diff = baseline - selection, {PAIRED_BASIS}; the selection's out-of-bag "
+                      f"risk {fmt(basis)}; > 0: selection better):" if oob else
+                  "baselines on the same held-out rows (diff = baseline - selection, paired over bootstrap "
+                  "draws; > 0: selection better):"]
+        lines.append(render_table([[r["label"], r["heldout"], *([r["out_of_bag"]] if oob else []), r["diff"],
+                                    None if r["ci"] is None else f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]"]
+                                   for r in rows],
+                                  ["baseline", "held-out", *(["out-of-bag"] if oob else []), "diff", "95% CI"]))
     if d.get("frontier"):
         lines += render_frontier(d)
     if d.get("costs"):

@@ -65,6 +65,12 @@ def deployed_members(selected: dict) -> list[dict]:
     return list(members) if len(members) > 1 else []
 
 
+def deployed_kind(selected: dict) -> str:
+    """What a deployment is, in the words the pages, reports and CLI use for its own risk:
+    "average" (of several models) or "model"."""
+    return "average" if deployed_members(selected) else "model"
+
+
 def display_family(selected: dict) -> str:
     """A deployment's combination for people: its family for one model, "average of N
     models" for more (:func:`fcps_core.defaults.deployed_family_name`)."""
@@ -573,8 +579,9 @@ def verdict_parts(d: dict) -> dict:
     else:
         note = (d.get("choice_info") or {}).get("estimate_note")
         headline.append("No bias-corrected estimate of the risk on new items" + (f" ({note})." if note else "."))
-    if any(comparison(b) != "unpaired" for b in base) and _basis_sentence(d):
-        headline.append(_basis_sentence(d))
+    basis_sentence = _basis_sentence(d)
+    if basis_sentence and any(comparison(b) != "unpaired" for b in base):
+        headline.append(basis_sentence)
     details = []
     worse = [b for b in base if comparison(b) == "worse"]
     if worse:

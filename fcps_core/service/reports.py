@@ -6,7 +6,7 @@ needs scikit-learn)."""
 
 from __future__ import annotations
 
-from ..reports.explain import (PAIRED_BASIS, answer, baseline_rows, comparison, comparison_basis, deployed_judges, deployed_members, display_family,  # noqa: F401
+from ..reports.explain import (PAIRED_BASIS, answer, baseline_rows, comparison, comparison_basis, deployed_judges, deployed_kind, deployed_members, display_family,  # noqa: F401
                        drop_verdict_words, drop_words, gain_text,
                        named_pattern, pressure_applies, pressure_text, shared_with, shown_difference, signed_weights,
                        tie_sentence, tie_summary, tie_words, verdict, verdict_parts)
@@ -56,13 +56,6 @@ def panel_judges_report(panel, *, seed: int = 0) -> dict:
     from ..data.splits import make_blocks
     blocks = make_blocks(panel, seed=seed)
     return report(deployable_label_scale(panel, blocks), deployable_rows(panel, blocks))
-
-
-def with_drop_one(contribution: dict, plan: dict) -> dict:
-    """The judges' contributions with the next-judge plan's refitted drop-one changes beside
-    the no-refit ones (:func:`fcps_core.selection.judges_report.with_drop_one`)."""
-    from ..selection.judges_report import with_drop_one as joined
-    return joined(contribution, plan)
 
 
 def metric_help() -> dict:

@@ -239,21 +239,21 @@ def baselines_section(res: dict) -> str:
     rows = [{**r, "ci": interval(r.get("ci"))} for r in sorted(baseline_rows(res), key=lambda r: (
         r.get("heldout") is None, r.get("heldout") or 0))]
     basis = comparison_basis(res)
+    own = fmt(sel.get('val_risk', sel.get('val_mse')))
     if basis is None:
-        return (para(f"Fixed recipes scored on the same held-out rows as the selection (its held-out risk "
-                     f"{fmt(sel.get('val_risk', sel.get('val_mse')))}). The difference (recipe - selection) is paired "
-                     "over bootstrap draws; a positive difference means the selection is better; an interval that "
-                     "contains 0 is no clear difference.")
-                + table(rows, [Column("label", "baseline", "baseline"), Column("heldout", "val_risk", "held-out risk"),
-                               Column("diff", "diff_vs_selected"), Column("ci", "ci", "95% interval", numeric=True)]))
-    return (para(f"Fixed recipes scored on the same rows as the selection. The difference (recipe - selection) is "
-                 f"{PAIRED_BASIS}: it is the recipe's out-of-bag risk minus the selection's ({fmt(basis)}). A positive "
-                 "difference means the selection is better; an interval that contains 0 is no clear difference. The "
-                 f"held-out risks (the selection's own: {fmt(sel.get('val_risk', sel.get('val_mse')))}, optimistic "
-                 "because it won over the menu) are shown beside them.")
-            + table(rows, [Column("label", "baseline", "baseline"), Column("heldout", "val_risk", "held-out risk"),
-                           Column("out_of_bag", "val_risk", "out-of-bag risk"), Column("diff", "diff_vs_selected"),
-                           Column("ci", "ci", "95% interval", numeric=True)]))
+        text = para(f"Fixed recipes scored on the same held-out rows as the selection (its held-out risk {own}). The "
+                    "difference (recipe - selection) is paired over bootstrap draws; a positive difference means the "
+                    "selection is better; an interval that contains 0 is no clear difference.")
+    else:
+        text = para(f"Fixed recipes scored on the same rows as the selection. The difference (recipe - selection) is "
+                    f"{PAIRED_BASIS}: it is the recipe's out-of-bag risk minus the selection's ({fmt(basis)}). A "
+                    "positive difference means the selection is better; an interval that contains 0 is no clear "
+                    f"difference. The held-out risks (the selection's own: {own}, optimistic because it won over the "
+                    "menu) are shown beside them.")
+    out_of_bag = [] if basis is None else [Column("out_of_bag", "val_risk", "out-of-bag risk")]
+    return text + table(rows, [Column("label", "baseline", "baseline"), Column("heldout", "val_risk", "held-out risk"),
+                               *out_of_bag, Column("diff", "diff_vs_selected"),
+                               Column("ci", "ci", "95% interval", numeric=True)])
 
 
 def _plots():
