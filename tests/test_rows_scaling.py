@@ -73,12 +73,13 @@ def pre_dedupe_members(heldout, candidates):
 
 @contextlib.contextmanager
 def reference_member_rule():
-    """Every reader of the member rule (the choice, the bootstrap, the drop-one table of
-    ``to_dict``'s judges report) uses the reference's rule, :func:`pre_dedupe_members`;
-    the reference's held-out matrix has no ``stored`` columns the newer rule reads."""
+    """Every reader of the member rule (the choice, the bootstrap, the rule replays of the
+    frontier and of ``to_dict``'s drop-one table, :class:`fcps_core.selection.frontier.RuleReplay`)
+    uses the reference's rule, :func:`pre_dedupe_members`; the reference's held-out matrix
+    has no ``stored`` columns the newer rule reads."""
     with pytest.MonkeyPatch.context() as mp:
-        from fcps_core.selection import drop_one, honesty, members
-        for module in (members, honesty, drop_one):
+        from fcps_core.selection import frontier, honesty, members
+        for module in (members, honesty, frontier):
             mp.setattr(module, "member_lookup", pre_dedupe_members)
         yield
 

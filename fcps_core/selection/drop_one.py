@@ -30,12 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..defaults import TIE_AVERAGE
-from .choice import GroupedLosses, choose, line_ids, preference_order, tie_break_order
-from .constraints import JudgeBits, selector_constraint
-from .members import member_lookup
-
-#: the two-sided 95 % normal quantile
-Z95 = 1.959963984540054
+from .constraints import selector_constraint
+from .frontier import HeldoutChoice, RuleReplay, grouped_columns
+from .honesty import Z95
 
 
 def _verdict(lo: float, hi: float) -> str:
@@ -46,13 +43,6 @@ def _verdict(lo: float, hi: float) -> str:
     return "no clear change"
 
 
-def _choice_loss(heldout, grouped: GroupedLosses, objective: str, chosen: int, members) -> np.ndarray:
-    """Per-distinct-row held-out loss of one choice (a candidate, or the average of ``members``)."""
-    if members and len(members) > 1:
-        return np.asarray(heldout.average_losses(objective, list(members)), dtype=float)
-    return np.asarray(grouped.losses[:, grouped.col[int(chosen)]], dtype=float)
-
-
 def drop_one_choices(result) -> dict | None:
     """Each deployed judge's drop-one change (see the module): ``{"judges": [{judge,
     change, ci, verdict, risk, family, members, K, note}], "risk": deployed held-out risk,
@@ -60,56 +50,43 @@ def drop_one_choices(result) -> dict | None:
     heldout = getattr(result, "heldout", None)
     if heldout is None:
         return None
-    sel = result.selector
     cands = result.candidates
     names = list(result.panel.judge_names)
-    obj = sel.objective
-    rule = "argmin" if result.guard else sel.choice
-    grouped = heldout.grouped(obj)
-    tie_rank = tie_break_order(cands)
-    simple_rank = preference_order(rule, cands, sel.judge_costs)
-    lines = line_ids(cands)
-    lookup = member_lookup(heldout, cands)
-    signatures = np.array([lookup[c] for c in range(len(cands))], dtype=np.int64)
-    bits = JudgeBits(cands, names)
-    limit = selector_constraint(sel)
-    base = limit.mask(cands, bits)
+    replay = RuleReplay(result, heldout)
+    limit = selector_constraint(result.selector)
+    base = limit.mask(cands, replay.bits)
     base = np.ones(len(cands), dtype=bool) if base is None else base
-    members_fit = limit.members_test(cands, names, bits)
-    deployed_members = list(result.members or [result.selected_index])
-    deployed_loss = _choice_loss(heldout, grouped, obj, deployed_members[0], deployed_members)
-    deployed_judges = list(dict.fromkeys(n for m in deployed_members for n in cands[m].judges))
-    u = heldout.units()
-    masks = np.array(bits.masks, dtype=object)
+    members_fit = limit.members_test(cands, names, replay.bits)
+    deployed = HeldoutChoice(heldout, replay.grouped, replay.selector.objective, result.selected_index,
+                             result.members)
+    deployed_judges = list(dict.fromkeys(n for m in (result.members or [result.selected_index])
+                                         for n in cands[m].judges))
+    # which judges each candidate calls, once: (candidates, judges)
+    masks = [int(mk) for mk in replay.bits.masks]
+    calls = np.array([[(mk >> j) & 1 for j in range(len(names))] for mk in masks], dtype=bool)
     rows, cache = [], {}
     for name in deployed_judges:
-        j = names.index(name)
-        allowed = base & np.array([not (int(mk) >> j) & 1 for mk in masks], dtype=bool)
+        allowed = base & ~calls[:, names.index(name)]
         if not allowed.any():
             rows.append({"judge": name, "change": None, "ci": None, "verdict": None, "risk": None,
                          "family": None, "members": None, "K": None,
                          "note": "every admissible candidate calls this judge: no choice without it"})
             continue
-        ch = choose(rule, grouped, tie_rank=tie_rank, simple_rank=simple_rank, signatures=signatures,
-                    max_members=sel.max_members, lines=lines, allowed=allowed, members_fit=members_fit)
-        key = tuple(sorted(ch.members)) if ch.members else (int(ch.chosen),)
-        if key not in cache:
-            loss = _choice_loss(heldout, grouped, obj, ch.chosen, ch.members)
-            g = GroupedLosses.from_units(np.column_stack([loss, deployed_loss]), u.matrix, u.groups,
-                                         u.group_unit, np.arange(2))
+        without = replay.decide(allowed, members_fit)
+        if without.key not in cache:
+            g = grouped_columns(heldout, without.loss, deployed.loss)
             means = g.means()
             change = float(means[0] - means[1])
-            se = 0.0 if np.array_equal(loss, deployed_loss) else float(g.paired_se(1, means=means)[0])
-            cache[key] = (float(means[0]), change, [change - Z95 * se, change + Z95 * se])
-        risk, change, ci = cache[key]
-        picked = [cands[m] for m in key]
+            se = 0.0 if np.array_equal(without.loss, deployed.loss) else float(g.paired_se(1, means=means)[0])
+            cache[without.key] = (float(means[0]), change, [change - Z95 * se, change + Z95 * se])
+        risk, change, ci = cache[without.key]
+        picked = [cands[m] for m in without.key]
         rows.append({"judge": name, "change": change, "ci": ci, "verdict": _verdict(*ci), "risk": risk,
                      "family": TIE_AVERAGE if len(picked) > 1 else picked[0].family,
                      "members": len(picked), "K": len({n for c in picked for n in c.judges}), "note": None})
-    deployed_risk = float(GroupedLosses.from_units(deployed_loss[:, None], u.matrix, u.groups, u.group_unit,
-                                                   np.arange(1)).means()[0])
+    deployed_risk = float(grouped_columns(heldout, deployed.loss).means()[0])
     # the one-SE guard is not replayed: without the judge the plain argmin is taken
-    return {"judges": rows, "risk": deployed_risk, "objective": obj,
-            "rule": "argmin (guard not replayed)" if result.guard else rule,
+    return {"judges": rows, "risk": deployed_risk, "objective": replay.selector.objective,
+            "rule": "argmin (guard not replayed)" if result.guard else replay.rule,
             "method": "the same choice rule replayed without the judge on the held-out predictions (no refit); "
                       "change = its held-out risk - the deployed choice's, group-clustered paired 95% interval"}

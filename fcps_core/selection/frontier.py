@@ -75,8 +75,9 @@ def cost_levels(candidates, risks: np.ndarray, costs) -> list[float]:
     return sorted({float(cost[i]) for i in pareto_front(risks, cost)})
 
 
-class _Predictor:
-    """One deployable choice on the held-out rows: its per-distinct-row loss."""
+class HeldoutChoice:
+    """One deployable choice on the held-out rows (a candidate, or the average of
+    ``members``): its per-distinct-row loss and its key (the sorted member indices)."""
 
     def __init__(self, heldout, grouped: GroupedLosses, objective: str, chosen: int, members):
         self.chosen, self.members = int(chosen), (list(members) if members else None)
@@ -87,7 +88,9 @@ class _Predictor:
             self.loss = np.asarray(grouped.losses[:, grouped.col[self.chosen]], dtype=float)
 
 
-def _grouped(heldout, *loss_columns) -> GroupedLosses:
+def grouped_columns(heldout, *loss_columns) -> GroupedLosses:
+    """Per-distinct-row loss columns as group-clustered losses on the held-out rows (their
+    means, SEs and paired SEs)."""
     u = heldout.units()
     L = np.column_stack(loss_columns)
     return GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
@@ -272,7 +275,38 @@ def _interval(v: np.ndarray) -> dict:
     return {"estimate": float(v.mean()), "ci": [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]}
 
 
-class FrontierChoices:
+class RuleReplay:
+    """The selection's choice rule, ready to be replayed on its held-out matrix on any
+    admissible subset of the candidates (no bootstrap, no refit): the rule (argmin when the
+    one-SE guard decided), the grouped losses, the rankings and model ids the rule reads and
+    the candidates' judge sets. The frontier's levels and the drop-one rows
+    (:mod:`.drop_one`) are such replays."""
+
+    def __init__(self, result, heldout):
+        sel = self.selector = result.selector
+        cands = result.candidates
+        self.heldout = heldout
+        self.rule = "argmin" if result.guard else sel.choice
+        self.grouped = heldout.grouped(sel.objective)
+        self.tie_rank = tie_break_order(cands)
+        self.simple_rank = preference_order(self.rule, cands, sel.judge_costs)
+        self.lines = line_ids(cands)
+        lookup = member_lookup(heldout, cands)
+        # every candidate's model id once, as an array: the replays read it per draw and level
+        self.signatures = np.array([lookup[c] for c in range(len(cands))], dtype=np.int64)
+        self.bits = JudgeBits(cands, result.panel.judge_names)
+
+    def decide(self, allowed: np.ndarray | None = None, members_fit=None) -> HeldoutChoice:
+        """What the rule deploys among the ``allowed`` candidates (all when None), an
+        average's members passing ``members_fit``."""
+        sel = self.selector
+        ch = choose(self.rule, self.grouped, tie_rank=self.tie_rank, simple_rank=self.simple_rank,
+                    signatures=self.signatures, max_members=sel.max_members, lines=self.lines,
+                    allowed=allowed, members_fit=members_fit)
+        return HeldoutChoice(self.heldout, self.grouped, sel.objective, ch.chosen, ch.members)
+
+
+class FrontierChoices(RuleReplay):
     """What the limited rule deploys at every level of the frontier, decided on the full
     held-out matrix (no bootstrap): ``chains`` (per chain of nested limits, loosest first,
     (constraint, predictor, admissible mask) per level), ``reference`` (the choice over all
@@ -281,29 +315,16 @@ class FrontierChoices:
     can start with the default's."""
 
     def __init__(self, result, heldout):
-        sel = self.selector = result.selector
-        cands = result.candidates
-        names = result.panel.judge_names
-        self.rule = "argmin" if result.guard else sel.choice
-        self.grouped = grouped = heldout.grouped(sel.objective)
-        self.tie_rank = tie_break_order(cands)
-        self.simple_rank = preference_order(self.rule, cands, sel.judge_costs)
-        self.lines = line_ids(cands)
-        lookup = member_lookup(heldout, cands)
-        # every candidate's model id once, as an array: the replays read it per draw and level
-        self.signatures = np.array([lookup[c] for c in range(len(cands))], dtype=np.int64)
+        super().__init__(result, heldout)
+        sel, cands, names, bits = self.selector, result.candidates, result.panel.judge_names, self.bits
+        grouped = self.grouped
         costs = self.costs = sel.judge_costs
-        self.bits = bits = JudgeBits(cands, names)
 
-        def decide(constraint: PanelConstraint | None):
-            allowed = None if constraint is None else constraint.mask(cands, bits)
-            ch = choose(self.rule, grouped, tie_rank=self.tie_rank, simple_rank=self.simple_rank,
-                        signatures=self.signatures, max_members=sel.max_members, lines=self.lines,
-                        allowed=allowed,
-                        members_fit=None if constraint is None else constraint.members_test(cands, names, bits))
-            return _Predictor(heldout, grouped, sel.objective, ch.chosen, ch.members), allowed
+        def at_limit(constraint: PanelConstraint):
+            allowed = constraint.mask(cands, bits)
+            return self.decide(allowed, constraint.members_test(cands, names, bits)), allowed
 
-        self.reference, _ = decide(None)
+        self.reference = self.decide()
         chains = [[PanelConstraint(max_judges=k) for k in judge_levels(cands, len(names))][::-1]]
         self.deployed = deployed = selector_constraint(sel)
         if costs:
@@ -312,7 +333,7 @@ class FrontierChoices:
                     float(deployed.budget) not in levels and float(deployed.budget) >= levels[0]:
                 levels = sorted(levels + [float(deployed.budget)])        # the user's own budget is a point
             chains.append([PanelConstraint(budget=c, costs=costs) for c in levels][::-1])
-        self.chains = [[(c,) + decide(c) for c in chain] for chain in chains]
+        self.chains = [[(c,) + at_limit(c) for c in chain] for chain in chains]
 
     def member_sets(self) -> list[list[int]]:
         """Every level's deployed members (candidate indices), each distinct set once."""
@@ -383,7 +404,7 @@ def _more_judges(heldout, points: list[dict]) -> None:
         if q["risk"] >= p["risk"] or np.array_equal(q["_loss"], p["_loss"]):
             p["more_judges"] = {"n_judges": p["n_judges"], "cost": p["cost"], "estimate": 0.0, "ci": [0.0, 0.0]}
             continue
-        g = _grouped(heldout, p["_loss"], q["_loss"])
+        g = grouped_columns(heldout, p["_loss"], q["_loss"])
         means = g.means()
         d = float(means[0] - means[1])
         se = float(g.paired_se(1, means=means)[0])
@@ -391,13 +412,13 @@ def _more_judges(heldout, points: list[dict]) -> None:
                             "ci": [d - Z95 * se, d + Z95 * se]}
 
 
-def _point(result, heldout, constraint: PanelConstraint, pred: _Predictor, reference: _Predictor, draws,
+def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, reference: HeldoutChoice, draws,
            deployed: PanelConstraint, costs, correction: dict | None = None) -> dict:
     cands = result.candidates
     members = [cands[m] for m in (pred.members or [pred.chosen])]
     judge_idx = sorted({j for c in members for j in c.judge_idx})
     judges = [result.panel.judge_names[j] for j in judge_idx]
-    g = _grouped(heldout, pred.loss, reference.loss)
+    g = grouped_columns(heldout, pred.loss, reference.loss)
     means = g.means()
     risk = float(means[0])
     se = float(g.mean_se(means)[0])
