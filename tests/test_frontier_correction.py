@@ -97,7 +97,9 @@ def test_correction_per_member_set_by_hand():
 
 def test_a_failed_refit_gives_no_correction():
     ref, panel, heldout = _refits()
-    ref.results = iter(["not computed: too few rows", {}])
+    # a configuration that cannot be fitted at half size: every key it holds says why
+    # (half_fold_configurations)
+    ref.results = iter([dict.fromkeys("ABC", "not computed: too few rows"), {}])
     ref.finish(_Selector(), panel, np.arange(30), heldout, _Distinct(4))
     assert ref.correction([0]) == {"delta": 0.0, "note": "not computed: too few rows"}
 

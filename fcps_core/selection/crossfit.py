@@ -43,7 +43,7 @@ from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
 from .choice import choose_deployed
-from .honesty import assess, nested_estimate
+from .honesty import assess, nested_estimate, training_size_corrected
 from .evaluation_rows import restrict_heldout
 from .menu import MenuRows, checked_panel, fit_menu
 from .result import SelectionResult, predict_on_rows
@@ -426,10 +426,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         correction = correction.finish(settings, panel, D, heldout, distinct)
         if point_refits is not None:
             point_correction = point_refits.reader(settings, panel, D, heldout, distinct)
-        delta = correction["delta"]
-        assessment["deployed_risk"] = {**dr, "bbc_estimate": dr["estimate"], "training_size_correction": correction,
-                                       "estimate": dr["estimate"] - delta,
-                                       "ci": [dr["ci"][0] - delta, dr["ci"][1] - delta]}
+        assessment["deployed_risk"] = training_size_corrected(dr, correction)
     if settings.estimate == "nested":
         assessment["deployed_risk"] = nested_estimate(settings, panel, blocks, D, report)
     result = with_frontier(replace(result, **assessment), heldout, choices=choices, corrections=point_correction)
@@ -637,8 +634,6 @@ class CorrectionRefits:
         if self._small is None:
             small = {k: np.full(len(self.table_rows.rep[0]), np.nan) for k in self.keys}
             for tv, preds in zip(self.held, self.results):
-                if isinstance(preds, str):            # one configuration for every key
-                    preds = dict.fromkeys(self.keys, preds)
                 for k in self.keys:
                     if isinstance(small[k], str):
                         continue

@@ -51,7 +51,7 @@ from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_members, preference_order,
                      rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, selector_constraint
-from .honesty import UNIT_SUM_CELLS, Z95, draw_tie_sets, nested_draw_best
+from .honesty import UNIT_SUM_CELLS, Z95, draw_tie_sets, nested_draw_best, training_size_corrected
 from .members import member_lookup
 
 
@@ -441,9 +441,7 @@ def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, re
         dr = _interval(draws)
         if correction is not None:
             # the same learning-curve correction as the default's, for this point's members
-            delta = float(correction["delta"])
-            dr = {"estimate": dr["estimate"] - delta, "ci": [dr["ci"][0] - delta, dr["ci"][1] - delta],
-                  "bbc_estimate": dr["estimate"], "training_size_correction": dict(correction)}
+            dr = training_size_corrected(dr, correction)
     family = TIE_AVERAGE if pred.members else members[0].family
     n_judges = constraint.max_judges if constraint.max_judges is not None else len(judges)
     cost = (judges_cost(judges, costs)[0] if costs else None) if constraint.budget is None else float(constraint.budget)

@@ -455,6 +455,16 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     return deployed, baselines, bootstrap
 
 
+def training_size_corrected(estimate: dict, correction: dict) -> dict:
+    """A bootstrap estimate (``estimate``, ``ci`` and whatever else it holds) less the
+    learning-curve correction's ``delta`` (:func:`.crossfit.training_size_correction`),
+    the uncorrected estimate kept as ``bbc_estimate`` and the correction's record beside it:
+    the default's estimate and every frontier point's are corrected this one way."""
+    delta = float(correction["delta"])
+    return {**estimate, "bbc_estimate": estimate["estimate"], "training_size_correction": dict(correction),
+            "estimate": estimate["estimate"] - delta, "ci": [estimate["ci"][0] - delta, estimate["ci"][1] - delta]}
+
+
 def _deployed_heldout_risk(result) -> float:
     """The deployed choice's own (optimistic) held-out risk."""
     if result.members and result.selected_val:
