@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import lookup, pattern_table
+from .base import pattern_table
 from .estimator import Aggregator
 from .fitted import BackoffModel
 
@@ -52,17 +52,8 @@ class BackoffTable(BackoffModel, Aggregator):
     def predict_grid(cls, models, X):
         """The grid's models share their level tables (:meth:`fit_grid`), so each level's
         sub-pattern lookup of ``X`` is made once; every shrinkage then combines the looked-up
-        sums and counts as :meth:`BackoffModel._predict` does (the same operations)."""
+        sums and counts (``BackoffModel._shrunk``, what its own prediction does)."""
         if not models or any(m.levels_ is not models[0].levels_ or m.ybar_ != models[0].ybar_ for m in models):
             return super().predict_grid(models, X)
-        cells = []
-        for k, (uniq, sums, counts) in enumerate(models[0].levels_):
-            pos, found = lookup(uniq, X.patterns[k])
-            cells.append((np.where(found, sums[pos], 0.0), np.where(found, counts[pos], 0.0)))
-        out = []
-        for model in models:
-            pred = np.full(X.n_rows, model.ybar_)
-            for s, n in cells:
-                pred = (s + model.shrinkage * pred) / (n + model.shrinkage)
-            out.append(np.clip(pred, 0.0, 1.0))
-        return out
+        cells = models[0]._level_cells(X)
+        return [np.clip(model._shrunk(cells, X.n_rows), 0.0, 1.0) for model in models]

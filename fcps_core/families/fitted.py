@@ -141,11 +141,22 @@ class BackoffModel(FittedModel):
             raise ValueError("shrinkage must be > 0")
 
     def _predict(self, X):
-        pred = np.full(X.n_rows, self.ybar_)
+        return self._shrunk(self._level_cells(X), X.n_rows)
+
+    def _level_cells(self, X) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per level, each row's label sum and count in its sub-pattern's cell (0 and 0 for an
+        unseen sub-pattern)."""
+        cells = []
         for k, (uniq, sums, counts) in enumerate(self.levels_):
             pos, found = lookup(uniq, X.patterns[k])
-            s = np.where(found, sums[pos], 0.0)
-            n = np.where(found, counts[pos], 0.0)
+            cells.append((np.where(found, sums[pos], 0.0), np.where(found, counts[pos], 0.0)))
+        return cells
+
+    def _shrunk(self, cells, n_rows: int) -> np.ndarray:
+        """The back-off prediction from the looked-up cells: each level's mean shrunk toward
+        the coarser level's prediction (the overall mean first) with strength ``shrinkage``."""
+        pred = np.full(n_rows, self.ybar_)
+        for s, n in cells:
             pred = (s + self.shrinkage * pred) / (n + self.shrinkage)
         return pred
 
@@ -183,9 +194,14 @@ class ResidualModel(FittedModel):
         return self._predict_from(X, self.base_.predict(X))
 
     def _predict_from(self, X, base_pred):
+        return self._shrunk(base_pred, *self._cells(X))
+
+    def _cells(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's residual count and sum in its pattern's cell (0 and 0 when unseen)."""
         pos, found = lookup(self.uniq_, X.patterns[X.K - 1])
-        n = np.where(found, self.counts_[pos], 0.0)
-        s = np.where(found, self.sums_[pos], 0.0)
+        return np.where(found, self.counts_[pos], 0.0), np.where(found, self.sums_[pos], 0.0)
+
+    def _shrunk(self, base_pred, n, s) -> np.ndarray:
         return base_pred + s / (n + self.shrinkage)   # = N/(N+k) * mean residual
 
     def _state(self):

@@ -17,7 +17,7 @@ from .logistic import LogisticStack
 from .mean_iso import MeanIsotonic
 from .one_coin_iso import OneCoinIsotonic
 from .ridge_iso import RidgeIsotonic
-from .base import lookup, pattern_table, weighted_mean
+from .base import pattern_table, weighted_mean
 from .estimator import Aggregator
 from .fitted import RESIDUAL_BASES as BASES, ResidualModel
 
@@ -76,19 +76,17 @@ class ResidualTable(ResidualModel, Aggregator):
     def predict_grid(cls, models, X):
         """The grid's models of one base share its fitted model and residual table
         (:meth:`fit_grid`), so the base's prediction of ``X`` and the table lookup are made
-        once per base; every shrinkage then adds its shrunk residual as
-        :meth:`ResidualModel._predict_from` does (the same operations)."""
+        once per base; every shrinkage then adds its shrunk residual (``ResidualModel._shrunk``,
+        what its own prediction does)."""
         shared: dict[tuple[int, int], tuple] = {}
         out = []
         for model in models:
             key = (id(model.base_), id(model.uniq_))
             if key not in shared:
-                pos, found = lookup(model.uniq_, X.patterns[X.K - 1])
-                shared[key] = (model.base_.predict(X), np.where(found, model.counts_[pos], 0.0),
-                               np.where(found, model.sums_[pos], 0.0), model.counts_, model.sums_)
+                shared[key] = (model.base_.predict(X), *model._cells(X), model.counts_, model.sums_)
             base_pred, n, s, counts, sums = shared[key]
             if counts is not model.counts_ or sums is not model.sums_:
                 out.append(model.predict(X))
                 continue
-            out.append(np.clip(base_pred + s / (n + model.shrinkage), 0.0, 1.0))
+            out.append(np.clip(model._shrunk(base_pred, n, s), 0.0, 1.0))
         return out

@@ -389,6 +389,6 @@ class SelectionResult:
             "candidates": [c.to_dict() for c in self.candidates],
             "regime": self.regime,
             "cells": self.cell_table(sel, limit=cells_limit),
-            "judges_report": judges_report(self),   # cheap: the drop-one refits are on demand
+            "judges_report": judges_report(self),   # its drop-one rows replay the rule, no refit
             "timings": self.timings,
         }
