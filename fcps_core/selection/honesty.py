@@ -242,7 +242,8 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
     them, saves forming them per call. With ``draws`` the rows are (draw, best) pairs:
     pair i is draw ``draws[i]`` (of ``W``, ``M``, ``N``) with best ``bd[i]`` and tolerance
     ``tol[i]``, so one call serves the replays of many limits, each best column's pairs
-    summed together whatever limit they come from."""
+    summed together whatever limit they come from. ``W`` may hold fractional weights (the
+    draws' sum of weights is then read as their number of groups drawn)."""
     G = grouped.n_groups
     ng = grouped.rows_per_group
     step = max(1, BLOCK_CELLS // max(G, 1))
@@ -254,7 +255,7 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
         out = buffer if Wr.shape[1] == step else np.empty(Wr.shape)
         np.copyto(out, Wr, casting="unsafe")
         return out
-    drawn = W.sum(axis=1, dtype=np.int64).astype(float)[dr]
+    drawn = W.sum(axis=1, dtype=np.float64)[dr]
     w_max = W.max(axis=1).astype(float)[dr]
     Np = N[dr]
     spread = grouped.spread()
