@@ -15,7 +15,10 @@ family against the same fit on the expanded rows and against scikit-learn.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
+import os
+import sys
 import threading
 
 from dataclasses import dataclass
@@ -38,6 +41,9 @@ class PrefixFeatures:
     patterns: list
     scores: np.ndarray
     weight: np.ndarray | None = None
+    #: where :meth:`pattern_codes` keeps the codes of each pattern array it has seen
+    #: (:class:`PatternCodes`; views holding the same level arrays share one), or None
+    codes: "PatternCodes | None" = None
 
     @property
     def n_rows(self) -> int:
@@ -56,7 +62,13 @@ class PrefixFeatures:
         """The features of the path's first K judges (a view: no copy of the scores)."""
         if K == self.K:
             return self
-        return PrefixFeatures(patterns=self.patterns[:K], scores=self.scores[:, :K], weight=self.weight)
+        return PrefixFeatures(patterns=self.patterns[:K], scores=self.scores[:, :K], weight=self.weight,
+                              codes=self.codes)
+
+    def pattern_codes(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`pattern_codes` of ``patterns[level]``, kept in ``codes`` when there is one."""
+        ids = self.patterns[level]
+        return pattern_codes(ids) if self.codes is None else self.codes.of(ids)
 
     def take(self, rows: np.ndarray) -> "PrefixFeatures":
         return PrefixFeatures(patterns=[None if p is None else p[rows] for p in self.patterns],
@@ -199,6 +211,72 @@ def small_pages():
                 switch(_PAGES_STATE["previous"])
 
 
+#: glibc's ``mallopt`` parameter numbers (malloc.h)
+_M_TOP_PAD, _M_MMAP_THRESHOLD = -2, -3
+#: inside :func:`padded_heap`: free memory the C heap keeps at its top, and the size from
+#: which an allocation is mapped on its own (glibc's ceiling for its dynamic threshold,
+#: 4 MiB * sizeof(long), so the same as the dynamic rule once it has grown) (bytes)
+HEAP_TOP_PAD = 32 << 20
+HEAP_MMAP_THRESHOLD = 32 << 20
+#: glibc's documented default of M_TOP_PAD (mallopt(3)), restored after the last block
+_DEFAULT_TOP_PAD = 128 * 1024
+
+
+def _mallopt():
+    """The C library's ``mallopt`` (glibc), or None (another platform or C library)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes, fn.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return fn
+
+
+def _restored_top_pad() -> int:
+    """The top pad to restore: the user's ``MALLOC_TOP_PAD_`` when set, else glibc's default."""
+    value = os.environ.get("MALLOC_TOP_PAD_", "")
+    return int(value) if value.isdigit() else _DEFAULT_TOP_PAD
+
+
+_HEAP_STATE = {"depth": 0}      # open padded_heap blocks in this process
+
+
+@contextlib.contextmanager
+def padded_heap():
+    """Inside the block (also a decorator), the C heap keeps :data:`HEAP_TOP_PAD` bytes of
+    free memory at its top instead of returning them to the kernel, and arrays up to
+    :data:`HEAP_MMAP_THRESHOLD` bytes come from the heap; the pad goes back to its default
+    when the last open block exits (a counter, as for :func:`small_pages`). The mapping
+    threshold stays: setting any of these parameters ends glibc's dynamic threshold, whose
+    ceiling it is.
+
+    A fit allocates and frees many arrays of a row's worth (one float per row: 170 kB at
+    21,000 rows) in quick succession. With glibc's defaults, freeing them at the top of
+    the heap shrinks it (``brk``) or unmaps them, and the next allocation takes fresh
+    memory again, every page of which the kernel faults in and zeroes: on a continuous
+    panel the isotonic fits spent about as long in these page faults as in their sort
+    (docs/performance.md, issue 25). Only where memory comes from changes, never a value;
+    the process keeps at most the pad more resident memory per heap."""
+    mallopt = _mallopt()
+    if mallopt is None:
+        yield
+        return
+    with _PAGES_LOCK:
+        if _HEAP_STATE["depth"] == 0:
+            mallopt(_M_MMAP_THRESHOLD, HEAP_MMAP_THRESHOLD)
+            mallopt(_M_TOP_PAD, HEAP_TOP_PAD)
+        _HEAP_STATE["depth"] += 1
+    try:
+        yield
+    finally:
+        with _PAGES_LOCK:
+            _HEAP_STATE["depth"] -= 1
+            if _HEAP_STATE["depth"] == 0:
+                mallopt(_M_TOP_PAD, _restored_top_pad())
+
+
 def log1p_exp(x: np.ndarray) -> np.ndarray:
     """log(1 + e^x) = ``np.logaddexp(0, x)`` by the same formula, max(x, 0) + log1p(e^-|x|),
     on numpy's vectorised exp and log1p (several times faster than logaddexp's scalar loop;
@@ -228,20 +306,23 @@ def rowwise_dot(A: np.ndarray, w: np.ndarray, start: float = 0.0, columns=None) 
 
 def prefix_dots(A: np.ndarray, coefs: list[np.ndarray], starts: np.ndarray) -> np.ndarray:
     """Column m is ``rowwise_dot(A[:, :len(coefs[m])], coefs[m], starts[m])``, bit for bit,
-    for every prefix model m at once (``coefs`` ordered by length): the same products added
-    in the same order, one pass over the columns of ``A`` instead of one per model."""
-    lens = np.array([len(c) for c in coefs], dtype=np.int64)
-    out = np.empty((A.shape[0], len(coefs)))
-    out[:] = np.asarray(starts, dtype=float)
-    if not len(coefs):
-        return out
-    C = np.zeros((int(lens.max()), len(coefs)))
+    for every prefix model m at once: the same products added in the same order.
+
+    The result is column-major and built column by column from a column-major copy of the
+    columns of ``A`` the models read, through one scratch vector, so every pass streams
+    contiguous memory and no (rows x models) temporary is made (the isotonic fits then
+    read each model's column contiguously too)."""
+    n, M = A.shape[0], len(coefs)
+    out = np.empty((n, M), order="F")
+    width = max((len(c) for c in coefs), default=0)
+    cols = np.asfortranarray(A[:, :width])
+    product = np.empty(n)
     for m, c in enumerate(coefs):
-        C[:len(c), m] = c
-    for j in range(C.shape[0]):
-        first = int(np.searchsorted(lens, j, side="right"))   # models using column j
-        if first < len(coefs):
-            out[:, first:] += A[:, j:j + 1] * C[j, first:]
+        column = out[:, m]
+        column.fill(float(starts[m]))
+        for j in range(len(c)):
+            np.multiply(cols[:, j], c[j], out=product)
+            column += product
     return out
 
 
@@ -367,9 +448,43 @@ def pairwise_columns(K: int) -> np.ndarray:
     return np.concatenate([start, start[ju] + 1 + iu])
 
 
-def pattern_table(ids: np.ndarray, values: np.ndarray, weight: np.ndarray | None = None):
-    """Sorted distinct pattern ids with their (weighted) value sums and counts."""
+def pattern_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct pattern ids, each row's position among them): ``np.unique``'s."""
     uniq, inv = np.unique(ids, return_inverse=True)
+    return uniq, inv.reshape(-1)
+
+
+class PatternCodes:
+    """:func:`pattern_codes` of pattern arrays, computed once per array *object*.
+
+    The table families and the diagnostics of a prefix all factorise its pattern ids:
+    the backoff every level, the residual table once per base family, the joint table
+    and the diagnostics the top level; and a prefix's levels are the first levels of the
+    longer prefixes of its path. Where the views hand these fits the same level arrays
+    (:class:`~fcps_core.selection.views.ViewCache`), one sort serves them all. An entry
+    holds its array, so an id is never reused while its entry lives, and the array is
+    compared by identity: the codes are those of exactly that array (views never modify
+    their arrays)."""
+
+    def __init__(self):
+        self._by_id: dict[int, tuple] = {}
+
+    def of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        hit = self._by_id.get(id(ids))
+        if hit is None or hit[0] is not ids:
+            hit = (ids, *pattern_codes(ids))
+            self._by_id[id(ids)] = hit
+        return hit[1], hit[2]
+
+    def clear(self) -> None:
+        self._by_id.clear()
+
+
+def pattern_table(ids: np.ndarray, values: np.ndarray, weight: np.ndarray | None = None,
+                  codes: tuple[np.ndarray, np.ndarray] | None = None):
+    """Sorted distinct pattern ids with their (weighted) value sums and counts; ``codes``:
+    :func:`pattern_codes` of ``ids`` when the caller has them."""
+    uniq, inv = pattern_codes(ids) if codes is None else codes
     if weight is None:
         return uniq, np.bincount(inv, weights=values), np.bincount(inv).astype(float)
     return (uniq, np.bincount(inv, weights=values * weight, minlength=len(uniq)),

@@ -35,7 +35,7 @@ from ..measures.diagnostics import PrefixDiagnostics, argmin_with_ties, prefix_d
 from ..data.encoding import EncodedPanel, encode_panel, nominal_cells
 from ..errors import MenuError, SplitError
 from ..families import REGISTRY
-from ..families.base import one_blas_thread, small_pages
+from ..families.base import one_blas_thread, padded_heap, small_pages
 from ..data.panel import Panel
 from ..measures.judge_paths import SINGLE_JUDGE_RULE, JudgePath, build_paths, single_judge_paths
 from ..data.splits import Blocks, check_blocks
@@ -123,6 +123,7 @@ def deployable_label_scale(panel: Panel, blocks: Blocks) -> Panel:
 
 
 @small_pages()      # also in the cross-fitted protocol's worker processes
+@padded_heap()
 @one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
 def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bool = False,
              score_val: bool = True, progress: Callable[[float, str], None] | None = None) -> "MenuFit":
@@ -302,7 +303,10 @@ def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
                                   nominal_cells(alph))
     vM, vV = views.get(judges, "M"), views.get(judges, "V")
     vT = views.get(judges, "T") if has_T else None
+    # raw-row views share their top level's factorisation with the table fits
+    shared = vM.X.codes is not None and vM.ids is vM.X.patterns[-1]
     return prefix_diagnostics(vM.ids, vV.ids, vT.ids if vT is not None else None,
                               nominal_cells(alph), w_M=vM.X.weight, w_V=vV.X.weight,
-                              w_T=vT.X.weight if vT is not None else None)
+                              w_T=vT.X.weight if vT is not None else None,
+                              codes_M=vM.X.pattern_codes(len(judges) - 1) if shared else None)
 
