@@ -1,19 +1,14 @@
 """Work shared across the fits of one fold (issue 25): the pattern factorisations the
-table fits and diagnostics share, the column-major prefix scores and the padded C heap.
-Each is held to an independent reference: ``np.unique``, the fit without sharing,
-``rowwise_dot``, and the kernel's page-fault counter."""
+table fits and diagnostics share, and the column-major prefix scores. Each is held to an
+independent reference: ``np.unique``, the fit without sharing, ``rowwise_dot``."""
 
 from __future__ import annotations
-
-import resource
-import sys
 
 import numpy as np
 import pytest
 
 from fcps_core.families import REGISTRY, PrefixFeatures
-from fcps_core.families.base import (PatternCodes, padded_heap, pattern_codes, pattern_table, prefix_dots,
-                                     rowwise_dot)
+from fcps_core.families.base import PatternCodes, pattern_codes, pattern_table, prefix_dots, rowwise_dot
 
 
 def _levels(rng, n, K, alphabet=4):
@@ -97,25 +92,3 @@ def test_prefix_dots_any_lengths_column_major_bit_for_bit():
     for m, k in enumerate(sizes):
         assert np.array_equal(Z[:, m], rowwise_dot(A[:, :k], coefs[m], starts[m]))
     assert prefix_dots(A, [], []).shape == (301, 0)
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
-def test_padded_heap_reuses_freed_row_sized_arrays():
-    """Inside the block, allocating and freeing a row-sized array again and again touches
-    the same memory: the kernel counts (almost) no new page faults. 300 fresh arrays of
-    170 kB would fault in about 12,000 pages."""
-    n = 21_000
-
-    def churn():
-        for _ in range(300):
-            a = np.empty(n)
-            a.fill(1.0)                  # touch every page
-            b = a * 2.0
-            del a, b
-
-    with padded_heap():
-        churn()                          # warm: the pad is taken once
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        churn()
-        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-    assert faults < 1_000

@@ -15,10 +15,7 @@ family against the same fit on the expanded rows and against scikit-learn.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
-import os
-import sys
 import threading
 
 from dataclasses import dataclass
@@ -209,72 +206,6 @@ def small_pages():
             _PAGES_STATE["depth"] -= 1
             if _PAGES_STATE["depth"] == 0:
                 switch(_PAGES_STATE["previous"])
-
-
-#: glibc's ``mallopt`` parameter numbers (malloc.h)
-_M_TOP_PAD, _M_MMAP_THRESHOLD = -2, -3
-#: inside :func:`padded_heap`: free memory the C heap keeps at its top, and the size from
-#: which an allocation is mapped on its own (glibc's ceiling for its dynamic threshold,
-#: 4 MiB * sizeof(long), so the same as the dynamic rule once it has grown) (bytes)
-HEAP_TOP_PAD = 32 << 20
-HEAP_MMAP_THRESHOLD = 32 << 20
-#: glibc's documented default of M_TOP_PAD (mallopt(3)), restored after the last block
-_DEFAULT_TOP_PAD = 128 * 1024
-
-
-def _mallopt():
-    """The C library's ``mallopt`` (glibc), or None (another platform or C library)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        fn = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes, fn.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return fn
-
-
-def _restored_top_pad() -> int:
-    """The top pad to restore: the user's ``MALLOC_TOP_PAD_`` when set, else glibc's default."""
-    value = os.environ.get("MALLOC_TOP_PAD_", "")
-    return int(value) if value.isdigit() else _DEFAULT_TOP_PAD
-
-
-_HEAP_STATE = {"depth": 0}      # open padded_heap blocks in this process
-
-
-@contextlib.contextmanager
-def padded_heap():
-    """Inside the block (also a decorator), the C heap keeps :data:`HEAP_TOP_PAD` bytes of
-    free memory at its top instead of returning them to the kernel, and arrays up to
-    :data:`HEAP_MMAP_THRESHOLD` bytes come from the heap; the pad goes back to its default
-    when the last open block exits (a counter, as for :func:`small_pages`). The mapping
-    threshold stays: setting any of these parameters ends glibc's dynamic threshold, whose
-    ceiling it is.
-
-    A fit allocates and frees many arrays of a row's worth (one float per row: 170 kB at
-    21,000 rows) in quick succession. With glibc's defaults, freeing them at the top of
-    the heap shrinks it (``brk``) or unmaps them, and the next allocation takes fresh
-    memory again, every page of which the kernel faults in and zeroes: on a continuous
-    panel the isotonic fits spent about as long in these page faults as in their sort
-    (docs/performance.md, issue 25). Only where memory comes from changes, never a value;
-    the process keeps at most the pad more resident memory per heap."""
-    mallopt = _mallopt()
-    if mallopt is None:
-        yield
-        return
-    with _PAGES_LOCK:
-        if _HEAP_STATE["depth"] == 0:
-            mallopt(_M_MMAP_THRESHOLD, HEAP_MMAP_THRESHOLD)
-            mallopt(_M_TOP_PAD, HEAP_TOP_PAD)
-        _HEAP_STATE["depth"] += 1
-    try:
-        yield
-    finally:
-        with _PAGES_LOCK:
-            _HEAP_STATE["depth"] -= 1
-            if _HEAP_STATE["depth"] == 0:
-                mallopt(_M_TOP_PAD, _restored_top_pad())
 
 
 def log1p_exp(x: np.ndarray) -> np.ndarray:

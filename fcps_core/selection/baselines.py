@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..families import REGISTRY, PrefixFeatures
-from ..families.base import one_blas_thread, padded_heap
+from ..families.base import one_blas_thread
 
 BASELINES = ("best_single_judge", "mean_vote_iso", "majority_vote", "ridge_iso_all",
              "logistic_all", "ds_jury_all")
@@ -55,7 +55,6 @@ def distinct_score_rows(scores: np.ndarray, y: np.ndarray | None = None,
     return rep, np.asarray(counts, dtype=float), inverse
 
 
-@padded_heap()
 @one_blas_thread
 def baseline_predictions(scores: np.ndarray, labels: np.ndarray, fit_rows: np.ndarray,
                          pred_rows: np.ndarray, unlabelled_rows: np.ndarray) -> dict[str, np.ndarray]:

@@ -35,7 +35,7 @@ from ..measures.diagnostics import PrefixDiagnostics, argmin_with_ties, prefix_d
 from ..data.encoding import EncodedPanel, encode_panel, nominal_cells
 from ..errors import MenuError, SplitError
 from ..families import REGISTRY
-from ..families.base import one_blas_thread, padded_heap, small_pages
+from ..families.base import one_blas_thread, small_pages
 from ..data.panel import Panel
 from ..measures.judge_paths import SINGLE_JUDGE_RULE, JudgePath, build_paths, single_judge_paths
 from ..data.splits import Blocks, check_blocks
@@ -123,7 +123,6 @@ def deployable_label_scale(panel: Panel, blocks: Blocks) -> Panel:
 
 
 @small_pages()      # also in the cross-fitted protocol's worker processes
-@padded_heap()
 @one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
 def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bool = False,
              score_val: bool = True, progress: Callable[[float, str], None] | None = None) -> "MenuFit":

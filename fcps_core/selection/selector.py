@@ -34,7 +34,7 @@ from ..defaults import PROTOCOLS as PROTOCOL_NAMES
 from ..measures.diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD
 from ..errors import MenuError
 from ..families import FAMILIES, REGISTRY, get_family
-from ..families.base import padded_heap, small_pages
+from ..families.base import small_pages
 from ..data.panel import Panel
 from ..measures.judge_paths import PATH_RULES
 from ..data.splits import Blocks, make_blocks
@@ -221,7 +221,6 @@ class FCPSSelector:
 
     # -- main ----------------------------------------------------------------------------
     @small_pages()
-    @padded_heap()
     def fit(self, panel: Panel, blocks: Blocks) -> "SelectionResult":
         """Run the selection under ``self.protocol``: the protocol function of
         :data:`PROTOCOLS` (``split``: the paper's S/M/V protocol, :mod:`.split_protocol`;
