@@ -92,3 +92,21 @@ def test_prefix_dots_any_lengths_column_major_bit_for_bit():
     for m, k in enumerate(sizes):
         assert np.array_equal(Z[:, m], rowwise_dot(A[:, :k], coefs[m], starts[m]))
     assert prefix_dots(A, [], []).shape == (301, 0)
+
+
+def test_isotonic_fit_on_distinct_scores_equals_the_pooled_sums():
+    """Distinct scores (every input its own run) skip the runs' sums: the map equals the
+    fit with explicit unit weights (the weighted branch's sums) and scikit-learn's."""
+    from sklearn.isotonic import IsotonicRegression
+
+    from fcps_core.families.base import IsotonicMap
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=500)
+    y = np.clip(0.5 + 0.3 * x + rng.normal(scale=0.3, size=500), 0, 1)
+    fast = IsotonicMap().fit(x, y)
+    weighted = IsotonicMap().fit(x, y, np.ones(500))
+    assert np.array_equal(fast.x_, weighted.x_) and np.array_equal(fast.y_, weighted.y_)
+    ref = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(x, y)
+    assert np.allclose(fast.predict(x), ref.predict(x), rtol=0, atol=1e-12)
+    ties = np.round(x, 1)                 # runs of equal scores take the pooled branch
+    assert np.array_equal(IsotonicMap().fit(ties, y).y_, IsotonicMap().fit(ties, y, np.ones(500)).y_)

@@ -105,15 +105,20 @@ class IsotonicMap:
         order = _lexsort_xy(x, y, y_rank)
         x, y = x[order], y[order]
         starts = _pool_starts(x)
-        if w is None:
-            # unit weights: a run's weight is its length and y * 1 is y (the same sums, exactly)
-            w_u = np.diff(np.append(starts, len(x))).astype(float)
-            y_u = np.add.reduceat(y, starts) / w_u
+        if w is None and len(starts) == len(x):
+            # every input its own run (distinct scores): the runs' means are the labels
+            # themselves and their weights 1, what the sums below give exactly
+            w_u, y_u, x_u = np.ones(len(x)), y, x
         else:
-            w = w[order]
-            w_u = np.add.reduceat(w, starts)
-            y_u = np.add.reduceat(y * w, starts) / w_u
-        x_u = x[starts]
+            if w is None:
+                # unit weights: a run's weight is its length and y * 1 is y (the same sums, exactly)
+                w_u = np.diff(np.append(starts, len(x))).astype(float)
+                y_u = np.add.reduceat(y, starts) / w_u
+            else:
+                w = w[order]
+                w_u = np.add.reduceat(w, starts)
+                y_u = np.add.reduceat(y * w, starts) / w_u
+            x_u = x[starts]
         from scipy.optimize import isotonic_regression   # here: scoring never imports SciPy
         fitted = np.clip(isotonic_regression(y_u, weights=w_u).x, 0.0, 1.0)
         keep = np.ones(len(fitted), dtype=bool)
@@ -335,6 +340,8 @@ def _pool_starts(x: np.ndarray) -> np.ndarray:
     n = len(x)
     starts = np.flatnonzero(np.diff(x) >= _X_EPS) + 1
     starts = np.concatenate([[0], starts])
+    if len(starts) == n:            # every run a single value: none can span eps
+        return starts
     ends = np.append(starts[1:], n)
     if np.all(x[ends - 1] - x[starts] < _X_EPS):
         return starts
