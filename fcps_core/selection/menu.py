@@ -307,5 +307,5 @@ def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
     return prefix_diagnostics(vM.ids, vV.ids, vT.ids if vT is not None else None,
                               nominal_cells(alph), w_M=vM.X.weight, w_V=vV.X.weight,
                               w_T=vT.X.weight if vT is not None else None,
-                              codes_M=vM.X.pattern_codes(len(judges) - 1) if shared else None)
+                              codes_M=(lambda: vM.X.pattern_codes(len(judges) - 1)) if shared else None)
 
