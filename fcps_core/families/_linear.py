@@ -162,7 +162,12 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
     from scipy.linalg.blas import dsyrk
     from scipy.linalg.lapack import dpotrs
     n, P = F.shape[0], max(sizes)
+    unit = w is None                    # unit weights: w * v is v, so the product is skipped
     w = np.ones(n) if w is None else w
+
+    def curvature(prob):
+        # the Hessian's weights w p (1 - p)
+        return prob * (1.0 - prob) if unit else w * prob * (1.0 - prob)
     scale = max(float(w.sum()), 1.0)
     X = np.empty((n, P + 1), order="F")     # column-major: a prefix's columns are contiguous
     X[:, 0] = 1.0                       # intercept first: each prefix is a leading block
@@ -189,7 +194,7 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
             prob = sigmoid(z)
         # else: the new judges' coefficients start at 0, so the last prefix's scores stand
         if d is None:
-            d = w * prob * (1.0 - prob)
+            d = curvature(prob)
             rebuild(k, d)
         elif k > m:                     # border the factor with the new judges' columns
             B = X[:, m:k]
@@ -201,7 +206,7 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
                 L[m:k, m:k] = np.linalg.cholesky(A22 - L21 @ L21.T)
                 L[m:k, :m] = L21
             except np.linalg.LinAlgError:     # rounding: rebuild at the current point
-                d = w * prob * (1.0 - prob)
+                d = curvature(prob)
                 rebuild(k, d)
         m = k
         b = beta[:k].copy()
@@ -209,12 +214,12 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
         fresh = False                   # whether the factor was built at the current point
         last = np.inf
         for _ in range(4 * NEWTON_MAX_ITER):
-            grad = Xk.T @ (w * (prob - y)) + ridge[:k] * b
+            grad = Xk.T @ ((prob - y) if unit else w * (prob - y)) + ridge[:k] * b
             size = float(np.max(np.abs(grad)))
             if size <= PATH_GTOL * scale:
                 break
             if size > 0.5 * last and not fresh:
-                d = w * prob * (1.0 - prob)
+                d = curvature(prob)
                 rebuild(k, d)
                 fresh = True
             last = size
@@ -239,7 +244,7 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
             if not accepted:
                 if fresh:               # no decrease even along Newton's step: at the optimum
                     break
-                d = w * prob * (1.0 - prob)
+                d = curvature(prob)
                 rebuild(k, d)
                 fresh, last = True, np.inf
                 continue

@@ -30,7 +30,7 @@ class BackoffTable(BackoffModel, Aggregator):
         return [{"shrinkage": lam} for lam in options.get("backoff_grid", LAMBDA_GRID)]
 
     def _fit(self, X, y, unlabelled):
-        self.levels_ = [pattern_table(X.patterns[k], y, X.weight) for k in range(X.K)]
+        self.levels_ = [pattern_table(X.patterns[k], y, X.weight, X.pattern_codes(k)) for k in range(X.K)]
 
     @classmethod
     def fit_grid(cls, settings, X, y, unlabelled=None, **fixed):

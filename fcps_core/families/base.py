@@ -38,6 +38,9 @@ class PrefixFeatures:
     patterns: list
     scores: np.ndarray
     weight: np.ndarray | None = None
+    #: where :meth:`pattern_codes` keeps the codes of each pattern array it has seen
+    #: (:class:`PatternCodes`; views holding the same level arrays share one), or None
+    codes: "PatternCodes | None" = None
 
     @property
     def n_rows(self) -> int:
@@ -56,7 +59,13 @@ class PrefixFeatures:
         """The features of the path's first K judges (a view: no copy of the scores)."""
         if K == self.K:
             return self
-        return PrefixFeatures(patterns=self.patterns[:K], scores=self.scores[:, :K], weight=self.weight)
+        return PrefixFeatures(patterns=self.patterns[:K], scores=self.scores[:, :K], weight=self.weight,
+                              codes=self.codes)
+
+    def pattern_codes(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`pattern_codes` of ``patterns[level]``, kept in ``codes`` when there is one."""
+        ids = self.patterns[level]
+        return pattern_codes(ids) if self.codes is None else self.codes.of(ids)
 
     def take(self, rows: np.ndarray) -> "PrefixFeatures":
         return PrefixFeatures(patterns=[None if p is None else p[rows] for p in self.patterns],
@@ -96,15 +105,20 @@ class IsotonicMap:
         order = _lexsort_xy(x, y, y_rank)
         x, y = x[order], y[order]
         starts = _pool_starts(x)
-        if w is None:
-            # unit weights: a run's weight is its length and y * 1 is y (the same sums, exactly)
-            w_u = np.diff(np.append(starts, len(x))).astype(float)
-            y_u = np.add.reduceat(y, starts) / w_u
+        if w is None and len(starts) == len(x):
+            # every input its own run (distinct scores): the runs' means are the labels
+            # themselves and their weights 1, what the sums below give exactly
+            w_u, y_u, x_u = np.ones(len(x)), y, x
         else:
-            w = w[order]
-            w_u = np.add.reduceat(w, starts)
-            y_u = np.add.reduceat(y * w, starts) / w_u
-        x_u = x[starts]
+            if w is None:
+                # unit weights: a run's weight is its length and y * 1 is y (the same sums, exactly)
+                w_u = np.diff(np.append(starts, len(x))).astype(float)
+                y_u = np.add.reduceat(y, starts) / w_u
+            else:
+                w = w[order]
+                w_u = np.add.reduceat(w, starts)
+                y_u = np.add.reduceat(y * w, starts) / w_u
+            x_u = x[starts]
         from scipy.optimize import isotonic_regression   # here: scoring never imports SciPy
         fitted = np.clip(isotonic_regression(y_u, weights=w_u).x, 0.0, 1.0)
         keep = np.ones(len(fitted), dtype=bool)
@@ -228,20 +242,23 @@ def rowwise_dot(A: np.ndarray, w: np.ndarray, start: float = 0.0, columns=None) 
 
 def prefix_dots(A: np.ndarray, coefs: list[np.ndarray], starts: np.ndarray) -> np.ndarray:
     """Column m is ``rowwise_dot(A[:, :len(coefs[m])], coefs[m], starts[m])``, bit for bit,
-    for every prefix model m at once (``coefs`` ordered by length): the same products added
-    in the same order, one pass over the columns of ``A`` instead of one per model."""
-    lens = np.array([len(c) for c in coefs], dtype=np.int64)
-    out = np.empty((A.shape[0], len(coefs)))
-    out[:] = np.asarray(starts, dtype=float)
-    if not len(coefs):
-        return out
-    C = np.zeros((int(lens.max()), len(coefs)))
+    for every prefix model m at once: the same products added in the same order.
+
+    The result is column-major and built column by column from a column-major copy of the
+    columns of ``A`` the models read, through one scratch vector, so every pass streams
+    contiguous memory and no (rows x models) temporary is made (the isotonic fits then
+    read each model's column contiguously too)."""
+    n, M = A.shape[0], len(coefs)
+    out = np.empty((n, M), order="F")
+    width = max((len(c) for c in coefs), default=0)
+    cols = np.asfortranarray(A[:, :width])
+    product = np.empty(n)
     for m, c in enumerate(coefs):
-        C[:len(c), m] = c
-    for j in range(C.shape[0]):
-        first = int(np.searchsorted(lens, j, side="right"))   # models using column j
-        if first < len(coefs):
-            out[:, first:] += A[:, j:j + 1] * C[j, first:]
+        column = out[:, m]
+        column.fill(float(starts[m]))
+        for j in range(len(c)):
+            np.multiply(cols[:, j], c[j], out=product)
+            column += product
     return out
 
 
@@ -323,6 +340,8 @@ def _pool_starts(x: np.ndarray) -> np.ndarray:
     n = len(x)
     starts = np.flatnonzero(np.diff(x) >= _X_EPS) + 1
     starts = np.concatenate([[0], starts])
+    if len(starts) == n:            # every run a single value: none can span eps
+        return starts
     ends = np.append(starts[1:], n)
     if np.all(x[ends - 1] - x[starts] < _X_EPS):
         return starts
@@ -367,9 +386,43 @@ def pairwise_columns(K: int) -> np.ndarray:
     return np.concatenate([start, start[ju] + 1 + iu])
 
 
-def pattern_table(ids: np.ndarray, values: np.ndarray, weight: np.ndarray | None = None):
-    """Sorted distinct pattern ids with their (weighted) value sums and counts."""
+def pattern_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct pattern ids, each row's position among them): ``np.unique``'s."""
     uniq, inv = np.unique(ids, return_inverse=True)
+    return uniq, inv.reshape(-1)
+
+
+class PatternCodes:
+    """:func:`pattern_codes` of pattern arrays, computed once per array *object*.
+
+    The table families and the diagnostics of a prefix all factorise its pattern ids:
+    the backoff every level, the residual table once per base family, the joint table
+    and the diagnostics the top level; and a prefix's levels are the first levels of the
+    longer prefixes of its path. Where the views hand these fits the same level arrays
+    (:class:`~fcps_core.selection.views.ViewCache`), one sort serves them all. An entry
+    holds its array, so an id is never reused while its entry lives, and the array is
+    compared by identity: the codes are those of exactly that array (views never modify
+    their arrays)."""
+
+    def __init__(self):
+        self._by_id: dict[int, tuple] = {}
+
+    def of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        hit = self._by_id.get(id(ids))
+        if hit is None or hit[0] is not ids:
+            hit = (ids, *pattern_codes(ids))
+            self._by_id[id(ids)] = hit
+        return hit[1], hit[2]
+
+    def clear(self) -> None:
+        self._by_id.clear()
+
+
+def pattern_table(ids: np.ndarray, values: np.ndarray, weight: np.ndarray | None = None,
+                  codes: tuple[np.ndarray, np.ndarray] | None = None):
+    """Sorted distinct pattern ids with their (weighted) value sums and counts; ``codes``:
+    :func:`pattern_codes` of ``ids`` when the caller has them."""
+    uniq, inv = pattern_codes(ids) if codes is None else codes
     if weight is None:
         return uniq, np.bincount(inv, weights=values), np.bincount(inv).astype(float)
     return (uniq, np.bincount(inv, weights=values * weight, minlength=len(uniq)),

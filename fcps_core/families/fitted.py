@@ -362,24 +362,27 @@ def vote_dots(scores: np.ndarray, w1: list[np.ndarray], w0: list[np.ndarray], st
     abstains. That is ``rowwise_dot(vote_matrix(scores), w, start)`` with the column
     weights w = (w1_0, w0_0, w1_1, w0_1, ...) to the bit (an indicator times a weight adds
     the weight or a zero), with one gather and one addition per judge for every model at
-    once instead of a product and an addition per vote column and model."""
+    once instead of a product and an addition per vote column and model. The result is
+    column-major, built model by model through one scratch vector from the judges' vote
+    codes (column-major): contiguous passes, no (rows x models) temporary."""
     scores = np.asarray(scores, dtype=float)
     lens = np.array([len(w) for w in w1], dtype=np.int64)
     if np.any(np.diff(lens) < 0):
         raise ValueError("vote_dots takes its models ordered by their number of judges")
-    out = np.empty((scores.shape[0], len(w1)))
+    n = scores.shape[0]
+    out = np.empty((n, len(w1)), order="F")
     out[:] = np.asarray(starts, dtype=float)
     if not len(w1) or not lens.max(initial=0):
         return out
     K = int(lens.max())
-    table = np.zeros((K, 3, len(w1)))           # per judge: the weight of a 0-vote, an abstention, a 1-vote
+    # per row and judge: 0 = a 0-vote, 1 = an abstention, 2 = a 1-vote
+    code = np.asfortranarray(1 + (scores[:, :K] > 0.5).astype(np.intp) - (scores[:, :K] < 0.5))
+    added = np.empty(n)
     for m, (a, b) in enumerate(zip(w1, w0)):
-        table[:len(a), 2, m], table[:len(b), 0, m] = a, b
-    code = 1 + (scores[:, :K] > 0.5).astype(np.intp) - (scores[:, :K] < 0.5)
-    for j in range(K):
-        first = int(np.searchsorted(lens, j, side="right"))    # models using judge j
-        if first < len(w1):
-            out[:, first:] += table[j, :, first:][code[:, j]]
+        column = out[:, m]
+        for j in range(len(a)):
+            np.take(np.array([b[j], 0.0, a[j]]), code[:, j], out=added, mode="clip")
+            column += added
     return out
 
 

@@ -11,13 +11,15 @@ on the calibration block, as in the paper's prototype.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .logistic import LogisticStack
 from .mean_iso import MeanIsotonic
 from .one_coin_iso import OneCoinIsotonic
 from .ridge_iso import RidgeIsotonic
-from .base import pattern_table, weighted_mean
+from .base import PatternCodes, pattern_table, weighted_mean
 from .estimator import Aggregator
 from .fitted import RESIDUAL_BASES as BASES, ResidualModel
 
@@ -46,6 +48,8 @@ class ResidualTable(ResidualModel, Aggregator):
         model of that family already fitted on the same X, y) lets the selector share its
         scalar-family fits."""
         X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
+        if X.codes is None:         # every base's table groups the rows by the same patterns
+            X = dataclasses.replace(X, codes=PatternCodes())
         bases: dict[str, object] = dict(base_models or {})
         tables: dict[str, tuple] = {}      # base -> residual table (shrinkage-free)
         ybar = weighted_mean(y, X.weight)
@@ -70,7 +74,7 @@ class ResidualTable(ResidualModel, Aggregator):
 
     def _fit_residuals(self, X, y, base_pred):
         self.uniq_, self.sums_, self.counts_ = pattern_table(X.patterns[X.K - 1], y - base_pred,
-                                                            X.weight)
+                                                            X.weight, X.pattern_codes(X.K - 1))
 
     @classmethod
     def predict_grid(cls, models, X):

@@ -31,5 +31,5 @@ class JointTable(TableModel, Aggregator):
     def _fit(self, X, y, unlabelled):
         self.tables_ = {}
         for level in self._levels(X):
-            uniq, sums, counts = pattern_table(X.patterns[level], y, X.weight)
+            uniq, sums, counts = pattern_table(X.patterns[level], y, X.weight, X.pattern_codes(level))
             self.tables_[level] = (uniq, sums, counts)

@@ -23,6 +23,7 @@ parameters.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -169,13 +170,16 @@ def _dense_bound(*id_arrays) -> int | None:
 def prefix_diagnostics(ids_M: np.ndarray, ids_V: np.ndarray, ids_T: np.ndarray | None,
                        Q_K: float, *, w_M: np.ndarray | None = None,
                        w_V: np.ndarray | None = None,
-                       w_T: np.ndarray | None = None) -> PrefixDiagnostics:
+                       w_T: np.ndarray | None = None,
+                       codes_M: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None) -> PrefixDiagnostics:
     """All prefix diagnostics from the pattern ids of the M, V and (optional) T rows.
 
     ``w_*`` (optional) are row counts when the ids are distinct rows with multiplicities;
     the diagnostics are those of the expanded rows. Dense ids (the selection's pattern ids)
     are counted per id with ``np.bincount`` (no sort); others through ``np.unique``. The
-    same sums in the same order either way.
+    same sums in the same order either way. ``codes_M`` (optional): a function giving
+    ``np.unique(ids_M, return_inverse=True)``, called instead of it where ids are not dense
+    (the caller's table fits factorise the same ids, and keep the result).
     """
     n_M = len(ids_M) if w_M is None else float(np.sum(w_M))
     bound = _dense_bound(ids_M, ids_V, ids_T)
@@ -187,7 +191,7 @@ def prefix_diagnostics(ids_M: np.ndarray, ids_V: np.ndarray, ids_T: np.ndarray |
         def lookup(ids):
             return in_M[ids], per_id[ids]
     else:
-        uniq_M, inv = np.unique(ids_M, return_inverse=True)
+        uniq_M, inv = np.unique(ids_M, return_inverse=True) if codes_M is None else codes_M()
         counts_M = np.bincount(inv.reshape(-1), weights=w_M, minlength=len(uniq_M)).astype(float, copy=False)
 
         def lookup(ids):

@@ -302,7 +302,10 @@ def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
                                   nominal_cells(alph))
     vM, vV = views.get(judges, "M"), views.get(judges, "V")
     vT = views.get(judges, "T") if has_T else None
+    # raw-row views share their top level's factorisation with the table fits
+    shared = vM.X.codes is not None and vM.ids is vM.X.patterns[-1]
     return prefix_diagnostics(vM.ids, vV.ids, vT.ids if vT is not None else None,
                               nominal_cells(alph), w_M=vM.X.weight, w_V=vV.X.weight,
-                              w_T=vT.X.weight if vT is not None else None)
+                              w_T=vT.X.weight if vT is not None else None,
+                              codes_M=(lambda: vM.X.pattern_codes(len(judges) - 1)) if shared else None)
 

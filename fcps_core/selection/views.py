@@ -15,6 +15,7 @@ import numpy as np
 from ..measures.diagnostics import losses
 from ..data.encoding import INT64_SAFE, EncodedPanel, prefix_patterns
 from ..families import PrefixFeatures
+from ..families.base import PatternCodes
 from ..measures.judge_paths import extend_ids
 
 
@@ -191,11 +192,19 @@ class ViewCache:
         self._cache: dict[tuple, BlockView] = {}
         self._ycode: dict[str, tuple[int, np.ndarray]] = {}
         self._score_code: dict[int, tuple[int, np.ndarray]] = {}
+        # raw-row views: (prefix judges, block) -> pattern level on the block's rows, and per
+        # block the factorisations of those levels (see _levels_on_rows)
+        self._levels: dict[tuple, np.ndarray] = {}
+        self._codes: dict[str, PatternCodes] = {}
 
     def release(self, blocks) -> None:
         """Drop the cached views of ``blocks`` (rebuilt on demand if asked for again)."""
         for key in [k for k in self._cache if k[1] in blocks]:
             del self._cache[key]
+        for key in [k for k in self._levels if k[1] in blocks]:
+            del self._levels[key]
+        for block in blocks:
+            self._codes.pop(block, None)
 
     def get(self, judges: tuple, block: str, kind: str = "table") -> BlockView:
         key = (judges, block, kind)
@@ -309,10 +318,26 @@ class ViewCache:
                 return BlockView(X=X, y=self.labels[sel] if labelled else None,
                                  ids=top[sel] if table_kind else None, inverse=inverse,
                                  compressed=not keep)
-        X = PrefixFeatures(patterns=[None if p is None else p[rows] for p in patterns],
-                           scores=self.encoded.scores[np.ix_(rows, cols)])
-        return BlockView(X=X, y=self.labels[rows] if labelled else None,
-                     ids=None if top is None else top[rows])
+        levels = self._levels_on_rows(judges, block, patterns)
+        X = PrefixFeatures(patterns=levels, scores=self.encoded.scores[np.ix_(rows, cols)],
+                           codes=self._codes.setdefault(block, PatternCodes()) if table_kind else None)
+        return BlockView(X=X, y=self.labels[rows] if labelled else None, ids=levels[-1] if levels else None)
+
+    def _levels_on_rows(self, judges: tuple, block: str, patterns: list) -> list:
+        """The prefix's pattern levels on the block's raw rows. Level k depends only on the
+        first k+1 judges, so every prefix sharing them is handed the same array: their
+        factorisations (:class:`PatternCodes`, one per block) are then made once."""
+        rows = self.rows[block]
+        out = []
+        for k, p in enumerate(patterns):
+            if p is None:
+                out.append(None)
+                continue
+            key = (judges[:k + 1], block)
+            if key not in self._levels:
+                self._levels[key] = p[rows]
+            out.append(self._levels[key])
+        return out
 
 
 def weighted_mean_loss(values: np.ndarray, weight: np.ndarray | None) -> float:
