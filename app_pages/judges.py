@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.service.reports import judges_report, metric_help, panel_judges_report
+from fcps_core.service.reports import family_name, judges_count, judges_report, metric_help, panel_judges_report
 from fcps_core.figures.panel import judge_matrix_heatmap, reliability_diagram
 from fcps_app.common import figure_download, md, md_list, page_link, panel_picker, table_download
 from fcps_core.reports.glossary import help_text
@@ -123,9 +123,9 @@ if "drop_one_note" in contrib and "weight_note" not in contrib and result is not
     contrib = rep["contribution"] = judges_report(result)["contribution"]
 st.subheader("Contribution to the deployed predictor")
 models = contrib["models"]
-meanings = sorted({f"{mm['family']}: {mm['meaning'] or 'a table has none'}" for mm in models})
-st.markdown(f"Deployed: **{md(deployed_family_name(contrib['family'], len(models)))}** over "
-            f"{len(contrib['judges'])} judge(s)" + ".  \nWhat a weight is here — "
+meanings = sorted({f"{family_name(mm['family'])}: {mm['meaning'] or 'a table has none'}" for mm in models})
+st.markdown(f"Deployed: **{md(deployed_family_name(family_name(contrib['family']), len(models)))}** over "
+            f"{judges_count(len(contrib['judges']))}" + ".  \nWhat a weight is here — "
             + "; ".join(meanings) + ".")
 if contrib["note"]:
     st.caption(md(contrib["note"]))

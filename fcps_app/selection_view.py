@@ -17,6 +17,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, baseline_rows, comp
                                        verdict_parts)
 from fcps_core.figures.style import Z95
 from fcps_core.reports.glossary import help_text
+from fcps_core.service.reports import family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
 from fcps_core.figures.frontier import frontier_figure
 from fcps_app.common import figure_download, md, page_link, table_download
@@ -225,7 +226,10 @@ def show_ties(d: dict) -> None:
             f" The {len(listed)} closest of the others (difference: their held-out risk minus the best candidate's, "
             f"{best:.4f}):" if listed else ""))
         if listed:
-            table(pd.DataFrame([{"family": a["family"], "K": a["K"], "path": a["path"], "held-out risk": a["risk"],
+            params = {c.get("index"): c.get("params") for c in d.get("candidates") or []}
+            table(pd.DataFrame([{"family": family_name(a["family"]), "K": a["K"], "path": path_name(a["path"]),
+                                 "parameters": parameters_text(params.get(a["index"])),
+                                 "held-out risk": a["risk"],
                                  "difference": shown_difference(a["risk"], best, 4), "paired SE": a["se"],
                                  "judges": ", ".join(a["judges"])} for a in listed]),
                   helps={"difference": TIE_DIFF_HELP}, formats={"held-out risk": "%.4f", "difference": "%.4f"})
@@ -233,8 +237,8 @@ def show_ties(d: dict) -> None:
     members = deployed_members(sel)
     if members:
         st.markdown(f"**Deployed: an equal-weight average of {len(members)} of the tied models**")
-        table(pd.DataFrame([{"family": mm["family"], "K": mm["K"], "path": mm["path"],
-                             "parameters": ", ".join(f"{k}={v}" for k, v in mm["params"].items()) or "-",
+        table(pd.DataFrame([{"family": family_name(mm["family"]), "K": mm["K"], "path": path_name(mm["path"]),
+                             "parameters": parameters_text(mm["params"]),
                              "weight": mm.get("weight", 1.0 / len(members)),
                              "held-out risk": mm["val_risk"]} for mm in members]),
               helps={"weight": "This model's weight in the deployed average (the models are averaged with equal "

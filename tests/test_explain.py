@@ -46,7 +46,7 @@ def result():
 def test_headline_says_what_to_deploy_how_good_and_against_what(result):
     parts = verdict_parts(result)
     head = parts["headline"][0]
-    assert head.startswith("Deploy ridge_iso over judges A, B and C (K=3 of 65, info_first path):")
+    assert head.startswith("Deploy ridge + isotonic over judges A, B and C (K=3 of 65; path: best single judge first):")
     assert "held-out MSE 0.142 ± 0.0078 (95%)" in head        # 1.96 x 0.004
     # the difference is paired over the bootstrap draws: printed between the two risks on that basis
     # (the estimate 0.147 is the selection's out-of-bag mean; the judge's is 0.147 + 0.011 = 0.158)
@@ -110,7 +110,7 @@ def test_a_tie_average_names_its_members_and_judges_by_weight(result):
                                                            for i in range(8)]}}
     assert deployed_judges(result) == [f"j{i}" for i in range(7, -1, -1)]
     head = verdict_parts(result)["headline"][0]
-    assert head.startswith("Deploy an equal-weight average of 2 statistically tied models (logistic, ridge_iso) "
+    assert head.startswith("Deploy an equal-weight average of 2 statistically tied models (logistic, ridge + isotonic) "
                            "over judges j7, j6, j5, j4, j3, j2 and 2 more (8 of 65 judges):")
     assert "held-out MSE" not in head     # an average has no single SE: its estimate below carries the interval
     assert "Estimated MSE on new items 0.1470 (95% interval" in verdict(result)
@@ -135,7 +135,7 @@ def test_one_tie_set_counted_in_distinct_models(result):
     assert (t["n_models"], t["n_members"], t["n_tied"], t["unlisted"], t["same"]) == (3, 2, 1, 0, [])
     assert tie_sentence(result) == ("3 distinct models are statistically tied (within one paired standard error of "
                                     "the best): the deployment averages 2 of them; the other 1 would serve about as "
-                                    "well (e.g. table K=2).")
+                                    "well (e.g. joint table K=2).")
     result["tie"] = {"n_tied": 0, "n_models": 2, "n_members": 2, "alternatives": []}
     assert tie_sentence(result) == ("2 distinct models are statistically tied (within one paired standard error of "
                                     "the best): the deployment averages all 2.")
@@ -206,7 +206,7 @@ def test_every_printed_difference_is_the_difference_of_the_two_risks_beside_it(r
     assert "on them this choice's MSE is 0.0723 (the estimate above before its training-size correction, " \
            "0.0718)" in text
     # the smallest panel not clearly different: its held-out risk and the choice's, then their difference
-    assert "has 2 judge(s) (logistic): held-out MSE 0.0900 against 0.0880, paired difference 0.0020 (95% interval " \
+    assert "has 2 judges (logistic): held-out MSE 0.0900 against 0.0880, paired difference 0.0020 (95% interval " \
            "0.0000 to 0.0040); deploy it with --max-judges 2" in text
 
 
@@ -284,7 +284,7 @@ def test_a_tiny_paired_difference_leaves_the_risks_at_the_pages_decimals(result)
         p["diff_vs_best"] = {"estimate": risk - 0.007995, "ci": [risk - 0.007995 - 0.000074,
                                                                  risk - 0.007995 + 0.000073]}
     text = verdict(d)
-    assert ("has 2 judge(s) (logistic): held-out MSE 0.0081 against 0.0080 (paired difference 0.000066, 95% "
+    assert ("has 2 judges (logistic): held-out MSE 0.0081 against 0.0080 (paired difference 0.000066, 95% "
             "interval -0.000008 to 0.000139); deploy it with --max-judges 2") in text
     assert "0.007995" not in text and "0.008061" not in text
 

@@ -254,3 +254,44 @@ def test_the_choice_rule_is_offered_in_words(stored):
     assert not [o for o in box.options if "_" in o], box.options
     assert box.value == DEFAULT_CHOICE
     assert box.options[CHOICES.index(DEFAULT_CHOICE)] == "average of ties"
+
+
+def test_families_and_paths_are_named_in_words(stored):
+    """Issue 24 walk 2: the answer sentence said "average of 10 statistically tied models
+    (one_coin_iso, residual, ridge_iso)" and the ties and members tables showed family and
+    path keys (ridge_iso, info_first) where plain names exist (the baselines already say
+    "ridge + isotonic"); the ties table listed rows that differ only in parameters without
+    them, so three rows read "residual 6 info_first" alike."""
+    from fcps_core.families import FAMILIES
+    from fcps_core.defaults import DEFAULT_PATHS
+    keys = [f for f in FAMILIES if "_" in f] + [p for p in DEFAULT_PATHS if "_" in p]
+    _, at = stored
+    d = at.session_state["selection"]["dict"]
+    said = [m.value for m in list(at.success) + list(at.warning) if m.value.startswith("Deploy th")]
+    assert said
+    for key in keys:
+        assert key not in said[0], (key, said[0])
+    shown = [df.value for df in at.dataframe
+             if "family" in df.value.columns and ("paired SE" in df.value.columns or "weight" in df.value.columns)]
+    assert shown
+    for df in shown:
+        for col in ("family", "path", "parameters"):
+            if col in df.columns:
+                for cell in df[col]:
+                    assert not any(key in str(cell) for key in keys), (col, cell)
+    ties = [df for df in shown if "paired SE" in df.columns]
+    if (d.get("tie") or {}).get("alternatives"):
+        assert ties and "parameters" in ties[0].columns
+
+
+def test_counts_have_thousands_separators_in_the_panel_line(store_path):
+    """Issue 24 walk 2: the Select page said "1200 rows, 856 labelled" where Label next says
+    "1,200 rows" (a stored run on the demo's 1,500-row parity panel)."""
+    from fcps_core.store import Store
+    store = Store(store_path)
+    run = next(r["run_id"] for r in store.runs(kind="select")
+               if r["status"] == "done" and store.panel_info(r["panel"])["n_rows"] >= 1000)
+    at = _open(run)
+    line = next(c.value for c in at.caption if " rows, " in c.value and " labelled, " in c.value)
+    n = int(line.split(" rows")[0].replace(",", ""))
+    assert n >= 1000 and line.startswith(f"{n:,} rows, "), line

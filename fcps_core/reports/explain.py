@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 from ..defaults import deployed_family_name
+from .names import family_name, judges_count, path_name
 
 #: how many judge names the headline spells out before "and N more"
 SHOWN_JUDGES = 6
@@ -74,22 +75,23 @@ def deployed_kind(selected: dict) -> str:
 def display_family(selected: dict) -> str:
     """A deployment's combination for people: its family for one model, "average of N
     models" for more (:func:`fcps_core.defaults.deployed_family_name`)."""
-    return deployed_family_name(selected.get("family"), len(deployed_members(selected)))
+    return deployed_family_name(family_name(selected.get("family")), len(deployed_members(selected)))
 
 
 def deployed_name(selected: dict) -> str:
     if deployed_members(selected):
-        return f"{combined_as(selected)} over {selected['K']} judge(s)"
-    return f"{selected['family']} over {selected['K']} judge(s) ({selected['path']} path)"
+        return f"{combined_as(selected)} over {judges_count(selected['K'])}"
+    return (f"{family_name(selected['family'])} over {judges_count(selected['K'])} "
+            f"(path: {path_name(selected['path'])})")
 
 
 def combined_as(selected: dict) -> str:
     """How the deployed judges are combined: a family, or an equal-weight average of m
-    distinct models (their families)."""
+    distinct models (their families), in plain names (:mod:`fcps_core.reports.names`)."""
     members = deployed_members(selected)
     if not members:
-        return str(selected.get("family"))
-    fams = sorted({str(m["family"]) for m in members})
+        return family_name(selected.get("family"))
+    fams = sorted({family_name(m["family"]) for m in members})
     return f"an equal-weight average of {len(members)} statistically tied models ({', '.join(fams)})"
 
 
@@ -352,7 +354,7 @@ def tie_sentence(d: dict) -> str:
         "one of them is deployed"
     rest = ""
     if t["n_tied"]:
-        names = list(dict.fromkeys(f"{a['family']} K={a['K']}" for a in t["listed"]))
+        names = list(dict.fromkeys(f"{family_name(a['family'])} K={a['K']}" for a in t["listed"]))
         rest = (f"; the other {t['n_tied']} would serve about as well"
                 + (f" (e.g. {_names(names, 3)})" if names else ""))
     return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
@@ -525,8 +527,8 @@ def verdict_parts(d: dict) -> dict:
     if deployed_members(sel):
         what = f"{combined_as(sel)} over judges {_names(judges)} ({len(judges)}{of} judges)"
     else:
-        path = f", {sel['path']} path" if sel.get("path") else ""
-        what = f"{sel['family']} over judges {_names(judges)} (K={sel.get('K', len(judges))}{of}{path})"
+        path = f"; path: {path_name(sel['path'])}" if sel.get("path") else ""
+        what = f"{family_name(sel['family'])} over judges {_names(judges)} (K={sel.get('K', len(judges))}{of}{path})"
     risk, se = _heldout(d)
     clauses = []
     if risk is not None and se is not None:     # an average of ties has no SE: the estimate below says it
@@ -555,7 +557,7 @@ def verdict_parts(d: dict) -> dict:
                             f"95% interval {_f(dv['ci'][0], k)} to {_f(dv['ci'][1], k)})")
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
-                            f"{len(tied['judges'])} judge(s) ({display_family(tied)}): held-out {obj} "
+                            f"{judges_count(len(tied['judges']))} ({display_family(tied)}): held-out {obj} "
                             f"{compared}; deploy it with --max-judges {tied['n_judges']}.")
     others = [b for b in base if b is not single]
     if others:
