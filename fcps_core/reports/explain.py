@@ -512,8 +512,8 @@ def _basis_sentence(d: dict) -> str:
     dr = d.get("deployed_risk") or {}
     corrected = dr.get("bbc_estimate") is not None and dr.get("estimate") is not None
     return (f"These comparisons are {PAIRED_BASIS}; on them this choice's {_objective(d).upper()} is "
-            f"{_f(s, 4)}" + (f" (the estimate above before its training-size correction, "
-                              f"{_f(dr['estimate'], 4)})" if corrected else "") + ".")
+            f"{_f(s, 4)}" + (f", the estimate above ({_f(dr['estimate'], 4)}) before its training-size "
+                              f"correction" if corrected else "") + ".")
 
 
 def verdict_parts(d: dict) -> dict:
