@@ -17,7 +17,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, baseline_rows, comp
                                        verdict_parts)
 from fcps_core.figures.style import Z95
 from fcps_core.reports.glossary import help_text
-from fcps_core.service.reports import family_name, parameters_text, path_name
+from fcps_core.service.reports import FAMILY_NAMES, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
 from fcps_core.figures.frontier import frontier_figure
 from fcps_app.common import figure_download, md, page_link, table_download
@@ -249,7 +249,7 @@ def show_chart(d: dict, *, key: str, name: str, caption: bool = True) -> None:
     """The best candidate per family over K, the winner marked, on the run's risk label."""
     objective = "val_risk" if all("val_risk" in c for c in d["candidates"]) else "val_mse"
     fig = best_per_family_over_k(d["candidates"], selected=d["selected"], objective=objective,
-                                 risk_label=risk_label(d), baselines=d.get("baselines"))
+                                 risk_label=risk_label(d), baselines=d.get("baselines"), names=FAMILY_NAMES)
     st.plotly_chart(fig, key=key)
     if caption:
         st.caption("One line per family: its best candidate (over paths and parameters) at each prefix size K; "

@@ -295,3 +295,18 @@ def test_counts_have_thousands_separators_in_the_panel_line(store_path):
     line = next(c.value for c in at.caption if " rows, " in c.value and " labelled, " in c.value)
     n = int(line.split(" rows")[0].replace(",", ""))
     assert n >= 1000 and line.startswith(f"{n:,} rows, "), line
+
+
+def test_the_per_family_chart_names_families_as_the_sentence_does(stored):
+    """Issue 24 walk 2: the sentence said "one-coin reliability + isotonic" and the chart's legend
+    beside it "one_coin_iso": the legend uses the same plain names (fcps_core.reports.names)."""
+    from fcps_core.families import FAMILIES
+    from fcps_core.reports.names import family_name
+    _, at = stored
+    d = at.session_state["selection"]["dict"]
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    per_family = next(s for s in charts if "prefix size K" in json.dumps(s["layout"].get("xaxis", {})))
+    names = {str(t.get("name")) for t in per_family["data"]}
+    shown = {c["family"] for c in d["candidates"]}
+    assert {family_name(f) for f in shown} <= names, names
+    assert not [n for n in names if n in FAMILIES and "_" in n], names
