@@ -303,3 +303,16 @@ def test_the_answer_prints_the_estimate_as_the_metric_does(result):
     assert "estimated MSE 0.0717 (95% interval 0.0521 to 0.0938)" in text
     # named an estimate: the judge's held-out risk (baselines, Judges page) is another number
     assert "one judge alone (A, what --max-judges 1 deploys): estimated 0.1100 (95% interval 0.0900 to 0.1300)" in text
+
+
+def test_an_interval_end_that_rounds_to_zero_keeps_its_sign_and_digits():
+    """Issue 24 walk 2: "paired difference 0.0024 (95% interval -0.0000 to 0.0048)" beside "the
+    interval holds 0": an end that is not 0 but prints as 0 at the sentence's decimals is
+    printed at its own precision, so the reader sees on which side of 0 it lies."""
+    from fcps_core.reports.explain import _interval_text
+    assert _interval_text({"estimate": 0.0024, "ci": [-0.0000312, 0.0048]}, 4) == \
+        "0.0024 (95% interval -0.000031 to 0.0048)"
+    assert _interval_text({"estimate": 0.0024, "ci": [0.00004, 0.0048]}, 4) == \
+        "0.0024 (95% interval 0.000040 to 0.0048)"
+    assert _interval_text({"estimate": 0.0024, "ci": [0.0, 0.0048]}, 4) == "0.0024 (95% interval 0.0000 to 0.0048)"
+    assert _interval_text({"estimate": 0.0024, "ci": [0.0012, 0.0048]}, 4) == "0.0024 (95% interval 0.0012 to 0.0048)"

@@ -186,7 +186,15 @@ def _interval_text(v: dict | None, digits: int = 3) -> str:
     if not v or v.get("estimate") is None:
         return "-"
     lo, hi = (v.get("ci") or [None, None])[:2]
-    return f"{_f(v['estimate'], digits)} (95% interval {_f(lo, digits)} to {_f(hi, digits)})"
+    return f"{_f(v['estimate'], digits)} (95% interval {_end(lo, digits)} to {_end(hi, digits)})"
+
+
+def _end(v, digits: int) -> str:
+    """An interval's end at ``digits`` decimals; one that is not 0 but would print as 0
+    ("-0.0000") at its own precision, so which side of 0 it lies on stays readable."""
+    if v is not None and math.isfinite(v) and v != 0 and round(v, digits) == 0:
+        return _f(v, max(digits, _digits(v)))
+    return _f(v, digits)
 
 
 def point_estimate(p: dict) -> dict:
