@@ -205,7 +205,9 @@ def show_baselines(d: dict) -> None:
     table(pd.DataFrame(rows), helps={**DIFF_CI, "out-of-bag risk": "The recipe's mean risk over the bootstrap "
                                      "draws' out-of-bag rows: the difference is this minus the selection's, "
                                      "draw by draw.",
-                                     "held-out risk": f"The recipe's {heldout_word(d)} risk on every held-out row."})
+                                     "held-out risk": f"The recipe's {heldout_word(d)} risk on every held-out row."},
+          # signed, as the drop-one change and the interaction gain on the same page
+          formats={"difference": "%+.4f", "95% low": "%+.4f", "95% high": "%+.4f"})
 
 
 def _paths(cands: list[dict]) -> str:

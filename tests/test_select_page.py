@@ -329,3 +329,13 @@ def test_the_judges_page_says_why_the_best_judge_reads_differently_there(stored)
     said = [c.value for c in jp.caption if "best single judge" in c.value]
     assert len(said) == 1, [c.value for c in jp.caption]
     assert f"{single['risk']:.4f}" in said[0] and f"{own:.4f}" in said[0] and single["judge"] in said[0]
+
+
+def test_the_baselines_differences_carry_their_sign(stored):
+    """Issue 24 walk 2: the fixed-recipes table printed "0.0683" beside "-0.0022" (and the
+    interval ends likewise), while the drop-one change and the interaction gain on the same
+    page print "+0.0968": a difference shows its sign, whichever way it points."""
+    _, at = stored
+    base = next(df for df in at.dataframe if "baseline" in df.value.columns)
+    formats = _column_formats(base)
+    assert formats["difference"] == formats["95% low"] == formats["95% high"] == "%+.4f", formats
