@@ -459,18 +459,19 @@ def shown_difference(a: float, b: float, k: int) -> float:
 
 
 def _pair_text(d: dict, b: dict, k: int) -> tuple[str, float | None]:
-    """('0.0961 against this choice's 0.0723', 0.0238): the two risks the difference is
+    """('out-of-bag 0.0961 against this choice's 0.0723', 0.0238): the two risks the difference is
     taken between, at ``k`` decimals, and their printed difference; ('', None) without them."""
     pair = baseline_pair(d, b)
     if pair is None:
         return "", None
-    return (f"{_f(pair['baseline'], k)} against this choice's {_f(pair['selection'], k)}",
+    # "out-of-bag": not the judge's held-out risk nor the answer's "one judge alone: estimated" beside it
+    return (f"out-of-bag {_f(pair['baseline'], k)} against this choice's {_f(pair['selection'], k)}",
             shown_difference(pair["baseline"], pair["selection"], k))
 
 
 def _single_judge_clause(d: dict, b: dict) -> str:
     """The comparison with the best single judge: 'about 0.0238 better than the best single
-    judge (X: 0.0961 against this choice's 0.0723; paired 95% interval ...)'; the two risks
+    judge (X: out-of-bag 0.0961 against this choice's 0.0723; paired 95% interval ...)'; the two risks
     only where the difference's basis is known (:func:`baseline_pair`)."""
     status = comparison(b)
     if status == "unpaired":
