@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.service.reports import judges_report, metric_help, panel_judges_report
+from fcps_core.service.reports import family_name, judges_count, judges_report, metric_help, panel_judges_report
 from fcps_core.figures.panel import judge_matrix_heatmap, reliability_diagram
 from fcps_app.common import figure_download, md, md_list, page_link, panel_picker, table_download
 from fcps_core.reports.glossary import help_text
@@ -87,6 +87,15 @@ table(jtable, column_order=["judge", "brier_iso", "accuracy", "auc", "kappa", "c
 table_download(jtable, "judges")
 st.caption(f"Base rate (mean label) {rep['base_rate']:.3f}: its Brier score is what a constant prediction scores; "
            f"isotonic maps are cross-fitted over {rep['folds']['folds']} grouped folds.")
+# the same judge's isotonic risk is printed on the Select page from the selection's own folds and repeats
+single = next((b for b in (sel_state["dict"].get("baselines") or []) if b.get("name") == "best_single_judge"
+               and b.get("judge") and b.get("risk") is not None), None) if sel_state else None
+own = next((j.get("brier_iso") for j in rep["judges"] if single and j["judge"] == single["judge"]), None)
+if single and own is not None:
+    st.caption(f"The selection's best single judge, {md(single['judge'])}, reads {own:.4f} here (one cross-fit over "
+               f"these {rep['folds']['folds']} folds) and {single['risk']:.4f} on the Select page (held-out over the "
+               "selection's own folds and repeats, the basis of its fixed-recipe comparisons): the same map on "
+               "different splits.")
 
 st.subheader("Between judges")
 kind = "kappa" if rep["agreement"]["kind"] == "kappa" else "Spearman rank correlation"
@@ -123,9 +132,9 @@ if "drop_one_note" in contrib and "weight_note" not in contrib and result is not
     contrib = rep["contribution"] = judges_report(result)["contribution"]
 st.subheader("Contribution to the deployed predictor")
 models = contrib["models"]
-meanings = sorted({f"{mm['family']}: {mm['meaning'] or 'a table has none'}" for mm in models})
-st.markdown(f"Deployed: **{md(deployed_family_name(contrib['family'], len(models)))}** over "
-            f"{len(contrib['judges'])} judge(s)" + ".  \nWhat a weight is here — "
+meanings = sorted({f"{family_name(mm['family'])}: {mm['meaning'] or 'a table has none'}" for mm in models})
+st.markdown(f"Deployed: **{md(deployed_family_name(family_name(contrib['family']), len(models)))}** over "
+            f"{judges_count(len(contrib['judges']))}" + ".  \nWhat a weight is here — "
             + "; ".join(meanings) + ".")
 if contrib["note"]:
     st.caption(md(contrib["note"]))

@@ -59,7 +59,9 @@ ITEM_HEADERS = {"item_id": "item", "group_id": "group", "chosen_by": "chosen by"
 
 def show_decision(container, title: str, d: dict) -> None:
     ci = d.get("deployed_risk_ci") or [None, None]
-    metric(container, "deployed_risk", fmt(d.get("deployed_risk")), label=f"{title}: deployed risk",
+    # named as the Select page's metric and the runs tables name the same estimate
+    objective = str(d.get("objective") or "mse").upper()
+    metric(container, "deployed_risk", fmt(d.get("deployed_risk")), label=f"{title}: {objective} on new items",
            extra=f"95% interval {fmt(ci[0])} to {fmt(ci[1])}; read on {d['n_evaluation_rows']:,} evaluation rows "
                  f"of {d['n_labelled']:,} labelled.")
     container.caption(f"95% interval {fmt(ci[0])} to {fmt(ci[1])} ({d['n_labelled']:,} labels)")

@@ -9,6 +9,12 @@ from fcps_app.runs import latest_runs, open_run, runs_table
 DEMO = "synthetic-parity"
 #: the Overview's panels table: the facts a new user looks at, the licence note last
 PANEL_COLUMNS = ["name", "schema", "n_rows", "n_labelled", "n_judges", "runs", "created_at", "licence"]
+#: the store's keys in words, as the table shows them
+PANEL_HEADERS = {"n_rows": "rows", "n_labelled": "labelled", "n_judges": "judges", "created_at": "stored"}
+PANEL_HELPS = {"rows": "Rows (items) of the panel, labelled or not.",
+               "labelled": "Rows with a human label.",
+               "judges": "Judge columns of the panel.",
+               "stored": "When the panel was stored (UTC)."}
 
 
 def licence_short(text) -> str:
@@ -66,7 +72,8 @@ panels = pd.DataFrame(stored_panels())
 if panels.empty:
     st.info("The store holds no panels yet: upload one on the Upload page.")
 else:
-    table(panels[[c for c in PANEL_COLUMNS if c in panels]].assign(licence=panels["licence"].map(licence_short)),
+    shown = panels[[c for c in PANEL_COLUMNS if c in panels]].assign(licence=panels["licence"].map(licence_short))
+    table(shown.rename(columns=PANEL_HEADERS), helps=PANEL_HELPS,
           column_config={"licence": st.column_config.TextColumn("licence", width="medium")})
     notes = [f"**{md(r['name'])}**: {md(r['licence'])}" for _, r in panels.iterrows()
              if isinstance(r.get("licence"), str) and licence_short(r["licence"]) != r["licence"]]

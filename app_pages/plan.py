@@ -12,7 +12,7 @@ from fcps_app.common import (digest, figure_download, load_bytes, md, md_list, p
                              run_selection, table_download)
 from fcps_app.glossary import glossary_expander, table
 from fcps_app.selection_form import keep_in_address, open_stored_run, rebuild_selection
-from fcps_core.service.reports import display_family
+from fcps_core.service.reports import display_family, judges_count
 
 
 CI = "Group-clustered paired 95% interval of the risk change."
@@ -75,7 +75,7 @@ if not (sel_state and sel_state["label"] == label):
     st.rerun()
 keep_in_address(sel_state, "plan")
 result, sel = sel_state["result"], sel_state["dict"]["selected"]
-st.caption(f"Deployed: {md(display_family(sel))} over {sel['K']} judge(s)"
+st.caption(f"Deployed: {md(display_family(sel))} over {judges_count(sel['K'])}"
            + (f" (stored run {sel_state['run_id']})" if sel_state.get("run_id") else " (this session's selection)"))
 
 traffic_file = st.file_uploader("Unlabelled traffic with extra judge columns (optional: the deployed judges plus the "

@@ -35,7 +35,7 @@ if shown_state and shown_state["label"] == label and shown_state.get("run_id") i
     st.info(f"Below: stored selection run {shown_state['run_id']} ({split.get('protocol', 'split')} protocol, "
             f"{split.get('n_T', 0):,} rows in the research test block T). The controls set up a new run; its "
             "result replaces this one.")
-st.caption(f"{panel.n_rows} rows, {panel.n_labelled} labelled, {len(panel.judges)} judges, schema {panel.schema}")
+st.caption(f"{panel.n_rows:,} rows, {panel.n_labelled:,} labelled, {len(panel.judges)} judges, schema {panel.schema}")
 split, counts, seed = block_controls(panel)
 costs = judge_costs_editor(label, panel)
 menu = menu_form(panel)

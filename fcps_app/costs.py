@@ -11,7 +11,7 @@ import streamlit as st
 from fcps_core.errors import FCPSError
 from fcps_core.reports.glossary import help_text
 from fcps_core.figures.selection import risk_cost_pareto
-from fcps_core.service.reports import tie_words
+from fcps_core.service.reports import judges_count, tie_words
 from fcps_app import glossary
 from fcps_app.common import figure_download, get_store, md, stored_name
 
@@ -42,7 +42,7 @@ def judge_costs_editor(label: str, panel) -> dict | None:
             return None
         if edited["cost"].isna().any():
             missing = edited.loc[edited["cost"].isna(), "judge"].tolist()
-            st.warning(f"{len(missing)} judge(s) have no cost yet (e.g. {md(missing[0])}): costs are not used until "
+            st.warning(f"{judges_count(len(missing))} {'has' if len(missing) == 1 else 'have'} no cost yet (e.g. {md(missing[0])}): costs are not used until "
                        "every judge has one (0 for a free judge).")
             return None
         costs = {r.judge: {"cost": float(r.cost), "latency": float(0.0 if pd.isna(r.latency) else r.latency)}

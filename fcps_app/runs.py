@@ -16,7 +16,7 @@ import streamlit as st
 from fcps_core.errors import FCPSError
 from fcps_core.defaults import deployed_family_name
 from fcps_core.reports.glossary import help_text
-from fcps_core.service.reports import deployed_members, display_family
+from fcps_core.service.reports import deployed_members, display_family, family_name
 from fcps_app.common import STORED, get_store
 from fcps_app.glossary import FORMATS, number, table
 
@@ -111,7 +111,7 @@ def run_caption(run_id: int) -> str:
         elif deployed_members(sel):
             detail = f"{display_family(sel)} over {sel.get('K')} judges{heldout}, statistically tied of {menu}"
         else:
-            detail = f"{sel.get('family')} K={sel.get('K')}{heldout}, chosen of {menu}"
+            detail = f"{family_name(sel.get('family'))} K={sel.get('K')}{heldout}, chosen of {menu}"
     else:
         detail = run["status"]
     parts = [f"run {run_id}", KIND_WORDS.get(run["kind"], run["kind"]), when, detail]
@@ -170,7 +170,8 @@ def deployed_headline(runs: pd.DataFrame) -> pd.DataFrame:
     n = pd.to_numeric(runs["deployed_members"], errors="coerce") if "deployed_members" in runs.columns \
         else pd.Series(float("nan"), index=runs.index)
     runs["family"] = [None if f is None or (isinstance(f, float) and f != f) else
-                      deployed_family_name(f, None if k != k else int(k)) for f, k in zip(runs["family"], n)]
+                      deployed_family_name(family_name(f), None if k != k else int(k))
+                      for f, k in zip(runs["family"], n)]
     if "K" in runs.columns:
         runs["K"] = pd.to_numeric(runs["K"], errors="coerce").astype("Int64")
     for col in ("val_mse", "deployed_risk", "test_mse"):

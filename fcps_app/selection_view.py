@@ -17,6 +17,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, baseline_rows, comp
                                        verdict_parts)
 from fcps_core.figures.style import Z95
 from fcps_core.reports.glossary import help_text
+from fcps_core.service.reports import FAMILY_NAMES, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
 from fcps_core.figures.frontier import frontier_figure
 from fcps_app.common import figure_download, md, page_link, table_download
@@ -204,7 +205,9 @@ def show_baselines(d: dict) -> None:
     table(pd.DataFrame(rows), helps={**DIFF_CI, "out-of-bag risk": "The recipe's mean risk over the bootstrap "
                                      "draws' out-of-bag rows: the difference is this minus the selection's, "
                                      "draw by draw.",
-                                     "held-out risk": f"The recipe's {heldout_word(d)} risk on every held-out row."})
+                                     "held-out risk": f"The recipe's {heldout_word(d)} risk on every held-out row."},
+          # signed, as the drop-one change and the interaction gain on the same page
+          formats={"difference": "%+.4f", "95% low": "%+.4f", "95% high": "%+.4f"})
 
 
 def _paths(cands: list[dict]) -> str:
@@ -225,7 +228,10 @@ def show_ties(d: dict) -> None:
             f" The {len(listed)} closest of the others (difference: their held-out risk minus the best candidate's, "
             f"{best:.4f}):" if listed else ""))
         if listed:
-            table(pd.DataFrame([{"family": a["family"], "K": a["K"], "path": a["path"], "held-out risk": a["risk"],
+            params = {c.get("index"): c.get("params") for c in d.get("candidates") or []}
+            table(pd.DataFrame([{"family": family_name(a["family"]), "K": a["K"], "path": path_name(a["path"]),
+                                 "parameters": parameters_text(params.get(a["index"])),
+                                 "held-out risk": a["risk"],
                                  "difference": shown_difference(a["risk"], best, 4), "paired SE": a["se"],
                                  "judges": ", ".join(a["judges"])} for a in listed]),
                   helps={"difference": TIE_DIFF_HELP}, formats={"held-out risk": "%.4f", "difference": "%.4f"})
@@ -233,8 +239,8 @@ def show_ties(d: dict) -> None:
     members = deployed_members(sel)
     if members:
         st.markdown(f"**Deployed: an equal-weight average of {len(members)} of the tied models**")
-        table(pd.DataFrame([{"family": mm["family"], "K": mm["K"], "path": mm["path"],
-                             "parameters": ", ".join(f"{k}={v}" for k, v in mm["params"].items()) or "-",
+        table(pd.DataFrame([{"family": family_name(mm["family"]), "K": mm["K"], "path": path_name(mm["path"]),
+                             "parameters": parameters_text(mm["params"]),
                              "weight": mm.get("weight", 1.0 / len(members)),
                              "held-out risk": mm["val_risk"]} for mm in members]),
               helps={"weight": "This model's weight in the deployed average (the models are averaged with equal "
@@ -245,7 +251,7 @@ def show_chart(d: dict, *, key: str, name: str, caption: bool = True) -> None:
     """The best candidate per family over K, the winner marked, on the run's risk label."""
     objective = "val_risk" if all("val_risk" in c for c in d["candidates"]) else "val_mse"
     fig = best_per_family_over_k(d["candidates"], selected=d["selected"], objective=objective,
-                                 risk_label=risk_label(d), baselines=d.get("baselines"))
+                                 risk_label=risk_label(d), baselines=d.get("baselines"), names=FAMILY_NAMES)
     st.plotly_chart(fig, key=key)
     if caption:
         st.caption("One line per family: its best candidate (over paths and parameters) at each prefix size K; "

@@ -46,11 +46,11 @@ def result():
 def test_headline_says_what_to_deploy_how_good_and_against_what(result):
     parts = verdict_parts(result)
     head = parts["headline"][0]
-    assert head.startswith("Deploy ridge_iso over judges A, B and C (K=3 of 65, info_first path):")
+    assert head.startswith("Deploy ridge + isotonic over judges A, B and C (K=3 of 65; path: best single judge first):")
     assert "held-out MSE 0.142 ± 0.0078 (95%)" in head        # 1.96 x 0.004
     # the difference is paired over the bootstrap draws: printed between the two risks on that basis
     # (the estimate 0.147 is the selection's out-of-bag mean; the judge's is 0.147 + 0.011 = 0.158)
-    assert ("about 0.0110 better than the best single judge (gpt-4: 0.1580 against this choice's 0.1470; paired 95% "
+    assert ("about 0.0110 better than the best single judge (gpt-4: out-of-bag 0.1580 against this choice's 0.1470; paired 95% "
             "interval of the difference 0.0040 to 0.0180)") in head
     # "tied" names the one tie set only; a baseline whose paired interval holds 0 is "not clearly different"
     assert "not clearly different from logistic over all judges" in parts["headline"][1]
@@ -69,13 +69,13 @@ def test_better_only_when_the_interval_excludes_zero(result):
     tied["baselines"][0]["ci"] = [-0.002, 0.024]
     head = verdict_parts(tied)["headline"][0]
     assert "better than the best single judge" not in head
-    assert "not clearly different from the best single judge (gpt-4: 0.1580 against this choice's 0.1470; difference " \
+    assert "not clearly different from the best single judge (gpt-4: out-of-bag 0.1580 against this choice's 0.1470; difference " \
            "0.0110" in head
 
     worse = copy.deepcopy(result)
     worse["baselines"][0].update(diff_vs_selected=-0.02, ci=[-0.03, -0.01])
     parts = verdict_parts(worse)
-    assert "about 0.0200 worse than the best single judge (gpt-4: 0.1270 against this choice's 0.1470" \
+    assert "about 0.0200 worse than the best single judge (gpt-4: out-of-bag 0.1270 against this choice's 0.1470" \
         in parts["headline"][0]
     assert "better" not in parts["headline"][0]
     assert any("consider deploying best single judge (isotonic): gpt-4" in s for s in parts["details"])
@@ -110,7 +110,7 @@ def test_a_tie_average_names_its_members_and_judges_by_weight(result):
                                                            for i in range(8)]}}
     assert deployed_judges(result) == [f"j{i}" for i in range(7, -1, -1)]
     head = verdict_parts(result)["headline"][0]
-    assert head.startswith("Deploy an equal-weight average of 2 statistically tied models (logistic, ridge_iso) "
+    assert head.startswith("Deploy an equal-weight average of 2 statistically tied models (logistic, ridge + isotonic) "
                            "over judges j7, j6, j5, j4, j3, j2 and 2 more (8 of 65 judges):")
     assert "held-out MSE" not in head     # an average has no single SE: its estimate below carries the interval
     assert "Estimated MSE on new items 0.1470 (95% interval" in verdict(result)
@@ -135,7 +135,7 @@ def test_one_tie_set_counted_in_distinct_models(result):
     assert (t["n_models"], t["n_members"], t["n_tied"], t["unlisted"], t["same"]) == (3, 2, 1, 0, [])
     assert tie_sentence(result) == ("3 distinct models are statistically tied (within one paired standard error of "
                                     "the best): the deployment averages 2 of them; the other 1 would serve about as "
-                                    "well (e.g. table K=2).")
+                                    "well (e.g. joint table K=2).")
     result["tie"] = {"n_tied": 0, "n_models": 2, "n_members": 2, "alternatives": []}
     assert tie_sentence(result) == ("2 distinct models are statistically tied (within one paired standard error of "
                                     "the best): the deployment averages all 2.")
@@ -194,19 +194,21 @@ def test_every_printed_difference_is_the_difference_of_the_two_risks_beside_it(r
     import re
     text = verdict(_frontier_result(result))
     # the best single judge: 0.0723 + 0.0238 = 0.0961 on the draws' out-of-bag rows (hand-computed)
-    assert "about 0.0238 better than the best single judge (gpt-4: 0.0961 against this choice's 0.0723" in text
-    assert "worse than ridge over all judges (0.0692 against this choice's 0.0723: by 0.0031" in text
-    found = re.findall(r"about (\d\.\d+) (better|worse) than [^:]+: (\d\.\d+) against this choice's (\d\.\d+)", text)
+    assert "about 0.0238 better than the best single judge (gpt-4: out-of-bag 0.0961 against this choice's 0.0723" in text
+    assert "worse than ridge over all judges (out-of-bag 0.0692 against this choice's 0.0723: by 0.0031" in text
+    found = re.findall(r"about (\d\.\d+) (better|worse) than [^:]+: out-of-bag (\d\.\d+) against this choice's (\d\.\d+)", text)
     found += [(by, "worse", a, b) for a, b, by in
-              re.findall(r"\((\d\.\d+) against this choice's (\d\.\d+): by (\d\.\d+)", text)]
+              re.findall(r"\(out-of-bag (\d\.\d+) against this choice's (\d\.\d+): by (\d\.\d+)", text)]
     assert len(found) == 2
     for by, way, theirs, ours in found:
         assert float(by) == pytest.approx(abs(float(theirs) - float(ours)), abs=1e-12)
         assert (float(theirs) > float(ours)) == (way == "better")
-    assert "on them this choice's MSE is 0.0723 (the estimate above before its training-size correction, " \
-           "0.0718)" in text
+    # which number is which: 0.0723 is the uncorrected one, 0.0718 the estimate printed above (issue 24 walk 2:
+    # "0.0536 (the estimate above before its training-size correction, 0.0511)" read as if 0.0511 were uncorrected)
+    assert "on them this choice's MSE is 0.0723, the estimate above (0.0718) before its training-size " \
+           "correction." in text
     # the smallest panel not clearly different: its held-out risk and the choice's, then their difference
-    assert "has 2 judge(s) (logistic): held-out MSE 0.0900 against 0.0880, paired difference 0.0020 (95% interval " \
+    assert "has 2 judges (logistic): held-out MSE 0.0900 against 0.0880, paired difference 0.0020 (95% interval " \
            "0.0000 to 0.0040); deploy it with --max-judges 2" in text
 
 
@@ -284,7 +286,7 @@ def test_a_tiny_paired_difference_leaves_the_risks_at_the_pages_decimals(result)
         p["diff_vs_best"] = {"estimate": risk - 0.007995, "ci": [risk - 0.007995 - 0.000074,
                                                                  risk - 0.007995 + 0.000073]}
     text = verdict(d)
-    assert ("has 2 judge(s) (logistic): held-out MSE 0.0081 against 0.0080 (paired difference 0.000066, 95% "
+    assert ("has 2 judges (logistic): held-out MSE 0.0081 against 0.0080 (paired difference 0.000066, 95% "
             "interval -0.000008 to 0.000139); deploy it with --max-judges 2") in text
     assert "0.007995" not in text and "0.008061" not in text
 
@@ -301,3 +303,16 @@ def test_the_answer_prints_the_estimate_as_the_metric_does(result):
     assert "estimated MSE 0.0717 (95% interval 0.0521 to 0.0938)" in text
     # named an estimate: the judge's held-out risk (baselines, Judges page) is another number
     assert "one judge alone (A, what --max-judges 1 deploys): estimated 0.1100 (95% interval 0.0900 to 0.1300)" in text
+
+
+def test_an_interval_end_that_rounds_to_zero_keeps_its_sign_and_digits():
+    """Issue 24 walk 2: "paired difference 0.0024 (95% interval -0.0000 to 0.0048)" beside "the
+    interval holds 0": an end that is not 0 but prints as 0 at the sentence's decimals is
+    printed at its own precision, so the reader sees on which side of 0 it lies."""
+    from fcps_core.reports.explain import _interval_text
+    assert _interval_text({"estimate": 0.0024, "ci": [-0.0000312, 0.0048]}, 4) == \
+        "0.0024 (95% interval -0.000031 to 0.0048)"
+    assert _interval_text({"estimate": 0.0024, "ci": [0.00004, 0.0048]}, 4) == \
+        "0.0024 (95% interval 0.000040 to 0.0048)"
+    assert _interval_text({"estimate": 0.0024, "ci": [0.0, 0.0048]}, 4) == "0.0024 (95% interval 0.0000 to 0.0048)"
+    assert _interval_text({"estimate": 0.0024, "ci": [0.0012, 0.0048]}, 4) == "0.0024 (95% interval 0.0012 to 0.0048)"

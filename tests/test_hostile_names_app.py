@@ -249,6 +249,6 @@ def test_the_cost_warning_escapes_the_judge_name():
     """The Select page's cost warning names a judge without a cost: escaped, not a link."""
     at = AppTest.from_function(_costs_script, default_timeout=TIMEOUT).run()
     assert not at.exception, at.exception
-    assert any("have no cost yet" in w.value for w in at.warning)
+    assert any("1 judge has no cost yet" in w.value for w in at.warning)
     problems = check_page(at, "judge costs")
     assert not problems, "\n".join(problems)

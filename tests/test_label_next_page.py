@@ -110,7 +110,8 @@ def test_choose_download_upload_and_see_the_decision_move(truth_and_store):
         k = list(after.item_ids).index(item)
         assert after.labels[k] == float(truth[item])
     labels = [m.label for m in at.metric]
-    assert "Before: deployed risk" in labels and "After: deployed risk" in labels
+    # the estimate on new items, named as on the Select page ("MSE on new items"; issue 24 walk 2: "deployed risk")
+    assert "Before: MSE on new items" in labels and "After: MSE on new items" in labels
     done = at.session_state["label_next_merged"]
     assert done["after"]["n_labelled"] == done["before"]["n_labelled"] + 12
 

@@ -91,3 +91,12 @@ def test_next_judge_and_deploy_pages_metrics_and_columns_have_help(seeded_store)
     assert not at.exception, at.exception
     assert len(at.metric) == 5 and len(at.dataframe) == 2
     assert help_problems(at) == []
+
+
+def test_the_stored_panels_table_has_words_for_headers():
+    """Issue 24 walk 2: the Overview's stored-panels table had the store's keys as headers
+    (n_rows, n_labelled, n_judges, created_at), as the runs tables had before the first walk."""
+    at = overview()
+    panels = next(df.value for df in at.dataframe if "name" in df.value.columns and "schema" in df.value.columns)
+    assert not [c for c in panels.columns if "_" in str(c)], list(panels.columns)
+    assert {"rows", "labelled", "judges", "stored"} <= set(panels.columns), list(panels.columns)

@@ -227,12 +227,12 @@ def test_frontier_star_never_calls_a_point_deployed_that_is_not():
                 "deployed_risk": {"estimate": risk + 0.002, "ci": [risk - 0.02, risk + 0.02]}, "chosen": chosen}
     fr = [point(1, 0.12, False), point(2, 0.10, True)]
     names = [t.name for t in frontier_figure(fr).data]
-    assert "deployed: 2 judge(s) used (limit k 2)" in names and not any(n.startswith("described") for n in names)
+    assert "deployed: 2 judges used (at most 2 allowed)" in names and not any(n.startswith("described") for n in names)
     fig = frontier_figure(fr, chosen=fr[0])
     by_name = {t.name: t for t in fig.data}
-    shown = by_name["described above, not deployed: 1 judge(s) used (limit k 1)"]
+    shown = by_name["described above, not deployed: 1 judge used (at most 1 allowed)"]
     assert (shown.x[0], shown.y[0]) == (1, pytest.approx(0.122))
-    deployed = by_name["deployed: 2 judge(s) used (limit k 2)"]
+    deployed = by_name["deployed: 2 judges used (at most 2 allowed)"]
     assert deployed.marker.symbol == "star-open" and deployed.x[0] == 2
 
 

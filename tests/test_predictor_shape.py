@@ -157,7 +157,7 @@ def test_the_display_name_is_the_family_or_an_average_of_n_models():
     assert FCPSPredictor.load(str(AVERAGE)).display_name == "average of 3 models"
     members = [{"family": "table"}, {"family": "logistic"}]
     assert display_family({"family": "tie_average", "members": members}) == "average of 2 models"
-    assert display_family({"family": "backoff"}) == "backoff"
+    assert display_family({"family": "backoff"}) == "back-off table"      # the plain name (issue 24 walk 2)
 
 
 def _modules_naming(word: str) -> dict[str, list[str]]:

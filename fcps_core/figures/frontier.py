@@ -23,7 +23,7 @@ def _hover(p: dict) -> str:
     lo, hi = (dv.get("ci") or [None, None])[:2]
     diff = "" if dv.get("estimate") is None else \
         f"<br>vs all judges: {dv['estimate']:+.4f} (95% {lo:+.4f} to {hi:+.4f})"
-    return f"{len(judges)} judge(s), {how}<br>{shown}{diff}"
+    return f"{len(judges)} judge{'' if len(judges) == 1 else 's'}, {how}<br>{shown}{diff}"
 
 
 def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str = "MSE",
@@ -60,7 +60,12 @@ def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str 
             hovertemplate="estimate on new items %{y:.4f}<extra></extra>"))
     deployed = next((p for p in points if p.get("chosen")), None)
     mark = chosen or deployed
-    where = "limit k" if by == "judges" else "budget"
+
+    def used(p) -> str:
+        """"2 judges used (at most 3 allowed)" / "1 judge used (budget 0.5)"."""
+        n, limit = len(p["judges"]), x[points.index(p)]
+        what = f"{n} judge{'' if n == 1 else 's'} used"
+        return f"{what} (at most {limit:g} allowed)" if by == "judges" else f"{what} (budget {limit:g})"
 
     def star(p, name, marker, extra):
         i = points.index(p)
@@ -69,12 +74,10 @@ def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str 
                                  hovertext=[hover[i]], hovertemplate="%{hovertext}<extra>" + extra + "</extra>"))
     if deployed is not None and deployed is not mark:
         # another point is described: the deployed one stays marked, an open star, and named so
-        star(deployed, f"deployed: {len(deployed['judges'])} judge(s) used ({where} {x[points.index(deployed)]:g})",
+        star(deployed, f"deployed: {used(deployed)}",
              dict(WINNER_MARKER, symbol="star-open"), "deployed")
     if mark is not None and mark in points:
-        i = points.index(mark)
-        name = (f"deployed: {len(mark['judges'])} judge(s) used ({where} {x[i]:g})" if mark is deployed else
-                f"described above, not deployed: {len(mark['judges'])} judge(s) used ({where} {x[i]:g})")
+        name = f"deployed: {used(mark)}" if mark is deployed else f"described above, not deployed: {used(mark)}"
         star(mark, name, WINNER_MARKER, "deployed" if mark is deployed else "described above")
     fig.update_layout(xaxis_title="most judges deployed (panel size k)" if by == "judges"
                       else "cost per item (budget)",

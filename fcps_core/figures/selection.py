@@ -109,11 +109,14 @@ def _baseline_line(fig: go.Figure, baselines: list[dict] | None, ks: list[int]) 
 
 
 def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = None, objective: str = "val_risk",
-                           risk_label: str | None = None, baselines: list[dict] | None = None) -> go.Figure:
+                           risk_label: str | None = None, baselines: list[dict] | None = None,
+                           names: dict | None = None) -> go.Figure:
     """The decision at a glance: for each family, its best candidate (over paths and
     parameters) at each prefix size K, one line per family in the family's colour; the
     deployed choice is a gold star (with its 95% interval where it is one candidate), the
-    averaged members of a tie open stars, and the best single judge a dotted line."""
+    averaged members of a tie open stars, and the best single judge a dotted line.
+    ``names``: family key -> the name the legend shows (the page's plain names; default the key)."""
+    names = names or {}
     risk_label = risk_label or risk_title(objective)
     best = _best_by_family_and_k(candidates, objective)
     fig = go.Figure()
@@ -123,12 +126,14 @@ def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = No
         kind = "table-like" if family in REGISTRY and REGISTRY[family].table_like else "scalar"
         fig.add_trace(go.Scatter(
             x=[r["K"] for r in rows], y=[r[objective] for r in rows], mode="lines+markers",
-            name=family, legendgroup=family, line=dict(color=family_color(family), width=2,
+            name=plot_text(names.get(family, family)), legendgroup=family,
+            line=dict(color=family_color(family), width=2,
                                                        dash="solid" if kind == "scalar" else "dash"),
             marker=dict(size=6, color=family_color(family)),
             customdata=[[r["path"], Z95 * (r.get("val_se") or 0.0)] for r in rows],
             hovertemplate="K=%{x}<br>" + risk_label + " %{y:.4f} ± %{customdata[1]:.4f} (95%)"
-                          "<br>best over paths: %{customdata[0]} path<extra>" + f"{family} ({kind})</extra>"))
+                          "<br>best over paths: %{customdata[0]} path<extra>"
+                          + f"{plot_text(names.get(family, family))} ({kind})</extra>"))
     ks = sorted({c["K"] for c in candidates})
     _baseline_line(fig, baselines, ks)
     _mark_winner(fig, candidates, selected, objective, risk_label)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 from ..defaults import deployed_family_name
+from .names import family_name, judges_count, path_name
 
 #: how many judge names the headline spells out before "and N more"
 SHOWN_JUDGES = 6
@@ -74,22 +75,23 @@ def deployed_kind(selected: dict) -> str:
 def display_family(selected: dict) -> str:
     """A deployment's combination for people: its family for one model, "average of N
     models" for more (:func:`fcps_core.defaults.deployed_family_name`)."""
-    return deployed_family_name(selected.get("family"), len(deployed_members(selected)))
+    return deployed_family_name(family_name(selected.get("family")), len(deployed_members(selected)))
 
 
 def deployed_name(selected: dict) -> str:
     if deployed_members(selected):
-        return f"{combined_as(selected)} over {selected['K']} judge(s)"
-    return f"{selected['family']} over {selected['K']} judge(s) ({selected['path']} path)"
+        return f"{combined_as(selected)} over {judges_count(selected['K'])}"
+    return (f"{family_name(selected['family'])} over {judges_count(selected['K'])} "
+            f"(path: {path_name(selected['path'])})")
 
 
 def combined_as(selected: dict) -> str:
     """How the deployed judges are combined: a family, or an equal-weight average of m
-    distinct models (their families)."""
+    distinct models (their families), in plain names (:mod:`fcps_core.reports.names`)."""
     members = deployed_members(selected)
     if not members:
-        return str(selected.get("family"))
-    fams = sorted({str(m["family"]) for m in members})
+        return family_name(selected.get("family"))
+    fams = sorted({family_name(m["family"]) for m in members})
     return f"an equal-weight average of {len(members)} statistically tied models ({', '.join(fams)})"
 
 
@@ -184,7 +186,15 @@ def _interval_text(v: dict | None, digits: int = 3) -> str:
     if not v or v.get("estimate") is None:
         return "-"
     lo, hi = (v.get("ci") or [None, None])[:2]
-    return f"{_f(v['estimate'], digits)} (95% interval {_f(lo, digits)} to {_f(hi, digits)})"
+    return f"{_f(v['estimate'], digits)} (95% interval {_end(lo, digits)} to {_end(hi, digits)})"
+
+
+def _end(v, digits: int) -> str:
+    """An interval's end at ``digits`` decimals; one that is not 0 but would print as 0
+    ("-0.0000") at its own precision, so which side of 0 it lies on stays readable."""
+    if v is not None and math.isfinite(v) and v != 0 and round(v, digits) == 0:
+        return _f(v, max(digits, _digits(v)))
+    return _f(v, digits)
 
 
 def point_estimate(p: dict) -> dict:
@@ -352,7 +362,7 @@ def tie_sentence(d: dict) -> str:
         "one of them is deployed"
     rest = ""
     if t["n_tied"]:
-        names = list(dict.fromkeys(f"{a['family']} K={a['K']}" for a in t["listed"]))
+        names = list(dict.fromkeys(f"{family_name(a['family'])} K={a['K']}" for a in t["listed"]))
         rest = (f"; the other {t['n_tied']} would serve about as well"
                 + (f" (e.g. {_names(names, 3)})" if names else ""))
     return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
@@ -449,18 +459,19 @@ def shown_difference(a: float, b: float, k: int) -> float:
 
 
 def _pair_text(d: dict, b: dict, k: int) -> tuple[str, float | None]:
-    """('0.0961 against this choice's 0.0723', 0.0238): the two risks the difference is
+    """('out-of-bag 0.0961 against this choice's 0.0723', 0.0238): the two risks the difference is
     taken between, at ``k`` decimals, and their printed difference; ('', None) without them."""
     pair = baseline_pair(d, b)
     if pair is None:
         return "", None
-    return (f"{_f(pair['baseline'], k)} against this choice's {_f(pair['selection'], k)}",
+    # "out-of-bag": not the judge's held-out risk nor the answer's "one judge alone: estimated" beside it
+    return (f"out-of-bag {_f(pair['baseline'], k)} against this choice's {_f(pair['selection'], k)}",
             shown_difference(pair["baseline"], pair["selection"], k))
 
 
 def _single_judge_clause(d: dict, b: dict) -> str:
     """The comparison with the best single judge: 'about 0.0238 better than the best single
-    judge (X: 0.0961 against this choice's 0.0723; paired 95% interval ...)'; the two risks
+    judge (X: out-of-bag 0.0961 against this choice's 0.0723; paired 95% interval ...)'; the two risks
     only where the difference's basis is known (:func:`baseline_pair`)."""
     status = comparison(b)
     if status == "unpaired":
@@ -510,8 +521,8 @@ def _basis_sentence(d: dict) -> str:
     dr = d.get("deployed_risk") or {}
     corrected = dr.get("bbc_estimate") is not None and dr.get("estimate") is not None
     return (f"These comparisons are {PAIRED_BASIS}; on them this choice's {_objective(d).upper()} is "
-            f"{_f(s, 4)}" + (f" (the estimate above before its training-size correction, "
-                              f"{_f(dr['estimate'], 4)})" if corrected else "") + ".")
+            f"{_f(s, 4)}" + (f", the estimate above ({_f(dr['estimate'], 4)}) before its training-size "
+                              f"correction" if corrected else "") + ".")
 
 
 def verdict_parts(d: dict) -> dict:
@@ -525,8 +536,8 @@ def verdict_parts(d: dict) -> dict:
     if deployed_members(sel):
         what = f"{combined_as(sel)} over judges {_names(judges)} ({len(judges)}{of} judges)"
     else:
-        path = f", {sel['path']} path" if sel.get("path") else ""
-        what = f"{sel['family']} over judges {_names(judges)} (K={sel.get('K', len(judges))}{of}{path})"
+        path = f"; path: {path_name(sel['path'])}" if sel.get("path") else ""
+        what = f"{family_name(sel['family'])} over judges {_names(judges)} (K={sel.get('K', len(judges))}{of}{path})"
     risk, se = _heldout(d)
     clauses = []
     if risk is not None and se is not None:     # an average of ties has no SE: the estimate below says it
@@ -555,7 +566,7 @@ def verdict_parts(d: dict) -> dict:
                             f"95% interval {_f(dv['ci'][0], k)} to {_f(dv['ci'][1], k)})")
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
-                            f"{len(tied['judges'])} judge(s) ({display_family(tied)}): held-out {obj} "
+                            f"{judges_count(len(tied['judges']))} ({display_family(tied)}): held-out {obj} "
                             f"{compared}; deploy it with --max-judges {tied['n_judges']}.")
     others = [b for b in base if b is not single]
     if others:

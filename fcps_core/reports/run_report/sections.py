@@ -7,6 +7,7 @@ import json
 
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table, terms
 from .selection import cells_table
+from ..names import judges_count
 from .summary import count_text, flat_params, split_sizes
 
 
@@ -128,7 +129,7 @@ def audit_verdict_section(res: dict) -> str:
         out.append("<ul>" + "".join(f"<li>{esc(r)}</li>" for r in reasons) + "</ul>")
     if p:
         out.append(para(f"{fmt(res.get('rows'))} traffic rows against the {p.get('family')} predictor over "
-                        f"{len(p.get('judges') or [])} judge(s), calibrated on {fmt(p.get('calibration_rows'))} rows."))
+                        f"{judges_count(len(p.get('judges') or []))}, calibrated on {fmt(p.get('calibration_rows'))} rows."))
     return "".join(out) + terms(["status"])
 
 

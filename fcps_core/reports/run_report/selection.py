@@ -4,6 +4,7 @@ pressure, baselines."""
 from __future__ import annotations
 
 from ..explain import display_family
+from ..names import family_name, judges_count
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
 #: candidates listed in the Candidates table (best held-out risk first)
@@ -208,10 +209,10 @@ def cells_section(res: dict) -> str:
         sel = res.get("selected") or {}
         if sel.get("members"):
             out.append(para(f"The deployed predictor averages {len(sel['members'])} statistically tied models; the cells "
-                            f"below are those of the best one, {c.get('family')} over K = {c.get('K')} judge(s) "
+                            f"below are those of the best one, {family_name(c.get('family'))} over {judges_count(c.get('K'))} "
                             f"(candidate #{c.get('index')})."))
         else:
-            out.append(para(f"The deployed candidate's cells: {c.get('family')} over K = {c.get('K')} judge(s) "
+            out.append(para(f"The deployed candidate's cells: {family_name(c.get('family'))} over {judges_count(c.get('K'))} "
                             f"(candidate #{c.get('index')})."))
         out.append(cards([("Q_K", "Q_K", fmt(c.get("Q_K"), 0)), ("S_K", "S_K", fmt(c.get("S_K"), 1)),
                           ("H_K", "H_K", fmt(c.get("H_K"), 2)), ("H_K/n_M", "H_K / n_M", fmt(hk_nm)),
