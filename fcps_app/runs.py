@@ -142,7 +142,7 @@ DEPLOYED_COLUMNS = ("K", "val_mse", "deployed_risk", "test_mse")
 #: what a run table shows where a selection stored by an older fcps kept no value
 NOT_RECORDED = "not recorded"
 #: the run tables' headers in words (the frame keeps the store's keys: its CSV and callers read them)
-RUN_HEADERS = {"run_id": "run", "val_mse": "held-out MSE", "deployed_risk": "estimate on new items",
+RUN_HEADERS = {"run_id": "run", "K": "judges", "val_mse": "held-out MSE", "deployed_risk": "estimate on new items",
                "test_mse": "test MSE (T)", "finished_at": "finished", "panel_version": "panel version",
                "has_predictor": "predictor stored"}
 #: what the run tables' columns mean (elsewhere "family" is any candidate's, "K" a prefix, "label" a human label)

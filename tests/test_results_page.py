@@ -196,5 +196,7 @@ def test_the_runs_table_headers_are_words_not_keys(page_store):
     headers = {str(c): (config.get(str(c)) or {}).get("label") or str(c) for c in runs.value.columns}
     assert not [h for h in headers.values() if "_" in h], headers
     assert headers["val_mse"] == "held-out MSE" and headers["run_id"] == "run"
+    # the deployed count is "judges": the glossary's K is a path prefix's size (second walk)
+    assert headers["K"] == "judges"
     # the cells keep their type and alignment under the new header (text here: the sweep's row has none)
     assert config["val_mse"].get("type_config") and config["val_mse"].get("help")
