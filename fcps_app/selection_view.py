@@ -110,7 +110,8 @@ def show_answer(state: dict) -> dict | None:
         box(box_text if point.get("chosen") else box_text + "\n\n(Not deployed: this is what at most "
             f"{point['n_judges']} judges would give; the button below deploys it.)")
     with chart:
-        fig = frontier_figure(d["frontier"], objective=objective_name(d), chosen=point)
+        fig = frontier_figure(d["frontier"], objective=objective_name(d), chosen=point,
+                              names=FAMILY_NAMES)
         st.plotly_chart(fig, key="select-frontier")
         st.caption("Risk (held-out, 95% interval) of the best predictor using at most k judges; diamonds: its "
                    "estimate on new items (bias-corrected for choosing under that limit); the filled star: the point "

@@ -244,3 +244,20 @@ def test_the_reliability_legend_prints_the_ece_as_the_judges_page_metric():
            "curve": {"mean_prediction": [0.1, 0.9], "mean_label": [0.12, 0.88], "count": [5, 5]}}
     names = [t.name for t in reliability_diagram(cal).data]
     assert "deployed predictor (ECE 0.0156)" in names, names
+
+
+def test_the_frontier_hover_names_a_family_as_the_page_does():
+    """Second walk: the frontier's hover said 'ridge_iso' where the answer above it says
+    'ridge + isotonic'; with the page's names it says the same words (an average stays
+    'average of N models')."""
+    from fcps_core.figures.frontier import frontier_figure
+    from fcps_core.reports.names import FAMILY_NAMES
+
+    def point(k, family, members):
+        return {"constraint": "max_judges", "n_judges": k, "judges": ["A", "B"][:k], "family": family,
+                "members": members, "risk": 0.1, "ci": [0.09, 0.11], "chosen": k == 2}
+    fr = [point(1, "ridge_iso", []), point(2, "tie_average", [{}, {}])]
+    hover = frontier_figure(fr, names=FAMILY_NAMES).data[0].hovertext
+    assert "ridge + isotonic" in hover[0] and "ridge_iso" not in hover[0]
+    assert "average of 2 models" in hover[1]
+    assert "ridge_iso" in frontier_figure(fr).data[0].hovertext[0]      # no names: the key

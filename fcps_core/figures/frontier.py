@@ -15,10 +15,11 @@ from ..defaults import deployed_family_name
 from .style import LEGEND_BELOW, MARGIN, WINNER_MARKER, family_color, plot_text, rgba
 
 
-def _hover(p: dict) -> str:
+def _hover(p: dict, names: dict) -> str:
     judges = p.get("judges") or []
     shown = ", ".join(plot_text(j) for j in judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8 else "")
-    how = plot_text(deployed_family_name(p.get("family"), len(p.get("members") or [])))
+    family = p.get("family")
+    how = plot_text(deployed_family_name(names.get(family, family), len(p.get("members") or [])))
     dv = p.get("diff_vs_best") or {}
     lo, hi = (dv.get("ci") or [None, None])[:2]
     diff = "" if dv.get("estimate") is None else \
@@ -27,10 +28,12 @@ def _hover(p: dict) -> str:
 
 
 def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str = "MSE",
-                    chosen: dict | None = None) -> go.Figure:
+                    chosen: dict | None = None, names: dict | None = None) -> go.Figure:
     """Risk (with 95 % intervals) of the best deployable predictor at each panel size
     (``by='judges'``) or cost level (``by='cost'``); ``chosen``: the point to mark (default:
-    the point the frontier marks ``chosen``)."""
+    the point the frontier marks ``chosen``); ``names``: family key -> the name the hover
+    shows (the page's plain names; default the key)."""
+    names = names or {}
     kind = "max_judges" if by == "judges" else "budget"
     points = [p for p in frontier or [] if p.get("constraint") == kind]
     fig = go.Figure()
@@ -41,7 +44,7 @@ def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str 
     risk = [p["risk"] for p in points]
     lo = [p["risk"] - p["ci"][0] for p in points]
     hi = [p["ci"][1] - p["risk"] for p in points]
-    hover = [_hover(p) for p in points]
+    hover = [_hover(p, names) for p in points]
     fig.add_trace(go.Scatter(x=x, y=risk, mode="lines+markers", name=f"held-out {objective} (95% interval)",
                              line=dict(color=family_color(TIE_AVERAGE)),
                              error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo,

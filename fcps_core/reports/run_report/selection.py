@@ -4,7 +4,7 @@ pressure, baselines."""
 from __future__ import annotations
 
 from ..explain import display_family
-from ..names import family_name, judges_count
+from ..names import FAMILY_NAMES, family_name, judges_count
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
 #: candidates listed in the Candidates table (best held-out risk first)
@@ -76,7 +76,7 @@ def frontier_section(res: dict, figs: Figures) -> str:
                             Column("deployed_risk", "deployed_risk", "on new items"), Column("selected")],
                      highlight=lambda r: r["selected"]))
     out.append(figs("frontier.frontier_figure", res.get("frontier"),
-                    objective=str((res.get("menu") or {}).get("objective") or "mse").upper()))
+                    objective=str((res.get("menu") or {}).get("objective") or "mse").upper(), names=FAMILY_NAMES))
     return "".join(out)
 
 
