@@ -48,8 +48,8 @@ import numpy as np
 from ..defaults import TIE_AVERAGE
 from ..families.base import one_blas_thread
 from ..data.judge_costs import judges_cost, pareto_front
-from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_members, preference_order,
-                     rule_pool, tie_break_order)
+from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, preference_order,
+                     risk_order_runs, rounding_tolerance, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, selector_constraint
 from .honesty import UNIT_SUM_CELLS, Z95, draw_tie_sets, nested_draw_best, training_size_corrected
 from .members import member_lookup
@@ -96,6 +96,70 @@ def grouped_columns(heldout, *loss_columns) -> GroupedLosses:
     return GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
 
 
+class TieOrders:
+    """Draws' tied columns in risk order (:func:`.choice.risk_order`), a level's draws
+    sorted together, and each (draw, best) pair's order kept to be filtered at tighter
+    limits.
+
+    A pair's tie set at a tighter limit is its set at the looser one masked by the limit
+    (:meth:`_Replays.chain`). A *plain* order (:func:`.choice.risk_order_runs`: consecutive
+    risks equal or apart by more than the rounding tolerance) is the sort by (risk, tie
+    rank), and so is every subset's, so a tighter order is the looser one filtered. A draw
+    whose order is not plain (a run of risks equal up to rounding can split or merge once
+    columns leave it), or whose tie set is not within the kept one, is sorted by
+    :func:`.choice.risk_order_runs` itself."""
+
+    def __init__(self, means: np.ndarray, tie_rank: np.ndarray):
+        self.means, self.tie_rank = means, tie_rank      # (draws, candidates) in-bag means
+        self._plain: dict[tuple[int, int], list[int]] = {}
+        self._seen: set[tuple[int, int]] = set()
+
+    def _keep(self, key: tuple[int, int], order: list[int], plain: bool) -> None:
+        if key not in self._seen:
+            self._seen.add(key)
+            if plain:
+                self._plain[key] = order
+
+    def orders(self, draws: list[int], best: np.ndarray, tied: np.ndarray) -> dict[int, list[int]]:
+        """``{b: draw b's tied columns in risk order}`` for the ``draws`` of one level (its
+        best column per draw ``best``, its tie sets ``tied``, (draws, candidates))."""
+        out, todo = {}, []
+        for b in draws:
+            plain = self._plain.get((b, int(best[b])))
+            if plain is not None:
+                row = tied[b]
+                kept = [c for c in plain if row[c]]
+                if len(kept) == int(np.count_nonzero(row)):
+                    out[b] = kept
+                    continue
+            todo.append(b)
+        if not todo:
+            return out
+        # every remaining draw sorted at once: (draw, risk, tie rank); a draw's order is plain
+        # when each risk equals the one before or exceeds it by more than its rounding tolerance
+        rows = np.asarray(todo, dtype=np.int64)
+        r, c = np.nonzero(tied[rows])
+        m = self.means[rows[r], c]
+        o = np.lexsort((self.tie_rank[c], m, r))
+        r, c, m = r[o], c[o], m[o]
+        with np.errstate(invalid="ignore"):
+            close = (r[1:] == r[:-1]) & ~((m[1:] == m[:-1]) | (m[1:] > m[:-1] + rounding_tolerance(m[:-1])))
+        not_plain = np.zeros(len(rows), dtype=bool)
+        not_plain[r[1:][close]] = True
+        bounds = np.searchsorted(r, np.arange(len(rows) + 1))
+        cols = c.tolist()
+        for i, b in enumerate(todo):
+            key = (b, int(best[b]))
+            if not_plain[i]:
+                order, plain = risk_order_runs(np.flatnonzero(tied[b]), self.means[b], self.tie_rank)
+                order = order.tolist()
+            else:
+                order, plain = cols[bounds[i]:bounds[i + 1]], True
+            self._keep(key, order, plain)
+            out[b] = order
+        return out
+
+
 class _Replays:
     """The selection's bootstrap draws, replayed under nested constraints."""
 
@@ -120,6 +184,8 @@ class _Replays:
         self._preds: dict = {}
         self.bits = bits
         self.first = heldout.columns()[1]
+        self.orders = TieOrders(self.Mc, tie_rank)
+        self.signature_list = signatures.tolist() if isinstance(signatures, np.ndarray) else signatures
 
     def _pair_ties(self, bests: list[np.ndarray], tols: list[np.ndarray], masks: list):
         """A function from one level's best per draw to the (draws, candidates) tie sets:
@@ -208,13 +274,15 @@ class _Replays:
             for k in {c for cs in cols for c in cs}:
                 if k not in self._preds:
                     self._preds[k] = np.ascontiguousarray(self.heldout.stored([self.first[k]])[:, :, 0])
-            acc = np.empty(self._preds[cols[0][0]].shape + (len(block),))
+            # one average per leading index, each contiguous: (averages, repeats, rows)
+            acc = np.empty((len(block),) + self._preds[cols[0][0]].shape)
             for i, cs in enumerate(cols):
-                acc[:, :, i] = self._preds[cs[0]]
+                a = acc[i]
+                np.copyto(a, self._preds[cs[0]])
                 for c in cs[1:]:
-                    acc[:, :, i] += self._preds[c]
-                acc[:, :, i] /= len(cs)
-            loss = row_losses(self.objective, self.heldout.y_distinct, acc)
+                    a += self._preds[c]
+                a /= len(cs)
+            loss = row_losses(self.objective, self.heldout.y_distinct, acc.transpose(1, 2, 0))
             sums = np.asarray(self.group_matrix @ loss)
             for i, key in enumerate(block):
                 self._groups_of[key] = np.ascontiguousarray(sums[:, i])
@@ -244,16 +312,18 @@ class _Replays:
                 chosen = np.where(pool, self.simple_rank[None, :], len(cands) + 1).argmin(axis=1)
             else:
                 chosen = None
-                members_now = []
-                for b in range(len(best)):
-                    old = None if prev_members is None else prev_members[b]
-                    if old is not None and old[0] == best[b] and bool(np.all(allowed[old])) \
-                            and members_fit(old):
-                        members = old
-                    else:
-                        members = pick_members(np.flatnonzero(tied[b]), self.Mc[b], self.tie_rank,
-                                               self.signatures, self.max_members, members_fit)
-                    members_now.append(members)
+                # a draw keeps its previous members when they are all still admissible and
+                # their union still fits (the greedy pick would make them again)
+                kept = {}
+                if prev_members is not None:
+                    for b in range(len(best)):
+                        old = prev_members[b]
+                        if old[0] == best[b] and bool(np.all(allowed[old])) and members_fit(old):
+                            kept[b] = old
+                orders = self.orders.orders([b for b in range(len(best)) if b not in kept], best, tied)
+                members_now = [kept[b] if b in kept else
+                               pick_in_order(orders[b], self.signature_list, self.max_members, members_fit)
+                               for b in range(len(best))]
                 self._average_group_sums([tuple(m) for m in members_now if len(m) > 1])
                 for b, members in enumerate(members_now):
                     if len(members) > 1:
