@@ -242,13 +242,14 @@ class _Replays:
                                       draws=np.asarray(pair_draws, dtype=np.int64))
 
         def ties(best: np.ndarray) -> np.ndarray:
+            reused = (best == boot["best"]) if known else np.zeros(len(best), dtype=bool)
             out = np.empty(self.Mc.shape, dtype=bool)
-            for b, beta in enumerate(best):
-                if known and beta == boot["best"][b]:
-                    out[b] = boot["tied"][b]
-                else:
-                    level, row = index[(b, int(beta))]
-                    out[b] = pair_tied[start[level] + row][col]
+            if reused.any():
+                out[reused] = boot["tied"][reused]
+            rest = np.flatnonzero(~reused)
+            if len(rest):
+                pairs = [index[(int(b), int(best[b]))] for b in rest]
+                out[rest] = pair_tied[np.array([start[level] + row for level, row in pairs])][:, col]
             return out
         return ties
 
@@ -316,9 +317,10 @@ class _Replays:
                 # their union still fits (the greedy pick would make them again)
                 kept = {}
                 if prev_members is not None:
-                    for b in range(len(best)):
+                    admissible = allowed.tolist()
+                    for b, beta in enumerate(best.tolist()):
                         old = prev_members[b]
-                        if old[0] == best[b] and bool(np.all(allowed[old])) and members_fit(old):
+                        if old[0] == beta and all(admissible[m] for m in old) and members_fit(old):
                             kept[b] = old
                 orders = self.orders.orders([b for b in range(len(best)) if b not in kept], best, tied)
                 members_now = [kept[b] if b in kept else
