@@ -435,6 +435,7 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
         replays = _Replays(result, heldout, grouped, fc.rule, fc.tie_rank, fc.simple_rank, fc.lines,
                            fc.signatures, fc.bits)
     points = []
+    risks: dict = {}            # per deployed member list its held-out risk and difference to the best
     for decided in fc.chains:
         chain = [c for c, _, _ in decided]
         # levels deploying the same predictor share one replay: the tightest of them (its
@@ -453,7 +454,7 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
             if shared is not None and corrections is not None:
                 correction = corrections(list(pred.members or [pred.chosen]))
             points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs,
-                                 correction))
+                                 correction, risks))
     judge_points = sorted((p for p in points if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
     cost_points = sorted((p for p in points if p["constraint"] == "budget"), key=lambda p: p["cost"])
     _more_judges(heldout, judge_points)
@@ -484,18 +485,27 @@ def _more_judges(heldout, points: list[dict]) -> None:
                             "ci": [d - Z95 * se, d + Z95 * se]}
 
 
+def _heldout_risks(heldout, pred: HeldoutChoice, reference: HeldoutChoice) -> tuple[float, float, float, float]:
+    """(held-out risk, its clustered SE, difference to the reference, its paired SE)."""
+    g = grouped_columns(heldout, pred.loss, reference.loss)
+    means = g.means()
+    dse = float(g.paired_se(1, means=means)[0]) if not np.array_equal(pred.loss, reference.loss) else 0.0
+    return float(means[0]), float(g.mean_se(means)[0]), float(means[0] - means[1]), dse
+
+
 def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, reference: HeldoutChoice, draws,
-           deployed: PanelConstraint, costs, correction: dict | None = None) -> dict:
+           deployed: PanelConstraint, costs, correction: dict | None = None, risks: dict | None = None) -> dict:
+    """One frontier point; ``risks`` (per deployed member list its :func:`_heldout_risks`) is
+    shared by the levels that deploy the same predictor."""
     cands = result.candidates
     members = [cands[m] for m in (pred.members or [pred.chosen])]
     judge_idx = sorted({j for c in members for j in c.judge_idx})
     judges = [result.panel.judge_names[j] for j in judge_idx]
-    g = grouped_columns(heldout, pred.loss, reference.loss)
-    means = g.means()
-    risk = float(means[0])
-    se = float(g.mean_se(means)[0])
-    diff = float(means[0] - means[1])
-    dse = float(g.paired_se(1, means=means)[0]) if not np.array_equal(pred.loss, reference.loss) else 0.0
+    risks = {} if risks is None else risks
+    order = tuple(pred.members or [pred.chosen])        # an average's loss sums its members in this order
+    if order not in risks:
+        risks[order] = _heldout_risks(heldout, pred, reference)
+    risk, se, diff, dse = risks[order]
     J = len(result.panel.judge_names)
     if deployed.max_judges is not None and deployed.max_judges >= J and deployed.budget is None:
         deployed = PanelConstraint()            # a limit above the panel's size limits nothing
