@@ -416,35 +416,55 @@ class FrontierChoices(RuleReplay):
         return list(seen.values())
 
 
+def _runs(decided) -> list[int]:
+    """The levels of one chain (loosest first) that are replayed: levels deploying the same
+    predictor share one replay, the tightest of them (its menu is the smallest on which this
+    predictor is chosen)."""
+    return [i for i in range(len(decided))
+            if not (i + 1 < len(decided) and decided[i + 1][1].key == decided[i][1].key)]
+
+
+@one_blas_thread
+def frontier_replays(result, heldout, choices: FrontierChoices) -> list[dict] | None:
+    """Every chain's bootstrap replays (per chain of ``choices``, ``{level: each kept draw's
+    out-of-bag risk of the level's choice}`` for its replayed levels, :func:`_runs`); None
+    when the selection has no bootstrap draws to replay (no BBC estimate). They read the
+    assessment's draws, not the learning-curve correction, so the cross-fitted protocol
+    computes them while the refits of that correction are still running
+    (:func:`.crossfit.fit_crossfit`) and hands them to :func:`compute_frontier`."""
+    if result.bootstrap is None or result.selector.estimate != "bbc":
+        return None
+    fc = choices
+    replays = _Replays(result, heldout, fc.grouped, fc.rule, fc.tie_rank, fc.simple_rank, fc.lines,
+                       fc.signatures, fc.bits)
+    out = []
+    for decided in fc.chains:
+        run = _runs(decided)
+        out.append(dict(zip(run, replays.chain([decided[i][0] for i in run], [decided[i][2] for i in run]))))
+    return out
+
+
 @one_blas_thread
 def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
-                     corrections=None) -> list[dict]:
+                     corrections=None, replays: list[dict] | None = None) -> list[dict]:
     """The frontier points (see the module): one per panel size, then one per cost level
     when the selection has judge costs. ``choices``: the levels' decisions when the caller
     made them already (:class:`FrontierChoices`). ``corrections(members)``: the
     learning-curve correction of the predictor averaging ``members`` (candidate indices; a
     dict with ``delta``, :meth:`.crossfit.CorrectionRefits.correction`), subtracted from
     each point's replayed estimate as the default's is from its own; None: no correction.
-    Its products are thin (a few draws' weights against one best column's sums), so they
-    run on one BLAS thread as the bootstrap's do."""
-    sel = result.selector
+    ``replays``: :func:`frontier_replays` of these choices when the caller computed them
+    already (None: computed here). Its products are thin (a few draws' weights against one
+    best column's sums), so they run on one BLAS thread as the bootstrap's do."""
     fc = FrontierChoices(result, heldout) if choices is None else choices
-    grouped, reference, deployed, costs = fc.grouped, fc.reference, fc.deployed, fc.costs
-    replays = None
-    if result.bootstrap is not None and sel.estimate == "bbc":
-        replays = _Replays(result, heldout, grouped, fc.rule, fc.tie_rank, fc.simple_rank, fc.lines,
-                           fc.signatures, fc.bits)
+    reference, deployed, costs = fc.reference, fc.deployed, fc.costs
+    if replays is None:
+        replays = frontier_replays(result, heldout, fc)
     points = []
     risks: dict = {}            # per deployed member list its held-out risk and difference to the best
-    for decided in fc.chains:
-        chain = [c for c, _, _ in decided]
-        # levels deploying the same predictor share one replay: the tightest of them (its
-        # menu is the smallest on which this predictor is chosen)
-        same = [i + 1 < len(chain) and decided[i + 1][1].key == decided[i][1].key for i in range(len(chain))]
-        run = [i for i in range(len(chain)) if not same[i]]
-        boot = {}
-        if replays is not None:
-            boot = dict(zip(run, replays.chain([chain[i] for i in run], [decided[i][2] for i in run])))
+    for c, decided in enumerate(fc.chains):
+        chain = [con for con, _, _ in decided]
+        boot = {} if replays is None else replays[c]
         shared = None
         for i in range(len(chain) - 1, -1, -1):      # smallest level first
             if i in boot or replays is None:
