@@ -520,13 +520,14 @@ def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, re
     cands = result.candidates
     members = [cands[m] for m in (pred.members or [pred.chosen])]
     judge_idx = sorted({j for c in members for j in c.judge_idx})
-    judges = [result.panel.judge_names[j] for j in judge_idx]
+    names = result.panel.judge_names            # a list built per read: read once
+    judges = [names[j] for j in judge_idx]
     risks = {} if risks is None else risks
     order = tuple(pred.members or [pred.chosen])        # an average's loss sums its members in this order
     if order not in risks:
         risks[order] = _heldout_risks(heldout, pred, reference)
     risk, se, diff, dse = risks[order]
-    J = len(result.panel.judge_names)
+    J = len(names)
     if deployed.max_judges is not None and deployed.max_judges >= J and deployed.budget is None:
         deployed = PanelConstraint()            # a limit above the panel's size limits nothing
     chosen = (constraint.max_judges == deployed.max_judges and constraint.budget == deployed.budget
