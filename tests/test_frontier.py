@@ -369,3 +369,42 @@ def test_nested_draw_best_equals_one_mask_at_a_time():
     for got, ref in zip(nested_draw_best(Mc, tie_rank, shuffled), [draw_best(Mc, tie_rank, m) for m in shuffled]):
         for a, b in zip(got, ref):
             np.testing.assert_array_equal(a, b)
+
+
+def test_tie_orders_filtered_at_tighter_limits_equal_a_fresh_sort():
+    """The replays keep a draw's tie set in risk order and filter it at tighter limits
+    (:class:`TieOrders`); against :func:`risk_order` of each tighter set itself. By hand:
+    risks a < b < c with b - a and c - b below the rounding tolerance but c - a above it,
+    tie ranks c < b < a: the full order is [b, a, c] (run {a, b}, then c), but without a
+    the run is {b, c}, so the order is [c, b], not the filtered [b, c]. Then random risks,
+    some equal, equal up to rounding or just outside it, tie sets shrinking level by level."""
+    from fcps_core.selection.choice import risk_order
+    from fcps_core.selection.frontier import TieOrders
+    means = np.array([[0.1, 0.1 + 0.8e-13, 0.1 + 1.6e-13]])
+    tie_rank = np.array([2, 1, 0])
+    orders = TieOrders(means, tie_rank)
+    best = np.array([0])
+    assert orders.orders([0], best, np.array([[True, True, True]]))[0] == [1, 0, 2]
+    assert orders.orders([0], best, np.array([[False, True, True]]))[0] == [2, 1]
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(300):
+        B, C = 5, 25
+        means = rng.random((B, C)) * 0.3
+        for b in range(B):
+            if rng.random() < 0.7:
+                at = rng.integers(0, C, size=C // 2)
+                means[b, at] = means[b, 0] + rng.choice([0.0, 0.0, 1e-16, 6e-14, 5e-13, 1e-10], size=C // 2)
+        tie_rank = rng.permutation(C)
+        orders = TieOrders(means, tie_rank)
+        best = rng.integers(0, 2, size=B)
+        tied = rng.random((B, C)) < 0.8
+        for _level in range(5):
+            draws = [b for b in range(B) if rng.random() < 0.8]
+            got = orders.orders(draws, best, tied)
+            assert sorted(got) == draws
+            for b in draws:
+                assert got[b] == risk_order(np.flatnonzero(tied[b]), means[b], tie_rank).tolist()
+                checked += 1
+            tied &= rng.random(C) < 0.8
+    assert checked > 4000

@@ -364,6 +364,16 @@ def rounding_tolerance(risk: float) -> float:
 def risk_order(cols: np.ndarray, means: np.ndarray, tie_rank: np.ndarray) -> np.ndarray:
     """``cols`` by increasing risk; risks within :func:`rounding_tolerance` of the first of a
     run count as equal and go by ``tie_rank``."""
+    return risk_order_runs(cols, means, tie_rank)[0]
+
+
+def risk_order_runs(cols: np.ndarray, means: np.ndarray, tie_rank: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(:func:`risk_order` of ``cols``, whether it is *plain*). Plain: any two consecutive
+    risks in it are equal or differ by more than the rounding tolerance of the lower one.
+    Then its runs are runs of equal risks, so the order is the sort by (risk, ``tie_rank``),
+    and so is every subset's (a subset's consecutive risks are equal or differ by at least
+    as much): the frontier's replays filter one draw's order at each tighter limit instead
+    of sorting it again."""
     cols = np.asarray(cols, dtype=np.int64)
     order = cols[np.lexsort((tie_rank[cols], means[cols]))]
     m = means[order]
@@ -374,14 +384,16 @@ def risk_order(cols: np.ndarray, means: np.ndarray, tie_rank: np.ndarray) -> np.
         ends = np.searchsorted(m, m + rounding_tolerance(m), side="right")
     ends = np.maximum(np.where(np.isfinite(m), ends, n), np.arange(1, n + 1))
     if np.array_equal(ends, np.arange(1, n + 1)):
-        return order
+        return order, True
+    with np.errstate(invalid="ignore"):
+        plain = bool(np.all((m[1:] == m[:-1]) | (m[1:] > m[:-1] + rounding_tolerance(m[:-1]))))
     out, i = [], 0
     while i < n:
         j = int(ends[i])
         run = order[i:j]
         out.extend(run[np.argsort(tie_rank[run], kind="stable")] if len(run) > 1 else run)
         i = j
-    return np.asarray(out, dtype=np.int64)
+    return np.asarray(out, dtype=np.int64), plain
 
 
 def pick_members(tied: np.ndarray, means: np.ndarray, tie_rank: np.ndarray, signatures,
@@ -391,7 +403,13 @@ def pick_members(tied: np.ndarray, means: np.ndarray, tie_rank: np.ndarray, sign
     array, a :class:`.members.MemberLookup` or a :class:`.folds.SignatureLookup`), at most
     ``max_members``; with ``members_fit`` (a constraint on the average's judges) a column
     joins only while the members with it still fit."""
-    order = risk_order(tied, means, tie_rank)
+    return pick_in_order(risk_order(tied, means, tie_rank), signatures, max_members, members_fit)
+
+
+def pick_in_order(order, signatures, max_members: int, members_fit=None) -> list[int]:
+    """:func:`pick_members`' walk over tied columns already in risk order (an array or a
+    list of ints): each column joins unless its model is in already or the members with it
+    would not fit, until there are ``max_members``."""
     members, seen = [], set()
     for c in order:
         if signatures is None or signatures[c] not in seen:

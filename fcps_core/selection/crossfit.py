@@ -416,6 +416,10 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     report(0.95, "bias-corrected risk estimate (bootstrap over groups, no refits)")
     assessment = assess(result, heldout)
     dr = assessment["deployed_risk"]
+    # the frontier's bootstrap replays read the draws, not the correction: they run now, while
+    # this process would otherwise wait for the refits
+    replays = (frontier.frontier_replays(replace(result, **assessment), heldout, choices)
+               if choices is not None and dr is not None else None)
     point_correction = None
     if correction is not None and dr is None:
         correction.discard()
@@ -429,7 +433,8 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         assessment["deployed_risk"] = training_size_corrected(dr, correction)
     if settings.estimate == "nested":
         assessment["deployed_risk"] = nested_estimate(settings, panel, blocks, D, report)
-    result = with_frontier(replace(result, **assessment), heldout, choices=choices, corrections=point_correction)
+    result = with_frontier(replace(result, **assessment), heldout, choices=choices, corrections=point_correction,
+                           replays=replays)
     result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})
     report(1.0, "done")
     return result

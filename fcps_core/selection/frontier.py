@@ -48,8 +48,8 @@ import numpy as np
 from ..defaults import TIE_AVERAGE
 from ..families.base import one_blas_thread
 from ..data.judge_costs import judges_cost, pareto_front
-from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_members, preference_order,
-                     rule_pool, tie_break_order)
+from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, preference_order,
+                     risk_order_runs, rounding_tolerance, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, selector_constraint
 from .honesty import UNIT_SUM_CELLS, Z95, draw_tie_sets, nested_draw_best, training_size_corrected
 from .members import member_lookup
@@ -96,6 +96,70 @@ def grouped_columns(heldout, *loss_columns) -> GroupedLosses:
     return GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
 
 
+class TieOrders:
+    """Draws' tied columns in risk order (:func:`.choice.risk_order`), a level's draws
+    sorted together, and each (draw, best) pair's order kept to be filtered at tighter
+    limits.
+
+    A pair's tie set at a tighter limit is its set at the looser one masked by the limit
+    (:meth:`_Replays.chain`). A *plain* order (:func:`.choice.risk_order_runs`: consecutive
+    risks equal or apart by more than the rounding tolerance) is the sort by (risk, tie
+    rank), and so is every subset's, so a tighter order is the looser one filtered. A draw
+    whose order is not plain (a run of risks equal up to rounding can split or merge once
+    columns leave it), or whose tie set is not within the kept one, is sorted by
+    :func:`.choice.risk_order_runs` itself."""
+
+    def __init__(self, means: np.ndarray, tie_rank: np.ndarray):
+        self.means, self.tie_rank = means, tie_rank      # (draws, candidates) in-bag means
+        self._plain: dict[tuple[int, int], list[int]] = {}
+        self._seen: set[tuple[int, int]] = set()
+
+    def _keep(self, key: tuple[int, int], order: list[int], plain: bool) -> None:
+        if key not in self._seen:
+            self._seen.add(key)
+            if plain:
+                self._plain[key] = order
+
+    def orders(self, draws: list[int], best: np.ndarray, tied: np.ndarray) -> dict[int, list[int]]:
+        """``{b: draw b's tied columns in risk order}`` for the ``draws`` of one level (its
+        best column per draw ``best``, its tie sets ``tied``, (draws, candidates))."""
+        out, todo = {}, []
+        for b in draws:
+            plain = self._plain.get((b, int(best[b])))
+            if plain is not None:
+                row = tied[b]
+                kept = [c for c in plain if row[c]]
+                if len(kept) == int(np.count_nonzero(row)):
+                    out[b] = kept
+                    continue
+            todo.append(b)
+        if not todo:
+            return out
+        # every remaining draw sorted at once: (draw, risk, tie rank); a draw's order is plain
+        # when each risk equals the one before or exceeds it by more than its rounding tolerance
+        rows = np.asarray(todo, dtype=np.int64)
+        r, c = np.nonzero(tied[rows])
+        m = self.means[rows[r], c]
+        o = np.lexsort((self.tie_rank[c], m, r))
+        r, c, m = r[o], c[o], m[o]
+        with np.errstate(invalid="ignore"):
+            close = (r[1:] == r[:-1]) & ~((m[1:] == m[:-1]) | (m[1:] > m[:-1] + rounding_tolerance(m[:-1])))
+        not_plain = np.zeros(len(rows), dtype=bool)
+        not_plain[r[1:][close]] = True
+        bounds = np.searchsorted(r, np.arange(len(rows) + 1))
+        cols = c.tolist()
+        for i, b in enumerate(todo):
+            key = (b, int(best[b]))
+            if not_plain[i]:
+                order, plain = risk_order_runs(np.flatnonzero(tied[b]), self.means[b], self.tie_rank)
+                order = order.tolist()
+            else:
+                order, plain = cols[bounds[i]:bounds[i + 1]], True
+            self._keep(key, order, plain)
+            out[b] = order
+        return out
+
+
 class _Replays:
     """The selection's bootstrap draws, replayed under nested constraints."""
 
@@ -120,6 +184,8 @@ class _Replays:
         self._preds: dict = {}
         self.bits = bits
         self.first = heldout.columns()[1]
+        self.orders = TieOrders(self.Mc, tie_rank)
+        self.signature_list = signatures.tolist() if isinstance(signatures, np.ndarray) else signatures
 
     def _pair_ties(self, bests: list[np.ndarray], tols: list[np.ndarray], masks: list):
         """A function from one level's best per draw to the (draws, candidates) tie sets:
@@ -176,13 +242,14 @@ class _Replays:
                                       draws=np.asarray(pair_draws, dtype=np.int64))
 
         def ties(best: np.ndarray) -> np.ndarray:
+            reused = (best == boot["best"]) if known else np.zeros(len(best), dtype=bool)
             out = np.empty(self.Mc.shape, dtype=bool)
-            for b, beta in enumerate(best):
-                if known and beta == boot["best"][b]:
-                    out[b] = boot["tied"][b]
-                else:
-                    level, row = index[(b, int(beta))]
-                    out[b] = pair_tied[start[level] + row][col]
+            if reused.any():
+                out[reused] = boot["tied"][reused]
+            rest = np.flatnonzero(~reused)
+            if len(rest):
+                pairs = [index[(int(b), int(best[b]))] for b in rest]
+                out[rest] = pair_tied[np.array([start[level] + row for level, row in pairs])][:, col]
             return out
         return ties
 
@@ -208,13 +275,15 @@ class _Replays:
             for k in {c for cs in cols for c in cs}:
                 if k not in self._preds:
                     self._preds[k] = np.ascontiguousarray(self.heldout.stored([self.first[k]])[:, :, 0])
-            acc = np.empty(self._preds[cols[0][0]].shape + (len(block),))
+            # one average per leading index, each contiguous: (averages, repeats, rows)
+            acc = np.empty((len(block),) + self._preds[cols[0][0]].shape)
             for i, cs in enumerate(cols):
-                acc[:, :, i] = self._preds[cs[0]]
+                a = acc[i]
+                np.copyto(a, self._preds[cs[0]])
                 for c in cs[1:]:
-                    acc[:, :, i] += self._preds[c]
-                acc[:, :, i] /= len(cs)
-            loss = row_losses(self.objective, self.heldout.y_distinct, acc)
+                    a += self._preds[c]
+                a /= len(cs)
+            loss = row_losses(self.objective, self.heldout.y_distinct, acc.transpose(1, 2, 0))
             sums = np.asarray(self.group_matrix @ loss)
             for i, key in enumerate(block):
                 self._groups_of[key] = np.ascontiguousarray(sums[:, i])
@@ -244,16 +313,19 @@ class _Replays:
                 chosen = np.where(pool, self.simple_rank[None, :], len(cands) + 1).argmin(axis=1)
             else:
                 chosen = None
-                members_now = []
-                for b in range(len(best)):
-                    old = None if prev_members is None else prev_members[b]
-                    if old is not None and old[0] == best[b] and bool(np.all(allowed[old])) \
-                            and members_fit(old):
-                        members = old
-                    else:
-                        members = pick_members(np.flatnonzero(tied[b]), self.Mc[b], self.tie_rank,
-                                               self.signatures, self.max_members, members_fit)
-                    members_now.append(members)
+                # a draw keeps its previous members when they are all still admissible and
+                # their union still fits (the greedy pick would make them again)
+                kept = {}
+                if prev_members is not None:
+                    admissible = allowed.tolist()
+                    for b, beta in enumerate(best.tolist()):
+                        old = prev_members[b]
+                        if old[0] == beta and all(admissible[m] for m in old) and members_fit(old):
+                            kept[b] = old
+                orders = self.orders.orders([b for b in range(len(best)) if b not in kept], best, tied)
+                members_now = [kept[b] if b in kept else
+                               pick_in_order(orders[b], self.signature_list, self.max_members, members_fit)
+                               for b in range(len(best))]
                 self._average_group_sums([tuple(m) for m in members_now if len(m) > 1])
                 for b, members in enumerate(members_now):
                     if len(members) > 1:
@@ -344,34 +416,55 @@ class FrontierChoices(RuleReplay):
         return list(seen.values())
 
 
+def _runs(decided) -> list[int]:
+    """The levels of one chain (loosest first) that are replayed: levels deploying the same
+    predictor share one replay, the tightest of them (its menu is the smallest on which this
+    predictor is chosen)."""
+    return [i for i in range(len(decided))
+            if not (i + 1 < len(decided) and decided[i + 1][1].key == decided[i][1].key)]
+
+
+@one_blas_thread
+def frontier_replays(result, heldout, choices: FrontierChoices) -> list[dict] | None:
+    """Every chain's bootstrap replays (per chain of ``choices``, ``{level: each kept draw's
+    out-of-bag risk of the level's choice}`` for its replayed levels, :func:`_runs`); None
+    when the selection has no bootstrap draws to replay (no BBC estimate). They read the
+    assessment's draws, not the learning-curve correction, so the cross-fitted protocol
+    computes them while the refits of that correction are still running
+    (:func:`.crossfit.fit_crossfit`) and hands them to :func:`compute_frontier`."""
+    if result.bootstrap is None or result.selector.estimate != "bbc":
+        return None
+    fc = choices
+    replays = _Replays(result, heldout, fc.grouped, fc.rule, fc.tie_rank, fc.simple_rank, fc.lines,
+                       fc.signatures, fc.bits)
+    out = []
+    for decided in fc.chains:
+        run = _runs(decided)
+        out.append(dict(zip(run, replays.chain([decided[i][0] for i in run], [decided[i][2] for i in run]))))
+    return out
+
+
 @one_blas_thread
 def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
-                     corrections=None) -> list[dict]:
+                     corrections=None, replays: list[dict] | None = None) -> list[dict]:
     """The frontier points (see the module): one per panel size, then one per cost level
     when the selection has judge costs. ``choices``: the levels' decisions when the caller
     made them already (:class:`FrontierChoices`). ``corrections(members)``: the
     learning-curve correction of the predictor averaging ``members`` (candidate indices; a
     dict with ``delta``, :meth:`.crossfit.CorrectionRefits.correction`), subtracted from
     each point's replayed estimate as the default's is from its own; None: no correction.
-    Its products are thin (a few draws' weights against one best column's sums), so they
-    run on one BLAS thread as the bootstrap's do."""
-    sel = result.selector
+    ``replays``: :func:`frontier_replays` of these choices when the caller computed them
+    already (None: computed here). Its products are thin (a few draws' weights against one
+    best column's sums), so they run on one BLAS thread as the bootstrap's do."""
     fc = FrontierChoices(result, heldout) if choices is None else choices
-    grouped, reference, deployed, costs = fc.grouped, fc.reference, fc.deployed, fc.costs
-    replays = None
-    if result.bootstrap is not None and sel.estimate == "bbc":
-        replays = _Replays(result, heldout, grouped, fc.rule, fc.tie_rank, fc.simple_rank, fc.lines,
-                           fc.signatures, fc.bits)
+    reference, deployed, costs = fc.reference, fc.deployed, fc.costs
+    if replays is None:
+        replays = frontier_replays(result, heldout, fc)
     points = []
-    for decided in fc.chains:
-        chain = [c for c, _, _ in decided]
-        # levels deploying the same predictor share one replay: the tightest of them (its
-        # menu is the smallest on which this predictor is chosen)
-        same = [i + 1 < len(chain) and decided[i + 1][1].key == decided[i][1].key for i in range(len(chain))]
-        run = [i for i in range(len(chain)) if not same[i]]
-        boot = {}
-        if replays is not None:
-            boot = dict(zip(run, replays.chain([chain[i] for i in run], [decided[i][2] for i in run])))
+    risks: dict = {}            # per deployed member list its held-out risk and difference to the best
+    for c, decided in enumerate(fc.chains):
+        chain = [con for con, _, _ in decided]
+        boot = {} if replays is None else replays[c]
         shared = None
         for i in range(len(chain) - 1, -1, -1):      # smallest level first
             if i in boot or replays is None:
@@ -381,7 +474,7 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
             if shared is not None and corrections is not None:
                 correction = corrections(list(pred.members or [pred.chosen]))
             points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs,
-                                 correction))
+                                 correction, risks))
     judge_points = sorted((p for p in points if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
     cost_points = sorted((p for p in points if p["constraint"] == "budget"), key=lambda p: p["cost"])
     _more_judges(heldout, judge_points)
@@ -412,19 +505,29 @@ def _more_judges(heldout, points: list[dict]) -> None:
                             "ci": [d - Z95 * se, d + Z95 * se]}
 
 
+def _heldout_risks(heldout, pred: HeldoutChoice, reference: HeldoutChoice) -> tuple[float, float, float, float]:
+    """(held-out risk, its clustered SE, difference to the reference, its paired SE)."""
+    g = grouped_columns(heldout, pred.loss, reference.loss)
+    means = g.means()
+    dse = float(g.paired_se(1, means=means)[0]) if not np.array_equal(pred.loss, reference.loss) else 0.0
+    return float(means[0]), float(g.mean_se(means)[0]), float(means[0] - means[1]), dse
+
+
 def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, reference: HeldoutChoice, draws,
-           deployed: PanelConstraint, costs, correction: dict | None = None) -> dict:
+           deployed: PanelConstraint, costs, correction: dict | None = None, risks: dict | None = None) -> dict:
+    """One frontier point; ``risks`` (per deployed member list its :func:`_heldout_risks`) is
+    shared by the levels that deploy the same predictor."""
     cands = result.candidates
     members = [cands[m] for m in (pred.members or [pred.chosen])]
     judge_idx = sorted({j for c in members for j in c.judge_idx})
-    judges = [result.panel.judge_names[j] for j in judge_idx]
-    g = grouped_columns(heldout, pred.loss, reference.loss)
-    means = g.means()
-    risk = float(means[0])
-    se = float(g.mean_se(means)[0])
-    diff = float(means[0] - means[1])
-    dse = float(g.paired_se(1, means=means)[0]) if not np.array_equal(pred.loss, reference.loss) else 0.0
-    J = len(result.panel.judge_names)
+    names = result.panel.judge_names            # a list built per read: read once
+    judges = [names[j] for j in judge_idx]
+    risks = {} if risks is None else risks
+    order = tuple(pred.members or [pred.chosen])        # an average's loss sums its members in this order
+    if order not in risks:
+        risks[order] = _heldout_risks(heldout, pred, reference)
+    risk, se, diff, dse = risks[order]
+    J = len(names)
     if deployed.max_judges is not None and deployed.max_judges >= J and deployed.budget is None:
         deployed = PanelConstraint()            # a limit above the panel's size limits nothing
     chosen = (constraint.max_judges == deployed.max_judges and constraint.budget == deployed.budget

@@ -82,9 +82,10 @@ def fit_split(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     return result
 
 
-def with_frontier(result: SelectionResult, heldout, *, choices=None, corrections=None) -> SelectionResult:
+def with_frontier(result: SelectionResult, heldout, *, choices=None, corrections=None,
+                  replays=None) -> SelectionResult:
     """The result with its frontier (:func:`.frontier.compute_frontier`, read through its
-    module so a benchmark can time it; ``choices`` and ``corrections`` as it takes them),
-    without the bootstrap draws the frontier replayed. Both protocols end with it."""
-    return replace(result, frontier=frontier.compute_frontier(result, heldout, choices, corrections),
+    module so a benchmark can time it; ``choices``, ``corrections`` and ``replays`` as it
+    takes them), without the bootstrap draws the frontier replayed. Both protocols end with it."""
+    return replace(result, frontier=frontier.compute_frontier(result, heldout, choices, corrections, replays),
                    bootstrap=None)
