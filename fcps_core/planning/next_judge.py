@@ -47,7 +47,6 @@ from typing import Callable
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..defaults import TIE_AVERAGE
 from ..measures.diagnostics import effective_support, prefix_diagnostics, risk_tolerance
 from ..data.encoding import JudgeEncoder, encode_panel, nominal_cells, prefix_patterns
 from ..errors import FCPSError, MenuError, SplitError
@@ -113,8 +112,8 @@ def deployment_of(result) -> Deployment:
     cand = result.selected
     note = ""
     if result.members:
-        note = (f"the deployment averages {len(result.members)} tied candidates ({TIE_AVERAGE}); the plan "
-                f"uses its best member, {cand.family} over {cand.K} judge(s)")
+        note = (f"the deployment averages {len(result.members)} statistically tied models; the plan "
+                f"uses its best member, {cand.family} over {cand.K} judge{'' if cand.K == 1 else 's'}")
     return Deployment(panel=result.panel, blocks=result.blocks, judges=tuple(cand.judge_idx),
                       family=cand.family, params=dict(cand.params), selector=result.selector, note=note,
                       selection_risk=float(cand.val_risk), predictor=result.predictor)

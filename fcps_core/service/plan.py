@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import fields
 
-from ..defaults import TIE_AVERAGE
+from ..reports.names import family_name, judges_count
 from ..errors import FCPSError
 
 
@@ -82,8 +82,8 @@ def deployment_from_run(store, run_id: int, panel, *, store_panel: str | None = 
     note = ""
     if sel.get("members"):
         best = sel["members"][0]
-        note = (f"the deployment averages {len(sel['members'])} tied candidates ({TIE_AVERAGE}); the plan uses "
-                f"its best member, {best['family']} over {best['K']} judge(s)")
+        note = (f"the deployment averages {len(sel['members'])} statistically tied models; the plan uses "
+                f"its best member, {family_name(best['family'])} over {judges_count(int(best['K']))}")
         risk = best.get("val_risk")
         sel = best
     else:
