@@ -87,15 +87,18 @@ table(jtable, column_order=["judge", "brier_iso", "accuracy", "auc", "kappa", "c
 table_download(jtable, "judges")
 st.caption(f"Base rate (mean label) {rep['base_rate']:.3f}: its Brier score is what a constant prediction scores; "
            f"isotonic maps are cross-fitted over {rep['folds']['folds']} grouped folds.")
-# the same judge's isotonic risk is printed on the Select page from the selection's own folds and repeats
-single = next((b for b in (sel_state["dict"].get("baselines") or []) if b.get("name") == "best_single_judge"
-               and b.get("judge") and b.get("risk") is not None), None) if sel_state else None
+# the same judge's isotonic risk is printed on the Select page on the selection's own rows: said
+# beside this page's Brier score only when that risk is an MSE too (an NLL run's is a log loss)
+chosen_by = sel_state["dict"] if sel_state else {}
+single = next((b for b in (chosen_by.get("baselines") or []) if b.get("name") == "best_single_judge"
+               and b.get("judge") and b.get("risk") is not None), None)
 own = next((j.get("brier_iso") for j in rep["judges"] if single and j["judge"] == single["judge"]), None)
-if single and own is not None:
+if single and own is not None and str((chosen_by.get("menu") or {}).get("objective") or "mse") == "mse":
+    where = ("held-out over the selection's own folds and repeats" if chosen_by.get("protocol") == "crossfit"
+             else "on the selection's validation rows")
     st.caption(f"The selection's best single judge, {md(single['judge'])}, reads {own:.4f} here (one cross-fit over "
-               f"these {rep['folds']['folds']} folds) and {single['risk']:.4f} on the Select page (held-out over the "
-               "selection's own folds and repeats, the basis of its fixed-recipe comparisons): the same map on "
-               "different splits.")
+               f"these {rep['folds']['folds']} folds) and {single['risk']:.4f} on the Select page ({where}, the "
+               "basis of its fixed-recipe comparisons): the same map on different rows.")
 
 st.subheader("Between judges")
 kind = "kappa" if rep["agreement"]["kind"] == "kappa" else "Spearman rank correlation"

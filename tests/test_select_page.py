@@ -339,3 +339,23 @@ def test_the_baselines_differences_carry_their_sign(stored):
     base = next(df for df in at.dataframe if "baseline" in df.value.columns)
     formats = _column_formats(base)
     assert formats["difference"] == formats["95% low"] == formats["95% high"] == "%+.4f", formats
+
+
+def test_the_judges_page_compares_the_best_judge_only_on_the_same_metric(stored):
+    """Review of walk 2's caption: on a run chosen by log loss the Select page's single-judge
+    risk is a log loss, so the Judges page must not print it beside its Brier score as 'the
+    same map'; on an MSE run it does (the test above)."""
+    import copy
+    run_id, at = stored
+    jp = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    jp.query_params["run"] = str(run_id)
+    jp.run()
+    jp.switch_page("app_pages/judges.py").run()
+    assert [c.value for c in jp.caption if "best single judge" in c.value]
+    state = copy.copy(jp.session_state["selection"])
+    state["dict"] = copy.deepcopy(state["dict"])
+    state["dict"]["menu"]["objective"] = "nll"
+    jp.session_state["selection"] = state
+    jp.run()
+    assert not jp.exception, jp.exception
+    assert not [c.value for c in jp.caption if "best single judge" in c.value]
