@@ -61,6 +61,7 @@ def test_adding_the_interaction_judge_helps_and_dropping_a_noise_judge_does_not(
     assert dep["judges"][:2] == ["J1", "J2"] and dep["judges"][2].startswith("N") and "J3" not in dep["judges"]
     assert res.members and "statistically tied models" in dep["note"] and "best member" in dep["note"]
     assert "tie_average" not in dep["note"] and "judge(s)" not in dep["note"]     # words, not keys (second walk)
+    assert res.selected.family not in dep["note"] or "_" not in res.selected.family
     assert dep["family"] == res.selected.family and dep["K"] == 3
     add, drop = by_judge(plan["add"]), by_judge(plan["drop"])
     assert set(add) == {"J3", "N1", "N2", "N3"} - set(dep["judges"])

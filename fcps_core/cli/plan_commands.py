@@ -7,6 +7,7 @@ import sys
 
 from .. import defaults as D
 from ..service.files import json_ready
+from ..service.reports import family_name, judges_count
 from ..service.select import FAMILIES, PATH_RULES
 from .args import add_block_arguments, add_panel_arguments, block_counts, parse_names
 from .context import RunContext
@@ -57,8 +58,7 @@ def cmd_next_judge(args, ctx: RunContext) -> int:
         dep = planning.deployment_from_run(store_at(args.store), run_id, panel, store_panel=ctx.store_panel,
                                            seed=args.seed, split=args.split, test_share=args.test_share,
                                            counts=block_counts(args))
-        log(args, f"planning from run {args.from_run}: {dep.family} over {len(dep.judges)} "
-                 f"judge{'' if len(dep.judges) == 1 else 's'}")
+        log(args, f"planning from run {args.from_run}: {family_name(dep.family)} over {judges_count(len(dep.judges))}")
     else:
         dep = planning.select_deployment(
             panel, split=args.split, test_share=args.test_share, counts=block_counts(args), seed=args.seed or 0,
@@ -85,7 +85,7 @@ def render_plan(d: dict, *, top: int = 15) -> str:
     s, dep = d["settings"], d["deployed"]
     how = (f"cross-fitted: {s['folds']} grouped folds x {s['repeats']} repeats" if s["protocol"] == "crossfit"
            else "split: fitted on M, scored on V")
-    out = [safe(f"next judge for panel {s['panel']}: deployed {dep['family']} over {dep['K']} judge{'' if dep['K'] == 1 else 's'} "
+    out = [safe(f"next judge for panel {s['panel']}: deployed {family_name(dep['family'])} over {judges_count(dep['K'])} "
                 f"({how}; {s['rows']} rows in {s['groups']} groups; objective {s['objective']})")]
     if dep["note"]:
         out.append(safe(f"  note: {dep['note']}"))

@@ -56,6 +56,7 @@ from ..measures.judge_paths import dense_ids, extend_ids
 from ..selection.choice import GroupedLosses, row_losses
 from ..selection.folds import grouped_folds
 from ..selection.honesty import Z95
+from ..reports.names import family_name, judges_count
 from ..data.splits import Blocks
 
 #: the scalar stackers that calibrate the whole pool (pairwise stackers grow as K^2, and the
@@ -113,7 +114,7 @@ def deployment_of(result) -> Deployment:
     note = ""
     if result.members:
         note = (f"the deployment averages {len(result.members)} statistically tied models; the plan "
-                f"uses its best member, {cand.family} over {cand.K} judge{'' if cand.K == 1 else 's'}")
+                f"uses its best member, {family_name(cand.family)} over {judges_count(cand.K)}")
     return Deployment(panel=result.panel, blocks=result.blocks, judges=tuple(cand.judge_idx),
                       family=cand.family, params=dict(cand.params), selector=result.selector, note=note,
                       selection_risk=float(cand.val_risk), predictor=result.predictor)
