@@ -17,7 +17,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, baseline_rows, comp
                                        verdict_parts)
 from fcps_core.figures.style import Z95
 from fcps_core.reports.glossary import help_text
-from fcps_core.service.reports import FAMILY_NAMES, family_name, parameters_text, path_name
+from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
 from fcps_core.figures.frontier import frontier_figure
 from fcps_app.common import figure_download, md, page_link, table_download
@@ -252,7 +252,8 @@ def show_chart(d: dict, *, key: str, name: str, caption: bool = True) -> None:
     """The best candidate per family over K, the winner marked, on the run's risk label."""
     objective = "val_risk" if all("val_risk" in c for c in d["candidates"]) else "val_mse"
     fig = best_per_family_over_k(d["candidates"], selected=d["selected"], objective=objective,
-                                 risk_label=risk_label(d), baselines=d.get("baselines"), names=FAMILY_NAMES)
+                                 risk_label=risk_label(d), baselines=d.get("baselines"), names=FAMILY_NAMES,
+                                 path_names=PATH_NAMES)
     st.plotly_chart(fig, key=key)
     if caption:
         st.caption("One line per family: its best candidate (over paths and parameters) at each prefix size K; "
@@ -358,7 +359,7 @@ def show_candidates(d: dict, *, key: str, name: str = "candidates") -> None:
 def show_detail(d: dict) -> None:
     with st.expander(f"Full detail: all {len(d['candidates'])} candidates (chart and table)"):
         fig = all_candidates_over_k(d["candidates"], selected=d["selected"], objective="val_risk",
-                                    risk_label=risk_label(d))
+                                    risk_label=risk_label(d), names=FAMILY_NAMES, path_names=PATH_NAMES)
         st.plotly_chart(fig, key="select-all-candidates")
         figure_download(fig, "all-candidates-over-K")
         show_candidates(d, key="select-candidates")

@@ -1,5 +1,7 @@
 """Figure builders are pure functions: check the traces carry the data they were given."""
 
+import json
+
 import pytest
 
 from fcps_core import make_blocks
@@ -261,3 +263,27 @@ def test_the_frontier_hover_names_a_family_as_the_page_does():
     assert "ridge + isotonic" in hover[0] and "ridge_iso" not in hover[0]
     assert "average of 2 models" in hover[1]
     assert "ridge_iso" in frontier_figure(fr).data[0].hovertext[0]      # no names: the key
+
+
+def test_the_selection_charts_name_families_and_paths_in_words_when_given():
+    """Review of walk 2: the per-family chart's legend used the plain names but its winner
+    label, averaged-member hovers and 'best over paths' hover, and the full-detail chart,
+    still showed ridge_iso / info_first; with the page's mappings every label is in words."""
+    from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
+    from fcps_core.reports.names import FAMILY_NAMES, PATH_NAMES
+    cands = [{"index": i, "family": f, "path": p, "path_rule": p, "K": k, "val_risk": 0.1 + 0.01 * i, "val_se": 0.01,
+              "params": {}} for i, (f, p, k) in enumerate([("ridge_iso", "info_first", 1), ("ridge_iso", "info_first", 2),
+                                                          ("one_coin_iso", "random", 2)])]
+    single = {"index": 1, "family": "ridge_iso", "path": "info_first", "K": 2}
+    average = {"family": "tie_average", "K": 2, "val_risk": 0.105,
+               "members": [{"index": 1}, {"index": 2}]}
+    for sel in (single, average):
+        for fig in (best_per_family_over_k(cands, selected=sel, names=FAMILY_NAMES, path_names=PATH_NAMES),
+                    all_candidates_over_k(cands, selected=sel, names=FAMILY_NAMES, path_names=PATH_NAMES)):
+            text = json.dumps([{k: t.get(k) for k in ("name", "text", "hovertemplate", "customdata")}
+                               for t in fig.to_plotly_json()["data"]])      # what a person reads
+            assert not [k for k in ("ridge_iso", "one_coin_iso", "info_first") if k in text], text
+            assert "ridge + isotonic" in text and "best single judge first" in text
+    bare = json.dumps([{k: t.get(k) for k in ("name", "text")}
+                       for t in all_candidates_over_k(cands, selected=single).to_plotly_json()["data"]])
+    assert "ridge_iso" in bare and "info_first" in bare            # no mappings: the keys

@@ -23,7 +23,23 @@ def _best_by_family_and_k(candidates: list[dict], objective: str) -> dict[str, d
     return best
 
 
-def _winner_points(candidates: list[dict], selected: dict | None, objective: str) -> tuple[list, dict | None]:
+class _Words:
+    """Family and path-rule keys as a page names them (its ``names`` / ``path_names``
+    mappings; a key without an entry, or no mapping, is shown as it is). The figures take
+    the mappings as arguments rather than import the reports layer."""
+
+    def __init__(self, names: dict | None = None, path_names: dict | None = None):
+        self.names, self.path_names = names or {}, path_names or {}
+
+    def family(self, key) -> str:
+        return str(self.names.get(key, key))
+
+    def path(self, key) -> str:
+        return str(self.path_names.get(key, key))
+
+
+def _winner_points(candidates: list[dict], selected: dict | None, objective: str,
+                   words: "_Words | None" = None) -> tuple[list, dict | None]:
     """(members, point): the averaged members of an average (empty otherwise) and the point
     to mark (K, risk, label, se, text, ``average``). One deployed candidate is its own point
     (the deployed star). An average of tied models has no point of its own on a per-K chart
@@ -33,6 +49,7 @@ def _winner_points(candidates: list[dict], selected: dict | None, objective: str
     is a horizontal line at its own held-out risk (:func:`_mark_winner`)."""
     if not selected:
         return [], None
+    w = words or _Words()
     by_index = {c["index"]: c for c in candidates}
     members = [by_index[m["index"]] for m in selected.get("members") or [] if m.get("index") in by_index]
     if len(selected.get("members") or []) > 1:
@@ -40,7 +57,8 @@ def _winner_points(candidates: list[dict], selected: dict | None, objective: str
             return [], None
         best = min(members, key=lambda m: m[objective])
         own = selected.get(objective if objective in selected else "val_mse")
-        label = (f"best single model of the deployed average: {best['family']} K={best['K']} ({best['path']} path); "
+        label = (f"best single model of the deployed average: {w.family(best['family'])} K={best['K']} "
+                 f"({w.path(best['path'])} path); "
                  f"the deployment averages {len(members)} statistically tied models over {selected['K']} judges"
                  + (f" (held-out risk {own:.4f}, the dashed line)" if own is not None else ""))
         return members, {"K": best["K"], "risk": best[objective], "se": None, "label": label, "average": True,
@@ -50,17 +68,18 @@ def _winner_points(candidates: list[dict], selected: dict | None, objective: str
     if c is None:
         return [], None
     return [], {"K": c["K"], "risk": c[objective], "se": c.get("val_se"), "text": "<b>winner</b>",
-                "label": f"deployed: {c['family']}, K={c['K']} ({c['path']} path)", "average": False}
+                "label": f"deployed: {w.family(c['family'])}, K={c['K']} ({w.path(c['path'])} path)", "average": False}
 
 
-def _mark_winner(fig: go.Figure, candidates, selected, objective, risk_label) -> None:
-    members, win = _winner_points(candidates, selected, objective)
+def _mark_winner(fig: go.Figure, candidates, selected, objective, risk_label, words: "_Words | None" = None) -> None:
+    w = words or _Words()
+    members, win = _winner_points(candidates, selected, objective, w)
     if members:
         fig.add_trace(go.Scatter(
             x=[m["K"] for m in members], y=[m[objective] for m in members], mode="markers",
             name="averaged members", legendgroup="winner",
             marker=dict(symbol="star-open", size=12, color="black", line=dict(width=1.5)),
-            text=[f"{m['family']} K={m['K']} ({m['path']} path)" for m in members],
+            text=[plot_text(f"{w.family(m['family'])} K={m['K']} ({w.path(m['path'])} path)") for m in members],
             hovertemplate="%{text}<br>" + risk_label + " %{y:.4f}<extra>averaged member</extra>"))
     if win and win.get("average"):
         ks = [c["K"] for c in candidates]
@@ -110,12 +129,13 @@ def _baseline_line(fig: go.Figure, baselines: list[dict] | None, ks: list[int]) 
 
 def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = None, objective: str = "val_risk",
                            risk_label: str | None = None, baselines: list[dict] | None = None,
-                           names: dict | None = None) -> go.Figure:
+                           names: dict | None = None, path_names: dict | None = None) -> go.Figure:
     """The decision at a glance: for each family, its best candidate (over paths and
     parameters) at each prefix size K, one line per family in the family's colour; the
     deployed choice is a gold star (with its 95% interval where it is one candidate), the
     averaged members of a tie open stars, and the best single judge a dotted line.
     ``names``: family key -> the name the legend shows (the page's plain names; default the key)."""
+    words = _Words(names, path_names)
     names = names or {}
     risk_label = risk_label or risk_title(objective)
     best = _best_by_family_and_k(candidates, objective)
@@ -130,18 +150,18 @@ def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = No
             line=dict(color=family_color(family), width=2,
                                                        dash="solid" if kind == "scalar" else "dash"),
             marker=dict(size=6, color=family_color(family)),
-            customdata=[[r["path"], Z95 * (r.get("val_se") or 0.0)] for r in rows],
+            customdata=[[plot_text(words.path(r["path"])), Z95 * (r.get("val_se") or 0.0)] for r in rows],
             hovertemplate="K=%{x}<br>" + risk_label + " %{y:.4f} ± %{customdata[1]:.4f} (95%)"
                           "<br>best over paths: %{customdata[0]} path<extra>"
                           + f"{plot_text(names.get(family, family))} ({kind})</extra>"))
     ks = sorted({c["K"] for c in candidates})
     _baseline_line(fig, baselines, ks)
-    _mark_winner(fig, candidates, selected, objective, risk_label)
+    _mark_winner(fig, candidates, selected, objective, risk_label, words)
     fig.update_layout(xaxis=dict(title="prefix size K (judges used, from the front of the path)",
                                  tickmode="array" if len(ks) <= 20 else "auto",
                                  tickvals=ks if len(ks) <= 20 else None),
                       yaxis=dict(title=risk_label, range=_competitive_range(
-                          best, objective, baselines, [(_winner_points(candidates, selected, objective)[1] or {})
+                          best, objective, baselines, [(_winner_points(candidates, selected, objective, words)[1] or {})
                                                        .get(k) for k in ("risk", "own")])),
                       # no legend title: with one, plotly wraps a horizontal legend past the figure's edge
                       title=dict(text="Best candidate per family over K (dashed lines: table-like families)",
@@ -173,21 +193,26 @@ def _competitive_range(best: dict[str, dict[int, dict]], objective: str, baselin
 
 def validation_risk_over_k(candidates: list[dict], *, objective: str = "val_mse",
                            selected: dict | None = None, risk_label: str | None = None,
-                           baselines: list[dict] | None = None) -> go.Figure:
+                           baselines: list[dict] | None = None, names: dict | None = None,
+                           path_names: dict | None = None) -> go.Figure:
     """Held-out risk against prefix size K: one line per family (its best candidate over
-    the paths at each K), the deployed candidate(s) marked with a star."""
+    the paths at each K), the deployed candidate(s) marked with a star; ``names`` and
+    ``path_names`` as :func:`best_per_family_over_k` takes them."""
     return best_per_family_over_k(candidates, selected=selected, objective=objective, risk_label=risk_label,
-                                  baselines=baselines)
+                                  baselines=baselines, names=names, path_names=path_names)
 
 
 _PATH_DASHES = ("solid", "dot", "dash", "longdash", "dashdot", "longdashdot")
 
 
 def all_candidates_over_k(candidates: list[dict], *, selected: dict | None = None, objective: str = "val_risk",
-                          risk_label: str | None = None) -> go.Figure:
+                          risk_label: str | None = None, names: dict | None = None,
+                          path_names: dict | None = None) -> go.Figure:
     """Full detail: every candidate's held-out risk against K. Colour = family (one legend
     entry per family), line style = path; several parameter settings of one (family, path, K)
-    show as separate markers on the same vertical."""
+    show as separate markers on the same vertical. ``names`` / ``path_names``: family and
+    path-rule key -> the name the legend and hover show (default the key)."""
+    words = _Words(names, path_names)
     risk_label = risk_label or risk_title(objective)
     paths = list(dict.fromkeys(c["path"] for c in candidates))
     dash = {p: _PATH_DASHES[i % len(_PATH_DASHES)] for i, p in enumerate(paths)}
@@ -209,20 +234,22 @@ def all_candidates_over_k(candidates: list[dict], *, selected: dict | None = Non
             fig.add_trace(go.Scatter(
                 x=[r["K"] for r in line], y=[r[objective] for r in line], mode="lines",
                 line=dict(color=family_color(family), dash=dash[path], width=1.5), opacity=0.8,
-                name=family, legendgroup=family, showlegend=family not in shown, hoverinfo="skip"))
+                name=plot_text(words.family(family)), legendgroup=family, showlegend=family not in shown,
+                hoverinfo="skip"))
             shown.add(family)
             fig.add_trace(go.Scatter(
                 x=[r["K"] for r in rows], y=[r[objective] for r in rows], mode="markers",
                 marker=dict(size=5, color=family_color(family), opacity=0.7), legendgroup=family, showlegend=False,
-                name=family,
-                text=[f"{r['family']} K={r['K']} ({r['path']} path)"
+                name=plot_text(words.family(family)),
+                text=[plot_text(f"{words.family(r['family'])} K={r['K']} ({words.path(r['path'])} path)")
                       + (" " + ", ".join(f"{k}={v}" for k, v in r["params"].items()) if r.get("params") else "")
                       for r in rows],
                 hovertemplate="%{text}<br>" + risk_label + " %{y:.4f}<extra></extra>"))
     for path in paths:   # a key for the line styles, in grey
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"{path} path", legend="legend2",
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=plot_text(f"{words.path(path)} path"),
+                                 legend="legend2",
                                  line=dict(color="#555", dash=dash[path], width=1.5)))
-    _mark_winner(fig, candidates, selected, objective, risk_label)
+    _mark_winner(fig, candidates, selected, objective, risk_label, words)
     ks = sorted({c["K"] for c in candidates})
     fig.update_layout(xaxis=dict(title="prefix size K (judges used, from the front of the path)",
                                  tickmode="array" if len(ks) <= 20 else "auto",

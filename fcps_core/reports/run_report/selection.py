@@ -4,7 +4,7 @@ pressure, baselines."""
 from __future__ import annotations
 
 from ..explain import display_family
-from ..names import FAMILY_NAMES, family_name, judges_count
+from ..names import FAMILY_NAMES, PATH_NAMES, family_name, judges_count
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
 #: candidates listed in the Candidates table (best held-out risk first)
@@ -152,7 +152,8 @@ def candidates_section(res: dict, figs: Figures) -> str:
     ties = tie_sentence(res)
     if ties:
         out.append(para(ties))
-    out.append(figs("selection.validation_risk_over_k", cands, selected=sel))
+    out.append(figs("selection.validation_risk_over_k", cands, selected=sel, names=FAMILY_NAMES,
+                    path_names=PATH_NAMES))
     return "".join(out)
 
 
