@@ -361,10 +361,11 @@ def vote_dots(scores: np.ndarray, w1: list[np.ndarray], w0: list[np.ndarray], st
     ``w1[m][j]`` where judge j votes 1, ``w0[m][j]`` where it votes 0 and nothing where it
     abstains. That is ``rowwise_dot(vote_matrix(scores), w, start)`` with the column
     weights w = (w1_0, w0_0, w1_1, w0_1, ...) to the bit (an indicator times a weight adds
-    the weight or a zero), with one gather and one addition per judge for every model at
-    once instead of a product and an addition per vote column and model. The result is
-    column-major, built model by model through one scratch vector from the judges' vote
-    codes (column-major): contiguous passes, no (rows x models) temporary."""
+    the weight or a zero), with one gather and one addition per model and judge instead of
+    a product and an addition per vote column and model. The result is column-major, built
+    model by model through one scratch vector from the judges' vote codes (column-major):
+    contiguous passes, no (rows x models) temporary. The models come ordered by their number
+    of judges, as the Dawid-Skene paths produce them (the function's contract, checked)."""
     scores = np.asarray(scores, dtype=float)
     lens = np.array([len(w) for w in w1], dtype=np.int64)
     if np.any(np.diff(lens) < 0):

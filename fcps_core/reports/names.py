@@ -39,7 +39,7 @@ def family_name(family) -> str:
 
 
 def path_name(path) -> str:
-    """A path rule key in words (``info_first`` -> "most informative first"); a path label
+    """A path rule key in words (``info_first`` -> "best single judge first"); a path label
     that is not a rule key (a fixed path's own name) unchanged."""
     return PATH_NAMES.get(str(path), str(path))
 
