@@ -280,8 +280,8 @@ def test_families_and_paths_are_named_in_words(stored):
                 for cell in df[col]:
                     assert not any(key in str(cell) for key in keys), (col, cell)
     ties = [df for df in shown if "paired SE" in df.columns]
-    if (d.get("tie") or {}).get("alternatives"):
-        assert ties and "parameters" in ties[0].columns
+    assert (d.get("tie") or {}).get("alternatives"), "the fixture's run must have tied alternatives"
+    assert ties and "parameters" in ties[0].columns
 
 
 def test_counts_have_thousands_separators_in_the_panel_line(store_path):
