@@ -1,7 +1,8 @@
 import pandas as pd
 import streamlit as st
 
-from fcps_core.service.reports import count_text, named_pattern, pressure_applies, table_like_families
+from fcps_core.service.reports import (count_text, family_name, named_pattern, path_name, pressure_applies,
+                                       table_like_families)
 from fcps_core.figures.selection import risk_vs_pressure
 from fcps_app.common import figure_download, md, table_download
 from fcps_app.glossary import glossary_expander, metric, number, table
@@ -50,7 +51,7 @@ default = deployed_tables[0] if deployed_tables else min(
 def cand_label(c: dict) -> str:
     risk = c.get("val_risk", c.get("val_mse"))
     tag = " (selected)" if c["index"] == stored_cells_of else " (deployed member)" if c["index"] in deployed_ids else ""
-    return f"{c['family']} K={c['K']} {c['path']}" + (f" (held-out risk {risk:.4f})" if risk is not None else "") + tag
+    return f"{family_name(c['family'])} K={c['K']} {path_name(c['path'])}" + (f" (held-out risk {risk:.4f})" if risk is not None else "") + tag
 
 
 labels = {c["index"]: cand_label(c) for c in cands}
@@ -73,7 +74,7 @@ def fmt(v):
 
 
 m = st.columns([2, 1, 1, 1, 1])      # the family's name is long ("backoff", "residual"): room for it
-metric(m[0], "family", cand["family"])
+metric(m[0], "family", family_name(cand["family"]))
 metric(m[1], "K", fmt(cand["K"]), label="prefix K", extra="Judges: " + ", ".join(md(j) for j in cand.get("judges") or []))
 metric(m[2], "val_risk", fmt(cand.get("val_risk", cand.get("val_mse"))), label="held-out risk")
 metric(m[3], "unseen_val", fmt(cand.get("unseen_val")), label="unseen rate")

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.reports.glossary import help_text
+from fcps_core.service.reports import family_name, judges_count
 from fcps_core.figures.panel import audit_drift_bars, judge_output_shift
 from fcps_app.common import figure_download, md, table_download
 from fcps_app.glossary import table
@@ -51,7 +52,8 @@ def show_audit(d: dict, *, key: str) -> None:
         text += "\n" + "\n".join(f"- {md(r)}" for r in reasons)     # reasons quote judge names
     {"OK": st.success, "WARN": st.warning, "REFUSE": st.error}[status](text)
     p = d["predictor"]
-    st.caption(f"{d['rows']:,} traffic rows against the {md(p.get('display_name') or p['family'])} predictor over {len(p['judges'])} judges, "
+    st.caption(f"{d['rows']:,} traffic rows against the {md(family_name(p.get('display_name') or p['family']))} predictor "
+               f"over {judges_count(len(p['judges']))}, "
                f"calibrated on {p['calibration_rows']:,} rows" + (f" of {md(p['panel'])}" if p.get("panel") else ""))
     m = st.columns(5)
     if p.get("table_like", True):
@@ -59,10 +61,10 @@ def show_audit(d: dict, *, key: str) -> None:
                     help=help_text("cell_pressure") + f" Here: sum q(z)/N_z = {d['pressure_sum']:.3f} plus unseen "
                          f"share {d['unseen_rate']:.3f}.")
     else:   # a scalar predictor fits weights, not cells: its status does not use the pressure either
-        m[0].metric("cell pressure", "–", help=f"Does not apply: the {md(p['family'])} predictor is scalar (it fits "
+        m[0].metric("cell pressure", "–", help=f"Does not apply: the {md(family_name(p['family']))} predictor is scalar (it fits "
                     f"weights over the judges' outputs, not one value per output pattern). The table figure would "
                     f"be {d['pressure']:.3f}; the status does not use it.")
-        st.caption(f"The {md(p['family'])} predictor is scalar: cell pressure and unseen patterns are a joint "
+        st.caption(f"The {md(family_name(p['family']))} predictor is scalar: cell pressure and unseen patterns are a joint "
                    "table's costs and do not enter its status; outside support (an output or value calibration "
                    "never saw) and drift do.")
     m[1].metric("unseen patterns", f"{d['unseen_rate']:.1%}",

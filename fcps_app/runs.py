@@ -16,7 +16,7 @@ import streamlit as st
 from fcps_core.errors import FCPSError
 from fcps_core.defaults import deployed_family_name
 from fcps_core.reports.glossary import help_text
-from fcps_core.service.reports import deployed_members, display_family, family_name
+from fcps_core.service.reports import deployed_members, display_family, family_name, judges_count
 from fcps_app.common import STORED, get_store
 from fcps_app.glossary import FORMATS, number, table
 
@@ -109,7 +109,7 @@ def run_caption(run_id: int) -> str:
         if not sel:         # stored by an older fcps without it
             detail = f"what it deployed: {NOT_RECORDED}"
         elif deployed_members(sel):
-            detail = f"{display_family(sel)} over {sel.get('K')} judges{heldout}, statistically tied of {menu}"
+            detail = f"{display_family(sel)} over {judges_count(sel.get('K'))}{heldout}, statistically tied of {menu}"
         else:
             detail = f"{family_name(sel.get('family'))} K={sel.get('K')}{heldout}, chosen of {menu}"
     else:

@@ -394,7 +394,7 @@ def show_selection(state: dict, *, answered: bool = False) -> None:
     show_judges(d)
     show_regime(d)
     if d.get("guard"):
-        st.caption(f"guard one_se toward {d['guard']['prior_family']}: "
+        st.caption(f"guard (one standard error) toward {md(family_name(d['guard']['prior_family']))}: "
                    + ("adapted" if d["guard"].get("adapted") else "kept the prior"))
     if d.get("costs"):
         show_costs(d, heldout_word(d))

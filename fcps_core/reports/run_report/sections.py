@@ -7,7 +7,7 @@ import json
 
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table, terms
 from .selection import cells_table
-from ..names import judges_count
+from ..names import family_name, judges_count
 from .summary import count_text, flat_params, split_sizes
 
 
@@ -128,7 +128,8 @@ def audit_verdict_section(res: dict) -> str:
     if reasons:
         out.append("<ul>" + "".join(f"<li>{esc(r)}</li>" for r in reasons) + "</ul>")
     if p:
-        out.append(para(f"{fmt(res.get('rows'))} traffic rows against the {p.get('family')} predictor over "
+        out.append(para(f"{fmt(res.get('rows'))} traffic rows against the "
+                        f"{family_name(p.get('display_name') or p.get('family'))} predictor over "
                         f"{judges_count(len(p.get('judges') or []))}, calibrated on {fmt(p.get('calibration_rows'))} rows."))
     return "".join(out) + terms(["status"])
 
