@@ -38,6 +38,8 @@ def test_the_store_answers_per_array_object():
     ub, ib = store.of(b)
     assert np.array_equal(ub, [0, 4, 9]) and np.array_equal(ib, [2, 2, 0, 1])
     assert np.array_equal(ua, [1, 2, 5]) and np.array_equal(ia, [2, 0, 2, 1])
+    with pytest.raises(ValueError):       # shared by every fit that asks: read-only
+        ua[0] = 7
 
 
 @pytest.mark.parametrize("weighted", [False, True])

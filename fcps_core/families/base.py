@@ -402,7 +402,9 @@ class PatternCodes:
     (:class:`~fcps_core.selection.views.ViewCache`), one sort serves them all. An entry
     holds its array, so an id is never reused while its entry lives, and the array is
     compared by identity: the codes are those of exactly that array (views never modify
-    their arrays)."""
+    their arrays). The codes it hands out are read-only, since every fit that asks for them
+    gets the same two arrays: a fit writing into them would raise rather than change another
+    fit's table."""
 
     def __init__(self):
         self._by_id: dict[int, tuple] = {}
@@ -410,12 +412,11 @@ class PatternCodes:
     def of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         hit = self._by_id.get(id(ids))
         if hit is None or hit[0] is not ids:
-            hit = (ids, *pattern_codes(ids))
+            uniq, inv = pattern_codes(ids)
+            uniq.flags.writeable = inv.flags.writeable = False
+            hit = (ids, uniq, inv)
             self._by_id[id(ids)] = hit
         return hit[1], hit[2]
-
-    def clear(self) -> None:
-        self._by_id.clear()
 
 
 def pattern_table(ids: np.ndarray, values: np.ndarray, weight: np.ndarray | None = None,
