@@ -12,7 +12,7 @@ from fcps_app.common import (digest, figure_download, load_bytes, md, md_list, p
                              run_selection, table_download)
 from fcps_app.glossary import glossary_expander, table
 from fcps_app.selection_form import keep_in_address, open_stored_run, rebuild_selection
-from fcps_core.service.reports import display_family, judges_count
+from fcps_core.service.reports import FAMILY_NAMES, display_family, judges_count
 
 
 CI = "Group-clustered paired 95% interval of the risk change."
@@ -154,7 +154,7 @@ verdict = {"calibrate the pool": st.success, "curate": st.warning}.get(c["verdic
 verdict(f"**{c['verdict']}**: curated minus pool {c['difference']:+.4f} (95% interval {c['ci'][0]:+.4f} to "
         f"{c['ci'][1]:+.4f}). The curated judges: {md_list(c['curated']['judges'])} "
         f"(the same top-{c['curated']['k']} in {c['curated']['fold_agreement']:.0%} of folds).")
-fig = calibrate_vs_curate(d)
+fig = calibrate_vs_curate(d, names=FAMILY_NAMES)
 st.plotly_chart(fig)
 figure_download(fig, "calibrate-vs-curate")
 st.caption(md(c["pool"]["note"]) + ". " + md(c["curated"]["rule"]) + ".")

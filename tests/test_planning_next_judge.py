@@ -304,3 +304,8 @@ def test_figures_of_the_plan(planted_selection):
     assert add.error_x.arrayminus[0] == pytest.approx(plan["add"][0]["risk_change"] - plan["add"][0]["ci"][0])
     bars = calibrate_vs_curate(plan).data[0]
     assert len(bars.x) == 2 + 4 and bars.y[0] == pytest.approx(plan["deployed"]["risk"])
+    # with the page's plain names the bars read as the page does (review of walk 2)
+    from fcps_core.reports.names import FAMILY_NAMES
+    worded = list(calibrate_vs_curate(plan, names=FAMILY_NAMES).data[0].x)
+    assert not [x for x in worded if any(k in x for k in FAMILY_NAMES if "_" in k)], worded
+    assert any("ridge + isotonic" in x or "logistic" in x for x in worded), worded

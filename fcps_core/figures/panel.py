@@ -75,16 +75,18 @@ def next_judge_risk_changes(plan: dict, *, top: int = 20) -> go.Figure:
     return fig
 
 
-def calibrate_vs_curate(plan: dict) -> go.Figure:
+def calibrate_vs_curate(plan: dict, *, names: dict | None = None) -> go.Figure:
     """Cross-fitted risk (95% intervals) of the deployed prefix, the curated top-k judges and
-    the whole pool under each scalar stacker: "calibrate, don't curate"."""
+    the whole pool under each scalar stacker: "calibrate, don't curate". ``names``: family
+    key -> the name the bars show (the page's plain names; default the key)."""
     c, dep = plan["calibrate_vs_curate"], plan["deployed"]
+    word = (lambda f: plot_text(str((names or {}).get(f, f))))
     # bars in their family's colour; the deployed prefix outlined in black, the best pool stacker hatched
-    bars = [(f"deployed ({dep['family']}, K={dep['K']})", dep["risk"], dep["risk_se"], family_color(dep["family"]),
-             "black", ""),
-            (f"curated top-{c['curated']['k']} ({c['curated']['family']})", c["curated"]["risk"],
+    bars = [(f"deployed ({word(dep['family'])}, K={dep['K']})", dep["risk"], dep["risk_se"],
+             family_color(dep["family"]), "black", ""),
+            (f"curated top-{c['curated']['k']} ({word(c['curated']['family'])})", c["curated"]["risk"],
              c["curated"]["se"], family_color(c["curated"]["family"]), "white", "")]
-    bars += [(f"whole pool: {f['family']}", f["risk"], f["se"], family_color(f["family"]), "white",
+    bars += [(f"whole pool: {word(f['family'])}", f["risk"], f["se"], family_color(f["family"]), "white",
               "/" if f["family"] == c["pool"]["family"] else "") for f in c["pool"]["families"]]
     bars = [b for b in bars if b[1] is not None]
     fig = go.Figure(go.Bar(x=[b[0] for b in bars], y=[b[1] for b in bars],
