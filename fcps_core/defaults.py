@@ -31,6 +31,12 @@ DEFAULT_GAIN_THRESHOLD = GAIN_THRESHOLD
 DEFAULT_PRESSURE_THRESHOLD = PRESSURE_THRESHOLD
 
 
+def judges_count(n) -> str:
+    """"1 judge", "3 judges" (not "3 judge(s)"): the one count of judges on the pages,
+    figures, reports and the CLI."""
+    return f"{n} judge" if n == 1 else f"{n} judges"
+
+
 def deployed_family_name(family: str, n_members: int | None) -> str:
     """How people read a deployment of ``n_members`` models: ``family`` (the one model's) for
     one member (or an unknown count), "average of N models" for more -- the one wording of

@@ -11,20 +11,19 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..defaults import TIE_AVERAGE
-from ..defaults import deployed_family_name
-from .style import LEGEND_BELOW, MARGIN, WINNER_MARKER, family_color, plot_text, rgba
+from ..defaults import deployed_family_name, judges_count
+from .style import LEGEND_BELOW, MARGIN, WINNER_MARKER, KeyWords, family_color, plot_text, rgba
 
 
-def _hover(p: dict, names: dict) -> str:
+def _hover(p: dict, words: KeyWords) -> str:
     judges = p.get("judges") or []
     shown = ", ".join(plot_text(j) for j in judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8 else "")
-    family = p.get("family")
-    how = plot_text(deployed_family_name(names.get(family, family), len(p.get("members") or [])))
+    how = plot_text(deployed_family_name(words.family(p.get("family")), len(p.get("members") or [])))
     dv = p.get("diff_vs_best") or {}
     lo, hi = (dv.get("ci") or [None, None])[:2]
     diff = "" if dv.get("estimate") is None else \
         f"<br>vs all judges: {dv['estimate']:+.4f} (95% {lo:+.4f} to {hi:+.4f})"
-    return f"{len(judges)} judge{'' if len(judges) == 1 else 's'}, {how}<br>{shown}{diff}"
+    return f"{judges_count(len(judges))}, {how}<br>{shown}{diff}"
 
 
 def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str = "MSE",
@@ -33,7 +32,7 @@ def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str 
     (``by='judges'``) or cost level (``by='cost'``); ``chosen``: the point to mark (default:
     the point the frontier marks ``chosen``); ``names``: family key -> the name the hover
     shows (the page's plain names; default the key)."""
-    names = names or {}
+    words = KeyWords(names)
     kind = "max_judges" if by == "judges" else "budget"
     points = [p for p in frontier or [] if p.get("constraint") == kind]
     fig = go.Figure()
@@ -44,7 +43,7 @@ def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str 
     risk = [p["risk"] for p in points]
     lo = [p["risk"] - p["ci"][0] for p in points]
     hi = [p["ci"][1] - p["risk"] for p in points]
-    hover = [_hover(p, names) for p in points]
+    hover = [_hover(p, words) for p in points]
     fig.add_trace(go.Scatter(x=x, y=risk, mode="lines+markers", name=f"held-out {objective} (95% interval)",
                              line=dict(color=family_color(TIE_AVERAGE)),
                              error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo,
@@ -66,8 +65,7 @@ def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str 
 
     def used(p) -> str:
         """"2 judges used (at most 3 allowed)" / "1 judge used (budget 0.5)"."""
-        n, limit = len(p["judges"]), x[points.index(p)]
-        what = f"{n} judge{'' if n == 1 else 's'} used"
+        what, limit = f"{judges_count(len(p['judges']))} used", x[points.index(p)]
         return f"{what} (at most {limit:g} allowed)" if by == "judges" else f"{what} (budget {limit:g})"
 
     def star(p, name, marker, extra):

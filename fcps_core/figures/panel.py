@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .style import FAMILY_COLORS, Z95, family_color, plot_text
+from .style import FAMILY_COLORS, Z95, KeyWords, family_color, plot_text
 
 
 # -- deployment audit -------------------------------------------------------------------------
@@ -80,7 +80,8 @@ def calibrate_vs_curate(plan: dict, *, names: dict | None = None) -> go.Figure:
     the whole pool under each scalar stacker: "calibrate, don't curate". ``names``: family
     key -> the name the bars show (the page's plain names; default the key)."""
     c, dep = plan["calibrate_vs_curate"], plan["deployed"]
-    word = (lambda f: plot_text(str((names or {}).get(f, f))))
+    words = KeyWords(names)
+    word = (lambda f: plot_text(words.family(f)))
     # bars in their family's colour; the deployed prefix outlined in black, the best pool stacker hatched
     bars = [(f"deployed ({word(dep['family'])}, K={dep['K']})", dep["risk"], dep["risk_se"],
              family_color(dep["family"]), "black", ""),

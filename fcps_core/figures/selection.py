@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from ..measures.diagnostics import QUADRANTS, table_pressure
 from ..families import REGISTRY
-from .style import (FAMILY_COLORS, LEGEND_BELOW, MARGIN, MENU_COLORS, WINNER_MARKER, Z95, family_color,
+from .style import (FAMILY_COLORS, LEGEND_BELOW, MARGIN, MENU_COLORS, WINNER_MARKER, Z95, KeyWords, family_color,
                     family_order, plot_text, rgba, risk_title)
 
 
@@ -23,23 +23,8 @@ def _best_by_family_and_k(candidates: list[dict], objective: str) -> dict[str, d
     return best
 
 
-class _Words:
-    """Family and path-rule keys as a page names them (its ``names`` / ``path_names``
-    mappings; a key without an entry, or no mapping, is shown as it is). The figures take
-    the mappings as arguments rather than import the reports layer."""
-
-    def __init__(self, names: dict | None = None, path_names: dict | None = None):
-        self.names, self.path_names = names or {}, path_names or {}
-
-    def family(self, key) -> str:
-        return str(self.names.get(key, key))
-
-    def path(self, key) -> str:
-        return str(self.path_names.get(key, key))
-
-
 def _winner_points(candidates: list[dict], selected: dict | None, objective: str,
-                   words: "_Words | None" = None) -> tuple[list, dict | None]:
+                   words: KeyWords | None = None) -> tuple[list, dict | None]:
     """(members, point): the averaged members of an average (empty otherwise) and the point
     to mark (K, risk, label, se, text, ``average``). One deployed candidate is its own point
     (the deployed star). An average of tied models has no point of its own on a per-K chart
@@ -49,7 +34,7 @@ def _winner_points(candidates: list[dict], selected: dict | None, objective: str
     is a horizontal line at its own held-out risk (:func:`_mark_winner`)."""
     if not selected:
         return [], None
-    w = words or _Words()
+    w = words or KeyWords()
     by_index = {c["index"]: c for c in candidates}
     members = [by_index[m["index"]] for m in selected.get("members") or [] if m.get("index") in by_index]
     if len(selected.get("members") or []) > 1:
@@ -71,8 +56,8 @@ def _winner_points(candidates: list[dict], selected: dict | None, objective: str
                 "label": f"deployed: {w.family(c['family'])}, K={c['K']} ({w.path(c['path'])} path)", "average": False}
 
 
-def _mark_winner(fig: go.Figure, candidates, selected, objective, risk_label, words: "_Words | None" = None) -> None:
-    w = words or _Words()
+def _mark_winner(fig: go.Figure, candidates, selected, objective, risk_label, words: KeyWords | None = None) -> None:
+    w = words or KeyWords()
     members, win = _winner_points(candidates, selected, objective, w)
     if members:
         fig.add_trace(go.Scatter(
@@ -135,8 +120,7 @@ def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = No
     deployed choice is a gold star (with its 95% interval where it is one candidate), the
     averaged members of a tie open stars, and the best single judge a dotted line.
     ``names``: family key -> the name the legend shows (the page's plain names; default the key)."""
-    words = _Words(names, path_names)
-    names = names or {}
+    words = KeyWords(names, path_names)
     risk_label = risk_label or risk_title(objective)
     best = _best_by_family_and_k(candidates, objective)
     fig = go.Figure()
@@ -146,14 +130,14 @@ def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = No
         kind = "table-like" if family in REGISTRY and REGISTRY[family].table_like else "scalar"
         fig.add_trace(go.Scatter(
             x=[r["K"] for r in rows], y=[r[objective] for r in rows], mode="lines+markers",
-            name=plot_text(names.get(family, family)), legendgroup=family,
+            name=plot_text(words.family(family)), legendgroup=family,
             line=dict(color=family_color(family), width=2,
                                                        dash="solid" if kind == "scalar" else "dash"),
             marker=dict(size=6, color=family_color(family)),
             customdata=[[plot_text(words.path(r["path"])), Z95 * (r.get("val_se") or 0.0)] for r in rows],
             hovertemplate="K=%{x}<br>" + risk_label + " %{y:.4f} ± %{customdata[1]:.4f} (95%)"
                           "<br>best over paths: %{customdata[0]} path<extra>"
-                          + f"{plot_text(names.get(family, family))} ({kind})</extra>"))
+                          + f"{plot_text(words.family(family))} ({kind})</extra>"))
     ks = sorted({c["K"] for c in candidates})
     _baseline_line(fig, baselines, ks)
     _mark_winner(fig, candidates, selected, objective, risk_label, words)
@@ -212,7 +196,7 @@ def all_candidates_over_k(candidates: list[dict], *, selected: dict | None = Non
     entry per family), line style = path; several parameter settings of one (family, path, K)
     show as separate markers on the same vertical. ``names`` / ``path_names``: family and
     path-rule key -> the name the legend and hover show (default the key)."""
-    words = _Words(names, path_names)
+    words = KeyWords(names, path_names)
     risk_label = risk_label or risk_title(objective)
     paths = list(dict.fromkeys(c["path"] for c in candidates))
     dash = {p: _PATH_DASHES[i % len(_PATH_DASHES)] for i, p in enumerate(paths)}

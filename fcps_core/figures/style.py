@@ -79,3 +79,20 @@ def family_order(families) -> list[str]:
     """Families in registry order (table-like first), unknown names last."""
     order = {f: i for i, f in enumerate(FAMILY_COLORS)}
     return sorted(families, key=lambda f: (order.get(f, len(order)), f))
+
+
+class KeyWords:
+    """Family and path-rule keys as the calling page names them (its ``names`` /
+    ``path_names`` mappings, :mod:`fcps_core.reports.names` on the pages; a key without an
+    entry, or no mapping, is shown as it is); the label that holds one escapes it
+    (:func:`plot_text`). The figures take the mappings as arguments rather than import the
+    reports layer."""
+
+    def __init__(self, names: dict | None = None, path_names: dict | None = None):
+        self.names, self.path_names = names or {}, path_names or {}
+
+    def family(self, key) -> str:
+        return str(self.names.get(key, key))
+
+    def path(self, key) -> str:
+        return str(self.path_names.get(key, key))

@@ -9,6 +9,8 @@ as it is."""
 
 from __future__ import annotations
 
+from ..defaults import judges_count  # noqa: F401 (the names' module is where the pages look)
+
 #: aggregator family key -> its name for people
 FAMILY_NAMES = {
     "table": "joint table",
@@ -50,8 +52,3 @@ def parameters_text(params: dict | None) -> str:
     if not params:
         return "-"
     return ", ".join(f"{k}={family_name(v) if isinstance(v, str) else v}" for k, v in params.items())
-
-
-def judges_count(n) -> str:
-    """"1 judge", "3 judges" (not "3 judge(s)")."""
-    return f"{n} judge" if n == 1 else f"{n} judges"
