@@ -56,7 +56,8 @@ from ..measures.judge_paths import dense_ids, extend_ids
 from ..selection.choice import GroupedLosses, row_losses
 from ..selection.folds import grouped_folds
 from ..selection.honesty import Z95
-from ..reports.names import family_name, judges_count
+from ..defaults import judges_count
+from ..reports.names import family_name
 from ..data.splits import Blocks
 
 #: the scalar stackers that calibrate the whole pool (pairwise stackers grow as K^2, and the
@@ -108,13 +109,17 @@ class Deployment:
         return self.fit_rows
 
 
+def average_note(n_members: int, family: str, K: int) -> str:
+    """What a plan says when the deployment is an average: it plans its best member (a
+    selection's or a stored run's, :func:`fcps_core.service.plan.deployment_from_run`)."""
+    return (f"the deployment averages {n_members} statistically tied models; the plan uses its best member, "
+            f"{family_name(family)} over {judges_count(K)}")
+
+
 def deployment_of(result) -> Deployment:
     """The deployment of a fitted selection (an average's best member, said in ``note``)."""
     cand = result.selected
-    note = ""
-    if result.members:
-        note = (f"the deployment averages {len(result.members)} statistically tied models; the plan "
-                f"uses its best member, {family_name(cand.family)} over {judges_count(cand.K)}")
+    note = average_note(len(result.members), cand.family, cand.K) if result.members else ""
     return Deployment(panel=result.panel, blocks=result.blocks, judges=tuple(cand.judge_idx),
                       family=cand.family, params=dict(cand.params), selector=result.selector, note=note,
                       selection_risk=float(cand.val_risk), predictor=result.predictor)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 from dataclasses import fields
 
-from ..reports.names import family_name, judges_count
 from ..errors import FCPSError
 
 
@@ -64,7 +63,7 @@ def deployment_from_run(store, run_id: int, panel, *, store_panel: str | None = 
     """The deployment a stored selection run made: its selector settings, its blocks (redrawn
     from the given ones, else from what the run stored, and checked against the stored sizes)
     and its deployed candidate (a tie average plans from its best member)."""
-    from ..planning.next_judge import make_deployment
+    from ..planning.next_judge import average_note, make_deployment
     from ..selection import FCPSSelector
     run = store.run(run_id)
     if run["kind"] != "select" or run["status"] != "done" or not run.get("result"):
@@ -82,8 +81,7 @@ def deployment_from_run(store, run_id: int, panel, *, store_panel: str | None = 
     note = ""
     if sel.get("members"):
         best = sel["members"][0]
-        note = (f"the deployment averages {len(sel['members'])} statistically tied models; the plan uses "
-                f"its best member, {family_name(best['family'])} over {judges_count(int(best['K']))}")
+        note = average_note(len(sel["members"]), best["family"], int(best["K"]))
         risk = best.get("val_risk")
         sel = best
     else:
