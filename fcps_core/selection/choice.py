@@ -361,6 +361,15 @@ def rounding_tolerance(risk: float) -> float:
     return 1e-15 + 1e-12 * abs(risk)
 
 
+def plain_steps(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Per step from a risk ``lower`` to the next one ``upper`` of a sorted run, whether it
+    is plain: the two are equal or differ by more than the rounding tolerance of the lower
+    one (a step from or to NaN is not). The one test :func:`risk_order_runs` and the
+    frontier's tie orders (:class:`.frontier.TieOrders`) both read."""
+    with np.errstate(invalid="ignore"):
+        return (upper == lower) | (upper > lower + rounding_tolerance(lower))
+
+
 def risk_order(cols: np.ndarray, means: np.ndarray, tie_rank: np.ndarray) -> np.ndarray:
     """``cols`` by increasing risk; risks within :func:`rounding_tolerance` of the first of a
     run count as equal and go by ``tie_rank``."""
@@ -385,8 +394,7 @@ def risk_order_runs(cols: np.ndarray, means: np.ndarray, tie_rank: np.ndarray) -
     ends = np.maximum(np.where(np.isfinite(m), ends, n), np.arange(1, n + 1))
     if np.array_equal(ends, np.arange(1, n + 1)):
         return order, True
-    with np.errstate(invalid="ignore"):
-        plain = bool(np.all((m[1:] == m[:-1]) | (m[1:] > m[:-1] + rounding_tolerance(m[:-1]))))
+    plain = bool(np.all(plain_steps(m[:-1], m[1:])))
     out, i = [], 0
     while i < n:
         j = int(ends[i])

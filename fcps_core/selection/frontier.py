@@ -48,8 +48,8 @@ import numpy as np
 from ..defaults import TIE_AVERAGE
 from ..families.base import one_blas_thread
 from ..data.judge_costs import judges_cost, pareto_front
-from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, preference_order,
-                     risk_order_runs, rounding_tolerance, rule_pool, tie_break_order)
+from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, plain_steps,
+                     preference_order, risk_order_runs, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, selector_constraint
 from .honesty import UNIT_SUM_CELLS, Z95, draw_tie_sets, nested_draw_best, training_size_corrected
 from .members import member_lookup
@@ -142,8 +142,7 @@ class TieOrders:
         m = self.means[rows[r], c]
         o = np.lexsort((self.tie_rank[c], m, r))
         r, c, m = r[o], c[o], m[o]
-        with np.errstate(invalid="ignore"):
-            close = (r[1:] == r[:-1]) & ~((m[1:] == m[:-1]) | (m[1:] > m[:-1] + rounding_tolerance(m[:-1])))
+        close = (r[1:] == r[:-1]) & ~plain_steps(m[:-1], m[1:])
         not_plain = np.zeros(len(rows), dtype=bool)
         not_plain[r[1:][close]] = True
         bounds = np.searchsorted(r, np.arange(len(rows) + 1))
