@@ -216,6 +216,19 @@ def test_the_command_returns_n_new_unlabelled_items(tmp_path):
     assert all(g["label"] == "" for g in got)
 
 
+def test_the_command_names_the_estimate_as_the_pages_do(tmp_path):
+    # the Select and Label next pages say "MSE on new items"; the CLI said "deployed risk"
+    rows = good_rows(120, seed=2)
+    for r in rows[61:]:
+        r[2] = ""
+    path = write(tmp_path / "p.csv", csv_text(rows))
+    code, out, err = run_cli("label-next", str(path), "--batch", "15", "--seed", "3",
+                             "--out", str(tmp_path / "b.csv"))
+    assert code == 0, err
+    assert "15 items:" in err and "MSE on new items" in err and "95% interval" in err
+    assert "deployed risk" not in err and "item(s)" not in err
+
+
 def test_store_merge_is_checked_and_atomic(tmp_path):
     from fcps_core.errors import StoreError
     from fcps_core.ingest import load_panel

@@ -54,8 +54,13 @@ def cmd_label_next(args, ctx: RunContext) -> int:
     if store is not None:
         record_plan(store, ctx.store_panel, plan)
     d = plan.decision
-    log(args, f"{len(plan.batch)} item(s): {plan.batch.info['n_audit']} audit, {plan.batch.info['n_active']} "
-              f"active; deployed risk {fmt(d['deployed_risk'])} on {d['n_evaluation_rows']} evaluation rows")
+    # the estimate named as the Select and Label next pages name it ("MSE on new items")
+    ci = d.get("deployed_risk_ci") or [None, None]
+    n_items = len(plan.batch)
+    log(args, f"{n_items:,} {'item' if n_items == 1 else 'items'}: {plan.batch.info['n_audit']:,} audit, "
+              f"{plan.batch.info['n_active']:,} active; {str(d['objective'] or 'mse').upper()} on new items "
+              f"{fmt(d['deployed_risk'])} (95% interval {fmt(ci[0])} to {fmt(ci[1])}), read on "
+              f"{d['n_evaluation_rows']:,} evaluation rows")
     if args.out:
         plan.write(args.out, force=args.force)
         log(args, f"batch written to {args.out}")
