@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.service.reports import family_name, judges_count, judges_report, metric_help, panel_judges_report
+from fcps_core.service.reports import count_of, family_name, judges_count, judges_report, metric_help, panel_judges_report
 from fcps_core.figures.panel import judge_matrix_heatmap, reliability_diagram
 from fcps_app.common import figure_download, md, md_list, page_link, panel_picker, table_download
 from fcps_core.reports.glossary import help_text
@@ -110,7 +110,7 @@ st.plotly_chart(fig)
 figure_download(fig, "judge-matrix")
 if red["n_pairs"]:
     shown = "; ".join(f"{md(p['judges'][0])} ~ {md(p['judges'][1])}" for p in red["pairs"][:5])
-    st.warning(f"**{red['n_pairs']} near-duplicate pair(s)** ({red['rule']}): {shown}"
+    st.warning(f"**{count_of(red['n_pairs'], 'near-duplicate pair')}** ({red['rule']}): {shown}"
                + (" and more below" if red["n_pairs"] > 5 else "") + ". One judge of each pair adds little.")
     with st.expander("All near-duplicate pairs" + (f" (the first {len(red['pairs'])})" if red["n_pairs"] > len(red["pairs"]) else "")):
         table(pd.DataFrame([{"judge A": p["judges"][0], "judge B": p["judges"][1], "agreement": p["agreement"],

@@ -10,6 +10,7 @@ from fcps_app.selection_form import open_stored_run
 from fcps_app.glossary import glossary_expander, metric, table
 from fcps_core import FCPSError
 from fcps_core.service.label_next import decision_summary, merge_batch, plan_batch, record_plan
+from fcps_core.service.reports import count_of
 
 st.title("Label next")
 st.caption("Each batch holds a uniform random audit sample, just large enough that the evaluation rows (the "
@@ -115,7 +116,7 @@ if upload is not None and st.button("Merge the labels into the panel"):
 done = st.session_state.get("label_next_merged")
 if done and done["panel"] == name:
     m = done["merged"]
-    st.success(f"Merged: {m['new']:,} new label(s), {m['replaced']:,} replaced, {m['unchanged']:,} unchanged.")
+    st.success(f"Merged: {count_of(m['new'], 'new label')}, {m['replaced']:,} replaced, {m['unchanged']:,} unchanged.")
     left, right = st.columns(2)
     show_decision(left, "Before", done["before"])
     show_decision(right, "After", done["after"])

@@ -31,10 +31,17 @@ DEFAULT_GAIN_THRESHOLD = GAIN_THRESHOLD
 DEFAULT_PRESSURE_THRESHOLD = PRESSURE_THRESHOLD
 
 
+def count_of(n, noun: str, plural: str | None = None) -> str:
+    """"1 pattern", "1,204 patterns" (not "1,204 pattern(s)"): a count and its noun, singular
+    or plural, as the pages, figures, reports and the CLI print counts."""
+    shown = f"{n:,}" if isinstance(n, int) else str(n)
+    return f"{shown} {noun}" if n == 1 else f"{shown} {plural or noun + 's'}"
+
+
 def judges_count(n) -> str:
     """"1 judge", "3 judges" (not "3 judge(s)"): the one count of judges on the pages,
     figures, reports and the CLI."""
-    return f"{n} judge" if n == 1 else f"{n} judges"
+    return count_of(n, "judge")
 
 
 def deployed_family_name(family: str, n_members: int | None) -> str:

@@ -176,7 +176,7 @@ def test_active_part_takes_the_heaviest_thinly_labelled_cell_first():
     assert (batch.rows >= 700).all()                       # every pick in the thin, heavy cell
     assert not batch.audit.any()
     assert batch.gain[0] == pytest.approx(0.25 * 0.3 / (2.5 * 3.5))
-    assert "2 label(s), 30.0% of traffic" in batch.reasons[0]
+    assert "cell with 2 labels, 30.0% of traffic" in batch.reasons[0]
 
 
 def test_batch_errors_are_one_clear_line(tmp_path):

@@ -9,7 +9,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHOWN = [ROOT / "app_pages", ROOT / "fcps_app", ROOT / "fcps_core" / "reports", ROOT / "fcps_core" / "figures"]
+SHOWN = [ROOT / "app_pages", ROOT / "fcps_app", ROOT / "fcps_core" / "reports", ROOT / "fcps_core" / "figures",
+         ROOT / "fcps_core" / "cli"]
 
 
 def _literals(path: Path) -> list[str]:
@@ -23,15 +24,22 @@ def _literals(path: Path) -> list[str]:
 
 
 def test_no_user_string_says_judge_s():
-    """Nor "candidate(s)" (the costs caption) or the guard's internal "one_se" (review)."""
+    """Nor "candidate(s)" (the costs caption), any other "noun(s)" ("pattern(s)", "pair(s)",
+    "label(s)": count_of says it) or the guard's internal "one_se" (review)."""
+    import re
     found = {str(p.relative_to(ROOT)): [s for s in _literals(p)
-                                        if "judge(s)" in s or "candidate(s)" in s or "guard one_se" in s]
+                                        if re.search(r"[a-z]\(s\)", s) or "guard one_se" in s]
              for top in SHOWN for p in sorted(top.rglob("*.py"))}
     assert {k: v for k, v in found.items() if v} == {}
 
 
 def test_plain_names_of_families_and_paths():
     from fcps_core.reports.names import family_name, judges_count, parameters_text, path_name
+    from fcps_core.reports.names import count_of
+    assert (count_of(1, "pattern"), count_of(1204, "pattern"), count_of(0, "pair")) == \
+        ("1 pattern", "1,204 patterns", "0 pairs")
+    assert count_of(2, "new label") == "2 new labels" and count_of(3, "wolf", "wolves") == "3 wolves"
+    assert judges_count(1) == "1 judge" and judges_count(3) == "3 judges"
     assert family_name("ridge_iso") == "ridge + isotonic"
     assert family_name("mean_iso") == "mean vote + isotonic"      # the fixed recipe's own label
     assert family_name("ds_jury") == "Dawid-Skene jury"

@@ -10,6 +10,7 @@ import sys
 
 from ..errors import FCPSError
 from ..service.parsers import parse_budgets, parse_names, parse_range  # noqa: F401 (the commands' names)
+from ..service.reports import count_of
 from .render import log
 
 #: seeds are 64-bit unsigned in numpy's generators; the CLI accepts 0 .. 2**63 - 1
@@ -220,8 +221,8 @@ def capped_workers(args, tasks: int | None = None) -> int:
     limit = max(min(bounds), 1) if bounds else workers
     if workers <= limit:
         return workers
-    why = " and ".join(([f"{cores} usable core(s)"] if local else [])
-                       + ([f"{tasks} split(s)"] if tasks is not None else []))
+    why = " and ".join(([f"{count_of(cores, 'usable core')}"] if local else [])
+                       + ([f"{count_of(tasks, 'split')}"] if tasks is not None else []))
     log(args, f"--workers {workers} lowered to {limit}: more would only add processes ({why})")
     return limit
 

@@ -7,7 +7,7 @@ import json
 import math
 import sys
 
-from ..service.reports import deployed_kind, deployed_members, display_family
+from ..service.reports import count_of, deployed_kind, deployed_members, display_family, family_name
 from ..service.text import clean, one_line, safe  # noqa: F401 (the one sanitiser: see there)
 
 
@@ -259,7 +259,7 @@ def render_result(result, *, top: int = 15) -> str:
         lines.append(f"  statistical tie: {ties}")
     if d["guard"]:
         g = d["guard"]
-        lines.append(f"  guard one_se toward {g['prior_family']}: "
+        lines.append(f"  guard (one standard error) toward {family_name(g['prior_family'])}: "
                      + ("adapted away from the prior" if g.get("adapted") else "kept the prior"))
     if d.get("baselines"):
         rows = baseline_rows(d)
@@ -343,7 +343,7 @@ def render_costs(d: dict) -> list[str]:
     if ct:
         lines.append(f"  cheapest tied: {ct['family']} K={ct['K']} cost {fmt(ct['cost'])} latency {fmt(ct['latency'])}, "
                      f"risk {fmt(ct['risk'])} ({ct['diff']:+.4f} vs the best, paired SE {fmt(ct['se'])}; "
-                     f"the cheapest of {ct.get('n_tied_on_line', ct['n_tied'])} tied candidate(s) on the best's "
+                     f"the cheapest of {count_of(ct.get('n_tied_on_line', ct['n_tied']), 'tied candidate')} on the best's "
                      f"line; {tie_words(d)})")
     front = c["pareto"]
     rows = [[by_index[i]["family"], by_index[i]["path"], by_index[i]["K"], cost_of[i]["cost"],

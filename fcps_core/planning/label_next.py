@@ -184,7 +184,8 @@ class _TableDesign:
 
     def describe(self, row: int) -> str:
         z = self.cell[row]
-        return f"cell with {self.count[z] - self.alpha:g} label(s), {100 * self.share[z]:.1f}% of traffic"
+        labels = float(self.count[z] - self.alpha)
+        return f"cell with {labels:g} label{'' if labels == 1 else 's'}, {100 * self.share[z]:.1f}% of traffic"
 
 
 class _LinearDesign:

@@ -4,7 +4,7 @@ pressure, baselines."""
 from __future__ import annotations
 
 from ..explain import display_family
-from ..names import FAMILY_NAMES, PATH_NAMES, family_name, judges_count
+from ..names import FAMILY_NAMES, PATH_NAMES, count_of, family_name, judges_count
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
 #: candidates listed in the Candidates table (best held-out risk first)
@@ -139,7 +139,8 @@ def candidates_section(res: dict, figs: Figures) -> str:
     ranked = sorted(cands, key=lambda c: (c.get("val_risk") is None, c.get("val_risk") or 0))
     top = ranked[:TOP_CANDIDATES]
     out = [para(f"{len(cands):,} candidates were compared on held-out rows (menu size |C| = {res.get('menu_size')}); "
-                f"the {len(top)} with the lowest held-out risk, the deployed one(s) highlighted:")]
+                f"the {len(top)} with the lowest held-out risk, the deployed "
+                f"{'one' if len(members - {None}) == 1 else 'ones'} highlighted:")]
     rows = [{**c, "judges": " > ".join(c.get("judges") or []), "selected": c["index"] in members} for c in top]
     out.append(table(rows, [Column("index", "index", "#"), Column("family"), Column("path", "path", "path"),
                             Column("K"), Column("judges"), Column("val_mse"), Column("val_se"), Column("test_mse"),
@@ -187,7 +188,7 @@ def cells_table(cells: list[dict], columns: list[Column], total: int | None = No
     shown = cells[:MAX_CELL_ROWS]
     total = len(cells) if total is None else total
     head = para(f"{len(shown):,} of {total:,} patterns shown." if total > len(shown) else
-                f"{total:,} pattern(s).", "muted")
+                f"{count_of(total, 'pattern')}.", "muted")
     return head + table(shown, columns, highlight=lambda r: bool(r.get("unseen")))
 
 
