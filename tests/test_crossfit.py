@@ -225,3 +225,20 @@ def test_parallel_folds_give_the_same_result_as_sequential(panel, blocks, result
     parallel = select(panel, blocks, **MENU, seed=0, n_jobs=2)
     strip = lambda d: {k: v for k, v in d.items() if k != "timings"}  # noqa: E731
     assert strip(parallel.to_dict()) == strip(result.to_dict())
+    # the judges report's panel part came from a fold worker (queued behind the folds) in
+    # the parallel run and was computed by to_dict in the sequential one: equal above
+    assert parallel.panel_report is not None and result.panel_report is None
+
+
+def test_a_judges_report_computed_ahead_serves_only_its_own_inputs(panel, blocks):
+    """A :class:`PanelReport` is read only for the very panel and blocks and the same
+    threshold; anything else recomputes the panel part."""
+    from dataclasses import replace
+    from fcps_core.selection.judges_report import judges_report
+    parallel = select(panel, blocks, **MENU, seed=0, n_jobs=2)
+    marked = replace(parallel, panel_report=replace(parallel.panel_report,
+                                                    report={**parallel.panel_report.report, "rows": -1}))
+    assert judges_report(marked)["rows"] == -1                       # read when it serves
+    assert judges_report(marked, threshold=0.5)["rows"] == len(parallel.heldout.rows)
+    other = replace(marked, blocks=make_blocks(panel, split="1:2:1:1", seed=0))   # equal, not the same object
+    assert judges_report(other)["rows"] == len(parallel.heldout.rows)
