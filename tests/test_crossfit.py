@@ -242,3 +242,18 @@ def test_a_judges_report_computed_ahead_serves_only_its_own_inputs(panel, blocks
     assert judges_report(marked, threshold=0.5)["rows"] == len(parallel.heldout.rows)
     other = replace(marked, blocks=make_blocks(panel, split="1:2:1:1", seed=0))   # equal, not the same object
     assert judges_report(other)["rows"] == len(parallel.heldout.rows)
+
+
+def test_column_means_are_the_column_risks_means(result):
+    """The second objective's risks are means only (``HeldOut.column_means``): the same values
+    as ``column_risks``' means to the bit, from the block loop and from a cached loss matrix,
+    and the plain mean of each candidate's per-row held-out loss."""
+    h = result.heldout
+    for objective in ("mse", "nll"):
+        means = h.column_means(objective)
+        assert np.array_equal(means, h.column_risks(objective, whole=False)[0])
+        np.testing.assert_allclose(means, h.losses(objective).mean(axis=0), rtol=1e-12, atol=0)
+        assert [getattr(c, f"val_{objective}") for c in result.candidates] == \
+            means[[c.index for c in result.candidates]].tolist()
+    h.grouped("nll")                                  # now cached: both read the grouped sums
+    assert np.array_equal(h.column_means("nll"), h.column_risks("nll")[0])

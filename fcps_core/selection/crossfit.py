@@ -389,11 +389,13 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # risks, ties and the estimate read the evaluation rows only (None: all of D)
     heldout, distinct = restrict_heldout(heldout, distinct, D, settings.eval_rows)
     for objective, field in (("mse", "val_mse"), ("nll", "val_nll")):
-        # the other objective's loss matrix is formed a block of columns at a time, never whole
-        means, se = heldout.column_risks(objective, whole=objective == settings.objective)
+        if objective == settings.objective:
+            means, se = heldout.column_risks(objective)
+        else:   # its loss matrix formed a block of columns at a time, never whole; no SEs
+            means, se = heldout.column_means(objective), None
         for c in kept:
             setattr(c, field, float(means[c.index]))
-            if objective == settings.objective:
+            if se is not None:
                 c.val_risk, c.val_se = float(means[c.index]), float(se[c.index])
     report(0.93, f"choosing ({settings.choice}) on the cross-fitted risks")
     chosen = choose_deployed(kept, settings, panel, heldout)
