@@ -257,3 +257,15 @@ def test_column_means_are_the_column_risks_means(result):
             means[[c.index for c in result.candidates]].tolist()
     h.grouped("nll")                                  # now cached: both read the grouped sums
     assert np.array_equal(h.column_means("nll"), h.column_risks("nll")[0])
+
+
+def test_a_panel_report_that_fails_ahead_is_left_to_to_dict(panel, blocks, result):
+    """The worker's task returns None where the report raises (``to_dict`` then computes it
+    and raises as before); otherwise the report itself."""
+    from fcps_core.selection.crossfit import panel_report_or_none
+    from fcps_core.selection.judges_report import selection_panel_report
+    assert panel_report_or_none(panel, None, result.selector) is None
+    with pytest.raises(AttributeError):
+        selection_panel_report(panel, None, result.selector)
+    assert panel_report_or_none(result.panel, blocks, result.selector) == \
+        selection_panel_report(result.panel, blocks, result.selector)

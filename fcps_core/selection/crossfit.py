@@ -220,6 +220,16 @@ def _start(jobs: int, func, tasks: list[tuple], then: tuple = ()):
     return (func(*t) for t in tasks)
 
 
+def panel_report_or_none(panel: Panel, blocks: Blocks, settings) -> dict | None:
+    """:func:`.judges_report.selection_panel_report`, or None where it raises: a worker's
+    error would stop the pool the other tasks share, and ``to_dict`` computes the report (and
+    raises) as it did without workers."""
+    try:
+        return selection_panel_report(panel, blocks, settings)
+    except Exception:   # reported where the report is read, as before
+        return None
+
+
 def _fold_label(selector, u: int, r: int) -> str:
     return f"fold {u % selector.folds + 1}/{selector.folds}, repeat {r + 1}/{selector.repeats}"
 
@@ -317,7 +327,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
              for u, ((r, tr, va), (_, pick)) in enumerate(zip(fold_list, picks))]
     # the judges report's panel part reads no fit: the first worker done with its folds
     # computes it while the other finishes, instead of this process after the folds
-    ahead = ((selection_panel_report, (panel, blocks, bare)),) if parallel else ()
+    ahead = ((panel_report_or_none, (panel, blocks, bare)),) if parallel else ()
     results = _start(jobs, fold_work, tasks, then=ahead)
     # the final refit: paths and fits on every deployable row, none scored (the risks come
     # from the folds), T for the audit
@@ -445,8 +455,9 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         assessment["deployed_risk"] = nested_estimate(settings, panel, blocks, D, report)
     result = with_frontier(replace(result, **assessment), heldout, choices=choices, corrections=point_correction,
                            replays=replays)
-    if ahead:       # queued behind the folds: done while this process made the choice and the estimate
-        result = replace(result, panel_report=PanelReport.of(panel, blocks, settings, next(results)))
+    panel_report = next(results) if ahead else None     # queued behind the folds: long done by now
+    if panel_report is not None:
+        result = replace(result, panel_report=PanelReport.of(panel, blocks, settings, panel_report))
     result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})
     report(1.0, "done")
     return result
