@@ -225,3 +225,47 @@ def test_parallel_folds_give_the_same_result_as_sequential(panel, blocks, result
     parallel = select(panel, blocks, **MENU, seed=0, n_jobs=2)
     strip = lambda d: {k: v for k, v in d.items() if k != "timings"}  # noqa: E731
     assert strip(parallel.to_dict()) == strip(result.to_dict())
+    # the judges report's panel part came from a fold worker (queued behind the folds) in
+    # the parallel run and was computed by to_dict in the sequential one: equal above
+    assert parallel.panel_report is not None and result.panel_report is None
+
+
+def test_a_judges_report_computed_ahead_serves_only_its_own_inputs(panel, blocks):
+    """A :class:`PanelReport` is read only for the very panel and blocks and the same
+    threshold; anything else recomputes the panel part."""
+    from dataclasses import replace
+    from fcps_core.selection.judges_report import judges_report
+    parallel = select(panel, blocks, **MENU, seed=0, n_jobs=2)
+    marked = replace(parallel, panel_report=replace(parallel.panel_report,
+                                                    report={**parallel.panel_report.report, "rows": -1}))
+    assert judges_report(marked)["rows"] == -1                       # read when it serves
+    assert judges_report(marked, threshold=0.5)["rows"] == len(parallel.heldout.rows)
+    other = replace(marked, blocks=make_blocks(panel, split="1:2:1:1", seed=0))   # equal, not the same object
+    assert judges_report(other)["rows"] == len(parallel.heldout.rows)
+
+
+def test_column_means_are_the_column_risks_means(result):
+    """The second objective's risks are means only (``HeldOut.column_means``): the same values
+    as ``column_risks``' means to the bit, from the block loop and from a cached loss matrix,
+    and the plain mean of each candidate's per-row held-out loss."""
+    h = result.heldout
+    for objective in ("mse", "nll"):
+        means = h.column_means(objective)
+        assert np.array_equal(means, h.column_risks(objective, whole=False)[0])
+        np.testing.assert_allclose(means, h.losses(objective).mean(axis=0), rtol=1e-12, atol=0)
+        assert [getattr(c, f"val_{objective}") for c in result.candidates] == \
+            means[[c.index for c in result.candidates]].tolist()
+    h.grouped("nll")                                  # now cached: both read the grouped sums
+    assert np.array_equal(h.column_means("nll"), h.column_risks("nll")[0])
+
+
+def test_a_panel_report_that_fails_ahead_is_left_to_to_dict(panel, blocks, result):
+    """The worker's task returns None where the report raises (``to_dict`` then computes it
+    and raises as before); otherwise the report itself."""
+    from fcps_core.selection.crossfit import panel_report_or_none
+    from fcps_core.selection.judges_report import selection_panel_report
+    assert panel_report_or_none(panel, None, result.selector) is None
+    with pytest.raises(AttributeError):
+        selection_panel_report(panel, None, result.selector)
+    assert panel_report_or_none(result.panel, blocks, result.selector) == \
+        selection_panel_report(result.panel, blocks, result.selector)

@@ -101,3 +101,32 @@ def test_judges_screened_in_batches(monkeypatch):
     codes = panel(rng, 150, 20, 3, missing=True, copies=5)
     y = rng.integers(0, 5, 150) / 4
     assert complexity_penalized(codes, y, 300) == full_evaluation(codes, y, 300)
+
+
+def test_split_changes_count_and_rank_branches_agree(monkeypatch):
+    """The sub-cells are counted over the key range or over the keys' ranks (a wide code
+    range): the same sums bit for bit, and the extended partitions' changes (by hand, from
+    ``extend_ids``) within rounding; batches of judges give the same."""
+    from fcps_core.measures import judge_paths as paths
+    rng = np.random.default_rng(12)
+    codes = rng.integers(-1, 40, (200, 9))                  # 41 codes: a key range far above the entries
+    codes[:, 5] = codes[:, 4]
+    codes[:100, 6] = -1
+    y = rng.random(200)
+    ids = extend_ids(np.zeros(200, dtype=np.int64), rng.integers(0, 80, 200))     # many cells of 2-3 rows
+    judges = list(range(9))
+    counted = split_changes(ids, codes, judges, y)
+    monkeypatch.setattr(paths, "_SUBCELL_COUNT_RANGE", -1)          # 4 keys per entry is the limit now
+    ranked = split_changes(ids, codes, judges, y)
+    monkeypatch.setattr(paths, "_SPLIT_CELLS", 400)                 # two judges per batch
+    batched = split_changes(ids, codes, judges, y)
+    for a, b, c in zip(counted, ranked, batched):
+        assert np.array_equal(a, b) and np.array_equal(a, c)
+    p_now = np.bincount(ids) / 200
+    for k, j in enumerate(judges):
+        new = extend_ids(ids, codes[:, j])
+        assert counted[2][k] == (new.max() > ids.max())
+        assert counted[0][k] == pytest.approx(oracle_gain(new, y) - oracle_gain(ids, y), abs=1e-12)
+        p_new = np.bincount(new) / 200
+        assert counted[1][k] == pytest.approx(np.sum(p_new * np.log(p_new)) - np.sum(p_now * np.log(p_now)),
+                                              abs=1e-12)

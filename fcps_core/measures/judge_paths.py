@@ -199,7 +199,13 @@ def split_changes(ids: np.ndarray, codes: np.ndarray, judges: list[int],
     and whether it splits a cell at all, up to rounding. Only the rows of cells with two
     rows or more can be split, so only those are read: the (cell, code) sub-cells of a
     batch of judges in one counting pass (batches of at most :data:`_SPLIT_CELLS` judge x
-    row entries, so memory stays that of a few S-block columns on large panels)."""
+    row entries, so memory stays that of a few S-block columns on large panels).
+
+    A sub-cell's key is (judge, cell, code) packed in one integer, laid out row by row (a
+    row's judges together); each sub-cell belongs to one judge, so its rows are summed in
+    row order in either layout. Its counts and label sums are ``bincount``'s over the key
+    range when that is at most :data:`_SUBCELL_COUNT_RANGE` (or 4 keys per entry), else
+    over the keys' ranks (:func:`_densify`); both list the sub-cells in key order."""
     n = len(ids)
     counts = np.bincount(ids)
     shared = counts >= 2
@@ -219,14 +225,25 @@ def split_changes(ids: np.ndarray, codes: np.ndarray, judges: list[int],
     splits = np.empty(len(judges), dtype=bool)
     for b0 in range(0, len(judges), batch):
         part = judges[b0:b0 + batch]
-        sub = codes[np.ix_(rows, part)].T.astype(np.int64) + 1
-        A = int(sub.max()) + 1
-        key = ((np.arange(len(part), dtype=np.int64)[:, None] * n_shared + local[None, :]) * A + sub).ravel()
-        dense = _densify(key)
-        sub_counts = np.bincount(dense)
-        sub_sums = np.bincount(dense, weights=np.tile(y_rows, len(part)))
-        owner = np.empty(len(sub_counts), dtype=np.int64)
-        owner[dense] = key // (A * n_shared)              # the judge of each sub-cell
+        key = codes[np.ix_(rows, part)].astype(np.int64, copy=False)     # (rows, judges), a copy
+        A = int(key.max()) + 2                              # codes + 1 (missing: -1) < A
+        key += (local * A + 1)[:, None]
+        key += (np.arange(len(part), dtype=np.int64) * (n_shared * A))[None, :]
+        key = key.reshape(-1)
+        y_key = np.repeat(y_rows, len(part))
+        span = len(part) * n_shared * A
+        if span <= max(_SUBCELL_COUNT_RANGE, 4 * len(key)):
+            full = np.bincount(key, minlength=span)
+            present = np.flatnonzero(full)                  # the sub-cells, in key order
+            sub_counts = full[present]
+            sub_sums = np.bincount(key, weights=y_key, minlength=span)[present]
+            owner = present // (A * n_shared)               # the judge of each sub-cell
+        else:
+            dense = _densify(key)
+            sub_counts = np.bincount(dense)
+            sub_sums = np.bincount(dense, weights=y_key)
+            owner = np.empty(len(sub_counts), dtype=np.int64)
+            owner[dense] = key // (A * n_shared)
         p = sub_counts / n
         at = slice(b0, b0 + len(part))
         d_gain[at] = (np.bincount(owner, weights=sub_sums ** 2 / sub_counts, minlength=len(part)) - gain_now) / n
@@ -234,6 +251,9 @@ def split_changes(ids: np.ndarray, codes: np.ndarray, judges: list[int],
         splits[at] = np.bincount(owner, minlength=len(part)) > n_shared
     return d_gain, d_entropy, splits
 
+
+#: key ranges up to this many values are counted directly in :func:`split_changes`
+_SUBCELL_COUNT_RANGE = 1 << 22
 
 #: judge x row entries :func:`split_changes` keys at once
 _SPLIT_CELLS = 1 << 22

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from itertools import islice
 
 import numpy as np
 
@@ -43,6 +44,7 @@ from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
 from .choice import choose_deployed
+from .judges_report import PanelReport, selection_panel_report
 from .honesty import assess, nested_estimate, training_size_corrected
 from .evaluation_rows import restrict_heldout
 from .menu import MenuRows, checked_panel, fit_menu
@@ -203,16 +205,29 @@ def _n_jobs(selector, panel: Panel, n_rows: int) -> int:
     return jobs
 
 
-def _start(jobs: int, func, tasks: list[tuple]):
+def _start(jobs: int, func, tasks: list[tuple], then: tuple = ()):
     """``func(*task)`` for every task, in task order, as an iterator. With ``jobs`` != 1
     and several tasks they run in worker processes (joblib/loky) that start now, so the
     caller's own work overlaps them; otherwise each runs in this process when its result is
     asked for. Every task's seed and data are fixed before it starts, so the results equal
-    a sequential run."""
+    a sequential run. ``then``: further (function, arguments) calls queued behind the tasks
+    in the worker processes, their results yielded after the tasks'; without workers they
+    are not run (the caller computes them itself when it needs them)."""
     if jobs != 1 and len(tasks) > 1:
         from joblib import Parallel, delayed
-        return Parallel(n_jobs=jobs, return_as="generator")(delayed(func)(*t) for t in tasks)
+        calls = [delayed(func)(*t) for t in tasks] + [delayed(f)(*args) for f, args in then]
+        return Parallel(n_jobs=jobs, return_as="generator")(calls)
     return (func(*t) for t in tasks)
+
+
+def panel_report_or_none(panel: Panel, blocks: Blocks, settings) -> dict | None:
+    """:func:`.judges_report.selection_panel_report`, or None where it raises: a worker's
+    error would stop the pool the other tasks share, and ``to_dict`` computes the report (and
+    raises) as it did without workers."""
+    try:
+        return selection_panel_report(panel, blocks, settings)
+    except Exception:   # reported where the report is read, as before
+        return None
 
 
 def _fold_label(selector, u: int, r: int) -> str:
@@ -310,7 +325,10 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
               (lambda f, m, u=u, r=r: report(0.92 * (u + f) / n_units, f"{_fold_label(settings, u, r)}: {m}")),
               pick)
              for u, ((r, tr, va), (_, pick)) in enumerate(zip(fold_list, picks))]
-    results = _start(jobs, fold_work, tasks)
+    # the judges report's panel part reads no fit: the first worker done with its folds
+    # computes it while the other finishes, instead of this process after the folds
+    ahead = ((panel_report_or_none, (panel, blocks, bare)),) if parallel else ()
+    results = _start(jobs, fold_work, tasks, then=ahead)
     # the final refit: paths and fits on every deployable row, none scored (the risks come
     # from the folds), T for the audit
     rows = MenuRows(path_rows=D, fit=D, scored=empty, audit=T, unlabelled=unlabelled)
@@ -327,7 +345,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     diag_n: dict[tuple, int] = {}
     judge_sets: dict[tuple, list] = {}
     base: dict[str, np.ndarray] = {}
-    for u, ((r, _, va), (tv, _), out) in enumerate(zip(fold_list, picks, results)):
+    for u, ((r, _, va), (tv, _), out) in enumerate(zip(fold_list, picks, islice(results, len(fold_list)))):
         if parallel:
             report(0.92 * (u + 2) / n_units, f"{_fold_label(settings, u, r)} done")
         if store is None:
@@ -381,11 +399,13 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # risks, ties and the estimate read the evaluation rows only (None: all of D)
     heldout, distinct = restrict_heldout(heldout, distinct, D, settings.eval_rows)
     for objective, field in (("mse", "val_mse"), ("nll", "val_nll")):
-        # the other objective's loss matrix is formed a block of columns at a time, never whole
-        means, se = heldout.column_risks(objective, whole=objective == settings.objective)
+        if objective == settings.objective:
+            means, se = heldout.column_risks(objective)
+        else:   # its loss matrix formed a block of columns at a time, never whole; no SEs
+            means, se = heldout.column_means(objective), None
         for c in kept:
             setattr(c, field, float(means[c.index]))
-            if objective == settings.objective:
+            if se is not None:
                 c.val_risk, c.val_se = float(means[c.index]), float(se[c.index])
     report(0.93, f"choosing ({settings.choice}) on the cross-fitted risks")
     chosen = choose_deployed(kept, settings, panel, heldout)
@@ -435,6 +455,9 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         assessment["deployed_risk"] = nested_estimate(settings, panel, blocks, D, report)
     result = with_frontier(replace(result, **assessment), heldout, choices=choices, corrections=point_correction,
                            replays=replays)
+    panel_report = next(results) if ahead else None     # queued behind the folds: long done by now
+    if panel_report is not None:
+        result = replace(result, panel_report=PanelReport.of(panel, blocks, settings, panel_report))
     result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})
     report(1.0, "done")
     return result

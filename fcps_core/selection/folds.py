@@ -465,6 +465,23 @@ class HeldOut:
             se_d[a:a + L.shape[1]] = g.mean_se(m)
         return means_d[col], se_d[col]
 
+    def column_means(self, objective: str) -> np.ndarray:
+        """Every candidate's mean held-out loss: :meth:`column_risks`' means, the same
+        values, without its clustered SEs (a second objective's risks are reported as
+        means only; the SEs' per-group sums are most of the work)."""
+        if ("grouped", objective) in self._cache:
+            return self.grouped(objective).means()
+        u = self.units()
+        col, first = self.columns()
+        means_d = np.empty(len(first))
+        yd = self.y_distinct
+        for a in range(0, len(first), GroupedLosses.BLOCK):
+            block = self.stored(first[a:a + GroupedLosses.BLOCK])
+            L = np.asfortranarray(row_losses(objective, yd, block))
+            g = GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
+            means_d[a:a + L.shape[1]] = g.means()
+        return means_d[col]
+
     def losses(self, objective: str) -> np.ndarray:
         """(rows, candidates) held-out loss, averaged over the repeats."""
         col, _ = self.columns()

@@ -73,6 +73,8 @@ and the base rate's (each held-out row predicted by its training rows' mean labe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from sklearn import config_context
 from sklearn.metrics import mean_squared_error
@@ -365,14 +367,57 @@ def deployed_calibration(result, n_bins: int = ECE_BINS) -> dict:
             "curve": curve}
 
 
+def selection_panel_report(panel: Panel, blocks, selector, *, threshold: float = REDUNDANCY_THRESHOLD) -> dict:
+    """:func:`panel_judges_report` on a selection's deployable rows (:func:`deployable_rows`
+    of ``blocks``) with its folds, seed and bins: the part of :func:`judges_report` that
+    needs no fitted candidate."""
+    return panel_judges_report(panel, deployable_rows(panel, blocks), folds=selector.folds, seed=selector.seed,
+                               n_bins=selector.n_bins, threshold=threshold)
+
+
+@dataclass(frozen=True, eq=False)
+class PanelReport:
+    """:func:`selection_panel_report` computed ahead of :func:`judges_report`, with what it
+    read. The cross-fitted protocol computes it in a fold worker while the other worker
+    finishes the last folds, so ``to_dict`` does not compute it after the folds on one
+    core. :func:`judges_report` uses it only for the very panel and blocks objects and the
+    same folds, seed, bins and threshold; otherwise it computes the report itself."""
+
+    panel: Panel
+    blocks: object
+    folds: int
+    seed: int
+    n_bins: int
+    threshold: float
+    report: dict
+
+    @classmethod
+    def of(cls, panel: Panel, blocks, selector, report: dict,
+           threshold: float = REDUNDANCY_THRESHOLD) -> "PanelReport":
+        """The record of ``report``, the value of ``selection_panel_report(panel, blocks,
+        selector, threshold=threshold)``."""
+        return cls(panel=panel, blocks=blocks, folds=selector.folds, seed=selector.seed,
+                   n_bins=selector.n_bins, threshold=threshold, report=report)
+
+    def serves(self, result, threshold: float) -> bool:
+        """Whether it is :func:`selection_panel_report` of ``result`` at ``threshold``."""
+        sel = result.selector
+        return (self.panel is result.panel and self.blocks is result.blocks and self.folds == sel.folds
+                and self.seed == sel.seed and self.n_bins == sel.n_bins and self.threshold == threshold)
+
+
 def judges_report(result, *, threshold: float = REDUNDANCY_THRESHOLD, n_bins: int = ECE_BINS) -> dict:
     """The ``judges_report`` entry of ``SelectionResult.to_dict``: :func:`panel_judges_report`
-    on the selection's deployable rows and folds, the deployed judges' weights and no-refit
-    drop-one changes (:func:`contributions`; refitted ones from a plan: :func:`with_drop_one`)
-    and the deployed predictor's calibration (:func:`deployed_calibration`)."""
-    sel = result.selector
-    out = panel_judges_report(result.panel, deployable_rows(result.panel, result.blocks), folds=sel.folds,
-                              seed=sel.seed, n_bins=sel.n_bins, threshold=threshold)
+    on the selection's deployable rows and folds (:func:`selection_panel_report`, or the
+    result's :class:`PanelReport` of it when it has one), the deployed judges' weights and
+    no-refit drop-one changes (:func:`contributions`; refitted ones from a plan:
+    :func:`with_drop_one`) and the deployed predictor's calibration
+    (:func:`deployed_calibration`)."""
+    ahead = getattr(result, "panel_report", None)
+    if ahead is not None and ahead.serves(result, threshold):
+        out = dict(ahead.report)        # its entries are read, never changed, below
+    else:
+        out = selection_panel_report(result.panel, result.blocks, result.selector, threshold=threshold)
     contribution = contributions(result)
     deployed = {j["judge"] for j in contribution["judges"]}
     shared: dict[str, list[str]] = {}

@@ -163,6 +163,9 @@ class SelectionResult:
     bootstrap: dict | None = field(default=None, repr=False)
     #: the best deployable predictor at every panel size and cost level (selection/frontier.py)
     frontier: list | None = None
+    #: the judges report's panel part computed ahead (:class:`.judges_report.PanelReport`:
+    #: the cross-fitted protocol's fold workers), or None: ``to_dict`` computes it
+    panel_report: object | None = field(default=None, repr=False)
 
     def __post_init__(self):
         # the split protocol's defaults, set once while the result is being built
