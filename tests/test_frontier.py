@@ -118,6 +118,29 @@ def test_members_are_one_per_model():
     assert ids[0] == ids[1] == ids[3] and ids[2] != ids[0]
 
 
+def test_member_ids_at_once_equal_one_by_one():
+    """``MemberLookup.ids`` (columns read a block at a time, a near mean ruled out by a few
+    sampled values before a column is read) names models as asking one at a time does, by
+    hand. c0 is model 0; c1 (c0 + 1e-13) is c0; c2 moves two of c0's values by +-1e-4 (the
+    same mean, and values at rows the sample skips) so only the full comparison tells it
+    apart: model 1; c3 (c0 reversed: the same mean, other values) is model 2; c4 has c0's
+    judge set, family and parameters: model 0; c5 (c2 - 1e-14) is c2. Asking c3 first makes
+    it model 0 and shifts the others."""
+    base = np.linspace(0.1, 0.9, 50)
+    twisted = base.copy()
+    twisted[2] += 1e-4
+    twisted[48] -= 1e-4
+    cols = [base, base + 1e-13, twisted, np.flip(base), base * 0.5, twisted - 1e-14]
+    cands = [_Cand(0, ["j0", "j1"]), _Cand(1, ["j2"], family="logistic"), _Cand(2, ["j3"]),
+             _Cand(3, ["j4"]), _Cand(4, ["j1", "j0"]), _Cand(5, ["j5"], family="logistic")]
+    one_by_one = MemberLookup(_FakeHeldOut(cols), cands)
+    assert [one_by_one[c] for c in range(6)] == [0, 0, 1, 2, 0, 1]
+    assert MemberLookup(_FakeHeldOut(cols), cands).ids(range(6)).tolist() == [0, 0, 1, 2, 0, 1]
+    lookup = MemberLookup(_FakeHeldOut(cols), cands)
+    assert lookup[3] == 0
+    assert lookup.ids(range(6)).tolist() == [1, 1, 2, 0, 1, 2]
+
+
 # -- a small selection, recomputed independently ----------------------------------------------
 @pytest.fixture(scope="module")
 def panel():

@@ -362,9 +362,8 @@ class RuleReplay:
         self.tie_rank = tie_break_order(cands)
         self.simple_rank = preference_order(self.rule, cands, sel.judge_costs)
         self.lines = line_ids(cands)
-        lookup = member_lookup(heldout, cands)
         # every candidate's model id once, as an array: the replays read it per draw and level
-        self.signatures = np.array([lookup[c] for c in range(len(cands))], dtype=np.int64)
+        self.signatures = member_lookup(heldout, cands).ids(range(len(cands)))
         self.bits = JudgeBits(cands, result.panel.judge_names)
 
     def decide(self, allowed: np.ndarray | None = None, members_fit=None) -> HeldoutChoice:
