@@ -75,6 +75,37 @@ def test_an_average_never_calls_more_judges_than_allowed():
     assert ch.members is None and ch.chosen == 0
 
 
+def test_union_pick_equals_the_members_walk_by_hand():
+    """The tie average's walk with a constraint's bit test (the members' judge union kept
+    as they join) against the same walk asking ``members_fit`` of the whole member list.
+    By hand, at most 2 judges over candidates c0 {j0}, c1 {j1}, c2 {j0, j1}, c3 {j2}, c4 {j0}
+    in that order, c4 the same model as c0: c0 joins, c1 joins (j0 j1), c2 joins (still j0
+    j1), c3 would make 3 judges, c4 is c0's model: [0, 1, 2]. With a budget of 2.0 (costs
+    1, 0.75, 0.5): c0 (1), c1 (1.75), c2 (1.75), c3 would make 2.25: the same."""
+    from fcps_core.selection.choice import pick_in_order
+    names = ["j0", "j1", "j2"]
+    cands = [_Cand(0, ["j0"]), _Cand(1, ["j1"]), _Cand(2, ["j0", "j1"]), _Cand(3, ["j2"]), _Cand(4, ["j0"])]
+    sig = np.array([0, 1, 2, 3, 0])
+    costs = {"j0": {"cost": 1.0}, "j1": {"cost": 0.75}, "j2": {"cost": 0.5}}
+    for limit in (PanelConstraint(max_judges=2), PanelConstraint(budget=2.0, costs=costs)):
+        test = limit.members_test(cands, names)
+        assert pick_in_order([0, 1, 2, 3, 4], sig, 10, test) == [0, 1, 2]
+        assert pick_in_order([0, 1, 2, 3, 4], sig, 2, test) == [0, 1]
+    rng = np.random.default_rng(0)
+    cands = [_Cand(i, [f"j{j}" for j in rng.choice(6, rng.integers(1, 4), replace=False)]) for i in range(40)]
+    names = [f"j{j}" for j in range(6)]
+    costs = {n: {"cost": float(c)} for n, c in zip(names, rng.uniform(0.1, 2.0, 6))}
+    for limit in (PanelConstraint(max_judges=3), PanelConstraint(budget=2.5, costs=costs),
+                  PanelConstraint(max_judges=4, budget=3.0, costs=costs)):
+        test = limit.members_test(cands, names)
+        slow = lambda m, limit=limit: limit.members_fit(cands, m)      # noqa: E731 (sets of names)
+        for _ in range(50):
+            order = rng.permutation(40)[:25].tolist()
+            sig = rng.integers(0, 15, 40)
+            assert pick_in_order(order, sig, 6, test) == pick_in_order(order, sig, 6, slow)
+            assert pick_in_order(order, None, 4, test) == pick_in_order(order, None, 4, slow)
+
+
 def test_budget_counts_each_judge_once():
     costs = {"j0": {"cost": 1.0}, "j1": {"cost": 2.5}, "j2": {"cost": 0.5}}
     cands = [_Cand(0, ["j0", "j2"]), _Cand(1, ["j1"]), _Cand(2, ["j0", "j1", "j2"])]

@@ -417,7 +417,10 @@ def pick_members(tied: np.ndarray, means: np.ndarray, tie_rank: np.ndarray, sign
 def pick_in_order(order, signatures, max_members: int, members_fit=None) -> list[int]:
     """:func:`pick_members`' walk over tied columns already in risk order (an array or a
     list of ints): each column joins unless its model is in already or the members with it
-    would not fit, until there are ``max_members``."""
+    would not fit, until there are ``max_members``. A :class:`.constraints.MembersTest`
+    is asked about the members' judge union, kept as they join."""
+    if getattr(members_fit, "union_fits", None) is not None:
+        return _pick_by_union(order, signatures, max_members, members_fit)
     members, seen = [], set()
     for c in order:
         if signatures is None or signatures[c] not in seen:
@@ -426,6 +429,28 @@ def pick_in_order(order, signatures, max_members: int, members_fit=None) -> list
             if signatures is not None:
                 seen.add(signatures[c])
             members.append(int(c))
+        if len(members) >= max_members:
+            break
+    return members
+
+
+def _pick_by_union(order, signatures, max_members: int, test) -> list[int]:
+    """:func:`pick_in_order` with a :class:`.constraints.MembersTest`: the members' judge
+    bit union is kept, so a column's test is one OR and :meth:`~.constraints.MembersTest.union_fits`."""
+    members, seen, u = [], set(), 0
+    masks, union_fits = test.masks, test.union_fits
+    k = test.max_judges if test.cost is None else None       # a count limit only: one bit count
+    for c in order:
+        c = int(c)
+        s = None if signatures is None else signatures[c]
+        if signatures is None or s not in seen:
+            v = u | masks[c]
+            if members and (v.bit_count() > k if k is not None else not union_fits(v)):
+                continue
+            if signatures is not None:
+                seen.add(s)
+            members.append(c)
+            u = v
         if len(members) >= max_members:
             break
     return members
