@@ -221,8 +221,8 @@ class GroupedLosses:
                 Q0[a:a + self.BLOCK] = np.einsum("k,kc,kc->c", cnt, resid, resid)
             if base is not None:
                 resid -= base
-            for j in range(resid.shape[1]):
-                resid[:, j] -= self.unit_rows * centre[a + j]
+            # rows_k * centre_c, each product as one column's scaling forms it
+            resid -= self.unit_rows[:, None] * centre[a:a + resid.shape[1]][None, :]
             resid *= resid
             out[a:a + self.BLOCK] = wk @ resid
         if keep_spread:
