@@ -462,3 +462,25 @@ def test_tie_orders_filtered_at_tighter_limits_equal_a_fresh_sort():
                 checked += 1
             tied &= rng.random(C) < 0.8
     assert checked > 4000
+
+
+def test_held_unit_sums_equal_the_sums_formed_per_call():
+    """``GroupedLosses.unit_sums_held``: inside the block every read of the unit sums (a
+    slice, a list of columns, all) and the paired and clustered SEs built on them equal,
+    bit for bit, what is formed per call outside it; the held array goes at the end, and
+    a panel over the cell limit holds nothing."""
+    rng = np.random.default_rng(3)
+    L = rng.gamma(2.0, 0.1, size=(60, 70))
+    g = GroupedLosses(L, rng.integers(0, 25, 60))
+    outside = (g.unit_sums(slice(3, 40)), g.unit_sums([5, 1, 69]), g.unit_sums(),
+               g.paired_se(4), g.mean_se())
+    g2 = GroupedLosses(L, g.group_of_row)
+    with g2.unit_sums_held(10 ** 6):
+        assert "held_unit_sums" in g2._cache
+        inside = (g2.unit_sums(slice(3, 40)), g2.unit_sums([5, 1, 69]), g2.unit_sums(),
+                  g2.paired_se(4), g2.mean_se())
+    assert "held_unit_sums" not in g2._cache
+    for a, b in zip(outside, inside):
+        assert np.array_equal(a, b)
+    with g2.unit_sums_held(10):
+        assert "held_unit_sums" not in g2._cache

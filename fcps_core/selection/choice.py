@@ -30,6 +30,8 @@ enter every sum, so the same code serves the bias-corrected bootstrap of :mod:`.
 
 from __future__ import annotations
 
+import contextlib
+
 import math
 from dataclasses import dataclass, field
 
@@ -140,13 +142,36 @@ class GroupedLosses:
         (None: all; an index array or a slice). Formed a block of columns at a time: the
         sparse product takes its dense operand row-major, so the (column-major) losses of
         all the columns asked for would otherwise be copied whole, twice."""
+        held = self._cache.get("held_unit_sums")
         if isinstance(cols, slice):
-            return np.asarray(self.unit_matrix @ self.losses[:, cols])
+            return held[:, cols].copy() if held is not None else np.asarray(self.unit_matrix @ self.losses[:, cols])
         cols = np.arange(self.losses.shape[1]) if cols is None else np.asarray(cols, dtype=np.int64).reshape(-1)
+        if held is not None:
+            return held[:, cols]
         out = np.empty((len(self.unit_rows), len(cols)))
         for a in range(0, len(cols), self.BLOCK):
             out[:, a:a + self.BLOCK] = self.unit_matrix @ self.losses[:, cols[a:a + self.BLOCK]]
         return out
+
+    @contextlib.contextmanager
+    def unit_sums_held(self, max_cells: int):
+        """Within the block, :meth:`unit_sums` reads every column's unit sums formed once
+        (by the same sparse products, a block of columns at a time) instead of forming them
+        per call: the paired SEs against many reference columns (the frontier's levels, one
+        per distinct best) each read all of them. Only when units x columns is at most
+        ``max_cells``; released at the end of the block."""
+        if "held_unit_sums" in self._cache or len(self.unit_rows) * self.losses.shape[1] > max_cells:
+            yield
+            return
+        C = self.losses.shape[1]
+        held = np.empty((len(self.unit_rows), C))
+        for a in range(0, C, self.BLOCK):
+            held[:, a:a + self.BLOCK] = self.unit_matrix @ self.losses[:, a:a + self.BLOCK]
+        self._cache["held_unit_sums"] = held
+        try:
+            yield
+        finally:
+            self._cache.pop("held_unit_sums", None)
 
     @property
     def sums(self) -> np.ndarray:
