@@ -354,14 +354,15 @@ def refit_cpu() -> None:
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
 
 
-def parts_cpu(runs: int = 3, hanna: bool = False) -> None:
+def parts_cpu(runs: int = 3, hanna: bool = False, files: list | None = None) -> None:
     """The frontier's parts timed in one process (``n_jobs=1``, so every part runs here;
     CPU seconds, the least of ``runs`` selections, which a loaded machine inflates least):
     the levels' decisions (:class:`.frontier.FrontierChoices`), the bootstrap replays
     (:func:`.frontier.frontier_replays`), the default's half-size refits and the points'
     own (:func:`.crossfit.half_fold_configurations`, the first and second half of its calls),
     against the whole selection's CPU. The points themselves (a few hundredths of a second
-    on LLMBar) are not counted."""
+    on LLMBar) are not counted. ``files``: panel files timed instead of the timing panels
+    (e.g. a ``bench_rows.continuous_csv`` proxy)."""
     from fcps_core import make_blocks, select
     from fcps_core.selection import crossfit as C
     from fcps_core.selection import frontier as F
@@ -379,7 +380,8 @@ def parts_cpu(runs: int = 3, hanna: bool = False) -> None:
         original = C.frontier.FrontierChoices
         C.frontier.FrontierChoices = TimedChoices
         stack.callback(setattr, C.frontier, "FrontierChoices", original)
-        for name, panel in _timing_panels(hanna=hanna):
+        panels = ((os.path.basename(f), read_panel(f)) for f in files) if files else _timing_panels(hanna=hanna)
+        for name, panel in panels:
             blocks = make_blocks(panel, split="1:2:1:1", seed=0)
             best: dict[str, float] = {}
             for _ in range(runs):
@@ -414,6 +416,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="--timing, --parts: runs per panel and setting")
     ap.add_argument("--parts", action="store_true",
                     help="only the frontier's parts' CPU in one process (the least of --repeat runs)")
+    ap.add_argument("--panel-files", nargs="+", help="--parts: time these panel files instead")
     ap.add_argument("--single-judge-candidates", action="store_true",
                     help="run the selections with FCPSSelector(single_judge_candidates=True)")
     args = ap.parse_args(argv)
@@ -422,7 +425,7 @@ def main(argv=None) -> int:
         timing(args.repeat)
         return 0
     if args.parts:
-        parts_cpu(args.repeat)
+        parts_cpu(args.repeat, files=args.panel_files)
         return 0
     summaries = []
     for name in args.panels:
