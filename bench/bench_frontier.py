@@ -25,6 +25,7 @@ its largest absolute value over k).
 
     PYTHONPATH=. .venv/bin/python bench/bench_frontier.py [--splits 6] [--panels llmbar hanna additive ...]
     PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --timing     # the frontier's share of a selection
+    PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --parts      # its parts' CPU, one process
     PYTHONPATH=. .venv/bin/python bench/bench_frontier.py --population 20000 --panels additive parity mixed
 
 ``--population N`` (synthetic panels): N more rows of the same generator, all in T, D of the
@@ -353,6 +354,55 @@ def refit_cpu() -> None:
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
 
 
+def parts_cpu(runs: int = 3, hanna: bool = False, files: list | None = None) -> None:
+    """The frontier's parts timed in one process (``n_jobs=1``, so every part runs here;
+    CPU seconds, the least of ``runs`` selections, which a loaded machine inflates least):
+    the levels' decisions (:class:`.frontier.FrontierChoices`), the bootstrap replays
+    (:func:`.frontier.frontier_replays`), the default's half-size refits and the points'
+    own (:func:`.crossfit.half_fold_configurations`, the first and second half of its calls),
+    against the whole selection's CPU. The points themselves (a few hundredths of a second
+    on LLMBar) are not counted. ``files``: panel files timed instead of the timing panels
+    (e.g. a ``bench_rows.continuous_csv`` proxy)."""
+    from fcps_core import make_blocks, select
+    from fcps_core.selection import crossfit as C
+    from fcps_core.selection import frontier as F
+    spent: dict[str, list] = {}
+
+    class TimedChoices(F.FrontierChoices):
+        def __init__(self, *args, **kwargs):
+            c = time.process_time()
+            super().__init__(*args, **kwargs)
+            spent.setdefault("choices", []).append(time.process_time() - c)
+    stack = contextlib.ExitStack()
+    with stack:
+        _, replays = stack.enter_context(_calls_timed(F, "frontier_replays"))
+        _, halves = stack.enter_context(_calls_timed(C, "half_fold_configurations"))
+        original = C.frontier.FrontierChoices
+        C.frontier.FrontierChoices = TimedChoices
+        stack.callback(setattr, C.frontier, "FrontierChoices", original)
+        panels = ((os.path.basename(f), read_panel(f)) for f in files) if files else _timing_panels(hanna=hanna)
+        for name, panel in panels:
+            blocks = make_blocks(panel, split="1:2:1:1", seed=0)
+            best: dict[str, float] = {}
+            for _ in range(runs):
+                spent.clear()
+                replays.clear()
+                halves.clear()
+                c = time.process_time()
+                select(panel, blocks, n_jobs=1)
+                total = time.process_time() - c
+                folds = len(halves) // 2
+                parts = {"selection": total, "levels": sum(spent.get("choices", [])), "replays": sum(replays),
+                         "default refits": sum(halves[:folds]), "points' refits": sum(halves[folds:])}
+                for k, v in parts.items():
+                    best[k] = min(best.get(k, np.inf), v)
+            frontier_cpu = best["levels"] + best["replays"] + best["points' refits"]
+            print(f"{name}, one process, least of {runs}: " + ", ".join(f"{k} {v:.3f}" for k, v in best.items())
+                  + f" CPU s; levels + replays + points' refits {frontier_cpu:.3f} "
+                  f"(+{frontier_cpu / (best['selection'] - frontier_cpu) * 100:.0f} % of the rest) "
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--splits", type=int, default=6)
@@ -363,13 +413,19 @@ def main(argv=None) -> int:
                          "close to the risk on fresh items")
     ap.add_argument("--out", help="also write every panel's summary (bias per k included) to this JSON file")
     ap.add_argument("--timing", action="store_true", help="only the frontier's share of a selection's time")
-    ap.add_argument("--repeat", type=int, default=3, help="--timing: runs per panel and setting")
+    ap.add_argument("--repeat", type=int, default=3, help="--timing, --parts: runs per panel and setting")
+    ap.add_argument("--parts", action="store_true",
+                    help="only the frontier's parts' CPU in one process (the least of --repeat runs)")
+    ap.add_argument("--panel-files", nargs="+", help="--parts: time these panel files instead")
     ap.add_argument("--single-judge-candidates", action="store_true",
                     help="run the selections with FCPSSelector(single_judge_candidates=True)")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     if args.timing:
         timing(args.repeat)
+        return 0
+    if args.parts:
+        parts_cpu(args.repeat, files=args.panel_files)
         return 0
     summaries = []
     for name in args.panels:

@@ -90,6 +90,11 @@ def test_the_tie_bounds_keep_every_tied_column(seed):
         assert set(truly) <= set(paired.tolist())
         assert set(paired.tolist()) <= set(cols.tolist())
         pruned_some |= len(paired) < len(cols)
+        # among some columns (the frontier's admissible ones, the best among them): the
+        # same columns as the bound over all of them, restricted
+        among = np.union1d(np.flatnonzero(np.arange(L.shape[1]) % 3 != 1), [beta])
+        assert _tie_columns(spread, M[rb], beta, w_max[rb], N[rb], tol[rb], drawn[rb],
+                            among=among).tolist() == np.intersect1d(cols, among).tolist()
     assert pruned_some                                        # the paired bound does prune
 
 

@@ -75,6 +75,37 @@ def test_an_average_never_calls_more_judges_than_allowed():
     assert ch.members is None and ch.chosen == 0
 
 
+def test_union_pick_equals_the_members_walk_by_hand():
+    """The tie average's walk with a constraint's bit test (the members' judge union kept
+    as they join) against the same walk asking ``members_fit`` of the whole member list.
+    By hand, at most 2 judges over candidates c0 {j0}, c1 {j1}, c2 {j0, j1}, c3 {j2}, c4 {j0}
+    in that order, c4 the same model as c0: c0 joins, c1 joins (j0 j1), c2 joins (still j0
+    j1), c3 would make 3 judges, c4 is c0's model: [0, 1, 2]. With a budget of 2.0 (costs
+    1, 0.75, 0.5): c0 (1), c1 (1.75), c2 (1.75), c3 would make 2.25: the same."""
+    from fcps_core.selection.choice import pick_in_order
+    names = ["j0", "j1", "j2"]
+    cands = [_Cand(0, ["j0"]), _Cand(1, ["j1"]), _Cand(2, ["j0", "j1"]), _Cand(3, ["j2"]), _Cand(4, ["j0"])]
+    sig = np.array([0, 1, 2, 3, 0])
+    costs = {"j0": {"cost": 1.0}, "j1": {"cost": 0.75}, "j2": {"cost": 0.5}}
+    for limit in (PanelConstraint(max_judges=2), PanelConstraint(budget=2.0, costs=costs)):
+        test = limit.members_test(cands, names)
+        assert pick_in_order([0, 1, 2, 3, 4], sig, 10, test) == [0, 1, 2]
+        assert pick_in_order([0, 1, 2, 3, 4], sig, 2, test) == [0, 1]
+    rng = np.random.default_rng(0)
+    cands = [_Cand(i, [f"j{j}" for j in rng.choice(6, rng.integers(1, 4), replace=False)]) for i in range(40)]
+    names = [f"j{j}" for j in range(6)]
+    costs = {n: {"cost": float(c)} for n, c in zip(names, rng.uniform(0.1, 2.0, 6))}
+    for limit in (PanelConstraint(max_judges=3), PanelConstraint(budget=2.5, costs=costs),
+                  PanelConstraint(max_judges=4, budget=3.0, costs=costs)):
+        test = limit.members_test(cands, names)
+        slow = lambda m, limit=limit: limit.members_fit(cands, m)      # noqa: E731 (sets of names)
+        for _ in range(50):
+            order = rng.permutation(40)[:25].tolist()
+            sig = rng.integers(0, 15, 40)
+            assert pick_in_order(order, sig, 6, test) == pick_in_order(order, sig, 6, slow)
+            assert pick_in_order(order, None, 4, test) == pick_in_order(order, None, 4, slow)
+
+
 def test_budget_counts_each_judge_once():
     costs = {"j0": {"cost": 1.0}, "j1": {"cost": 2.5}, "j2": {"cost": 0.5}}
     cands = [_Cand(0, ["j0", "j2"]), _Cand(1, ["j1"]), _Cand(2, ["j0", "j1", "j2"])]
@@ -116,6 +147,29 @@ def test_members_are_one_per_model():
     lookup = MemberLookup(_FakeHeldOut(cols), cands)
     ids = [lookup[c] for c in range(4)]
     assert ids[0] == ids[1] == ids[3] and ids[2] != ids[0]
+
+
+def test_member_ids_at_once_equal_one_by_one():
+    """``MemberLookup.ids`` (columns read a block at a time, a near mean ruled out by a few
+    sampled values before a column is read) names models as asking one at a time does, by
+    hand. c0 is model 0; c1 (c0 + 1e-13) is c0; c2 moves two of c0's values by +-1e-4 (the
+    same mean, and values at rows the sample skips) so only the full comparison tells it
+    apart: model 1; c3 (c0 reversed: the same mean, other values) is model 2; c4 has c0's
+    judge set, family and parameters: model 0; c5 (c2 - 1e-14) is c2. Asking c3 first makes
+    it model 0 and shifts the others."""
+    base = np.linspace(0.1, 0.9, 50)
+    twisted = base.copy()
+    twisted[2] += 1e-4
+    twisted[48] -= 1e-4
+    cols = [base, base + 1e-13, twisted, np.flip(base), base * 0.5, twisted - 1e-14]
+    cands = [_Cand(0, ["j0", "j1"]), _Cand(1, ["j2"], family="logistic"), _Cand(2, ["j3"]),
+             _Cand(3, ["j4"]), _Cand(4, ["j1", "j0"]), _Cand(5, ["j5"], family="logistic")]
+    one_by_one = MemberLookup(_FakeHeldOut(cols), cands)
+    assert [one_by_one[c] for c in range(6)] == [0, 0, 1, 2, 0, 1]
+    assert MemberLookup(_FakeHeldOut(cols), cands).ids(range(6)).tolist() == [0, 0, 1, 2, 0, 1]
+    lookup = MemberLookup(_FakeHeldOut(cols), cands)
+    assert lookup[3] == 0
+    assert lookup.ids(range(6)).tolist() == [1, 1, 2, 0, 1, 2]
 
 
 # -- a small selection, recomputed independently ----------------------------------------------
@@ -408,3 +462,25 @@ def test_tie_orders_filtered_at_tighter_limits_equal_a_fresh_sort():
                 checked += 1
             tied &= rng.random(C) < 0.8
     assert checked > 4000
+
+
+def test_held_unit_sums_equal_the_sums_formed_per_call():
+    """``GroupedLosses.unit_sums_held``: inside the block every read of the unit sums (a
+    slice, a list of columns, all) and the paired and clustered SEs built on them equal,
+    bit for bit, what is formed per call outside it; the held array goes at the end, and
+    a panel over the cell limit holds nothing."""
+    rng = np.random.default_rng(3)
+    L = rng.gamma(2.0, 0.1, size=(60, 70))
+    g = GroupedLosses(L, rng.integers(0, 25, 60))
+    outside = (g.unit_sums(slice(3, 40)), g.unit_sums([5, 1, 69]), g.unit_sums(),
+               g.paired_se(4), g.mean_se())
+    g2 = GroupedLosses(L, g.group_of_row)
+    with g2.unit_sums_held(10 ** 6):
+        assert "held_unit_sums" in g2._cache
+        inside = (g2.unit_sums(slice(3, 40)), g2.unit_sums([5, 1, 69]), g2.unit_sums(),
+                  g2.paired_se(4), g2.mean_se())
+    assert "held_unit_sums" not in g2._cache
+    for a, b in zip(outside, inside):
+        assert np.array_equal(a, b)
+    with g2.unit_sums_held(10):
+        assert "held_unit_sums" not in g2._cache

@@ -171,3 +171,38 @@ def test_every_point_is_corrected_with_its_own_members(result):
         checked += 1
     assert checked == len(result.panel.judge_names) - 1
     assert len(deltas) > 1          # the points' members differ, and so do their corrections
+
+
+def test_a_refit_of_some_keys_predicts_them_as_the_full_menu_does():
+    """``fit_menu(only=keys)`` (the half-size refits) fits the prefix-at-a-time families
+    only at the wanted prefixes and parameters and skips diagnostics: every wanted key's
+    held-out predictions equal the full menu's bit for bit (residual on two bases, one
+    backoff shrinkage, a table prefix, path families), and no unwanted prefix-at-a-time
+    candidate is fitted."""
+    from fcps_core.selection import FCPSSelector
+    from fcps_core.selection.crossfit import _predict_candidates, candidate_key
+    from fcps_core.selection.menu import MenuRows, fit_menu
+    panel = make_regime("mixed", rows=600, judges=6, seed=2, group_size=2, tie_rate=0.1)
+    sel = FCPSSelector(families=("table", "backoff", "residual", "mean_iso", "logistic"), seed=0)
+    rng = np.random.default_rng(0)
+    rows = rng.permutation(panel.n_rows)
+    fit, held = np.sort(rows[:400]), np.sort(rows[400:])
+    empty = np.zeros(0, dtype=np.int64)
+    menu_rows = MenuRows(path_rows=fit, fit=fit, scored=empty, audit=empty, unlabelled=empty)
+    full = fit_menu(sel, panel, menu_rows, expand_grid=True, score_val=False)
+    keys = [candidate_key(c) for c in full.candidates]
+    table_like = [k for k in keys if k[2] in ("table", "backoff", "residual")]
+    wanted = frozenset([k for k in table_like if k[2] == "residual" and k[1] == 2][:2]
+                       + [k for k in table_like if k[2] == "backoff" and k[1] == 3][:1]
+                       + [k for k in table_like if k[2] == "table"][:1]
+                       + [k for k in keys if k[2] == "logistic"][-1:] + [k for k in keys if k[2] == "mean_iso"][:1])
+    assert len(wanted) == 6 and len({k[3] for k in wanted if k[2] == "residual"}) == 2
+    some = fit_menu(sel, panel, menu_rows, expand_grid=True, score_val=False, only=wanted)
+    got = _predict_candidates(some, held, keys=wanted)
+    expected = _predict_candidates(full, held, keys=wanted)
+    assert got.keys() == expected.keys() == wanted
+    for k in wanted:
+        assert np.array_equal(got[k], expected[k]), k
+    fitted = {candidate_key(c) for c in some.candidates if c.family in ("table", "backoff", "residual")}
+    assert fitted == {k for k in wanted if k[2] in ("table", "backoff", "residual")}
+    assert all(c.diagnostics is None for c in some.candidates)

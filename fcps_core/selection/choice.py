@@ -30,6 +30,8 @@ enter every sum, so the same code serves the bias-corrected bootstrap of :mod:`.
 
 from __future__ import annotations
 
+import contextlib
+
 import math
 from dataclasses import dataclass, field
 
@@ -140,13 +142,36 @@ class GroupedLosses:
         (None: all; an index array or a slice). Formed a block of columns at a time: the
         sparse product takes its dense operand row-major, so the (column-major) losses of
         all the columns asked for would otherwise be copied whole, twice."""
+        held = self._cache.get("held_unit_sums")
         if isinstance(cols, slice):
-            return np.asarray(self.unit_matrix @ self.losses[:, cols])
+            return held[:, cols].copy() if held is not None else np.asarray(self.unit_matrix @ self.losses[:, cols])
         cols = np.arange(self.losses.shape[1]) if cols is None else np.asarray(cols, dtype=np.int64).reshape(-1)
+        if held is not None:
+            return held[:, cols]
         out = np.empty((len(self.unit_rows), len(cols)))
         for a in range(0, len(cols), self.BLOCK):
             out[:, a:a + self.BLOCK] = self.unit_matrix @ self.losses[:, cols[a:a + self.BLOCK]]
         return out
+
+    @contextlib.contextmanager
+    def unit_sums_held(self, max_cells: int):
+        """Within the block, :meth:`unit_sums` reads every column's unit sums formed once
+        (by the same sparse products, a block of columns at a time) instead of forming them
+        per call: the paired SEs against many reference columns (the frontier's levels, one
+        per distinct best) each read all of them. Only when units x columns is at most
+        ``max_cells``; released at the end of the block."""
+        if "held_unit_sums" in self._cache or len(self.unit_rows) * self.losses.shape[1] > max_cells:
+            yield
+            return
+        C = self.losses.shape[1]
+        held = np.empty((len(self.unit_rows), C))
+        for a in range(0, C, self.BLOCK):
+            held[:, a:a + self.BLOCK] = self.unit_matrix @ self.losses[:, a:a + self.BLOCK]
+        self._cache["held_unit_sums"] = held
+        try:
+            yield
+        finally:
+            self._cache.pop("held_unit_sums", None)
 
     @property
     def sums(self) -> np.ndarray:
@@ -221,8 +246,8 @@ class GroupedLosses:
                 Q0[a:a + self.BLOCK] = np.einsum("k,kc,kc->c", cnt, resid, resid)
             if base is not None:
                 resid -= base
-            for j in range(resid.shape[1]):
-                resid[:, j] -= self.unit_rows * centre[a + j]
+            # rows_k * centre_c, each product as one column's scaling forms it
+            resid -= self.unit_rows[:, None] * centre[a:a + resid.shape[1]][None, :]
             resid *= resid
             out[a:a + self.BLOCK] = wk @ resid
         if keep_spread:
@@ -417,7 +442,10 @@ def pick_members(tied: np.ndarray, means: np.ndarray, tie_rank: np.ndarray, sign
 def pick_in_order(order, signatures, max_members: int, members_fit=None) -> list[int]:
     """:func:`pick_members`' walk over tied columns already in risk order (an array or a
     list of ints): each column joins unless its model is in already or the members with it
-    would not fit, until there are ``max_members``."""
+    would not fit, until there are ``max_members``. A :class:`.constraints.MembersTest`
+    is asked about the members' judge union, kept as they join."""
+    if getattr(members_fit, "union_fits", None) is not None:
+        return _pick_by_union(order, signatures, max_members, members_fit)
     members, seen = [], set()
     for c in order:
         if signatures is None or signatures[c] not in seen:
@@ -426,6 +454,28 @@ def pick_in_order(order, signatures, max_members: int, members_fit=None) -> list
             if signatures is not None:
                 seen.add(signatures[c])
             members.append(int(c))
+        if len(members) >= max_members:
+            break
+    return members
+
+
+def _pick_by_union(order, signatures, max_members: int, test) -> list[int]:
+    """:func:`pick_in_order` with a :class:`.constraints.MembersTest`: the members' judge
+    bit union is kept, so a column's test is one OR and :meth:`~.constraints.MembersTest.union_fits`."""
+    members, seen, u = [], set(), 0
+    masks, union_fits = test.masks, test.union_fits
+    k = test.max_judges if test.cost is None else None       # a count limit only: one bit count
+    for c in order:
+        c = int(c)
+        s = None if signatures is None else signatures[c]
+        if signatures is None or s not in seen:
+            v = u | masks[c]
+            if members and (v.bit_count() > k if k is not None else not union_fits(v)):
+                continue
+            if signatures is not None:
+                seen.add(s)
+            members.append(c)
+            u = v
         if len(members) >= max_members:
             break
     return members

@@ -79,33 +79,13 @@ class PanelConstraint:
             return True
         return self.judges_fit({j for m in members for j in candidates[m].judges})
 
-    def members_test(self, candidates, judge_names, bits: "JudgeBits | None" = None):
-        """A fast ``members_fit(members)`` for many calls on one menu: each candidate's
-        judge set as a bit mask (:class:`JudgeBits`), the union an OR, its size a bit count."""
+    def members_test(self, candidates, judge_names, bits: "JudgeBits | None" = None) -> "MembersTest | None":
+        """A fast ``members_fit(members)`` for many calls on one menu (:class:`MembersTest`:
+        each candidate's judge set as a bit mask, the union an OR, its size a bit count);
+        None when there is no limit."""
         if not self.active:
             return None
-        bits = JudgeBits(candidates, judge_names) if bits is None else bits
-        masks = bits.masks
-        cost = None if self.budget is None else [float(self.costs[n]["cost"]) for n in judge_names]
-        limit = None if self.budget is None else float(self.budget) * (1 + 1e-12) + 1e-12
-
-        def fits(members) -> bool:
-            u = 0
-            for m in members:
-                u |= masks[m]
-            if self.max_judges is not None and u.bit_count() > self.max_judges:
-                return False
-            if cost is not None:
-                total, j = 0.0, 0
-                while u:
-                    if u & 1:
-                        total += cost[j]
-                    u >>= 1
-                    j += 1
-                if total > limit:
-                    return False
-            return True
-        return fits
+        return MembersTest(self, JudgeBits(candidates, judge_names) if bits is None else bits, judge_names)
 
     def describe(self) -> str:
         parts = []
@@ -120,6 +100,43 @@ class PanelConstraint:
             return None
         return {"max_judges": None if self.max_judges is None else int(self.max_judges),
                 "budget": None if self.budget is None else float(self.budget)}
+
+
+class MembersTest:
+    """``test(members)``: whether the average of ``members`` (candidate indices) respects
+    ``constraint`` (:meth:`PanelConstraint.members_fit`), from the candidates' judge bit
+    masks (:class:`JudgeBits`). A caller growing one set keeps its union ``u`` (an int, the
+    OR of its members' ``masks``) and asks :meth:`union_fits` of ``u | masks[c]``: the same
+    answer as calling the test on the members with c."""
+
+    def __init__(self, constraint: PanelConstraint, bits: "JudgeBits", judge_names):
+        self.masks = bits.masks
+        self.max_judges = constraint.max_judges
+        self.cost = None if constraint.budget is None else \
+            [float(constraint.costs[n]["cost"]) for n in judge_names]
+        self.limit = None if constraint.budget is None else float(constraint.budget) * (1 + 1e-12) + 1e-12
+
+    def union_fits(self, u: int) -> bool:
+        """Whether calling the judges of bit mask ``u`` respects the limits (a cost summed
+        over the judges in index order)."""
+        if self.max_judges is not None and u.bit_count() > self.max_judges:
+            return False
+        if self.cost is not None:
+            total, j = 0.0, 0
+            while u:
+                if u & 1:
+                    total += self.cost[j]
+                u >>= 1
+                j += 1
+            if total > self.limit:
+                return False
+        return True
+
+    def __call__(self, members) -> bool:
+        u = 0
+        for m in members:
+            u |= self.masks[m]
+        return self.union_fits(u)
 
 
 class JudgeBits:

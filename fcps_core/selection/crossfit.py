@@ -546,7 +546,7 @@ def half_fold_configurations(configs: list, panel: Panel, D: np.ndarray, half: n
     for sub, keys in configs:
         rows = MenuRows(path_rows=D[half], fit=D[half], scored=empty, audit=empty, unlabelled=unlabelled)
         try:
-            menu = fit_menu(sub, panel, rows, expand_grid=True, score_val=False)
+            menu = fit_menu(sub, panel, rows, expand_grid=True, score_val=False, only=keys)
         except ValueError as exc:       # too few rows for a path rule or a fit: no correction
             out.update(dict.fromkeys((k for k in keys if k not in out), f"not computed: {exc}"))
             continue

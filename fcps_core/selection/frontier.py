@@ -362,9 +362,8 @@ class RuleReplay:
         self.tie_rank = tie_break_order(cands)
         self.simple_rank = preference_order(self.rule, cands, sel.judge_costs)
         self.lines = line_ids(cands)
-        lookup = member_lookup(heldout, cands)
         # every candidate's model id once, as an array: the replays read it per draw and level
-        self.signatures = np.array([lookup[c] for c in range(len(cands))], dtype=np.int64)
+        self.signatures = member_lookup(heldout, cands).ids(range(len(cands)))
         self.bits = JudgeBits(cands, result.panel.judge_names)
 
     def decide(self, allowed: np.ndarray | None = None, members_fit=None) -> HeldoutChoice:
@@ -395,7 +394,6 @@ class FrontierChoices(RuleReplay):
             allowed = constraint.mask(cands, bits)
             return self.decide(allowed, constraint.members_test(cands, names, bits)), allowed
 
-        self.reference = self.decide()
         chains = [[PanelConstraint(max_judges=k) for k in judge_levels(cands, len(names))][::-1]]
         self.deployed = deployed = selector_constraint(sel)
         if costs:
@@ -404,7 +402,9 @@ class FrontierChoices(RuleReplay):
                     float(deployed.budget) not in levels and float(deployed.budget) >= levels[0]:
                 levels = sorted(levels + [float(deployed.budget)])        # the user's own budget is a point
             chains.append([PanelConstraint(budget=c, costs=costs) for c in levels][::-1])
-        self.chains = [[(c,) + at_limit(c) for c in chain] for chain in chains]
+        with grouped.unit_sums_held(UNIT_SUM_CELLS):        # one paired SE per distinct best
+            self.reference = self.decide()
+            self.chains = [[(c,) + at_limit(c) for c in chain] for chain in chains]
 
     def member_sets(self) -> list[list[int]]:
         """Every level's deployed members (candidate indices), each distinct set once."""
@@ -437,9 +437,10 @@ def frontier_replays(result, heldout, choices: FrontierChoices) -> list[dict] | 
     replays = _Replays(result, heldout, fc.grouped, fc.rule, fc.tie_rank, fc.simple_rank, fc.lines,
                        fc.signatures, fc.bits)
     out = []
-    for decided in fc.chains:
-        run = _runs(decided)
-        out.append(dict(zip(run, replays.chain([decided[i][0] for i in run], [decided[i][2] for i in run]))))
+    with fc.grouped.unit_sums_held(UNIT_SUM_CELLS):
+        for decided in fc.chains:
+            run = _runs(decided)
+            out.append(dict(zip(run, replays.chain([decided[i][0] for i in run], [decided[i][2] for i in run]))))
     return out
 
 

@@ -145,8 +145,10 @@ def bootstrap_counts(seed: int, n_boot: int, G: int) -> np.ndarray:
     return W
 
 
-def _tie_columns(spread, M, beta, w_max, N, tol, drawn):
-    """Columns that may be tied with the best column ``beta`` in some of these draws.
+def _tie_columns(spread, M, beta, w_max, N, tol, drawn, among: np.ndarray | None = None):
+    """Columns that may be tied with the best column ``beta`` in some of these draws
+    (of the columns ``among``, when given: the bound is per column, so it is the same
+    answer restricted to them, at their cost only).
 
     With r_c = S_c - M_c n (a group's residual) the paired residual is r_c - r_beta, so
     its draw-weighted norm is at most ||r_c||_w + ||r_beta||_w (triangle inequality), and
@@ -155,11 +157,17 @@ def _tie_columns(spread, M, beta, w_max, N, tol, drawn):
     (:meth:`.choice.GroupedLosses.spread`), no draw weights. A slack of 1e-10 * sum S^2
     covers the rounding of those sums."""
     Q0, SN0, NN0 = spread
-    sq = np.maximum(Q0 - 2 * M * SN0 + M ** 2 * NN0, 0.0) + 1e-10 * Q0
-    norm = np.sqrt(w_max[:, None] * sq)                          # >= ||r_c||_w
-    se_up = (norm + norm[:, [beta]]) * np.sqrt(drawn / np.maximum(drawn - 1, 1))[:, None] / N[:, None]
-    delta = M - M[:, [beta]]
-    return np.flatnonzero((delta <= PRUNE_SLACK * (se_up + tol[:, None])).any(axis=0))
+
+    def norm_of(Q, SN, Mc):                                      # >= ||r_c||_w
+        return np.sqrt(w_max[:, None] * (np.maximum(Q - 2 * Mc * SN + Mc ** 2 * NN0, 0.0) + 1e-10 * Q))
+    Mb = M[:, [beta]]
+    norm_beta = norm_of(Q0[[beta]], SN0[[beta]], Mb)
+    if among is not None:
+        Q0, SN0, M = Q0[among], SN0[among], M[:, among]
+    se_up = (norm_of(Q0, SN0, M) + norm_beta) * np.sqrt(drawn / np.maximum(drawn - 1, 1))[:, None] / N[:, None]
+    delta = M - Mb
+    keep = np.flatnonzero((delta <= PRUNE_SLACK * (se_up + tol[:, None])).any(axis=0))
+    return keep if among is None else among[keep]
 
 
 def _paired_tie_columns(spread, cross, cols, M, beta, w_max, N, tol, drawn):
@@ -262,12 +270,12 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
     tied_d = np.zeros((len(bd), M.shape[1]), dtype=bool)
     betas = np.unique(bd)
     draws_of = [np.flatnonzero(bd == beta) for beta in betas]
-    cols_of = [_tie_columns(spread, M[dr[rb]], beta, w_max[rb], Np[rb], tol[rb], drawn[rb])
-               for beta, rb in zip(betas, draws_of)]
-    if isinstance(allowed_d, dict):
-        cols_of = [cols[allowed_d[int(beta)][cols]] for beta, cols in zip(betas, cols_of)]
-    elif allowed_d is not None:
-        cols_of = [cols[allowed_d[cols]] for cols in cols_of]
+    # a tie set is within the admissible columns: the bound is computed for those only
+    among = [None if allowed_d is None else
+             np.flatnonzero(allowed_d[int(beta)] if isinstance(allowed_d, dict) else allowed_d) for beta in betas]
+    among = [None if a is None or len(a) == M.shape[1] else a for a in among]
+    cols_of = [_tie_columns(spread, M[dr[rb]], beta, w_max[rb], Np[rb], tol[rb], drawn[rb], among=cols)
+               for beta, rb, cols in zip(betas, draws_of, among)]
     held = np.unique(np.concatenate([*cols_of, betas]))
     n_unit = grouped.unit_rows
     if len(n_unit) * len(held) <= UNIT_SUM_CELLS:

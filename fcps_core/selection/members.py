@@ -13,7 +13,9 @@ routes must count once. Two candidates are the same member when
 
 :class:`MemberLookup` gives each candidate the id of its class (first come, first named),
 looked up only for the candidates a rule asks about, and is shared by the choice rule and
-the bootstrap that replays it (:mod:`.honesty`, :mod:`.frontier`).
+the bootstrap that replays it (:mod:`.honesty`, :mod:`.frontier`). :meth:`MemberLookup.ids`
+looks up many candidates at once (the frontier asks about every candidate): their columns
+are read a block at a time, the ids are the ones asking one by one gives.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ import numpy as np
 
 #: held-out predictions within this much (relative to 1 + their largest magnitude) are one model
 PREDICTION_TOLERANCE = 1e-6
+
+#: columns read together by :meth:`MemberLookup.ids` (a (repeats, rows, block) temporary)
+READ_BLOCK = 64
+#: values kept per column to rule out most columns with a near mean without reading them
+SKETCH = 32
 
 
 def model_key(c) -> tuple:
@@ -45,20 +52,43 @@ class MemberLookup:
         self.named: list[tuple[float, int, int]] = []   # (mean, distinct column, id), sorted
         self.n_ids = 0
         self._ids: dict[int, int] = {}
+        self._stats: dict[int, tuple] = {}          # distinct column -> its summary, read ahead
+        self._sketches: dict[int, np.ndarray] = {}  # distinct column -> its values at a few positions
+        self._at = None                             # (column length, the sketch's positions)
+        self._keys: dict[int, tuple] = {}           # candidate -> model_key, from ids()
 
     def _column(self, k: int) -> np.ndarray:
         return np.asarray(self.heldout.stored([self.first[k]])[:, :, 0], dtype=float)
 
+    def _summary(self, p: np.ndarray) -> tuple[float, float, np.ndarray]:
+        """A column's mean, its tolerance and its values at :data:`SKETCH` evenly spaced
+        positions (``p`` contiguous: the mean sums in memory order)."""
+        flat = p.reshape(-1)
+        if self._at is None or self._at[0] != len(flat):
+            self._at = (len(flat), np.linspace(0, len(flat) - 1, min(SKETCH, len(flat))).astype(np.int64))
+        at = self._at[1]
+        return (float(p.mean()), PREDICTION_TOLERANCE * (1.0 + float(np.max(np.abs(p), initial=0.0))),
+                flat[at].copy())
+
     def _column_id(self, k: int) -> int | None:
-        """The id of a named column within the tolerance of distinct column ``k`` (None)."""
+        """The id of a named column within the tolerance of distinct column ``k`` (None).
+        A named column is read to compare only when its mean and its sketch are within the
+        tolerance too (both necessary for every value to be)."""
         if k in self.by_col:
             return self.by_col[k]
-        p = self._column(k)
-        tol = PREDICTION_TOLERANCE * (1.0 + float(np.max(np.abs(p), initial=0.0)))
-        m = float(p.mean())
+        if k in self._stats:
+            m, tol, sketch = self._stats.pop(k)
+            p = None
+        else:
+            p = self._column(k)
+            m, tol, sketch = self._summary(p)
+        self._sketches[k] = sketch
         lo = bisect.bisect_left(self.means, m - tol)
         hi = bisect.bisect_right(self.means, m + tol)
         for _, other, ident in self.named[lo:hi]:       # equal columns have means within tol
+            if not np.all(np.abs(self._sketches[other] - sketch) <= tol):
+                continue
+            p = self._column(k) if p is None else p
             if np.max(np.abs(self._column(other) - p), initial=0.0) <= tol:
                 self.by_col[k] = ident
                 return ident
@@ -69,7 +99,7 @@ class MemberLookup:
         c = int(c)
         if c in self._ids:
             return self._ids[c]
-        key = model_key(self.candidates[c])
+        key = self._keys.pop(c, None) or model_key(self.candidates[c])
         k = int(self.col[c])
         ident = self.by_key.get(key)
         if ident is None:
@@ -85,6 +115,29 @@ class MemberLookup:
         self.by_col.setdefault(k, ident)
         self._ids[c] = ident
         return ident
+
+    def ids(self, cands) -> np.ndarray:
+        """``[self[c] for c in cands]`` as an int64 array, the columns those lookups would
+        read one at a time read a block at a time first (only each one's mean, tolerance
+        and sketch are kept, :meth:`_column_id`)."""
+        cands = [int(c) for c in cands]
+        need, keys = [], set(self.by_key)
+        for c in cands:
+            if c in self._ids:
+                continue
+            key = self._keys[c] = model_key(self.candidates[c])
+            k = int(self.col[c])
+            if key not in keys and k not in self.by_col and k not in self._stats:
+                need.append(k)
+            keys.add(key)
+        need = list(dict.fromkeys(need))
+        for a in range(0, len(need), READ_BLOCK):
+            part = need[a:a + READ_BLOCK]
+            block = self.heldout.stored([self.first[k] for k in part])
+            for i, k in enumerate(part):
+                # a contiguous copy of the column: the mean of what one read returns
+                self._stats[k] = self._summary(np.ascontiguousarray(block[:, :, i], dtype=float))
+        return np.array([self[c] for c in cands], dtype=np.int64)
 
 
 def member_lookup(heldout, candidates) -> MemberLookup:

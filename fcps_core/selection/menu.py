@@ -125,7 +125,8 @@ def deployable_label_scale(panel: Panel, blocks: Blocks) -> Panel:
 @small_pages()      # also in the cross-fitted protocol's worker processes
 @one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
 def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bool = False,
-             score_val: bool = True, progress: Callable[[float, str], None] | None = None) -> "MenuFit":
+             score_val: bool = True, progress: Callable[[float, str], None] | None = None,
+             only: "frozenset | None" = None) -> "MenuFit":
     """One pass over the menu of ``settings`` on ``rows`` (:class:`MenuRows`, or its block
     map): encoders fitted on the fitting rows, paths built on the path rows, every
     candidate fitted on the fitting rows and scored on the scored rows; the audit rows only
@@ -133,8 +134,14 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     ``expand_grid`` makes every hyperparameter grid point its own candidate (the
     cross-fitted protocol) instead of tuning the grid on the scored rows;
     ``score_val=False`` skips their risks (the cross-fitted protocol scores held-out rows
-    itself; they still feed the diagnostics' frequencies). Below, rows go by the views'
-    block letters (:meth:`MenuRows.block_map`)."""
+    itself; they still feed the diagnostics' frequencies). ``only`` (candidate keys
+    (path label or rule, K, family, sorted parameters), as :func:`.crossfit.candidate_key`
+    makes them): the candidates wanted, for a refit that only predicts them (the
+    learning-curve correction's half-size refits). The families fitted one prefix at a time
+    then fit only the wanted prefixes and parameters, and no diagnostics are computed;
+    the families fitted along a path still fit every prefix of it (a path fit's prefixes
+    share work), so every wanted model is the one the full menu fits. Below, rows go by
+    the views' block letters (:meth:`MenuRows.block_map`)."""
     rows = (rows if isinstance(rows, MenuRows) else MenuRows.of_map(rows)).block_map()
     report = progress or (lambda frac, msg: None)
     y = panel.labels
@@ -186,6 +193,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     report(0.04, "fitting the label-free families along every path")
     prefitted = fit_joint_families(settings, views, [(p.judges, s) for p, s in path_sizes.items()])
     current_path = patterns = None
+    offered = False             # whether the full menu has a candidate (``only`` may want none of them)
     for w, (path, K) in enumerate(work):
         report(0.05 + 0.95 * w / len(work), f"{path.label or path.rule}: K={K}")
         if path is not current_path:
@@ -201,8 +209,8 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
         judges = path.judges[:K]
         patterns = _patterns(path, K, pattern_cache)
         if judges not in diag_cache:
-            diag_cache[judges] = _diagnostics(patterns, views, judges, has_T,
-                                                   alph[list(judges)], K <= settings.table_k_max)
+            diag_cache[judges] = None if only is not None else \
+                _diagnostics(patterns, views, judges, has_T, alph[list(judges)], K <= settings.table_k_max)
         diag = diag_cache[judges]
         for family in path_families(settings, path):
             cls = REGISTRY[family]
@@ -211,6 +219,11 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
             if cls.needs_patterns and patterns[K - 1] is None:
                 continue
             grid = settings.family_grid(family)
+            offered = True
+            if only is not None:
+                grid = [p for p in grid if (path.label or path.rule, K, family, tuple(sorted(p.items()))) in only]
+                if not grid:
+                    continue
             keys = [(judges, family, tuple(sorted(p.items()))) for p in grid]
             todo = [p for p, k in zip(grid, keys) if k not in fits]
             if todo:
@@ -249,7 +262,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
                 models[cand.index] = rec["model"]
                 if rec.get("pred"):
                     predictions[cand.index] = rec["pred"]
-    if not candidates:
+    if not offered:
         raise MenuError("the menu produced no candidates (every family was out of its K range)")
     pattern_cache.release()         # the views hold what they need of the last path's ids
     return MenuFit(encoded=encoded, paths=paths, candidates=candidates, models=models,
