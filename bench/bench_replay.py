@@ -31,6 +31,7 @@ its worst k, the default's, and the decomposition.
 
     PYTHONPATH=. nice .venv/bin/python bench/bench_replay.py --splits 32 --panels llmbar --cache /tmp/replay
     PYTHONPATH=. nice .venv/bin/python bench/bench_replay.py --splits 16 --population 20000 --panels additive parity mixed --cache /tmp/replay
+    PYTHONPATH=. nice .venv/bin/python bench/bench_replay.py --splits 32 --panels llmbar --cache /tmp/replay --judge-offsets
 """
 
 from __future__ import annotations
@@ -47,8 +48,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_frontier as BF  # noqa: E402
 
+from fcps_core.data.encoding import encode_panel  # noqa: E402
+from fcps_core.families import REGISTRY  # noqa: E402
 from fcps_core.files.json_values import json_ready  # noqa: E402
-from fcps_core.selection import FCPSSelector  # noqa: E402
+from fcps_core.selection import FCPSSelector, deployable_label_scale  # noqa: E402
 from fcps_core.selection import frontier as F  # noqa: E402
 from fcps_core.selection.choice import WITHIN_TIE_RULES, pick_members, rule_pool  # noqa: E402
 from fcps_core.selection.honesty import assess  # noqa: E402
@@ -209,6 +212,28 @@ def report(name: str, rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def judge_offsets(name: str, split: dict) -> dict:
+    """Every judge's cross-fitted single-judge isotonic risk on D (the selection's
+    ``single_judges`` baseline) minus its T-MSE (``mean_iso`` fitted on D, the practitioner's
+    recipe): is a point's "held-out above T" shared by every judge of the split (a D-versus-T
+    offset of the split) or particular to the judges the selection ranks best?"""
+    res, seed = split["res"], split["rec"]["seed"]
+    panel0 = BF.load(name, 0)
+    blocks = BF.split(panel0, name, seed, 0)
+    panel = deployable_label_scale(panel0, blocks)
+    D = np.sort(np.concatenate([blocks.S, blocks.M, blocks.V]))
+    T = blocks.T
+    enc = encode_panel(panel, D)
+    y = panel.labels
+    sj = res.heldout.baselines["single_judges"]          # (repeats, rows, judges)
+    cv = np.mean([np.mean((res.heldout.y[:, None] - sj[r]) ** 2, axis=0) for r in range(sj.shape[0])], axis=0)
+    tm = np.array([np.mean((y[T] - REGISTRY["mean_iso"]().fit(BF._features(enc, D, [j]), y[D])
+                            .predict(BF._features(enc, T, [j]))) ** 2) for j in range(len(panel.judges))])
+    diff = cv - tm
+    order = np.argsort(cv, kind="stable")
+    return {"all": float(diff.mean()), "best": float(diff[order[0]]), "top10": float(diff[order[:10]].mean())}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--splits", type=int, default=8)
@@ -216,10 +241,19 @@ def main(argv=None) -> int:
     ap.add_argument("--population", type=int, default=0, help="synthetic panels: this many fresh rows in T")
     ap.add_argument("--cache", required=True, help="directory keeping each split's selection (reused when present)")
     ap.add_argument("--single-judge-candidates", action="store_true")
+    ap.add_argument("--judge-offsets", action="store_true",
+                    help="instead: every judge's cross-fitted risk on D minus its T-MSE (shared panels only)")
     args = ap.parse_args(argv)
     os.makedirs(args.cache, exist_ok=True)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     for name in args.panels:
+        if args.judge_offsets:
+            offs = [judge_offsets(name, cached_split(name, 100 + i, 0, args.cache, False)) for i in range(args.splits)]
+            for key, what in (("all", "every judge"), ("best", "the judge with the lowest cross-fitted risk"),
+                              ("top10", "the ten lowest")):
+                m, se = _mean_se([o[key] for o in offs])
+                print(f"{name}: cross-fitted risk - T-MSE, {what}: {m:+.4f} (SE {se:.4f}, {len(offs)} splits)")
+            continue
         rows = [replay_estimates(cached_split(name, 100 + i, args.population, args.cache, args.single_judge_candidates))
                 for i in range(args.splits)]
         print(report(name, rows), flush=True)
