@@ -63,12 +63,30 @@ def differences(a, b, path="", out=None) -> list[str]:
     return out
 
 
+class ReferenceMemberRule:
+    """A held-out matrix's ``signature_lookup`` (the reference's or the new one's) read
+    through the interface of :class:`fcps_core.selection.members.MemberLookup`:
+    ``rule[c]`` and ``rule.ids(cands)``, which the frontier's replays read."""
+
+    def __init__(self, lookup):
+        self.lookup = lookup
+
+    def __getitem__(self, c) -> int:
+        return self.lookup[c]
+
+    def __getattr__(self, name):
+        return getattr(self.lookup, name)
+
+    def ids(self, cands) -> np.ndarray:
+        return np.array([self.lookup[c] for c in cands], dtype=np.int64)
+
+
 def pre_dedupe_members(heldout, candidates):
     """The reference's member rule (identical held-out columns rounded to 12 decimals count
     once): issue 24 made members one per distinct model (fcps_core.selection.members),
     which the reference predates; these tests hold the row-scaling rewrite, so both sides
     run the reference's rule (tests/test_frontier.py holds the new one)."""
-    return heldout.signature_lookup()
+    return ReferenceMemberRule(heldout.signature_lookup())
 
 
 @contextlib.contextmanager
