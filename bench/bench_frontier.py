@@ -360,8 +360,7 @@ def parts_cpu(runs: int = 3, hanna: bool = False, files: list | None = None) -> 
     the levels' decisions (:class:`.frontier.FrontierChoices`), the bootstrap replays
     (:func:`.frontier.frontier_replays`), the default's half-size refits and the points'
     own (:func:`.crossfit.half_fold_configurations`, the first and second half of its calls),
-    against the whole selection's CPU. The points themselves (a few hundredths of a second
-    on LLMBar) are not counted. ``files``: panel files timed instead of the timing panels
+    against the whole selection's CPU. The points themselves are not counted. ``files``: panel files timed instead of the timing panels
     (e.g. a ``bench_rows.continuous_csv`` proxy)."""
     from fcps_core import make_blocks, select
     from fcps_core.selection import crossfit as C

@@ -163,11 +163,7 @@ class GroupedLosses:
         if "held_unit_sums" in self._cache or len(self.unit_rows) * self.losses.shape[1] > max_cells:
             yield
             return
-        C = self.losses.shape[1]
-        held = np.empty((len(self.unit_rows), C))
-        for a in range(0, C, self.BLOCK):
-            held[:, a:a + self.BLOCK] = self.unit_matrix @ self.losses[:, a:a + self.BLOCK]
-        self._cache["held_unit_sums"] = held
+        self._cache["held_unit_sums"] = self.unit_sums()     # formed before it is kept: computed, not read
         try:
             yield
         finally:

@@ -47,15 +47,19 @@ class PanelConstraint:
                 raise MenuError("a budget needs judge costs (--judge-costs FILE with judge,cost,latency rows, "
                                 "or costs stored with the panel)")
 
+    @property
+    def cost_limit(self) -> float | None:
+        """The largest cost per item within the budget (None: no budget): sums of decimal
+        costs round, so a set costing the budget exactly is within it."""
+        return None if self.budget is None else float(self.budget) * (1 + 1e-12) + 1e-12
+
     def judges_fit(self, judge_names) -> bool:
         """Whether calling ``judge_names`` (each once) respects the limits."""
         judges = set(judge_names)
         if self.max_judges is not None and len(judges) > self.max_judges:
             return False
         if self.budget is not None:
-            cost = sum(float(self.costs[j]["cost"]) for j in judges)
-            # sums of decimal costs round: a set costing the budget exactly is within it
-            if cost > float(self.budget) * (1 + 1e-12) + 1e-12:
+            if sum(float(self.costs[j]["cost"]) for j in judges) > self.cost_limit:
                 return False
         return True
 
@@ -70,7 +74,7 @@ class PanelConstraint:
         if self.max_judges is not None:
             ok &= bits.counts <= self.max_judges
         if self.budget is not None:
-            ok &= bits.cost(self.costs) <= float(self.budget) * (1 + 1e-12) + 1e-12
+            ok &= bits.cost(self.costs) <= self.cost_limit
         return ok
 
     def members_fit(self, candidates, members) -> bool:
@@ -114,7 +118,7 @@ class MembersTest:
         self.max_judges = constraint.max_judges
         self.cost = None if constraint.budget is None else \
             [float(constraint.costs[n]["cost"]) for n in judge_names]
-        self.limit = None if constraint.budget is None else float(constraint.budget) * (1 + 1e-12) + 1e-12
+        self.limit = constraint.cost_limit
 
     def union_fits(self, u: int) -> bool:
         """Whether calling the judges of bit mask ``u`` respects the limits (a cost summed

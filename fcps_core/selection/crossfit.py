@@ -327,8 +327,8 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
              for u, ((r, tr, va), (_, pick)) in enumerate(zip(fold_list, picks))]
     # the judges report's panel part reads no fit: the first worker done with its folds
     # computes it while the other finishes, instead of this process after the folds
-    ahead = ((panel_report_or_none, (panel, blocks, bare)),) if parallel else ()
-    results = _start(jobs, fold_work, tasks, then=ahead)
+    queued = ((panel_report_or_none, (panel, blocks, bare)),) if parallel else ()
+    results = _start(jobs, fold_work, tasks, then=queued)
     # the final refit: paths and fits on every deployable row, none scored (the risks come
     # from the folds), T for the audit
     rows = MenuRows(path_rows=D, fit=D, scored=empty, audit=T, unlabelled=unlabelled)
@@ -455,7 +455,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         assessment["deployed_risk"] = nested_estimate(settings, panel, blocks, D, report)
     result = with_frontier(replace(result, **assessment), heldout, choices=choices, corrections=point_correction,
                            replays=replays)
-    panel_report = next(results) if ahead else None     # queued behind the folds: long done by now
+    panel_report = next(results) if queued else None     # queued behind the folds: long done by now
     if panel_report is not None:
         result = replace(result, panel_report=PanelReport.of(panel, blocks, settings, panel_report))
     result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})

@@ -453,17 +453,24 @@ class HeldOut:
             grouped = self.grouped(objective)
             means = grouped.means()
             return means, grouped.mean_se(means)
+        return self._blockwise_risks(objective, with_se=True)
+
+    def _blockwise_risks(self, objective: str, with_se: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """(means, clustered SEs or None) of every candidate's held-out loss, the loss
+        matrix formed a block of distinct columns at a time and not kept."""
         u = self.units()
         col, first = self.columns()
-        means_d, se_d = np.empty(len(first)), np.empty(len(first))
+        means_d = np.empty(len(first))
+        se_d = np.empty(len(first)) if with_se else None
         yd = self.y_distinct
         for a in range(0, len(first), GroupedLosses.BLOCK):
             block = self.stored(first[a:a + GroupedLosses.BLOCK])
             L = np.asfortranarray(row_losses(objective, yd, block))
             g = GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
             means_d[a:a + L.shape[1]] = m = g.means()
-            se_d[a:a + L.shape[1]] = g.mean_se(m)
-        return means_d[col], se_d[col]
+            if with_se:
+                se_d[a:a + L.shape[1]] = g.mean_se(m)
+        return means_d[col], (se_d[col] if with_se else None)
 
     def column_means(self, objective: str) -> np.ndarray:
         """Every candidate's mean held-out loss: :meth:`column_risks`' means, the same
@@ -471,16 +478,7 @@ class HeldOut:
         means only; the SEs' per-group sums are most of the work)."""
         if ("grouped", objective) in self._cache:
             return self.grouped(objective).means()
-        u = self.units()
-        col, first = self.columns()
-        means_d = np.empty(len(first))
-        yd = self.y_distinct
-        for a in range(0, len(first), GroupedLosses.BLOCK):
-            block = self.stored(first[a:a + GroupedLosses.BLOCK])
-            L = np.asfortranarray(row_losses(objective, yd, block))
-            g = GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
-            means_d[a:a + L.shape[1]] = g.means()
-        return means_d[col]
+        return self._blockwise_risks(objective, with_se=False)[0]
 
     def losses(self, objective: str) -> np.ndarray:
         """(rows, candidates) held-out loss, averaged over the repeats."""

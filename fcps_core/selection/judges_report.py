@@ -73,6 +73,7 @@ and the base rate's (each held-out row predicted by its training rows' mean labe
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -413,9 +414,9 @@ def judges_report(result, *, threshold: float = REDUNDANCY_THRESHOLD, n_bins: in
     no-refit drop-one changes (:func:`contributions`; refitted ones from a plan:
     :func:`with_drop_one`) and the deployed predictor's calibration
     (:func:`deployed_calibration`)."""
-    ahead = getattr(result, "panel_report", None)
-    if ahead is not None and ahead.serves(result, threshold):
-        out = dict(ahead.report)        # its entries are read, never changed, below
+    computed = getattr(result, "panel_report", None)
+    if computed is not None and computed.serves(result, threshold):
+        out = copy.deepcopy(computed.report)    # a caller may edit what to_dict returns
     else:
         out = selection_panel_report(result.panel, result.blocks, result.selector, threshold=threshold)
     contribution = contributions(result)
