@@ -11,7 +11,7 @@ import streamlit as st
 from fcps_core.errors import FCPSError
 from fcps_core.reports.glossary import help_text
 from fcps_core.figures.selection import risk_cost_pareto
-from fcps_core.service.reports import family_name, judges_count, tie_words
+from fcps_core.service.reports import count_of, family_name, judges_count, tie_words
 from fcps_app import glossary
 from fcps_app.common import figure_download, get_store, md, stored_name
 
@@ -72,7 +72,7 @@ def show_costs(d: dict, held: str) -> None:
         same = ct["cost"] >= sel["cost"] - 1e-12
         # the tie set is counted once, in distinct models, as on every page (tie_words)
         n_line = ct.get('n_tied_on_line', ct['n_tied'])
-        st.caption(f"Cheapest of the {n_line} tied candidate{'' if n_line == 1 else 's'} on the best's line "
+        st.caption(f"Cheapest of the {count_of(n_line, 'tied candidate')} on the best's line "
                    f"({md(tie_words(d))}): {family_name(ct['family'])} "
                    f"K={ct['K']} at {ct['cost']:.4g} per item, {held} risk {ct['risk']:.4f} "
                    f"({ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f})"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .measures.diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD
+from .plurals import count_of, noun_for  # noqa: F401 (counts in words, beside judges_count)
 
 #: S:M:V ratio of the paper's protocol (a fourth part reserves a research test block T)
 DEFAULT_SPLIT = "1:2:1"
@@ -29,13 +30,6 @@ DEFAULT_BOOTSTRAP = 200
 DEFAULT_MAX_MEMBERS = 10
 DEFAULT_GAIN_THRESHOLD = GAIN_THRESHOLD
 DEFAULT_PRESSURE_THRESHOLD = PRESSURE_THRESHOLD
-
-
-def count_of(n, noun: str, plural: str | None = None) -> str:
-    """"1 pattern", "1,204 patterns" (not "1,204 pattern(s)"): a count and its noun, singular
-    or plural, as the pages, figures, reports and the CLI print counts."""
-    shown = f"{n:,}" if isinstance(n, int) else str(n)
-    return f"{shown} {noun}" if n == 1 else f"{shown} {plural or noun + 's'}"
 
 
 def judges_count(n) -> str:

@@ -302,7 +302,7 @@ def test_decimal_commas_are_read_as_numbers_and_said(tmp_path, sep):
         np.testing.assert_array_equal(a.values, b.values)
     name = "tab" if sep == "\t" else repr(sep)
     assert panel.import_notes[0].startswith(f"read as {name}-delimited")
-    assert panel.import_notes[1].startswith("decimal commas read as numbers in column(s) 'label', 'j1', 'j2' (")
+    assert panel.import_notes[1].startswith("decimal commas read as numbers in columns 'label', 'j1', 'j2' (")
     assert panel.import_notes[1].endswith("(detected: pass --decimal . if the comma means something else)")
     assert panel.import_warnings == []
 
@@ -385,7 +385,7 @@ def test_the_cli_reads_a_decimal_comma_file_and_says_how(tmp_path):
     assert out.startswith("imported 'euro': 120 rows (120 labelled), 2 judges, schema continuous")
     lines = err.splitlines()
     assert lines[0].startswith("fcps: note: read as ';'-delimited") and len(lines) == 2
-    assert lines[1].startswith("fcps: note: decimal commas read as numbers in column(s) 'label', 'j1', 'j2'")
+    assert lines[1].startswith("fcps: note: decimal commas read as numbers in columns 'label', 'j1', 'j2'")
     code, out, err = run_cli("import", str(path), "--name", "text", "--decimal", ".", "--judges", "j1",
                              "--store", str(store), "--json")
     assert code == 2 and "--decimal ','" in err       # the labels 0,25 / 0,75 cannot be read as text
@@ -426,8 +426,8 @@ def test_constant_judges_are_warned_about_and_stored(tmp_path):
     store = Store(tmp_path / "s.duckdb")
     info = import_file(store, str(path), name="flat")
     assert info["warnings"] == [
-        "judge(s) 'j2' ('B'), 'j3' ('A') give the same output on every row with an output: they carry no "
-        "information (check the column, or leave them out with --judges)"]
+        "judges 'j2' ('B'), 'j3' ('A') give the same output on every row with an output: they carry no "
+        "information (check the columns, or leave them out with --judges)"]
     assert store.has_panel("flat")
     assert Store(tmp_path / "s.duckdb").add_panel(load_panel(str(path)), name="again")["warnings"] == info["warnings"]
 
@@ -435,8 +435,8 @@ def test_constant_judges_are_warned_about_and_stored(tmp_path):
 def test_a_constant_continuous_judge_is_warned_about(tmp_path):
     rows = [["item_id", "label", "j1", "j2"]] + [[f"i{k}", str(k % 2), "0.5", str(k / 10)] for k in range(30)]
     panel = load_panel(str(write(tmp_path / "p.csv", csv_text(rows))))
-    assert panel.import_warnings == ["judge(s) 'j1' ('0.5') give the same output on every row with an output: "
-                                     "they carry no information (check the column, or leave them out with --judges)"]
+    assert panel.import_warnings == ["judge 'j1' ('0.5') gives the same output on every row with an output: "
+                                     "it carries no information (check the column, or leave it out with --judges)"]
 
 
 def test_a_varied_panel_has_no_warnings(tmp_path):
@@ -447,13 +447,13 @@ def test_the_cli_warns_on_import_and_select(tmp_path):
     path = write(tmp_path / "p.csv", csv_text(_constant(judge="A", n=60)))
     store = tmp_path / "s.duckdb"
     code, out, err = run_cli("import", str(path), "--name", "flat", "--store", str(store))
-    assert code == 0 and err == ("fcps: warning: judge(s) 'j2' ('A') give the same output on every row with an "
-                                 "output: they carry no information (check the column, or leave them out with "
+    assert code == 0 and err == ("fcps: warning: judge 'j2' ('A') gives the same output on every row with an "
+                                 "output: it carries no information (check the column, or leave it out with "
                                  "--judges)\n")
     for panel in (str(path), "flat"):
         code, out, err = run_cli("select", panel, "--store", str(store), "--protocol", "split", "--choice",
                                  "argmin", "--estimate", "none", "--families", "table")
-        assert code == 0 and "fcps: warning: judge(s) 'j2' ('A') give the same output" in err, err
+        assert code == 0 and "fcps: warning: judge 'j2' ('A') gives the same output" in err, err
     flat = write(tmp_path / "flat.csv", csv_text(_constant(label="0", n=60)))
     code, out, err = run_cli("select", str(flat), "--protocol", "split", "--choice", "argmin",
                              "--estimate", "none", "--families", "table")
@@ -508,7 +508,7 @@ def test_a_long_file_with_decimal_comma_outputs_is_read_as_numbers(tmp_path):
     panel = load_panel(str(write(tmp_path / "long.csv", csv_text(rows, ";"))))
     assert [j.schema for j in panel.judges] == ["continuous", "continuous"]
     assert panel.judges[0].values[:2].tolist() == [0.1, 0.2] and panel.judges[1].values[:2].tolist() == [0.5, 1.5]
-    assert panel.import_notes[1].startswith("decimal commas read as numbers in column(s) 'output'")
+    assert panel.import_notes[1].startswith("decimal commas read as numbers in column 'output'")
 
 
 # -- review round: a duplicated label column under a tool's suffix ------------------------------

@@ -290,7 +290,7 @@ def _long_with_labels(tmp_path):
 def test_labels_file_naming_unknown_items_is_refused(tmp_path):
     path = _long_with_labels(tmp_path)
     write(tmp_path / "labels.csv", csv_text([["item_id", "label"], ["i1", "1"], ["I-2", "0"]]))
-    with pytest.raises(PanelError, match=r"labels.csv names 1 item\(s\) the panel does not have, first 'I-2'") as exc:
+    with pytest.raises(PanelError, match=r"labels.csv names 1 item the panel does not have, first 'I-2'") as exc:
         load_panel(path, labels_path=str(tmp_path / "labels.csv"))
     assert exc.value.line == 3 and exc.value.column == "item_id"
 

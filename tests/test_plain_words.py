@@ -9,8 +9,9 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHOWN = [ROOT / "app_pages", ROOT / "fcps_app", ROOT / "fcps_core" / "reports", ROOT / "fcps_core" / "figures",
-         ROOT / "fcps_core" / "cli"]
+#: everything people read: the pages, the reports and figures, the CLI and every message the
+#: package raises or warns with (readers, deploy, planning, store, service, paper)
+SHOWN = [ROOT / "app_pages", ROOT / "fcps_app", ROOT / "fcps_core"]
 
 
 def _literals(path: Path) -> list[str]:
@@ -40,6 +41,9 @@ def test_plain_names_of_families_and_paths():
         ("1 pattern", "1,204 patterns", "0 pairs")
     assert count_of(2, "new label") == "2 new labels" and count_of(3, "wolf", "wolves") == "3 wolves"
     assert judges_count(1) == "1 judge" and judges_count(3) == "3 judges"
+    import numpy as np
+    assert (count_of(np.int64(1204), "row"), count_of(2.0, "label"), count_of(1.5, "label")) == \
+        ("1,204 rows", "2 labels", "1.5 labels")
     assert family_name("ridge_iso") == "ridge + isotonic"
     assert family_name("mean_iso") == "mean vote + isotonic"      # the fixed recipe's own label
     assert family_name("ds_jury") == "Dawid-Skene jury"

@@ -19,7 +19,7 @@ from fcps_core.service.select import SelectRequest, menu_paths, named_menu, run_
 from fcps_core.store import Store
 from store_helpers import csv_text, good_rows, write
 
-LACKS = "the traffic lacks judge column(s) the predictor needs"
+LACKS = "the traffic lacks judge column the predictor needs"     # one column is missing
 
 
 def traced(calls: list, name: str, inner):

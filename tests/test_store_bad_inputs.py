@@ -120,7 +120,7 @@ BAD = [
      ["same label (1)", "one label class"], None, "label"),
     ("no labelled row", csv_file(set_column(2, lambda i: "")), {}, ["no row has a label"], None, "label"),
     ("a single group", csv_file(set_column(1, lambda i: "g")), {},
-     ["1 group(s)", "at least 3"], None, "group_id"),
+     ["1 group (", "at least 3"], None, "group_id"),
     ("a judge 100% missing", csv_file(set_column(4, lambda i: ["", "NA", "null"][i % 3])), {},
      ["judge column is empty in every row"], None, "j2"),
     ("10,000 distinct outputs in one judge", free_text_judge, {},

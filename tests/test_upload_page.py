@@ -162,7 +162,7 @@ def test_decimal_commas_are_read_said_and_the_decimal_control_states_the_mark():
     at = upload("euro.csv", ("\n".join(lines) + "\n").encode())
     assert not at.error and not at.exception, [e.value for e in at.error]
     notes = [shown(i.value) for i in at.info]
-    assert notes[1] == ("decimal commas read as numbers in column(s) 'score' ('0,05' -> 0.05) (detected: set the "
+    assert notes[1] == ("decimal commas read as numbers in column 'score' ('0,05' -> 0.05) (detected: set the "
                         "'decimal mark' control to . if the comma means something else)")
     schemas = dict(zip(at.dataframe[-1].value["judge"], at.dataframe[-1].value["schema"]))
     assert schemas == {"score": "continuous", "verdict": "pairwise"}
@@ -178,8 +178,8 @@ def test_a_constant_judge_and_a_second_label_column_are_named_on_the_page():
     at = upload("flat.csv", csv(judges=("j1", "always"), judge_out=lambda i, k: ["good", "bad"][i % 2] if k == 0
                                 else "good"))
     assert [shown(w.value) for w in at.warning] == [
-        "judge(s) 'always' ('good') give the same output on every row with an output: they carry no information "
-        "(check the column, or leave them out with the 'Judge columns' control)"]
+        "judge 'always' ('good') gives the same output on every row with an output: it carries no information "
+        "(check the column, or leave it out with the 'Judge columns' control)"]
     at = upload("leak.csv", csv(judges=("j1", "LABEL"), judge_out=lambda i, k: "good"))
     assert len(at.error) == 1
     msg = shown(at.error[0].value)

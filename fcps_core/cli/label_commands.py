@@ -6,6 +6,7 @@ import json
 import sys
 
 from ..service.files import json_ready
+from ..service.reports import count_of
 from .args import add_panel_arguments
 from .context import RunContext
 from .render import fmt, log, write_data
@@ -56,11 +57,11 @@ def cmd_label_next(args, ctx: RunContext) -> int:
     d = plan.decision
     # the estimate named as the Select and Label next pages name it ("MSE on new items")
     ci = d.get("deployed_risk_ci") or [None, None]
-    n_items = len(plan.batch)
-    log(args, f"{n_items:,} {'item' if n_items == 1 else 'items'}: {plan.batch.info['n_audit']:,} audit, "
+    estimate = (f"{fmt(d['deployed_risk'])} (95% interval {fmt(ci[0])} to {fmt(ci[1])})"
+                if d.get("deployed_risk") is not None else "not estimated")
+    log(args, f"{count_of(len(plan.batch), 'item')}: {plan.batch.info['n_audit']:,} audit, "
               f"{plan.batch.info['n_active']:,} active; {str(d['objective'] or 'mse').upper()} on new items "
-              f"{fmt(d['deployed_risk'])} (95% interval {fmt(ci[0])} to {fmt(ci[1])}), read on "
-              f"{d['n_evaluation_rows']:,} evaluation rows")
+              f"{estimate}, read on {count_of(d['n_evaluation_rows'], 'evaluation row')}")
     if args.out:
         plan.write(args.out, force=args.force)
         log(args, f"batch written to {args.out}")

@@ -17,6 +17,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..errors import FCPSError
 
 #: a costs file is read only below this size and row count (one row per judge)
@@ -99,7 +100,7 @@ def check_costs_cover(costs: Mapping[str, Mapping], judges: list[str], *, source
     missing = [j for j in judges if j not in costs]
     if missing:
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-        raise CostError(f"{source}: no cost for judge(s) {', '.join(repr(j) for j in missing[:3])}{more}; "
+        raise CostError(f"{source}: no cost for {noun_for(len(missing), 'judge')} {', '.join(repr(j) for j in missing[:3])}{more}; "
                         "give every judge a row (0 for a free judge)")
     unknown = [j for j in costs if j not in set(judges)]
     if unknown:

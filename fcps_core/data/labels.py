@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..errors import PanelError
 from .panel import (BINARY_NEGATIVE, BINARY_POSITIVE, INFERRED_LABEL_NOTE, MISSING_TOKENS, PAIRWISE_NEGATIVE,
                     PAIRWISE_POSITIVE, TIE_TOKENS, parse_float)
@@ -210,7 +211,7 @@ def _value_text(v: float | None) -> str:
 
 
 def _rows(n: int) -> str:
-    return f"{n:,} row" + ("" if n == 1 else "s")
+    return count_of(n, "row")
 
 
 def mapping_sentence(report: dict, *, what: str = "Labels") -> str:

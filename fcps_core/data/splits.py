@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..errors import SplitError
 from .panel import Panel
 
@@ -147,7 +148,7 @@ def draw_blocks(panel: Panel, *, ratio: tuple[float, ...] = (1, 2, 1), test_shar
         source = "ratio"
     needed_blocks = sum(1 for w in want if w > 0)
     if len(uniq) < needed_blocks:
-        raise SplitError(f"the panel has {len(uniq)} labelled group(s) but {needed_blocks} blocks "
+        raise SplitError(f"the panel has {count_of(len(uniq), 'labelled group')} but {needed_blocks} blocks "
                          "need at least one group each; label more groups or use fewer blocks")
     # Walk shuffled groups, filling blocks in S, M, V, T order to their row targets.
     assign = np.full(len(uniq), -1)

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..measures.diagnostics import PRESSURE_THRESHOLD
 from ..data.encoding import pattern_labels
 from ..errors import PredictorError
@@ -225,7 +226,7 @@ def audit_traffic(predictor, traffic: Panel | pd.DataFrame | np.ndarray, *, thre
     th = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
     unknown = set(th) - set(DEFAULT_THRESHOLDS)
     if unknown:
-        raise PredictorError(f"unknown audit threshold(s): {', '.join(sorted(unknown))}; "
+        raise PredictorError(f"unknown audit {noun_for(len(unknown), 'threshold')}: {', '.join(sorted(unknown))}; "
                              f"use {', '.join(DEFAULT_THRESHOLDS)}")
     if traffic.n_rows == 0:
         raise PredictorError("the traffic has no rows to audit")

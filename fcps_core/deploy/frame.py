@@ -30,6 +30,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..errors import PredictorError
 from ..data.panel import Panel
 from .validate import short
@@ -87,7 +88,7 @@ def _frame_columns(df, judges: Sequence[str]) -> dict:
     names = {str(c): c for c in df.columns}
     missing = [j for j in judges if j not in names]
     if missing:
-        raise PredictorError("the DataFrame lacks judge column(s) the predictor needs: "
+        raise PredictorError(f"the DataFrame lacks judge {noun_for(len(missing), 'column')} the predictor needs: "
                              + ", ".join(short(m) for m in missing[:5])
                              + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""))
     wanted = [c for c in (ITEM_COLUMN, GROUP_COLUMN) if c in names] + list(judges)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..version import __version__
 from ..data.encoding import JudgeEncoder, apply_encoders, encode_panel, prefix_patterns
 from ..defaults import TIE_AVERAGE as _AVERAGE_LABEL
@@ -249,7 +250,7 @@ class FCPSPredictor:
         """One clear error naming every judge column the panel lacks."""
         missing = [j for j in self.judges if j not in panel.judge_names]
         if missing:
-            raise PredictorError("the panel lacks judge column(s) the predictor needs: "
+            raise PredictorError(f"the panel lacks judge {noun_for(len(missing), 'column')} the predictor needs: "
                                  + ", ".join(short(m) for m in missing[:5])
                                  + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""))
 

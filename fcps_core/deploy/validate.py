@@ -37,6 +37,7 @@ import stat
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..errors import PredictorError
 
 #: The byte cap of a predictor file, checked before parsing, so a huge file is refused
@@ -176,7 +177,7 @@ def _cells(ids, sums, counts, where: str, encoders=None) -> None:
         cells = math.prod(max(int(e.alphabet_size), 1) for e in encoders)
         if int(ids[0]) < 0 or int(ids[-1]) >= cells:
             bad = int(ids[0]) if int(ids[0]) < 0 else int(ids[-1])
-            raise _malformed(f"{where}: pattern id {bad} is not a pattern of its {len(encoders)} judge(s) "
+            raise _malformed(f"{where}: pattern id {bad} is not a pattern of its {count_of(len(encoders), 'judge')} "
                              f"(ids run from 0 to {cells - 1:,})")
 
 

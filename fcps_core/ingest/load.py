@@ -10,6 +10,7 @@ from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..errors import PanelError
 from ..data.panel import (Panel, detect_schema)
 from .files import DEFAULT_LIMITS, ImportLimits, file_sha256, in_file, shown_name
@@ -240,8 +241,8 @@ def _check_dialect(table: RawTable, layout: str, label_column: str | None,
     hint = table.delimiter_hint()
     if hint is not None:
         shown = ", ".join(repr(c) for c in table.header[:3]) + (" ..." if len(table.header) > 3 else "")
-        raise PanelError(f"no {missing[0]!r} column; the header was read as {len(table.header)} "
-                         f"column(s) ({shown})", line=1, hint=hint)
+        raise PanelError(f"no {missing[0]!r} column; the header was read as "
+                         f"{count_of(len(table.header), 'column')} ({shown})", line=1, hint=hint)
 
 
 def _labels_file(path: str, item_list: np.ndarray, item_column: str, label_column: str,
@@ -272,7 +273,7 @@ def _labels_from(table: RawTable, path: str, item_list: np.ndarray, item_column:
     unknown = [r for r in first.tolist() if ids[r] not in known]
     if unknown:
         r = unknown[0]
-        raise PanelError(f"labels file {Path(path).name} names {len(unknown)} item(s) the panel does not "
+        raise PanelError(f"labels file {Path(path).name} names {count_of(len(unknown), 'item')} the panel does not "
                          f"have, first {ids[r]!r}", line=table.first_line + r, column=item_column,
                          hint="spell item ids as in the panel file, or remove the rows of other items")
     lookup = dict(zip(uniq.tolist(), ys[first].tolist()))
@@ -307,8 +308,10 @@ def import_warnings(panel: Panel) -> list[str]:
                 constant.append(f"{j.name!r} ({str(used[0])!r})")
     if constant:
         shown = ", ".join(constant[:5]) + (f" and {len(constant) - 5} more" if len(constant) > 5 else "")
-        out.append(f"judge(s) {shown} give the same output on every row with an output: they carry no "
-                   "information (check the column, or leave them out with --judges)")
+        one = len(constant) == 1
+        out.append(f"{noun_for(len(constant), 'judge')} {shown} {'gives' if one else 'give'} the same output on "
+                   f"every row with an output: {'it carries' if one else 'they carry'} no information (check the "
+                   f"{noun_for(len(constant), 'column')}, or leave {'it' if one else 'them'} out with --judges)")
     return out
 
 
@@ -334,7 +337,7 @@ def check_importable(panel: Panel, *, label_column: str = "label",
         groups = pd.unique(panel.group_ids[lab])
         if len(groups) < 3:
             shown = ", ".join(repr(g) for g in groups[:2])
-            raise PanelError(f"the {int(lab.sum()):,} labelled rows fall in {len(groups)} group(s) "
+            raise PanelError(f"the {int(lab.sum()):,} labelled rows fall in {count_of(len(groups), 'group')} "
                              f"({shown}); blocks S, M and V are drawn by group and need at least 3",
                              column=group_column,
                              hint="check the group column mapping (--group-column), or give a block column")

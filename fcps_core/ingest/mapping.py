@@ -15,6 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..data.panel import MISSING, PAIRWISE_GRADED
 
 #: CLI flag -> the load/import option it sets ("limits" for the --max-* reading limits)
@@ -92,7 +93,7 @@ def output_mapping(judge) -> str:
         return (f"numbers{span}, used as they are by scalar families and cut into quantile bins (fitted on the "
                 f"calibration rows) for tables.{missing}")
     n = len([t for t in judge.vocab if t != MISSING])
-    return (f"{n} distinct output(s), each its own table cell; scalar families encode each output by the "
+    return (f"{count_of(n, 'distinct output')}, each its own table cell; scalar families encode each output by the "
             f"smoothed mean label of its calibration rows.{missing}")
 
 

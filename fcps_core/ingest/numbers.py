@@ -33,6 +33,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..plurals import noun_for
 from ..errors import PanelError
 
 DECIMAL_MARKS = (",", ".")
@@ -174,7 +175,7 @@ def read_numbers(columns: Mapping[str, np.ndarray], value_columns: Sequence[str]
         names = ", ".join(repr(n) for n, _, _ in changed[:4]) + (" ..." if len(changed) > 4 else "")
         _, before, after = changed[0]
         how = "decimal commas" if decimal == "," else "thousands separators"
-        note = f"{how} read as numbers in column(s) {names} ({before!r} -> {after})"
+        note = f"{how} read as numbers in {noun_for(len(changed), 'column')} {names} ({before!r} -> {after})"
         if detected:
             note += (" (detected: pass --decimal . if the comma means something else)" if decimal == "," else
                      " (detected: pass --decimal ',' if the comma is the decimal mark)")

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..errors import MenuError
 
 PATH_RULES = ("info_first", "random", "complexity_penalized", "cfps", "cost_aware")
@@ -362,7 +363,7 @@ def build_paths(rules: list[str], codes_S: np.ndarray, y_S: np.ndarray, n_cal: i
     use any prefix); cfps paths offer only their own subset size."""
     unknown = [r for r in rules if r not in PATH_RULES]
     if unknown:
-        raise MenuError(f"unknown path rule(s) {', '.join(unknown)}; use {', '.join(PATH_RULES)}")
+        raise MenuError(f"unknown path {noun_for(len(unknown), 'rule')} {', '.join(unknown)}; use {', '.join(PATH_RULES)}")
     if codes_S.shape[0] == 0:
         raise MenuError("the selection block is empty: path rules need S labels")
     n_j = codes_S.shape[1]

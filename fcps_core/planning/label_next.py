@@ -65,6 +65,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..errors import FCPSError
 
 #: default audit share: None = the precision rule (:func:`audit_size`)
@@ -184,8 +185,7 @@ class _TableDesign:
 
     def describe(self, row: int) -> str:
         z = self.cell[row]
-        labels = float(self.count[z] - self.alpha)
-        return f"cell with {labels:g} label{'' if labels == 1 else 's'}, {100 * self.share[z]:.1f}% of traffic"
+        return f"cell with {count_of(float(self.count[z] - self.alpha), 'label')}, {100 * self.share[z]:.1f}% of traffic"
 
 
 class _LinearDesign:

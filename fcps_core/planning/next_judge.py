@@ -47,6 +47,7 @@ from typing import Callable
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ..plurals import count_of, noun_for
 from ..measures.diagnostics import effective_support, prefix_diagnostics, risk_tolerance
 from ..data.encoding import JudgeEncoder, encode_panel, nominal_cells, prefix_patterns
 from ..errors import FCPSError, MenuError, SplitError
@@ -397,7 +398,7 @@ def unlabelled_judges(dep: Deployment, traffic: Panel, *, source: str = "traffic
     deployed = set(names) | set(predictor.judges if predictor is not None else [])
     missing = [n for n in sorted(deployed, key=str) if n not in traffic.judge_names]
     if missing:
-        raise FCPSError("the traffic lacks deployed judge column(s) " + ", ".join(map(repr, missing))
+        raise FCPSError(f"the traffic lacks deployed judge {noun_for(len(missing), 'column')} " + ", ".join(map(repr, missing))
                         + ": it must hold the deployed judges plus the judges to consider")
     if extras is None:
         extras = [n for n in traffic.judge_names if n not in deployed]

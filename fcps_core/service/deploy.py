@@ -13,6 +13,7 @@ import json
 import os
 from typing import Callable, Sequence
 
+from ..plurals import count_of, noun_for
 from ..errors import FCPSError
 
 #: the SQL dialects of an export (fcps_core.deploy.sql.DIALECTS), as people name them
@@ -111,7 +112,7 @@ def check_traffic_judges(predictor, panel, where: str) -> None:
     missing = [j for j in predictor.judges if j not in panel.judge_names]
     if missing:
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        raise FCPSError(f"{where}: the traffic lacks judge column(s) the predictor needs: "
+        raise FCPSError(f"{where}: the traffic lacks judge {noun_for(len(missing), 'column')} the predictor needs: "
                         + ", ".join(short_name(m) for m in missing[:5]) + more
                         + "; add those columns, or score it with a predictor of the judges it has")
 

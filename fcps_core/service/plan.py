@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import fields
 
+from ..plurals import count_of, noun_for
 from ..errors import FCPSError
 
 
@@ -88,7 +89,7 @@ def deployment_from_run(store, run_id: int, panel, *, store_panel: str | None = 
         risk = sel.get("val_" + selector.objective)
     missing = [j for j in sel["judges"] if j not in panel.judge_names]
     if missing:
-        raise FCPSError(f"the panel lacks judge column(s) run {run_id} deployed: " + ", ".join(map(repr, missing)))
+        raise FCPSError(f"the panel lacks judge {noun_for(len(missing), 'column')} run {run_id} deployed: " + ", ".join(map(repr, missing)))
 
     def predictor():
         """The run's stored predictor (None for a run stored without one: the plan then

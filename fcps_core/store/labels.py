@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from ..plurals import count_of, noun_for
 from ..errors import StoreError
 
 #: meta key of a panel's actively chosen, not yet audited items
@@ -97,7 +98,7 @@ class LabelStore:
             changed.append((r, v))
             new_labels[r] = v
         if counts["replaced"] and not overwrite:
-            raise StoreError(f"{counts['replaced']} item(s) already have a different label in panel {name!r}; "
+            raise StoreError(f"{count_of(counts['replaced'], 'item')} already {'has' if counts['replaced'] == 1 else 'have'} a different label in panel {name!r}; "
                              "confirm replacing them (overwrite) or drop them from the file")
         version = panel_version(panel.with_labels(new_labels))
         with self.transaction() as cur:

@@ -12,6 +12,7 @@ from typing import Callable
 
 import pandas as pd
 
+from ...plurals import count_of, noun_for
 from ...version import __version__
 from . import real_more as more
 from . import real_tables as real
@@ -118,7 +119,7 @@ def build_report(*, splits: int = 30, seed: int = 0, workers: int = 2, quick: bo
     seconds = time.perf_counter() - t0
     head = (f"# FCPS reproduction report\n\nMade by `{command}` (fcps {__version__}, {splits} grouped splits, "
             f"seed {seed}{', quick smoke run' if quick else ''}) on {_dt.date.today().isoformat()}.\n"
-            f"Run time: {seconds:.0f} s with {workers} worker(s) on {os.cpu_count()} cores; load average "
+            f"Run time: {seconds:.0f} s with {count_of(workers, 'worker')} on {os.cpu_count()} cores; load average "
             f"(1/5/15 min) {load_before} before and {_load()} after.\n\n"
             "Every number below is measured by that command (seeded: a rerun with the same arguments prints the "
             "same tables), except the paper's own values: columns and rows marked 'paper' are typed in from the "
