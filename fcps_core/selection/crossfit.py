@@ -47,7 +47,7 @@ from .choice import choose_deployed
 from .judges_report import PanelReport, selection_panel_report
 from .honesty import assess, nested_estimate, training_size_corrected
 from .evaluation_rows import restrict_heldout
-from .menu import MenuRows, checked_panel, fit_menu
+from .menu import MenuRows, checked_panel, fit_menu, menu_key
 from .result import SelectionResult, predict_on_rows
 from . import frontier
 from .split_protocol import with_frontier
@@ -56,7 +56,8 @@ _DIAG_FIELDS = ("Q_K", "S_K", "H_K", "unseen_val", "V_cell", "V_proxy", "pressur
 
 
 def candidate_key(c) -> tuple:
-    return (c.path_label or c.path_rule, c.K, c.family, tuple(sorted(c.params.items())))
+    """Candidate ``c``'s key in every fold's menu (:func:`.menu.menu_key`)."""
+    return menu_key(c.path_label or c.path_rule, c.K, c.family, c.params)
 
 
 def _predict_candidates(menu, rows: np.ndarray, *, rows_are_V: bool = False, pick: np.ndarray | None = None,

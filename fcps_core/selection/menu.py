@@ -122,6 +122,12 @@ def deployable_label_scale(panel: Panel, blocks: Blocks) -> Panel:
     return panel.with_labels(np.clip((panel.labels - lo) / (hi - lo), 0.0, 1.0))
 
 
+def menu_key(path_name: str, K: int, family: str, params: dict) -> tuple:
+    """A candidate's key, the same in every fold's menu and the final refit's: (path label
+    or rule, prefix size K, family, sorted hyperparameters)."""
+    return (path_name, K, family, tuple(sorted(params.items())))
+
+
 @small_pages()      # also in the cross-fitted protocol's worker processes
 @one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
 def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bool = False,
@@ -135,8 +141,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     cross-fitted protocol) instead of tuning the grid on the scored rows;
     ``score_val=False`` skips their risks (the cross-fitted protocol scores held-out rows
     itself; they still feed the diagnostics' frequencies). ``only`` (candidate keys
-    (path label or rule, K, family, sorted parameters), as :func:`.crossfit.candidate_key`
-    makes them): the candidates wanted, for a refit that only predicts them (the
+    (:func:`menu_key`, as :func:`.crossfit.candidate_key` makes them)): the candidates wanted, for a refit that only predicts them (the
     learning-curve correction's half-size refits). The families fitted one prefix at a time
     then fit only the wanted prefixes and parameters, and no diagnostics are computed;
     the families fitted along a path still fit every prefix of it (a path fit's prefixes
@@ -221,7 +226,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
             grid = settings.family_grid(family)
             offered = True
             if only is not None:
-                grid = [p for p in grid if (path.label or path.rule, K, family, tuple(sorted(p.items()))) in only]
+                grid = [p for p in grid if menu_key(path.label or path.rule, K, family, p) in only]
                 if not grid:
                     continue
             keys = [(judges, family, tuple(sorted(p.items()))) for p in grid]
