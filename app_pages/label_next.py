@@ -10,7 +10,7 @@ from fcps_app.selection_form import open_stored_run
 from fcps_app.glossary import glossary_expander, metric, table
 from fcps_core import FCPSError
 from fcps_core.service.label_next import decision_summary, merge_batch, plan_batch, record_plan
-from fcps_core.service.reports import count_of
+from fcps_core.service.reports import count_of, estimate_name
 
 st.title("Label next")
 st.caption("Each batch holds a uniform random audit sample, just large enough that the evaluation rows (the "
@@ -61,8 +61,8 @@ ITEM_HEADERS = {"item_id": "item", "group_id": "group", "chosen_by": "chosen by"
 def show_decision(container, title: str, d: dict) -> None:
     ci = d.get("deployed_risk_ci") or [None, None]
     # named as the Select page's metric and the runs tables name the same estimate
-    objective = str(d.get("objective") or "mse").upper()
-    metric(container, "deployed_risk", fmt(d.get("deployed_risk")), label=f"{title}: {objective} on new items",
+    metric(container, "deployed_risk", fmt(d.get("deployed_risk")),
+           label=f"{title}: {estimate_name(d.get('objective'))}",
            extra=f"95% interval {fmt(ci[0])} to {fmt(ci[1])}; read on {d['n_evaluation_rows']:,} evaluation rows "
                  f"of {d['n_labelled']:,} labelled.")
     container.caption(f"95% interval {fmt(ci[0])} to {fmt(ci[1])} ({d['n_labelled']:,} labels)")

@@ -13,7 +13,7 @@ import streamlit as st
 from fcps_core.errors import FCPSError
 from fcps_core.reports.glossary import help_text
 from fcps_core.figures.sweep import calibration_growth_risk, gap_forest
-from fcps_core.service.reports import count_text, run_facts, run_report_html, split_sizes
+from fcps_core.service.reports import count_text, estimate_name, run_facts, run_report_html, split_sizes
 from fcps_core.service.stores import MAX_NOTE_CHARS
 from fcps_app.common import figure_download, fmt, get_store, md, page_link, table_download
 from fcps_app.deploy_view import show_audit
@@ -105,7 +105,7 @@ def show_selection(res: dict, run_id: int) -> None:
     metric(m[1], "test_mse", fmt(sel.get("test_mse")), label="test MSE (T)")
     if dr:
         ci = dr.get("ci") or [None, None]
-        metric(m[2], "deployed_risk", fmt(dr.get("estimate")), label=f"{objective_name(res)} on new items",
+        metric(m[2], "deployed_risk", fmt(dr.get("estimate")), label=estimate_name(objective_name(res)),
                extra=f"95% interval {fmt(ci[0])} to {fmt(ci[1])} ({dr.get('method')}).")
     else:
         metric(m[2], "validation_scale", fmt(res.get("validation_scale")), label="validation scale")

@@ -17,7 +17,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, baseline_rows, comp
                                        verdict_parts)
 from fcps_core.figures.style import Z95
 from fcps_core.reports.glossary import help_text
-from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, family_name, parameters_text, path_name
+from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
 from fcps_core.figures.frontier import frontier_figure
 from fcps_app.common import figure_download, md, page_link, table_download
@@ -148,11 +148,11 @@ def show_metrics(d: dict) -> None:
     m = st.columns([1, 1.5, 1, 1, 1])      # the held-out label names what is deployed: room for it
     if dr.get("estimate") is not None:
         lo, hi = dr["ci"]
-        metric(m[0], "deployed_risk", f"{dr['estimate']:.4f}", label=f"{obj} on new items",
+        metric(m[0], "deployed_risk", f"{dr['estimate']:.4f}", label=estimate_name(obj),
                extra=f"95% interval {lo:.4f} to {hi:.4f} ({str(dr.get('method')).upper()}).")
         m[0].caption(f"95% interval {lo:.4f} to {hi:.4f}")
     else:
-        metric(m[0], "deployed_risk", "-", label=f"{obj} on new items",
+        metric(m[0], "deployed_risk", "-", label=estimate_name(obj),
                extra=(d.get("choice_info") or {}).get("estimate_note", "Not estimated for this run."))
     own = sel.get(f"val_{obj.lower()}")
     average = deployed_kind(sel) == "average"

@@ -41,6 +41,9 @@ def test_plain_names_of_families_and_paths():
         ("1 pattern", "1,204 patterns", "0 pairs")
     assert count_of(2, "new label") == "2 new labels" and count_of(3, "wolf", "wolves") == "3 wolves"
     assert judges_count(1) == "1 judge" and judges_count(3) == "3 judges"
+    from fcps_core.reports.names import estimate_name      # one name of the estimate everywhere
+    assert (estimate_name("mse"), estimate_name(None), estimate_name("nll")) == \
+        ("MSE on new items", "MSE on new items", "NLL on new items")
     import numpy as np
     assert (count_of(np.int64(1204), "row"), count_of(2.0, "label"), count_of(1.5, "label")) == \
         ("1,204 rows", "2 labels", "1.5 labels")

@@ -6,7 +6,7 @@ import json
 import sys
 
 from ..service.files import json_ready
-from ..service.reports import count_of
+from ..service.reports import count_of, estimate_name
 from .args import add_panel_arguments
 from .context import RunContext
 from .render import fmt, log, write_data
@@ -60,7 +60,7 @@ def cmd_label_next(args, ctx: RunContext) -> int:
     estimate = (f"{fmt(d['deployed_risk'])} (95% interval {fmt(ci[0])} to {fmt(ci[1])})"
                 if d.get("deployed_risk") is not None else "not estimated")
     log(args, f"{count_of(len(plan.batch), 'item')}: {plan.batch.info['n_audit']:,} audit, "
-              f"{plan.batch.info['n_active']:,} active; {str(d['objective'] or 'mse').upper()} on new items "
+              f"{plan.batch.info['n_active']:,} active; {estimate_name(d['objective'])} "
               f"{estimate}, read on {count_of(d['n_evaluation_rows'], 'evaluation row')}")
     if args.out:
         plan.write(args.out, force=args.force)

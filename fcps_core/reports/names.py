@@ -52,3 +52,9 @@ def parameters_text(params: dict | None) -> str:
     if not params:
         return "-"
     return ", ".join(f"{k}={family_name(v) if isinstance(v, str) else v}" for k, v in params.items())
+
+
+def estimate_name(objective: str | None) -> str:
+    """How every page, report and the CLI name the deployed-risk estimate: "MSE on new items"
+    (the objective upper-cased; MSE when none is recorded)."""
+    return f"{str(objective or 'mse').upper()} on new items"

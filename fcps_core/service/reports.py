@@ -10,7 +10,7 @@ from ..reports.explain import (PAIRED_BASIS, answer, baseline_rows, comparison, 
                        drop_verdict_words, drop_words, gain_text,
                        named_pattern, pressure_applies, pressure_text, shared_with, shown_difference, signed_weights,
                        tie_sentence, tie_summary, tie_words, verdict, verdict_parts)
-from ..reports.names import (FAMILY_NAMES, PATH_NAMES, count_of, family_name, judges_count, parameters_text,  # noqa: F401
+from ..reports.names import (FAMILY_NAMES, PATH_NAMES, count_of, estimate_name, family_name, judges_count, parameters_text,  # noqa: F401
                             path_name)
 
 
