@@ -439,39 +439,24 @@ def pick_in_order(order, signatures, max_members: int, members_fit=None) -> list
     """:func:`pick_members`' walk over tied columns already in risk order (an array or a
     list of ints): each column joins unless its model is in already or the members with it
     would not fit, until there are ``max_members``. A :class:`.constraints.MembersTest`
-    is asked about the members' judge union, kept as they join."""
-    if getattr(members_fit, "union_fits", None) is not None:
-        return _pick_by_union(order, signatures, max_members, members_fit)
-    members, seen = [], set()
-    for c in order:
-        if signatures is None or signatures[c] not in seen:
-            if members and members_fit is not None and not members_fit(members + [int(c)]):
-                continue
-            if signatures is not None:
-                seen.add(signatures[c])
-            members.append(int(c))
-        if len(members) >= max_members:
-            break
-    return members
-
-
-def _pick_by_union(order, signatures, max_members: int, test) -> list[int]:
-    """:func:`pick_in_order` with a :class:`.constraints.MembersTest`: the members' judge
-    bit union is kept, so a column's test is one OR and :meth:`~.constraints.MembersTest.union_fits`."""
-    members, seen, u = [], set(), 0
-    masks, union_fits = test.masks, test.union_fits
-    k = test.max_judges if test.cost is None else None       # a count limit only: one bit count
+    is asked about the members' judge union, kept as they join (one OR per column)."""
+    union_fits = getattr(members_fit, "union_fits", None)
+    members, seen, union = [], set(), 0
     for c in order:
         c = int(c)
         s = None if signatures is None else signatures[c]
-        if signatures is None or s not in seen:
-            v = u | masks[c]
-            if members and (v.bit_count() > k if k is not None else not union_fits(v)):
+        if signatures is not None and s in seen:
+            continue
+        if union_fits is not None:
+            grown = union | members_fit.masks[c]
+            if members and not union_fits(grown):
                 continue
-            if signatures is not None:
-                seen.add(s)
-            members.append(c)
-            u = v
+            union = grown
+        elif members and members_fit is not None and not members_fit(members + [c]):
+            continue
+        if signatures is not None:
+            seen.add(s)
+        members.append(c)
         if len(members) >= max_members:
             break
     return members
