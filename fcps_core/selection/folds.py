@@ -443,42 +443,31 @@ class HeldOut:
             self._cache[key] = out
         return self._cache[key]
 
-    def column_risks(self, objective: str, whole: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """(mean, clustered SE) of every candidate's held-out loss. ``whole``: from the
-        cached (distinct rows, distinct columns) loss matrix (:meth:`grouped`, formed if
-        needed); otherwise a block of columns at a time, nothing kept (an objective read
-        once, for the candidates' second risk, never holds a whole loss matrix)."""
-        key = ("grouped", objective)
-        if whole or key in self._cache:
-            grouped = self.grouped(objective)
-            means = grouped.means()
-            return means, grouped.mean_se(means)
-        return self._blockwise_risks(objective, with_se=True)
+    def column_risks(self, objective: str) -> tuple[np.ndarray, np.ndarray]:
+        """(mean, clustered SE) of every candidate's held-out loss, from the cached
+        (distinct rows, distinct columns) loss matrix (:meth:`grouped`, formed if needed)."""
+        grouped = self.grouped(objective)
+        means = grouped.means()
+        return means, grouped.mean_se(means)
 
-    def _blockwise_risks(self, objective: str, with_se: bool) -> tuple[np.ndarray, np.ndarray | None]:
-        """(means, clustered SEs or None) of every candidate's held-out loss, the loss
-        matrix formed a block of distinct columns at a time and not kept."""
+    def column_means(self, objective: str) -> np.ndarray:
+        """Every candidate's mean held-out loss: :meth:`column_risks`' means, the same
+        values, without its clustered SEs (a second objective's risks are reported as
+        means only; the SEs' per-group sums are most of the work). Unless that objective's
+        loss matrix is cached, it is formed a block of columns at a time and not kept (an
+        objective read once never holds a whole loss matrix)."""
+        if ("grouped", objective) in self._cache:
+            return self.grouped(objective).means()
         u = self.units()
         col, first = self.columns()
         means_d = np.empty(len(first))
-        se_d = np.empty(len(first)) if with_se else None
         yd = self.y_distinct
         for a in range(0, len(first), GroupedLosses.BLOCK):
             block = self.stored(first[a:a + GroupedLosses.BLOCK])
             L = np.asfortranarray(row_losses(objective, yd, block))
             g = GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
-            means_d[a:a + L.shape[1]] = m = g.means()
-            if with_se:
-                se_d[a:a + L.shape[1]] = g.mean_se(m)
-        return means_d[col], (se_d[col] if with_se else None)
-
-    def column_means(self, objective: str) -> np.ndarray:
-        """Every candidate's mean held-out loss: :meth:`column_risks`' means, the same
-        values, without its clustered SEs (a second objective's risks are reported as
-        means only; the SEs' per-group sums are most of the work)."""
-        if ("grouped", objective) in self._cache:
-            return self.grouped(objective).means()
-        return self._blockwise_risks(objective, with_se=False)[0]
+            means_d[a:a + L.shape[1]] = g.means()
+        return means_d[col]
 
     def losses(self, objective: str) -> np.ndarray:
         """(rows, candidates) held-out loss, averaged over the repeats."""

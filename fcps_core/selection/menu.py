@@ -140,9 +140,9 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     ``expand_grid`` makes every hyperparameter grid point its own candidate (the
     cross-fitted protocol) instead of tuning the grid on the scored rows;
     ``score_val=False`` skips their risks (the cross-fitted protocol scores held-out rows
-    itself; they still feed the diagnostics' frequencies). ``only`` (candidate keys
-    (:func:`menu_key`, as :func:`.crossfit.candidate_key` makes them)): the candidates wanted, for a refit that only predicts them (the
-    learning-curve correction's half-size refits). The families fitted one prefix at a time
+    itself; they still feed the diagnostics' frequencies). ``only`` (:func:`menu_key`
+    keys, as :func:`.crossfit.candidate_key` makes them): the candidates wanted, for a
+    refit that only predicts them (the learning-curve correction's half-size refits). The families fitted one prefix at a time
     then fit only the wanted prefixes and parameters, and no diagnostics are computed;
     the families fitted along a path still fit every prefix of it (a path fit's prefixes
     share work), so every wanted model is the one the full menu fits. Below, rows go by
