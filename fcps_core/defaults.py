@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .measures.diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD
-from .plurals import count_of, noun_for  # noqa: F401 (counts in words, beside judges_count)
+from .plurals import count_of, judges_count, noun_for  # noqa: F401 (where the pages and figures look)
 
 #: S:M:V ratio of the paper's protocol (a fourth part reserves a research test block T)
 DEFAULT_SPLIT = "1:2:1"
@@ -30,12 +30,6 @@ DEFAULT_BOOTSTRAP = 200
 DEFAULT_MAX_MEMBERS = 10
 DEFAULT_GAIN_THRESHOLD = GAIN_THRESHOLD
 DEFAULT_PRESSURE_THRESHOLD = PRESSURE_THRESHOLD
-
-
-def judges_count(n) -> str:
-    """"1 judge", "3 judges" (not "3 judge(s)"): the one count of judges on the pages,
-    figures, reports and the CLI."""
-    return count_of(n, "judge")
 
 
 def deployed_family_name(family: str, n_members: int | None) -> str:

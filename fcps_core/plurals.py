@@ -21,3 +21,9 @@ def count_of(n, noun: str, plural: str | None = None) -> str:
     whole = isinstance(n, numbers.Integral) or (isinstance(n, numbers.Real) and float(n).is_integer())
     shown = f"{int(n):,}" if whole else f"{float(n):g}"
     return f"{shown} {noun_for(n, noun, plural)}"
+
+
+def judges_count(n) -> str:
+    """"1 judge", "3 judges": the one count of judges on the pages, figures, reports and
+    the CLI."""
+    return count_of(n, "judge")
