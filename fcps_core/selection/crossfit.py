@@ -44,6 +44,8 @@ from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
 from .choice import choose_deployed
+from .screening import Screen, screen_candidates
+from ..families import REGISTRY
 from .judges_report import PanelReport, selection_panel_report
 from .honesty import assess, nested_estimate, training_size_corrected
 from .evaluation_rows import restrict_heldout
@@ -179,14 +181,18 @@ PARALLEL_MIN_CELLS = 10_000
 
 
 def fold_work(selector, panel: Panel, D: np.ndarray, tr: np.ndarray, va: np.ndarray,
-              unlabelled: np.ndarray, progress=None, pick: np.ndarray | None = None) -> dict:
+              unlabelled: np.ndarray, progress=None, pick: np.ndarray | None = None,
+              only: frozenset | None = None) -> dict:
     """Everything one fold contributes, in small arrays: each candidate's held-out
     predictions (at positions ``pick`` of the held-out rows only: one row of each distinct
-    held-out row), its judge set and diagnostics, and the baselines' held-out predictions."""
+    held-out row), its judge set and diagnostics, and the baselines' held-out predictions.
+    ``only``: the candidate keys to fit (the later repeats after the screen,
+    :mod:`.screening`; None: the whole menu)."""
     empty = np.zeros(0, dtype=np.int64)
     # the fold: paths and fits on its training rows, its held-out rows scored, no audit rows
     rows = MenuRows(path_rows=D[tr], fit=D[tr], scored=D[va], audit=empty, unlabelled=unlabelled)
-    menu = fit_menu(selector, panel, rows, expand_grid=True, score_val=False, progress=progress)
+    menu = fit_menu(selector, panel, rows, expand_grid=True, score_val=False, progress=progress,
+                    only=only, diagnostics=True)
     out = {"preds": _predict_candidates(menu, D[va], rows_are_V=True, pick=pick), "judges": {}, "diag": {},
            "base": {}}
     for c in menu.candidates:
@@ -221,6 +227,12 @@ def _start(jobs: int, func, tasks: list[tuple], then: tuple = ()):
     return (func(*t) for t in tasks)
 
 
+def _workers(jobs: int) -> int:
+    """The worker processes :func:`_start` uses for ``jobs``."""
+    from joblib import effective_n_jobs
+    return max(1, effective_n_jobs(jobs))
+
+
 def panel_report_or_none(panel: Panel, blocks: Blocks, settings) -> dict | None:
     """:func:`.judges_report.selection_panel_report`, or None where it raises: a worker's
     error would stop the pool the other tasks share, and ``to_dict`` computes the report (and
@@ -246,6 +258,21 @@ class _TableStore:
         self.slot = {k: i for i, k in enumerate(keys)}
         self.values = np.full((R, len(self.slot), n_rows), np.nan)     # a slot's rows together
         self.filled = np.zeros((R, n_rows), dtype=bool)               # table rows some fold wrote
+        # slots of the candidates the later repeats do not refit (:mod:`.screening`): they
+        # read their first repeat's predictions in every repeat
+        self.first_repeat_only = np.zeros(len(self.slot), dtype=bool)
+
+    def mark_first_repeat_only(self, keys) -> None:
+        for k in keys:
+            s = self.slot.get(k)
+            if s is not None:
+                self.first_repeat_only[s] = True
+
+    def first_repeat_predictions(self, keys: list, rows: np.ndarray):
+        """``predictions(i, j)`` for :func:`.screening.screen_candidates`: the first
+        repeat's predictions of keys[i:j] on table rows ``rows`` of that repeat."""
+        slots = np.array([self.slot[k] for k in keys], dtype=np.int64)
+        return lambda i, j: np.take(self.values[0, slots[i:j]], rows, axis=1)
 
     def write(self, r: int, tv: np.ndarray, preds: dict) -> None:
         self.filled[r, tv] = True
@@ -254,10 +281,14 @@ class _TableStore:
             if s is not None:
                 self.values[r, s, tv] = p
 
-    def complete(self, key) -> bool:
-        """Offered (and predicted) on every table row of every repeat."""
+    def complete(self, key, repeats: int | None = None) -> bool:
+        """Offered (and predicted) on every table row of every repeat (of the first
+        ``repeats``; a first-repeat-only slot: of the first)."""
         s = self.slot.get(key)
-        return s is not None and not np.isnan(self.values[:, s][self.filled]).any()
+        if s is None:
+            return False
+        R = 1 if self.first_repeat_only[s] else (repeats or self.values.shape[0])
+        return not np.isnan(self.values[:R, s][self.filled[:R]]).any()
 
     def columns(self, keys: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(vcol, col, first) for candidates ``keys``: each candidate's stored column (the
@@ -267,19 +298,25 @@ class _TableStore:
         :func:`.folds.distinct_columns` compares); every table row is some distinct
         held-out row's, so slots are equal exactly when their held-out columns are. Distinct
         columns are numbered by first appearance in ``keys``, as
-        :func:`.folds.distinct_columns` numbers them."""
+        :func:`.folds.distinct_columns` numbers them. A first-repeat-only slot is compared
+        on its first repeat with the other first-repeat-only slots (its later repeats are
+        copies, :class:`.folds.RepeatTables`)."""
         R, _, V = self.values.shape
         mult = np.random.default_rng(0x5EED).integers(1, 2 ** 62, size=R * V, dtype=np.uint64) | np.uint64(1)
         mult[~self.filled.reshape(-1)] = 0                       # padding rows do not count
         col = np.empty(len(keys), dtype=np.int64)
         first: list[int] = []
-        buckets: dict[int, list[int]] = {}
+        buckets: dict[tuple, list[int]] = {}
         for c, key in enumerate(keys):
             s = self.slot[key]
-            flat = np.ascontiguousarray(self.values[:, s]).reshape(-1)
-            h = int((flat.view(np.uint64) * mult).sum(dtype=np.uint64))
+            single = bool(self.first_repeat_only[s])
+            vals = self.values[:1, s] if single else self.values[:, s]
+            filled = self.filled[:1] if single else self.filled
+            flat = np.ascontiguousarray(vals).reshape(-1)
+            h = (int((flat.view(np.uint64) * mult[:flat.size]).sum(dtype=np.uint64)), single)
             for k in buckets.setdefault(h, []):
-                if np.array_equal(self.values[:, first[k]][self.filled], self.values[:, s][self.filled]):
+                other = self.values[:1, first[k]] if single else self.values[:, first[k]]
+                if np.array_equal(other[filled], vals[filled]):
                     col[c] = k
                     break
             else:
@@ -288,6 +325,82 @@ class _TableStore:
                 first.append(s)
         first_arr = np.asarray(first, dtype=np.int64)
         return first_arr[col], col, first_arr
+
+
+class _FoldOutputs:
+    """What the folds' results add up to, fold by fold: the predictions' store, each
+    candidate's summed diagnostics and fold count, its judge set in each fold, and the
+    baselines' held-out predictions."""
+
+    def __init__(self, R: int, table_rows: TableRows, n: int):
+        self.R, self.table_rows, self.n = R, table_rows, n
+        self.store: _TableStore | None = None
+        self.diag_sum: dict[tuple, np.ndarray] = {}
+        self.diag_n: dict[tuple, int] = {}
+        self.judge_sets: dict[tuple, list] = {}
+        self.base: dict[str, np.ndarray] = {}
+
+    def collect(self, fold_list: list, picks: list, units, results, done=None, keep: frozenset | None = None) -> None:
+        """Read the results of folds ``units`` (in order) from ``results``; ``keep``: the
+        candidate keys to read (a later repeat's fold fitted with the whole menu: the
+        screened candidates' fits are not read)."""
+        units = list(units)
+        for u, out in zip(units, islice(results, len(units))):
+            (r, _, va), (tv, _) = fold_list[u], picks[u]
+            if done is not None:
+                done(u, r)
+            if keep is not None:
+                for part in ("preds", "judges", "diag"):
+                    out[part] = {k: v for k, v in out[part].items() if k in keep}
+            if self.store is None:
+                self.store = _TableStore(self.R, self.table_rows.n_table_rows, out["preds"])
+            self.store.write(r, tv, out["preds"])
+            for key, judges in out["judges"].items():
+                self.judge_sets.setdefault(key, []).append(judges)
+            for key, vals in out["diag"].items():
+                self.diag_sum[key] = self.diag_sum.get(key, 0.0) + vals
+                self.diag_n[key] = self.diag_n.get(key, 0) + 1
+            for name, p in out["base"].items():
+                if name not in self.base:
+                    self.base[name] = np.full((self.R, self.n) + p.shape[1:], np.nan)
+                self.base[name][r, va] = p
+            del out
+
+
+def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, store: "_TableStore",
+            table_rows: TableRows) -> Screen:
+    """:func:`.screening.screen_candidates` over the final refit's candidates that every
+    fold of the first repeat offered, on the first repeat's predictions of the evaluation
+    rows of D, with the refit's judge sets (and their costs)."""
+    keys, n_judges, cost = [], [], []
+    per_judge = None if settings.judge_costs is None else \
+        {j: float(settings.judge_costs[j]["cost"]) for j in panel.judge_names}
+    for c in final.candidates:
+        key = candidate_key(c)
+        if key in keys or not store.complete(key, repeats=1):
+            continue
+        keys.append(key)
+        n_judges.append(len(set(c.judge_idx)))
+        if per_judge is not None:
+            cost.append(sum(per_judge[j] for j in set(c.judges)))
+    positions = np.arange(len(D)) if settings.eval_rows is None else \
+        np.flatnonzero(np.asarray(settings.eval_rows, dtype=bool)[D])
+    eval_groups = np.unique(groups[positions], return_inverse=True)[1].reshape(-1)
+    return screen_candidates(store.first_repeat_predictions(keys, table_rows.inverse[0][positions]), keys,
+                             np.asarray(n_judges), None if per_judge is None else np.asarray(cost),
+                             panel.labels[D][positions], eval_groups, settings.objective, settings.screen_se)
+
+
+def _later_families(settings, kept: frozenset) -> tuple:
+    """The menu's families the later repeats fit: those with a kept candidate, and the
+    families whose fits a kept candidate shares (a residual's base), so every kept
+    candidate is fitted exactly as in the full menu."""
+    wanted = set()
+    for _, _, family, params in kept:
+        wanted.add(family)
+        if REGISTRY[family].shares_base_models:
+            wanted.update(v for k, v in params if k == "base")
+    return tuple(f for f in settings.families if f in wanted)
 
 
 def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
@@ -322,14 +435,27 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     jobs = _n_jobs(settings, panel, len(D))
     parallel = jobs != 1 and len(fold_list) > 1
     bare = replace(settings, progress=None) if parallel else settings
-    tasks = [(bare, panel, D, tr, va, unlabelled, None if parallel else
-              (lambda f, m, u=u, r=r: report(0.92 * (u + f) / n_units, f"{_fold_label(settings, u, r)}: {m}")),
-              pick)
-             for u, ((r, tr, va), (_, pick)) in enumerate(zip(fold_list, picks))]
+    # with the screen (:mod:`.screening`) the first repeat's folds run first, then the later
+    # repeats' folds fit the candidates it kept
+    screened = settings.screen_se is not None and R > 1
+    n_first = settings.folds if screened else len(fold_list)
+
+    def task(u: int, selector, only=None) -> tuple:
+        (r, tr, va), (_, pick) = fold_list[u], picks[u]
+        unit = u + 1 if screened and not parallel and u >= n_first else u     # the refit's unit comes first
+        return (selector, panel, D, tr, va, unlabelled, None if parallel else
+                (lambda f, m: report(0.92 * (unit + f) / n_units, f"{_fold_label(settings, u, r)}: {m}")),
+                pick, only)
+    # With workers, the first batch is filled up to a multiple of their number with later
+    # repeats' folds fitted with the whole menu (what they fit of the kept candidates is the
+    # same; the rest is not read), so no worker waits for the last fold of the first repeat.
+    n_extra = min((-n_first) % _workers(jobs), len(fold_list) - n_first) if screened and parallel else 0
+    n_batch = n_first + n_extra
     # the judges report's panel part reads no fit: the first worker done with its folds
     # computes it while the other finishes, instead of this process after the folds
     queued = ((panel_report_or_none, (panel, blocks, bare)),) if parallel else ()
-    results = _start(jobs, fold_work, tasks, then=queued)
+    results = _start(jobs, fold_work, [task(u, bare) for u in range(n_batch)],
+                     then=queued if n_batch == len(fold_list) else ())
     # the final refit: paths and fits on every deployable row, none scored (the risks come
     # from the folds), T for the audit
     rows = MenuRows(path_rows=D, fit=D, scored=empty, audit=T, unlabelled=unlabelled)
@@ -341,29 +467,27 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
                                  progress=lambda f, m: report(0.92 * (start + f) / n_units, f"final refit: {m}"))
     # in parallel the final refit runs here while the workers fit the folds
     final = refit(0) if parallel else None
-    store: _TableStore | None = None
-    diag_sum: dict[tuple, np.ndarray] = {}
-    diag_n: dict[tuple, int] = {}
-    judge_sets: dict[tuple, list] = {}
-    base: dict[str, np.ndarray] = {}
-    for u, ((r, _, va), (tv, _), out) in enumerate(zip(fold_list, picks, islice(results, len(fold_list)))):
-        if parallel:
-            report(0.92 * (u + 2) / n_units, f"{_fold_label(settings, u, r)} done")
-        if store is None:
-            store = _TableStore(R, table_rows.n_table_rows, out["preds"])
-        store.write(r, tv, out["preds"])
-        for key, judges in out["judges"].items():
-            judge_sets.setdefault(key, []).append(judges)
-        for key, vals in out["diag"].items():
-            diag_sum[key] = diag_sum.get(key, 0.0) + vals
-            diag_n[key] = diag_n.get(key, 0) + 1
-        for name, p in out["base"].items():
-            if name not in base:
-                base[name] = np.full((R, len(D)) + p.shape[1:], np.nan)
-            base[name][r, va] = p
-        del out
-    if not parallel:
+    folds = _FoldOutputs(R, table_rows, len(D))
+    folds.collect(fold_list, picks, range(n_first), results,
+                  (lambda u, r: report(0.92 * (u + 2) / n_units, f"{_fold_label(settings, u, r)} done"))
+                  if parallel else None)
+    screen = None
+    if screened:
+        if final is None:
+            final = refit(n_first)
+        screen = _screen(settings, panel, D, groups, final, folds.store, table_rows)
+        folds.store.mark_first_repeat_only(screen.screened)
+        done = ((lambda u, r: report(0.92 * (u + 2) / n_units, f"{_fold_label(settings, u, r)} done"))
+                if parallel else None)
+        folds.collect(fold_list, picks, range(n_first, n_batch), results, done, keep=screen.kept)
+        if n_batch < len(fold_list):
+            later = replace(bare, families=_later_families(settings, screen.kept))
+            results = _start(jobs, fold_work, [task(u, later, screen.kept) for u in range(n_batch, len(fold_list))],
+                             then=queued)
+            folds.collect(fold_list, picks, range(n_batch, len(fold_list)), results, done)
+    if final is None:
         final = refit(n_units - 1)
+    store, diag_sum, diag_n, judge_sets, base = folds.store, folds.diag_sum, folds.diag_n, folds.judge_sets, folds.base
     n_folds_total = len(fold_list)
     kept, models, columns, predictions = [], {}, [], {}
     for c in final.candidates:
@@ -375,7 +499,8 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         models[c.index] = final.models[old_index]
         if old_index in final.predictions:
             predictions[c.index] = final.predictions[old_index]
-        if key in diag_sum and diag_n[key] == n_folds_total:
+        if key in diag_sum and diag_n[key] == (settings.folds if store.first_repeat_only[store.slot[key]]
+                                               else n_folds_total):
             m = diag_sum[key] / diag_n[key]
             final_diag = c.diagnostics
             c.diagnostics = PrefixDiagnostics(
@@ -386,6 +511,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
             c.diagnostics = None
         deployed = set(c.judge_idx)
         c.stability = float(np.mean([len(s & deployed) / len(s | deployed) for s in judge_sets[key]]))
+        c.repeats = 1 if store.first_repeat_only[store.slot[key]] else R
         kept.append(c)
         columns.append(key)
     if not kept:
@@ -394,7 +520,8 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     vcol, col, first = store.columns(columns)
     heldout = HeldOut(rows=D, values=None, inverse=distinct.inverse, vcol=vcol, baselines=base,
                       y=panel.labels[D], groups=groups,
-                      tables=RepeatTables(store.values, table_rows.index(distinct.rep)))
+                      tables=RepeatTables(store.values, table_rows.index(distinct.rep),
+                                          store.first_repeat_only if store.first_repeat_only.any() else None))
     heldout._cache["columns"] = (col, first)
     del store
     # risks, ties and the estimate read the evaluation rows only (None: all of D)
@@ -415,7 +542,8 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         candidates=kept, models=models, menu_size=len(kept), feature_cache=final.pattern_cache,
         views=final.views, predictions=predictions,
         protocol_info={"protocol": "crossfit", "folds": settings.folds, "repeats": R,
-                       "n_deployable": int(len(D)), "n_T": int(len(T))},
+                       "n_deployable": int(len(D)), "n_T": int(len(T)),
+                       **({} if screen is None else {"screen": screen.info()})},
         fit_rows=D, val_rows=heldout.rows, n_fit=float(np.mean([len(tr) for _, tr, _ in fold_list])),
         heldout=heldout, **chosen.fields())
     result = replace(result, selected_test=result.audit())
@@ -456,7 +584,8 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         assessment["deployed_risk"] = nested_estimate(settings, panel, blocks, D, report)
     result = with_frontier(replace(result, **assessment), heldout, choices=choices, corrections=point_correction,
                            replays=replays)
-    panel_report = next(results) if queued else None     # queued behind the folds: long done by now
+    # queued behind the folds: long done by now (none when the last batch ran in this process)
+    panel_report = next(results, None) if queued else None
     if panel_report is not None:
         result = replace(result, panel_report=PanelReport.of(panel, blocks, settings, panel_report))
     result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})

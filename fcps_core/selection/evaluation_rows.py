@@ -74,7 +74,8 @@ def restrict_heldout(heldout: HeldOut, distinct, D: np.ndarray, eval_rows: np.nd
     rep = np.empty(len(kept_distinct), dtype=np.int64)
     rep[new_inverse[::-1]] = positions[::-1]
     if heldout.tables is not None:
-        tables = RepeatTables(heldout.tables.values, heldout.tables.index[:, kept_distinct])
+        tables = RepeatTables(heldout.tables.values, heldout.tables.index[:, kept_distinct],
+                              heldout.tables.first_repeat_only)
         values = None
     else:
         tables, values = None, heldout.values[:, kept_distinct]

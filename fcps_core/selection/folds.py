@@ -262,10 +262,14 @@ class RepeatTables:
     distinct held-out rows). ``values`` (repeats, stored columns, table rows; a column's
     rows together, repeats with fewer table rows padded) and ``index`` (repeats, distinct
     held-out rows: each one's table row in that repeat) give the (repeats, distinct rows,
-    columns) matrix column by column (:meth:`gather`), never whole."""
+    columns) matrix column by column (:meth:`gather`), never whole. ``first_repeat_only``
+    (a bool per stored column, None: none) marks the columns of candidates the later
+    repeats did not refit (:mod:`.screening`): every repeat reads their first repeat's
+    predictions, so their mean loss over the repeats is the first repeat's."""
 
     values: np.ndarray
     index: np.ndarray
+    first_repeat_only: np.ndarray | None = None
 
     @property
     def n_distinct(self) -> int:
@@ -279,6 +283,10 @@ class RepeatTables:
         out = np.empty((R, len(cols), self.n_distinct))
         for r in range(R):
             np.take(self.values[r, cols], self.index[r], axis=1, out=out[r])
+        if self.first_repeat_only is not None and R > 1:
+            single = np.flatnonzero(self.first_repeat_only[cols])
+            if len(single):
+                out[1:, single] = out[0, single]
         return out.transpose(0, 2, 1)
 
 

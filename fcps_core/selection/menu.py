@@ -132,7 +132,7 @@ def menu_key(path_name: str, K: int, family: str, params: dict) -> tuple:
 @one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
 def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bool = False,
              score_val: bool = True, progress: Callable[[float, str], None] | None = None,
-             only: "frozenset | None" = None) -> "MenuFit":
+             only: "frozenset | None" = None, diagnostics: bool | None = None) -> "MenuFit":
     """One pass over the menu of ``settings`` on ``rows`` (:class:`MenuRows`, or its block
     map): encoders fitted on the fitting rows, paths built on the path rows, every
     candidate fitted on the fitting rows and scored on the scored rows; the audit rows only
@@ -143,10 +143,12 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     itself; they still feed the diagnostics' frequencies). ``only`` (:func:`menu_key`
     keys, as :func:`.crossfit.candidate_key` makes them): the candidates wanted, for a
     refit that only predicts them (the learning-curve correction's half-size refits). The families fitted one prefix at a time
-    then fit only the wanted prefixes and parameters, and no diagnostics are computed;
+    then fit only the wanted prefixes and parameters, and no diagnostics are computed
+    (unless ``diagnostics``: the later repeats' folds after the screen, :mod:`.screening`);
     the families fitted along a path still fit every prefix of it (a path fit's prefixes
     share work), so every wanted model is the one the full menu fits. Below, rows go by
     the views' block letters (:meth:`MenuRows.block_map`)."""
+    with_diagnostics = only is None if diagnostics is None else diagnostics
     rows = (rows if isinstance(rows, MenuRows) else MenuRows.of_map(rows)).block_map()
     report = progress or (lambda frac, msg: None)
     y = panel.labels
@@ -214,7 +216,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
         judges = path.judges[:K]
         patterns = _patterns(path, K, pattern_cache)
         if judges not in diag_cache:
-            diag_cache[judges] = None if only is not None else \
+            diag_cache[judges] = None if not with_diagnostics else \
                 _diagnostics(patterns, views, judges, has_T, alph[list(judges)], K <= settings.table_k_max)
         diag = diag_cache[judges]
         for family in path_families(settings, path):

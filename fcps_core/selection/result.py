@@ -40,6 +40,9 @@ class Candidate:
     test_mse: float | None = None
     test_nll: float | None = None
     stability: float | None = None   # crossfit: mean Jaccard of the fold judge sets to the deployed one
+    #: crossfit: the repeats whose folds fitted it (1 when the screen kept its first repeat's
+    #: predictions, :mod:`.screening`)
+    repeats: int | None = None
 
     def to_dict(self) -> dict:
         d = {"index": self.index, "path_rule": self.path_rule, "path": self.path_label or self.path_rule,
@@ -49,6 +52,8 @@ class Candidate:
              "test_mse": self.test_mse, "test_nll": self.test_nll}
         if self.stability is not None:
             d["judge_set_stability"] = self.stability
+        if self.repeats is not None:
+            d["repeats"] = self.repeats
         diag = self.diagnostics.to_dict() if self.diagnostics else {
             k: None for k in ("Q_K", "S_K", "H_K", "unseen_val", "unseen_test", "V_cell",
                               "V_proxy", "cell_pressure_sum")}

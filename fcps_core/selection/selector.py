@@ -42,6 +42,7 @@ from .choice import default_prior
 from .crossfit import fit_crossfit
 from .menu import MenuFit, MenuRows, checked_panel, deployable_label_scale, fit_menu
 from .result import SelectionResult
+from .screening import SCREEN_SE
 from .split_protocol import fit_split
 
 if TYPE_CHECKING:
@@ -94,6 +95,12 @@ class FCPSSelector:
         ordinary candidates (the choice, its ties, the frontier, ``max_judges``); one equal
         to a path prefix is the same member (:mod:`.members`). Off by default (measured
         in docs/performance.md, "Fixed single-judge candidates").
+    screen_se : after the first of the ``repeats``, a candidate behind the best one with no
+        more judges (and no higher cost) by more than this many times the sum of its
+        clustered SE and the largest SE among the candidates ahead keeps that repeat's
+        held-out predictions, and the later repeats do not refit it (:mod:`.screening`: it
+        can be neither the best under any limit nor tied with it); None refits every
+        candidate in every repeat. Default 2.
     eval_rows : None, or a bool per panel row: the rows held-out risks, ties and the
         deployed-risk estimate are read on (crossfit only; every labelled row still enters
         the fits), e.g. the audit rows after ``label-next`` chose items actively
@@ -142,6 +149,10 @@ class FCPSSelector:
     eval_rows: np.ndarray | None = None
     #: offer every judge alone (isotonic) as a candidate besides the path prefixes
     single_judge_candidates: bool = False
+    #: after the first repeat, the later repeats do not refit a candidate this far behind one
+    #: with no more judges and no higher cost (:mod:`.screening`); None: every repeat refits
+    #: every candidate
+    screen_se: float | None = SCREEN_SE
 
     def validate(self, n_judges: int) -> None:
         for f in self.families:
@@ -183,6 +194,10 @@ class FCPSSelector:
                 raise MenuError(f"{name} must be an integer from {low} to {high} (got {v!r})")
         if not isinstance(self.single_judge_candidates, (bool, np.bool_)):
             raise MenuError(f"single_judge_candidates must be True or False (got {self.single_judge_candidates!r})")
+        if self.screen_se is not None and not (isinstance(self.screen_se, (int, float, np.integer, np.floating))
+                                               and math.isfinite(self.screen_se) and self.screen_se >= 1):
+            raise MenuError(f"screen_se must be a number >= 1 (the tie band is one SE), or None for no "
+                            f"screen (got {self.screen_se!r})")
         if self.estimate == "nested" and self.protocol != "crossfit":
             raise MenuError("the nested estimate needs the crossfit protocol (--protocol crossfit)")
         if self.guard is not None and self.choice != "argmin":
