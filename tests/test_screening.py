@@ -159,3 +159,29 @@ def test_worker_processes_give_the_sequential_result(screened_runs):
     a, b = screened.to_dict(), parallel.to_dict()
     a.pop("timings", None), b.pop("timings", None)
     assert a == b
+
+
+# -- the CLI flag -----------------------------------------------------------------------------
+@pytest.mark.parametrize("flag,message", [("abc", "must be a number >= 1"), ("0.5", "must be a number >= 1")])
+def test_cli_rejects_a_bad_screen_in_one_line(flag, message, capsys):
+    from fcps_core.cli.main import main
+    assert main(["select", "data/hanna.csv", "--screen-se", flag, "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "--screen-se" in err and len(err.splitlines()) == 1
+
+
+def test_cli_screen_off_refits_every_candidate(tmp_path, capsys):
+    import json
+    from fcps_core.cli.main import main
+    panel = make_regime("additive", rows=400, judges=4, seed=2, group_size=2)
+    path = tmp_path / "p.csv"
+    from fcps_core.cli.engine_commands import write_panel_file
+    write_panel_file(panel, str(path), "csv")
+    args = ["select", str(path), "--families", "table", "mean_iso", "ridge_iso", "--n-boot", "50", "--json", "--quiet"]
+    assert main(args + ["--screen-se", "off"]) == 0
+    off = json.loads(capsys.readouterr().out)
+    assert main(args) == 0
+    on = json.loads(capsys.readouterr().out)
+    assert "screen" not in off["split"] and {c["repeats"] for c in off["candidates"]} == {2}
+    assert on["split"]["screen"]["z"] == 2.0
+    assert {c["repeats"] for c in on["candidates"]} <= {1, 2}

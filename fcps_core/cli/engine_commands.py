@@ -11,6 +11,7 @@ from ..errors import FCPSError
 from ..defaults import DEFAULT_CHOICE
 from ..service.files import json_ready
 from ..service.select import FAMILIES
+from ..service.parsers import screen_option
 from .args import block_counts, capped_workers, parse_budgets, parse_names, parse_range
 from .context import RunContext
 from .render import fmt, log, one_line, render_result, render_table, warn
@@ -72,7 +73,7 @@ def cmd_select(args, ctx: RunContext) -> int:
             gain_threshold=args.gain_threshold, pressure_threshold=args.pressure_threshold,
             protocol=args.protocol, choice=choice, folds=args.folds, repeats=args.repeats,
             estimate=args.estimate, n_boot=args.n_boot, max_members=args.max_members,
-            max_judges=args.max_judges, budget=args.budget),
+            max_judges=args.max_judges, budget=args.budget, **screen_option(args.screen_se)),
         judge_costs=costs, progress=progress_printer(args), want_predictor=bool(args.save_model),
         # store: --save
         save=save, store=store_at(args.store) if save else None, panel_name=ctx.store_panel,

@@ -36,6 +36,22 @@ def parse_range(text: str | None, flag: str = "--label-range") -> tuple[float, f
     return lo, hi
 
 
+def screen_option(text: str | None, flag: str = "--screen-se") -> dict:
+    """The selector's ``screen_se`` from ``flag``'s text: {} when not given (the default),
+    None for ``off``, else a number >= 1."""
+    if text is None:
+        return {}
+    if text.strip().lower() in ("off", "none"):
+        return {"screen_se": None}
+    try:
+        z = float(text)
+    except ValueError:
+        z = math.nan
+    if not (math.isfinite(z) and z >= 1):
+        raise FCPSError(f"{flag} {text!r} must be a number >= 1 (the tie band is one SE; e.g. 2) or 'off'")
+    return {"screen_se": z}
+
+
 def parse_budgets(text: str, flag: str = "--budgets") -> list[int]:
     """``50,100,200``: positive whole numbers of calibration labels (n_M), sorted."""
     try:
