@@ -20,6 +20,7 @@ from fcps_core import make_blocks
 from fcps_core.errors import MenuError
 from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection import FCPSSelector
+from fcps_core.selection.choice import row_losses
 from fcps_core.selection.folds import RepeatTables
 from fcps_core.selection.screening import best_dominators, screen_candidates
 
@@ -80,6 +81,18 @@ def test_screened_column_reads_its_first_repeat_in_every_repeat():
     assert np.array_equal(single[:, :, [0, 2]], plain[:, :, [0, 2]])
     assert np.array_equal(single[1, :, 1], plain[0, :, 1]) and np.array_equal(single[0, :, 1], plain[0, :, 1])
     assert not np.array_equal(plain[1, :, 1], plain[0, :, 1])
+
+
+@pytest.mark.parametrize("objective", ["mse", "nll"])
+def test_row_losses_of_first_repeat_columns_skip_the_copies_bit_for_bit(objective):
+    rng = np.random.default_rng(3)
+    preds = rng.uniform(0.01, 0.99, size=(2, 50, 6))
+    single = np.array([False, True, True, False, True, False])
+    preds[1][:, single] = preds[0][:, single]           # what RepeatTables.gather gives them
+    y = rng.integers(0, 2, size=50).astype(float)
+    plain = row_losses(objective, y, preds)
+    assert np.array_equal(row_losses(objective, y, preds, single), plain)
+    assert np.array_equal(row_losses(objective, y, preds, np.zeros(6, dtype=bool)), plain)
 
 
 @pytest.mark.parametrize("bad", [0.5, float("nan"), "2", -1])

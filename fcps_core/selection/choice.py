@@ -462,14 +462,28 @@ def pick_in_order(order, signatures, max_members: int, members_fit=None) -> list
     return members
 
 
-def row_losses(objective: str, y: np.ndarray, preds: np.ndarray) -> np.ndarray:
+def row_losses(objective: str, y: np.ndarray, preds: np.ndarray, single: np.ndarray | None = None) -> np.ndarray:
     """(rows, candidates) loss averaged over the repeats of (repeats, rows, candidates), laid
     out in memory as ``preds[0]`` is (a view with each candidate's rows together keeps them
-    together: elementwise passes in memory order)."""
+    together: elementwise passes in memory order). ``single``: a bool per candidate whose
+    repeats all hold the first repeat's predictions (:class:`.folds.RepeatTables`'
+    ``first_repeat_only``): its loss is the first repeat's, which the average of equal
+    terms is exactly, without forming the others."""
     out = losses(objective, y[:, None], preds[0])
-    for r in range(1, preds.shape[0]):
-        out += losses(objective, y[:, None], preds[r])
-    out /= preds.shape[0]
+    R = preds.shape[0]
+    if R == 1:
+        return out
+    many = None if single is None or not np.any(single) else np.flatnonzero(~np.asarray(single, dtype=bool))
+    if many is None:
+        for r in range(1, R):
+            out += losses(objective, y[:, None], preds[r])
+        out /= R
+    elif len(many):
+        part = out[:, many]
+        for r in range(1, R):
+            part += losses(objective, y[:, None], preds[r][:, many])
+        part /= R
+        out[:, many] = part
     return out
 
 

@@ -372,13 +372,14 @@ def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, st
     """:func:`.screening.screen_candidates` over the final refit's candidates that every
     fold of the first repeat offered, on the first repeat's predictions of the evaluation
     rows of D, with the refit's judge sets (and their costs)."""
-    keys, n_judges, cost = [], [], []
+    keys, seen, n_judges, cost = [], set(), [], []
     per_judge = None if settings.judge_costs is None else \
         {j: float(settings.judge_costs[j]["cost"]) for j in panel.judge_names}
     for c in final.candidates:
         key = candidate_key(c)
-        if key in keys or not store.complete(key, repeats=1):
+        if key in seen or not store.complete(key, repeats=1):
             continue
+        seen.add(key)
         keys.append(key)
         n_judges.append(len(set(c.judge_idx)))
         if per_judge is not None:

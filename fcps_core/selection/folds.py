@@ -389,6 +389,12 @@ class HeldOut:
         # stores each column's rows together, and so the gather stays
         return self.values.transpose(0, 2, 1)[:, np.asarray(cols, dtype=np.int64)].transpose(0, 2, 1)
 
+    def first_repeat_only(self, cols) -> np.ndarray | None:
+        """Which stored columns ``cols`` read their first repeat in every repeat (None:
+        none of the stored columns do)."""
+        flags = None if self.tables is None else self.tables.first_repeat_only
+        return None if flags is None else flags[np.asarray(cols, dtype=np.int64)]
+
     def _rowmap(self) -> tuple[np.ndarray, np.ndarray]:
         """(representative raw position, count) of each distinct row."""
         if "rowmap" not in self._cache:
@@ -446,8 +452,9 @@ class HeldOut:
             yd = self.y_distinct
             out = np.empty((self.n_distinct, len(first)), order="F")     # columns are read whole
             for a in range(0, len(first), GroupedLosses.BLOCK):
-                block = self.stored(first[a:a + GroupedLosses.BLOCK])
-                out[:, a:a + GroupedLosses.BLOCK] = row_losses(objective, yd, block)
+                cols = first[a:a + GroupedLosses.BLOCK]
+                out[:, a:a + GroupedLosses.BLOCK] = row_losses(objective, yd, self.stored(cols),
+                                                               self.first_repeat_only(cols))
             self._cache[key] = out
         return self._cache[key]
 
@@ -471,8 +478,8 @@ class HeldOut:
         means_d = np.empty(len(first))
         yd = self.y_distinct
         for a in range(0, len(first), GroupedLosses.BLOCK):
-            block = self.stored(first[a:a + GroupedLosses.BLOCK])
-            L = np.asfortranarray(row_losses(objective, yd, block))
+            cols = first[a:a + GroupedLosses.BLOCK]
+            L = np.asfortranarray(row_losses(objective, yd, self.stored(cols), self.first_repeat_only(cols)))
             g = GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
             means_d[a:a + L.shape[1]] = g.means()
         return means_d[col]
