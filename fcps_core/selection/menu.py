@@ -215,10 +215,14 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
                               score_val=score_val, has_T=has_T, prefitted=prefitted)
         judges = path.judges[:K]
         patterns = _patterns(path, K, pattern_cache)
-        if judges not in diag_cache:
-            diag_cache[judges] = None if not with_diagnostics else \
-                _diagnostics(patterns, views, judges, has_T, alph[list(judges)], K <= settings.table_k_max)
-        diag = diag_cache[judges]
+
+        def diag_of(judges=judges, K=K, patterns=patterns):
+            """The prefix's diagnostics, formed when a candidate of it is first offered (a
+            refit restricted by ``only`` forms none for prefixes it offers nothing of)."""
+            if judges not in diag_cache:
+                diag_cache[judges] = None if not with_diagnostics else \
+                    _diagnostics(patterns, views, judges, has_T, alph[list(judges)], K <= settings.table_k_max)
+            return diag_cache[judges]
         for family in path_families(settings, path):
             cls = REGISTRY[family]
             if K > settings.k_limit(family, len(path.judges)):
@@ -264,7 +268,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
                     judges=[names[j] for j in judges], judge_idx=judges, K=K, family=family,
                     params=dict(params), grid_size=len(grid),
                     val_mse=rec["mse"], val_nll=rec["nll"], val_risk=risk,
-                    val_se=record_se(rec, settings.objective), diagnostics=diag)
+                    val_se=record_se(rec, settings.objective), diagnostics=diag_of())
                 candidates.append(cand)
                 models[cand.index] = rec["model"]
                 if rec.get("pred"):
