@@ -139,9 +139,9 @@ print(json.dumps({{"loaded": [m for m in {HEAVY!r} if m in sys.modules]}}))
 def test_default_selection_never_imports_scikit_learn_in_any_process():
     """``select --json`` with its default (cross-fitted) protocol on LLMBar runs its folds in
     joblib worker processes (every core: 838 rows x 65 judges is a large panel); afterwards
-    the same reused workers (same ``n_jobs``) report their modules. Each has run selection
-    tasks (the engine is loaded) and neither it nor the main process has imported
-    scikit-learn (nor SciPy's statistics). Before issue 25 all of them had."""
+    the same reused workers (same ``n_jobs``) report their modules. Those that ran selection
+    tasks (the engine is loaded) and the main process have not imported scikit-learn (nor
+    SciPy's statistics). Before issue 25 all of them had."""
     code = f"""
 import contextlib, io, json, sys, time
 from joblib import Parallel, delayed
@@ -163,7 +163,8 @@ print(json.dumps({{"rc": rc, "protocol": report["protocol"], "main": main_loaded
 """
     got = _child(code)
     assert got["rc"] == 0 and got["protocol"] == "crossfit" and got["main"] == []
-    assert all(w["engine"] and w["loaded"] == [] for w in got["workers"]), got["workers"]
+    ran = [w for w in got["workers"] if w["engine"]]      # (on many cores a worker may have had no fold)
+    assert ran and all(w["loaded"] == [] for w in ran), got["workers"]
 
 
 def test_help_and_package_import_stay_light():
