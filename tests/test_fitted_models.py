@@ -5,7 +5,8 @@
   the estimator predicts, and gives the same state back;
 * a predictor file loads into the model classes, and scores as the estimators do;
 * ``score`` (and ``python -m fcps_core --help``) run without importing scikit-learn,
-  SciPy or pandas; a selection still imports them (the check can fail);
+  SciPy or pandas; a selection imports SciPy (the check can fail) but not scikit-learn,
+  in its main process or in the fold worker processes of ``select --json`` (issue 25);
 * the Arrow helpers equal ``pyarrow.array``; the reader's dict factorizer equals pandas'.
 """
 
@@ -122,7 +123,7 @@ print(json.dumps({{"rc": rc, "loaded": [m for m in {HEAVY!r} if m in sys.modules
     got = _child(code)
     assert got == {"rc": 0, "loaded": []}
     assert out.read_text().startswith("item_id,prediction,N_z,in_support,missing_judges")
-    # the same check sees a selection's imports (it can fail)
+    # the same check sees a selection's imports (it can fail): SciPy, never scikit-learn
     code = f"""
 import json, sys
 from fcps_core import make_blocks, read_panel, select
@@ -131,7 +132,39 @@ select(panel, make_blocks(panel, split="1:2:1:1", seed=0), families=["logistic"]
        protocol="split")
 print(json.dumps({{"loaded": [m for m in {HEAVY!r} if m in sys.modules]}}))
 """
-    assert "sklearn" in _child(code)["loaded"]
+    loaded = _child(code)["loaded"]
+    assert "scipy" in loaded and "sklearn" not in loaded
+
+
+def test_default_selection_never_imports_scikit_learn_in_any_process():
+    """``select --json`` with its default (cross-fitted) protocol on LLMBar runs its folds in
+    joblib worker processes (every core: 838 rows x 65 judges is a large panel); afterwards
+    the same reused workers (same ``n_jobs``) report their modules. Those that ran selection
+    tasks (the engine is loaded) and the main process have not imported scikit-learn (nor
+    SciPy's statistics). Before issue 25 all of them had."""
+    code = f"""
+import contextlib, io, json, sys, time
+from joblib import Parallel, delayed
+from fcps_core.cli.main import main
+
+def modules():
+    import os, sys, time
+    time.sleep(0.3)                     # every worker takes a probe
+    return {{"pid": os.getpid(), "engine": "fcps_core.selection.crossfit" in sys.modules,
+            "loaded": [m for m in ("sklearn", "scipy.stats") if m in sys.modules]}}
+
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    rc = main(["select", "data/llmbar.csv", "--seed", "0", "--quiet", "--json"])
+report = json.loads(out.getvalue())
+main_loaded = [m for m in ("sklearn", "scipy.stats") if m in sys.modules]
+workers = Parallel(n_jobs=-1)(delayed(modules)() for _ in range(4))   # the selection's n_jobs
+print(json.dumps({{"rc": rc, "protocol": report["protocol"], "main": main_loaded, "workers": workers}}))
+"""
+    got = _child(code)
+    assert got["rc"] == 0 and got["protocol"] == "crossfit" and got["main"] == []
+    ran = [w for w in got["workers"] if w["engine"]]      # (on many cores a worker may have had no fold)
+    assert ran and all(w["loaded"] == [] for w in ran), got["workers"]
 
 
 def test_help_and_package_import_stay_light():

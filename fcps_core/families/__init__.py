@@ -5,8 +5,9 @@ Names are the ones used in every interface (design.md): ``table``, ``backoff``,
 ``ridge_pairwise_iso``, ``logistic_pairwise``, ``ds_jury``.
 
 ``REGISTRY`` (name -> estimator class), :func:`get_family` and the estimator classes load
-scikit-learn on first use; the names, the family kinds and the model classes
-(``fitted.FITTED``, what a deployed predictor is loaded into) do not.
+the fitting code (and SciPy) on first use; the names, the family kinds and the model classes
+(``fitted.FITTED``, what a deployed predictor is loaded into) do not. No family imports
+scikit-learn (:mod:`fcps_core.families.estimator_params`).
 """
 
 from __future__ import annotations

@@ -1,18 +1,23 @@
-"""The families' estimator base class (scikit-learn's ``BaseEstimator``).
+"""The families' estimator base class.
 
-Every family is a scikit-learn estimator: hyperparameters are only stored in ``__init__``
-(``get_params``/``set_params``/``sklearn.base.clone`` work), they are validated in
-``fit(X, y, unlabelled=None)``, fitted state lives in trailing-underscore attributes,
-``predict(X)`` checks the model is fitted (``check_is_fitted``) and returns a probability in
-[0, 1] for any rows, and ``get_state``/``from_state`` persist it as JSON (no pickle).
+Every family follows scikit-learn's estimator contract: hyperparameters are only stored in
+``__init__`` (``get_params``/``set_params``/``sklearn.base.clone`` work), they are validated
+in ``fit(X, y, unlabelled=None)``, fitted state lives in trailing-underscore attributes,
+``predict(X)`` checks the model is fitted (scikit-learn's ``NotFittedError`` otherwise) and
+returns a probability in [0, 1] for any rows, and ``get_state``/``from_state`` persist it as
+JSON (no pickle). The families are the engine's private solvers, so they do not import
+scikit-learn: :class:`~fcps_core.families.estimator_params.EstimatorParams` gives them
+``BaseEstimator``'s parameter protocol, and a selection (its main process and its fold worker
+processes) never pays scikit-learn's import. The public scikit-learn estimators are
+:mod:`fcps_core.sklearn`.
 
 ``X`` is a :class:`~fcps_core.families.base.PrefixFeatures` (joint-pattern ids and
 scores of a prefix), not a plain array, so scikit-learn's data-driven estimator checks do
 not apply here (``tests/test_estimators.py``); :mod:`fcps_core.sklearn` wraps every family
 as an estimator on a plain array of judge outputs, which runs them
 (``tests/test_sklearn_api.py``). The prediction half of each family (its ``__init__``,
-state and ``_predict``) is its model class in ``fitted``, which loads without
-scikit-learn for scoring.
+state and ``_predict``) is its model class in ``fitted``, which loads with numpy only
+(no SciPy) for scoring.
 
 NaN labels. A NaN label marks an unlabelled row (as in pandas and the rest of the
 ecosystem), never a value to fit: the supervised families fit on the labelled rows only
@@ -28,14 +33,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from .base import PrefixFeatures, weighted_mean
+from .estimator_params import EstimatorParams
 from .fitted import FittedModel
 
 
-class Aggregator(FittedModel, BaseEstimator):
+class Aggregator(FittedModel, EstimatorParams):
     """Base class of the estimators. A family's estimator subclasses its model class
     (``fitted``: ``__init__``, ``_validate_params``, ``_predict``, ``_state``/``_load``)
     and this class, and implements ``_fit``.
@@ -65,6 +69,8 @@ class Aggregator(FittedModel, BaseEstimator):
     joint_paths: ClassVar[bool] = False     # fit_paths shares work across paths
 
     def __sklearn_is_fitted__(self) -> bool:
+        """Fitted: ``fit`` (or ``from_state``) has set ``ybar_`` (scikit-learn's
+        ``check_is_fitted`` reads this)."""
         return hasattr(self, "ybar_")
 
     @classmethod
@@ -123,8 +129,10 @@ class Aggregator(FittedModel, BaseEstimator):
         return y
 
     def predict(self, X: PrefixFeatures) -> np.ndarray:
-        if not self.__sklearn_is_fitted__():   # sklearn's check (its error) only when it fails:
-            check_is_fitted(self)              # it reads the estimator tags on every call
+        if not self.__sklearn_is_fitted__():
+            from sklearn.exceptions import NotFittedError     # only on this error's path
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' "
+                                 f"with appropriate arguments before using this estimator.")
         return super().predict(X)
 
     @classmethod

@@ -4,9 +4,9 @@ Each family is split the way its two uses differ. What a deployed predictor need
 hyperparameters (``__init__``, checked by ``_validate_params``), the fitted state as JSON
 (``_state``/``_load``) and the prediction (``_predict``) -- lives here, in one model class
 per family, with numpy as the only dependency. The estimator in the family's own module
-(``table.py``, ``ds_jury.py``, ...) subclasses its model and scikit-learn's
-``BaseEstimator`` (through :class:`~fcps_core.families.estimator.Aggregator`) and adds the
-fitting. A predictor file is loaded into these model classes (:data:`FITTED`), so scoring
+(``table.py``, ``ds_jury.py``, ...) subclasses its model and
+:class:`~fcps_core.families.estimator.Aggregator` (scikit-learn's estimator contract) and
+adds the fitting. A predictor file is loaded into these model classes (:data:`FITTED`), so scoring
 traffic never imports scikit-learn or SciPy: about a second of the ``score`` command's
 start-up and exit (the deploy-and-monitor issue's 1,000,000-row benchmark). Loading a
 state into the estimator class (``REGISTRY[name].from_state``) runs the same code and

@@ -1,4 +1,4 @@
-"""The estimators by family name (imports scikit-learn: every family is a ``BaseEstimator``)."""
+"""The estimators by family name (imports the fitting code and SciPy; no scikit-learn)."""
 
 from __future__ import annotations
 

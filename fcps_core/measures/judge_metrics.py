@@ -1,16 +1,19 @@
 """Metrics of the judges report, every judge or every pair at once: kappa and ROC AUC against
 the label, agreement and error-correlation matrices, redundancy, calibration bins (ECE) and
 the Brier score, and the JSON rounding of matrices. :mod:`fcps_core.selection.judges_report` states
-what each figure means and assembles the report from these."""
+what each figure means and assembles the report from these.
+
+The report is computed by every selection (in its worker processes too), so this module is
+numpy only: the scikit-learn and SciPy metrics it reproduces (``mean_squared_error``,
+``brier_score_loss``, ``calibration_curve``, ``cohen_kappa_score``, ``roc_auc_score``,
+``scipy.stats.rankdata``) are computed by their own steps, to the bit, and
+``tests/test_judge_metrics_reference.py`` compares them with those functions."""
 
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
-from scipy.stats import rankdata
-from sklearn.calibration import calibration_curve
-from sklearn.metrics import brier_score_loss, mean_squared_error
 
 #: agreement (kappa or rank correlation) or error correlation at or above this flags a pair
 REDUNDANCY_THRESHOLD = 0.9
@@ -48,14 +51,72 @@ def rounded_matrix(M: np.ndarray, digits: int = 4) -> list:
 
 
 def brier(y: np.ndarray, p: np.ndarray) -> float | None:
-    """Brier score: ``brier_score_loss`` for 0/1 labels, the same mean squared error
-    (``mean_squared_error``) against soft labels."""
+    """Brier score: ``brier_score_loss(y, p, pos_label=1)`` for 0/1 labels, the same mean
+    squared error (``mean_squared_error``) against soft labels; None without rows or with a
+    NaN prediction. Infinite values, a NaN label or (0/1 labels) a prediction outside [0, 1]
+    are a ValueError, as in scikit-learn."""
     y, p = np.asarray(y, float), np.asarray(p, float)
     if len(y) == 0 or np.isnan(p).any():
         return None
+    if len(y) != len(p) or not (np.isfinite(y).all() and np.isfinite(p).all()):
+        raise ValueError("the Brier score needs as many finite predictions as labels")
     if np.isin(y, (0.0, 1.0)).all():
-        return float(brier_score_loss(y.astype(int), p, pos_label=1, labels=[0, 1]))
-    return float(mean_squared_error(y, p))
+        return binary_brier(y, p)
+    return float(column_mean_squared_errors(y.reshape(-1, 1), p.reshape(-1, 1)).mean())
+
+
+def column_mean_squared_errors(Y: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """Mean squared error of each column of ``P`` against the same column of ``Y`` (rows x
+    outputs): ``mean_squared_error(Y, P, multioutput="raw_values")`` to the bit, by its
+    steps: ``np.average((Y - P) ** 2, axis=0)`` on the arrays as given (their memory layout
+    sets numpy's summation order)."""
+    Y, P = np.asarray(Y, dtype=float), np.asarray(P, dtype=float)
+    if Y.shape != P.shape or Y.ndim != 2:
+        raise ValueError(f"labels {Y.shape} and predictions {P.shape} must be equal 2-D shapes")
+    return np.average((Y - P) ** 2, axis=0)
+
+
+def binary_brier(y: np.ndarray, p: np.ndarray) -> float:
+    """``brier_score_loss(y, p, pos_label=1)`` for 0/1 labels ``y`` and probabilities ``p`` of
+    the label 1, to the bit, by its steps: the one-hot labels (1 - y, y) against (1 - p, p),
+    squared differences summed per row, averaged, halved (the binary scale). A prediction
+    outside [0, 1] is a ValueError, as there."""
+    y, p = np.asarray(y, dtype=float), np.asarray(p, dtype=float)
+    if p.max() > 1 or p.min() < 0:
+        raise ValueError("a probability outside [0, 1] has no Brier score")
+    positive = (y == 1).astype(np.int64)
+    onehot = np.stack((1 - positive, positive), axis=1).astype(float)
+    return float(np.average(np.sum((onehot - np.stack((1 - p, p), axis=1)) ** 2, axis=1)) * 0.5)
+
+
+def calibration_curve(y: np.ndarray, p: np.ndarray, n_bins: int = 5,
+                      strategy: str = "uniform") -> tuple[np.ndarray, np.ndarray]:
+    """(fraction of label 1, mean prediction) in each non-empty bin of the predictions ``p``
+    of 0/1 labels ``y``: ``sklearn.calibration.calibration_curve(y, p, n_bins=n_bins,
+    strategy=strategy)`` to the bit, by its steps. ``uniform``: ``n_bins`` equal-width bins of
+    [0, 1]; ``quantile``: edges at the percentiles ``linspace(0, 1, n_bins + 1) * 100`` of
+    ``p`` (tied predictions never straddle an edge, so bins can merge). Each prediction goes
+    to the bin ``searchsorted(inner edges, p)`` (an edge value joins the lower bin). A
+    prediction outside [0, 1], or more than two label values, is a ValueError, as there."""
+    y, p = np.asarray(y).ravel(), np.asarray(p, dtype=float).ravel()
+    if len(y) != len(p):
+        raise ValueError(f"{len(y)} labels for {len(p)} predictions")
+    if p.min() < 0 or p.max() > 1:
+        raise ValueError("y_prob has values outside [0, 1].")
+    if len(np.unique(y)) > 2 or not np.isin(y, (0, 1)).all():
+        raise ValueError("calibration_curve takes 0/1 labels")
+    if strategy == "quantile":
+        edges = np.percentile(p, np.linspace(0, 1, n_bins + 1) * 100)
+    elif strategy == "uniform":
+        edges = np.linspace(0.0, 1.0, n_bins + 1)
+    else:
+        raise ValueError("strategy must be 'quantile' or 'uniform'")
+    ids = np.searchsorted(edges[1:-1], p)
+    sums = np.bincount(ids, weights=p, minlength=n_bins)
+    positives = np.bincount(ids, weights=(y == 1), minlength=n_bins)
+    total = np.bincount(ids, minlength=n_bins)
+    nonzero = total != 0
+    return positives[nonzero] / total[nonzero], sums[nonzero] / total[nonzero]
 
 
 # -- pieces ---------------------------------------------------------------------------------
@@ -134,8 +195,38 @@ def kappa_matrix(codes: np.ndarray) -> np.ndarray:
 
 
 def rank_correlation(scores: np.ndarray) -> np.ndarray:
-    """Spearman's rank correlation of every pair of columns (Pearson on ``rankdata`` ranks)."""
-    return correlation(rankdata(scores, axis=0))
+    """Spearman's rank correlation of every pair of columns (Pearson on the columns'
+    :func:`average_ranks`)."""
+    return correlation(average_ranks(scores))
+
+
+def average_ranks(X: np.ndarray) -> np.ndarray:
+    """Rank of each value within its column (1 = smallest), ties sharing the mean of their
+    ranks; a column with a NaN is all NaN: ``scipy.stats.rankdata(X, axis=0)`` to the bit (the
+    ranks are exact halves), in its memory layout (columns contiguous, which sets the
+    summation order of the correlations computed from them). A run of equal sorted values
+    from position a to b (0-based, inclusive) gets (a + 1) + (b - a) / 2."""
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"ranks of the columns of a 2-D array, not of shape {X.shape}")
+    K, n = X.shape[1], X.shape[0]
+    ranks = np.empty((K, n))
+    if X.size == 0:
+        return ranks.T
+    Xt = X.T
+    order = np.argsort(Xt, axis=1, kind="stable")
+    ordered = np.take_along_axis(Xt, order, axis=1)
+    starts = np.ones((K, n), dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    position = np.arange(n)
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)        # a of each run
+    ends = np.ones((K, n), dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, position, n), axis=1), axis=1), axis=1)
+    np.put_along_axis(ranks, order, (first + 1) + (last - first) / 2, axis=1)
+    if X.dtype.kind in "fc":
+        ranks[np.isnan(Xt).any(axis=1)] = np.nan
+    return ranks.T
 
 
 def correlation(X: np.ndarray) -> np.ndarray:

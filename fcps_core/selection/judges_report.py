@@ -77,13 +77,11 @@ import copy
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn import config_context
-from sklearn.metrics import mean_squared_error
 
 from ..defaults import TIE_AVERAGE
 from ..data.encoding import JudgeEncoder, encode_panel
 from ..measures.judge_metrics import (ABSTAIN, ECE_BINS, REDUNDANCY_THRESHOLD, rounded_matrix, json_number, brier,
-                            decisions, effective_number, error_correlation,
+                            column_mean_squared_errors, decisions, effective_number, error_correlation,
                             kappa_matrix, label_aucs, label_kappas, rank_correlation, redundant_pairs,
                             reliability_curve)
 from ..families import IsotonicMap
@@ -207,8 +205,7 @@ def panel_judges_report(panel: Panel, rows: np.ndarray, *, folds: int = 5, seed:
     yb = (y[keep] > 0.5).astype(int)
     both = len(np.unique(yb)) == 2
     if fold_list:   # Brier = squared error against the label: one call for every judge
-        with config_context(assume_finite=True, skip_parameter_validation=True):
-            briers = mean_squared_error(np.repeat(y[:, None], S.shape[1], axis=1), P, multioutput="raw_values")
+        briers = column_mean_squared_errors(np.repeat(y[:, None], S.shape[1], axis=1), P)
     Dk = D[keep]
     if len(yb):     # every judge at once; the accuracy's sums of halves are exact in any order
         accuracy = ((Dk == yb[:, None]) + 0.5 * (Dk == ABSTAIN)).mean(axis=0)
