@@ -165,8 +165,8 @@ def test_screened_candidates_keep_their_one_repeat_risk(screened_runs):
 
 
 def test_worker_processes_give_the_sequential_result(screened_runs):
-    """With two workers the first batch also fits one fold of the second repeat with the
-    whole menu (filling the idle worker); what it reads is the sequential run's."""
+    """The first repeat's folds in two workers while this process refits, then the screen,
+    then the later repeats' folds in the same workers: the sequential run's result."""
     panel, blocks, options, screened, *_ = screened_runs
     parallel = FCPSSelector(n_jobs=2, **options).fit(panel, blocks)
     a, b = screened.to_dict(), parallel.to_dict()

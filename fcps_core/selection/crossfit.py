@@ -227,12 +227,6 @@ def _start(jobs: int, func, tasks: list[tuple], then: tuple = ()):
     return (func(*t) for t in tasks)
 
 
-def _workers(jobs: int) -> int:
-    """The worker processes :func:`_start` uses for ``jobs``."""
-    from joblib import effective_n_jobs
-    return max(1, effective_n_jobs(jobs))
-
-
 def panel_report_or_none(panel: Panel, blocks: Blocks, settings) -> dict | None:
     """:func:`.judges_report.selection_panel_report`, or None where it raises: a worker's
     error would stop the pool the other tasks share, and ``to_dict`` computes the report (and
@@ -340,18 +334,13 @@ class _FoldOutputs:
         self.judge_sets: dict[tuple, list] = {}
         self.base: dict[str, np.ndarray] = {}
 
-    def collect(self, fold_list: list, picks: list, units, results, done=None, keep: frozenset | None = None) -> None:
-        """Read the results of folds ``units`` (in order) from ``results``; ``keep``: the
-        candidate keys to read (a later repeat's fold fitted with the whole menu: the
-        screened candidates' fits are not read)."""
+    def collect(self, fold_list: list, picks: list, units, results, done=None) -> None:
+        """Read the results of folds ``units`` (in order) from ``results``."""
         units = list(units)
         for u, out in zip(units, islice(results, len(units))):
             (r, _, va), (tv, _) = fold_list[u], picks[u]
             if done is not None:
                 done(u, r)
-            if keep is not None:
-                for part in ("preds", "judges", "diag"):
-                    out[part] = {k: v for k, v in out[part].items() if k in keep}
             if self.store is None:
                 self.store = _TableStore(self.R, self.table_rows.n_table_rows, out["preds"])
             self.store.write(r, tv, out["preds"])
@@ -447,16 +436,11 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         return (selector, panel, D, tr, va, unlabelled, None if parallel else
                 (lambda f, m: report(0.92 * (unit + f) / n_units, f"{_fold_label(settings, u, r)}: {m}")),
                 pick, only)
-    # With workers, the first batch is filled up to a multiple of their number with later
-    # repeats' folds fitted with the whole menu (what they fit of the kept candidates is the
-    # same; the rest is not read), so no worker waits for the last fold of the first repeat.
-    n_extra = min((-n_first) % _workers(jobs), len(fold_list) - n_first) if screened and parallel else 0
-    n_batch = n_first + n_extra
     # the judges report's panel part reads no fit: the first worker done with its folds
     # computes it while the other finishes, instead of this process after the folds
     queued = ((panel_report_or_none, (panel, blocks, bare)),) if parallel else ()
-    results = _start(jobs, fold_work, [task(u, bare) for u in range(n_batch)],
-                     then=queued if n_batch == len(fold_list) else ())
+    results = _start(jobs, fold_work, [task(u, bare) for u in range(n_first)],
+                     then=queued if n_first == len(fold_list) else ())
     # the final refit: paths and fits on every deployable row, none scored (the risks come
     # from the folds), T for the audit
     rows = MenuRows(path_rows=D, fit=D, scored=empty, audit=T, unlabelled=unlabelled)
@@ -469,23 +453,18 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # in parallel the final refit runs here while the workers fit the folds
     final = refit(0) if parallel else None
     folds = _FoldOutputs(R, table_rows, len(D))
-    folds.collect(fold_list, picks, range(n_first), results,
-                  (lambda u, r: report(0.92 * (u + 2) / n_units, f"{_fold_label(settings, u, r)} done"))
-                  if parallel else None)
+    done = (lambda u, r: report(0.92 * (u + 2) / n_units, f"{_fold_label(settings, u, r)} done")) if parallel else None
+    folds.collect(fold_list, picks, range(n_first), results, done)
     screen = None
     if screened:
         if final is None:
             final = refit(n_first)
         screen = _screen(settings, panel, D, groups, final, folds.store, table_rows)
         folds.store.mark_first_repeat_only(screen.screened)
-        done = ((lambda u, r: report(0.92 * (u + 2) / n_units, f"{_fold_label(settings, u, r)} done"))
-                if parallel else None)
-        folds.collect(fold_list, picks, range(n_first, n_batch), results, done, keep=screen.kept)
-        if n_batch < len(fold_list):
-            later = replace(bare, families=_later_families(settings, screen.kept))
-            results = _start(jobs, fold_work, [task(u, later, screen.kept) for u in range(n_batch, len(fold_list))],
-                             then=queued)
-            folds.collect(fold_list, picks, range(n_batch, len(fold_list)), results, done)
+        later = replace(bare, families=_later_families(settings, screen.kept))
+        results = _start(jobs, fold_work, [task(u, later, screen.kept) for u in range(n_first, len(fold_list))],
+                         then=queued)
+        folds.collect(fold_list, picks, range(n_first, len(fold_list)), results, done)
     if final is None:
         final = refit(n_units - 1)
     store, diag_sum, diag_n, judge_sets, base = folds.store, folds.diag_sum, folds.diag_n, folds.judge_sets, folds.base
