@@ -21,8 +21,8 @@ from fcps_core.errors import MenuError
 from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection import FCPSSelector
 from fcps_core.selection.choice import row_losses
-from fcps_core.selection.folds import RepeatTables
-from fcps_core.selection.screening import best_dominators, screen_candidates
+from fcps_core.selection.folds import HeldOut, RepeatTables
+from fcps_core.selection.screening import best_dominators, first_repeat_risks, screen_candidates
 
 MENU = dict(families=["table", "logistic", "mean_iso", "ridge_iso", "one_coin_iso", "ds_jury"], k_max=5)
 
@@ -36,14 +36,21 @@ MENU = dict(families=["table", "logistic", "mean_iso", "ridge_iso", "one_coin_is
 #   D (1 judge)  p = .3 .3 .1 .1   losses .09 .09 .01 .01   r = .05  sums .18 .02, residuals
 #                +.08 -.08, u = sqrt(2 * (.08^2 + .08^2)) / 4 = .04
 TOY_PRED = np.array([[.1, .1, .1, .1], [.5, .5, .3, .3], [.2, .2, .2, .2], [.3, .3, .1, .1]])
+TOY_MEANS = np.array([.01, .17, .04, .05])
+TOY_SE = np.array([0.0, .08, 0.0, .04])
 TOY_JUDGES = np.array([1, 2, 2, 1])
-TOY_Y = np.zeros(4)
-TOY_GROUPS = np.array([0, 0, 1, 1])
 
 
 def toy_screen(z, cost=None):
-    return screen_candidates(lambda i, j: TOY_PRED[i:j], list("ABCD"), TOY_JUDGES, cost, TOY_Y, TOY_GROUPS,
-                             "mse", z)
+    return screen_candidates(TOY_MEANS, TOY_SE, list("ABCD"), TOY_JUDGES, cost, z)
+
+
+def test_first_repeat_risks_are_the_clustered_means_and_ses():
+    heldout = HeldOut(rows=np.arange(4), values=TOY_PRED.T[None, :, :], inverse=None, vcol=np.arange(4),
+                      baselines={}, y=np.zeros(4), groups=np.array([0, 0, 1, 1]))
+    means, se = first_repeat_risks(heldout, "mse")
+    assert np.allclose(means, TOY_MEANS, rtol=0, atol=1e-15)
+    assert np.allclose(se, TOY_SE, rtol=0, atol=1e-15)
 
 
 def test_toy_without_costs():

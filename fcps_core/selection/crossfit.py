@@ -44,7 +44,7 @@ from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
 from .choice import choose_deployed
-from .screening import Screen, screen_candidates
+from .screening import Screen, first_repeat_risks, screen_candidates
 from ..families import REGISTRY
 from .judges_report import PanelReport, selection_panel_report
 from .honesty import assess, nested_estimate, training_size_corrected
@@ -262,12 +262,6 @@ class _TableStore:
             if s is not None:
                 self.first_repeat_only[s] = True
 
-    def first_repeat_predictions(self, keys: list, rows: np.ndarray):
-        """``predictions(i, j)`` for :func:`.screening.screen_candidates`: the first
-        repeat's predictions of keys[i:j] on table rows ``rows`` of that repeat."""
-        slots = np.array([self.slot[k] for k in keys], dtype=np.int64)
-        return lambda i, j: np.take(self.values[0, slots[i:j]], rows, axis=1)
-
     def write(self, r: int, tv: np.ndarray, preds: dict) -> None:
         self.filled[r, tv] = True
         for key, p in preds.items():
@@ -359,8 +353,10 @@ class _FoldOutputs:
 def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, store: "_TableStore",
             table_rows: TableRows) -> Screen:
     """:func:`.screening.screen_candidates` over the final refit's candidates that every
-    fold of the first repeat offered, on the first repeat's predictions of the evaluation
-    rows of D, with the refit's judge sets (and their costs)."""
+    fold of the first repeat offered, with the refit's judge sets (and their costs), on the
+    first repeat's held-out matrix of D's evaluation rows: its distinct rows are the rows
+    with the same table row of that repeat and the same label, its columns the candidates'
+    stored columns (:func:`.screening.first_repeat_risks`)."""
     keys, seen, n_judges, cost = [], set(), [], []
     per_judge = None if settings.judge_costs is None else \
         {j: float(settings.judge_costs[j]["cost"]) for j in panel.judge_names}
@@ -375,10 +371,22 @@ def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, st
             cost.append(sum(per_judge[j] for j in set(c.judges)))
     positions = np.arange(len(D)) if settings.eval_rows is None else \
         np.flatnonzero(np.asarray(settings.eval_rows, dtype=bool)[D])
-    eval_groups = np.unique(groups[positions], return_inverse=True)[1].reshape(-1)
-    return screen_candidates(store.first_repeat_predictions(keys, table_rows.inverse[0][positions]), keys,
-                             np.asarray(n_judges), None if per_judge is None else np.asarray(cost),
-                             panel.labels[D][positions], eval_groups, settings.objective, settings.screen_se)
+    table_row = table_rows.inverse[0][positions]
+    y = panel.labels[D][positions]
+    if settings.compress and len(positions):
+        rep, _, inverse = distinct_rows(*distinct_key([(table_row, table_rows.n_table_rows), label_digits(y)],
+                                                      len(positions)))
+        inverse = np.asarray(inverse, dtype=np.int64)
+    else:
+        rep, inverse = np.arange(len(positions)), None
+    slots = np.array([store.slot[k] for k in keys], dtype=np.int64)
+    first = HeldOut(rows=D[positions], values=None, inverse=inverse, vcol=slots, baselines={}, y=y,
+                    groups=np.unique(groups[positions], return_inverse=True)[1].reshape(-1),
+                    tables=RepeatTables(store.values[:1], table_row[rep][None, :]))
+    first._cache["columns"] = (np.arange(len(keys)), slots)
+    means, se = first_repeat_risks(first, settings.objective)
+    return screen_candidates(means, se, keys, np.asarray(n_judges), None if per_judge is None else np.asarray(cost),
+                             settings.screen_se)
 
 
 def _later_families(settings, kept: frozenset) -> tuple:

@@ -44,13 +44,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..measures.diagnostics import losses
+from .choice import GroupedLosses
 
 #: the screen's threshold in sums of clustered SEs (module docstring: the tie band, one,
 #: plus an equal margin)
 SCREEN_SE = 2.0
-
-#: candidates whose first-repeat losses are formed at once (a (block, rows) temporary)
-_BLOCK = 64
 
 
 @dataclass(frozen=True)
@@ -71,20 +69,22 @@ class Screen:
                          "predictions; the later repeats refit the others")}
 
 
-def first_repeat_losses(predictions: np.ndarray, y: np.ndarray, objective: str) -> np.ndarray:
-    """(candidates, rows) held-out loss of each candidate's first-repeat predictions."""
-    return losses(objective, y[None, :], predictions)
-
-
-def clustered_se(sums: np.ndarray, rows_per_group: np.ndarray, n: float) -> np.ndarray:
-    """Clustered SE of the mean per-row loss for each column of ``sums`` (groups, columns):
-    the per-group sums of the row losses."""
-    G = sums.shape[0]
-    if G < 2 or n <= 0:
-        return np.full(sums.shape[1], np.nan)
-    mean = sums.sum(axis=0) / n
-    resid = sums - rows_per_group[:, None] * mean[None, :]
-    return np.sqrt(np.maximum((resid * resid).sum(axis=0) * (G / (G - 1)), 0.0)) / n
+def first_repeat_risks(heldout, objective: str) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, clustered SE) of every candidate's held-out loss in a one-repeat held-out
+    matrix (:class:`.folds.HeldOut` over the first repeat's tables), formed a block of
+    columns at a time and not kept (:meth:`.folds.HeldOut.column_means`' loop, with each
+    block's SEs): the per-group sums of the distinct rows' losses, as the final risks are."""
+    u = heldout.units()
+    col, first = heldout.columns()
+    means_d, se_d = np.empty(len(first)), np.empty(len(first))
+    yd = heldout.y_distinct
+    for a in range(0, len(first), GroupedLosses.BLOCK):
+        cols = first[a:a + GroupedLosses.BLOCK]
+        L = np.asfortranarray(losses(objective, yd[:, None], heldout.stored(cols)[0]))
+        g = GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
+        means_d[a:a + L.shape[1]] = m = g.means()
+        se_d[a:a + L.shape[1]] = g.mean_se(m)
+    return means_d[col], se_d[col]
 
 
 def best_dominators(means: np.ndarray, n_judges: np.ndarray, cost: np.ndarray | None) -> np.ndarray:
@@ -113,28 +113,15 @@ def best_dominators(means: np.ndarray, n_judges: np.ndarray, cost: np.ndarray | 
     return out
 
 
-def screen_candidates(predictions, keys: list, n_judges: np.ndarray, cost: np.ndarray | None,
-                      y: np.ndarray, groups: np.ndarray, objective: str, z: float = SCREEN_SE) -> Screen:
-    """The screen (module docstring) over candidates ``keys`` from their first-repeat
-    held-out predictions.
-
-    ``predictions(i, j)``: the (j - i, rows) first-repeat predictions of keys[i:j] on the
-    evaluation rows; ``y`` those rows' labels, ``groups`` their integer group codes (0 ..
-    G-1); ``n_judges`` and ``cost`` (None without judge costs) per key."""
-    m, n = len(keys), len(y)
+def screen_candidates(means: np.ndarray, se: np.ndarray, keys: list, n_judges: np.ndarray,
+                      cost: np.ndarray | None, z: float = SCREEN_SE) -> Screen:
+    """The screen (module docstring) over candidates ``keys`` from their first-repeat mean
+    losses ``means`` and clustered SEs ``se`` (:func:`first_repeat_risks`); ``n_judges``
+    and ``cost`` (None without judge costs) per key."""
+    m = len(keys)
     if m == 0:
         return Screen(frozenset(), frozenset(), z)
-    groups = np.asarray(groups, dtype=np.int64)
-    G = int(groups.max()) + 1 if n else 0
-    rows_per_group = np.bincount(groups, minlength=G).astype(float)
-    from scipy import sparse
-    A = sparse.csr_matrix((np.ones(n), (groups, np.arange(n))), shape=(G, n))
-    means, se = np.empty(m), np.empty(m)
-    for a in range(0, m, _BLOCK):
-        b = min(a + _BLOCK, m)
-        sums = np.asarray(A @ first_repeat_losses(predictions(a, b), y, objective).T)
-        means[a:b] = sums.sum(axis=0) / n
-        se[a:b] = clustered_se(sums, rows_per_group, float(n))
+    means, se = np.asarray(means, dtype=float), np.asarray(se, dtype=float)
     dom = best_dominators(means, np.asarray(n_judges), None if cost is None else np.asarray(cost, dtype=float))
     # U(c): the largest SE among the candidates no worse than b(c)
     order = np.argsort(means, kind="stable")
@@ -143,6 +130,5 @@ def screen_candidates(predictions, keys: list, n_judges: np.ndarray, cost: np.nd
     U = running[reach]
     gap = means - means[dom]
     bad = (dom != np.arange(m)) & np.isfinite(se) & np.isfinite(U) & (gap > z * (se + U))
-    screened = {keys[int(c)] for c in np.flatnonzero(bad)}
-    kept = frozenset(k for k in keys if k not in screened)
-    return Screen(frozenset(screened), kept, z)
+    screened = frozenset(keys[int(c)] for c in np.flatnonzero(bad))
+    return Screen(screened, frozenset(k for k in keys if k not in screened), z)
