@@ -43,7 +43,7 @@ JUDGE_HELPS = {
 #: the candidates table's leading columns (the judges list, long, goes last)
 CANDIDATE_ORDER = ["index", "family", "K", "path", "val_mse", "val_nll", "val_se", "test_mse", "test_nll", "Q_K",
                    "S_K", "H_K", "unseen_val", "unseen_test", "V_cell", "V_proxy", "grid_size",
-                   "judge_set_stability", "selected", "parameters"]
+                   "judge_set_stability", "repeats", "selected", "parameters"]
 
 
 def heldout_word(d: dict) -> str:

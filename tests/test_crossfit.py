@@ -269,3 +269,17 @@ def test_a_panel_report_that_fails_ahead_is_left_to_to_dict(panel, blocks, resul
         selection_panel_report(panel, None, result.selector)
     assert panel_report_or_none(result.panel, blocks, result.selector) == \
         selection_panel_report(result.panel, blocks, result.selector)
+
+
+def test_a_queued_result_whose_worker_died_is_computed_where_it_is_read():
+    """The judges report queued behind the folds: a worker killed from outside raises when
+    its result is collected; the selection then reads None (``to_dict`` forms the report)."""
+    from fcps_core.selection.crossfit import _queued_result
+
+    def dying():
+        raise RuntimeError("A worker process managed by the executor was unexpectedly terminated")
+        yield  # pragma: no cover
+
+    assert _queued_result(dying()) is None
+    assert _queued_result(iter([])) is None
+    assert _queued_result(iter([{"report": 1}])) == {"report": 1}

@@ -293,6 +293,11 @@ def render_result(result, *, top: int = 15) -> str:
     lines.append(render_table(rows, ["family", "path", "K", f"{risk_word[:5]}_mse", f"{risk_word[:5]}_nll",
                                      "test_mse", "H_K", "unseen", "V_cell", "V_proxy"]
                               + (["stability"] if stab else [])))
+    screen = (d.get("split") or {}).get("screen")
+    if screen and screen.get("n_screened"):
+        lines.append(f"screened after the first repeat: {count_of(screen['n_screened'], 'candidate')} of "
+                     f"{len(d['candidates']):,} (far behind one with no more judges: their risks are the first "
+                     f"repeat's; --screen-se off refits every candidate in every repeat)")
     if d["cells"]:
         lines.append("cells of the selected prefix (N_z = calibration count):")
         lines.append(render_table([[c["pattern"], c["N_z"], c["mean_label"], c["prediction"], c["freq_val"],

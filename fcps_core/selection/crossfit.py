@@ -227,6 +227,16 @@ def _start(jobs: int, func, tasks: list[tuple], then: tuple = ()):
     return (func(*t) for t in tasks)
 
 
+def _queued_result(results):
+    """The next result of ``results`` (a task queued behind the folds), or None when there
+    is none or its worker died: every fold's result is in by then, and what was queued is
+    computed where it is read (``to_dict`` forms the judges report itself)."""
+    try:
+        return next(results, None)
+    except Exception:       # a worker process killed from outside (joblib's TerminatedWorkerError)
+        return None
+
+
 def panel_report_or_none(panel: Panel, blocks: Blocks, settings) -> dict | None:
     """:func:`.judges_report.selection_panel_report`, or None where it raises: a worker's
     error would stop the pool the other tasks share, and ``to_dict`` computes the report (and
@@ -573,7 +583,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     result = with_frontier(replace(result, **assessment), heldout, choices=choices, corrections=point_correction,
                            replays=replays)
     # queued behind the folds: long done by now (none when the last batch ran in this process)
-    panel_report = next(results, None) if queued else None
+    panel_report = _queued_result(results) if queued else None
     if panel_report is not None:
         result = replace(result, panel_report=PanelReport.of(panel, blocks, settings, panel_report))
     result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})
