@@ -237,6 +237,12 @@ def _queued_result(results):
         return None
 
 
+def _workers(jobs: int) -> int:
+    """The worker processes :func:`_start` runs tasks on for ``jobs``."""
+    from joblib import effective_n_jobs
+    return max(1, effective_n_jobs(jobs))
+
+
 def panel_report_or_none(panel: Panel, blocks: Blocks, settings) -> dict | None:
     """:func:`.judges_report.selection_panel_report`, or None where it raises: a worker's
     error would stop the pool the other tasks share, and ``to_dict`` computes the report (and
@@ -468,11 +474,19 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
                + (" (the folds run in worker processes meanwhile)" if parallel else ""))
         return fit_menu(settings, panel, rows, expand_grid=True, score_val=False,
                                  progress=lambda f, m: report(0.92 * (start + f) / n_units, f"final refit: {m}"))
-    # in parallel the final refit runs here while the workers fit the folds
-    final = refit(0) if parallel else None
+    # In parallel the final refit runs here once a worker has no fold left to start (the
+    # first batch's last folds run while it refits): before that both cores are the
+    # workers', so the refit takes the core the last folds leave idle.
+    workers = _workers(jobs) if parallel else 1
+    final = refit(0) if parallel and n_first < workers else None
+
+    def done(u: int, r: int) -> None:
+        nonlocal final
+        report(0.92 * (u + 2) / n_units, f"{_fold_label(settings, u, r)} done")
+        if final is None and u < n_first and n_first - (u + 1) < workers:
+            final = refit(u + 1)
     folds = _FoldOutputs(R, table_rows, len(D))
-    done = (lambda u, r: report(0.92 * (u + 2) / n_units, f"{_fold_label(settings, u, r)} done")) if parallel else None
-    folds.collect(fold_list, picks, range(n_first), results, done)
+    folds.collect(fold_list, picks, range(n_first), results, done if parallel else None)
     screen = None
     if screened:
         if final is None:
@@ -482,7 +496,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         later = replace(bare, families=_later_families(settings, screen.kept))
         results = _start(jobs, fold_work, [task(u, later, screen.kept) for u in range(n_first, len(fold_list))],
                          then=queued)
-        folds.collect(fold_list, picks, range(n_first, len(fold_list)), results, done)
+        folds.collect(fold_list, picks, range(n_first, len(fold_list)), results, done if parallel else None)
     if final is None:
         final = refit(n_units - 1)
     store, diag_sum, diag_n, judge_sets, base = folds.store, folds.diag_sum, folds.diag_n, folds.judge_sets, folds.base
