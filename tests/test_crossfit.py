@@ -276,10 +276,18 @@ def test_a_queued_result_whose_worker_died_is_computed_where_it_is_read():
     its result is collected; the selection then reads None (``to_dict`` forms the report)."""
     from fcps_core.selection.crossfit import _queued_result
 
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
     def dying():
-        raise RuntimeError("A worker process managed by the executor was unexpectedly terminated")
+        raise TerminatedWorkerError("A worker process managed by the executor was unexpectedly terminated")
+        yield  # pragma: no cover
+
+    def failing():
+        raise ValueError("a bug in the queued task")
         yield  # pragma: no cover
 
     assert _queued_result(dying()) is None
+    with pytest.raises(ValueError):                  # anything else is not swallowed
+        _queued_result(failing())
     assert _queued_result(iter([])) is None
     assert _queued_result(iter([{"report": 1}])) == {"report": 1}

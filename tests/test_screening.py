@@ -22,27 +22,30 @@ from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection import FCPSSelector
 from fcps_core.selection.choice import row_losses
 from fcps_core.selection.folds import HeldOut, RepeatTables
-from fcps_core.selection.screening import best_dominators, first_repeat_risks, screen_candidates
+from fcps_core.selection.screening import (best_subset_references, first_repeat_risks, judge_masks,
+                                           screen_candidates)
 
 MENU = dict(families=["table", "logistic", "mean_iso", "ridge_iso", "one_coin_iso", "ds_jury"], k_max=5)
 
 
 # -- the rule on a toy, by hand ---------------------------------------------------------------
 # Four rows in two groups of two, labels 0, MSE: a candidate's loss is its prediction squared.
-#   A (1 judge)  p = .1 .1 .1 .1   losses .01 each          r = .01  group sums .02 .02   u = 0
-#   B (2 judges) p = .5 .5 .3 .3   losses .25 .25 .09 .09   r = .17  sums .50 .18, residuals
-#                +.16 -.16, u = sqrt(2 * (.16^2 + .16^2)) / 4 = .08
-#   C (2 judges) p = .2 .2 .2 .2   losses .04 each          r = .04                        u = 0
-#   D (1 judge)  p = .3 .3 .1 .1   losses .09 .09 .01 .01   r = .05  sums .18 .02, residuals
-#                +.08 -.08, u = sqrt(2 * (.08^2 + .08^2)) / 4 = .04
+#   A (judge 0)     p = .1 .1 .1 .1   losses .01 each          r = .01  sums .02 .02     u = 0
+#   B (judges 0, 1) p = .5 .5 .3 .3   losses .25 .25 .09 .09   r = .17  sums .50 .18, residuals
+#                   +.16 -.16, u = sqrt(2 * (.16^2 + .16^2)) / 4 = .08
+#   C (judges 0, 1) p = .2 .2 .2 .2   losses .04 each          r = .04                    u = 0
+#   D (judge 1)     p = .3 .3 .1 .1   losses .09 .09 .01 .01   r = .05  sums .18 .02, residuals
+#                   +.08 -.08, u = sqrt(2 * (.08^2 + .08^2)) / 4 = .04
 TOY_PRED = np.array([[.1, .1, .1, .1], [.5, .5, .3, .3], [.2, .2, .2, .2], [.3, .3, .1, .1]])
 TOY_MEANS = np.array([.01, .17, .04, .05])
 TOY_SE = np.array([0.0, .08, 0.0, .04])
-TOY_JUDGES = np.array([1, 2, 2, 1])
+TOY_SETS = [(0,), (0, 1), (0, 1), (1,)]
 
 
-def toy_screen(z, cost=None):
-    return screen_candidates(TOY_MEANS, TOY_SE, list("ABCD"), TOY_JUDGES, cost, z)
+def toy_screen(z, families=("ridge_iso",) * 4, **options):
+    keys = [(name, len(s), f, ()) for name, s, f in zip("ABCD", TOY_SETS, families)]
+    screen = screen_candidates(TOY_MEANS, TOY_SE, keys, TOY_SETS, 2, z=z, **options)
+    return {k[0] for k in screen.screened}
 
 
 def test_first_repeat_risks_are_the_clustered_means_and_ses():
@@ -53,31 +56,38 @@ def test_first_repeat_risks_are_the_clustered_means_and_ses():
     assert np.allclose(se, TOY_SE, rtol=0, atol=1e-15)
 
 
-def test_toy_without_costs():
-    # every candidate's best with no more judges is A (r = .01, u = 0), so U = 0:
-    # B: gap .16 against z * (.08 + 0); C: gap .03 against z * 0; D: gap .04 against z * .04
-    assert toy_screen(2.05).screened == {"C"}                # B: .16 < .164; D: .04 < .082
-    assert toy_screen(1.9).screened == {"B", "C"}             # .16 > .152
-    assert toy_screen(0.99).screened == {"B", "C", "D"}       # .04 > .0396
-    assert toy_screen(2.05).kept == {"A", "B", "D"}
+def test_toy_subset_references():
+    # B and C call judges {0, 1}: their best subset is A (r .01, u 0); no candidate is
+    # better than A, so U = u(A) = 0. B: gap .16 against z * .08; C: gap .03 against 0.
+    # D calls {1}: no other candidate's judges are a subset of it, so it is its own
+    # reference and is kept, although A is better with as many judges.
+    assert toy_screen(2.05) == {"C"}                 # B: .16 < .164
+    assert toy_screen(1.9) == {"B", "C"}              # .16 > .152
+    assert toy_screen(0.5) == {"B", "C"}              # D still kept
 
 
-def test_toy_with_costs():
-    # costs A 5, B 1, C 6, D 1: B's best with no more judges and no higher cost is D
-    # (r .05); the candidates no worse than D are A, C, D, the largest SE among them D's .04:
-    # B's gap .12 against 2 * (.08 + .04) = .24 -> kept. D: only itself within cost 1 -> kept.
-    # C (cost 6): every candidate qualifies, the best is A: gap .03 > 0 -> screened.
-    screen = toy_screen(2.0, cost=np.array([5.0, 1.0, 6.0, 1.0]))
-    assert screen.screened == {"C"}
-    assert toy_screen(0.49, cost=np.array([5.0, 1.0, 6.0, 1.0])).screened == {"B", "C"}   # .12 > .1176
+def test_toy_references_must_be_steady_and_the_guard_family_is_kept():
+    # A not offered by every fold whatever its rows: B's and C's best subset is C (r .04,
+    # u 0), itself for C; B: gap .13 against 2.05 * (.08 + 0) = .164 -> kept
+    assert toy_screen(2.05, steady=np.array([False, True, True, True])) == set()
+    assert toy_screen(2.05, guard_family="ridge_iso") == set()
 
 
-def test_best_dominators_by_judges_and_cost():
-    means = np.array([.01, .17, .04, .05])
-    assert best_dominators(means, TOY_JUDGES, None).tolist() == [0, 0, 0, 0]
-    assert best_dominators(means, TOY_JUDGES, np.array([5.0, 1.0, 6.0, 1.0])).tolist() == [0, 3, 0, 3]
-    # equal means: the lower index
-    assert best_dominators(np.array([.2, .1, .1]), np.array([1, 1, 1]), None).tolist() == [1, 1, 1]
+def test_toy_regime_sides():
+    # C table-like (the only one): the best of its side is itself, so it is kept
+    assert toy_screen(2.05, families=("ridge_iso", "ridge_iso", "table", "ridge_iso")) == set()
+    # B table-like, alone on its side: kept; C scalar: behind A as before
+    assert toy_screen(1.9, families=("ridge_iso", "table", "ridge_iso", "ridge_iso")) == {"C"}
+
+
+def test_best_subset_references():
+    masks = judge_masks(TOY_SETS, 2)
+    assert best_subset_references(TOY_MEANS, masks, np.ones(4, dtype=bool)).tolist() == [0, 0, 0, 3]
+    assert best_subset_references(TOY_MEANS, masks, np.array([False, True, True, True])).tolist() == [-1, 2, 2, 3]
+    # equal means: the lower index; judges beyond 64 need a second word
+    wide = judge_masks([(70,), (70, 3), (3,)], 71)
+    assert wide.shape == (3, 2)
+    assert best_subset_references(np.array([.2, .1, .1]), wide, np.ones(3, dtype=bool)).tolist() == [0, 1, 2]
 
 
 def test_screened_column_reads_its_first_repeat_in_every_repeat():
@@ -120,11 +130,15 @@ def _close(a, b, rel=1e-12) -> bool:
     return math.isclose(a, b, rel_tol=rel, abs_tol=1e-15)
 
 
-@pytest.fixture(scope="module", params=["additive", "mixed"])
+@pytest.fixture(scope="module", params=[("additive", 4, False), ("and", 1, True)])
 def screened_runs(request):
-    panel = make_regime(request.param, rows=1200, judges=6, seed=4, group_size=3, tie_rate=0.1)
+    """Two panels where the screen drops candidates; the second's cfps paths offer subsets
+    whose sizes vary by fold, and there screened cfps keys that a later fold would not
+    offer are left out, as without the screen (checked below)."""
+    regime, panel_seed, cfps = request.param
+    panel = make_regime(regime, rows=1200, judges=6, seed=panel_seed, group_size=3, tie_rate=0.1)
     blocks = make_blocks(panel, seed=0)
-    options = dict(seed=1, n_boot=100, **MENU)
+    options = dict(seed=1, n_boot=100, **MENU, **({"paths": ("info_first", "cfps", "random")} if cfps else {}))
     screened = FCPSSelector(n_jobs=1, **options).fit(panel, blocks)
     full = FCPSSelector(n_jobs=1, screen_se=None, **options).fit(panel, blocks)
     one = FCPSSelector(n_jobs=1, screen_se=None, repeats=1, **options).fit(panel, blocks)
@@ -132,10 +146,14 @@ def screened_runs(request):
 
 
 def test_the_screen_drops_candidates_here(screened_runs):
-    *_, screened, full, one = screened_runs
+    *_, options, screened, full, one = screened_runs
     info = screened.protocol_info["screen"]
     assert info["n_screened"] > 10 and info["n_kept"] > 10
-    assert sum(c.repeats == 1 for c in screened.candidates) == info["n_screened"]
+    shown = sum(c.repeats == 1 for c in screened.candidates)
+    if "paths" in options:      # some screened cfps keys were left out: fewer than the screen's count
+        assert 0 < shown < info["n_screened"]
+    else:
+        assert shown == info["n_screened"]
     assert "screen" not in full.protocol_info and all(c.repeats == 2 for c in full.candidates)
 
 

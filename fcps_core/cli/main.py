@@ -62,9 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="crossfit repeats")
     pr.add_argument("--screen-se", metavar="Z|off",
                     help="crossfit: after the first repeat, the later repeats do not refit a candidate behind the "
-                         "best one with no more judges (and no higher cost) by more than Z times the sum of its "
-                         "clustered SE and the largest among the candidates ahead (it keeps its first repeat's "
-                         "risk); 'off' refits every candidate in every repeat (default 2)")
+                         "best one calling a subset of its judges (and the best of its side of the regime verdict) "
+                         "by more than Z times the sum of its clustered SE and the largest among the candidates "
+                         "ahead (it keeps its first repeat's risk); 'off' refits every candidate in every repeat "
+                         "(default 2)")
     pr.add_argument("--choice", choices=list(CHOICES),
                     help=f"choice rule (default {DEFAULT_CHOICE}; argmin with --guard)")
     pr.add_argument("--max-members", type=int, default=D.DEFAULT_MAX_MEMBERS, help="the most models an average of tied candidates holds")

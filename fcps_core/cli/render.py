@@ -296,8 +296,8 @@ def render_result(result, *, top: int = 15) -> str:
     screen = (d.get("split") or {}).get("screen")
     if screen and screen.get("n_screened"):
         lines.append(f"screened after the first repeat: {count_of(screen['n_screened'], 'candidate')} of "
-                     f"{len(d['candidates']):,} (far behind one with no more judges: their risks are the first "
-                     f"repeat's; --screen-se off refits every candidate in every repeat)")
+                     f"{len(d['candidates']):,} (far behind the best calling a subset of their judges: their "
+                     f"risks are the first repeat's; --screen-se off refits every candidate in every repeat)")
     if d["cells"]:
         lines.append("cells of the selected prefix (N_z = calibration count):")
         lines.append(render_table([[c["pattern"], c["N_z"], c["mean_label"], c["prediction"], c["freq_val"],

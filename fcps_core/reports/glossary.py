@@ -302,10 +302,12 @@ _TERMS: dict[str, Term] = {
                      "difference: it contains 0 (no claim either way)."),
     "judge_set_stability": Term("judge-set stability", "Mean overlap (Jaccard) between the judges the candidate "
                                 "used in each fold and the deployed judge set; 1 = the same judges every fold."),
-    "repeats": Term("repeats", "The cross-fitted repeats whose folds fitted the candidate. 1: after the first repeat it "
-                    "was far behind a candidate with no more judges (and no higher cost), more than twice the sum of "
-                    "their SEs, so it can be neither chosen nor tied under any limit; the later repeats did not refit "
-                    "it and its risk, SE and diagnostics are the first repeat's."),
+    "repeats": Term("repeats", "The cross-fitted repeats whose folds fitted the candidate. Fewer than the run's "
+                    "repeats (1): after the first repeat it was far behind the best candidate calling a subset of its "
+                    "judges, and the best of its side of the regime verdict, by more than the screen's multiple "
+                    "(--screen-se, default 2) of its SE plus the largest SE ahead, so no judge limit can make it "
+                    "chosen or tied; the later repeats did not refit it, and its risk, SE and diagnostics are the "
+                    "first repeat's."),
     "same_predictor": Term("same predictor", "An alternative with the deployed predictor's family, parameters and "
                            "judges, reached by another path: identical held-out predictions, so not a different "
                            "choice."),

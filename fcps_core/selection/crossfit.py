@@ -40,10 +40,11 @@ from ..measures.judge_paths import SINGLE_JUDGE_RULE
 from ..errors import SplitError
 from ..data.panel import Panel
 from ..data.splits import Blocks
+from ..data.encoding import INT64_SAFE
 from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
-from .choice import choose_deployed
+from .choice import choose_deployed, default_prior
 from .screening import Screen, first_repeat_risks, screen_candidates
 from ..families import REGISTRY
 from .judges_report import PanelReport, selection_panel_report
@@ -194,7 +195,7 @@ def fold_work(selector, panel: Panel, D: np.ndarray, tr: np.ndarray, va: np.ndar
     menu = fit_menu(selector, panel, rows, expand_grid=True, score_val=False, progress=progress,
                     only=only, diagnostics=True)
     out = {"preds": _predict_candidates(menu, D[va], rows_are_V=True, pick=pick), "judges": {}, "diag": {},
-           "base": {}}
+           "base": {}, "offered": menu.offered}
     for c in menu.candidates:
         key = candidate_key(c)
         out["judges"][key] = frozenset(c.judge_idx)
@@ -231,9 +232,10 @@ def _queued_result(results):
     """The next result of ``results`` (a task queued behind the folds), or None when there
     is none or its worker died: every fold's result is in by then, and what was queued is
     computed where it is read (``to_dict`` forms the judges report itself)."""
+    from concurrent.futures import BrokenExecutor      # loky's TerminatedWorkerError is one
     try:
         return next(results, None)
-    except Exception:       # a worker process killed from outside (joblib's TerminatedWorkerError)
+    except BrokenExecutor:
         return None
 
 
@@ -273,10 +275,16 @@ class _TableStore:
         self.first_repeat_only = np.zeros(len(self.slot), dtype=bool)
 
     def mark_first_repeat_only(self, keys) -> None:
+        """The slots of ``keys`` read their first repeat in every repeat (:mod:`.screening`)."""
         for k in keys:
             s = self.slot.get(k)
             if s is not None:
                 self.first_repeat_only[s] = True
+
+    def forget(self, keys) -> None:
+        """``keys`` are not offered in every fold: no candidate reads their slots."""
+        for k in keys:
+            self.slot.pop(k, None)
 
     def write(self, r: int, tv: np.ndarray, preds: dict) -> None:
         self.filled[r, tv] = True
@@ -343,6 +351,8 @@ class _FoldOutputs:
         self.diag_n: dict[tuple, int] = {}
         self.judge_sets: dict[tuple, list] = {}
         self.base: dict[str, np.ndarray] = {}
+        #: the keys every fold fitted with ``only`` would have offered with the whole menu
+        self.offered: frozenset | None = None
 
     def collect(self, fold_list: list, picks: list, units, results, done=None) -> None:
         """Read the results of folds ``units`` (in order) from ``results``."""
@@ -351,6 +361,8 @@ class _FoldOutputs:
             (r, _, va), (tv, _) = fold_list[u], picks[u]
             if done is not None:
                 done(u, r)
+            if out.get("offered") is not None:
+                self.offered = out["offered"] if self.offered is None else self.offered & out["offered"]
             if self.store is None:
                 self.store = _TableStore(self.R, self.table_rows.n_table_rows, out["preds"])
             self.store.write(r, tv, out["preds"])
@@ -369,22 +381,29 @@ class _FoldOutputs:
 def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, store: "_TableStore",
             table_rows: TableRows) -> Screen:
     """:func:`.screening.screen_candidates` over the final refit's candidates that every
-    fold of the first repeat offered, with the refit's judge sets (and their costs), on the
-    first repeat's held-out matrix of D's evaluation rows: its distinct rows are the rows
-    with the same table row of that repeat and the same label, its columns the candidates'
-    stored columns (:func:`.screening.first_repeat_risks`)."""
-    keys, seen, n_judges, cost = [], set(), [], []
-    per_judge = None if settings.judge_costs is None else \
-        {j: float(settings.judge_costs[j]["cost"]) for j in panel.judge_names}
+    fold of the first repeat offered, with the refit's judge sets, on the first repeat's
+    held-out matrix of D's evaluation rows: its distinct rows are the rows with the same
+    table row of that repeat and the same label, its columns the candidates' stored columns
+    (:func:`.screening.first_repeat_risks`). The references b(c) are the candidates every
+    fold offers whatever its rows: path rules that order every judge, in families without
+    joint patterns or at a K whose table fits every fold's pattern ids (the K largest
+    alphabets of all deployable rows, which bound a fold's, below half the id range)."""
+    sizes = sorted((int(a) for a in final.encoded.alphabet_sizes), reverse=True)
+    table_fits, product = 0, 1
+    for a in sizes:
+        product *= max(a, 1)
+        if product > INT64_SAFE // 2:
+            break
+        table_fits += 1
+    keys, seen, judge_sets, steady = [], set(), [], []
     for c in final.candidates:
         key = candidate_key(c)
         if key in seen or not store.complete(key, repeats=1):
             continue
         seen.add(key)
         keys.append(key)
-        n_judges.append(len(set(c.judge_idx)))
-        if per_judge is not None:
-            cost.append(sum(per_judge[j] for j in set(c.judges)))
+        judge_sets.append(tuple(c.judge_idx))
+        steady.append(c.path_rule != "cfps" and (not REGISTRY[c.family].needs_patterns or c.K <= table_fits))
     positions = np.arange(len(D)) if settings.eval_rows is None else \
         np.flatnonzero(np.asarray(settings.eval_rows, dtype=bool)[D])
     table_row = table_rows.inverse[0][positions]
@@ -401,20 +420,9 @@ def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, st
                     tables=RepeatTables(store.values[:1], table_row[rep][None, :]))
     first._cache["columns"] = (np.arange(len(keys)), slots)
     means, se = first_repeat_risks(first, settings.objective)
-    return screen_candidates(means, se, keys, np.asarray(n_judges), None if per_judge is None else np.asarray(cost),
-                             settings.screen_se)
-
-
-def _later_families(settings, kept: frozenset) -> tuple:
-    """The menu's families the later repeats fit: those with a kept candidate, and the
-    families whose fits a kept candidate shares (a residual's base), so every kept
-    candidate is fitted exactly as in the full menu."""
-    wanted = set()
-    for _, _, family, params in kept:
-        wanted.add(family)
-        if REGISTRY[family].shares_base_models:
-            wanted.update(v for k, v in params if k == "base")
-    return tuple(f for f in settings.families if f in wanted)
+    guard = (settings.prior_family or default_prior(panel)) if settings.guard == "one_se" else None
+    return screen_candidates(means, se, keys, judge_sets, len(panel.judge_names), steady=np.asarray(steady),
+                             guard_family=guard, z=settings.screen_se)
 
 
 def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
@@ -493,10 +501,12 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
             final = refit(n_first)
         screen = _screen(settings, panel, D, groups, final, folds.store, table_rows)
         folds.store.mark_first_repeat_only(screen.screened)
-        later = replace(bare, families=_later_families(settings, screen.kept))
-        results = _start(jobs, fold_work, [task(u, later, screen.kept) for u in range(n_first, len(fold_list))],
+        results = _start(jobs, fold_work, [task(u, bare, screen.kept) for u in range(n_first, len(fold_list))],
                          then=queued)
         folds.collect(fold_list, picks, range(n_first, len(fold_list)), results, done if parallel else None)
+        # a screened key some later fold's whole menu would not offer (a cfps subset of
+        # another size) is left out, as it is without the screen
+        folds.store.forget(screen.screened - (folds.offered or frozenset()))
     if final is None:
         final = refit(n_units - 1)
     store, diag_sum, diag_n, judge_sets, base = folds.store, folds.diag_sum, folds.diag_n, folds.judge_sets, folds.base

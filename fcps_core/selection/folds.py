@@ -465,24 +465,29 @@ class HeldOut:
         means = grouped.means()
         return means, grouped.mean_se(means)
 
-    def column_means(self, objective: str) -> np.ndarray:
+    def column_means(self, objective: str, with_se: bool = False):
         """Every candidate's mean held-out loss: :meth:`column_risks`' means, the same
         values, without its clustered SEs (a second objective's risks are reported as
-        means only; the SEs' per-group sums are most of the work). Unless that objective's
-        loss matrix is cached, it is formed a block of columns at a time and not kept (an
-        objective read once never holds a whole loss matrix)."""
+        means only; the SEs' per-group sums are most of the work), or with them
+        (``with_se``: (means, SEs), each block's SEs formed with its means). Unless that
+        objective's loss matrix is cached, it is formed a block of columns at a time and
+        not kept (an objective read once never holds a whole loss matrix)."""
         if ("grouped", objective) in self._cache:
-            return self.grouped(objective).means()
+            g = self.grouped(objective)
+            means = g.means()
+            return (means, g.mean_se(means)) if with_se else means
         u = self.units()
         col, first = self.columns()
-        means_d = np.empty(len(first))
+        means_d, se_d = np.empty(len(first)), np.empty(len(first))
         yd = self.y_distinct
         for a in range(0, len(first), GroupedLosses.BLOCK):
             cols = first[a:a + GroupedLosses.BLOCK]
             L = np.asfortranarray(row_losses(objective, yd, self.stored(cols), self.first_repeat_only(cols)))
             g = GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
-            means_d[a:a + L.shape[1]] = g.means()
-        return means_d[col]
+            means_d[a:a + L.shape[1]] = m = g.means()
+            if with_se:
+                se_d[a:a + L.shape[1]] = g.mean_se(m)
+        return (means_d[col], se_d[col]) if with_se else means_d[col]
 
     def losses(self, objective: str) -> np.ndarray:
         """(rows, candidates) held-out loss, averaged over the repeats."""

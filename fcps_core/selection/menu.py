@@ -57,6 +57,9 @@ class MenuFit:
     pattern_cache: PatternCache     # joint-pattern ids of any prefix, on demand
     views: ViewCache
     predictions: dict = field(default_factory=dict)   # candidate index -> block -> BlockPrediction
+    #: with ``only``: the keys the whole menu offers on these rows (fitted or not), which a
+    #: screened candidate must be among to stay in the menu (:mod:`.screening`)
+    offered: frozenset | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,24 @@ def menu_key(path_name: str, K: int, family: str, params: dict) -> tuple:
     return (path_name, K, family, tuple(sorted(params.items())))
 
 
+def key_family(key: tuple) -> str:
+    """The family of a :func:`menu_key` key."""
+    return key[2]
+
+
+def families_of(keys) -> set:
+    """The families a refit of candidates ``keys`` (:func:`menu_key` keys) fits: theirs,
+    and the families whose fits they share (a residual's base), so each is fitted exactly
+    as in the whole menu."""
+    out = set()
+    for key in keys:
+        family = key_family(key)
+        out.add(family)
+        if REGISTRY[family].shares_base_models:
+            out.update(v for name, v in key[3] if name == "base")
+    return out
+
+
 @small_pages()      # also in the cross-fitted protocol's worker processes
 @one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
 def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bool = False,
@@ -187,11 +208,14 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     # The scalar families fit every prefix of a path at once (nested features); the
     # prefixes each needs per path (a prefix shared with an earlier path is fitted once).
     path_sizes, seen = {}, set()
+    # with ``only``, the families fitted are those of the wanted keys and the families
+    # whose fits they share; the others are only listed as offered
+    fitted_families = None if only is None else families_of(only)
     for path in dict.fromkeys(p for p, _ in work):
         sizes = [k for p, k in work if p is path]
         path_sizes[path] = {}
         for f in path_families(settings, path):
-            if REGISTRY[f].needs_patterns:
+            if REGISTRY[f].needs_patterns or (fitted_families is not None and f not in fitted_families):
                 continue
             need = [k for k in sizes if k <= settings.k_limit(f, len(path.judges))
                     and (path.judges[:k], f) not in seen]
@@ -201,6 +225,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     prefitted = fit_joint_families(settings, views, [(p.judges, s) for p, s in path_sizes.items()])
     current_path = patterns = None
     offered = False             # whether the full menu has a candidate (``only`` may want none of them)
+    offered_keys: set = set()   # with ``only``: every key the full menu has
     for w, (path, K) in enumerate(work):
         report(0.05 + 0.95 * w / len(work), f"{path.label or path.rule}: K={K}")
         if path is not current_path:
@@ -232,7 +257,9 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
             grid = settings.family_grid(family)
             offered = True
             if only is not None:
-                grid = [p for p in grid if menu_key(path.label or path.rule, K, family, p) in only]
+                keys_here = [menu_key(path.label or path.rule, K, family, p) for p in grid]
+                offered_keys.update(keys_here)
+                grid = [p for p, k in zip(grid, keys_here) if k in only]
                 if not grid:
                     continue
             keys = [(judges, family, tuple(sorted(p.items()))) for p in grid]
@@ -278,7 +305,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     pattern_cache.release()         # the views hold what they need of the last path's ids
     return MenuFit(encoded=encoded, paths=paths, candidates=candidates, models=models,
                    menu_size=menu_size, pattern_cache=pattern_cache, views=views,
-                   predictions=predictions)
+                   predictions=predictions, offered=None if only is None else frozenset(offered_keys))
 
 
 #: the family of a fixed single-judge candidate: an isotonic map of the judge's score, the

@@ -3,29 +3,39 @@
 The cross-fitted protocol repeats its grouped K-fold ``repeats`` times with independent
 shuffles. Every repeat already gives each candidate an honest held-out risk on every
 deployable row; the later repeats average out the fold partition's noise in the
-*differences* between candidates, which the choice rule reads (measured on seven panels at
-0.06 to 0.37 of the differences' paired SE, docs/performance.md, "One repeat on large
-panels?").
+*differences* between candidates, which the choice rule reads (a few tenths of the
+differences' paired SE: docs/performance.md, "One repeat on large panels?").
 
 The screen. After the first repeat, let r(c) be candidate c's mean held-out loss over the
 evaluation rows in that repeat and u(c) its group-clustered SE (the norm of its per-group
 residual sums, sum over groups of (s_g - n_g r)^2 times G / (G - 1), over n^2, as
-:class:`.choice.GroupedLosses` forms it). Let b(c) be the best candidate (lowest r) with no
-more judges than c (and, with judge costs, no higher cost per item), and U(c) the largest u
-among the candidates no worse than b(c). Candidate c is *screened* when
+:class:`.choice.GroupedLosses` forms it). Candidate c is *screened* when, for every
+reference b this module compares it with, it is behind b by more than the bound
 
-    r(c) - r(b(c)) > z * (u(c) + U(c)).
+    r(c) - r(b) > z * (u(c) + U) + tol(r(b)),
 
-Why this cannot drop a candidate that matters. Under any judge-count or cost limit that c
-satisfies, b(c) satisfies it too, so the best t under that limit has r(t) <= r(b(c)) and
-c is behind it by at least r(c) - r(b(c)). The choice's tie band is one paired SE, and a
-paired SE is the norm of a difference of residual vectors, so SE(c - t) <= u(c) + u(t)
-<= u(c) + U(c) (the triangle inequality: no pairing can make it larger). With z = 2 the gap
-is twice the largest tie band c could have with any such t: the later repeats would have
-to move the difference by a further u(c) + U(c), where the fold partition moves a
-difference by a few tenths of its paired SE (measured on seven panels at 0.06 to 0.37,
-docs/performance.md, "One repeat on large panels?"). ``z`` is not tuned to any panel: it
-is the tie band plus an equal margin.
+with U the largest u among the candidates compared that are no worse than b, and tol the
+choice rules' rounding tolerance (:func:`.diagnostics.risk_tolerance`). The references:
+
+* b(c), the best candidate whose judge set is a subset of c's (c itself included). Any
+  limit c satisfies, b(c) satisfies too: at most k judges, a cost per item (costs are not
+  negative, and sums over a subset in the same order are no larger) and leaving judge j
+  out (the judges report's drop-one replays), so under every such limit the best t has
+  r(t) <= r(b(c)). Only candidates whose key every fold offers whatever its rows (path
+  rules that order every judge, families that need no joint patterns) serve as b(c), so a
+  later fold cannot lose it.
+* The best candidate of c's side of the regime verdict (table-like or scalar families:
+  the verdict reads each side's best, :func:`.honesty.assess`), and with the one-SE guard
+  every candidate of the guard's prior family is kept (the guard reads that family's best
+  under the limits).
+
+Why the bound suffices. The choice's tie band is one paired SE (plus tol), and a paired SE
+is the norm of the difference of two residual vectors, so SE(c - t) <= u(c) + u(t) (the
+triangle inequality: no pairing can make it larger). With z = 2 the gap is twice the
+largest tie band c could have with any reference: the later repeats would have to move the
+difference by a further u(c) + U, where the fold partition moves a difference by a few
+tenths of its paired SE. ``z`` is not tuned to any panel: it is the tie band plus an equal
+margin.
 
 A screened candidate is not refitted in the later repeats: its held-out predictions there
 are its first repeat's (:class:`.folds.RepeatTables` ``first_repeat_only``), so its
@@ -33,8 +43,12 @@ cross-fitted risk is the first repeat's, its diagnostics and judge-set stability
 repeat's folds'. Every other candidate is fitted exactly as without the screen (the later
 folds fit the full menu's families that have a candidate left, restricted to those
 candidates with :func:`.menu.fit_menu`'s ``only``), so its predictions are the same bit for
-bit. The candidates compared are the final refit's (their judge sets and costs are the
-deployed ones, which the frontier's limits read).
+bit; a screened candidate that a later fold's full menu would not offer is left out, as it
+is without the screen. What reads every candidate with its risk reads a screened one with
+its first repeat's: the bootstrap draws of the deployed-risk estimate and of the frontier's
+replays (where it can enter a draw's tie set), and the drop-one rows whose best predictor
+without the judge is a screened one. The judge sets are the final refit's (the deployed
+ones, which the limits read).
 """
 
 from __future__ import annotations
@@ -43,12 +57,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..measures.diagnostics import losses
-from .choice import GroupedLosses
+from ..families import REGISTRY
+from ..measures.diagnostics import risk_tolerance
 
 #: the screen's threshold in sums of clustered SEs (module docstring: the tie band, one,
 #: plus an equal margin)
 SCREEN_SE = 2.0
+#: candidates whose subset tests are formed at once (a (candidates, block, words) temporary)
+_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -63,72 +79,92 @@ class Screen:
     def info(self) -> dict:
         """What the result reports of the screen."""
         return {"z": self.z, "n_screened": len(self.screened), "n_kept": len(self.kept),
-                "rule": (f"after the first repeat, a candidate behind the best one with no more judges "
-                         f"(and no higher cost) by more than {self.z:g} times the sum of its clustered SE "
-                         "and the largest among the candidates ahead, keeps that repeat's held-out "
-                         "predictions; the later repeats refit the others")}
+                "rule": (f"after the first repeat, a candidate behind the best one calling a subset of its judges "
+                         f"(and behind the best of its side of the regime verdict) by more than {self.z:g} times "
+                         "the sum of its clustered SE and the largest among the candidates ahead keeps that "
+                         "repeat's held-out predictions; the later repeats refit the others")}
 
 
 def first_repeat_risks(heldout, objective: str) -> tuple[np.ndarray, np.ndarray]:
     """(mean, clustered SE) of every candidate's held-out loss in a one-repeat held-out
-    matrix (:class:`.folds.HeldOut` over the first repeat's tables), formed a block of
-    columns at a time and not kept (:meth:`.folds.HeldOut.column_means`' loop, with each
-    block's SEs): the per-group sums of the distinct rows' losses, as the final risks are."""
-    u = heldout.units()
-    col, first = heldout.columns()
-    means_d, se_d = np.empty(len(first)), np.empty(len(first))
-    yd = heldout.y_distinct
-    for a in range(0, len(first), GroupedLosses.BLOCK):
-        cols = first[a:a + GroupedLosses.BLOCK]
-        L = np.asfortranarray(losses(objective, yd[:, None], heldout.stored(cols)[0]))
-        g = GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
-        means_d[a:a + L.shape[1]] = m = g.means()
-        se_d[a:a + L.shape[1]] = g.mean_se(m)
-    return means_d[col], se_d[col]
+    matrix (:class:`.folds.HeldOut` over the first repeat's tables): the per-group sums of
+    the distinct rows' losses, as the final risks are, a block of columns at a time."""
+    return heldout.column_means(objective, with_se=True)
 
 
-def best_dominators(means: np.ndarray, n_judges: np.ndarray, cost: np.ndarray | None) -> np.ndarray:
-    """For each candidate, the candidate with the lowest mean among those with no more
-    judges (and no higher cost), itself included (ties: the lower index)."""
-    m = len(means)
-    out = np.empty(m, dtype=np.int64)
-    if cost is None:
-        # candidates in order of judge count; the running argmin over every count <= k
-        order = np.lexsort((np.arange(m), n_judges))
-        best, i = -1, 0
-        while i < m:
-            k = n_judges[order[i]]
-            j = i
-            while j < m and n_judges[order[j]] == k:
-                c = order[j]
-                if best < 0 or means[c] < means[best] or (means[c] == means[best] and c < best):
-                    best = c
-                j += 1
-            out[order[i:j]] = best
-            i = j
-        return out
-    for c in range(m):
-        eligible = np.flatnonzero((n_judges <= n_judges[c]) & (cost <= cost[c]))
-        out[c] = eligible[np.argmin(means[eligible])]       # argmin: the lowest index of ties
+def judge_masks(judge_sets: list, n_judges: int) -> np.ndarray:
+    """(candidates, words) uint64 bit masks of the judge index sets."""
+    words = max(1, -(-n_judges // 64))
+    out = np.zeros((len(judge_sets), words), dtype=np.uint64)
+    for i, judges in enumerate(judge_sets):
+        for j in judges:
+            out[i, j // 64] |= np.uint64(1) << np.uint64(j % 64)
     return out
 
 
-def screen_candidates(means: np.ndarray, se: np.ndarray, keys: list, n_judges: np.ndarray,
-                      cost: np.ndarray | None, z: float = SCREEN_SE) -> Screen:
-    """The screen (module docstring) over candidates ``keys`` from their first-repeat mean
-    losses ``means`` and clustered SEs ``se`` (:func:`first_repeat_risks`); ``n_judges``
-    and ``cost`` (None without judge costs) per key."""
+def best_subset_references(means: np.ndarray, masks: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """For each candidate, the eligible candidate of lowest mean whose judge set is a subset
+    of its own (itself when it is eligible and no such candidate is better; ties: the lower
+    index); -1 when no eligible candidate qualifies."""
+    m = len(means)
+    out = np.full(m, -1, dtype=np.int64)
+    ref = np.flatnonzero(eligible)
+    if not len(ref):
+        return out
+    ref = ref[np.lexsort((ref, means[ref]))]        # best first, ties by index
+    for a in range(0, m, _BLOCK):
+        c = np.arange(a, min(a + _BLOCK, m))
+        # subset[i, k]: ref[i]'s judges are a subset of c[k]'s
+        subset = ((masks[ref][:, None, :] & ~masks[c][None, :, :]) == 0).all(axis=2)
+        has = subset.any(axis=0)
+        out[c[has]] = ref[subset[:, has].argmax(axis=0)]
+    return out
+
+
+def _behind(means: np.ndarray, se: np.ndarray, ref: np.ndarray, z: float) -> np.ndarray:
+    """Whether each candidate is behind its reference ``ref`` (-1: none) by more than the
+    bound, U the largest SE among the candidates no worse than the reference."""
+    m = len(means)
+    order = np.argsort(means, kind="stable")
+    running = np.maximum.accumulate(np.where(np.isfinite(se[order]), se[order], np.inf))
+    has = ref >= 0
+    out = np.zeros(m, dtype=bool)
+    r = ref[has]
+    U = running[np.searchsorted(means[order], means[r], side="right") - 1]
+    gap = means[has] - means[r]
+    tol = np.array([risk_tolerance(float(v)) for v in means[r]])
+    out[has] = (r != np.flatnonzero(has)) & np.isfinite(se[has]) & np.isfinite(U) & (gap > z * (se[has] + U) + tol)
+    return out
+
+
+def _side_best(means: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """Each member's reference: the best member (lowest mean, ties by index); -1 elsewhere."""
+    out = np.full(len(means), -1, dtype=np.int64)
+    idx = np.flatnonzero(members)
+    if len(idx):
+        out[idx] = idx[np.lexsort((idx, means[idx]))[0]]
+    return out
+
+
+def screen_candidates(means: np.ndarray, se: np.ndarray, keys: list, judge_sets: list, n_judges: int,
+                      *, steady: np.ndarray | None = None, guard_family: str | None = None,
+                      z: float = SCREEN_SE) -> Screen:
+    """The screen (module docstring) over candidates ``keys`` (:func:`.menu.menu_key`) from
+    their first-repeat mean losses ``means`` and clustered SEs ``se``
+    (:func:`first_repeat_risks`); ``judge_sets`` their judge index sets among ``n_judges``;
+    ``steady`` which of them every fold offers whatever its rows (those serve as b(c); None:
+    all); ``guard_family`` the one-SE guard's prior family (its candidates are kept)."""
     m = len(keys)
     if m == 0:
         return Screen(frozenset(), frozenset(), z)
     means, se = np.asarray(means, dtype=float), np.asarray(se, dtype=float)
-    dom = best_dominators(means, np.asarray(n_judges), None if cost is None else np.asarray(cost, dtype=float))
-    # U(c): the largest SE among the candidates no worse than b(c)
-    order = np.argsort(means, kind="stable")
-    running = np.maximum.accumulate(se[order])
-    reach = np.searchsorted(means[order], means[dom], side="right") - 1
-    U = running[reach]
-    gap = means - means[dom]
-    bad = (dom != np.arange(m)) & np.isfinite(se) & np.isfinite(U) & (gap > z * (se + U))
-    screened = frozenset(keys[int(c)] for c in np.flatnonzero(bad))
-    return Screen(screened, frozenset(k for k in keys if k not in screened), z)
+    steady = np.ones(m, dtype=bool) if steady is None else np.asarray(steady, dtype=bool)
+    family = [k[2] for k in keys]
+    table_like = np.array([REGISTRY[f].table_like for f in family], dtype=bool)
+    screened = _behind(means, se, best_subset_references(means, judge_masks(judge_sets, n_judges), steady), z)
+    for side in (table_like, ~table_like):
+        screened &= ~side | _behind(means, se, _side_best(means, side), z)
+    if guard_family is not None:
+        screened &= np.array([f != guard_family for f in family], dtype=bool)
+    out = frozenset(keys[int(c)] for c in np.flatnonzero(screened))
+    return Screen(out, frozenset(k for k in keys if k not in out), z)

@@ -95,11 +95,11 @@ class FCPSSelector:
         ordinary candidates (the choice, its ties, the frontier, ``max_judges``); one equal
         to a path prefix is the same member (:mod:`.members`). Off by default (measured
         in docs/performance.md, "Fixed single-judge candidates").
-    screen_se : after the first of the ``repeats``, a candidate behind the best one with no
-        more judges (and no higher cost) by more than this many times the sum of its
-        clustered SE and the largest SE among the candidates ahead keeps that repeat's
-        held-out predictions, and the later repeats do not refit it (:mod:`.screening`: it
-        can be neither the best under any limit nor tied with it); None refits every
+    screen_se : after the first of the ``repeats``, a candidate behind the best one calling a
+        subset of its judges (and the best of its side of the regime verdict) by more than
+        this many times the sum of its clustered SE and the largest SE among the candidates
+        ahead keeps that repeat's held-out predictions, and the later repeats do not refit it
+        (:mod:`.screening`: no judge limit can make it chosen or tied); None refits every
         candidate in every repeat. Default 2.
     eval_rows : None, or a bool per panel row: the rows held-out risks, ties and the
         deployed-risk estimate are read on (crossfit only; every labelled row still enters
@@ -149,9 +149,9 @@ class FCPSSelector:
     eval_rows: np.ndarray | None = None
     #: offer every judge alone (isotonic) as a candidate besides the path prefixes
     single_judge_candidates: bool = False
-    #: after the first repeat, the later repeats do not refit a candidate this far behind one
-    #: with no more judges and no higher cost (:mod:`.screening`); None: every repeat refits
-    #: every candidate
+    #: after the first repeat, the later repeats do not refit a candidate this far behind the
+    #: best one calling a subset of its judges (:mod:`.screening`); None: every repeat
+    #: refits every candidate
     screen_se: float | None = SCREEN_SE
 
     def validate(self, n_judges: int) -> None:
