@@ -22,8 +22,8 @@ from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection import FCPSSelector
 from fcps_core.selection.choice import row_losses
 from fcps_core.selection.folds import HeldOut, RepeatTables
-from fcps_core.selection.screening import (best_subset_references, first_repeat_risks, judge_masks,
-                                           screen_candidates)
+from fcps_core.selection.screening import (best_count_references, best_subset_references, best_without_each_judge,
+                                           first_repeat_risks, judge_masks, screen_candidates)
 
 MENU = dict(families=["table", "logistic", "mean_iso", "ridge_iso", "one_coin_iso", "ds_jury"], k_max=5)
 
@@ -56,14 +56,18 @@ def test_first_repeat_risks_are_the_clustered_means_and_ses():
     assert np.allclose(se, TOY_SE, rtol=0, atol=1e-15)
 
 
-def test_toy_subset_references():
-    # B and C call judges {0, 1}: their best subset is A (r .01, u 0); no candidate is
-    # better than A, so U = u(A) = 0. B: gap .16 against z * .08; C: gap .03 against 0.
-    # D calls {1}: no other candidate's judges are a subset of it, so it is its own
-    # reference and is kept, although A is better with as many judges.
+def test_toy_references():
+    # B and C call judges {0, 1}: the best candidate with no more judges is A (r .01, u 0);
+    # no candidate is better than A, so U = u(A) = 0. B: gap .16 against z * .08; C: gap
+    # .03 against 0. D calls {1}: A (one judge) is ahead by .04 against z * .04, but D is
+    # the best candidate without judge 0 (the drop-one replay of judge 0), so it is kept.
     assert toy_screen(2.05) == {"C"}                 # B: .16 < .164
     assert toy_screen(1.9) == {"B", "C"}              # .16 > .152
     assert toy_screen(0.5) == {"B", "C"}              # D still kept
+    # with judge costs the limit reference is the best subset: the same here
+    assert toy_screen(1.9, with_costs=True) == {"B", "C"}
+    # D outside the user's limits (say a budget): no drop-one replay reads it
+    assert toy_screen(0.5, admissible=np.array([True, True, True, False])) == {"B", "C", "D"}
 
 
 def test_toy_references_must_be_steady_and_the_guard_family_is_kept():
@@ -78,6 +82,15 @@ def test_toy_regime_sides():
     assert toy_screen(2.05, families=("ridge_iso", "ridge_iso", "table", "ridge_iso")) == set()
     # B table-like, alone on its side: kept; C scalar: behind A as before
     assert toy_screen(1.9, families=("ridge_iso", "table", "ridge_iso", "ridge_iso")) == {"C"}
+
+
+def test_best_count_references_and_best_without_each_judge():
+    counts = np.array([1, 2, 2, 1])
+    assert best_count_references(TOY_MEANS, counts, np.ones(4, dtype=bool)).tolist() == [0, 0, 0, 0]
+    assert best_count_references(TOY_MEANS, counts, np.array([False, True, True, True])).tolist() == [3, 2, 2, 3]
+    calls = np.array([[True, False], [True, True], [True, True], [False, True]])
+    assert best_without_each_judge(TOY_MEANS, calls, np.ones(4, dtype=bool)).tolist() == [3, 0]
+    assert best_without_each_judge(TOY_MEANS, calls, np.array([True, True, True, False])).tolist() == [-1, 0]
 
 
 def test_best_subset_references():

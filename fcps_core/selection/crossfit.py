@@ -45,6 +45,7 @@ from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
 from .choice import choose_deployed, default_prior
+from .constraints import JudgeBits, selector_constraint
 from .screening import Screen, first_repeat_risks, screen_candidates
 from ..families import REGISTRY
 from .judges_report import PanelReport, selection_panel_report
@@ -395,13 +396,14 @@ def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, st
         if product > INT64_SAFE // 2:
             break
         table_fits += 1
-    keys, seen, judge_sets, steady = [], set(), [], []
+    keys, seen, judge_sets, steady, cands = [], set(), [], [], []
     for c in final.candidates:
         key = candidate_key(c)
         if key in seen or not store.complete(key, repeats=1):
             continue
         seen.add(key)
         keys.append(key)
+        cands.append(c)
         judge_sets.append(tuple(c.judge_idx))
         steady.append(c.path_rule != "cfps" and (not REGISTRY[c.family].needs_patterns or c.K <= table_fits))
     positions = np.arange(len(D)) if settings.eval_rows is None else \
@@ -422,7 +424,8 @@ def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, st
     means, se = first_repeat_risks(first, settings.objective)
     guard = (settings.prior_family or default_prior(panel)) if settings.guard == "one_se" else None
     return screen_candidates(means, se, keys, judge_sets, len(panel.judge_names), steady=np.asarray(steady),
-                             guard_family=guard, z=settings.screen_se)
+                             admissible=selector_constraint(settings).mask(cands, JudgeBits(cands, panel.judge_names)),
+                             with_costs=settings.judge_costs is not None, guard_family=guard, z=settings.screen_se)
 
 
 def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:

@@ -15,19 +15,25 @@ reference b this module compares it with, it is behind b by more than the bound
     r(c) - r(b) > z * (u(c) + U) + tol(r(b)),
 
 with U the largest u among the candidates compared that are no worse than b, and tol the
-choice rules' rounding tolerance (:func:`.diagnostics.risk_tolerance`). The references:
+choice rules' rounding tolerance (:func:`.diagnostics.risk_tolerance`). The references, each
+among the candidates every fold offers whatever its rows (path rules that order every
+judge; families without joint patterns, or tables whose ids fit any fold), so a later fold
+cannot lose one:
 
-* b(c), the best candidate whose judge set is a subset of c's (c itself included). Any
-  limit c satisfies, b(c) satisfies too: at most k judges, a cost per item (costs are not
-  negative, and sums over a subset in the same order are no larger) and leaving judge j
-  out (the judges report's drop-one replays), so under every such limit the best t has
-  r(t) <= r(b(c)). Only candidates whose key every fold offers whatever its rows (path
-  rules that order every judge, families that need no joint patterns) serve as b(c), so a
-  later fold cannot lose it.
-* The best candidate of c's side of the regime verdict (table-like or scalar families:
-  the verdict reads each side's best, :func:`.honesty.assess`), and with the one-SE guard
-  every candidate of the guard's prior family is kept (the guard reads that family's best
-  under the limits).
+* for the judge-count limits (the frontier's panel sizes, ``max_judges``): the best
+  candidate with no more judges than c; with judge costs, the best one calling a subset of
+  c's judges instead (its cost is no higher, whatever the costs: sums of non-negative costs
+  over a subset, in the same order, are no larger), which also covers every budget;
+* for the drop-one replays of the judges report (the choice rule without judge j, under the
+  user's limits): for every judge j that c does not call, the best candidate within the
+  user's limits that does not call j (when c is within them);
+* the best candidate of c's side of the regime verdict (table-like or scalar families: the
+  verdict reads each side's best, :func:`.honesty.assess`); and with the one-SE guard every
+  candidate of the guard's prior family is kept (the guard reads that family's best under
+  the limits).
+
+Under every limit c satisfies, the reference for it satisfies the limit too, so the best t
+under it has r(t) <= r(b) and c is behind t by at least r(c) - r(b).
 
 Why the bound suffices. The choice's tie band is one paired SE (plus tol), and a paired SE
 is the norm of the difference of two residual vectors, so SE(c - t) <= u(c) + u(t) (the
@@ -79,9 +85,10 @@ class Screen:
     def info(self) -> dict:
         """What the result reports of the screen."""
         return {"z": self.z, "n_screened": len(self.screened), "n_kept": len(self.kept),
-                "rule": (f"after the first repeat, a candidate behind the best one calling a subset of its judges "
-                         f"(and behind the best of its side of the regime verdict) by more than {self.z:g} times "
-                         "the sum of its clustered SE and the largest among the candidates ahead keeps that "
+                "rule": (f"after the first repeat, a candidate behind, by more than {self.z:g} times the sum of "
+                         "its clustered SE and the largest among the candidates ahead, the best one with no more "
+                         "judges (with judge costs: calling a subset of its judges), the best one without each "
+                         "judge it does not call, and the best of its side of the regime verdict keeps that "
                          "repeat's held-out predictions; the later repeats refit the others")}
 
 
@@ -121,20 +128,61 @@ def best_subset_references(means: np.ndarray, masks: np.ndarray, eligible: np.nd
     return out
 
 
-def _behind(means: np.ndarray, se: np.ndarray, ref: np.ndarray, z: float) -> np.ndarray:
-    """Whether each candidate is behind its reference ``ref`` (-1: none) by more than the
-    bound, U the largest SE among the candidates no worse than the reference."""
+def best_count_references(means: np.ndarray, counts: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """For each candidate, the eligible candidate of lowest mean with no more judges
+    (``counts``) than its own (ties: the lower index); -1 when none qualifies."""
     m = len(means)
-    order = np.argsort(means, kind="stable")
-    running = np.maximum.accumulate(np.where(np.isfinite(se[order]), se[order], np.inf))
+    out = np.full(m, -1, dtype=np.int64)
+    ref = np.flatnonzero(eligible)
+    if not len(ref):
+        return out
+    ref = ref[np.lexsort((ref, means[ref], counts[ref]))]      # by count, then best first
+    levels, first = np.unique(counts[ref], return_index=True)
+    best, best_at = -1, np.empty(len(levels), dtype=np.int64)
+    for i, start in enumerate(first):          # the best over every count <= this level
+        c = ref[start]
+        if best < 0 or means[c] < means[best] or (means[c] == means[best] and c < best):
+            best = c
+        best_at[i] = best
+    level = np.searchsorted(levels, counts, side="right") - 1
+    has = level >= 0
+    out[has] = best_at[level[has]]
+    return out
+
+
+def best_without_each_judge(means: np.ndarray, calls: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """(judges,) the eligible candidate of lowest mean that does not call each judge (ties:
+    the lower index); -1 when none qualifies. ``calls``: (candidates, judges) bool."""
+    order = np.flatnonzero(eligible)
+    order = order[np.lexsort((order, means[order]))]
+    out = np.full(calls.shape[1], -1, dtype=np.int64)
+    if len(order):
+        without = ~calls[order]                    # (eligible best first, judges)
+        has = without.any(axis=0)
+        out[has] = order[without[:, has].argmax(axis=0)]
+    return out
+
+
+def _behind(means: np.ndarray, se: np.ndarray, ref: np.ndarray, z: float, ahead=None) -> np.ndarray:
+    """Whether each candidate is behind its reference ``ref`` (-1: none) by more than the
+    bound, U the largest SE among the candidates no worse than the reference (``ahead``:
+    :func:`_ahead` of these means and SEs, when the caller keeps it)."""
+    order, running = _ahead(means, se) if ahead is None else ahead
+    m = len(means)
     has = ref >= 0
     out = np.zeros(m, dtype=bool)
     r = ref[has]
     U = running[np.searchsorted(means[order], means[r], side="right") - 1]
     gap = means[has] - means[r]
-    tol = np.array([risk_tolerance(float(v)) for v in means[r]])
-    out[has] = (r != np.flatnonzero(has)) & np.isfinite(se[has]) & np.isfinite(U) & (gap > z * (se[has] + U) + tol)
+    out[has] = ((r != np.flatnonzero(has)) & np.isfinite(se[has]) & np.isfinite(U)
+                & (gap > z * (se[has] + U) + risk_tolerance(means[r])))
     return out
+
+
+def _ahead(means: np.ndarray, se: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(candidates by mean, the running largest SE along that order; inf for a missing SE)."""
+    order = np.argsort(means, kind="stable")
+    return order, np.maximum.accumulate(np.where(np.isfinite(se[order]), se[order], np.inf))
 
 
 def _side_best(means: np.ndarray, members: np.ndarray) -> np.ndarray:
@@ -147,23 +195,43 @@ def _side_best(means: np.ndarray, members: np.ndarray) -> np.ndarray:
 
 
 def screen_candidates(means: np.ndarray, se: np.ndarray, keys: list, judge_sets: list, n_judges: int,
-                      *, steady: np.ndarray | None = None, guard_family: str | None = None,
+                      *, steady: np.ndarray | None = None, admissible: np.ndarray | None = None,
+                      with_costs: bool = False, guard_family: str | None = None,
                       z: float = SCREEN_SE) -> Screen:
     """The screen (module docstring) over candidates ``keys`` (:func:`.menu.menu_key`) from
     their first-repeat mean losses ``means`` and clustered SEs ``se``
     (:func:`first_repeat_risks`); ``judge_sets`` their judge index sets among ``n_judges``;
-    ``steady`` which of them every fold offers whatever its rows (those serve as b(c); None:
-    all); ``guard_family`` the one-SE guard's prior family (its candidates are kept)."""
+    ``steady`` which of them every fold offers whatever its rows (those serve as references;
+    None: all); ``admissible`` which are within the user's limits (None: all);
+    ``with_costs`` whether judge costs are set (the limit reference is then the best subset);
+    ``guard_family`` the one-SE guard's prior family (its candidates are kept)."""
     m = len(keys)
     if m == 0:
         return Screen(frozenset(), frozenset(), z)
     means, se = np.asarray(means, dtype=float), np.asarray(se, dtype=float)
     steady = np.ones(m, dtype=bool) if steady is None else np.asarray(steady, dtype=bool)
+    admissible = np.ones(m, dtype=bool) if admissible is None else np.asarray(admissible, dtype=bool)
     family = [k[2] for k in keys]
     table_like = np.array([REGISTRY[f].table_like for f in family], dtype=bool)
-    screened = _behind(means, se, best_subset_references(means, judge_masks(judge_sets, n_judges), steady), z)
+    calls = np.zeros((m, n_judges), dtype=bool)
+    for i, judges in enumerate(judge_sets):
+        calls[i, list(judges)] = True
+    # the judge-count (and cost) limits
+    if with_costs:
+        limit_ref = best_subset_references(means, judge_masks(judge_sets, n_judges), steady)
+    else:
+        limit_ref = best_count_references(means, calls.sum(axis=1), steady)
+    ahead = _ahead(means, se)
+    screened = _behind(means, se, limit_ref, z, ahead)
+    # the drop-one replays: without judge j, under the user's limits
+    without = best_without_each_judge(means, calls, steady & admissible)
+    for j in range(n_judges):
+        concerned = admissible & ~calls[:, j]
+        if concerned.any() and screened.any():
+            screened &= ~concerned | _behind(means, se, np.full(m, without[j]), z, ahead)
+    # the regime verdict's two sides, and the guard's family
     for side in (table_like, ~table_like):
-        screened &= ~side | _behind(means, se, _side_best(means, side), z)
+        screened &= ~side | _behind(means, se, _side_best(means, side), z, ahead)
     if guard_family is not None:
         screened &= np.array([f != guard_family for f in family], dtype=bool)
     out = frozenset(keys[int(c)] for c in np.flatnonzero(screened))
