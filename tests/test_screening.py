@@ -23,7 +23,7 @@ from fcps_core.selection import FCPSSelector
 from fcps_core.selection.choice import row_losses
 from fcps_core.selection.folds import HeldOut, RepeatTables
 from fcps_core.selection.screening import (best_count_references, best_subset_references, best_without_each_judge,
-                                           first_repeat_risks, judge_masks, screen_candidates)
+                                           first_repeat_risks, screen_candidates)
 
 MENU = dict(families=["table", "logistic", "mean_iso", "ridge_iso", "one_coin_iso", "ds_jury"], k_max=5)
 
@@ -94,12 +94,12 @@ def test_best_count_references_and_best_without_each_judge():
 
 
 def test_best_subset_references():
-    masks = judge_masks(TOY_SETS, 2)
-    assert best_subset_references(TOY_MEANS, masks, np.ones(4, dtype=bool)).tolist() == [0, 0, 0, 3]
-    assert best_subset_references(TOY_MEANS, masks, np.array([False, True, True, True])).tolist() == [-1, 2, 2, 3]
-    # equal means: the lower index; judges beyond 64 need a second word
-    wide = judge_masks([(70,), (70, 3), (3,)], 71)
-    assert wide.shape == (3, 2)
+    calls = np.array([[True, False], [True, True], [True, True], [False, True]])
+    assert best_subset_references(TOY_MEANS, calls, np.ones(4, dtype=bool)).tolist() == [0, 0, 0, 3]
+    assert best_subset_references(TOY_MEANS, calls, np.array([False, True, True, True])).tolist() == [-1, 2, 2, 3]
+    # equal means: the lower index; judges beyond 64
+    wide = np.zeros((3, 71), dtype=bool)
+    wide[0, 70] = wide[1, [3, 70]] = wide[2, 3] = True
     assert best_subset_references(np.array([.2, .1, .1]), wide, np.ones(3, dtype=bool)).tolist() == [0, 1, 2]
 
 

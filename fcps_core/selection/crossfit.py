@@ -383,8 +383,9 @@ def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, st
             table_rows: TableRows) -> Screen:
     """:func:`.screening.screen_candidates` over the final refit's candidates that every
     fold of the first repeat offered, with the refit's judge sets, on the first repeat's
-    held-out matrix of D's evaluation rows: its distinct rows are the rows with the same
-    table row of that repeat and the same label, its columns the candidates' stored columns
+    held-out matrix, restricted to D's evaluation rows as the final one is: its distinct rows
+    are the rows with the same table row of that repeat and the same label, its columns the
+    candidates' stored columns
     (:func:`.screening.first_repeat_risks`). The references b(c) are the candidates every
     fold offers whatever its rows: path rules that order every judge, in families without
     joint patterns or at a K whose table fits every fold's pattern ids (the K largest
@@ -406,21 +407,18 @@ def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, st
         cands.append(c)
         judge_sets.append(tuple(c.judge_idx))
         steady.append(c.path_rule != "cfps" and (not REGISTRY[c.family].needs_patterns or c.K <= table_fits))
-    positions = np.arange(len(D)) if settings.eval_rows is None else \
-        np.flatnonzero(np.asarray(settings.eval_rows, dtype=bool)[D])
-    table_row = table_rows.inverse[0][positions]
-    y = panel.labels[D][positions]
-    if settings.compress and len(positions):
+    table_row, y = table_rows.inverse[0], panel.labels[D]
+    if settings.compress and len(D):
         rep, _, inverse = distinct_rows(*distinct_key([(table_row, table_rows.n_table_rows), label_digits(y)],
-                                                      len(positions)))
+                                                      len(D)))
         inverse = np.asarray(inverse, dtype=np.int64)
     else:
-        rep, inverse = np.arange(len(positions)), None
+        rep, inverse = np.arange(len(D)), None
     slots = np.array([store.slot[k] for k in keys], dtype=np.int64)
-    first = HeldOut(rows=D[positions], values=None, inverse=inverse, vcol=slots, baselines={}, y=y,
-                    groups=np.unique(groups[positions], return_inverse=True)[1].reshape(-1),
+    first = HeldOut(rows=D, values=None, inverse=inverse, vcol=slots, baselines={}, y=y, groups=groups,
                     tables=RepeatTables(store.values[:1], table_row[rep][None, :]))
     first._cache["columns"] = (np.arange(len(keys)), slots)
+    first, _ = restrict_heldout(first, None, D, settings.eval_rows)    # read on the evaluation rows, as the risks
     means, se = first_repeat_risks(first, settings.objective)
     guard = (settings.prior_family or default_prior(panel)) if settings.guard == "one_se" else None
     return screen_candidates(means, se, keys, judge_sets, len(panel.judge_names), steady=np.asarray(steady),

@@ -65,11 +65,12 @@ import numpy as np
 
 from ..families import REGISTRY
 from ..measures.diagnostics import risk_tolerance
+from .menu import key_family
 
 #: the screen's threshold in sums of clustered SEs (module docstring: the tie band, one,
 #: plus an equal margin)
 SCREEN_SE = 2.0
-#: candidates whose subset tests are formed at once (a (candidates, block, words) temporary)
+#: candidates whose subset tests are formed at once (a (candidates, block, judges) temporary)
 _BLOCK = 256
 
 
@@ -99,20 +100,10 @@ def first_repeat_risks(heldout, objective: str) -> tuple[np.ndarray, np.ndarray]
     return heldout.column_means(objective, with_se=True)
 
 
-def judge_masks(judge_sets: list, n_judges: int) -> np.ndarray:
-    """(candidates, words) uint64 bit masks of the judge index sets."""
-    words = max(1, -(-n_judges // 64))
-    out = np.zeros((len(judge_sets), words), dtype=np.uint64)
-    for i, judges in enumerate(judge_sets):
-        for j in judges:
-            out[i, j // 64] |= np.uint64(1) << np.uint64(j % 64)
-    return out
-
-
-def best_subset_references(means: np.ndarray, masks: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+def best_subset_references(means: np.ndarray, calls: np.ndarray, eligible: np.ndarray) -> np.ndarray:
     """For each candidate, the eligible candidate of lowest mean whose judge set is a subset
     of its own (itself when it is eligible and no such candidate is better; ties: the lower
-    index); -1 when no eligible candidate qualifies."""
+    index); -1 when no eligible candidate qualifies. ``calls``: (candidates, judges) bool."""
     m = len(means)
     out = np.full(m, -1, dtype=np.int64)
     ref = np.flatnonzero(eligible)
@@ -121,8 +112,8 @@ def best_subset_references(means: np.ndarray, masks: np.ndarray, eligible: np.nd
     ref = ref[np.lexsort((ref, means[ref]))]        # best first, ties by index
     for a in range(0, m, _BLOCK):
         c = np.arange(a, min(a + _BLOCK, m))
-        # subset[i, k]: ref[i]'s judges are a subset of c[k]'s
-        subset = ((masks[ref][:, None, :] & ~masks[c][None, :, :]) == 0).all(axis=2)
+        # subset[i, k]: ref[i] calls no judge that c[k] does not
+        subset = ~(calls[ref][:, None, :] & ~calls[c][None, :, :]).any(axis=2)
         has = subset.any(axis=0)
         out[c[has]] = ref[subset[:, has].argmax(axis=0)]
     return out
@@ -211,14 +202,14 @@ def screen_candidates(means: np.ndarray, se: np.ndarray, keys: list, judge_sets:
     means, se = np.asarray(means, dtype=float), np.asarray(se, dtype=float)
     steady = np.ones(m, dtype=bool) if steady is None else np.asarray(steady, dtype=bool)
     admissible = np.ones(m, dtype=bool) if admissible is None else np.asarray(admissible, dtype=bool)
-    family = [k[2] for k in keys]
+    family = [key_family(k) for k in keys]
     table_like = np.array([REGISTRY[f].table_like for f in family], dtype=bool)
     calls = np.zeros((m, n_judges), dtype=bool)
     for i, judges in enumerate(judge_sets):
         calls[i, list(judges)] = True
     # the judge-count (and cost) limits
     if with_costs:
-        limit_ref = best_subset_references(means, judge_masks(judge_sets, n_judges), steady)
+        limit_ref = best_subset_references(means, calls, steady)
     else:
         limit_ref = best_count_references(means, calls.sum(axis=1), steady)
     ahead = _ahead(means, se)
