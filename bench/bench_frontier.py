@@ -109,6 +109,7 @@ def practitioner(panel, D, T, seed) -> dict:
     stack_fam = min(("ridge_iso", "logistic"), key=lambda f: _cv_risk(enc, y, groups, D, top3, f, seed))
     yT = y[T]
     return {"single": float(np.mean((yT - fit("mean_iso", best)) ** 2)), "single_judge": panel.judge_names[best[0]],
+            "top3_judges": [panel.judge_names[j] for j in top3],
             "top3": float(np.mean((yT - fit(stack_fam, top3)) ** 2)), "top3_family": stack_fam}
 
 
@@ -118,7 +119,15 @@ def point_tmse(res, point, T) -> float:
     return float(np.mean((res.panel.labels[T] - p) ** 2))
 
 
-def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: bool = False) -> dict:
+def _member(c) -> dict:
+    """A deployed member's path rule, prefix size, family and judge-set stability (mean
+    Jaccard overlap of the folds' judge sets with the deployed one)."""
+    return {"rule": c.path_rule, "K": c.K, "family": c.family, "stability": c.stability,
+            "judges": list(c.judges)}
+
+
+def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: bool = False,
+              options: dict | None = None) -> dict:
     panel = load(name, population)
     recs = []
     for k in range(splits):
@@ -129,12 +138,13 @@ def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: 
         T = blocks.T
         t0 = time.perf_counter()
         c0 = time.process_time()
-        res = FCPSSelector(seed=seed, single_judge_candidates=single).fit(panel, blocks)
+        res = FCPSSelector(seed=seed, single_judge_candidates=single, **(options or {})).fit(panel, blocks)
         seconds = time.perf_counter() - t0
         cpu = time.process_time() - c0
         d = json_ready(res.to_dict())
         judge_points = [p for p in d["frontier"] if p["constraint"] == "max_judges"]
-        rec = {"seconds": seconds, "cpu": cpu, "J": len(panel.judges), **practitioner(scaled, D, T, seed), "points": {}}
+        rec = {"seed": seed, "seconds": seconds, "cpu": cpu, "J": len(panel.judges),
+               **practitioner(scaled, D, T, seed), "points": {}}
         for p in judge_points:
             tm = point_tmse(res, p, T)
             dr = p["deployed_risk"] or {}
@@ -143,7 +153,9 @@ def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: 
             # point keeps the default's, which it always had)
             uncorrected = est if p["chosen"] else dr.get("bbc_estimate", est)
             rec["points"][p["n_judges"]] = {"tmse": tm, "estimate": est, "uncorrected": uncorrected,
-                                            "used": len(p["judges"]), "chosen": p["chosen"]}
+                                            "used": len(p["judges"]), "chosen": p["chosen"],
+                                            "judges": list(p["judges"]),
+                                            "members": [_member(res.candidates[m["index"]]) for m in p["members"]]}
         J = len(panel.judges)
         # k=1 diagnostics: the point's held-out risk (its columns come from each fold's own
         # path rule) against the held-out risk of its judge fixed in every fold (the
@@ -213,7 +225,13 @@ def summarise(name: str, recs: list[dict]) -> dict:
     # per split, for paired comparisons between two runs (e.g. with and without
     # --single-judge-candidates): T-MSEs and the k=1 point's estimate - T-MSE
     out["per_split"] = [{"default": r["default"], "k1": r["points"][1]["tmse"], "k3": r["points"][min(3, J)]["tmse"],
-                         "single": r["single"], "top3": r["top3"], "cpu": r["cpu"],
+                         "single": r["single"], "top3": r["top3"], "cpu": r["cpu"], "seed": r["seed"],
+                         "top3_judges": r["top3_judges"],
+                         "bias": {k: p["estimate"] - p["tmse"] for k, p in r["points"].items()
+                                  if p["estimate"] is not None},
+                         "detail": {k: {"judges": r["points"][k]["judges"], "members": r["points"][k]["members"],
+                                        "heldout": r["points"][k].get("heldout"), "fixed": r["points"][k].get("fixed")}
+                                    for k in sorted({1, min(3, J), J})},
                          "k1_bias": (None if r["points"][1]["estimate"] is None
                                      else r["points"][1]["estimate"] - r["points"][1]["tmse"])} for r in recs]
     return out
@@ -418,6 +436,8 @@ def main(argv=None) -> int:
     ap.add_argument("--panel-files", nargs="+", help="--parts: time these panel files instead")
     ap.add_argument("--single-judge-candidates", action="store_true",
                     help="run the selections with FCPSSelector(single_judge_candidates=True)")
+    ap.add_argument("--stable-judge-sets", action="store_true",
+                    help="run the selections with FCPSSelector(stable_judge_sets=True)")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     if args.timing:
@@ -429,7 +449,8 @@ def main(argv=None) -> int:
     summaries = []
     for name in args.panels:
         summaries.append(run_panel(name, args.splits, args.quiet, args.population,
-                                   args.single_judge_candidates))
+                                   args.single_judge_candidates,
+                                   {"stable_judge_sets": True} if args.stable_judge_sets else None))
         print(report(summaries[-1]), flush=True)
         if args.out:
             import json

@@ -8,6 +8,18 @@ its members' judges once per item, so a set of members is admissible when that u
 (:meth:`PanelConstraint.members_fit`). The same choice rule then runs on the admissible
 candidates only (:func:`.choice.choose`), and the bootstrap that estimates the deployed risk
 replays it under the same restriction (:mod:`.honesty`, :mod:`.frontier`).
+
+With ``stable_only`` (the selector's ``stable_judge_sets``) a limit that excludes some
+candidate also excludes the candidates whose cross-fitted risk is not evidence about the
+judge set they deploy: a path prefix's held-out column comes from each fold's own path
+rule, and its ``judge_set_stability`` (mean Jaccard overlap of the folds' judge sets with
+the set the rule picks on all deployable rows) below 1 means some fold scored another set.
+A candidate qualifies when every fold built exactly its deployed set (stability 1; no
+stability recorded, as in the split protocol, counts as stable). When no admissible
+candidate qualifies the limit keeps every admissible one (nothing at that limit has held-out
+evidence about its own set, so the filter cannot prefer any). A limit that excludes no
+candidate (at least as many judges as any candidate calls) is the unconstrained choice and
+is not filtered.
 """
 
 from __future__ import annotations
@@ -29,6 +41,8 @@ class PanelConstraint:
     max_judges: int | None = None
     budget: float | None = None
     costs: Mapping | None = None
+    #: a binding limit keeps only candidates whose every fold built their deployed judge set
+    stable_only: bool = False
 
     @property
     def active(self) -> bool:
@@ -69,12 +83,15 @@ class PanelConstraint:
         if not self.active:
             return None
         if bits is None:
-            return np.array([self.judges_fit(c.judges) for c in candidates], dtype=bool)
-        ok = np.ones(len(bits.counts), dtype=bool)
-        if self.max_judges is not None:
-            ok &= bits.counts <= self.max_judges
-        if self.budget is not None:
-            ok &= bits.cost(self.costs) <= self.cost_limit
+            ok = np.array([self.judges_fit(c.judges) for c in candidates], dtype=bool)
+        else:
+            ok = np.ones(len(bits.counts), dtype=bool)
+            if self.max_judges is not None:
+                ok &= bits.counts <= self.max_judges
+            if self.budget is not None:
+                ok &= bits.cost(self.costs) <= self.cost_limit
+        if self.stable_only and not ok.all():
+            ok = stable_within(candidates, ok)
         return ok
 
     def members_fit(self, candidates, members) -> bool:
@@ -161,10 +178,24 @@ class JudgeBits:
         return self._cost
 
 
+def stable_within(candidates, admissible: np.ndarray) -> np.ndarray:
+    """The ``admissible`` candidates whose every fold built the judge set they deploy
+    (``stability`` 1, or no stability recorded); all of ``admissible`` when none is."""
+    stable = admissible & np.array([c.stability is None or c.stability >= 1.0 - STABLE_TOLERANCE
+                                    for c in candidates], dtype=bool)
+    return stable if stable.any() else admissible
+
+
+#: a mean of Jaccard overlaps that are all 1 is 1 up to rounding
+STABLE_TOLERANCE = 1e-9
+
+
 def selector_constraint(selector) -> PanelConstraint:
-    """The constraint a selector's ``max_judges`` / ``budget`` fields ask for."""
+    """The constraint a selector's ``max_judges`` / ``budget`` / ``stable_judge_sets`` fields
+    ask for."""
     return PanelConstraint(getattr(selector, "max_judges", None), getattr(selector, "budget", None),
-                           getattr(selector, "judge_costs", None))
+                           getattr(selector, "judge_costs", None),
+                           bool(getattr(selector, "stable_judge_sets", False)))
 
 
 def no_admissible_candidate(constraint: PanelConstraint) -> MenuError:

@@ -95,6 +95,13 @@ class FCPSSelector:
         ordinary candidates (the choice, its ties, the frontier, ``max_judges``); one equal
         to a path prefix is the same member (:mod:`.members`). Off by default (measured
         in docs/performance.md, "Fixed single-judge candidates").
+    stable_judge_sets : a limit that excludes some candidate (``max_judges``, ``budget``,
+        every frontier level below all judges) chooses only among candidates whose every
+        cross-fitted fold built the judge set they deploy (``judge_set_stability`` 1): a path
+        prefix's held-out risk is the path *rule's*, evidence about the set the rule picks on
+        all deployable rows only when every fold picked that set (:mod:`.constraints`). The
+        choice over all judges is unchanged. Off by default (measured in docs/performance.md,
+        "Stable judge sets under limits").
     screen_se : after the first of the ``repeats``, a candidate behind the best one calling a
         subset of its judges (and the best of its side of the regime verdict) by more than
         this many times the sum of its clustered SE and the largest SE among the candidates
@@ -149,6 +156,9 @@ class FCPSSelector:
     eval_rows: np.ndarray | None = None
     #: offer every judge alone (isotonic) as a candidate besides the path prefixes
     single_judge_candidates: bool = False
+    #: a binding judge or cost limit chooses only among candidates whose every fold built the
+    #: judge set they deploy (:mod:`.constraints`)
+    stable_judge_sets: bool = False
     #: after the first repeat, the later repeats do not refit a candidate this far behind the
     #: best one calling a subset of its judges (:mod:`.screening`); None: every repeat
     #: refits every candidate
@@ -194,6 +204,8 @@ class FCPSSelector:
                 raise MenuError(f"{name} must be an integer from {low} to {high} (got {v!r})")
         if not isinstance(self.single_judge_candidates, (bool, np.bool_)):
             raise MenuError(f"single_judge_candidates must be True or False (got {self.single_judge_candidates!r})")
+        if not isinstance(self.stable_judge_sets, (bool, np.bool_)):
+            raise MenuError(f"stable_judge_sets must be True or False (got {self.stable_judge_sets!r})")
         if self.screen_se is not None and not (isinstance(self.screen_se, (int, float, np.integer, np.floating))
                                                and math.isfinite(self.screen_se) and self.screen_se >= 1):
             raise MenuError(f"screen_se must be a number >= 1 (the tie band is one SE), or None for no "
