@@ -178,16 +178,16 @@ class JudgeBits:
         return self._cost
 
 
+#: a mean of Jaccard overlaps that are all 1 is 1 up to rounding
+STABLE_TOLERANCE = 1e-9
+
+
 def stable_within(candidates, admissible: np.ndarray) -> np.ndarray:
     """The ``admissible`` candidates whose every fold built the judge set they deploy
     (``stability`` 1, or no stability recorded); all of ``admissible`` when none is."""
     stable = admissible & np.array([c.stability is None or c.stability >= 1.0 - STABLE_TOLERANCE
                                     for c in candidates], dtype=bool)
     return stable if stable.any() else admissible
-
-
-#: a mean of Jaccard overlaps that are all 1 is 1 up to rounding
-STABLE_TOLERANCE = 1e-9
 
 
 def selector_constraint(selector) -> PanelConstraint:
