@@ -305,6 +305,9 @@ class LinearBase(Aggregator):
 
 
 class RidgeIsotonicBase(LinearBase):
+    #: one Cholesky factor of the longest prefix's Gram matrix serves every prefix
+    path_prefixes_apart = False
+
     def _fit(self, X, y, unlabelled):
         F = self.features(X.scores)
         if self._constant(y):

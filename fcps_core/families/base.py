@@ -276,7 +276,8 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
 
     The order decides the summation order of each pooled run (``np.add.reduceat``), so it
     must be lexsort's exactly. ``lexsort`` compares key tuples in a merge sort; a plain
-    ``argsort`` of x costs less. Where x has few ties (the scores of the
+    sort of x costs less (from :data:`_RADIX_MIN_ROWS` rows a radix sort of its bits,
+    :func:`_radix_argsort`, below that ``argsort``). Where x has few ties (the scores of the
     linear stackers and posteriors) only the tied runs need lexsort's tie order, which is
     restored on those positions alone. Where it has many (vote sums, posteriors of vote
     patterns) and the labels' dense ranks ``y_rank`` are given (:func:`label_ranks`), each
@@ -290,8 +291,13 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
     # Any order of x serves below (tied runs are re-ordered or ranked); numpy's stable sort
     # is the faster one where most values repeat and the slower one where they do not
     # (docs/performance.md, issue 25), so a sample of the head picks the kind.
-    many_ties = n >= 4 * _TIE_SAMPLE and 2 * len(np.unique(x[:_TIE_SAMPLE])) < _TIE_SAMPLE
-    order = np.argsort(x, kind="stable" if many_ties else None)
+    if n >= _RADIX_MIN_ROWS:
+        if np.isnan(x).any():                   # leave NaN to lexsort
+            return np.lexsort((y, x))
+        order = _radix_argsort(x)
+    else:
+        many_ties = n >= 4 * _TIE_SAMPLE and 2 * len(np.unique(x[:_TIE_SAMPLE])) < _TIE_SAMPLE
+        order = np.argsort(x, kind="stable" if many_ties else None)
     xs = x[order]
     if xs[-1] != xs[-1]:                        # NaN sorts last: leave it to lexsort
         return np.lexsort((y, x))
@@ -332,6 +338,35 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
 
 #: head rows whose distinct values tell :func:`_lexsort_xy` which sort to use
 _TIE_SAMPLE = 512
+#: from this many rows :func:`_lexsort_xy` orders x by :func:`_radix_argsort`
+_RADIX_MIN_ROWS = 8192
+_SIGN_BIT = np.uint64(1 << 63)
+
+
+def _radix_argsort(x: np.ndarray) -> np.ndarray:
+    """A permutation sorting float64 ``x`` (no NaN) ascending: a least-significant-digit
+    radix sort of the IEEE bits, four stable passes of numpy's 16-bit radix argsort (a
+    pass whose digit is the same on every row is skipped).
+
+    The bits map to unsigned integers in the order of the values (a negative value's bits
+    flipped, a positive one's sign bit set; -0.0 sorts just before +0.0, which
+    :func:`_lexsort_xy` treats as a tie like any other). Where x has no ties the permutation
+    is the only one there is, so it is ``np.argsort``'s; tied runs are ordered by
+    :func:`_lexsort_xy` itself, whatever order they come in. numpy's comparison sorts cost
+    n log n compares per call; these passes are linear, and the isotonic fits of a path
+    sort tens of thousands of rows per prefix."""
+    bits = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
+    key = bits ^ ((np.uint64(0) - (bits >> np.uint64(63))) | _SIGN_BIT)
+    order = None
+    for shift in (0, 16, 32, 48):
+        digit = (key >> np.uint64(shift)).astype(np.uint16)
+        if digit.min() == digit.max():
+            continue
+        if order is None:
+            order = np.argsort(digit, kind="stable")
+        else:
+            order = order[np.argsort(digit[order], kind="stable")]
+    return np.arange(len(x)) if order is None else order
 
 
 def _pool_starts(x: np.ndarray) -> np.ndarray:

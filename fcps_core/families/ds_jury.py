@@ -53,6 +53,7 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
     uses_unlabelled = True
     needs_labels = False
     joint_paths = True
+    path_prefixes_apart = False     # chunks of prefixes share each EM step's products
 
     def _fit(self, X, y, unlabelled):
         votes, count = self._em_rows(X, unlabelled)

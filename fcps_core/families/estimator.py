@@ -67,6 +67,13 @@ class Aggregator(FittedModel, EstimatorParams):
     shares_base_models: ClassVar[bool] = False  # fit_grid takes the scalar families' fits
     menu_fixed: ClassVar[tuple] = ()        # parameters the selector's menu fixes (not tuned)
     joint_paths: ClassVar[bool] = False     # fit_paths shares work across paths
+    #: True: :meth:`fit_path`'s model of a prefix K reads nothing of the longer prefixes in
+    #: ``sizes`` (each prefix fitted on its own, or a path carried forward from the shorter
+    #: ones), so a path cut after its last wanted prefix fits those prefixes bit for bit
+    #: alike (:func:`.selection.menu.fit_menu` with ``only``). False where one computation
+    #: spans the longest prefix (ridge's Cholesky factor of the whole path's Gram matrix,
+    #: the Dawid-Skene EMs' chunks of prefixes).
+    path_prefixes_apart: ClassVar[bool] = True
 
     def __sklearn_is_fitted__(self) -> bool:
         """Fitted: ``fit`` (or ``from_state``) has set ``ybar_`` (scikit-learn's

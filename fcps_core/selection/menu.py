@@ -221,6 +221,11 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
                     and (path.judges[:k], f) not in seen]
             seen.update((path.judges[:k], f) for k in need)
             path_sizes[path][f] = need
+    # the judges each path's views span: the longest prefix any family fits along it, as
+    # the whole menu (or the families of ``only``) fits it, whatever is cut below
+    view_len = {path: max((max(s) for s in sizes.values() if s), default=0) for path, sizes in path_sizes.items()}
+    if only is not None:
+        path_sizes = _wanted_path_sizes(settings, path_sizes, work, only)
     report(0.04, "fitting the label-free families along every path")
     prefitted = fit_joint_families(settings, views, [(p.judges, s) for p, s in path_sizes.items()])
     current_path = patterns = None
@@ -237,7 +242,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
             views.release(("M", "rest"))
             current_path = path
             fit_path_families(settings, views, path.judges, path_sizes[path], fits,
-                              score_val=score_val, has_T=has_T, prefitted=prefitted)
+                              score_val=score_val, has_T=has_T, prefitted=prefitted, view_len=view_len[path])
         judges = path.judges[:K]
         patterns = _patterns(path, K, pattern_cache)
 
@@ -306,6 +311,38 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     return MenuFit(encoded=encoded, paths=paths, candidates=candidates, models=models,
                    menu_size=menu_size, pattern_cache=pattern_cache, views=views,
                    predictions=predictions, offered=None if only is None else frozenset(offered_keys))
+
+
+def _wanted_path_sizes(settings, path_sizes: dict, work: list, only: frozenset) -> dict:
+    """``path_sizes`` (per path, per family, the prefix sizes fitted along it) cut to what
+    a refit of the keys ``only`` reads: a family whose path fit keeps each prefix apart
+    (``path_prefixes_apart``) is fitted up to the last prefix of the path that a wanted key,
+    or a wanted residual's base, reads (none: not at all); the other families' paths are
+    fitted whole when the path has a wanted prefix of theirs, else not at all. Each prefix
+    is fitted on the path it is fitted on in the whole menu (``path_sizes`` already lists
+    a prefix shared by several paths on the first one only), so every model read is the
+    one the whole menu fits."""
+    wanted: set = set()       # (prefix judges, family) some wanted key reads
+    for path, K in work:
+        judges = path.judges[:K]
+        for family in path_families(settings, path):
+            for params in settings.family_grid(family):
+                if menu_key(path.label or path.rule, K, family, params) in only:
+                    wanted.add((judges, family))
+                    if REGISTRY[family].shares_base_models and "base" in params:
+                        wanted.add((judges, params["base"]))    # its base's fit is the scalar family's
+    out = {}
+    for path, sizes in path_sizes.items():
+        out[path] = {}
+        for family, need in sizes.items():
+            hit = [k for k in need if (path.judges[:k], family) in wanted]
+            if not hit:
+                out[path][family] = []
+            elif REGISTRY[family].path_prefixes_apart and not REGISTRY[family].joint_paths:
+                out[path][family] = [k for k in need if k <= hit[-1]]
+            else:
+                out[path][family] = need
+    return out
 
 
 #: the family of a fixed single-judge candidate: an isotonic map of the judge's score, the

@@ -48,16 +48,19 @@ def fit_joint_families(selector, views, jobs: list[tuple[tuple, dict[str, list[i
 
 @one_blas_thread
 def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str, list[int]],
-                      fits: dict, *, score_val: bool, has_T: bool, prefitted: dict | None = None) -> None:
+                      fits: dict, *, score_val: bool, has_T: bool, prefitted: dict | None = None,
+                      view_len: int | None = None) -> None:
     """Fit every (family, K) of ``sizes_by_family`` on the path ``judges`` (K ascending) and
     store each record in ``fits`` under (prefix judges, family, params), with its V (and T)
     predictions under ``record['pred']``; ``prefitted`` holds models already fitted
-    (:func:`fit_joint_families`)."""
+    (:func:`fit_joint_families`). ``view_len``: the prefix the path's views span (None: the
+    longest size listed); a refit cut to some prefixes keeps the whole menu's views, whose
+    distinct rows the fits read."""
     todo = {f: s for f, s in sizes_by_family.items() if s}
     if not todo:
         return
     prefitted = prefitted or {}
-    K_max = max(max(s) for s in todo.values())
+    K_max = max(max(s) for s in todo.values()) if view_len is None else view_len
     path = judges[:K_max]
     block_views = {b: views.path_view(path, b) for b in ("M", "V")}
     if has_T:
