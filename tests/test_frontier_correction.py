@@ -206,3 +206,52 @@ def test_a_refit_of_some_keys_predicts_them_as_the_full_menu_does():
     fitted = {candidate_key(c) for c in some.candidates if c.family in ("table", "backoff", "residual")}
     assert fitted == {k for k in wanted if k[2] in ("table", "backoff", "residual")}
     assert all(c.diagnostics is None for c in some.candidates)
+
+
+def test_a_refit_of_some_keys_cuts_path_fits_after_the_last_wanted_prefix(monkeypatch):
+    """``fit_menu(only=keys)`` fits a family whose path fit keeps prefixes apart (logistic's
+    warm-started path, one-coin) only up to the last prefix a wanted key (or a wanted
+    residual's base) reads, and skips paths with nothing wanted, while ridge's path (one
+    Cholesky factor for every prefix) is fitted whole where it is fitted: every wanted key's
+    held-out predictions still equal the whole menu's bit for bit."""
+    from fcps_core.families import REGISTRY
+    from fcps_core.selection import FCPSSelector
+    from fcps_core.selection.crossfit import _predict_candidates, candidate_key
+    from fcps_core.selection.menu import MenuRows, fit_menu
+    panel = make_regime("mixed", rows=900, judges=8, seed=5, group_size=2, tie_rate=0.05)
+    sel = FCPSSelector(families=("residual", "mean_iso", "one_coin_iso", "ridge_iso", "logistic"), seed=0)
+    rng = np.random.default_rng(1)
+    rows = rng.permutation(panel.n_rows)
+    fit, held = np.sort(rows[:600]), np.sort(rows[600:])
+    empty = np.zeros(0, dtype=np.int64)
+    menu_rows = MenuRows(path_rows=fit, fit=fit, scored=empty, audit=empty, unlabelled=empty)
+    calls: dict = {}
+    for family in ("logistic", "ridge_iso", "one_coin_iso"):
+        cls = REGISTRY[family]
+        original = cls.fit_path.__func__
+
+        def record(c, X, y, unlabelled, sizes, _family=family, _original=original, **params):
+            calls.setdefault(_family, []).append(max(sizes))
+            return _original(c, X, y, unlabelled, sizes, **params)
+        monkeypatch.setattr(cls, "fit_path", classmethod(record))
+    full = fit_menu(sel, panel, menu_rows, expand_grid=True, score_val=False)
+    full_calls, calls = calls, {}
+    keys = [candidate_key(c) for c in full.candidates]
+    rules = list(dict.fromkeys(k[0] for k in keys))
+    first, second = rules[0], rules[1]
+    wanted = frozenset([k for k in keys if k[0] == first and k[2] == "logistic" and k[1] == 6]
+                       + [k for k in keys if k[0] == first and k[2] == "one_coin_iso" and k[1] == 5]
+                       + [k for k in keys if k[0] == first and k[2] == "ridge_iso" and k[1] == 5]
+                       + [k for k in keys if k[0] == second and k[2] == "residual" and k[1] == 2
+                          and dict(k[3])["base"] == "logistic"][:1])
+    assert len(wanted) == 4
+    some = fit_menu(sel, panel, menu_rows, expand_grid=True, score_val=False, only=wanted)
+    got = _predict_candidates(some, held, keys=wanted)
+    expected = _predict_candidates(full, held, keys=wanted)
+    assert got.keys() == expected.keys() == wanted
+    for k in wanted:
+        assert np.array_equal(got[k], expected[k]), k
+    # the whole menu fits every path to its last judge; the refit cuts logistic and one-coin
+    assert max(full_calls["logistic"]) == max(full_calls["one_coin_iso"]) == 8
+    assert max(calls["logistic"]) == 6 and max(calls["one_coin_iso"]) == 5
+    assert len(calls["ridge_iso"]) < len(full_calls["ridge_iso"]) and set(calls["ridge_iso"]) == {8}

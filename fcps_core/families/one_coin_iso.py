@@ -24,6 +24,10 @@ from .fitted import OneCoinModel, votes
 class OneCoinIsotonic(OneCoinModel, Aggregator):
     complexity_rank = 2
     ladder = 1
+    #: a judge's weight reads its own column (weighted counts: sums of row multiplicities,
+    #: exact in any order) and a prefix's score is a running sum, so a path cut after
+    #: prefix K fits the prefixes up to K alike
+    path_prefixes_apart = True
 
     def _fit(self, X, y, unlabelled):
         self.weights_, self.prior_logit_ = self._judge_weights(votes(X.scores), y, X.w)
