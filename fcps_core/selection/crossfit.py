@@ -265,22 +265,40 @@ class _TableStore:
     fold by fold into one (repeats, slots, table rows) buffer: a slot per candidate the
     first fold offers (a candidate it does not offer is not offered in every fold, so it is
     never kept), NaN until a fold writes it. The buffer becomes
-    :class:`.folds.RepeatTables`' values: no per-candidate arrays, no copy."""
+    :class:`.folds.RepeatTables`' values: no per-candidate arrays, no copy.
 
-    def __init__(self, R: int, n_rows: int, keys):
+    With ``screened`` (the screen runs after the first repeat, :mod:`.screening`) the later
+    repeats' slots are set to NaN only once the screen has marked the slots they never
+    write (:meth:`mark_first_repeat_only`): the buffer is zeroed memory the operating system
+    maps on first touch, so the screened slots of the later repeats (no reader reads them:
+    :class:`.folds.RepeatTables` reads a first-repeat-only slot's first repeat) take no
+    memory and no time."""
+
+    def __init__(self, R: int, n_rows: int, keys, screened: bool = False):
         self.slot = {k: i for i, k in enumerate(keys)}
-        self.values = np.full((R, len(self.slot), n_rows), np.nan)     # a slot's rows together
+        self.values = np.zeros((R, len(self.slot), n_rows))      # a slot's rows together
+        self.values[:1] = np.nan
+        self._later_set = not screened                            # the later repeats' NaN written
+        if self._later_set:
+            self.values[1:] = np.nan
         self.filled = np.zeros((R, n_rows), dtype=bool)               # table rows some fold wrote
         # slots of the candidates the later repeats do not refit (:mod:`.screening`): they
         # read their first repeat's predictions in every repeat
         self.first_repeat_only = np.zeros(len(self.slot), dtype=bool)
 
     def mark_first_repeat_only(self, keys) -> None:
-        """The slots of ``keys`` read their first repeat in every repeat (:mod:`.screening`)."""
+        """The slots of ``keys`` read their first repeat in every repeat (:mod:`.screening`);
+        the other slots of the later repeats become NaN until a fold writes them."""
         for k in keys:
             s = self.slot.get(k)
             if s is not None:
                 self.first_repeat_only[s] = True
+        self._set_later()
+
+    def _set_later(self) -> None:
+        if not self._later_set:
+            self.values[1:, ~self.first_repeat_only] = np.nan
+            self._later_set = True
 
     def forget(self, keys) -> None:
         """``keys`` are not offered in every fold: no candidate reads their slots."""
@@ -288,6 +306,8 @@ class _TableStore:
             self.slot.pop(k, None)
 
     def write(self, r: int, tv: np.ndarray, preds: dict) -> None:
+        if r:
+            self._set_later()      # a later repeat before any screen: every slot NaN first
         self.filled[r, tv] = True
         for key, p in preds.items():
             s = self.slot.get(key)
@@ -345,8 +365,8 @@ class _FoldOutputs:
     candidate's summed diagnostics and fold count, its judge set in each fold, and the
     baselines' held-out predictions."""
 
-    def __init__(self, R: int, table_rows: TableRows, n: int):
-        self.R, self.table_rows, self.n = R, table_rows, n
+    def __init__(self, R: int, table_rows: TableRows, n: int, screened: bool = False):
+        self.R, self.table_rows, self.n, self.screened = R, table_rows, n, screened
         self.store: _TableStore | None = None
         self.diag_sum: dict[tuple, np.ndarray] = {}
         self.diag_n: dict[tuple, int] = {}
@@ -365,7 +385,7 @@ class _FoldOutputs:
             if out.get("offered") is not None:
                 self.offered = out["offered"] if self.offered is None else self.offered & out["offered"]
             if self.store is None:
-                self.store = _TableStore(self.R, self.table_rows.n_table_rows, out["preds"])
+                self.store = _TableStore(self.R, self.table_rows.n_table_rows, out["preds"], self.screened)
             self.store.write(r, tv, out["preds"])
             for key, judges in out["judges"].items():
                 self.judge_sets.setdefault(key, []).append(judges)
@@ -494,7 +514,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         report(0.92 * (u + 2) / n_units, f"{_fold_label(settings, u, r)} done")
         if final is None and u < n_first and n_first - (u + 1) < workers:
             final = refit(u + 1)
-    folds = _FoldOutputs(R, table_rows, len(D))
+    folds = _FoldOutputs(R, table_rows, len(D), screened)
     folds.collect(fold_list, picks, range(n_first), results, done if parallel else None)
     screen = None
     if screened:
