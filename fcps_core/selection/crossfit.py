@@ -48,6 +48,7 @@ from .choice import choose_deployed, default_prior
 from .constraints import JudgeBits, selector_constraint
 from .screening import Screen, first_repeat_risks, screen_candidates
 from ..families import REGISTRY
+from ..families.base import one_blas_thread
 from .judges_report import PanelReport, selection_panel_report
 from .honesty import assess, nested_estimate, training_size_corrected
 from .evaluation_rows import restrict_heldout
@@ -446,13 +447,19 @@ def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, st
                              with_costs=settings.judge_costs is not None, guard_family=guard, z=settings.screen_se)
 
 
+@one_blas_thread
 def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     """Run the cross-fitted protocol over the deployable rows S+M+V of ``blocks`` (T the
     research audit) under ``settings`` (an :class:`.selector.FCPSSelector`, validated by its
     caller, read only). The result is built once the choice is made
     (:func:`.choice.choose_deployed` on the cross-fitted risks); the audit, the assessment
     (with the learning-curve correction or the nested estimate) and the frontier are added
-    as new values of the frozen result."""
+    as new values of the frozen result.
+
+    BLAS runs on one thread in this process throughout: its products here are thin
+    (the held-out matrix's column sums and the screen's and risks' vector products, a block
+    of columns at a time), and a second BLAS thread mostly waits for the core a fold's
+    worker process holds (as in the fits, :func:`.families.base.one_blas_thread`)."""
     t0 = time.perf_counter()
     report = settings.progress or (lambda frac, msg: None)
     D = np.sort(np.concatenate([blocks.S, blocks.M, blocks.V])).astype(np.int64)
