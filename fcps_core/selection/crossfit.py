@@ -576,15 +576,17 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     del store
     # risks, ties and the estimate read the evaluation rows only (None: all of D)
     heldout, distinct = restrict_heldout(heldout, distinct, D, settings.eval_rows)
-    for objective, field in (("mse", "val_mse"), ("nll", "val_nll")):
-        if objective == settings.objective:
-            means, se = heldout.column_risks(objective)
-        else:   # its loss matrix formed a block of columns at a time, never whole; no SEs
-            means, se = heldout.column_means(objective), None
-        for c in kept:
-            setattr(c, field, float(means[c.index]))
-            if se is not None:
-                c.val_risk, c.val_se = float(means[c.index]), float(se[c.index])
+    fields = {"mse": "val_mse", "nll": "val_nll"}
+    means, se = heldout.column_risks(settings.objective)
+    for c in kept:
+        setattr(c, fields[settings.objective], float(means[c.index]))
+        c.val_risk, c.val_se = float(means[c.index]), float(se[c.index])
+    # The other objective's risks (means only: its loss matrix formed a block of columns at
+    # a time, never whole) fill a field only the answer reports: they are formed on a thread
+    # while this one chooses, bootstraps and builds the frontier (numpy and the sparse
+    # products release the GIL in their loops), and read before the result is returned.
+    other = next(o for o in fields if o != settings.objective)
+    other_means = _in_background(heldout.column_means, other)
     report(0.93, f"choosing ({settings.choice}) on the cross-fitted risks")
     chosen = choose_deployed(kept, settings, panel, heldout)
     result = SelectionResult(
@@ -638,8 +640,25 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     panel_report = _queued_result(results) if queued else None
     if panel_report is not None:
         result = replace(result, panel_report=PanelReport.of(panel, blocks, settings, panel_report))
+    means = other_means()
+    for c in kept:
+        setattr(c, fields[other], float(means[c.index]))
     result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})
     report(1.0, "done")
+    return result
+
+
+def _in_background(func, *args):
+    """``func(*args)`` started on a thread of this process; returns the call that waits for
+    its result (and raises its error). The thread runs under this thread's BLAS limit (a
+    process-wide setting), so its result is a sequential call's."""
+    from concurrent.futures import ThreadPoolExecutor
+    pool = ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(func, *args)
+    pool.shutdown(wait=False)
+
+    def result():
+        return future.result()
     return result
 
 
