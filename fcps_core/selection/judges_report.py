@@ -85,6 +85,7 @@ from ..measures.judge_metrics import (ABSTAIN, ECE_BINS, REDUNDANCY_THRESHOLD, r
                             kappa_matrix, label_aucs, label_kappas, rank_correlation, redundant_pairs,
                             reliability_curve)
 from ..families import IsotonicMap
+from ..families.base import one_blas_thread
 from ..data.panel import ERROR_TOKENS, MISSING, Panel
 from .folds import grouped_folds
 
@@ -404,6 +405,7 @@ class PanelReport:
                 and self.seed == sel.seed and self.n_bins == sel.n_bins and self.threshold == threshold)
 
 
+@one_blas_thread      # the drop-one replays' paired SEs are vector products: one BLAS thread, as in the choice
 def judges_report(result, *, threshold: float = REDUNDANCY_THRESHOLD, n_bins: int = ECE_BINS) -> dict:
     """The ``judges_report`` entry of ``SelectionResult.to_dict``: :func:`panel_judges_report`
     on the selection's deployable rows and folds (:func:`selection_panel_report`, or the
