@@ -160,3 +160,20 @@ def test_radix_argsort_is_argsort_order(n):
     assert np.array_equal(_radix_argsort(fracs), np.argsort(fracs, kind="stable"))
     zeros = np.r_[x[: n - 4], [0.0, -0.0, 0.0, -0.0]]
     assert np.array_equal(zeros[_radix_argsort(zeros)], np.sort(zeros))
+
+
+def test_pool_adjacent_violators_is_scipys_isotonic_regression():
+    """The isotonic fit's PAVA (SciPy's routine, loaded without the scipy.optimize package)
+    returns ``scipy.optimize.isotonic_regression``'s fitted values bit for bit, weighted and
+    with runs to pool; importing scipy.optimize afterwards still works."""
+    import sys
+    from fcps_core.families.base import pool_adjacent_violators
+    r = np.random.default_rng(3)
+    for n in (1, 2, 50, 5_000):
+        y = r.uniform(size=n) + np.linspace(0, 0.5, n)
+        w = r.integers(1, 5, size=n).astype(float)
+        got = pool_adjacent_violators(y, w)
+        assert "scipy.optimize._pava_pybind" in sys.modules
+        from scipy.optimize import isotonic_regression
+        assert np.array_equal(got, isotonic_regression(y, weights=w).x)
+        assert np.array_equal(pool_adjacent_violators(y, np.ones(n)), isotonic_regression(y).x)

@@ -119,8 +119,7 @@ class IsotonicMap:
                 w_u = np.add.reduceat(w, starts)
                 y_u = np.add.reduceat(y * w, starts) / w_u
             x_u = x[starts]
-        from scipy.optimize import isotonic_regression   # here: scoring never imports SciPy
-        fitted = np.clip(isotonic_regression(y_u, weights=w_u).x, 0.0, 1.0)
+        fitted = np.clip(pool_adjacent_violators(y_u, w_u), 0.0, 1.0)
         keep = np.ones(len(fitted), dtype=bool)
         keep[1:-1] = (fitted[1:-1] != fitted[:-2]) | (fitted[1:-1] != fitted[2:])
         self.x_, self.y_ = x_u[keep], fitted[keep]
@@ -141,6 +140,57 @@ class IsotonicMap:
         obj.x_ = np.asarray(d["x"], dtype=float)
         obj.y_ = np.asarray(d["y"], dtype=float)
         return obj
+
+
+def pool_adjacent_violators(y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``scipy.optimize.isotonic_regression(y, weights=w).x`` (increasing; ``w`` positive):
+    the fitted values by SciPy's own PAVA routine (its ``_pava_pybind`` extension, the
+    routine ``isotonic_regression`` calls, with the same copies of its inputs).
+
+    The extension is loaded on its own (:func:`_pava_routine`): importing the
+    ``scipy.optimize`` package for this one routine loads most of SciPy's optimisers, a
+    cost every worker process of the cross-fitted folds paid before its first fit. Where
+    the extension is not found (another SciPy layout), ``isotonic_regression`` itself."""
+    pava = _pava_routine()
+    if pava is None:
+        from scipy.optimize import isotonic_regression      # here: scoring never imports SciPy
+        return isotonic_regression(y, weights=w).x
+    x = np.array(y, order="C", dtype=np.float64, copy=True)
+    wx = np.array(w, order="C", dtype=np.float64, copy=True)
+    return pava(x, wx, np.full(len(x) + 1, -1, dtype=np.intp))[0]
+
+
+_PAVA: list = []        # SciPy's PAVA routine (or None), found on first use
+
+
+def _pava_routine():
+    """``scipy.optimize._pava_pybind.pava``, loaded from its extension file without the
+    ``scipy.optimize`` package (the module is registered under its own name, so a later
+    ``import scipy.optimize`` uses it); None when it cannot be loaded."""
+    if not _PAVA:
+        import sys
+        name = "scipy.optimize._pava_pybind"
+        module = sys.modules.get(name)
+        if module is None:
+            try:
+                import importlib.machinery
+                import importlib.util
+                import os
+                import scipy
+                folder = os.path.join(os.path.dirname(scipy.__file__), "optimize")
+                for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                    path = os.path.join(folder, "_pava_pybind" + suffix)
+                    if os.path.exists(path):
+                        loader = importlib.machinery.ExtensionFileLoader(name, path)
+                        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+                        module = importlib.util.module_from_spec(spec)
+                        loader.exec_module(module)
+                        sys.modules[name] = module
+                        break
+            except Exception:       # any other layout: the package import below
+                module = None
+        _PAVA.append(getattr(module, "pava", None))
+    return _PAVA[0]
 
 
 _BLAS_CONTROLLER: list = []     # threadpoolctl's controller, made on first use
