@@ -236,3 +236,26 @@ def test_cli_screen_off_refits_every_candidate(tmp_path, capsys):
     assert "screen" not in off["split"] and {c["repeats"] for c in off["candidates"]} == {2}
     assert on["split"]["screen"]["z"] == 2.0
     assert {c["repeats"] for c in on["candidates"]} <= {1, 2}
+
+
+def test_tables_gather_without_the_later_repeats_of_first_repeat_only_columns():
+    """``RepeatTables.gather(cols, later_of_single=False)`` (what the loss matrices read,
+    with ``row_losses``' single flags) equals the full gather on the first repeat and on
+    every repeat of the refitted columns; the full gather copies a first-repeat-only
+    column's first repeat into the later ones."""
+    from fcps_core.selection.folds import RepeatTables
+    r = np.random.default_rng(4)
+    values = r.uniform(size=(3, 5, 7))
+    index = r.integers(0, 7, size=(3, 9))
+    single = np.array([False, True, False, True, True])
+    tables = RepeatTables(values, index, single)
+    cols = np.array([4, 0, 1, 2])
+    full = tables.gather(cols)
+    part = tables.gather(cols, later_of_single=False)
+    assert np.array_equal(full[0], part[0])
+    refitted = np.flatnonzero(~single[cols])
+    assert np.array_equal(full[:, :, refitted], part[:, :, refitted])
+    for k, c in enumerate(cols):
+        for rep in range(3):
+            expected = values[0, c, index[0]] if single[c] else values[rep, c, index[rep]]
+            assert np.array_equal(full[rep, :, k], expected)

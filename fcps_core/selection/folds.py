@@ -275,18 +275,28 @@ class RepeatTables:
     def n_distinct(self) -> int:
         return self.index.shape[1]
 
-    def gather(self, cols) -> np.ndarray:
+    def gather(self, cols, later_of_single: bool = True) -> np.ndarray:
         """(repeats, distinct held-out rows, len(cols)) of stored columns ``cols`` (a view
-        of a (repeats, columns, rows) array: each column's rows together)."""
+        of a (repeats, columns, rows) array: each column's rows together).
+        ``later_of_single=False``: the later repeats of first-repeat-only columns are left
+        unset, for a reader that reads only their first repeat (:func:`.choice.row_losses`
+        with its ``single`` flags)."""
         cols = np.asarray(cols, dtype=np.int64).reshape(-1)
         R = self.values.shape[0]
         out = np.empty((R, len(cols), self.n_distinct))
-        for r in range(R):
-            np.take(self.values[r, cols], self.index[r], axis=1, out=out[r])
-        if self.first_repeat_only is not None and R > 1:
-            single = np.flatnonzero(self.first_repeat_only[cols])
-            if len(single):
-                out[1:, single] = out[0, single]
+        single = (np.flatnonzero(self.first_repeat_only[cols]) if self.first_repeat_only is not None and R > 1
+                  else np.zeros(0, dtype=np.int64))
+        np.take(self.values[0, cols], self.index[0], axis=1, out=out[0])
+        if not len(single):
+            for r in range(1, R):
+                np.take(self.values[r, cols], self.index[r], axis=1, out=out[r])
+            return out.transpose(0, 2, 1)
+        many = np.flatnonzero(~self.first_repeat_only[cols])
+        for r in range(1, R):
+            if len(many):
+                out[r, many] = np.take(self.values[r, cols[many]], self.index[r], axis=1)
+        if later_of_single:
+            out[1:, single] = out[0, single]
         return out.transpose(0, 2, 1)
 
 
@@ -381,10 +391,11 @@ class HeldOut:
     def n_distinct(self) -> int:
         return self.values.shape[1] if self.tables is None else self.tables.n_distinct
 
-    def stored(self, cols) -> np.ndarray:
-        """(repeats, distinct rows, len(cols)) predictions of stored columns ``cols``."""
+    def stored(self, cols, later_of_single: bool = True) -> np.ndarray:
+        """(repeats, distinct rows, len(cols)) predictions of stored columns ``cols``
+        (``later_of_single``: :meth:`RepeatTables.gather`'s)."""
         if self.tables is not None:
-            return self.tables.gather(cols)
+            return self.tables.gather(cols, later_of_single)
         # taken as (repeats, columns, rows) and handed over transposed: the split protocol
         # stores each column's rows together, and so the gather stays
         return self.values.transpose(0, 2, 1)[:, np.asarray(cols, dtype=np.int64)].transpose(0, 2, 1)
@@ -453,7 +464,7 @@ class HeldOut:
             out = np.empty((self.n_distinct, len(first)), order="F")     # columns are read whole
             for a in range(0, len(first), GroupedLosses.BLOCK):
                 cols = first[a:a + GroupedLosses.BLOCK]
-                out[:, a:a + GroupedLosses.BLOCK] = row_losses(objective, yd, self.stored(cols),
+                out[:, a:a + GroupedLosses.BLOCK] = row_losses(objective, yd, self.stored(cols, False),
                                                                self.first_repeat_only(cols))
             self._cache[key] = out
         return self._cache[key]
@@ -482,7 +493,7 @@ class HeldOut:
         yd = self.y_distinct
         for a in range(0, len(first), GroupedLosses.BLOCK):
             cols = first[a:a + GroupedLosses.BLOCK]
-            L = np.asfortranarray(row_losses(objective, yd, self.stored(cols), self.first_repeat_only(cols)))
+            L = np.asfortranarray(row_losses(objective, yd, self.stored(cols, False), self.first_repeat_only(cols)))
             g = GroupedLosses.from_units(L, u.matrix, u.groups, u.group_unit, np.arange(L.shape[1]))
             means_d[a:a + L.shape[1]] = m = g.means()
             if with_se:
