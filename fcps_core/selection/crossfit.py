@@ -508,8 +508,10 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     def refit(start: float):
         report(0.92 * start / n_units, "refitting the menu on all deployable labels"
                + (" (the folds run in worker processes meanwhile)" if parallel else ""))
-        return fit_menu(settings, panel, rows, expand_grid=True, score_val=False,
-                                 progress=lambda f, m: report(0.92 * (start + f) / n_units, f"final refit: {m}"))
+        # its prefixes' diagnostics are the folds' averages; of its own only the unseen rate
+        # on T is read, so without T it forms none
+        return fit_menu(settings, panel, rows, expand_grid=True, score_val=False, diagnostics=len(T) > 0,
+                        progress=lambda f, m: report(0.92 * (start + f) / n_units, f"final refit: {m}"))
     # In parallel the final refit runs here once a worker has no fold left to start (the
     # first batch's last folds run while it refits): before that both cores are the
     # workers', so the refit takes the core the last folds leave idle.
