@@ -30,6 +30,7 @@ processes the final refit runs in this process while the workers fit the folds.
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from dataclasses import replace
 from itertools import islice
 
@@ -50,7 +51,7 @@ from .screening import Screen, first_repeat_risks, screen_candidates
 from ..families import REGISTRY
 from ..families.base import one_blas_thread
 from .judges_report import PanelReport, selection_panel_report
-from .honesty import assess, nested_estimate, training_size_corrected
+from .honesty import UNIT_SUM_CELLS, assess, nested_estimate, training_size_corrected
 from .evaluation_rows import restrict_heldout
 from .menu import MenuRows, checked_panel, fit_menu, menu_key
 from .result import SelectionResult, predict_on_rows
@@ -579,6 +580,11 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # risks, ties and the estimate read the evaluation rows only (None: all of D)
     heldout, distinct = restrict_heldout(heldout, distinct, D, settings.eval_rows)
     fields = {"mse": "val_mse", "nll": "val_nll"}
+    # Every column's per-unit loss sums are formed once and held to the end (when they fit
+    # in UNIT_SUM_CELLS): the SEs, the choice's paired SEs, the bootstrap and the frontier
+    # read them, each of which would otherwise form them again (the same sparse products).
+    held = ExitStack()
+    held.enter_context(heldout.grouped(settings.objective).unit_sums_held(UNIT_SUM_CELLS))
     means, se = heldout.column_risks(settings.objective)
     for c in kept:
         setattr(c, fields[settings.objective], float(means[c.index]))
@@ -642,6 +648,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     panel_report = _queued_result(results) if queued else None
     if panel_report is not None:
         result = replace(result, panel_report=PanelReport.of(panel, blocks, settings, panel_report))
+    held.close()
     means = other_means()
     for c in kept:
         setattr(c, fields[other], float(means[c.index]))
