@@ -51,7 +51,8 @@ from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, selector_constraint
-from .honesty import UNIT_SUM_CELLS, Z95, draw_tie_sets, nested_draw_best, training_size_corrected
+from .honesty import (UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
+                      training_size_corrected)
 from .members import member_lookup
 
 
@@ -172,13 +173,17 @@ class _Replays:
         self.Mc = self.M[:, grouped.col]
         self.objective = result.selector.objective
         self.max_members = result.selector.max_members
-        out_of_bag = (self.W == 0)
-        self.Z = out_of_bag.astype(float)                        # (draws, groups)
-        self.ON = self.Z @ grouped.rows_per_group
+        # (draws, units) each draw's count of out-of-bag groups per unit (groups of one unit
+        # have the same loss sums): an out-of-bag sum is these counts times one group's sums
+        # per unit, draws x units, never draws x groups or rows
+        self.OU = np.ascontiguousarray(draw_unit_counts(grouped, self.W, np.arange(len(self.W)),
+                                                        out_of_bag=True, limit=None).T, dtype=float)
+        self.ON = self.OU @ grouped.unit_rows
         self.keep = self.ON > 0
-        self.group_matrix = grouped.group_matrix                  # (groups, distinct rows)
+        self._safe_on = np.where(self.keep, self.ON, 1.0)
+        self.unit_matrix = grouped.unit_matrix                    # (units, distinct rows)
         self._oob: dict = {}
-        self._groups_of: dict = {}
+        self._units_of: dict = {}
         self._unit_sums = None
         self._preds: dict = {}
         self.bits = bits
@@ -255,19 +260,19 @@ class _Replays:
     def _oob_risk(self, key, loss) -> np.ndarray:
         """Every draw's out-of-bag mean of a per-distinct-row loss (cached by ``key``)."""
         if key not in self._oob:
-            per_group = np.asarray(self.group_matrix @ loss).reshape(-1)
-            self._oob[key] = (self.Z @ per_group) / np.where(self.ON > 0, self.ON, 1.0)
+            per_unit = np.asarray(self.unit_matrix @ loss).reshape(-1)
+            self._oob[key] = (self.OU @ per_unit) / self._safe_on
         return self._oob[key]
 
     #: averages whose predictions are formed together (a (repeats, rows, keys) temporary)
     AVERAGE_BLOCK = 16
 
-    def _average_group_sums(self, keys: list[tuple]) -> None:
-        """Per-group sums of the loss of each members' average in ``keys`` not yet cached,
+    def _average_unit_sums(self, keys: list[tuple]) -> None:
+        """Per-unit sums (one group's) of the loss of each members' average in ``keys`` not yet cached,
         a block of averages at a time: members added in their order, as ``sum`` adds them,
         then divided by their number (the same arithmetic as one average at a time)."""
         from .choice import row_losses
-        new = [k for k in dict.fromkeys(keys) if k not in self._groups_of]
+        new = [k for k in dict.fromkeys(keys) if k not in self._units_of]
         for a in range(0, len(new), self.AVERAGE_BLOCK):
             block = new[a:a + self.AVERAGE_BLOCK]
             cols = [[int(self.grouped.col[m]) for m in key] for key in block]
@@ -283,9 +288,9 @@ class _Replays:
                     a += self._preds[c]
                 a /= len(cs)
             loss = row_losses(self.objective, self.heldout.y_distinct, acc.transpose(1, 2, 0))
-            sums = np.asarray(self.group_matrix @ loss)
+            sums = np.asarray(self.unit_matrix @ loss)
             for i, key in enumerate(block):
-                self._groups_of[key] = np.ascontiguousarray(sums[:, i])
+                self._units_of[key] = np.ascontiguousarray(sums[:, i])
 
     def chain(self, constraints: list[PanelConstraint], masks: list[np.ndarray]) -> list[np.ndarray]:
         """Per constraint (admissible sets nested, largest first) every draw's out-of-bag
@@ -325,14 +330,17 @@ class _Replays:
                 members_now = [kept[b] if b in kept else
                                pick_in_order(orders[b], self.signature_list, self.max_members, members_fit)
                                for b in range(len(best))]
-                self._average_group_sums([tuple(m) for m in members_now if len(m) > 1])
+                # the draws deploying one average (or one column) scored together
+                draws_of: dict[tuple, list[int]] = {}
                 for b, members in enumerate(members_now):
-                    if len(members) > 1:
-                        on = self.ON[b]
-                        proc[b] = float(self.Z[b] @ self._groups_of[tuple(members)]) / (on if on > 0 else 1.0)
+                    draws_of.setdefault(tuple(members), []).append(b)
+                self._average_unit_sums([key for key in draws_of if len(key) > 1])
+                for key, rows in draws_of.items():
+                    if len(key) > 1:
+                        proc[rows] = (self.OU[rows] @ self._units_of[key]) / self._safe_on[rows]
                     else:
-                        c = int(self.grouped.col[members[0]])
-                        proc[b] = self._oob_risk(("col", c), self.grouped.losses[:, c])[b]
+                        c = int(self.grouped.col[key[0]])
+                        proc[rows] = self._oob_risk(("col", c), self.grouped.losses[:, c])[rows]
                 prev_members = members_now
             if chosen is not None:
                 for c in np.unique(self.grouped.col[chosen]):
