@@ -237,11 +237,12 @@ def nested_draw_best(Mc: np.ndarray, tie_rank: np.ndarray, masks: list) -> list[
 
 
 def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *, out_of_bag: bool = False,
-                     limit: int | None = 8 * UNIT_SUM_CELLS) -> np.ndarray | None:
+                     limit: int | None | str = "cells") -> np.ndarray | None:
     """(units, draws) each unit's total draw count (the counts ``W[b]`` of its groups summed)
     in draws ``draws`` (``out_of_bag``: its count of groups not drawn), as the smallest
     unsigned integers that hold a draw's count of all groups; None when that table would
-    take more than ``limit`` bytes (None: no limit). One integer sparse product (units x
+    take more than ``limit`` bytes (None: no limit; by default as many bytes as
+    :data:`UNIT_SUM_CELLS` float cells take). One integer sparse product (units x
     groups, a one per group) with the draws' group counts: the work is draws x groups,
     whatever rows or columns the panel has. Exact (integers), so a product with it equals
     one with :meth:`.choice.GroupedLosses.unit_weights` bit for bit."""
@@ -254,6 +255,7 @@ def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *
     else:
         most = int(counts.sum(axis=0, dtype=np.int64).max(initial=0))     # a draw's count of all groups
     dtype = next(t for t in (np.uint16, np.uint32, np.uint64) if most <= np.iinfo(t).max)
+    limit = 8 * UNIT_SUM_CELLS if limit == "cells" else limit
     if limit is not None and units * len(draws) * np.dtype(dtype).itemsize > limit:
         return None
     units_of_groups = sparse.csr_matrix((np.ones(G, dtype=dtype), (grouped.group_unit, np.arange(G))),
