@@ -43,6 +43,8 @@ products are thin, so the frontier runs on one BLAS thread.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 from ..defaults import TIE_AVERAGE
@@ -185,7 +187,7 @@ class _Replays:
         self._oob: dict = {}
         self._units_of: dict = {}
         self._unit_sums = None
-        self._preds: dict = {}
+        self._stored_of: np.ndarray | None = None
         self.bits = bits
         self.first = heldout.columns()[1]
         self.orders = TieOrders(self.Mc, tie_rank)
@@ -264,30 +266,35 @@ class _Replays:
             self._oob[key] = (self.OU @ per_unit) / self._safe_on
         return self._oob[key]
 
-    #: averages whose predictions are formed together (a (repeats, rows, keys) temporary)
-    AVERAGE_BLOCK = 16
+    #: averages formed together: their members' stored columns read once per block
+    AVERAGE_BLOCK = 256
 
     def _average_unit_sums(self, keys: list[tuple]) -> None:
-        """Per-unit sums (one group's) of the loss of each members' average in ``keys`` not yet cached,
-        a block of averages at a time: members added in their order, as ``sum`` adds them,
-        then divided by their number (the same arithmetic as one average at a time)."""
+        """Per-unit sums (one group's) of the loss of each members' average in ``keys`` not
+        yet cached, a block of averages at a time: the block's member columns read once
+        and averaged by one sparse product with a (averages, columns) matrix of weights
+        1/members."""
+        from scipy import sparse
         from .choice import row_losses
         new = [k for k in dict.fromkeys(keys) if k not in self._units_of]
-        for a in range(0, len(new), self.AVERAGE_BLOCK):
+        if self._stored_of is None:
+            self._stored_of = np.asarray(self.first, dtype=np.int64)[self.grouped.col]   # candidate -> stored column
+        rows_cap = max(1, (1 << 21) // max(self.heldout.n_distinct, 1))    # columns read per block, at most
+        a = 0
+        while a < len(new):
             block = new[a:a + self.AVERAGE_BLOCK]
-            cols = [[int(self.grouped.col[m]) for m in key] for key in block]
-            for k in {c for cs in cols for c in cs}:
-                if k not in self._preds:
-                    self._preds[k] = np.ascontiguousarray(self.heldout.stored([self.first[k]])[:, :, 0])
-            # one average per leading index, each contiguous: (averages, repeats, rows)
-            acc = np.empty((len(block),) + self._preds[cols[0][0]].shape)
-            for i, cs in enumerate(cols):
-                a = acc[i]
-                np.copyto(a, self._preds[cs[0]])
-                for c in cs[1:]:
-                    a += self._preds[c]
-                a /= len(cs)
-            loss = row_losses(self.objective, self.heldout.y_distinct, acc.transpose(1, 2, 0))
+            sizes = np.fromiter((len(k) for k in block), dtype=np.int64, count=len(block))
+            # fewer averages when their columns would make too large a read (at least one)
+            fits = int(np.searchsorted(np.cumsum(sizes), rows_cap, side="right"))
+            block, sizes = block[:max(1, fits)], sizes[:max(1, fits)]
+            a += len(block)
+            stored = self._stored_of[np.fromiter(chain.from_iterable(block), dtype=np.int64, count=int(sizes.sum()))]
+            cols, position = np.unique(stored, return_inverse=True)
+            weights = sparse.csr_matrix((np.repeat(1.0 / sizes, sizes), position.reshape(-1), np.r_[0, np.cumsum(sizes)]),
+                                        shape=(len(block), len(cols)))
+            P = self.heldout.stored(cols).transpose(0, 2, 1)            # (repeats, columns, rows)
+            average = np.stack([weights @ P[r] for r in range(P.shape[0])])          # (repeats, averages, rows)
+            loss = row_losses(self.objective, self.heldout.y_distinct, average.transpose(0, 2, 1))
             sums = np.asarray(self.unit_matrix @ loss)
             for i, key in enumerate(block):
                 self._units_of[key] = np.ascontiguousarray(sums[:, i])
