@@ -210,9 +210,10 @@ def test_draw_unit_counts_sum_each_units_groups_by_hand():
 def test_draw_tie_sets_with_integer_counts_equal_float_weights_and_unheld_sums(monkeypatch):
     """draw_tie_sets on (draw, best) pairs reads integer draw counts per unit formed once per
     draw (:func:`draw_unit_counts`); the same counts as floats take the per-pair path
-    (:meth:`GroupedLosses.unit_weights`), and without room for the held unit sums the
-    paired bound's cross sums are formed a column at a time. All three give the tie sets
-    the definition gives (:func:`_exact_tied`'s per-draw sums)."""
+    (:meth:`GroupedLosses.unit_weights`); with every column's unit sums given the paired
+    bound runs alone, and without room for the held unit sums its cross sums are formed a
+    column at a time. All give the tie sets the definition gives (:func:`_exact_tied`'s
+    per-draw sums)."""
     import fcps_core.selection.honesty as honesty
 
     L, groups = _losses(5)
@@ -232,6 +233,8 @@ def test_draw_tie_sets_with_integer_counts_equal_float_weights_and_unheld_sums(m
     for i in range(len(W), len(draws)):
         expect, _, _, _ = _tied_by_definition(S, n, W[draws[i]].astype(float), bd[i], tols[i])
         assert np.flatnonzero(integer[i]).tolist() == expect.tolist(), f"pair {i}"
+    given = honesty.draw_tie_sets(g, W, M, N, tols, bd, unit_sums=g.unit_sums(), draws=draws)   # no triangle bound
+    np.testing.assert_array_equal(given, integer)
     monkeypatch.setattr(honesty, "UNIT_SUM_CELLS", 1)
     unheld = honesty.draw_tie_sets(g, W, M, N, tols, bd, draws=draws)
     np.testing.assert_array_equal(unheld, integer)

@@ -245,7 +245,7 @@ class _Replays:
             pair_tied = draw_tie_sets(self.grouped, self.W, self.M, self.N, np.asarray(pair_tol, dtype=float),
                                       np.asarray(pair_best, dtype=np.int64), allowed_of,
                                       None if self._unit_sums is False else self._unit_sums,
-                                      draws=np.asarray(pair_draws, dtype=np.int64))
+                                      draws=np.asarray(pair_draws, dtype=np.int64))[:, col]   # per candidate
 
         def ties(best: np.ndarray) -> np.ndarray:
             reused = (best == boot["best"]) if known else np.zeros(len(best), dtype=bool)
@@ -255,7 +255,7 @@ class _Replays:
             rest = np.flatnonzero(~reused)
             if len(rest):
                 pairs = [index[(int(b), int(best[b]))] for b in rest]
-                out[rest] = pair_tied[np.array([start[level] + row for level, row in pairs])][:, col]
+                out[rest] = pair_tied[np.array([start[level] + row for level, row in pairs])]
             return out
         return ties
 

@@ -185,12 +185,29 @@ def _paired_tie_columns(spread, cross, cols, M, beta, w_max, N, tol, drawn):
     A = Q0[cols] - 2 * cross + Q0[beta]
     Bn = SN0[cols] - SN0[beta]
     delta = M[:, cols] - M[:, [beta]]
-    ss = A - 2 * delta * Bn + delta ** 2 * NN0
-    magnitude = (Q0[cols] + 2 * np.abs(cross) + Q0[beta]) + 2 * np.abs(delta * Bn) + delta ** 2 * NN0
-    ss = np.maximum(ss, 0.0) + 1e-10 * magnitude
+    # ss = A - 2 delta Bn + delta^2 NN, plus 1e-10 times the magnitude of its terms; formed
+    # in place (a handful of passes over (draws, columns))
+    t = delta * Bn
+    sq = np.square(delta)
+    sq *= NN0
+    ss = np.subtract(A, t)
+    ss -= t
+    ss += sq
+    np.maximum(ss, 0.0, out=ss)
+    np.abs(t, out=t)
+    t += sq
+    t *= 2e-10
+    t += 1e-10 * (Q0[cols] + 2 * np.abs(cross) + Q0[beta])
+    ss += t
+    # delta <= SLACK (se_up + tol), se_up = sqrt(w_max ss f) / N: true where delta <= SLACK tol,
+    # else compared squared (both sides positive)
     f = drawn / np.maximum(drawn - 1, 1)
-    se_up = np.sqrt(w_max[:, None] * ss * f[:, None]) / N[:, None]
-    return cols[(delta <= PRUNE_SLACK * (se_up + tol[:, None])).any(axis=0)]
+    ss *= ((PRUNE_SLACK ** 2) * w_max * f / (N * N))[:, None]
+    over = delta - (PRUNE_SLACK * tol)[:, None]
+    keep = over <= 0
+    np.square(over, out=over)
+    keep |= over <= ss
+    return cols[keep.any(axis=0)]
 
 
 def draw_best(Mc: np.ndarray, tie_rank: np.ndarray, allowed: np.ndarray | None = None):
@@ -319,35 +336,46 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
     among = [None if allowed_d is None else
              np.flatnonzero(allowed_d[int(beta)] if isinstance(allowed_d, dict) else allowed_d) for beta in betas]
     among = [None if a is None or len(a) == M.shape[1] else a for a in among]
-    cols_of = [_tie_columns(spread, M[dr[rb]], beta, w_max[rb], Np[rb], tol[rb], drawn[rb], among=cols)
-               for beta, rb, cols in zip(betas, draws_of, among)]
-    held = np.unique(np.concatenate([*cols_of, betas]))
-    if len(n_unit) * len(held) <= UNIT_SUM_CELLS:
-        # every column some tie set may hold, summed once; their paired bound is tighter
-        ST = np.ascontiguousarray((grouped.unit_sums(held) if unit_sums is None else unit_sums[:, held]).T)
+    # the paired bound (tighter than the triangle one) reads sum_g S_gc S_g,beta per column
+    if unit_sums is not None:
+        # every column's unit sums are at hand: the paired bound alone, on the admissible
+        # columns (the triangle bound would only pass it a subset of them to bound again)
+        cols_of = [np.arange(M.shape[1]) if cols is None else cols for cols in among]
+        ST = unit_sums.T
+        cross = ST @ (grouped.unit_groups[:, None] * unit_sums[:, betas])          # (columns, bests)
+        crosses = [cross[cols, i] for i, cols in enumerate(cols_of)]
 
         def unit_sums_t(c):
             """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
-            return ST[np.searchsorted(held, c)]
-        cross = ST @ (grouped.unit_groups[:, None] * unit_sums_t(betas).T)       # sum_g S_gc S_g,beta
-        cols_of = [_paired_tie_columns(spread, cross[np.searchsorted(held, cols), i], cols, M[dr[rb]], beta,
-                                       w_max[rb], Np[rb], tol[rb], drawn[rb])
-                   for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
+            return ST[c]
     else:
-        # the same paired bound, its cross sums formed a block of columns at a time (the
-        # columns that pass it are summed per best column below)
-        SB = grouped.unit_groups[:, None] * grouped.unit_sums(betas)
-        step_c = max(1, UNIT_SUM_CELLS // max(len(n_unit), 1))
-        cross = np.empty((len(held), len(betas)))
-        for a in range(0, len(held), step_c):
-            cross[a:a + step_c] = grouped.unit_sums(held[a:a + step_c]).T @ SB
-        del SB
-        cols_of = [_paired_tie_columns(spread, cross[np.searchsorted(held, cols), i], cols, M[dr[rb]], beta,
-                                       w_max[rb], Np[rb], tol[rb], drawn[rb])
-                   for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
+        cols_of = [_tie_columns(spread, M[dr[rb]], beta, w_max[rb], Np[rb], tol[rb], drawn[rb], among=cols)
+                   for beta, rb, cols in zip(betas, draws_of, among)]
+        held = np.unique(np.concatenate([*cols_of, betas]))
+        if len(n_unit) * len(held) <= UNIT_SUM_CELLS:
+            # every column some tie set may hold, summed once
+            ST = np.ascontiguousarray(grouped.unit_sums(held).T)
 
-        def unit_sums_t(c):
-            return grouped.unit_sums(c).T
+            def unit_sums_t(c):
+                """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
+                return ST[np.searchsorted(held, c)]
+            cross = ST @ (grouped.unit_groups[:, None] * unit_sums_t(betas).T)
+        else:
+            # the cross sums a block of columns at a time (the columns that pass the bound
+            # are summed per best column below)
+            SB = grouped.unit_groups[:, None] * grouped.unit_sums(betas)
+            step_c = max(1, UNIT_SUM_CELLS // max(len(n_unit), 1))
+            cross = np.empty((len(held), len(betas)))
+            for a in range(0, len(held), step_c):
+                cross[a:a + step_c] = grouped.unit_sums(held[a:a + step_c]).T @ SB
+            del SB
+
+            def unit_sums_t(c):
+                return grouped.unit_sums(c).T
+        crosses = [cross[np.searchsorted(held, cols), i] for i, cols in enumerate(cols_of)]
+    cols_of = [_paired_tie_columns(spread, crosses[i], cols, M[dr[rb]], beta, w_max[rb], Np[rb], tol[rb], drawn[rb])
+               for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
+    del crosses
     for beta, rb, cols in zip(betas, draws_of, cols_of):
         # per unit (one group of it): D n and D^2, D = S_c - S_beta summed directly
         DN_D2 = np.empty((2 * len(cols), len(n_unit)))
