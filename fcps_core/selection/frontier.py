@@ -279,13 +279,13 @@ class _Replays:
         new = [k for k in dict.fromkeys(keys) if k not in self._units_of]
         if self._stored_of is None:
             self._stored_of = np.asarray(self.first, dtype=np.int64)[self.grouped.col]   # candidate -> stored column
-        rows_cap = max(1, (1 << 21) // max(self.heldout.n_distinct, 1))    # columns read per block, at most
+        column_cap = max(1, (1 << 21) // max(self.heldout.n_distinct, 1))    # columns read per block, at most
         a = 0
         while a < len(new):
             block = new[a:a + self.AVERAGE_BLOCK]
             sizes = np.fromiter((len(k) for k in block), dtype=np.int64, count=len(block))
             # fewer averages when their columns would make too large a read (at least one)
-            fits = int(np.searchsorted(np.cumsum(sizes), rows_cap, side="right"))
+            fits = int(np.searchsorted(np.cumsum(sizes), column_cap, side="right"))
             block, sizes = block[:max(1, fits)], sizes[:max(1, fits)]
             a += len(block)
             stored = self._stored_of[np.fromiter(chain.from_iterable(block), dtype=np.int64, count=int(sizes.sum()))]

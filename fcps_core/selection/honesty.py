@@ -195,9 +195,10 @@ def _paired_tie_columns(spread, cross, cols, M, beta, w_max, N, tol, drawn):
     ss += sq
     np.maximum(ss, 0.0, out=ss)
     np.abs(t, out=t)
+    t *= 2
     t += sq
-    t *= 2e-10
-    t += 1e-10 * (Q0[cols] + 2 * np.abs(cross) + Q0[beta])
+    t += Q0[cols] + 2 * np.abs(cross) + Q0[beta]
+    t *= 1e-10
     ss += t
     # delta <= SLACK (se_up + tol), se_up = sqrt(w_max ss f) / N: true where delta <= SLACK tol,
     # else compared squared (both sides positive)
@@ -314,7 +315,7 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
 
         def unit_weights(rows) -> tuple[np.ndarray, np.ndarray]:
             """(units, draws) float weights of pairs ``rows`` and each one's sum of n^2 w."""
-            Wu = np.take(counted, position[rows], axis=1).astype(float)    # C order, as before
+            Wu = np.take(counted, position[rows], axis=1).astype(float)    # C order, as the sparse product's
             return Wu, nn_unit @ Wu
     else:
         ng = grouped.rows_per_group
