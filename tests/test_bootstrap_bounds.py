@@ -179,3 +179,63 @@ def test_the_bootstrap_without_held_unit_sums_is_the_same():
         honesty.UNIT_SUM_CELLS = old
     assert held.deployed_risk == per_best.deployed_risk
     assert held.baselines == per_best.baselines
+
+
+def test_draw_unit_counts_sum_each_units_groups_by_hand():
+    """Five groups in three units (unit 0: groups 0 and 3; unit 1: group 1; unit 2: groups 2
+    and 4), three draws of group counts: each unit's count is its groups' counts added, and
+    out of bag the number of its groups not drawn. Written out by hand."""
+    from scipy import sparse
+    from fcps_core.selection.honesty import draw_unit_counts
+
+    group_unit = np.array([0, 1, 2, 0, 2])
+    unit_matrix = sparse.csr_matrix(np.eye(3))                 # one distinct row per unit
+    g = GroupedLosses.from_units(np.ones((3, 1)), unit_matrix, np.array([2.0, 1.0, 2.0]), group_unit,
+                                 np.array([0]))
+    W = np.array([[1, 0, 2, 2, 0],
+                  [0, 5, 0, 0, 0],
+                  [1, 1, 1, 1, 1]], dtype=np.uint8)
+    got = draw_unit_counts(g, W, np.arange(3))
+    assert got.tolist() == [[3, 0, 2],        # unit 0: groups 0 and 3
+                            [0, 5, 1],        # unit 1: group 1
+                            [2, 0, 2]]        # unit 2: groups 2 and 4
+    assert np.issubdtype(got.dtype, np.unsignedinteger)
+    assert draw_unit_counts(g, W, np.array([2, 0])).tolist() == [[2, 3], [1, 0], [2, 2]]
+    assert draw_unit_counts(g, W, np.arange(3), out_of_bag=True).tolist() == [[0, 2, 0],
+                                                                              [1, 0, 0],
+                                                                              [1, 2, 0]]
+    assert draw_unit_counts(g, W, np.arange(3), limit=8) is None     # 9 counts of 2 bytes do not fit
+
+
+def test_draw_tie_sets_with_integer_counts_equal_float_weights_and_unheld_sums(monkeypatch):
+    """draw_tie_sets on (draw, best) pairs reads integer draw counts per unit formed once per
+    draw (:func:`draw_unit_counts`); the same counts as floats take the per-pair path
+    (:meth:`GroupedLosses.unit_weights`); with every column's unit sums given the paired
+    bound runs alone, and without room for the held unit sums its cross sums are formed a
+    column at a time. All give the tie sets the definition gives (:func:`_exact_tied`'s
+    per-draw sums)."""
+    import fcps_core.selection.honesty as honesty
+
+    L, groups = _losses(5)
+    W = bootstrap_counts(5, 60, len(np.unique(groups)))
+    g, M, best, tied = _exact_tied(L, groups, W)
+    N = W.astype(float) @ g.rows_per_group
+    tol = risk_tolerance(M.min(axis=1))
+    # pairs: every draw with its own best, and some draws again with another best column
+    draws = np.concatenate([np.arange(len(W)), np.arange(0, len(W), 3)])
+    bd = np.concatenate([best, (best[::3] + 7) % L.shape[1]])
+    tols = tol[draws]
+    integer = honesty.draw_tie_sets(g, W, M, N, tols, bd, draws=draws)
+    floats = honesty.draw_tie_sets(g, W.astype(float), M, N, tols, bd, draws=draws)
+    np.testing.assert_array_equal(integer, floats)
+    np.testing.assert_array_equal(integer[:len(W)], tied)
+    S, n = g.sums, g.rows_per_group
+    for i in range(len(W), len(draws)):
+        expect, _, _, _ = _tied_by_definition(S, n, W[draws[i]].astype(float), bd[i], tols[i])
+        assert np.flatnonzero(integer[i]).tolist() == expect.tolist(), f"pair {i}"
+    given = honesty.draw_tie_sets(g, W, M, N, tols, bd, unit_sums=g.unit_sums(), draws=draws)   # no triangle bound
+    np.testing.assert_array_equal(given, integer)
+    monkeypatch.setattr(honesty, "UNIT_SUM_CELLS", 1)
+    unheld = honesty.draw_tie_sets(g, W, M, N, tols, bd, draws=draws)
+    np.testing.assert_array_equal(unheld, integer)
+    assert integer[len(W):].sum() > 0

@@ -216,18 +216,20 @@ def _n_jobs(selector, panel: Panel, n_rows: int) -> int:
     return jobs
 
 
-def _start(jobs: int, func, tasks: list[tuple], then: tuple = ()):
+def _start(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: bool = False):
     """``func(*task)`` for every task, in task order, as an iterator. With ``jobs`` != 1
     and several tasks they run in worker processes (joblib/loky) that start now, so the
     caller's own work overlaps them; otherwise each runs in this process when its result is
     asked for. Every task's seed and data are fixed before it starts, so the results equal
     a sequential run. ``then``: further (function, arguments) calls queued behind the tasks
     in the worker processes, their results yielded after the tasks'; without workers they
-    are not run (the caller computes them itself when it needs them)."""
+    are not run (the caller computes them itself when it needs them). ``queue_all``: every
+    task is queued now (joblib's ``pre_dispatch="all"``), so tasks started by a later call
+    queue behind all of these, not behind the first few."""
     if jobs != 1 and len(tasks) > 1:
         from joblib import Parallel, delayed
         calls = [delayed(func)(*t) for t in tasks] + [delayed(f)(*args) for f, args in then]
-        return Parallel(n_jobs=jobs, return_as="generator")(calls)
+        return Parallel(n_jobs=jobs, return_as="generator", **({"pre_dispatch": "all"} if queue_all else {}))(calls)
     return (func(*t) for t in tasks)
 
 
@@ -790,7 +792,7 @@ def _refits(configs: list, members, others, panel, D, unlabelled, halves, table_
     every = list(members) + list(others)
     tasks = [(configs, panel, D, half, va, unlabelled, pick) for half, va, _, pick, _, _ in halves]
     return CorrectionRefits(members=members, keys=[candidate_key(c) for c in every], table_rows=table_rows,
-                            halves=halves, results=_start(jobs, half_fold_configurations, tasks),
+                            halves=halves, results=_start(jobs, half_fold_configurations, tasks, queue_all=True),
                             indices=[c.index for c in every])
 
 

@@ -43,6 +43,8 @@ products are thin, so the frontier runs on one BLAS thread.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 from ..defaults import TIE_AVERAGE
@@ -51,7 +53,8 @@ from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, selector_constraint
-from .honesty import UNIT_SUM_CELLS, Z95, draw_tie_sets, nested_draw_best, training_size_corrected
+from .honesty import (UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
+                      training_size_corrected)
 from .members import member_lookup
 
 
@@ -172,15 +175,19 @@ class _Replays:
         self.Mc = self.M[:, grouped.col]
         self.objective = result.selector.objective
         self.max_members = result.selector.max_members
-        out_of_bag = (self.W == 0)
-        self.Z = out_of_bag.astype(float)                        # (draws, groups)
-        self.ON = self.Z @ grouped.rows_per_group
+        # (draws, units) each draw's count of out-of-bag groups per unit (groups of one unit
+        # have the same loss sums): an out-of-bag sum is these counts times one group's sums
+        # per unit, draws x units, never draws x groups or rows
+        self.OU = np.ascontiguousarray(draw_unit_counts(grouped, self.W, np.arange(len(self.W)),
+                                                        out_of_bag=True, limit=None).T, dtype=float)
+        self.ON = self.OU @ grouped.unit_rows
         self.keep = self.ON > 0
-        self.group_matrix = grouped.group_matrix                  # (groups, distinct rows)
+        self._safe_on = np.where(self.keep, self.ON, 1.0)
+        self.unit_matrix = grouped.unit_matrix                    # (units, distinct rows)
         self._oob: dict = {}
-        self._groups_of: dict = {}
+        self._units_of: dict = {}
         self._unit_sums = None
-        self._preds: dict = {}
+        self._stored_of: np.ndarray | None = None
         self.bits = bits
         self.first = heldout.columns()[1]
         self.orders = TieOrders(self.Mc, tie_rank)
@@ -238,7 +245,7 @@ class _Replays:
             pair_tied = draw_tie_sets(self.grouped, self.W, self.M, self.N, np.asarray(pair_tol, dtype=float),
                                       np.asarray(pair_best, dtype=np.int64), allowed_of,
                                       None if self._unit_sums is False else self._unit_sums,
-                                      draws=np.asarray(pair_draws, dtype=np.int64))
+                                      draws=np.asarray(pair_draws, dtype=np.int64))[:, col]   # per candidate
 
         def ties(best: np.ndarray) -> np.ndarray:
             reused = (best == boot["best"]) if known else np.zeros(len(best), dtype=bool)
@@ -248,44 +255,49 @@ class _Replays:
             rest = np.flatnonzero(~reused)
             if len(rest):
                 pairs = [index[(int(b), int(best[b]))] for b in rest]
-                out[rest] = pair_tied[np.array([start[level] + row for level, row in pairs])][:, col]
+                out[rest] = pair_tied[np.array([start[level] + row for level, row in pairs])]
             return out
         return ties
 
     def _oob_risk(self, key, loss) -> np.ndarray:
         """Every draw's out-of-bag mean of a per-distinct-row loss (cached by ``key``)."""
         if key not in self._oob:
-            per_group = np.asarray(self.group_matrix @ loss).reshape(-1)
-            self._oob[key] = (self.Z @ per_group) / np.where(self.ON > 0, self.ON, 1.0)
+            per_unit = np.asarray(self.unit_matrix @ loss).reshape(-1)
+            self._oob[key] = (self.OU @ per_unit) / self._safe_on
         return self._oob[key]
 
-    #: averages whose predictions are formed together (a (repeats, rows, keys) temporary)
-    AVERAGE_BLOCK = 16
+    #: averages formed together: their members' stored columns read once per block
+    AVERAGE_BLOCK = 256
 
-    def _average_group_sums(self, keys: list[tuple]) -> None:
-        """Per-group sums of the loss of each members' average in ``keys`` not yet cached,
-        a block of averages at a time: members added in their order, as ``sum`` adds them,
-        then divided by their number (the same arithmetic as one average at a time)."""
+    def _average_unit_sums(self, keys: list[tuple]) -> None:
+        """Per-unit sums (one group's) of the loss of each members' average in ``keys`` not
+        yet cached, a block of averages at a time: the block's member columns read once
+        and averaged by one sparse product with a (averages, columns) matrix of weights
+        1/members."""
+        from scipy import sparse
         from .choice import row_losses
-        new = [k for k in dict.fromkeys(keys) if k not in self._groups_of]
-        for a in range(0, len(new), self.AVERAGE_BLOCK):
+        new = [k for k in dict.fromkeys(keys) if k not in self._units_of]
+        if self._stored_of is None:
+            self._stored_of = np.asarray(self.first, dtype=np.int64)[self.grouped.col]   # candidate -> stored column
+        column_cap = max(1, (1 << 21) // max(self.heldout.n_distinct, 1))    # columns read per block, at most
+        a = 0
+        while a < len(new):
             block = new[a:a + self.AVERAGE_BLOCK]
-            cols = [[int(self.grouped.col[m]) for m in key] for key in block]
-            for k in {c for cs in cols for c in cs}:
-                if k not in self._preds:
-                    self._preds[k] = np.ascontiguousarray(self.heldout.stored([self.first[k]])[:, :, 0])
-            # one average per leading index, each contiguous: (averages, repeats, rows)
-            acc = np.empty((len(block),) + self._preds[cols[0][0]].shape)
-            for i, cs in enumerate(cols):
-                a = acc[i]
-                np.copyto(a, self._preds[cs[0]])
-                for c in cs[1:]:
-                    a += self._preds[c]
-                a /= len(cs)
-            loss = row_losses(self.objective, self.heldout.y_distinct, acc.transpose(1, 2, 0))
-            sums = np.asarray(self.group_matrix @ loss)
+            sizes = np.fromiter((len(k) for k in block), dtype=np.int64, count=len(block))
+            # fewer averages when their columns would make too large a read (at least one)
+            fits = int(np.searchsorted(np.cumsum(sizes), column_cap, side="right"))
+            block, sizes = block[:max(1, fits)], sizes[:max(1, fits)]
+            a += len(block)
+            stored = self._stored_of[np.fromiter(chain.from_iterable(block), dtype=np.int64, count=int(sizes.sum()))]
+            cols, position = np.unique(stored, return_inverse=True)
+            weights = sparse.csr_matrix((np.repeat(1.0 / sizes, sizes), position.reshape(-1), np.r_[0, np.cumsum(sizes)]),
+                                        shape=(len(block), len(cols)))
+            P = self.heldout.stored(cols).transpose(0, 2, 1)            # (repeats, columns, rows)
+            average = np.stack([weights @ P[r] for r in range(P.shape[0])])          # (repeats, averages, rows)
+            loss = row_losses(self.objective, self.heldout.y_distinct, average.transpose(0, 2, 1))
+            sums = np.asarray(self.unit_matrix @ loss)
             for i, key in enumerate(block):
-                self._groups_of[key] = np.ascontiguousarray(sums[:, i])
+                self._units_of[key] = np.ascontiguousarray(sums[:, i])
 
     def chain(self, constraints: list[PanelConstraint], masks: list[np.ndarray]) -> list[np.ndarray]:
         """Per constraint (admissible sets nested, largest first) every draw's out-of-bag
@@ -325,14 +337,17 @@ class _Replays:
                 members_now = [kept[b] if b in kept else
                                pick_in_order(orders[b], self.signature_list, self.max_members, members_fit)
                                for b in range(len(best))]
-                self._average_group_sums([tuple(m) for m in members_now if len(m) > 1])
+                # the draws deploying one average (or one column) scored together
+                draws_of: dict[tuple, list[int]] = {}
                 for b, members in enumerate(members_now):
-                    if len(members) > 1:
-                        on = self.ON[b]
-                        proc[b] = float(self.Z[b] @ self._groups_of[tuple(members)]) / (on if on > 0 else 1.0)
+                    draws_of.setdefault(tuple(members), []).append(b)
+                self._average_unit_sums([key for key in draws_of if len(key) > 1])
+                for key, rows in draws_of.items():
+                    if len(key) > 1:
+                        proc[rows] = (self.OU[rows] @ self._units_of[key]) / self._safe_on[rows]
                     else:
-                        c = int(self.grouped.col[members[0]])
-                        proc[b] = self._oob_risk(("col", c), self.grouped.losses[:, c])[b]
+                        c = int(self.grouped.col[key[0]])
+                        proc[rows] = self._oob_risk(("col", c), self.grouped.losses[:, c])[rows]
                 prev_members = members_now
             if chosen is not None:
                 for c in np.unique(self.grouped.col[chosen]):

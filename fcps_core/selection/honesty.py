@@ -185,12 +185,30 @@ def _paired_tie_columns(spread, cross, cols, M, beta, w_max, N, tol, drawn):
     A = Q0[cols] - 2 * cross + Q0[beta]
     Bn = SN0[cols] - SN0[beta]
     delta = M[:, cols] - M[:, [beta]]
-    ss = A - 2 * delta * Bn + delta ** 2 * NN0
-    magnitude = (Q0[cols] + 2 * np.abs(cross) + Q0[beta]) + 2 * np.abs(delta * Bn) + delta ** 2 * NN0
-    ss = np.maximum(ss, 0.0) + 1e-10 * magnitude
+    # ss = A - 2 delta Bn + delta^2 NN, plus 1e-10 times the magnitude of its terms; formed
+    # in place (a handful of passes over (draws, columns))
+    t = delta * Bn
+    sq = np.square(delta)
+    sq *= NN0
+    ss = np.subtract(A, t)
+    ss -= t
+    ss += sq
+    np.maximum(ss, 0.0, out=ss)
+    np.abs(t, out=t)
+    t *= 2
+    t += sq
+    t += Q0[cols] + 2 * np.abs(cross) + Q0[beta]
+    t *= 1e-10
+    ss += t
+    # delta <= SLACK (se_up + tol), se_up = sqrt(w_max ss f) / N: true where delta <= SLACK tol,
+    # else compared squared (both sides positive)
     f = drawn / np.maximum(drawn - 1, 1)
-    se_up = np.sqrt(w_max[:, None] * ss * f[:, None]) / N[:, None]
-    return cols[(delta <= PRUNE_SLACK * (se_up + tol[:, None])).any(axis=0)]
+    ss *= ((PRUNE_SLACK ** 2) * w_max * f / (N * N))[:, None]
+    over = delta - (PRUNE_SLACK * tol)[:, None]
+    keep = over <= 0
+    np.square(over, out=over)
+    keep |= over <= ss
+    return cols[keep.any(axis=0)]
 
 
 def draw_best(Mc: np.ndarray, tie_rank: np.ndarray, allowed: np.ndarray | None = None):
@@ -236,6 +254,33 @@ def nested_draw_best(Mc: np.ndarray, tie_rank: np.ndarray, masks: list) -> list[
     return out
 
 
+def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *, out_of_bag: bool = False,
+                     limit: int | None | str = "cells") -> np.ndarray | None:
+    """(units, draws) each unit's total draw count (the counts ``W[b]`` of its groups summed)
+    in draws ``draws`` (``out_of_bag``: its count of groups not drawn), as the smallest
+    unsigned integers that hold a draw's count of all groups; None when that table would
+    take more than ``limit`` bytes (None: no limit; by default as many bytes as
+    :data:`UNIT_SUM_CELLS` float cells take). One integer sparse product (units x
+    groups, a one per group) with the draws' group counts: the work is draws x groups,
+    whatever rows or columns the panel has. Exact (integers), so a product with it equals
+    one with :meth:`.choice.GroupedLosses.unit_weights` bit for bit."""
+    from scipy import sparse
+    units, G = len(grouped.unit_rows), grouped.n_groups
+    counts = W.T if len(draws) == len(W) and np.array_equal(draws, np.arange(len(W))) else W[draws].T
+    if out_of_bag:
+        counts = counts == 0
+        most = G
+    else:
+        most = int(counts.sum(axis=0, dtype=np.int64).max(initial=0))     # a draw's count of all groups
+    dtype = next(t for t in (np.uint16, np.uint32, np.uint64) if most <= np.iinfo(t).max)
+    limit = 8 * UNIT_SUM_CELLS if limit == "cells" else limit
+    if limit is not None and units * len(draws) * np.dtype(dtype).itemsize > limit:
+        return None
+    units_of_groups = sparse.csr_matrix((np.ones(G, dtype=dtype), (grouped.group_unit, np.arange(G))),
+                                        shape=(units, G))
+    return np.asarray(units_of_groups @ counts.astype(dtype, copy=False))
+
+
 def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.ndarray, tol: np.ndarray,
                   bd: np.ndarray, allowed_d: np.ndarray | dict | None = None,
                   unit_sums: np.ndarray | None = None, draws: np.ndarray | None = None) -> np.ndarray:
@@ -251,18 +296,36 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
     pair i is draw ``draws[i]`` (of ``W``, ``M``, ``N``) with best ``bd[i]`` and tolerance
     ``tol[i]``, so one call serves the replays of many limits, each best column's pairs
     summed together whatever limit they come from. ``W`` may hold fractional weights (the
-    draws' sum of weights is then read as their number of groups drawn)."""
-    G = grouped.n_groups
-    ng = grouped.rows_per_group
-    step = max(1, BLOCK_CELLS // max(G, 1))
-    buffer = np.empty((G, step))
-    dr = np.arange(len(bd)) if draws is None else np.asarray(draws, dtype=np.int64)
+    draws' sum of weights is then read as their number of groups drawn).
 
-    def group_weights(rows) -> np.ndarray:
-        Wr = W[dr[rows]].T
-        out = buffer if Wr.shape[1] == step else np.empty(Wr.shape)
-        np.copyto(out, Wr, casting="unsafe")
-        return out
+    A draw's weights per unit are formed once per draw (:func:`draw_unit_counts`, integer
+    counts), not once per pair: the frontier's pairs are several per draw, and forming
+    them reads all the draw's group counts."""
+    G = grouped.n_groups
+    step = max(1, BLOCK_CELLS // max(G, 1))
+    dr = np.arange(len(bd)) if draws is None else np.asarray(draws, dtype=np.int64)
+    n_unit = grouped.unit_rows
+    counted = None
+    if np.issubdtype(W.dtype, np.integer):
+        used, position = np.unique(dr, return_inverse=True)
+        counted = draw_unit_counts(grouped, W, used)
+    if counted is not None:
+        position = position.reshape(-1)
+        nn_unit = n_unit * n_unit
+
+        def unit_weights(rows) -> tuple[np.ndarray, np.ndarray]:
+            """(units, draws) float weights of pairs ``rows`` and each one's sum of n^2 w."""
+            Wu = np.take(counted, position[rows], axis=1).astype(float)    # C order, as the sparse product's
+            return Wu, nn_unit @ Wu
+    else:
+        ng = grouped.rows_per_group
+        buffer = np.empty((G, step))
+
+        def unit_weights(rows) -> tuple[np.ndarray, np.ndarray]:
+            Wr = W[dr[rows]].T
+            Wt = buffer if Wr.shape[1] == step else np.empty(Wr.shape)
+            np.copyto(Wt, Wr, casting="unsafe")
+            return grouped.unit_weights(Wt), (ng * ng) @ Wt
     drawn = W.sum(axis=1, dtype=np.float64)[dr]
     w_max = W.max(axis=1).astype(float)[dr]
     Np = N[dr]
@@ -274,24 +337,46 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
     among = [None if allowed_d is None else
              np.flatnonzero(allowed_d[int(beta)] if isinstance(allowed_d, dict) else allowed_d) for beta in betas]
     among = [None if a is None or len(a) == M.shape[1] else a for a in among]
-    cols_of = [_tie_columns(spread, M[dr[rb]], beta, w_max[rb], Np[rb], tol[rb], drawn[rb], among=cols)
-               for beta, rb, cols in zip(betas, draws_of, among)]
-    held = np.unique(np.concatenate([*cols_of, betas]))
-    n_unit = grouped.unit_rows
-    if len(n_unit) * len(held) <= UNIT_SUM_CELLS:
-        # every column some tie set may hold, summed once; their paired bound is tighter
-        ST = np.ascontiguousarray((grouped.unit_sums(held) if unit_sums is None else unit_sums[:, held]).T)
+    # the paired bound (tighter than the triangle one) reads sum_g S_gc S_g,beta per column
+    if unit_sums is not None:
+        # every column's unit sums are at hand: the paired bound alone, on the admissible
+        # columns (the triangle bound would only pass it a subset of them to bound again)
+        cols_of = [np.arange(M.shape[1]) if cols is None else cols for cols in among]
+        ST = unit_sums.T
+        cross = ST @ (grouped.unit_groups[:, None] * unit_sums[:, betas])          # (columns, bests)
+        crosses = [cross[cols, i] for i, cols in enumerate(cols_of)]
 
         def unit_sums_t(c):
             """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
-            return ST[np.searchsorted(held, c)]
-        cross = ST @ (grouped.unit_groups[:, None] * unit_sums_t(betas).T)       # sum_g S_gc S_g,beta
-        cols_of = [_paired_tie_columns(spread, cross[np.searchsorted(held, cols), i], cols, M[dr[rb]], beta,
-                                       w_max[rb], Np[rb], tol[rb], drawn[rb])
-                   for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
+            return ST[c]
     else:
-        def unit_sums_t(c):
-            return grouped.unit_sums(c).T
+        cols_of = [_tie_columns(spread, M[dr[rb]], beta, w_max[rb], Np[rb], tol[rb], drawn[rb], among=cols)
+                   for beta, rb, cols in zip(betas, draws_of, among)]
+        held = np.unique(np.concatenate([*cols_of, betas]))
+        if len(n_unit) * len(held) <= UNIT_SUM_CELLS:
+            # every column some tie set may hold, summed once
+            ST = np.ascontiguousarray(grouped.unit_sums(held).T)
+
+            def unit_sums_t(c):
+                """(columns, units): the unit sums of distinct columns ``c``, a row per column."""
+                return ST[np.searchsorted(held, c)]
+            cross = ST @ (grouped.unit_groups[:, None] * unit_sums_t(betas).T)
+        else:
+            # the cross sums a block of columns at a time (the columns that pass the bound
+            # are summed per best column below)
+            SB = grouped.unit_groups[:, None] * grouped.unit_sums(betas)
+            step_c = max(1, UNIT_SUM_CELLS // max(len(n_unit), 1))
+            cross = np.empty((len(held), len(betas)))
+            for a in range(0, len(held), step_c):
+                cross[a:a + step_c] = grouped.unit_sums(held[a:a + step_c]).T @ SB
+            del SB
+
+            def unit_sums_t(c):
+                return grouped.unit_sums(c).T
+        crosses = [cross[np.searchsorted(held, cols), i] for i, cols in enumerate(cols_of)]
+    cols_of = [_paired_tie_columns(spread, crosses[i], cols, M[dr[rb]], beta, w_max[rb], Np[rb], tol[rb], drawn[rb])
+               for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
+    del crosses
     for beta, rb, cols in zip(betas, draws_of, cols_of):
         # per unit (one group of it): D n and D^2, D = S_c - S_beta summed directly
         DN_D2 = np.empty((2 * len(cols), len(n_unit)))
@@ -302,10 +387,9 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
         del D, D2
         for s0 in range(0, len(rb), step):
             part = rb[s0:s0 + step]
-            Wt = group_weights(part)
-            DN, D2 = np.vsplit(DN_D2 @ grouped.unit_weights(Wt), 2)   # the draws' weights per unit
+            Wu, NN = unit_weights(part)                       # the draws' weights per unit
+            DN, D2 = np.vsplit(DN_D2 @ Wu, 2)
             DN, D2 = DN.T, D2.T
-            NN = (ng * ng) @ Wt
             Mp = M[dr[part]]
             d = Mp[:, cols] - Mp[:, [beta]]
             ss = D2 - 2 * d * DN + d ** 2 * NN[:, None]
