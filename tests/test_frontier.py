@@ -484,3 +484,28 @@ def test_held_unit_sums_equal_the_sums_formed_per_call():
         assert np.array_equal(a, b)
     with g2.unit_sums_held(10):
         assert "held_unit_sums" not in g2._cache
+
+
+def test_out_of_bag_sums_a_block_of_draws_at_a_time_equal_one_product(panel, default, monkeypatch):
+    """The replays keep each draw's out-of-bag counts per unit as small integers and convert
+    them to floats a block of draws at a time (``_Replays._oob_sums``): with blocks of one
+    draw, every frontier point's deployed-risk estimate and interval equal the one-block
+    run's."""
+    from fcps_core.selection import frontier
+    seen = []
+    init = frontier._Replays.__init__
+
+    def spy(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        seen.append(self.OU.dtype)
+    monkeypatch.setattr(frontier._Replays, "__init__", spy)
+    monkeypatch.setattr(frontier, "BLOCK_CELLS", 1)
+    blocked = json_ready(select(panel, make_blocks(panel, seed=0), seed=0, **MENU).to_dict())
+    assert seen and all(np.issubdtype(t, np.unsignedinteger) for t in seen)
+    whole = json_ready(default.to_dict())
+    points = [(a["deployed_risk"], b["deployed_risk"]) for a, b in zip(whole["frontier"], blocked["frontier"])
+              if a["deployed_risk"] is not None]
+    assert len(points) >= len(panel.judges) - 1
+    for a, b in points:
+        assert b["estimate"] == pytest.approx(a["estimate"], rel=1e-12)
+        assert b["ci"] == pytest.approx(a["ci"], rel=1e-12)

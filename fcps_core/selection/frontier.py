@@ -53,7 +53,7 @@ from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, selector_constraint
-from .honesty import (UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
+from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
                       training_size_corrected)
 from .members import member_lookup
 
@@ -177,10 +177,12 @@ class _Replays:
         self.max_members = result.selector.max_members
         # (draws, units) each draw's count of out-of-bag groups per unit (groups of one unit
         # have the same loss sums): an out-of-bag sum is these counts times one group's sums
-        # per unit, draws x units, never draws x groups or rows
+        # per unit, draws x units, never draws x groups or rows. Kept as the smallest
+        # integers that hold them (a float copy would be the largest array of a panel whose
+        # groups are mostly distinct units); :meth:`_oob_sums` reads a block at a time.
         self.OU = np.ascontiguousarray(draw_unit_counts(grouped, self.W, np.arange(len(self.W)),
-                                                        out_of_bag=True, limit=None).T, dtype=float)
-        self.ON = self.OU @ grouped.unit_rows
+                                                        out_of_bag=True, limit=None).T)
+        self.ON = self._oob_sums(grouped.unit_rows.astype(float))
         self.keep = self.ON > 0
         self._safe_on = np.where(self.keep, self.ON, 1.0)
         self.unit_matrix = grouped.unit_matrix                    # (units, distinct rows)
@@ -259,11 +261,24 @@ class _Replays:
             return out
         return ties
 
+    def _oob_sums(self, per_unit: np.ndarray, rows=None) -> np.ndarray:
+        """Out-of-bag sums of a per-unit vector in draws ``rows`` (None: every draw): the
+        integer counts :attr:`OU` times it, converted to floats :data:`.honesty.BLOCK_CELLS`
+        cells at a time (exact: the counts are small integers)."""
+        counts = self.OU if rows is None else self.OU[rows]
+        step = max(1, BLOCK_CELLS // max(counts.shape[1], 1))
+        if len(counts) <= step:
+            return counts.astype(float) @ per_unit
+        out = np.empty(len(counts))
+        for a in range(0, len(counts), step):
+            out[a:a + step] = counts[a:a + step].astype(float) @ per_unit
+        return out
+
     def _oob_risk(self, key, loss) -> np.ndarray:
         """Every draw's out-of-bag mean of a per-distinct-row loss (cached by ``key``)."""
         if key not in self._oob:
             per_unit = np.asarray(self.unit_matrix @ loss).reshape(-1)
-            self._oob[key] = (self.OU @ per_unit) / self._safe_on
+            self._oob[key] = self._oob_sums(per_unit) / self._safe_on
         return self._oob[key]
 
     #: averages formed together: their members' stored columns read once per block
@@ -344,7 +359,7 @@ class _Replays:
                 self._average_unit_sums([key for key in draws_of if len(key) > 1])
                 for key, rows in draws_of.items():
                     if len(key) > 1:
-                        proc[rows] = (self.OU[rows] @ self._units_of[key]) / self._safe_on[rows]
+                        proc[rows] = self._oob_sums(self._units_of[key], rows) / self._safe_on[rows]
                     else:
                         c = int(self.grouped.col[key[0]])
                         proc[rows] = self._oob_risk(("col", c), self.grouped.losses[:, c])[rows]

@@ -269,7 +269,7 @@ def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *
     counts = W.T if len(draws) == len(W) and np.array_equal(draws, np.arange(len(W))) else W[draws].T
     if out_of_bag:
         counts = counts == 0
-        most = G
+        most = int(grouped.unit_groups.max(initial=0))      # a unit's count of all its groups
     else:
         most = int(counts.sum(axis=0, dtype=np.int64).max(initial=0))     # a draw's count of all groups
     dtype = next(t for t in (np.uint16, np.uint32, np.uint64) if most <= np.iinfo(t).max)
