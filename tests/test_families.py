@@ -335,3 +335,36 @@ def test_the_toy_panel_reads_and_encodes_as_written(toy_panel):
         cells.setdefault(pattern, []).append(item)
     assert sorted(cells.values()) == [["i01", "i09"], ["i02"], ["i03", "i10"], ["i04"], ["i05", "i11"],
                                       ["i06"], ["i07"], ["i08", "i12"]]
+
+
+def test_mean_iso_shared_label_ranks_give_each_parts_own_fit():
+    """``MeanIsotonic.fit_each`` (the single-judge baselines) and its ``fit_path`` share the
+    labels' ranks across the isotonic maps: every model's thresholds and predictions must
+    equal, bit for bit, ``MeanIsotonic().fit`` on that part alone, on tie-heavy scores (the
+    sort the ranks serve) and on continuous ones, with row weights, and with NaN labels
+    (rows that leave every fit)."""
+    from fcps_core.families.mean_iso import MeanIsotonic
+    r = np.random.default_rng(11)
+    n, K = 12_000, 5
+    tied = r.integers(0, 9, (n, K)) / 8.0                 # above 8,192 rows: the radix path
+    smooth = r.random((n, K))
+    y = (r.random(n) < 0.2 + 0.6 * tied.mean(axis=1)).astype(float)
+    y_nan = y.copy()
+    y_nan[r.choice(n, 300, replace=False)] = np.nan
+    weight = r.integers(1, 4, n).astype(float)
+    for scores in (tied, smooth):
+        for w in (None, weight):
+            for labels in (y, y_nan):
+                X = PrefixFeatures(patterns=[None] * K, scores=scores, weight=w)
+                path = MeanIsotonic.fit_path(X, labels, None, [1, 3, 5])
+                for model, k in zip(path, [1, 3, 5]):
+                    alone = MeanIsotonic().fit(X.first(k), labels)
+                    assert model.iso_.x_.tobytes() == alone.iso_.x_.tobytes()
+                    assert model.iso_.y_.tobytes() == alone.iso_.y_.tobytes()
+                    assert model.ybar_ == alone.ybar_
+                    assert model.predict(X.first(k)).tobytes() == alone.predict(X.first(k)).tobytes()
+                parts = [PrefixFeatures(patterns=[None], scores=scores[:, [j]], weight=w) for j in range(K)]
+                for model, part in zip(MeanIsotonic.fit_each(parts, labels), parts):
+                    alone = MeanIsotonic().fit(part, labels)
+                    assert model.iso_.x_.tobytes() == alone.iso_.x_.tobytes()
+                    assert model.iso_.y_.tobytes() == alone.iso_.y_.tobytes()

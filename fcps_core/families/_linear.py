@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from .base import (IsotonicMap, label_ranks, log1p_exp, nested_pairwise_features, pairwise_columns, prefix_dots,
+from .base import (IsotonicMap, label_ranks, log1p_exp, pairwise_columns, prefix_dots,
                    rowwise_dot)
 from .estimator import Aggregator
 
@@ -271,11 +271,12 @@ class LinearBase(Aggregator):
         """(F, widths, orders): the path's features once, nested so that prefix K's are the
         first ``widths[i]`` columns, and per prefix the columns in the model's feature order
         (None: already in order). Pairwise products are built judge by judge
-        (:func:`nested_pairwise_features`) instead of once per prefix."""
+        (:func:`nested_pairwise_features`) instead of once per prefix, and once per view for
+        both pairwise stackers (:meth:`PrefixFeatures.nested_pairwise`)."""
         K_max = max(sizes)
         if not cls.pairwise:
             return X.scores[:, :K_max], list(sizes), [None] * len(sizes)
-        return (nested_pairwise_features(X.scores[:, :K_max]), [K + K * (K - 1) // 2 for K in sizes],
+        return (X.nested_pairwise(K_max), [K + K * (K - 1) // 2 for K in sizes],
                 [pairwise_columns(K) for K in sizes])
 
     @staticmethod

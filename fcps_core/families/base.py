@@ -18,7 +18,7 @@ import contextlib
 import functools
 import threading
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import numpy as np
 
 #: scikit-learn merges isotonic inputs closer than this (``np.finfo(float).resolution``).
@@ -41,6 +41,8 @@ class PrefixFeatures:
     #: where :meth:`pattern_codes` keeps the codes of each pattern array it has seen
     #: (:class:`PatternCodes`; views holding the same level arrays share one), or None
     codes: "PatternCodes | None" = None
+    #: :meth:`nested_pairwise` keeps its last result here: (the scores it read, judges, features)
+    _pairwise: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def n_rows(self) -> int:
@@ -66,6 +68,21 @@ class PrefixFeatures:
         """:func:`pattern_codes` of ``patterns[level]``, kept in ``codes`` when there is one."""
         ids = self.patterns[level]
         return pattern_codes(ids) if self.codes is None else self.codes.of(ids)
+
+    def nested_pairwise(self, K: int) -> np.ndarray:
+        """:func:`nested_pairwise_features` of the first ``K`` judges' scores, kept for the
+        next caller: the pairwise stackers (``ridge_pairwise_iso``, ``logistic_pairwise``)
+        fit and score the same path views, and each built the same products. A request for
+        fewer judges than kept is the kept array's leading columns (the features are nested,
+        each column a product of two scores whatever the width, and the leading columns of
+        a column-major array are one with the same layout), so the values are bit for bit
+        the ones a new call gives. Kept while ``scores`` is the same array."""
+        kept = self._pairwise
+        if kept is not None and kept[0] is self.scores and kept[1] >= K:
+            return kept[2][:, :K + K * (K - 1) // 2]
+        out = nested_pairwise_features(self.scores[:, :K])
+        self._pairwise = (self.scores, K, out)
+        return out
 
     def take(self, rows: np.ndarray) -> "PrefixFeatures":
         return PrefixFeatures(patterns=[None if p is None else p[rows] for p in self.patterns],
@@ -393,20 +410,10 @@ _RADIX_MIN_ROWS = 8192
 _SIGN_BIT = np.uint64(1 << 63)
 
 
-def _radix_argsort(x: np.ndarray) -> np.ndarray:
-    """A permutation sorting float64 ``x`` (no NaN) ascending: a least-significant-digit
-    radix sort of the IEEE bits, four stable passes of numpy's 16-bit radix argsort (a
-    pass whose digit is the same on every row is skipped).
-
-    The bits map to unsigned integers in the order of the values (a negative value's bits
-    flipped, a positive one's sign bit set; -0.0 sorts just before +0.0, which
-    :func:`_lexsort_xy` treats as a tie like any other). Where x has no ties the permutation
-    is the only one there is, so it is ``np.argsort``'s; tied runs are ordered by
-    :func:`_lexsort_xy` itself, whatever order they come in. numpy's comparison sorts cost
-    n log n compares per call; these passes are linear, and the isotonic fits of a path
-    sort tens of thousands of rows per prefix."""
-    bits = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
-    key = bits ^ ((np.uint64(0) - (bits >> np.uint64(63))) | _SIGN_BIT)
+def _radix_argsort_all(key: np.ndarray) -> np.ndarray:
+    """The stable argsort of the uint64 ``key``: four least-significant-digit passes of
+    numpy's stable 16-bit radix argsort (a pass whose digit is the same on every row is
+    skipped)."""
     order = None
     for shift in (0, 16, 32, 48):
         digit = (key >> np.uint64(shift)).astype(np.uint16)
@@ -416,7 +423,61 @@ def _radix_argsort(x: np.ndarray) -> np.ndarray:
             order = np.argsort(digit, kind="stable")
         else:
             order = order[np.argsort(digit[order], kind="stable")]
-    return np.arange(len(x)) if order is None else order
+    return np.arange(len(key)) if order is None else order
+
+
+def _radix_argsort(x: np.ndarray) -> np.ndarray:
+    """A permutation sorting float64 ``x`` (no NaN) ascending: a radix sort of the IEEE
+    bits, whose permutation is the stable argsort's of the bits (ties by position).
+
+    The bits map to unsigned integers in the order of the values (a negative value's bits
+    flipped, a positive one's sign bit set; -0.0 sorts just before +0.0, which
+    :func:`_lexsort_xy` treats as a tie like any other). Where x has no ties the permutation
+    is the only one there is, so it is ``np.argsort``'s; tied runs are ordered by
+    :func:`_lexsort_xy` itself, whatever order they come in. numpy's comparison sorts cost
+    n log n compares per call; radix passes are linear, and the isotonic fits of a path
+    sort tens of thousands of rows per prefix.
+
+    Two stable 16-bit passes order the rows by the key's high 32 bits (sign, exponent and
+    20 bits of mantissa); rows whose high halves are equal (values within about 1e-6
+    relative of each other, few where scores are continuous) are then put in order by the
+    whole key, a stable sort of those rows alone (in high-half order with their positions
+    ascending, so the stable sort keeps equal keys by position). The result is the
+    four-pass sort's (:func:`_radix_argsort_all`) exactly: ordered by (key, position).
+    Where many rows share a high half (a head sample shows repeats, or a quarter of the
+    rows do), the four passes run instead."""
+    bits = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
+    key = bits ^ ((np.uint64(0) - (bits >> np.uint64(63))) | _SIGN_BIT)
+    n = len(key)
+    high = (key >> np.uint64(32)).astype(np.uint32)
+    head = high[:_TIE_SAMPLE]
+    if 8 * len(np.unique(head)) < 7 * len(head):     # tie-heavy or narrow: every digit counts
+        return _radix_argsort_all(key)
+    order = None
+    for shift in (0, 16):
+        digit = (high >> np.uint32(shift)).astype(np.uint16)
+        if digit.min() == digit.max():
+            continue
+        if order is None:
+            order = np.argsort(digit, kind="stable")
+        else:
+            order = order[np.argsort(digit[order], kind="stable")]
+    if order is None:
+        return _radix_argsort_all(key)
+    sorted_high = high[order]
+    same = sorted_high[1:] == sorted_high[:-1]
+    n_same = int(np.count_nonzero(same))
+    if n_same == 0:
+        return order
+    if 4 * n_same > n:
+        return _radix_argsort_all(key)
+    at = np.zeros(n, dtype=bool)
+    at[1:] = same
+    at[:-1] |= same
+    pos = np.flatnonzero(at)        # the runs of equal high halves, each in place
+    sub = order[pos]
+    order[pos] = sub[np.argsort(key[sub], kind="stable")]
+    return order
 
 
 def _pool_starts(x: np.ndarray) -> np.ndarray:

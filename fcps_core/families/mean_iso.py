@@ -6,7 +6,7 @@ and m a monotone increasing map fitted by isotonic regression on the calibration
 
 from __future__ import annotations
 
-from .base import IsotonicMap
+from .base import IsotonicMap, label_ranks
 from .estimator import Aggregator
 from .fitted import MeanIsoModel
 
@@ -15,5 +15,28 @@ class MeanIsotonic(MeanIsoModel, Aggregator):
     complexity_rank = 1
     ladder = 0
 
-    def _fit(self, X, y, unlabelled):
-        self.iso_ = IsotonicMap().fit(X.scores.mean(axis=1), y, X.weight)
+    def _fit(self, X, y, unlabelled, y_rank=None):
+        self.iso_ = IsotonicMap().fit(X.scores.mean(axis=1), y, X.weight, y_rank=y_rank)
+
+    @classmethod
+    def fit_each(cls, parts: list, y, **params) -> list["MeanIsotonic"]:
+        """``cls(**params).fit(part, y)`` for every part (features of the same rows: a path's
+        prefixes, or one judge's column each for the single-judge baselines), the isotonic
+        maps sharing the labels' dense ranks (:func:`.base.label_ranks`), which only speed up
+        their sort of tie-heavy means: each model is the one its own fit gives."""
+        models, y_rank = [], None
+        for part in parts:
+            part, y_part, _ = cls._labelled_rows(part, y, None)    # the same rows for every part
+            model = cls(**params)
+            y_part = model._start_fit(part, y_part)
+            if y_rank is None:
+                y_rank = label_ranks(y_part)
+            model._fit(part, y_part, None, y_rank=y_rank)
+            models.append(model)
+        return models
+
+    @classmethod
+    def fit_path(cls, X, y, unlabelled, sizes, **params):
+        """Every prefix's mean, calibrated on its own (:meth:`fit_each`)."""
+        X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
+        return cls.fit_each([X.first(K) for K in sizes], y, **params)

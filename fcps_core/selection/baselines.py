@@ -84,12 +84,10 @@ def baseline_predictions(scores: np.ndarray, labels: np.ndarray, fit_rows: np.nd
             X_unl = _features(S_unl[rep_u], w_u)
         model = cls().fit(X_fit, y, X_unl if cls.uses_unlabelled else None)
         out[name] = model.predict(X_pred)[inv_p]
-    single = REGISTRY["mean_iso"]
-    columns = []
-    for j in range(scores.shape[1]):
-        # the isotonic fit pools equal scores itself (weighted sums in sorted order), so the
-        # distinct (score, label) rows of one judge need no separate pass
-        model = single().fit(_features(S_fit[:, [j]], w), y)
-        columns.append(model.predict(_features(S_pred[:, [j]]))[inv_p])
+    # the isotonic fit pools equal scores itself (weighted sums in sorted order), so the
+    # distinct (score, label) rows of one judge need no separate pass; the judges' maps
+    # share the labels' ranks (``fit_each``)
+    models = REGISTRY["mean_iso"].fit_each([_features(S_fit[:, [j]], w) for j in range(scores.shape[1])], y)
+    columns = [model.predict(_features(S_pred[:, [j]]))[inv_p] for j, model in enumerate(models)]
     out["single_judges"] = np.column_stack(columns) if columns else np.zeros((len(inv_p), 0))
     return out
