@@ -239,3 +239,22 @@ def test_draw_tie_sets_with_integer_counts_equal_float_weights_and_unheld_sums(m
     unheld = honesty.draw_tie_sets(g, W, M, N, tols, bd, draws=draws)
     np.testing.assert_array_equal(unheld, integer)
     assert integer[len(W):].sum() > 0
+
+
+def test_draw_unit_counts_are_sized_by_a_units_count_not_a_draws():
+    """70,000 groups, each its own unit, drawn once each: a draw counts 70,000 groups (more
+    than 16 bits hold), but no unit counts more than 1, so the table takes 16-bit cells,
+    not 32 (the split protocol's 1M-row work unit has 99,921 units for 100,000 groups:
+    sized by the draw, the table did not fit its limit and the replays took the slower
+    per-pair path)."""
+    from scipy import sparse
+    from fcps_core.selection.honesty import draw_unit_counts
+
+    G = 70_000
+    g = GroupedLosses.from_units(np.ones((G, 1)), sparse.identity(G, format="csr"), np.ones(G), np.arange(G),
+                                 np.array([0]))
+    W = np.ones((2, G), dtype=np.uint8)
+    got = draw_unit_counts(g, W, np.arange(2))
+    assert got.dtype == np.uint16 and got.shape == (G, 2) and (got == 1).all()
+    W[1, 7] = 3                                      # one group drawn three times
+    assert draw_unit_counts(g, W, np.arange(2))[7].tolist() == [1, 3]

@@ -258,7 +258,7 @@ def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *
                      limit: int | None | str = "cells") -> np.ndarray | None:
     """(units, draws) each unit's total draw count (the counts ``W[b]`` of its groups summed)
     in draws ``draws`` (``out_of_bag``: its count of groups not drawn), as the smallest
-    unsigned integers that hold a draw's count of all groups; None when that table would
+    unsigned integers that hold a unit's count; None when that table would
     take more than ``limit`` bytes (None: no limit; by default as many bytes as
     :data:`UNIT_SUM_CELLS` float cells take). One integer sparse product (units x
     groups, a one per group) with the draws' group counts: the work is draws x groups,
@@ -271,7 +271,10 @@ def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *
         counts = counts == 0
         most = int(grouped.unit_groups.max(initial=0))      # a unit's count of all its groups
     else:
-        most = int(counts.sum(axis=0, dtype=np.int64).max(initial=0))     # a draw's count of all groups
+        # a unit's count is at most its groups times the largest count of one group, and at
+        # most a draw's count of all groups
+        most = min(int(counts.max(initial=0)) * int(grouped.unit_groups.max(initial=0)),
+                   int(counts.sum(axis=0, dtype=np.int64).max(initial=0)))
     dtype = next(t for t in (np.uint16, np.uint32, np.uint64) if most <= np.iinfo(t).max)
     limit = 8 * UNIT_SUM_CELLS if limit == "cells" else limit
     if limit is not None and units * len(draws) * np.dtype(dtype).itemsize > limit:
