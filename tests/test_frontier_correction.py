@@ -76,6 +76,29 @@ def _refits():
     return ref, _Panel(labels), _HeldOut(full)
 
 
+def _refit_predicts_as_whole_menu(sel, panel, menu_rows, full, held, wanted):
+    """The menu refitted with ``only=wanted``; asserts its held-out predictions of every
+    wanted key equal the whole menu's (``full``) bit for bit."""
+    from fcps_core.selection.crossfit import _predict_candidates
+    from fcps_core.selection.menu import fit_menu
+    some = fit_menu(sel, panel, menu_rows, expand_grid=True, score_val=False, only=wanted)
+    got = _predict_candidates(some, held, keys=wanted)
+    expected = _predict_candidates(full, held, keys=wanted)
+    assert got.keys() == expected.keys() == wanted
+    for k in wanted:
+        assert np.array_equal(got[k], expected[k]), k
+    return some
+
+
+def _fit_rows(panel, n_fit: int, seed: int):
+    """(fit rows, held-out rows, the MenuRows fitting on the first) of a seeded permutation."""
+    from fcps_core.selection.menu import MenuRows
+    rows = np.random.default_rng(seed).permutation(panel.n_rows)
+    fit, held = np.sort(rows[:n_fit]), np.sort(rows[n_fit:])
+    empty = np.zeros(0, dtype=np.int64)
+    return fit, held, MenuRows(path_rows=fit, fit=fit, scored=empty, audit=empty, unlabelled=empty)
+
+
 def test_correction_per_member_set_by_hand():
     """delta = max(b, 0) (1/n_train - 1/n_D), b = (r_half - r_train) / (1/n_half - 1/n_train).
     A+B: half average .7 .3 .6 .3, losses .09 .09 .16 .09, r_half .1075; training average
@@ -180,15 +203,11 @@ def test_a_refit_of_some_keys_predicts_them_as_the_full_menu_does():
     backoff shrinkage, a table prefix, path families), and no unwanted prefix-at-a-time
     candidate is fitted."""
     from fcps_core.selection import FCPSSelector
-    from fcps_core.selection.crossfit import _predict_candidates, candidate_key
-    from fcps_core.selection.menu import MenuRows, fit_menu
+    from fcps_core.selection.crossfit import candidate_key
+    from fcps_core.selection.menu import fit_menu
     panel = make_regime("mixed", rows=600, judges=6, seed=2, group_size=2, tie_rate=0.1)
     sel = FCPSSelector(families=("table", "backoff", "residual", "mean_iso", "logistic"), seed=0)
-    rng = np.random.default_rng(0)
-    rows = rng.permutation(panel.n_rows)
-    fit, held = np.sort(rows[:400]), np.sort(rows[400:])
-    empty = np.zeros(0, dtype=np.int64)
-    menu_rows = MenuRows(path_rows=fit, fit=fit, scored=empty, audit=empty, unlabelled=empty)
+    fit, held, menu_rows = _fit_rows(panel, 400, seed=0)
     full = fit_menu(sel, panel, menu_rows, expand_grid=True, score_val=False)
     keys = [candidate_key(c) for c in full.candidates]
     table_like = [k for k in keys if k[2] in ("table", "backoff", "residual")]
@@ -197,12 +216,7 @@ def test_a_refit_of_some_keys_predicts_them_as_the_full_menu_does():
                        + [k for k in table_like if k[2] == "table"][:1]
                        + [k for k in keys if k[2] == "logistic"][-1:] + [k for k in keys if k[2] == "mean_iso"][:1])
     assert len(wanted) == 6 and len({k[3] for k in wanted if k[2] == "residual"}) == 2
-    some = fit_menu(sel, panel, menu_rows, expand_grid=True, score_val=False, only=wanted)
-    got = _predict_candidates(some, held, keys=wanted)
-    expected = _predict_candidates(full, held, keys=wanted)
-    assert got.keys() == expected.keys() == wanted
-    for k in wanted:
-        assert np.array_equal(got[k], expected[k]), k
+    some = _refit_predicts_as_whole_menu(sel, panel, menu_rows, full, held, wanted)
     fitted = {candidate_key(c) for c in some.candidates if c.family in ("table", "backoff", "residual")}
     assert fitted == {k for k in wanted if k[2] in ("table", "backoff", "residual")}
     assert all(c.diagnostics is None for c in some.candidates)
@@ -216,15 +230,11 @@ def test_a_refit_of_some_keys_cuts_path_fits_after_the_last_wanted_prefix(monkey
     held-out predictions still equal the whole menu's bit for bit."""
     from fcps_core.families import REGISTRY
     from fcps_core.selection import FCPSSelector
-    from fcps_core.selection.crossfit import _predict_candidates, candidate_key
-    from fcps_core.selection.menu import MenuRows, fit_menu
+    from fcps_core.selection.crossfit import candidate_key
+    from fcps_core.selection.menu import fit_menu
     panel = make_regime("mixed", rows=900, judges=8, seed=5, group_size=2, tie_rate=0.05)
     sel = FCPSSelector(families=("residual", "mean_iso", "one_coin_iso", "ridge_iso", "logistic"), seed=0)
-    rng = np.random.default_rng(1)
-    rows = rng.permutation(panel.n_rows)
-    fit, held = np.sort(rows[:600]), np.sort(rows[600:])
-    empty = np.zeros(0, dtype=np.int64)
-    menu_rows = MenuRows(path_rows=fit, fit=fit, scored=empty, audit=empty, unlabelled=empty)
+    fit, held, menu_rows = _fit_rows(panel, 600, seed=1)
     calls: dict = {}
     for family in ("logistic", "ridge_iso", "one_coin_iso"):
         cls = REGISTRY[family]
@@ -245,12 +255,7 @@ def test_a_refit_of_some_keys_cuts_path_fits_after_the_last_wanted_prefix(monkey
                        + [k for k in keys if k[0] == second and k[2] == "residual" and k[1] == 2
                           and dict(k[3])["base"] == "logistic"][:1])
     assert len(wanted) == 4
-    some = fit_menu(sel, panel, menu_rows, expand_grid=True, score_val=False, only=wanted)
-    got = _predict_candidates(some, held, keys=wanted)
-    expected = _predict_candidates(full, held, keys=wanted)
-    assert got.keys() == expected.keys() == wanted
-    for k in wanted:
-        assert np.array_equal(got[k], expected[k]), k
+    some = _refit_predicts_as_whole_menu(sel, panel, menu_rows, full, held, wanted)
     # the whole menu fits every path to its last judge; the refit cuts logistic and one-coin
     assert max(full_calls["logistic"]) == max(full_calls["one_coin_iso"]) == 8
     assert max(calls["logistic"]) == 6 and max(calls["one_coin_iso"]) == 5

@@ -414,16 +414,24 @@ def _radix_argsort_all(key: np.ndarray) -> np.ndarray:
     """The stable argsort of the uint64 ``key``: four least-significant-digit passes of
     numpy's stable 16-bit radix argsort (a pass whose digit is the same on every row is
     skipped)."""
+    order = _lsd_order(key, (0, 16, 32, 48))
+    return np.arange(len(key)) if order is None else order
+
+
+def _lsd_order(words: np.ndarray, shifts: tuple) -> np.ndarray | None:
+    """The stable order of the unsigned integers ``words`` by their 16-bit digits at
+    ``shifts`` (least significant first), one stable radix argsort per digit; a digit that is
+    the same on every row is skipped. None when every digit was skipped."""
     order = None
-    for shift in (0, 16, 32, 48):
-        digit = (key >> np.uint64(shift)).astype(np.uint16)
+    for shift in shifts:
+        digit = (words >> words.dtype.type(shift)).astype(np.uint16)
         if digit.min() == digit.max():
             continue
         if order is None:
             order = np.argsort(digit, kind="stable")
         else:
             order = order[np.argsort(digit[order], kind="stable")]
-    return np.arange(len(key)) if order is None else order
+    return order
 
 
 def _radix_argsort(x: np.ndarray) -> np.ndarray:
@@ -453,15 +461,7 @@ def _radix_argsort(x: np.ndarray) -> np.ndarray:
     head = high[:_TIE_SAMPLE]
     if 8 * len(np.unique(head)) < 7 * len(head):     # tie-heavy or narrow: every digit counts
         return _radix_argsort_all(key)
-    order = None
-    for shift in (0, 16):
-        digit = (high >> np.uint32(shift)).astype(np.uint16)
-        if digit.min() == digit.max():
-            continue
-        if order is None:
-            order = np.argsort(digit, kind="stable")
-        else:
-            order = order[np.argsort(digit[order], kind="stable")]
+    order = _lsd_order(high, (0, 16))
     if order is None:
         return _radix_argsort_all(key)
     sorted_high = high[order]
