@@ -394,13 +394,19 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
         key *= n
         key += np.arange(n, dtype=np.int64)
         return np.argsort(key)
-    at = np.zeros(n, dtype=bool)
-    at[1:] = tied
-    at[:-1] |= tied
-    pos = np.flatnonzero(at)                    # positions in tied runs (runs stay in place)
+    pos = _in_tied_runs(tied)                   # positions in tied runs (runs stay in place)
     sub = order[pos]
     order[pos] = sub[np.lexsort((sub, y[sub], xs[pos]))]
     return order
+
+
+def _in_tied_runs(tied: np.ndarray) -> np.ndarray:
+    """The positions of a sorted array that lie in a run of equal values, from ``tied``
+    (``tied[i]``: positions i and i + 1 are equal)."""
+    at = np.zeros(len(tied) + 1, dtype=bool)
+    at[1:] = tied
+    at[:-1] |= tied
+    return np.flatnonzero(at)
 
 
 #: head rows whose distinct values tell :func:`_lexsort_xy` which sort to use
@@ -471,10 +477,7 @@ def _radix_argsort(x: np.ndarray) -> np.ndarray:
         return order
     if 4 * n_same > n:
         return _radix_argsort_all(key)
-    at = np.zeros(n, dtype=bool)
-    at[1:] = same
-    at[:-1] |= same
-    pos = np.flatnonzero(at)        # the runs of equal high halves, each in place
+    pos = _in_tied_runs(same)        # the runs of equal high halves, each in place
     sub = order[pos]
     order[pos] = sub[np.argsort(key[sub], kind="stable")]
     return order

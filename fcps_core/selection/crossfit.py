@@ -667,10 +667,7 @@ def _in_background(func, *args):
     pool = ThreadPoolExecutor(max_workers=1)
     future = pool.submit(func, *args)
     pool.shutdown(wait=False)
-
-    def result():
-        return future.result()
-    return result
+    return future.result
 
 
 def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: list, result,

@@ -294,7 +294,7 @@ class _Replays:
         new = [k for k in dict.fromkeys(keys) if k not in self._units_of]
         if self._stored_of is None:
             self._stored_of = np.asarray(self.first, dtype=np.int64)[self.grouped.col]   # candidate -> stored column
-        column_cap = max(1, (1 << 21) // max(self.heldout.n_distinct, 1))    # columns read per block, at most
+        column_cap = max(1, BLOCK_CELLS // max(self.heldout.n_distinct, 1))    # columns read per block, at most
         a = 0
         while a < len(new):
             block = new[a:a + self.AVERAGE_BLOCK]

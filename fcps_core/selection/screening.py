@@ -100,16 +100,21 @@ def first_repeat_risks(heldout, objective: str) -> tuple[np.ndarray, np.ndarray]
     return heldout.column_means(objective, with_se=True)
 
 
+def _best_first(means: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """The indices of ``members`` (a bool mask) by mean, best first (ties: the lower index)."""
+    idx = np.flatnonzero(members)
+    return idx[np.lexsort((idx, means[idx]))]
+
+
 def best_subset_references(means: np.ndarray, calls: np.ndarray, eligible: np.ndarray) -> np.ndarray:
     """For each candidate, the eligible candidate of lowest mean whose judge set is a subset
     of its own (itself when it is eligible and no such candidate is better; ties: the lower
     index); -1 when no eligible candidate qualifies. ``calls``: (candidates, judges) bool."""
     m = len(means)
     out = np.full(m, -1, dtype=np.int64)
-    ref = np.flatnonzero(eligible)
+    ref = _best_first(means, eligible)
     if not len(ref):
         return out
-    ref = ref[np.lexsort((ref, means[ref]))]        # best first, ties by index
     for a in range(0, m, _BLOCK):
         c = np.arange(a, min(a + _BLOCK, m))
         # subset[i, k]: ref[i] calls no judge that c[k] does not
@@ -144,8 +149,7 @@ def best_count_references(means: np.ndarray, counts: np.ndarray, eligible: np.nd
 def best_without_each_judge(means: np.ndarray, calls: np.ndarray, eligible: np.ndarray) -> np.ndarray:
     """(judges,) the eligible candidate of lowest mean that does not call each judge (ties:
     the lower index); -1 when none qualifies. ``calls``: (candidates, judges) bool."""
-    order = np.flatnonzero(eligible)
-    order = order[np.lexsort((order, means[order]))]
+    order = _best_first(means, eligible)
     out = np.full(calls.shape[1], -1, dtype=np.int64)
     if len(order):
         without = ~calls[order]                    # (eligible best first, judges)
@@ -179,9 +183,9 @@ def _ahead(means: np.ndarray, se: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _side_best(means: np.ndarray, members: np.ndarray) -> np.ndarray:
     """Each member's reference: the best member (lowest mean, ties by index); -1 elsewhere."""
     out = np.full(len(means), -1, dtype=np.int64)
-    idx = np.flatnonzero(members)
-    if len(idx):
-        out[idx] = idx[np.lexsort((idx, means[idx]))[0]]
+    order = _best_first(means, members)
+    if len(order):
+        out[members] = order[0]
     return out
 
 
