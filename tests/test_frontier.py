@@ -318,14 +318,14 @@ def test_the_tie_counts_distinct_models_within_one_paired_se_of_the_best(default
     assert t["n_tied"] == t["n_models"] - t["n_members"]
 
 
-def test_frontier_replays_equal_a_loop_over_draws_and_limits(default):
-    """The replays (every limit's draws at once, tie sets of all limits summed in one pass,
-    pairs of one best column together, members kept while admissible) against the rule
-    replayed draw by draw and limit by limit with ``choose(w=..., allowed=...)`` on raw rows:
-    each point's deployed-risk estimate and interval."""
+def _check_replays_by_hand(res) -> list[int]:
+    """Each frontier point's deployed-risk estimate and interval (panel-size limits, the
+    chosen point excepted) against the rule replayed draw by draw and limit by limit with
+    ``choose(w=..., allowed=...)`` on raw rows, full tie sets and no shared work; returns
+    the size of every tie set the replays read (admissible candidates within one paired SE
+    of the best)."""
     from fcps_core.measures.diagnostics import losses
     from fcps_core.selection.choice import line_ids, preference_order, row_losses, tie_break_order
-    res = default
     sel = res.selector
     h = res.heldout
     P = np.asarray(h.preds)
@@ -342,11 +342,17 @@ def test_frontier_replays_equal_a_loop_over_draws_and_limits(default):
     rng = np.random.default_rng(np.random.SeedSequence([sel.seed, 2018]))
     weights = [np.bincount(rng.integers(0, G, G), minlength=G).astype(float) for _ in range(sel.n_boot)]
     d = json_ready(res.to_dict())
-    checked = 0
-    for p in d["frontier"]:
-        if p["constraint"] != "max_judges" or p["chosen"]:
+    checked, sizes = 0, []
+    # levels deploying the same predictor as the next tighter level share its replay (the
+    # smallest menu that chooses it): a run of equal member sets reads its tightest level
+    points = sorted((p for p in d["frontier"] if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
+    keys = [sorted(m["index"] for m in p["members"]) for p in points]
+    replayed_at = [next(points[j]["n_judges"] for j in range(i, -1, -1) if j == 0 or keys[j - 1] != keys[i])
+                   for i in range(len(points))]
+    for p, k in zip(points, replayed_at):
+        if p["chosen"]:
             continue
-        con = PanelConstraint(max_judges=p["n_judges"])
+        con = PanelConstraint(max_judges=k)
         allowed = con.mask(cands)
         procs = []
         for w in weights:
@@ -356,6 +362,7 @@ def test_frontier_replays_equal_a_loop_over_draws_and_limits(default):
             ch = choose(rule, g, tie_rank=tie_rank, simple_rank=simple, signatures=models,
                         max_members=sel.max_members, w=w, lines=line_ids(cands), allowed=allowed,
                         members_fit=lambda m: con.members_fit(cands, m))
+            sizes.append(len(ch.tied))
             pred = P[:, :, ch.members].mean(axis=2) if ch.members else P[:, :, ch.chosen]   # (repeats, rows)
             procs.append(np.mean([losses(sel.objective, y[oob], pr[oob]) for pr in pred], axis=0).mean())
         procs = np.array(procs)
@@ -366,6 +373,29 @@ def test_frontier_replays_equal_a_loop_over_draws_and_limits(default):
             [np.percentile(procs, 2.5) - delta, np.percentile(procs, 97.5) - delta], rel=1e-9)
         checked += 1
     assert checked == len(names) - 1
+    return sizes
+
+
+def test_frontier_replays_equal_a_loop_over_draws_and_limits(default):
+    """The replays (every limit's draws at once, tie sets of all limits summed in one pass,
+    pairs of one best column together, members kept while admissible, tie sets read only
+    for the draws that pick again, out-of-bag risks of all limits formed together) against
+    the rule replayed draw by draw and limit by limit."""
+    _check_replays_by_hand(default)
+
+
+def test_frontier_replays_with_large_tie_sets_equal_a_loop_over_draws_and_limits():
+    """The same check where the shortcuts matter most: a panel whose judges barely carry
+    the label (the mixed regime of seven judges seen through 45 % flips), so many
+    candidates are statistically tied, and averages of at most three members, so a draw's
+    members are the first few of a large tie set and most draws keep or re-pick them
+    level by level."""
+    panel = make_regime("mixed", rows=400, judges=7, seed=2, group_size=2, judge_noise=0.45)
+    res = select(panel, make_blocks(panel, seed=0), seed=0, max_members=3,
+                 **{**MENU, "n_boot": 40})
+    sizes = np.array(_check_replays_by_hand(res))
+    # the precondition: tie sets several times the members' count in most draws and limits
+    assert np.median(sizes) >= 3 * res.selector.max_members
 
 
 def test_draw_tie_sets_on_pairs_equal_the_clustered_formula(default):
@@ -455,7 +485,7 @@ def test_tie_orders_filtered_at_tighter_limits_equal_a_fresh_sort():
         tied = rng.random((B, C)) < 0.8
         for _level in range(5):
             draws = [b for b in range(B) if rng.random() < 0.8]
-            got = orders.orders(draws, best, tied)
+            got = orders.orders(draws, best, tied[draws])       # a row per draw asked for
             assert sorted(got) == draws
             for b in draws:
                 assert got[b] == risk_order(np.flatnonzero(tied[b]), means[b], tie_rank).tolist()

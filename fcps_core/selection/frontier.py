@@ -125,23 +125,25 @@ class TieOrders:
 
     def orders(self, draws: list[int], best: np.ndarray, tied: np.ndarray) -> dict[int, list[int]]:
         """``{b: draw b's tied columns in risk order}`` for the ``draws`` of one level (its
-        best column per draw ``best``, its tie sets ``tied``, (draws, candidates))."""
+        best column per draw ``best``; ``tied[i]`` the tie set of ``draws[i]``, a row per
+        draw asked for)."""
         out, todo = {}, []
-        for b in draws:
+        for i, b in enumerate(draws):
             plain = self._plain.get((b, int(best[b])))
             if plain is not None:
-                row = tied[b]
+                row = tied[i]
                 kept = [c for c in plain if row[c]]
                 if len(kept) == int(np.count_nonzero(row)):
                     out[b] = kept
                     continue
-            todo.append(b)
+            todo.append(i)
         if not todo:
             return out
         # every remaining draw sorted at once: (draw, risk, tie rank); a draw's order is plain
         # when each risk equals the one before or exceeds it by more than its rounding tolerance
-        rows = np.asarray(todo, dtype=np.int64)
-        r, c = np.nonzero(tied[rows])
+        at = np.asarray(todo, dtype=np.int64)
+        rows = np.asarray(draws, dtype=np.int64)[at]
+        r, c = np.nonzero(tied[at])
         m = self.means[rows[r], c]
         o = np.lexsort((self.tie_rank[c], m, r))
         r, c, m = r[o], c[o], m[o]
@@ -150,10 +152,10 @@ class TieOrders:
         not_plain[r[1:][close]] = True
         bounds = np.searchsorted(r, np.arange(len(rows) + 1))
         cols = c.tolist()
-        for i, b in enumerate(todo):
+        for i, b in enumerate(rows.tolist()):
             key = (b, int(best[b]))
             if not_plain[i]:
-                order, plain = risk_order_runs(np.flatnonzero(tied[b]), self.means[b], self.tie_rank)
+                order, plain = risk_order_runs(np.flatnonzero(tied[at[i]]), self.means[b], self.tie_rank)
                 order = order.tolist()
             else:
                 order, plain = cols[bounds[i]:bounds[i + 1]], True
@@ -249,14 +251,18 @@ class _Replays:
                                       None if self._unit_sums is False else self._unit_sums,
                                       draws=np.asarray(pair_draws, dtype=np.int64))[:, col]   # per candidate
 
-        def ties(best: np.ndarray) -> np.ndarray:
-            reused = (best == boot["best"]) if known else np.zeros(len(best), dtype=bool)
-            out = np.empty(self.Mc.shape, dtype=bool)
+        def ties(best: np.ndarray, draws=None) -> np.ndarray:
+            """(draws, candidates) the tie sets of ``draws`` (None: all) at the level whose
+            best per draw is ``best``."""
+            rows = np.arange(len(best)) if draws is None else np.asarray(draws, dtype=np.int64)
+            beta = best[rows]
+            reused = (beta == boot["best"][rows]) if known else np.zeros(len(rows), dtype=bool)
+            out = np.empty((len(rows), self.Mc.shape[1]), dtype=bool)
             if reused.any():
-                out[reused] = boot["tied"][reused]
+                out[reused] = boot["tied"][rows[reused]]
             rest = np.flatnonzero(~reused)
             if len(rest):
-                pairs = [index[(int(b), int(best[b]))] for b in rest]
+                pairs = [index[(b, beta_b)] for b, beta_b in zip(rows[rest].tolist(), beta[rest].tolist())]
                 out[rest] = pair_tied[np.array([start[level] + row for level, row in pairs])]
             return out
         return ties
@@ -318,58 +324,81 @@ class _Replays:
         """Per constraint (admissible sets nested, largest first) every draw's out-of-bag
         risk of the constrained choice."""
         cands = self.result.candidates
-        prev_members: list | None = None
-        out = []
         # every level's best per draw first: a draw's tie set depends only on its best (the
         # limit then masks it), so each (draw, best) pair is summed once, in one pass
         levels = nested_draw_best(self.Mc, self.tie_rank, masks)
         ties = self._pair_ties([lv[0] for lv in levels], [lv[2] for lv in levels], masks)
-        for (constraint, allowed), (best, _, _) in zip(zip(constraints, masks), levels):
-            tied = None
-            if self.rule != "argmin":
-                tied = ties(best)
-                if allowed is not None:
-                    tied &= allowed[None, :]
-            members_fit = constraint.members_test(cands, self.result.panel.judge_names, self.bits)
-            proc = np.empty(len(best))
-            if self.rule == "argmin":
+        if self.rule == "argmin" or self.rule in WITHIN_TIE_RULES:
+            out = []
+            for allowed, (best, _, _) in zip(masks, levels):
                 chosen = best
-            elif self.rule in WITHIN_TIE_RULES:
-                pool = rule_pool(self.rule, tied, best, self.lines)
-                chosen = np.where(pool, self.simple_rank[None, :], len(cands) + 1).argmin(axis=1)
-            else:
-                chosen = None
-                # a draw keeps its previous members when they are all still admissible and
-                # their union still fits (the greedy pick would make them again)
-                kept = {}
-                if prev_members is not None:
-                    admissible = allowed.tolist()
-                    for b, beta in enumerate(best.tolist()):
-                        old = prev_members[b]
-                        if old[0] == beta and all(admissible[m] for m in old) and members_fit(old):
-                            kept[b] = old
-                orders = self.orders.orders([b for b in range(len(best)) if b not in kept], best, tied)
-                members_now = [kept[b] if b in kept else
-                               pick_in_order(orders[b], self.signature_list, self.max_members, members_fit)
-                               for b in range(len(best))]
-                # the draws deploying one average (or one column) scored together
-                draws_of: dict[tuple, list[int]] = {}
-                for b, members in enumerate(members_now):
-                    draws_of.setdefault(tuple(members), []).append(b)
-                self._average_unit_sums([key for key in draws_of if len(key) > 1])
-                for key, rows in draws_of.items():
-                    if len(key) > 1:
-                        proc[rows] = self._oob_sums(self._units_of[key], rows) / self._safe_on[rows]
-                    else:
-                        c = int(self.grouped.col[key[0]])
-                        proc[rows] = self._oob_risk(("col", c), self.grouped.losses[:, c])[rows]
-                prev_members = members_now
-            if chosen is not None:
+                if self.rule != "argmin":
+                    tied = ties(best)
+                    if allowed is not None:
+                        tied &= allowed[None, :]
+                    pool = rule_pool(self.rule, tied, best, self.lines)
+                    chosen = np.where(pool, self.simple_rank[None, :], len(cands) + 1).argmin(axis=1)
+                proc = np.empty(len(best))
                 for c in np.unique(self.grouped.col[chosen]):
                     rows = np.flatnonzero(self.grouped.col[chosen] == c)
                     proc[rows] = self._oob_risk(("col", int(c)), self.grouped.losses[:, c])[rows]
-            out.append(proc[self.keep])
-        return out
+                out.append(proc[self.keep])
+            return out
+        # the tie average: every level's members per draw (they read the previous level's,
+        # never a risk), then all their out-of-bag risks together
+        B = len(self.Mc)
+        chosen_members: list[list] = []
+        prev_members: list | None = None
+        for constraint, allowed, (best, _, _) in zip(constraints, masks, levels):
+            members_fit = constraint.members_test(cands, self.result.panel.judge_names, self.bits)
+            # a draw keeps its previous members when they are all still admissible and
+            # their union still fits (the greedy pick would make them again)
+            kept = {}
+            if prev_members is not None:
+                admissible = None if allowed is None else allowed.tolist()
+                for b, beta in enumerate(best.tolist()):
+                    old = prev_members[b]
+                    if old[0] == beta and (admissible is None or all(admissible[m] for m in old)) \
+                            and members_fit(old):
+                        kept[b] = old
+            todo = [b for b in range(B) if b not in kept]
+            tied = ties(best, todo)                      # only the draws that pick again
+            if allowed is not None:
+                tied &= allowed[None, :]
+            orders = self.orders.orders(todo, best, tied)
+            prev_members = [kept[b] if b in kept else
+                            pick_in_order(orders[b], self.signature_list, self.max_members, members_fit)
+                            for b in range(B)]
+            chosen_members.append(prev_members)
+        return self._oob_member_risks(chosen_members)
+
+    def _oob_member_risks(self, chosen: list[list]) -> list[np.ndarray]:
+        """Per level (``chosen``: each draw's members there) each kept draw's out-of-bag risk
+        of its members' average (or its one column). Every new average's per-unit loss sums
+        are formed together (:meth:`_average_unit_sums`); then, a block of draws at a time,
+        their out-of-bag counts are converted to floats once for all levels and each draw's
+        row is multiplied with the per-unit sums of what it deploys at each level (one
+        row-by-row product per level, not one product per deployed predictor)."""
+        keys = [[tuple(m) for m in members] for members in chosen]
+        self._average_unit_sums([k for level in keys for k in level if len(k) > 1])
+        column_sums: dict[int, np.ndarray] = {}
+
+        def unit_sums_of(key: tuple) -> np.ndarray:
+            if len(key) > 1:
+                return self._units_of[key]
+            c = int(self.grouped.col[key[0]])
+            if c not in column_sums:
+                column_sums[c] = np.asarray(self.unit_matrix @ self.grouped.losses[:, c]).reshape(-1)
+            return column_sums[c]
+        vectors = [[unit_sums_of(k) for k in level] for level in keys]
+        B = len(self.OU)
+        step = max(1, BLOCK_CELLS // max(self.OU.shape[1], 1))
+        sums = np.empty((len(keys), B))
+        for a in range(0, B, step):
+            counts = self.OU[a:a + step].astype(float)
+            for i, level in enumerate(vectors):
+                sums[i, a:a + step] = np.einsum("ij,ij->i", counts, np.stack(level[a:a + step]))
+        return [(s / self._safe_on)[self.keep] for s in sums]
 
 
 def _interval(v: np.ndarray) -> dict:
