@@ -441,6 +441,9 @@ def pick_in_order(order, signatures, max_members: int, members_fit=None) -> list
     would not fit, until there are ``max_members``. A :class:`.constraints.MembersTest`
     is asked about the members' judge union, kept as they join (one OR per column)."""
     union_fits = getattr(members_fit, "union_fits", None)
+    # a limit on the number of judges alone is a bit count, asked here without a call
+    most = getattr(members_fit, "max_judges", None) if union_fits is not None and \
+        getattr(members_fit, "cost", 0) is None else None
     members, seen, union = [], set(), 0
     for c in order:
         c = int(c)
@@ -449,7 +452,7 @@ def pick_in_order(order, signatures, max_members: int, members_fit=None) -> list
             continue
         if union_fits is not None:
             grown = union | members_fit.masks[c]
-            if members and not union_fits(grown):
+            if members and (grown.bit_count() > most if most is not None else not union_fits(grown)):
                 continue
             union = grown
         elif members and members_fit is not None and not members_fit(members + [c]):
