@@ -37,8 +37,16 @@ at, the selection's own tie sets reused where it ran unconstrained; the pairs of
 go to one :func:`.honesty.draw_tie_sets` call, which sums the pairs of one best column
 together. Limits are replayed from the loosest down; a tie average's members are kept when
 they are all still admissible and their union still fits (the greedy pick would make them
-again); the out-of-bag losses of a limit's new averages are formed a block at a time. The
-products are thin, so the frontier runs on one BLAS thread.
+again), and only the draws that pick again read their tie sets. Every limit's members are
+decided first (they read the previous limit's, never a risk); then the per-unit losses of
+all new averages are formed a block of averages at a time, and the out-of-bag risks of all
+limits a block of draws at a time (:meth:`_Replays._oob_member_risks`). The products are
+thin, so the frontier runs on one BLAS thread.
+
+A *lazy* tie set (summed in risk order only until the average has its members) was measured
+and not kept: on LLMBar a draw's tie set within a limit is mostly smaller than
+``max_members``, so the walk must read all of it and the rounds of sums cost more than the
+one pass (figures in docs/performance.md, "Issue 24, sixth round").
 """
 
 from __future__ import annotations
