@@ -322,8 +322,8 @@ def _check_replays_by_hand(res) -> list[int]:
     """Each frontier point's deployed-risk estimate and interval (panel-size limits, the
     chosen point excepted) against the rule replayed draw by draw and limit by limit with
     ``choose(w=..., allowed=...)`` on raw rows, full tie sets and no shared work; returns
-    the size of every tie set the replays read (admissible candidates within one paired SE
-    of the best)."""
+    the size of every tie set this reference formed (admissible candidates within one
+    paired SE of the draw's best)."""
     from fcps_core.measures.diagnostics import losses
     from fcps_core.selection.choice import line_ids, preference_order, row_losses, tie_break_order
     sel = res.selector
