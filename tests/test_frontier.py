@@ -384,12 +384,16 @@ def test_frontier_replays_equal_a_loop_over_draws_and_limits(default):
     _check_replays_by_hand(default)
 
 
-def test_frontier_replays_with_large_tie_sets_equal_a_loop_over_draws_and_limits():
+@pytest.mark.parametrize("few", [0, 10 ** 6])
+def test_frontier_replays_with_large_tie_sets_equal_a_loop_over_draws_and_limits(monkeypatch, few):
     """The same check where the shortcuts matter most: a panel whose judges barely carry
     the label (the mixed regime of seven judges seen through 45 % flips), so many
     candidates are statistically tied, and averages of at most three members, so a draw's
     members are the first few of a large tie set and most draws keep or re-pick them
-    level by level."""
+    level by level. Every level is scored row by row (``few`` 0), then one product per
+    predictor (``few`` above any count)."""
+    from fcps_core.selection import frontier
+    monkeypatch.setattr(frontier._Replays, "FEW_PREDICTORS", few)
     panel = make_regime("mixed", rows=400, judges=7, seed=2, group_size=2, judge_noise=0.45)
     res = select(panel, make_blocks(panel, seed=0), seed=0, max_members=3,
                  **{**MENU, "n_boot": 40})

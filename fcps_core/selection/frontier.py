@@ -297,6 +297,10 @@ class _Replays:
 
     #: averages formed together: their members' stored columns read once per block
     AVERAGE_BLOCK = 256
+    #: a level whose draws deploy at most this many predictors is scored by one product per
+    #: predictor with its draws' counts, a level with more row by row (a speed setting:
+    #: either way gives the same risks up to rounding)
+    FEW_PREDICTORS = 16
 
     def _average_unit_sums(self, keys: list[tuple]) -> None:
         """Per-unit sums (one group's) of the loss of each members' average in ``keys`` not
@@ -383,10 +387,12 @@ class _Replays:
     def _oob_member_risks(self, chosen: list[list]) -> list[np.ndarray]:
         """Per level (``chosen``: each draw's members there) each kept draw's out-of-bag risk
         of its members' average (or its one column). Every new average's per-unit loss sums
-        are formed together (:meth:`_average_unit_sums`); then, a block of draws at a time,
-        their out-of-bag counts are converted to floats once for all levels and each draw's
-        row is multiplied with the per-unit sums of what it deploys at each level (one
-        row-by-row product per level, not one product per deployed predictor)."""
+        are formed together (:meth:`_average_unit_sums`). A level whose draws deploy few
+        predictors (:attr:`FEW_PREDICTORS`) is scored by one product per predictor with its
+        draws' out-of-bag counts; the other levels a block of draws at a time, the block's
+        counts converted to floats once for all of them and each draw's row multiplied with
+        the per-unit sums of what it deploys (one row-by-row product per level, not one
+        product per predictor: many levels deploy a different average in most draws)."""
         keys = [[tuple(m) for m in members] for members in chosen]
         self._average_unit_sums([k for level in keys for k in level if len(k) > 1])
         column_sums: dict[int, np.ndarray] = {}
@@ -398,14 +404,29 @@ class _Replays:
             if c not in column_sums:
                 column_sums[c] = np.asarray(self.unit_matrix @ self.grouped.losses[:, c]).reshape(-1)
             return column_sums[c]
-        vectors = [[unit_sums_of(k) for k in level] for level in keys]
         B = len(self.OU)
-        step = max(1, BLOCK_CELLS // max(self.OU.shape[1], 1))
         sums = np.empty((len(keys), B))
+        many = []
+        for i, level in enumerate(keys):
+            draws_of: dict[tuple, list[int]] = {}
+            for b, key in enumerate(level):
+                draws_of.setdefault(key, []).append(b)
+            if len(draws_of) > self.FEW_PREDICTORS:
+                many.append(i)
+                continue
+            # few predictors at this level: one product per predictor with its draws' counts
+            for key, rows in draws_of.items():
+                sums[i, rows] = self._oob_sums(unit_sums_of(key), rows)
+        # many: a block of draws at a time, its counts converted to floats once for all
+        # these levels, each draw's row times the per-unit sums of what it deploys there
+        step = max(1, BLOCK_CELLS // max(self.OU.shape[1], 1))
         for a in range(0, B, step):
+            if not many:
+                break
             counts = self.OU[a:a + step].astype(float)
-            for i, level in enumerate(vectors):
-                sums[i, a:a + step] = np.einsum("ij,ij->i", counts, np.stack(level[a:a + step]))
+            for i in many:
+                rows = np.stack([unit_sums_of(k) for k in keys[i][a:a + step]])
+                sums[i, a:a + step] = np.einsum("ij,ij->i", counts, rows)
         return [(s / self._safe_on)[self.keep] for s in sums]
 
 
