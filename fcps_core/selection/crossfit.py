@@ -24,15 +24,17 @@ so each fold predicts one row per *table row* (outputs and that repeat's fold,
 (:class:`.folds.RepeatTables`); losses and sums are kept on the *distinct held-out rows*
 (outputs, label and every repeat's fold, :class:`DistinctRows`), gathered a block of
 columns at a time, and the bootstrap works on per-unit sums (:mod:`.honesty`). With worker
-processes the final refit runs in this process while the workers fit the folds.
+processes the final refit runs in this process while the workers fit the folds, and so do
+the later repeat's folds a last round would leave to one worker (:func:`own_share`).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import ExitStack
 from dataclasses import replace
-from itertools import islice
+from itertools import chain, islice
 
 import numpy as np
 
@@ -216,6 +218,41 @@ def _n_jobs(selector, panel: Panel, n_rows: int) -> int:
     return jobs
 
 
+#: the thread starting the worker processes ahead of the folds (:func:`start_workers`)
+_starting: list = []
+
+
+def _worker_ready() -> int:
+    """Run in a worker process by :func:`start_workers`: unpickling this function imports
+    this module (and so the menu, the families and numpy) there."""
+    return os.getpid()
+
+
+def start_workers(jobs: int = -1) -> None:
+    """Start the worker processes the folds run on (joblib/loky's reusable pool), on a
+    thread, and return at once: a worker's start-up (a new interpreter importing numpy and
+    this package) then overlaps the caller's own work, e.g. reading the panel file, instead
+    of following it. Every worker runs one trivial task; :func:`_start` waits for the thread
+    before its first tasks and finds the pool running (the same pool settings, so joblib
+    reuses it). Nothing is started with fewer than two workers; no result depends on it."""
+    if _starting or _workers(jobs) < 2:
+        return
+    import threading
+
+    def start() -> None:
+        from joblib import Parallel, delayed
+        Parallel(n_jobs=jobs)(delayed(_worker_ready)() for _ in range(_workers(jobs)))
+    thread = threading.Thread(target=start, name="fcps-start-workers", daemon=True)
+    thread.start()
+    _starting.append(thread)
+
+
+def _started() -> None:
+    """Wait for :func:`start_workers`' thread, if one runs (its pool is then this call's)."""
+    while _starting:
+        _starting.pop().join()
+
+
 def _start(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: bool = False):
     """``func(*task)`` for every task, in task order, as an iterator. With ``jobs`` != 1
     and several tasks they run in worker processes (joblib/loky) that start now, so the
@@ -228,9 +265,21 @@ def _start(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: boo
     queue behind all of these, not behind the first few."""
     if jobs != 1 and len(tasks) > 1:
         from joblib import Parallel, delayed
+        _started()
         calls = [delayed(func)(*t) for t in tasks] + [delayed(f)(*args) for f, args in then]
         return Parallel(n_jobs=jobs, return_as="generator", **({"pre_dispatch": "all"} if queue_all else {}))(calls)
     return (func(*t) for t in tasks)
+
+
+def own_share(n_tasks: int, workers: int) -> int:
+    """How many of ``n_tasks`` equal tasks the selecting process runs itself beside
+    ``workers`` worker processes: the remainder a last round would leave to fewer workers
+    than there are (``n_tasks`` mod ``workers``, none when the tasks fit in one round).
+    With it the cores stay busy to the end: the processes share them while all run
+    (5 later folds, 2 workers: each worker 2, this process 1, together 5/2 folds' time
+    instead of 3). Every task's seed and data are fixed before it starts, so where a task
+    runs changes no result."""
+    return n_tasks % workers if n_tasks > workers else 0
 
 
 def _queued_result(results):
@@ -534,9 +583,15 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
             final = refit(n_first)
         screen = _screen(settings, panel, D, groups, final, folds.store, table_rows)
         folds.store.mark_first_repeat_only(screen.screened)
-        results = _start(jobs, fold_work, [task(u, bare, screen.kept) for u in range(n_first, len(fold_list))],
+        later = range(n_first, len(fold_list))
+        # the workers take the first later folds; this process the last ``own`` of them
+        # (what would leave a worker alone in the last round), at the same time
+        own = own_share(len(later), workers) if parallel else 0
+        results = _start(jobs, fold_work, [task(u, bare, screen.kept) for u in later[:len(later) - own]],
                          then=queued)
-        folds.collect(fold_list, picks, range(n_first, len(fold_list)), results, done if parallel else None)
+        mine = [fold_work(*task(u, bare, screen.kept)) for u in later[len(later) - own:]]
+        folds.collect(fold_list, picks, later, chain(islice(results, len(later) - own), mine),
+                      done if parallel else None)
         # a screened key some later fold's whole menu would not offer (a cfps subset of
         # another size) is left out, as it is without the screen
         folds.store.forget(screen.screened - (folds.offered or frozenset()))
