@@ -1,8 +1,9 @@
 """Where and when the cross-fitted protocol's work runs changes no result.
 
-* The later repeats' folds: the selecting process runs the remainder a last round would
-  leave to one worker (:func:`.crossfit.own_share`); any split between it and the workers
-  gives the sequential run's answer.
+* The folds of the first repeat (before the screen) and of the later ones (after it): the
+  selecting process runs the remainder a last round would leave to one worker
+  (:func:`.crossfit.own_share`), beside the final refit; any split between it and the
+  workers gives the sequential run's answer.
 * The worker processes can be started ahead, while the panel file is read
   (:func:`.crossfit.start_workers`, :func:`fcps_core.service.select.start_fold_workers`).
 * The average of tied members is summed on the table rows and gathered once
@@ -50,13 +51,13 @@ def test_own_share_is_what_a_last_round_would_leave_to_fewer_workers():
 
 @pytest.mark.parametrize("share", [lambda n, w: 0, lambda n, w: 1, lambda n, w: n - 2],
                          ids=["all-in-workers", "one-here", "most-here"])
-def test_where_the_later_folds_run_changes_no_result(screened_panel, monkeypatch, share):
+def test_where_the_folds_run_changes_no_result(screened_panel, monkeypatch, share):
     panel, blocks, options, sequential = screened_panel
     assert sequential.protocol_info["screen"]["n_screened"] > 0        # a later repeat over kept keys
     calls = []
     monkeypatch.setattr(crossfit, "own_share", lambda n, w: calls.append((n, w)) or share(n, w))
     parallel = FCPSSelector(n_jobs=2, **options).fit(panel, blocks)
-    assert calls == [(5, 2)]                      # the later repeat's five folds, two workers
+    assert calls == [(5, 2), (5, 2)]              # each repeat's five folds, two workers
     assert _answer(parallel) == _answer(sequential)
 
 
@@ -120,3 +121,23 @@ def test_column_mean_is_the_mean_of_the_gathered_columns(repeats, marked):
         cols = rng.choice(S, size=m, replace=False)
         expected = np.ascontiguousarray(tables.gather(cols)).mean(axis=2)
         assert np.array_equal(tables.column_mean(cols), expected), m
+
+
+# -- freed memory back to the system ----------------------------------------------------------
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * 4096
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="glibc's malloc_trim")
+def test_freed_heap_memory_leaves_the_process():
+    """Arrays under the allocator's own-pages threshold live on the heap; freed below a
+    live one they stay in the process until :func:`.crossfit.release_freed_memory`."""
+    blocks = [np.ones(12_000) for _ in range(2_000)]         # 96 KB each: heap, about 190 MB
+    last = blocks.pop()                                       # holds the heap's top
+    del blocks
+    before = _rss_bytes()
+    assert crossfit.release_freed_memory()
+    after = _rss_bytes()
+    assert before - after > 100 * 2 ** 20, (before, after)
+    assert last.sum() == 12_000

@@ -25,7 +25,7 @@ so each fold predicts one row per *table row* (outputs and that repeat's fold,
 (outputs, label and every repeat's fold, :class:`DistinctRows`), gathered a block of
 columns at a time, and the bootstrap works on per-unit sums (:mod:`.honesty`). With worker
 processes the final refit runs in this process while the workers fit the folds, and so do
-the later repeat's folds a last round would leave to one worker (:func:`own_share`).
+the folds a last round would leave to one worker (:func:`own_share`).
 """
 
 from __future__ import annotations
@@ -280,6 +280,39 @@ def own_share(n_tasks: int, workers: int) -> int:
     instead of 3). Every task's seed and data are fixed before it starts, so where a task
     runs changes no result."""
     return n_tasks % workers if n_tasks > workers else 0
+
+
+def _shared_start(jobs: int, workers: int, func, tasks: list[tuple], then: tuple = ()) -> tuple:
+    """:func:`_start` of ``tasks`` shared with this process: the workers take the first
+    ones, this process runs its :func:`own_share` of the last ones now (the workers run
+    meanwhile) and hands its freed memory back. Returns (the workers' results, with what
+    ``then`` queued behind them; every task's result in task order; this process's share)."""
+    own = own_share(len(tasks), workers) if jobs != 1 and len(tasks) > 1 else 0
+    results = _start(jobs, func, tasks[:len(tasks) - own], then=then)
+    mine = [func(*t) for t in tasks[len(tasks) - own:]]
+    if mine:
+        release_freed_memory()
+    return results, chain(islice(results, len(tasks) - own), mine), own
+
+
+def release_freed_memory() -> bool:
+    """Hand the memory this process has freed back to the operating system (glibc's
+    ``malloc_trim``; elsewhere nothing happens): after a fold fitted here, and once every
+    fold's result is read. A fit frees what it allocated, but the allocator keeps the freed
+    heap (its threshold for giving large arrays their own pages rises with the largest
+    array freed), and the arrays the choice and the bootstrap allocate next land beside it
+    rather than in it, so without this the peak memory of the selection grows by about a
+    fold's working set. Returns whether it ran."""
+    import sys
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):      # not glibc
+        return False
+    trim(0)
+    return True
 
 
 def _queued_result(results):
@@ -551,8 +584,11 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # the judges report's panel part reads no fit: the first worker done with its folds
     # computes it while the other finishes, instead of this process after the folds
     queued = ((panel_report_or_none, (panel, blocks, bare)),) if parallel else ()
-    results = _start(jobs, fold_work, [task(u, bare) for u in range(n_first)],
-                     then=queued if n_first == len(fold_list) else ())
+    workers = _workers(jobs) if parallel else 1
+    # the workers take the first folds; this process the last ``own`` of them (what would
+    # leave one worker alone in the last round) and then the final refit, at the same time
+    results, first_results, own = _shared_start(jobs, workers, fold_work, [task(u, bare) for u in range(n_first)],
+                                                then=queued if n_first == len(fold_list) else ())
     # the final refit: paths and fits on every deployable row, none scored (the risks come
     # from the folds), T for the audit
     rows = MenuRows(path_rows=D, fit=D, scored=empty, audit=T, unlabelled=unlabelled)
@@ -564,11 +600,12 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         # on T is read, so without T it forms none
         return fit_menu(settings, panel, rows, expand_grid=True, score_val=False, diagnostics=len(T) > 0,
                         progress=lambda f, m: report(0.92 * (start + f) / n_units, f"final refit: {m}"))
-    # In parallel the final refit runs here once a worker has no fold left to start (the
-    # first batch's last folds run while it refits): before that both cores are the
-    # workers', so the refit takes the core the last folds leave idle.
-    workers = _workers(jobs) if parallel else 1
-    final = refit(0) if parallel and n_first < workers else None
+    # In parallel the final refit runs here beside the workers' folds: at once when this
+    # process took folds of its own (after them) or when there are fewer folds than
+    # workers, otherwise once a worker has no fold left to start (the first batch's last
+    # folds run while it refits): before that both cores are the workers', so the refit
+    # takes the core the last folds leave idle.
+    final = refit(n_first - own) if parallel and (own or n_first < workers) else None
 
     def done(u: int, r: int) -> None:
         nonlocal final
@@ -576,7 +613,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         if final is None and u < n_first and n_first - (u + 1) < workers:
             final = refit(u + 1)
     folds = _FoldOutputs(R, table_rows, len(D), screened)
-    folds.collect(fold_list, picks, range(n_first), results, done if parallel else None)
+    folds.collect(fold_list, picks, range(n_first), first_results, done if parallel else None)
     screen = None
     if screened:
         if final is None:
@@ -584,19 +621,17 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         screen = _screen(settings, panel, D, groups, final, folds.store, table_rows)
         folds.store.mark_first_repeat_only(screen.screened)
         later = range(n_first, len(fold_list))
-        # the workers take the first later folds; this process the last ``own`` of them
-        # (what would leave a worker alone in the last round), at the same time
-        own = own_share(len(later), workers) if parallel else 0
-        results = _start(jobs, fold_work, [task(u, bare, screen.kept) for u in later[:len(later) - own]],
-                         then=queued)
-        mine = [fold_work(*task(u, bare, screen.kept)) for u in later[len(later) - own:]]
-        folds.collect(fold_list, picks, later, chain(islice(results, len(later) - own), mine),
-                      done if parallel else None)
+        results, later_results, _ = _shared_start(jobs, workers, fold_work,
+                                                  [task(u, bare, screen.kept) for u in later], then=queued)
+        folds.collect(fold_list, picks, later, later_results, done if parallel else None)
         # a screened key some later fold's whole menu would not offer (a cfps subset of
         # another size) is left out, as it is without the screen
         folds.store.forget(screen.screened - (folds.offered or frozenset()))
     if final is None:
         final = refit(n_units - 1)
+    # the folds' results are in the store: what their reading (and any fold or refit run
+    # here) freed goes back to the system before the choice and the bootstrap allocate
+    release_freed_memory()
     store, diag_sum, diag_n, judge_sets, base = folds.store, folds.diag_sum, folds.diag_n, folds.judge_sets, folds.base
     n_folds_total = len(fold_list)
     kept, models, columns, predictions = [], {}, [], {}
