@@ -141,3 +141,32 @@ def test_freed_heap_memory_leaves_the_process():
     after = _rss_bytes()
     assert before - after > 100 * 2 ** 20, (before, after)
     assert last.sum() == 12_000
+
+
+@pytest.mark.parametrize("marked", ["none", "some"])
+def test_a_column_taken_into_place_is_the_gathered_column(marked):
+    rng = np.random.default_rng(7)
+    values = rng.standard_normal((3, 10, 40))
+    index = rng.integers(0, 40, size=(3, 90))
+    tables = RepeatTables(values, index, None if marked == "none" else np.arange(10) % 3 == 0)
+    for k in range(10):
+        col = tables.column(k)
+        assert col.flags.c_contiguous
+        assert np.array_equal(col, tables.gather([k])[:, :, 0])
+
+
+def test_member_ids_read_from_the_tables(screened_panel):
+    """On a cross-fitted result (per-repeat tables, first-repeat-only columns among them):
+    every stored column taken into place equals its gathered column, and the member ids
+    read ahead from the tables equal those asked one at a time."""
+    from fcps_core.selection.members import MemberLookup
+    *_, result = screened_panel
+    heldout, cands = result.heldout, result.candidates
+    assert heldout.tables is not None and heldout.tables.first_repeat_only is not None
+    _, first = heldout.columns()
+    for k in first:
+        assert np.array_equal(heldout.stored_column(k), heldout.stored([k])[:, :, 0])
+    one_by_one = MemberLookup(heldout, cands)
+    expected = [one_by_one[c] for c in range(len(cands))]
+    assert MemberLookup(heldout, cands).ids(range(len(cands))).tolist() == expected
+    assert len(set(expected)) < len(cands)        # some candidates are one model

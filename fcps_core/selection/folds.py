@@ -299,6 +299,20 @@ class RepeatTables:
             out[1:, single] = out[0, single]
         return out.transpose(0, 2, 1)
 
+    def column(self, k: int) -> np.ndarray:
+        """Stored column ``k`` as a contiguous (repeats, distinct held-out rows) array: the
+        values of ``gather([k])[:, :, 0]``, taken row by row into their place (no block
+        of other columns, no transposed copy)."""
+        R = self.values.shape[0]
+        out = np.empty((R, self.n_distinct))
+        single = self.first_repeat_only is not None and R > 1 and bool(self.first_repeat_only[k])
+        for r in range(R):
+            if r and single:
+                out[r] = out[0]
+            else:
+                np.take(self.values[r, k], self.index[r], out=out[r])
+        return out
+
     def column_mean(self, cols) -> np.ndarray:
         """(repeats, distinct held-out rows): the mean of stored columns ``cols`` per row,
         equal to the bit to ``numpy.mean`` over the last axis of the gathered (repeats,
@@ -460,6 +474,13 @@ class HeldOut:
         # taken as (repeats, columns, rows) and handed over transposed: the split protocol
         # stores each column's rows together, and so the gather stays
         return self.values.transpose(0, 2, 1)[:, np.asarray(cols, dtype=np.int64)].transpose(0, 2, 1)
+
+    def stored_column(self, k: int) -> np.ndarray:
+        """Stored column ``k`` as a contiguous float (repeats, distinct rows) array, equal to
+        ``stored([k])[:, :, 0]`` (:meth:`RepeatTables.column` where the tables hold it)."""
+        if self.tables is not None:
+            return self.tables.column(int(k))
+        return np.ascontiguousarray(self.stored([k])[:, :, 0], dtype=float)
 
     def first_repeat_only(self, cols) -> np.ndarray | None:
         """Which stored columns ``cols`` read their first repeat in every repeat (None:
