@@ -4,11 +4,12 @@
   selecting process runs the remainder a last round would leave to one worker
   (:func:`.crossfit.own_share`), beside the final refit; any split between it and the
   workers gives the sequential run's answer.
-* The worker processes can be started ahead, while the panel file is read
-  (:func:`.crossfit.start_workers`, :func:`fcps_core.service.select.start_fold_workers`).
 * The average of tied members is summed on the table rows and gathered once
   (:meth:`.folds.RepeatTables.column_mean`), to the bit the mean of the gathered columns
-  that NumPy computes (:func:`.folds.reduce_order_sum` follows its summation order).
+  that NumPy computes (:func:`.folds.reduce_order_sum` follows its summation order); the
+  member lookup takes a column into place (:meth:`.folds.RepeatTables.column`).
+* Memory a fold run in the selecting process freed goes back to the system
+  (:func:`.crossfit.release_freed_memory`).
 """
 
 from __future__ import annotations
@@ -59,30 +60,6 @@ def test_where_the_folds_run_changes_no_result(screened_panel, monkeypatch, shar
     parallel = FCPSSelector(n_jobs=2, **options).fit(panel, blocks)
     assert calls == [(5, 2), (5, 2)]              # each repeat's five folds, two workers
     assert _answer(parallel) == _answer(sequential)
-
-
-def test_workers_started_ahead_serve_the_folds(screened_panel):
-    panel, blocks, options, sequential = screened_panel
-    crossfit.start_workers(2)
-    assert crossfit._starting                     # a thread starts them; the call returned at once
-    parallel = FCPSSelector(n_jobs=2, **options).fit(panel, blocks)
-    assert not crossfit._starting                 # the folds waited for it
-    assert _answer(parallel) == _answer(sequential)
-
-
-def test_workers_start_ahead_only_for_a_large_file_and_the_crossfit_protocol(tmp_path, monkeypatch):
-    from fcps_core.service import select as service
-    started = []
-    monkeypatch.setattr(crossfit, "start_workers", lambda jobs=-1: started.append(jobs))
-    small, big = tmp_path / "small.csv", tmp_path / "big.csv"
-    small.write_bytes(b"x" * (service.WORKERS_AHEAD_BYTES - 1))
-    big.write_bytes(b"x" * service.WORKERS_AHEAD_BYTES)
-    assert not service.start_fold_workers(str(small), "crossfit")
-    assert not service.start_fold_workers(str(big), "split")
-    assert not service.start_fold_workers(str(tmp_path / "missing.csv"), "crossfit")
-    assert not service.start_fold_workers("a stored panel name", "crossfit")
-    assert started == []
-    assert service.start_fold_workers(str(big), "crossfit") and started == [-1]
 
 
 # -- the members' average on the table rows ---------------------------------------------------

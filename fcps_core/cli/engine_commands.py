@@ -48,14 +48,13 @@ def load_panel_from_args(args, ctx: RunContext):
 
 
 def cmd_select(args, ctx: RunContext) -> int:
-    from ..service.select import SelectRequest, run_select, start_fold_workers
+    from ..service.select import SelectRequest, run_select
     from ..service.stores import store_at
     from .progress import progress_printer
     choice = args.choice or ("argmin" if args.guard != "none" else DEFAULT_CHOICE)
     if args.save_model:
         from ..service.files import check_output_path
         check_output_path(args.save_model, force=args.force)     # before a long selection
-    start_fold_workers(args.panel, args.protocol)     # a large file: the folds' workers start while it is read
     panel = load_panel_from_args(args, ctx)
     costs = judge_costs_for(args, ctx, panel)
     menu = named_menu(args)

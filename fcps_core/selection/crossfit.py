@@ -30,7 +30,6 @@ the folds a last round would leave to one worker (:func:`own_share`).
 
 from __future__ import annotations
 
-import os
 import time
 from contextlib import ExitStack
 from dataclasses import replace
@@ -218,41 +217,6 @@ def _n_jobs(selector, panel: Panel, n_rows: int) -> int:
     return jobs
 
 
-#: the thread starting the worker processes ahead of the folds (:func:`start_workers`)
-_starting: list = []
-
-
-def _worker_ready() -> int:
-    """Run in a worker process by :func:`start_workers`: unpickling this function imports
-    this module (and so the menu, the families and numpy) there."""
-    return os.getpid()
-
-
-def start_workers(jobs: int = -1) -> None:
-    """Start the worker processes the folds run on (joblib/loky's reusable pool), on a
-    thread, and return at once: a worker's start-up (a new interpreter importing numpy and
-    this package) then overlaps the caller's own work, e.g. reading the panel file, instead
-    of following it. Every worker runs one trivial task; :func:`_start` waits for the thread
-    before its first tasks and finds the pool running (the same pool settings, so joblib
-    reuses it). Nothing is started with fewer than two workers; no result depends on it."""
-    if _starting or _workers(jobs) < 2:
-        return
-    import threading
-
-    def start() -> None:
-        from joblib import Parallel, delayed
-        Parallel(n_jobs=jobs)(delayed(_worker_ready)() for _ in range(_workers(jobs)))
-    thread = threading.Thread(target=start, name="fcps-start-workers", daemon=True)
-    thread.start()
-    _starting.append(thread)
-
-
-def _started() -> None:
-    """Wait for :func:`start_workers`' thread, if one runs (its pool is then this call's)."""
-    while _starting:
-        _starting.pop().join()
-
-
 def _start(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: bool = False):
     """``func(*task)`` for every task, in task order, as an iterator. With ``jobs`` != 1
     and several tasks they run in worker processes (joblib/loky) that start now, so the
@@ -265,7 +229,6 @@ def _start(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: boo
     queue behind all of these, not behind the first few."""
     if jobs != 1 and len(tasks) > 1:
         from joblib import Parallel, delayed
-        _started()
         calls = [delayed(func)(*t) for t in tasks] + [delayed(f)(*args) for f, args in then]
         return Parallel(n_jobs=jobs, return_as="generator", **({"pre_dispatch": "all"} if queue_all else {}))(calls)
     return (func(*t) for t in tasks)

@@ -128,29 +128,6 @@ def selector_for(request: SelectRequest):
     return FCPSSelector(**options, seed=request.seed, judge_costs=request.judge_costs, progress=request.progress)
 
 
-#: a panel file of at least this many bytes starts the folds' worker processes before it is
-#: read (:func:`start_fold_workers`): a smaller file is read before they could start, and
-#: may be too small for workers at all
-WORKERS_AHEAD_BYTES = 1 << 20
-
-
-def start_fold_workers(path, protocol: str) -> bool:
-    """Start the cross-fitted protocol's worker processes now, while the caller reads the
-    panel file at ``path`` (:func:`~fcps_core.selection.crossfit.start_workers`), when the
-    protocol is the cross-fitted one and the file has at least :data:`WORKERS_AHEAD_BYTES`
-    (a panel that size has far more cells than the folds need to run in workers). Whether
-    they start changes no result, only when the folds can begin. Returns whether they did."""
-    import os
-    from ..selection.crossfit import start_workers
-    try:
-        big = protocol == "crossfit" and os.path.isfile(path) and os.path.getsize(path) >= WORKERS_AHEAD_BYTES
-    except (OSError, TypeError, ValueError):
-        big = False
-    if big:
-        start_workers()
-    return big
-
-
 def run_select(request: SelectRequest) -> SelectOutcome:
     """Draw the blocks, fit the menu and choose (one pass of the selector), then store the
     run with its predictor when ``request.save`` names a stored panel. A store refusal (the
