@@ -1,9 +1,8 @@
 """Where and when the cross-fitted protocol's work runs changes no result.
 
-* The folds of the first repeat (before the screen) and of the later ones (after it): the
-  selecting process runs the remainder a last round would leave to one worker
-  (:func:`.crossfit.own_share`), beside the final refit; any split between it and the
-  workers gives the sequential run's answer.
+* The later repeats' folds (after the screen): the selecting process runs the remainder a
+  last round would leave to one worker (:func:`.crossfit.own_share`); any split between it
+  and the workers gives the sequential run's answer.
 * The average of tied members is summed on the table rows and gathered once
   (:meth:`.folds.RepeatTables.column_mean`), to the bit the mean of the gathered columns
   that NumPy computes (:func:`.folds.reduce_order_sum` follows its summation order); the
@@ -58,7 +57,7 @@ def test_where_the_folds_run_changes_no_result(screened_panel, monkeypatch, shar
     calls = []
     monkeypatch.setattr(crossfit, "own_share", lambda n, w: calls.append((n, w)) or share(n, w))
     parallel = FCPSSelector(n_jobs=2, **options).fit(panel, blocks)
-    assert calls == [(5, 2), (5, 2)]              # each repeat's five folds, two workers
+    assert calls == [(5, 2)]                      # the later repeat's five folds, two workers
     assert _answer(parallel) == _answer(sequential)
 
 

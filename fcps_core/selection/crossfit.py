@@ -24,8 +24,9 @@ so each fold predicts one row per *table row* (outputs and that repeat's fold,
 (:class:`.folds.RepeatTables`); losses and sums are kept on the *distinct held-out rows*
 (outputs, label and every repeat's fold, :class:`DistinctRows`), gathered a block of
 columns at a time, and the bootstrap works on per-unit sums (:mod:`.honesty`). With worker
-processes the final refit runs in this process while the workers fit the folds, and so do
-the folds a last round would leave to one worker (:func:`own_share`).
+processes the final refit runs in this process while the workers fit the first repeat's
+folds, and after the screen this process runs the later folds a last round would leave to
+one worker (:func:`own_share`).
 """
 
 from __future__ import annotations
@@ -236,8 +237,9 @@ def _start(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: boo
 
 def own_share(n_tasks: int, workers: int) -> int:
     """How many of ``n_tasks`` equal tasks the selecting process runs itself beside
-    ``workers`` worker processes: the remainder a last round would leave to fewer workers
-    than there are (``n_tasks`` mod ``workers``, none when the tasks fit in one round).
+    ``workers`` worker processes, when it has nothing else to do meanwhile: the remainder a
+    last round would leave to fewer workers than there are (``n_tasks`` mod ``workers``,
+    none when the tasks fit in one round).
     With it the cores stay busy to the end: the processes share them while all run
     (5 later folds, 2 workers: each worker 2, this process 1, together 5/2 folds' time
     instead of 3). Every task's seed and data are fixed before it starts, so where a task
@@ -547,11 +549,8 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # the judges report's panel part reads no fit: the first worker done with its folds
     # computes it while the other finishes, instead of this process after the folds
     queued = ((panel_report_or_none, (panel, blocks, bare)),) if parallel else ()
-    workers = _workers(jobs) if parallel else 1
-    # the workers take the first folds; this process the last ``own`` of them (what would
-    # leave one worker alone in the last round) and then the final refit, at the same time
-    results, first_results, own = _shared_start(jobs, workers, fold_work, [task(u, bare) for u in range(n_first)],
-                                                then=queued if n_first == len(fold_list) else ())
+    results = _start(jobs, fold_work, [task(u, bare) for u in range(n_first)],
+                     then=queued if n_first == len(fold_list) else ())
     # the final refit: paths and fits on every deployable row, none scored (the risks come
     # from the folds), T for the audit
     rows = MenuRows(path_rows=D, fit=D, scored=empty, audit=T, unlabelled=unlabelled)
@@ -563,12 +562,13 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         # on T is read, so without T it forms none
         return fit_menu(settings, panel, rows, expand_grid=True, score_val=False, diagnostics=len(T) > 0,
                         progress=lambda f, m: report(0.92 * (start + f) / n_units, f"final refit: {m}"))
-    # In parallel the final refit runs here beside the workers' folds: at once when this
-    # process took folds of its own (after them) or when there are fewer folds than
-    # workers, otherwise once a worker has no fold left to start (the first batch's last
-    # folds run while it refits): before that both cores are the workers', so the refit
-    # takes the core the last folds leave idle.
-    final = refit(n_first - own) if parallel and (own or n_first < workers) else None
+    # In parallel the final refit runs here once a worker has no fold left to start (the
+    # first batch's last folds run while it refits): before that both cores are the
+    # workers', so the refit takes the core the last folds leave idle. (This process takes
+    # no fold of this batch: the refit is its share, and a fold before it would put both
+    # in this process one after the other.)
+    workers = _workers(jobs) if parallel else 1
+    final = refit(0) if parallel and n_first < workers else None
 
     def done(u: int, r: int) -> None:
         nonlocal final
@@ -576,7 +576,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         if final is None and u < n_first and n_first - (u + 1) < workers:
             final = refit(u + 1)
     folds = _FoldOutputs(R, table_rows, len(D), screened)
-    folds.collect(fold_list, picks, range(n_first), first_results, done if parallel else None)
+    folds.collect(fold_list, picks, range(n_first), results, done if parallel else None)
     screen = None
     if screened:
         if final is None:
@@ -584,6 +584,8 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         screen = _screen(settings, panel, D, groups, final, folds.store, table_rows)
         folds.store.mark_first_repeat_only(screen.screened)
         later = range(n_first, len(fold_list))
+        # the workers take the first later folds, this process (idle until they are in)
+        # the last :func:`own_share` of them, at the same time
         results, later_results, _ = _shared_start(jobs, workers, fold_work,
                                                   [task(u, bare, screen.kept) for u in later], then=queued)
         folds.collect(fold_list, picks, later, later_results, done if parallel else None)
