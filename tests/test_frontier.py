@@ -136,6 +136,9 @@ class _FakeHeldOut:
     def stored(self, cols):
         return self.values[:, :, list(cols)]
 
+    def stored_column(self, k):
+        return np.ascontiguousarray(self.values[:, :, k])
+
 
 def test_members_are_one_per_model():
     """Columns equal up to refit noise (1e-13) are one model, 1e-3 apart are two; the same

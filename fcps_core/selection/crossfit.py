@@ -24,7 +24,9 @@ so each fold predicts one row per *table row* (outputs and that repeat's fold,
 (:class:`.folds.RepeatTables`); losses and sums are kept on the *distinct held-out rows*
 (outputs, label and every repeat's fold, :class:`DistinctRows`), gathered a block of
 columns at a time, and the bootstrap works on per-unit sums (:mod:`.honesty`). With worker
-processes the final refit runs in this process while the workers fit the folds.
+processes the final refit runs in this process while the workers fit the first repeat's
+folds, and after the screen this process runs the later folds a last round would leave to
+one worker (:func:`own_share`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from __future__ import annotations
 import time
 from contextlib import ExitStack
 from dataclasses import replace
-from itertools import islice
+from itertools import chain, islice
 
 import numpy as np
 
@@ -231,6 +233,51 @@ def _start(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: boo
         calls = [delayed(func)(*t) for t in tasks] + [delayed(f)(*args) for f, args in then]
         return Parallel(n_jobs=jobs, return_as="generator", **({"pre_dispatch": "all"} if queue_all else {}))(calls)
     return (func(*t) for t in tasks)
+
+
+def own_share(n_tasks: int, workers: int) -> int:
+    """How many of ``n_tasks`` equal tasks the selecting process runs itself beside
+    ``workers`` worker processes, when it has nothing else to do meanwhile: the remainder a
+    last round would leave to fewer workers than there are (``n_tasks`` mod ``workers``,
+    none when the tasks fit in one round).
+    With it the cores stay busy to the end: the processes share them while all run
+    (5 later folds, 2 workers: each worker 2, this process 1, together 5/2 folds' time
+    instead of 3). Every task's seed and data are fixed before it starts, so where a task
+    runs changes no result."""
+    return n_tasks % workers if n_tasks > workers else 0
+
+
+def _shared_start(jobs: int, workers: int, func, tasks: list[tuple], then: tuple = ()) -> tuple:
+    """:func:`_start` of ``tasks`` shared with this process: the workers take the first
+    ones, this process runs its :func:`own_share` of the last ones now (the workers run
+    meanwhile) and hands its freed memory back. Returns (the workers' results, with what
+    ``then`` queued behind them; every task's result in task order; this process's share)."""
+    own = own_share(len(tasks), workers) if jobs != 1 and len(tasks) > 1 else 0
+    results = _start(jobs, func, tasks[:len(tasks) - own], then=then)
+    mine = [func(*t) for t in tasks[len(tasks) - own:]]
+    if mine:
+        release_freed_memory()
+    return results, chain(islice(results, len(tasks) - own), mine), own
+
+
+def release_freed_memory() -> bool:
+    """Hand the memory this process has freed back to the operating system (glibc's
+    ``malloc_trim``; elsewhere nothing happens): after a fold fitted here, and once every
+    fold's result is read. A fit frees what it allocated, but the allocator keeps the freed
+    heap (its threshold for giving large arrays their own pages rises with the largest
+    array freed), and the arrays the choice and the bootstrap allocate next land beside it
+    rather than in it, so without this the peak memory of the selection grows by about a
+    fold's working set. Returns whether it ran."""
+    import sys
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):      # not glibc
+        return False
+    trim(0)
+    return True
 
 
 def _queued_result(results):
@@ -517,7 +564,9 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
                         progress=lambda f, m: report(0.92 * (start + f) / n_units, f"final refit: {m}"))
     # In parallel the final refit runs here once a worker has no fold left to start (the
     # first batch's last folds run while it refits): before that both cores are the
-    # workers', so the refit takes the core the last folds leave idle.
+    # workers', so the refit takes the core the last folds leave idle. (This process takes
+    # no fold of this batch: the refit is its share, and a fold before it would put both
+    # in this process one after the other.)
     workers = _workers(jobs) if parallel else 1
     final = refit(0) if parallel and n_first < workers else None
 
@@ -534,14 +583,20 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
             final = refit(n_first)
         screen = _screen(settings, panel, D, groups, final, folds.store, table_rows)
         folds.store.mark_first_repeat_only(screen.screened)
-        results = _start(jobs, fold_work, [task(u, bare, screen.kept) for u in range(n_first, len(fold_list))],
-                         then=queued)
-        folds.collect(fold_list, picks, range(n_first, len(fold_list)), results, done if parallel else None)
+        later = range(n_first, len(fold_list))
+        # the workers take the first later folds, this process (idle until they are in)
+        # the last :func:`own_share` of them, at the same time
+        results, later_results, _ = _shared_start(jobs, workers, fold_work,
+                                                  [task(u, bare, screen.kept) for u in later], then=queued)
+        folds.collect(fold_list, picks, later, later_results, done if parallel else None)
         # a screened key some later fold's whole menu would not offer (a cfps subset of
         # another size) is left out, as it is without the screen
         folds.store.forget(screen.screened - (folds.offered or frozenset()))
     if final is None:
         final = refit(n_units - 1)
+    # the folds' results are in the store: what their reading (and any fold or refit run
+    # here) freed goes back to the system before the choice and the bootstrap allocate
+    release_freed_memory()
     store, diag_sum, diag_n, judge_sets, base = folds.store, folds.diag_sum, folds.diag_n, folds.judge_sets, folds.base
     n_folds_total = len(fold_list)
     kept, models, columns, predictions = [], {}, [], {}

@@ -299,6 +299,81 @@ class RepeatTables:
             out[1:, single] = out[0, single]
         return out.transpose(0, 2, 1)
 
+    def column(self, k: int) -> np.ndarray:
+        """Stored column ``k`` as a contiguous (repeats, distinct held-out rows) array: the
+        values of ``gather([k])[:, :, 0]``, taken row by row into their place (no block
+        of other columns, no transposed copy)."""
+        R = self.values.shape[0]
+        out = np.empty((R, self.n_distinct))
+        single = self.first_repeat_only is not None and R > 1 and bool(self.first_repeat_only[k])
+        for r in range(R):
+            if r and single:
+                out[r] = out[0]
+            else:
+                np.take(self.values[r, k], self.index[r], out=out[r])
+        return out
+
+    def column_mean(self, cols) -> np.ndarray:
+        """(repeats, distinct held-out rows): the mean of stored columns ``cols`` per row,
+        equal to the bit to ``numpy.mean`` over the last axis of the gathered (repeats,
+        rows, columns) array (:func:`reduce_order_sum` adds in its order). A gather is
+        elementwise, so in a repeat where every column reads the same table (the first
+        repeat; a later one without first-repeat-only columns, or with only those) the
+        columns are summed on the table rows and the sum gathered once, instead of every
+        column gathered and summed."""
+        cols = np.asarray(cols, dtype=np.int64).reshape(-1)
+        R = self.values.shape[0]
+        single = (self.first_repeat_only[cols] if self.first_repeat_only is not None and R > 1
+                  else np.zeros(len(cols), dtype=bool))
+        out = np.empty((R, self.n_distinct))
+        for r in range(R):
+            if r and single.all():
+                out[r] = out[0]
+            elif r == 0 or not single.any():
+                table = self.values[r]
+                total = reduce_order_sum([table[c] for c in cols])
+                np.take(total, self.index[r], out=out[r])
+            else:       # first-repeat-only columns read the first repeat's table, the others this one's
+                out[r] = reduce_order_sum([self.values[0, c][self.index[0]] if s else self.values[r, c][self.index[r]]
+                                           for c, s in zip(cols, single)])
+        out /= len(cols)
+        return out
+
+
+def reduce_order_sum(terms: list) -> np.ndarray:
+    """The elementwise sum of equal-shaped arrays ``terms`` in the order ``numpy.add.reduce``
+    adds the items of a contiguous axis (NumPy's pairwise summation: in turn below eight
+    items; eight running sums from eight on, combined as ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7))
+    with the rest added in turn; halves of a multiple of eight above 128 items). So the
+    result equals, to the bit, the sum over the last axis of those arrays stacked there."""
+    return _pairwise_sum(terms)
+
+
+def _pairwise_sum(terms: list) -> np.ndarray:
+    """NumPy's pairwise summation (``pairwise_sum`` of its add loops) of ``terms``."""
+    n = len(terms)
+    if n < 8:
+        out = np.array(terms[0], dtype=float, copy=True)
+        for t in terms[1:]:
+            out += t
+        return out
+    if n <= 128:
+        acc = [np.array(t, dtype=float, copy=True) for t in terms[:8]]
+        full = n - n % 8
+        for i in range(8, full, 8):
+            for j in range(8):
+                acc[j] += terms[i + j]
+        out = (acc[0] + acc[1]) + (acc[2] + acc[3])
+        out += (acc[4] + acc[5]) + (acc[6] + acc[7])
+        for t in terms[full:]:
+            out += t
+        return out
+    half = n // 2
+    half -= half % 8
+    out = _pairwise_sum(terms[:half])
+    out += _pairwise_sum(terms[half:])
+    return out
+
 
 class TabledPredictions(ExpandedPredictions):
     """:class:`ExpandedPredictions` over :class:`RepeatTables`: reads like the raw
@@ -399,6 +474,13 @@ class HeldOut:
         # taken as (repeats, columns, rows) and handed over transposed: the split protocol
         # stores each column's rows together, and so the gather stays
         return self.values.transpose(0, 2, 1)[:, np.asarray(cols, dtype=np.int64)].transpose(0, 2, 1)
+
+    def stored_column(self, k: int) -> np.ndarray:
+        """Stored column ``k`` as a contiguous float (repeats, distinct rows) array, equal to
+        ``stored([k])[:, :, 0]`` (:meth:`RepeatTables.column` where the tables hold it)."""
+        if self.tables is not None:
+            return self.tables.column(int(k))
+        return np.ascontiguousarray(self.stored([k])[:, :, 0], dtype=float)
 
     def first_repeat_only(self, cols) -> np.ndarray | None:
         """Which stored columns ``cols`` read their first repeat in every repeat (None:
@@ -517,7 +599,11 @@ class HeldOut:
 
     def average_losses(self, objective: str, members: list[int]) -> np.ndarray:
         """Per-distinct-row loss of the members' average prediction (mean over repeats)."""
-        p = np.ascontiguousarray(self.stored(self.vcol[list(members)])).mean(axis=2)
+        cols = self.vcol[list(members)]
+        if self.tables is not None:
+            p = self.tables.column_mean(cols)
+        else:
+            p = np.ascontiguousarray(self.stored(cols)).mean(axis=2)
         yd = self.y_distinct
         return row_losses(objective, yd, p[:, :, None])[:, 0]
 

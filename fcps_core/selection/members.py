@@ -15,7 +15,8 @@ routes must count once. Two candidates are the same member when
 looked up only for the candidates a rule asks about, and is shared by the choice rule and
 the bootstrap that replays it (:mod:`.honesty`, :mod:`.frontier`). :meth:`MemberLookup.ids`
 looks up many candidates at once (the frontier asks about every candidate): their columns
-are read a block at a time, the ids are the ones asking one by one gives.
+are read first (a block at a time, or each taken into place from the cross-fitted
+protocol's per-repeat tables), the ids are the ones asking one by one gives.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class MemberLookup:
         self._keys: dict[int, tuple] = {}           # candidate -> model_key, from ids()
 
     def _column(self, k: int) -> np.ndarray:
-        return np.asarray(self.heldout.stored([self.first[k]])[:, :, 0], dtype=float)
+        return self.heldout.stored_column(self.first[k])
 
     def _summary(self, p: np.ndarray) -> tuple[float, float, np.ndarray]:
         """A column's mean, its tolerance and its values at :data:`SKETCH` evenly spaced
@@ -118,8 +119,8 @@ class MemberLookup:
 
     def ids(self, cands) -> np.ndarray:
         """``[self[c] for c in cands]`` as an int64 array, the columns those lookups would
-        read one at a time read a block at a time first (only each one's mean, tolerance
-        and sketch are kept, :meth:`_column_id`)."""
+        read one at a time read first (only each one's mean, tolerance and sketch are
+        kept, :meth:`_column_id`)."""
         cands = [int(c) for c in cands]
         need, keys = [], set(self.by_key)
         for c in cands:
@@ -131,6 +132,11 @@ class MemberLookup:
                 need.append(k)
             keys.add(key)
         need = list(dict.fromkeys(need))
+        if getattr(self.heldout, "tables", None) is not None:
+            # per-repeat tables: a column is taken into place directly, a block saves nothing
+            for k in need:
+                self._stats[k] = self._summary(self._column(k))
+            need = []
         for a in range(0, len(need), READ_BLOCK):
             part = need[a:a + READ_BLOCK]
             block = self.heldout.stored([self.first[k] for k in part])
