@@ -141,3 +141,16 @@ def test_effective_support_and_oracle_risk_on_the_toy_panel_by_hand(toy_panel):
     assert from_counts(np.array([2, 1, 2, 1, 2, 1, 1, 2])) == pytest.approx(432 ** (1 / 3))
     assert oracle_mse(one, toy_panel.labels) == pytest.approx(2 / 9)
     assert oracle_mse(two, toy_panel.labels) == pytest.approx(1 / 9)
+
+
+def test_metric_suite_reports_no_correlation_for_predictions_constant_up_to_rounding():
+    # predictions that differ only in the 16th digit (a refit's rounding): SciPy warns its
+    # Pearson figure may be inaccurate; the suite says undefined and warns nothing itself
+    import warnings
+    y = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    p = np.array([0.5, 0.5, 0.5, 0.5, 0.5 + 1e-15])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = metric_suite(y, p)
+    assert math.isnan(m["pearson"])
+    assert m["mse"] == pytest.approx(np.mean((y - p) ** 2))

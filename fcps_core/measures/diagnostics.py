@@ -77,8 +77,21 @@ def metric_suite(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
     hard = np.abs(y - 0.5) > 1e-12
     out["accuracy"] = float(np.mean((p[hard] > 0.5) == (y[hard] > 0.5))) if hard.any() else math.nan
     if len(y) > 2 and np.ptp(y) > 0 and np.ptp(p) > 0:
+        import warnings
         from scipy.stats import pearsonr, spearmanr    # scipy.stats is slow to import: only when used
-        out["pearson"] = float(pearsonr(y, p).statistic)
+        from scipy.stats import NearConstantInputWarning
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", NearConstantInputWarning)
+            r = float(pearsonr(y, p).statistic)
+        # an input constant up to rounding has no meaningful correlation: SciPy warns that
+        # its figure may be inaccurate, and the suite reports it as undefined instead
+        near_constant = False
+        for w in caught:
+            if issubclass(w.category, NearConstantInputWarning):
+                near_constant = True
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        out["pearson"] = math.nan if near_constant else r
         out["spearman"] = float(spearmanr(y, p).statistic)
     else:
         out["pearson"] = out["spearman"] = math.nan
