@@ -51,3 +51,35 @@ def test_every_judge_of_an_average_gets_a_weight_and_a_drop_one_change(panel):
         # the signed weight: the mean over the weighted models, 0 in a model without the judge
         assert j["weight"] == pytest.approx(np.mean([w.get(j["judge"], 0.0) for w in weighted]))
         assert isinstance(j["shared_with"], list)
+
+
+def test_drop_one_replays_sharing_unit_sums_match_the_plain_replays(panel, monkeypatch):
+    """The replays of a tie rule read their paired SEs from unit sums formed once for all of
+    them (:meth:`.choice.GroupedLosses.unit_sums_held`); the rows must be those of replays that
+    form the sums per paired SE, to the bit (the reference path: no sums held)."""
+    from fcps_core.selection import drop_one
+    from fcps_core.selection.frontier import RuleReplay
+    r = select(panel, make_blocks(panel, seed=0), families=["logistic", "ridge_iso", "mean_iso"], k_max=6,
+               repeats=1, choice="tie_average", max_members=4)
+    grouped = r.heldout.grouped(r.selector.objective)
+    held_during = []
+    decide = RuleReplay.decide
+
+    def spying(self, *args, **kwargs):
+        held_during.append("held_unit_sums" in self.grouped._cache)
+        return decide(self, *args, **kwargs)
+    monkeypatch.setattr(RuleReplay, "decide", spying)
+
+    def fresh_rows():
+        # no paired SE or spread kept from an earlier pass: each run computes its own
+        for key in [k for k in grouped._cache if k == "spread" or (isinstance(k, tuple) and k[0] == "paired_se")]:
+            del grouped._cache[key]
+        return drop_one.drop_one_choices(r)
+    shared = fresh_rows()
+    assert len(held_during) >= 2 and all(held_during)          # the shared path was taken
+    held_during.clear()
+    monkeypatch.setattr(drop_one, "UNIT_SUM_CELLS", 0)          # nothing fits: sums formed per paired SE
+    plain = fresh_rows()
+    assert held_during and not any(held_during)
+    assert shared == plain
+    assert len({row["risk"] for row in shared["judges"] if row["risk"] is not None}) >= 2   # several replays' choices

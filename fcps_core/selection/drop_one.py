@@ -27,12 +27,14 @@ replay of the choice rule per deployed judge, so every selection carries it.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..defaults import TIE_AVERAGE
 from .constraints import selector_constraint
 from .frontier import HeldoutChoice, RuleReplay, grouped_columns
-from .honesty import Z95
+from .honesty import UNIT_SUM_CELLS, Z95
 
 
 def _verdict(lo: float, hi: float) -> str:
@@ -65,25 +67,30 @@ def drop_one_choices(result) -> dict | None:
     masks = [int(mk) for mk in replay.bits.masks]
     calls = np.array([[(mk >> j) & 1 for j in range(len(names))] for mk in masks], dtype=bool)
     rows, cache = [], {}
-    for name in deployed_judges:
-        allowed = base & ~calls[:, names.index(name)]
-        if not allowed.any():
-            rows.append({"judge": name, "change": None, "ci": None, "verdict": None, "risk": None,
-                         "family": None, "members": None, "K": None,
-                         "note": "every admissible candidate calls this judge: no choice without it"})
-            continue
-        without = replay.decide(allowed, members_fit)
-        if without.key not in cache:
-            g = grouped_columns(heldout, without.loss, deployed.loss)
-            means = g.means()
-            change = float(means[0] - means[1])
-            se = 0.0 if np.array_equal(without.loss, deployed.loss) else float(g.paired_se(1, means=means)[0])
-            cache[without.key] = (float(means[0]), change, [change - Z95 * se, change + Z95 * se])
-        risk, change, ci = cache[without.key]
-        picked = [cands[m] for m in without.key]
-        rows.append({"judge": name, "change": change, "ci": ci, "verdict": _verdict(*ci), "risk": risk,
-                     "family": TIE_AVERAGE if len(picked) > 1 else picked[0].family,
-                     "members": len(picked), "K": len({n for c in picked for n in c.judges}), "note": None})
+    # a rule with a tie set reads the paired SEs against each replay's best column, each one
+    # all columns' unit sums: formed once for all the replays (the same sparse products, so
+    # the same SEs: :meth:`.choice.GroupedLosses.unit_sums_held`) when there are several
+    shared = replay.rule != "argmin" and len(deployed_judges) > 1
+    with replay.grouped.unit_sums_held(UNIT_SUM_CELLS) if shared else contextlib.nullcontext():
+        for name in deployed_judges:
+            allowed = base & ~calls[:, names.index(name)]
+            if not allowed.any():
+                rows.append({"judge": name, "change": None, "ci": None, "verdict": None, "risk": None,
+                             "family": None, "members": None, "K": None,
+                             "note": "every admissible candidate calls this judge: no choice without it"})
+                continue
+            without = replay.decide(allowed, members_fit)
+            if without.key not in cache:
+                g = grouped_columns(heldout, without.loss, deployed.loss)
+                means = g.means()
+                change = float(means[0] - means[1])
+                se = 0.0 if np.array_equal(without.loss, deployed.loss) else float(g.paired_se(1, means=means)[0])
+                cache[without.key] = (float(means[0]), change, [change - Z95 * se, change + Z95 * se])
+            risk, change, ci = cache[without.key]
+            picked = [cands[m] for m in without.key]
+            rows.append({"judge": name, "change": change, "ci": ci, "verdict": _verdict(*ci), "risk": risk,
+                         "family": TIE_AVERAGE if len(picked) > 1 else picked[0].family,
+                         "members": len(picked), "K": len({n for c in picked for n in c.judges}), "note": None})
     deployed_risk = float(grouped_columns(heldout, deployed.loss).means()[0])
     # the one-SE guard is not replayed: without the judge the plain argmin is taken
     return {"judges": rows, "risk": deployed_risk, "objective": replay.selector.objective,
