@@ -442,8 +442,7 @@ def pick_in_order(order, signatures, max_members: int, members_fit=None) -> list
     is asked about the members' judge union, kept as they join (one OR per column)."""
     union_fits = getattr(members_fit, "union_fits", None)
     # a limit on the number of judges alone is a bit count, asked here without a call
-    most = getattr(members_fit, "max_judges", None) if union_fits is not None and \
-        getattr(members_fit, "cost", 0) is None else None
+    most = getattr(members_fit, "max_judges_only", None)
     members, seen, union = [], set(), 0
     for c in order:
         c = int(c)

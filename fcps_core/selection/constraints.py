@@ -136,6 +136,9 @@ class MembersTest:
         self.cost = None if constraint.budget is None else \
             [float(constraint.costs[n]["cost"]) for n in judge_names]
         self.limit = constraint.cost_limit
+        #: the judge-count limit when it is the only one (None otherwise): a caller growing a
+        #: union may then compare its bit count itself instead of calling :meth:`union_fits`
+        self.max_judges_only = self.max_judges if self.cost is None else None
 
     def union_fits(self, u: int) -> bool:
         """Whether calling the judges of bit mask ``u`` respects the limits (a cost summed

@@ -251,13 +251,13 @@ def _shared_start(jobs: int, workers: int, func, tasks: list[tuple], then: tuple
     """:func:`_start` of ``tasks`` shared with this process: the workers take the first
     ones, this process runs its :func:`own_share` of the last ones now (the workers run
     meanwhile) and hands its freed memory back. Returns (the workers' results, with what
-    ``then`` queued behind them; every task's result in task order; this process's share)."""
+    ``then`` queued behind them; every task's result in task order)."""
     own = own_share(len(tasks), workers) if jobs != 1 and len(tasks) > 1 else 0
     results = _start(jobs, func, tasks[:len(tasks) - own], then=then)
     mine = [func(*t) for t in tasks[len(tasks) - own:]]
     if mine:
         release_freed_memory()
-    return results, chain(islice(results, len(tasks) - own), mine), own
+    return results, chain(islice(results, len(tasks) - own), mine)
 
 
 def release_freed_memory() -> bool:
@@ -586,7 +586,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         later = range(n_first, len(fold_list))
         # the workers take the first later folds, this process (idle until they are in)
         # the last :func:`own_share` of them, at the same time
-        results, later_results, _ = _shared_start(jobs, workers, fold_work,
+        results, later_results = _shared_start(jobs, workers, fold_work,
                                                   [task(u, bare, screen.kept) for u in later], then=queued)
         folds.collect(fold_list, picks, later, later_results, done if parallel else None)
         # a screened key some later fold's whole menu would not offer (a cfps subset of

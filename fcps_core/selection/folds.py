@@ -346,11 +346,6 @@ def reduce_order_sum(terms: list) -> np.ndarray:
     items; eight running sums from eight on, combined as ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7))
     with the rest added in turn; halves of a multiple of eight above 128 items). So the
     result equals, to the bit, the sum over the last axis of those arrays stacked there."""
-    return _pairwise_sum(terms)
-
-
-def _pairwise_sum(terms: list) -> np.ndarray:
-    """NumPy's pairwise summation (``pairwise_sum`` of its add loops) of ``terms``."""
     n = len(terms)
     if n < 8:
         out = np.array(terms[0], dtype=float, copy=True)
@@ -370,8 +365,8 @@ def _pairwise_sum(terms: list) -> np.ndarray:
         return out
     half = n // 2
     half -= half % 8
-    out = _pairwise_sum(terms[:half])
-    out += _pairwise_sum(terms[half:])
+    out = reduce_order_sum(terms[:half])
+    out += reduce_order_sum(terms[half:])
     return out
 
 

@@ -197,6 +197,7 @@ class _Replays:
         self._safe_on = np.where(self.keep, self.ON, 1.0)
         self.unit_matrix = grouped.unit_matrix                    # (units, distinct rows)
         self._oob: dict = {}
+        self._column_units: dict = {}
         self._units_of: dict = {}
         self._unit_sums = None
         self._stored_of: np.ndarray | None = None
@@ -288,12 +289,17 @@ class _Replays:
             out[a:a + step] = counts[a:a + step].astype(float) @ per_unit
         return out
 
-    def _oob_risk(self, key, loss) -> np.ndarray:
-        """Every draw's out-of-bag mean of a per-distinct-row loss (cached by ``key``)."""
-        if key not in self._oob:
-            per_unit = np.asarray(self.unit_matrix @ loss).reshape(-1)
-            self._oob[key] = self._oob_sums(per_unit) / self._safe_on
-        return self._oob[key]
+    def _column_unit_sums(self, c: int) -> np.ndarray:
+        """Per-unit sums (one group's) of loss column ``c`` (cached)."""
+        if c not in self._column_units:
+            self._column_units[c] = np.asarray(self.unit_matrix @ self.grouped.losses[:, c]).reshape(-1)
+        return self._column_units[c]
+
+    def _oob_risk(self, c: int) -> np.ndarray:
+        """Every draw's out-of-bag mean of loss column ``c`` (cached)."""
+        if c not in self._oob:
+            self._oob[c] = self._oob_sums(self._column_unit_sums(c)) / self._safe_on
+        return self._oob[c]
 
     #: averages formed together: their members' stored columns read once per block
     AVERAGE_BLOCK = 256
@@ -353,7 +359,7 @@ class _Replays:
                 proc = np.empty(len(best))
                 for c in np.unique(self.grouped.col[chosen]):
                     rows = np.flatnonzero(self.grouped.col[chosen] == c)
-                    proc[rows] = self._oob_risk(("col", int(c)), self.grouped.losses[:, c])[rows]
+                    proc[rows] = self._oob_risk(int(c))[rows]
                 out.append(proc[self.keep])
             return out
         # the tie average: every level's members per draw (they read the previous level's,
@@ -395,15 +401,9 @@ class _Replays:
         product per predictor: many levels deploy a different average in most draws)."""
         keys = [[tuple(m) for m in members] for members in chosen]
         self._average_unit_sums([k for level in keys for k in level if len(k) > 1])
-        column_sums: dict[int, np.ndarray] = {}
 
         def unit_sums_of(key: tuple) -> np.ndarray:
-            if len(key) > 1:
-                return self._units_of[key]
-            c = int(self.grouped.col[key[0]])
-            if c not in column_sums:
-                column_sums[c] = np.asarray(self.unit_matrix @ self.grouped.losses[:, c]).reshape(-1)
-            return column_sums[c]
+            return self._units_of[key] if len(key) > 1 else self._column_unit_sums(int(self.grouped.col[key[0]]))
         B = len(self.OU)
         sums = np.empty((len(keys), B))
         many = []
@@ -420,9 +420,7 @@ class _Replays:
         # many: a block of draws at a time, its counts converted to floats once for all
         # these levels, each draw's row times the per-unit sums of what it deploys there
         step = max(1, BLOCK_CELLS // max(self.OU.shape[1], 1))
-        for a in range(0, B, step):
-            if not many:
-                break
+        for a in (range(0, B, step) if many else ()):
             counts = self.OU[a:a + step].astype(float)
             for i in many:
                 rows = np.stack([unit_sums_of(k) for k in keys[i][a:a + step]])
