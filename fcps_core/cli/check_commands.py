@@ -8,14 +8,13 @@ any panel, and the flags reproduce the paper's settings (e.g. LLMBar: ``--n-val 
 
 from __future__ import annotations
 
-import json
 import sys
 
 from ..errors import FCPSError
 from ..service.files import json_ready
 from .args import add_panel_arguments, capped_workers, parse_budgets
 from .context import RunContext
-from .render import fmt, log, one_line, render_table
+from .render import fmt, log, one_line, render_table, write_json
 
 #: name -> (paper label, one-line description)
 CHECKS = {
@@ -105,10 +104,8 @@ def cmd_check(args, ctx: RunContext) -> int:
                      drop=args.drop, n_h_values=n_h_values, k_max=args.k_max,
                      progress=progress_printer(args))
     if args.json:
-        json.dump(json_ready({"check": args.name, "paper_label": label, "panel": panel.name,
-                              "sizes": sizes, "splits": splits, "seed": args.seed, "rows": rows}),
-                  sys.stdout, indent=1, allow_nan=False)
-        sys.stdout.write("\n")
+        write_json(json_ready({"check": args.name, "paper_label": label, "panel": panel.name,
+                               "sizes": sizes, "splits": splits, "seed": args.seed, "rows": rows}))
         return 0
     sys.stdout.write(f"{args.name} check on {one_line(panel.name)} (paper {label}), {splits} splits, "
                      f"S={sizes['n_select']} V={sizes['n_val']} T={sizes['n_test']}\n")

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from ..errors import FCPSError
 from ..service.files import json_ready
 from .context import RunContext
-from .render import fmt, log, render_table, safe, write_data
+from .render import fmt, log, render_table, safe, write_data, write_json
 
 
 def load_predictor(ref: str, store_path: str | None = None):
@@ -138,11 +137,9 @@ def cmd_score(args, ctx: RunContext) -> int:
     else:
         log(args, support_summary(panel.n_rows, support, missing_behaviour(predictor)))
     if args.json and args.out:
-        json.dump(json_ready({"out": args.out, "format": out_format, "rows": panel.n_rows,
-                              "outside_support": None if support is None else int((~support.in_support).sum()),
-                              "missing_rows": None if support is None else int(support.missing.any(axis=1).sum())}),
-                  sys.stdout, indent=1, allow_nan=False)
-        sys.stdout.write("\n")
+        write_json(json_ready({"out": args.out, "format": out_format, "rows": panel.n_rows,
+                               "outside_support": None if support is None else int((~support.in_support).sum()),
+                               "missing_rows": None if support is None else int(support.missing.any(axis=1).sum())}))
     return 0
 
 
@@ -168,8 +165,7 @@ def cmd_audit(args, ctx: RunContext) -> int:
                           out_format=out_format)
         log(args, f"predictions written to {args.out}")
     if args.json:
-        json.dump(json_ready(audit.to_dict()), sys.stdout, indent=1, allow_nan=False)
-        sys.stdout.write("\n")
+        write_json(json_ready(audit.to_dict()))
     else:
         sys.stdout.write(render_audit(audit, source=args.panel))
     return {"OK": 0, "WARN": 0, "REFUSE": 3}[audit.status] if args.strict else 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -14,7 +13,7 @@ from ..service.select import FAMILIES
 from ..service.parsers import screen_option
 from .args import block_counts, capped_workers, parse_budgets, parse_names, parse_range
 from .context import RunContext
-from .render import fmt, log, one_line, render_result, render_table, warn
+from .render import fmt, log, one_line, render_result, render_table, warn, write_json
 from .store_hooks import cli_params, load_stored_panel, remember_file_panel, save_result
 
 
@@ -94,8 +93,7 @@ def cmd_select(args, ctx: RunContext) -> int:
         out = result.to_dict()
         # what the reader found that may make the result meaningless (a constant label...)
         out["panel"]["warnings"] = list(getattr(panel, "import_warnings", None) or [])
-        json.dump(json_ready(out), sys.stdout, indent=1, allow_nan=False)
-        sys.stdout.write("\n")
+        write_json(json_ready(out))
     else:
         sys.stdout.write(render_result(result, top=args.top))
     return 0
@@ -156,9 +154,7 @@ def cmd_sweep(args, ctx: RunContext) -> int:
                                options=options)
     save_result(args, ctx, "sweep", result)      # store: --save
     if args.json:
-        json.dump(json_ready({k: v for k, v in result.to_dict().items() if k != "records"}),
-                  sys.stdout, indent=1, allow_nan=False)
-        sys.stdout.write("\n")
+        write_json(json_ready({k: v for k, v in result.to_dict().items() if k != "records"}))
     else:
         rows = [[c["n_M"], c.get("table_test_mse"), c.get("scalar_test_mse"), c.get("delta"),
                  f"[{fmt(c.get('ci_low'))}, {fmt(c.get('ci_high'))}]", c.get("table_K_mean"),
@@ -223,8 +219,7 @@ def cmd_synth(args, ctx: RunContext) -> int:
 
 
 def _dump(obj) -> None:
-    json.dump(json_ready(obj), sys.stdout, indent=1, allow_nan=False)
-    sys.stdout.write("\n")
+    write_json(json_ready(obj))
 
 
 def write_panel_file(panel, path: str, fmt: str, *, force: bool = False) -> None:

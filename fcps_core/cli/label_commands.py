@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 
 from ..service.files import json_ready
 from ..service.reports import count_of, estimate_name
 from .args import add_panel_arguments
 from .context import RunContext
-from .render import fmt, log, write_data
+from .render import fmt, log, write_data, write_json
 
 
 def add_label_commands(sub) -> None:
@@ -68,11 +66,9 @@ def cmd_label_next(args, ctx: RunContext) -> int:
         if args.json:
             out = plan.to_dict()
             out["out"] = args.out
-            json.dump(json_ready(out), sys.stdout, indent=1, allow_nan=False)
-            sys.stdout.write("\n")
+            write_json(json_ready(out))
     elif args.json:
-        json.dump(json_ready(plan.to_dict()), sys.stdout, indent=1, allow_nan=False)
-        sys.stdout.write("\n")
+        write_json(json_ready(plan.to_dict()))
     else:
         write_data(plan.csv_text())
     return 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from .. import defaults as D
@@ -11,7 +10,7 @@ from ..service.reports import family_name, judges_count
 from ..service.select import FAMILIES, PATH_RULES
 from .args import add_block_arguments, add_panel_arguments, block_counts, parse_names
 from .context import RunContext
-from .render import clean, fmt, log, render_table, safe
+from .render import clean, fmt, log, render_table, safe, write_json
 
 
 def add_plan_commands(sub) -> None:
@@ -71,8 +70,7 @@ def cmd_next_judge(args, ctx: RunContext) -> int:
         traffic = planning.read_plan_traffic(args.traffic, dep, store)
     plan = planning.plan_next_judge(dep, traffic=traffic, progress=progress)
     if args.json:
-        json.dump(json_ready(plan.to_dict()), sys.stdout, indent=1, allow_nan=False)
-        sys.stdout.write("\n")
+        write_json(json_ready(plan.to_dict()))
     else:
         sys.stdout.write(render_plan(plan.to_dict(), top=args.top))
     return 0

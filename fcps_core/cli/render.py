@@ -11,6 +11,13 @@ from ..service.reports import count_of, deployed_kind, deployed_members, display
 from ..service.text import clean, one_line, safe  # noqa: F401 (the one sanitiser: see there)
 
 
+def write_json(document, **options) -> None:
+    """``document`` as JSON on standard output (indented by one space, NaN refused,
+    ``options`` passed to :func:`json.dumps`), then a newline, in one write: the terminal
+    guard then sanitises the text once instead of each of ``json.dump``'s many pieces."""
+    sys.stdout.write(json.dumps(document, indent=1, allow_nan=False, **options) + "\n")
+
+
 #: path -> the name shown instead (a copy of standard input is shown as ``<stdin>``);
 #: applied by :class:`TerminalGuard` to everything printed while the command runs
 _ALIASES: dict[str, str] = {}

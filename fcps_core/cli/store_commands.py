@@ -26,7 +26,7 @@ from ..service.files import json_ready
 from ..service.stores import Store, StoreError, resolve_store_path
 from .args import MAX_MB, add_panel_arguments, parse_names, parse_range
 from .formats import export_format, jsonl_from_parquet
-from .render import clean, fmt, log, render_table, safe, write_data
+from .render import clean, fmt, log, render_table, safe, write_data, write_json
 from .store_hooks import STORE_HELP
 
 
@@ -242,8 +242,7 @@ def _brief(info: dict) -> dict:
 
 
 def _dump(obj) -> None:
-    json.dump(json_ready(obj), sys.stdout, indent=1, default=str, allow_nan=False)
-    sys.stdout.write("\n")
+    write_json(json_ready(obj), default=str)
 
 
 def cmd_panels(args) -> int:
