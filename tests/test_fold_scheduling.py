@@ -8,7 +8,7 @@
   that NumPy computes (:func:`.folds.reduce_order_sum` follows its summation order); the
   member lookup takes a column into place (:meth:`.folds.RepeatTables.column`).
 * Memory a fold run in the selecting process freed goes back to the system
-  (:func:`.crossfit.release_freed_memory`).
+  (:func:`fcps_core.process_memory.release_freed_memory`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pytest
 from fcps_core import make_blocks
 from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection import FCPSSelector, crossfit
+from fcps_core.process_memory import release_freed_memory
 from fcps_core.selection.folds import RepeatTables, reduce_order_sum
 
 MENU = dict(families=["table", "logistic", "mean_iso", "ridge_iso", "ds_jury"], k_max=4)
@@ -108,15 +109,61 @@ def _rss_bytes() -> int:
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="glibc's malloc_trim")
 def test_freed_heap_memory_leaves_the_process():
     """Arrays under the allocator's own-pages threshold live on the heap; freed below a
-    live one they stay in the process until :func:`.crossfit.release_freed_memory`."""
+    live one they stay in the process until :func:`fcps_core.process_memory.release_freed_memory`."""
     blocks = [np.ones(12_000) for _ in range(2_000)]         # 96 KB each: heap, about 190 MB
     last = blocks.pop()                                       # holds the heap's top
     del blocks
     before = _rss_bytes()
-    assert crossfit.release_freed_memory()
+    assert release_freed_memory()
     after = _rss_bytes()
     assert before - after > 100 * 2 ** 20, (before, after)
     assert last.sum() == 12_000
+
+
+_GROWING_BLOCKS = """
+import resource, sys
+from fcps_core.process_memory import keep_freed_memory
+if sys.argv[1] == "keep":
+    assert keep_freed_memory()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for mb in range(1, 31):          # 1 MB to 30 MB, each zero-filled (every page touched), then freed
+    block = bytearray(mb << 20)
+    del block
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="glibc's mallopt")
+def test_kept_freed_memory_is_reused_instead_of_faulted_in_again():
+    """Blocks of growing size, each freed before the next: by default glibc maps each one
+    afresh (its threshold for own mappings only climbs to the last size freed), so every
+    page of every block is a new page fault, about 465 MB of pages in all; with
+    :func:`fcps_core.process_memory.keep_freed_memory` they come from the heap, whose pages
+    are reused (the largest block's 30 MB of faults). Each case in a fresh process: the
+    settings are process-wide."""
+    import subprocess
+    import sys
+
+    def faults(mode: str) -> int:
+        done = subprocess.run([sys.executable, "-c", _GROWING_BLOCKS, mode], capture_output=True, text=True,
+                              check=True, cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+        return int(done.stdout.split()[-1])
+    plain, kept = faults("plain"), faults("keep")
+    pages = (30 << 20) // 4096
+    assert plain > 10 * pages, plain          # about 15 x: every block faulted in
+    assert kept < 2 * pages, kept             # the largest block's pages, once
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="glibc's mallopt")
+def test_fold_workers_keep_freed_memory_and_this_process_does_not():
+    """The settings are the workers' (their process is the folds'), not the library
+    host's: tasks started in worker processes run with them in force, and starting them
+    leaves this process's allocator alone."""
+    from fcps_core import process_memory
+    before = process_memory.keeps_freed_memory()
+    in_workers = list(crossfit._start(2, process_memory.keeps_freed_memory, [(), (), ()]))
+    assert in_workers == [True, True, True]
+    assert process_memory.keeps_freed_memory() == before
 
 
 @pytest.mark.parametrize("marked", ["none", "some"])

@@ -245,7 +245,11 @@ OPTIONAL_HINTS = {"app": " (or, for an HTML export, --no-figures)"}
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Everything it prints, on stdout and stderr, usage errors included,
-    passes through the one terminal sanitiser (render.TerminalGuard)."""
+    passes through the one terminal sanitiser (render.TerminalGuard). The process is the
+    command's own, so its allocator keeps freed memory for reuse
+    (:func:`fcps_core.service.process.prepare_own_process`)."""
+    from ..service.process import prepare_own_process
+    prepare_own_process()
     with guarded_output():
         return _run(argv)
 

@@ -44,6 +44,7 @@ from ..errors import SplitError
 from ..data.panel import Panel
 from ..data.splits import Blocks
 from ..data.encoding import INT64_SAFE
+from ..process_memory import keep_freed_memory, release_freed_memory
 from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
@@ -230,9 +231,17 @@ def _start(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: boo
     queue behind all of these, not behind the first few."""
     if jobs != 1 and len(tasks) > 1:
         from joblib import Parallel, delayed
-        calls = [delayed(func)(*t) for t in tasks] + [delayed(f)(*args) for f, args in then]
+        calls = [delayed(_in_worker)(func, *t) for t in tasks] + [delayed(_in_worker)(f, *args) for f, args in then]
         return Parallel(n_jobs=jobs, return_as="generator", **({"pre_dispatch": "all"} if queue_all else {}))(calls)
     return (func(*t) for t in tasks)
+
+
+def _in_worker(func, *args):
+    """``func(*args)`` in a worker process of :func:`_start`, whose allocator keeps freed
+    memory for reuse (:func:`~fcps_core.process_memory.keep_freed_memory`: the process is
+    the folds' own)."""
+    keep_freed_memory()
+    return func(*args)
 
 
 def own_share(n_tasks: int, workers: int) -> int:
@@ -258,26 +267,6 @@ def _shared_start(jobs: int, workers: int, func, tasks: list[tuple], then: tuple
     if mine:
         release_freed_memory()
     return results, chain(islice(results, len(tasks) - own), mine)
-
-
-def release_freed_memory() -> bool:
-    """Hand the memory this process has freed back to the operating system (glibc's
-    ``malloc_trim``; elsewhere nothing happens): after a fold fitted here, and once every
-    fold's result is read. A fit frees what it allocated, but the allocator keeps the freed
-    heap (its threshold for giving large arrays their own pages rises with the largest
-    array freed), and the arrays the choice and the bootstrap allocate next land beside it
-    rather than in it, so without this the peak memory of the selection grows by about a
-    fold's working set. Returns whether it ran."""
-    import sys
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-    try:
-        trim = ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):      # not glibc
-        return False
-    trim(0)
-    return True
 
 
 def _queued_result(results):
