@@ -20,6 +20,7 @@ from fcps_core import make_blocks
 from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection import FCPSSelector, crossfit
 from fcps_core.process_memory import release_freed_memory
+from fcps_core.worker_pool import run_tasks
 from fcps_core.selection.folds import RepeatTables, reduce_order_sum
 
 MENU = dict(families=["table", "logistic", "mean_iso", "ridge_iso", "ds_jury"], k_max=4)
@@ -161,7 +162,7 @@ def test_fold_workers_keep_freed_memory_and_this_process_does_not():
     leaves this process's allocator alone."""
     from fcps_core import process_memory
     before = process_memory.keeps_freed_memory()
-    in_workers = list(crossfit._start(2, process_memory.keeps_freed_memory, [(), (), ()]))
+    in_workers = list(run_tasks(2, process_memory.keeps_freed_memory, [(), (), ()]))
     assert in_workers == [True, True, True]
     assert process_memory.keeps_freed_memory() == before
 

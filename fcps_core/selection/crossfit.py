@@ -44,7 +44,8 @@ from ..errors import SplitError
 from ..data.panel import Panel
 from ..data.splits import Blocks
 from ..data.encoding import INT64_SAFE
-from ..process_memory import keep_freed_memory, release_freed_memory
+from ..process_memory import release_freed_memory
+from ..worker_pool import pool_workers, run_tasks
 from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
@@ -219,31 +220,6 @@ def _n_jobs(selector, panel: Panel, n_rows: int) -> int:
     return jobs
 
 
-def _start(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: bool = False):
-    """``func(*task)`` for every task, in task order, as an iterator. With ``jobs`` != 1
-    and several tasks they run in worker processes (joblib/loky) that start now, so the
-    caller's own work overlaps them; otherwise each runs in this process when its result is
-    asked for. Every task's seed and data are fixed before it starts, so the results equal
-    a sequential run. ``then``: further (function, arguments) calls queued behind the tasks
-    in the worker processes, their results yielded after the tasks'; without workers they
-    are not run (the caller computes them itself when it needs them). ``queue_all``: every
-    task is queued now (joblib's ``pre_dispatch="all"``), so tasks started by a later call
-    queue behind all of these, not behind the first few."""
-    if jobs != 1 and len(tasks) > 1:
-        from joblib import Parallel, delayed
-        calls = [delayed(_in_worker)(func, *t) for t in tasks] + [delayed(_in_worker)(f, *args) for f, args in then]
-        return Parallel(n_jobs=jobs, return_as="generator", **({"pre_dispatch": "all"} if queue_all else {}))(calls)
-    return (func(*t) for t in tasks)
-
-
-def _in_worker(func, *args):
-    """``func(*args)`` in a worker process of :func:`_start`, whose allocator keeps freed
-    memory for reuse (:func:`~fcps_core.process_memory.keep_freed_memory`: the process is
-    the folds' own)."""
-    keep_freed_memory()
-    return func(*args)
-
-
 def own_share(n_tasks: int, workers: int) -> int:
     """How many of ``n_tasks`` equal tasks the selecting process runs itself beside
     ``workers`` worker processes, when it has nothing else to do meanwhile: the remainder a
@@ -257,12 +233,12 @@ def own_share(n_tasks: int, workers: int) -> int:
 
 
 def _shared_start(jobs: int, workers: int, func, tasks: list[tuple], then: tuple = ()) -> tuple:
-    """:func:`_start` of ``tasks`` shared with this process: the workers take the first
+    """:func:`~fcps_core.worker_pool.run_tasks` of ``tasks`` shared with this process: the workers take the first
     ones, this process runs its :func:`own_share` of the last ones now (the workers run
     meanwhile) and hands its freed memory back. Returns (the workers' results, with what
     ``then`` queued behind them; every task's result in task order)."""
     own = own_share(len(tasks), workers) if jobs != 1 and len(tasks) > 1 else 0
-    results = _start(jobs, func, tasks[:len(tasks) - own], then=then)
+    results = run_tasks(jobs, func, tasks[:len(tasks) - own], then=then)
     mine = [func(*t) for t in tasks[len(tasks) - own:]]
     if mine:
         release_freed_memory()
@@ -278,12 +254,6 @@ def _queued_result(results):
         return next(results, None)
     except BrokenExecutor:
         return None
-
-
-def _workers(jobs: int) -> int:
-    """The worker processes :func:`_start` runs tasks on for ``jobs``."""
-    from joblib import effective_n_jobs
-    return max(1, effective_n_jobs(jobs))
 
 
 def panel_report_or_none(panel: Panel, blocks: Blocks, settings) -> dict | None:
@@ -538,7 +508,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # the judges report's panel part reads no fit: the first worker done with its folds
     # computes it while the other finishes, instead of this process after the folds
     queued = ((panel_report_or_none, (panel, blocks, bare)),) if parallel else ()
-    results = _start(jobs, fold_work, [task(u, bare) for u in range(n_first)],
+    results = run_tasks(jobs, fold_work, [task(u, bare) for u in range(n_first)],
                      then=queued if n_first == len(fold_list) else ())
     # the final refit: paths and fits on every deployable row, none scored (the risks come
     # from the folds), T for the audit
@@ -556,7 +526,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # workers', so the refit takes the core the last folds leave idle. (This process takes
     # no fold of this batch: the refit is its share, and a fold before it would put both
     # in this process one after the other.)
-    workers = _workers(jobs) if parallel else 1
+    workers = pool_workers(jobs) if parallel else 1
     final = refit(0) if parallel and n_first < workers else None
 
     def done(u: int, r: int) -> None:
@@ -833,7 +803,7 @@ def _refits(configs: list, members, others, panel, D, unlabelled, halves, table_
     every = list(members) + list(others)
     tasks = [(configs, panel, D, half, va, unlabelled, pick) for half, va, _, pick, _, _ in halves]
     return CorrectionRefits(members=members, keys=[candidate_key(c) for c in every], table_rows=table_rows,
-                            halves=halves, results=_start(jobs, half_fold_configurations, tasks, queue_all=True),
+                            halves=halves, results=run_tasks(jobs, half_fold_configurations, tasks, queue_all=True),
                             indices=[c.index for c in every])
 
 
