@@ -214,3 +214,42 @@ def test_default_selection_does_not_deploy_a_constant_judge(tmp_path):
     for m in d["selected"].get("members") or []:
         deployed |= set(m["judges"])
     assert "r5" not in deployed
+
+
+@pytest.mark.parametrize("n_groups", [3, 5, 6])
+def test_few_large_groups_still_give_every_block_a_group(n_groups):
+    # 300 rows in n_groups equal groups, ratio 1:2:1: filling S then M to their row targets
+    # overshot with large groups and left V empty ("too few labelled groups to give block V
+    # any rows" for 5 groups), which also refused the cross-fitted default on 5 groups
+    panel = make_regime("additive", rows=300, judges=3, seed=0, group_size=300 // n_groups)
+    assert len(set(panel.group_ids)) == n_groups
+    for seed in range(6):
+        blocks = draw_blocks(panel, ratio=(1, 2, 1), seed=seed)
+        g = _groups_per_block(panel, blocks)
+        assert all(g[b] for b in "SMV"), (seed, {b: len(g[b]) for b in "SMV"})
+        assert sum(len(g[b]) for b in "SMV") == n_groups
+    with pytest.raises(SplitError):
+        draw_blocks(make_regime("additive", rows=300, judges=3, seed=0, group_size=150), ratio=(1, 2, 1))
+
+
+def test_many_groups_draw_as_before():
+    # the pass-on only acts where the walk would have left a block empty: with many groups
+    # the blocks are the plain walk's (hand-written reference of the old rule)
+    panel = make_regime("additive", rows=400, judges=3, seed=1, group_size=4)
+    for seed in range(3):
+        labelled = np.flatnonzero(panel.labelled)
+        uniq, inverse = np.unique(panel.group_ids[labelled], return_inverse=True)
+        sizes = np.bincount(inverse)
+        want = [100, 200, 100, 0]
+        assign, filled, b = np.full(len(uniq), -1), [0, 0, 0, 0], 0
+        for g in np.random.default_rng(seed).permutation(len(uniq)):
+            while b < 4 and (want[b] == 0 or filled[b] >= want[b]):
+                b += 1
+            if b == 4:
+                break
+            assign[g] = b
+            filled[b] += sizes[g]
+        assign[assign < 0] = 1
+        blocks = draw_blocks(panel, ratio=(1, 2, 1), seed=seed)
+        for k, name in enumerate("SMV"):
+            assert np.array_equal(getattr(blocks, name), labelled[assign[inverse] == k])
