@@ -52,6 +52,13 @@ it fails, details below the table):
   point's risk, ci, diff_vs_best, deployed_risk; the deployed estimate);
 * ``B`` with ``--budget``: the deployed judges cost at most the budget.
 
+Truth (latent panels): the judges' parameters are drawn apart from the rows, so 40,000
+fresh items read by the same judges are written beside each panel; every run's saved
+predictor is scored on them, and ``est`` (its ``deployed_risk`` estimate), ``true`` (its
+MSE on the fresh items) and whether the estimate's interval holds it are printed, then the
+mean of est - true per run kind over the panels (issue 24 asks each frontier point's
+estimate to be unbiased within +-0.005; one draw per panel, so read the mean, not a row).
+
 Then: which default runs took more than 60 s, and the time per judge-row cell by panel so
 super-linear shapes stand out.
 
@@ -140,6 +147,7 @@ class Shape:
     missing: int = 0
     missing_share: float = 0.05
     kind: str = "latent"          # "latent" (this module) or "translation" (bench_rows.continuous_csv)
+    truth_rows: int = 40_000      # fresh items for the truth check (latent panels; 0: none)
     quick: bool = False
     budget: bool = True
     notes: list = field(default_factory=list)
@@ -159,9 +167,9 @@ SHAPES = [
     Shape("rubric_15x2000_g5", 15, 2000, ("rubric",), "continuous", group_size=5, seed=7, duplicates=2,
           nearly_constant=1, missing=2),
     Shape("rubric_40x300", 40, 300, ("rubric",), "continuous", seed=8, duplicates=3, constant=1, missing=3),
-    Shape("cont_6x26000_g15", 6, 26000, ("continuous",), "continuous", group_size=15, seed=9, kind="translation"),
+    Shape("cont_6x26000_g15", 6, 26000, ("continuous",), "continuous", group_size=15, seed=9, kind="translation", truth_rows=0),
     Shape("cont_40x26000_g15", 40, 26000, ("continuous",), "continuous", group_size=15, seed=10,
-          kind="translation", budget=False),
+          kind="translation", budget=False, truth_rows=0),
     Shape("cont_92x2000", 92, 2000, ("continuous",), "continuous", seed=11, duplicates=6, constant=1, missing=4),
     Shape("mixed_15x2000_bin", 15, 2000, ("pairwise", "binary", "rubric", "continuous"), "binary", group_size=4,
           seed=12, duplicates=2, constant=1, missing=2, quick=True),
@@ -176,10 +184,16 @@ def _fmt(values: np.ndarray, decimals: int) -> list[str]:
     return [f"{v:.{decimals}f}" for v in values]
 
 
-def latent_panel(shape: Shape) -> tuple[list[str], list[list[str]], list[str]]:
-    """(header, rows, schemas) of a latent-quality panel (module docstring)."""
-    rng = np.random.default_rng(shape.seed)
-    n, J = shape.rows, shape.judges
+def latent_panel(shape: Shape, rows: int | None = None, stream: int = 0) -> tuple[list[str], list[list[str]], list[str]]:
+    """(header, rows, schemas) of a latent-quality panel (module docstring).
+
+    The judges' parameters (noise, thresholds, tie widths, rubric cuts, scales, which judges
+    are copies, constant or have missing cells) come from one generator seeded by the
+    panel's seed; the rows from another seeded by (seed, ``stream``). ``stream`` 0 is the
+    panel; another stream draws fresh items read by the same judges (the truth check)."""
+    par = np.random.default_rng(shape.seed)
+    rng = np.random.default_rng([shape.seed, stream])
+    n, J = rows or shape.rows, shape.judges
     group = np.arange(n) // shape.group_size
     z = rng.normal(size=group.max() + 1)[group] * (0.7 if shape.group_size > 1 else 0.0) + rng.normal(size=n)
     if shape.label == "binary":
@@ -192,51 +206,65 @@ def latent_panel(shape: Shape) -> tuple[list[str], list[list[str]], list[str]]:
     else:
         label = _fmt(np.clip(1 / (1 + np.exp(-(1.2 * z + 0.4 * rng.normal(size=n)))), 0, 1), 4)
     schemas = [shape.schemas[j % len(shape.schemas)] for j in range(J)]
-    noise = rng.uniform(0.4, 2.5, J)
+    noise = par.uniform(0.4, 2.5, J)
+    # each judge's parameters, drawn whatever its schema so one judge's draw moves no other's
+    threshold = par.normal(scale=0.5, size=J)
+    tie_width = par.uniform(0.0, 0.6, J)
+    # rubric cuts: quantiles of z + noise ~ N(0, 1 + noise^2) (+ the group part), fixed per judge
+    spread = np.sqrt(1 + noise ** 2 + (0.49 if shape.group_size > 1 else 0.0))
+    from scipy.stats import norm
+    cut_q = np.sort(par.uniform(0.02, 0.98, (J, 9)), axis=1)
+    scale = par.choice(["raw", "squashed", "percent"], size=J)
+    decimals = par.choice([2, 3, 4], size=J)
     cols: list[list[str]] = []
     for j in range(J):
         v = z + noise[j] * rng.normal(size=n)
         s = schemas[j]
         if s == "binary":
-            cols.append(_fmt((v > rng.normal(scale=0.5)).astype(float), 0))
+            cols.append(_fmt((v > threshold[j]).astype(float), 0))
         elif s == "pairwise":
-            width = rng.uniform(0.0, 0.6)
-            cols.append(list(np.where(np.abs(v) < width, "tie", np.where(v > 0, "A", "B"))))
+            cols.append(list(np.where(np.abs(v) < tie_width[j], "tie", np.where(v > 0, "A", "B"))))
         elif s == "rubric":
-            cuts = np.quantile(v, np.sort(rng.uniform(0.02, 0.98, 9)))
+            cuts = norm.ppf(cut_q[j]) * spread[j]
             cols.append([str(int(c)) for c in 1 + np.searchsorted(cuts, v)])
         else:
-            scale = rng.choice(["raw", "squashed", "percent"])
-            w = v if scale == "raw" else 1 / (1 + np.exp(-v)) if scale == "squashed" else 100 / (1 + np.exp(-0.8 * v))
-            cols.append(_fmt(w, int(rng.choice([2, 3, 4]))))
+            w = v if scale[j] == "raw" else 1 / (1 + np.exp(-v)) if scale[j] == "squashed" \
+                else 100 / (1 + np.exp(-0.8 * v))
+            cols.append(_fmt(w, int(decimals[j])))
     # near-duplicates: judge d copies an earlier judge with 1 % of its cells replaced by another
     # judge's (same schema, so the copy stays a valid output)
-    order = rng.permutation(J)
+    order = par.permutation(J)
     at = 0
     for _ in range(shape.duplicates):
         d, src = int(order[at]), int(order[at + 1])
         at += 2
         same = [k for k in range(J) if schemas[k] == schemas[src] and k not in (src, d)]
+        other_j = int(par.choice(same)) if same else src
         schemas[d] = schemas[src]
         col = list(cols[src])
-        other = cols[int(rng.choice(same))] if same else cols[src]
+        other = cols[other_j]
         for i in np.flatnonzero(rng.random(n) < 0.01):
             col[i] = other[i]
         cols[d] = col
     for _ in range(shape.constant):
         d = int(order[at]); at += 1
-        cols[d] = [cols[d][0]] * n
+        cols[d] = [_constant_output(schemas[d])] * n
     for _ in range(shape.nearly_constant):
         d = int(order[at]); at += 1
-        common = cols[d][int(np.argmax(rng.random(n)))]
+        common = _constant_output(schemas[d])
         cols[d] = [c if r < 0.005 else common for c, r in zip(cols[d], rng.random(n))]
     for _ in range(shape.missing):
         d = int(order[at]); at += 1
         cols[d] = ["" if r < shape.missing_share else c for c, r in zip(cols[d], rng.random(n))]
     names = [f"{s[:3]}{j + 1}" for j, s in enumerate(schemas)]
     header = ["item_id", "group_id", "label", *names]
-    rows = [[f"i{i}", f"g{group[i]}", label[i], *(c[i] for c in cols)] for i in range(n)]
-    return header, rows, schemas
+    rows_out = [[f"i{i}", f"g{group[i]}", label[i], *(c[i] for c in cols)] for i in range(n)]
+    return header, rows_out, schemas
+
+
+def _constant_output(schema: str) -> str:
+    """The one output of a constant judge (a valid output of its schema)."""
+    return {"binary": "1", "pairwise": "A", "rubric": "5"}.get(schema, "0.5")
 
 
 def write_panel(shape: Shape, folder: Path) -> tuple[Path, Path]:
@@ -251,6 +279,9 @@ def write_panel(shape: Shape, folder: Path) -> tuple[Path, Path]:
         header, rows, schemas = latent_panel(shape)
         write_csv(str(path), header, rows, force=True, lineterminator="\n")
         names = header[3:]
+        if shape.truth_rows:
+            header, rows, _ = latent_panel(shape, rows=shape.truth_rows, stream=1)
+            write_csv(str(folder / f"{shape.name}.fresh.csv"), header, rows, force=True, lineterminator="\n")
     rng = np.random.default_rng(shape.seed + 1000)
     base = {"continuous": 0.05, "binary": 1.0, "pairwise": 2.0, "rubric": 3.0}
     costs = {n: round(base[s] * float(rng.uniform(0.5, 2.0)), 3) for n, s in zip(names, schemas)}
@@ -493,10 +524,27 @@ def check_answer(doc: dict) -> list[str]:
     return out[:6]
 
 
+def true_risk(model: Path, fresh: Path, cache: dict) -> float:
+    """The deployed predictor's MSE on fresh items from the same generator (the judges'
+    parameters fixed, new rows): what its deployed-risk estimate estimates."""
+    from fcps_core.deploy.predictor import FCPSPredictor
+    from fcps_core.ingest.load import load_panel
+    if fresh not in cache:
+        cache.clear()
+        cache[fresh] = load_panel(str(fresh))
+    pan = cache[fresh]
+    pred = FCPSPredictor.load(str(model)).predict(pan)
+    return float(np.mean((pred - pan.labels) ** 2))
+
+
 def check_budget(doc: dict, costs: dict, budget: float) -> list[str]:
     judges = _deployed_judges(doc["selected"])
     spent = sum(costs.get(j, 0.0) for j in judges)
     return [] if spent <= budget + 1e-9 else [f"deployed cost {spent:g} > budget {budget:g}"]
+
+
+def _num(v) -> str:
+    return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.4f}"
 
 
 # --- main ---------------------------------------------------------------------------------
@@ -519,7 +567,9 @@ def main() -> int:
     print(f"panels in {work}; load before {' '.join(f'{v:.2f}' for v in os.getloadavg())}; "
           f"{os.cpu_count()} cores", flush=True)
     print(f"{'panel':<20} {'run':<9} {'exit':>4} {'wall s':>7} {'cpu s':>7} {'MiB':>6} {'load':>5} "
-          f"{'FDKAINB':<7}  deployed", flush=True)
+          f"{'FDKAINB':<7} {'est':>7} {'true':>7} {'in ci':>5}  deployed", flush=True)
+    truth_cache: dict = {}
+    errors: list[tuple[str, str, float, float]] = []
     details: list[str] = []
     timing: list[tuple[Shape, dict]] = []
     for shape in shapes:
@@ -557,6 +607,14 @@ def main() -> int:
                     if problems:
                         flags[c] = c
                         details += [f"{shape.name} {label} {c}: {p}" for p in problems]
+                dr = doc.get("deployed_risk") or {}
+                est, truth, inside = dr.get("estimate"), math.nan, ""
+                fresh = work / f"{shape.name}.fresh.csv"
+                if fresh.exists() and est is not None and (doc.get("menu") or {}).get("objective", "mse") == "mse":
+                    truth = true_risk(work / f"{shape.name}.{label}.model.json", fresh, truth_cache)
+                    lo, hi = dr.get("ci") or (math.nan, math.nan)
+                    inside = "yes" if lo <= truth <= hi else "NO"
+                    errors.append((shape.name, label, est, truth))
                 sel = doc["selected"]
                 what = (f"{len(_deployed_judges(sel))} judges, "
                         + (f"{len(sel['members'])} members" if sel.get("members") else str(sel.get("family"))))
@@ -568,10 +626,21 @@ def main() -> int:
                     timing.append((shape, run))
             print(f"{shape.name:<20} {label:<9} {str(run.get('exit')):>4} {run.get('seconds', math.nan):7.1f} "
                   f"{run.get('cpu', math.nan):7.1f} {run.get('mib', math.nan):6.0f} {run.get('load', math.nan):5.2f} "
-                  f"{''.join(flags.values()):<7}  {what}", flush=True)
+                  f"{''.join(flags.values()):<7} {_num(est if run['ok'] else None):>7} "
+                  f"{_num(truth if run['ok'] else None):>7} {(inside if run['ok'] else ''):>5}  {what}", flush=True)
     print("\nInvariant failures:" if details else "\nNo invariant failed.")
     for line in details:
         print("  " + line)
+    if errors:
+        diffs = {}
+        for _, label, est, truth in errors:
+            diffs.setdefault(label, []).append(est - truth)
+        print("\nDeployed-risk estimate minus the deployed predictor's MSE on fresh items (one draw per panel; "
+              "issue 24 asks for unbiased within +-0.005):")
+        for label, d in diffs.items():
+            d = np.array(d)
+            print(f"  {label:<8} mean {d.mean():+.4f} (SE {d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.nan:.4f}, "
+                  f"{len(d)} panels), largest {d[np.argmax(np.abs(d))]:+.4f}")
     print("\nDefault selection time per shape (CPU microseconds per judge-row cell):")
     for shape, run in timing:
         cells = shape.rows * shape.judges
