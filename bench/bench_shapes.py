@@ -31,7 +31,7 @@ Every run also writes its predictor (``--save-model``) for the duplicate check.
 
 Recorded per run: exit code and stderr's last line on failure, wall and CPU seconds (the
 select call plus its fold workers, as bench_rows.py counts them), the 1-minute load after
-it, peak RSS (the largest of the process and its workers). Invariants read from the JSON
+it, peak RSS (the largest of the process's own VmHWM and its workers' ``ru_maxrss``). Invariants read from the JSON
 (``docs/json-contract.md``; each printed as a letter, ``.`` when it holds, the letter when
 it fails, details below the table):
 
@@ -117,12 +117,20 @@ try:
 except Exception:
     pass
 rc = resource.getrusage(resource.RUSAGE_CHILDREN)
+# this process's own peak: VmHWM (ru_maxrss survives exec, so it would carry the peak of the
+# bench process this one was forked from)
+own = r1.ru_maxrss
+try:
+    with open("/proc/self/status") as fh:
+        own = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:"))
+except (OSError, StopIteration, ValueError):
+    pass
 with open(os.environ["BENCH_OUT"], "w") as fh:
     fh.write(out.getvalue())
 sys.stderr.write("\nBENCH " + json.dumps({
     "seconds": seconds, "code": code,
     "cpu": (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime) + rc.ru_utime + rc.ru_stime,
-    "mib": max(r1.ru_maxrss, rc.ru_maxrss) / 1024}) + "\n")
+    "mib": max(own, rc.ru_maxrss) / 1024}) + "\n")
 """
 
 
