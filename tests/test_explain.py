@@ -316,3 +316,19 @@ def test_an_interval_end_that_rounds_to_zero_keeps_its_sign_and_digits():
         "0.0024 (95% interval 0.000040 to 0.0048)"
     assert _interval_text({"estimate": 0.0024, "ci": [0.0, 0.0048]}, 4) == "0.0024 (95% interval 0.0000 to 0.0048)"
     assert _interval_text({"estimate": 0.0024, "ci": [0.0012, 0.0048]}, 4) == "0.0024 (95% interval 0.0012 to 0.0048)"
+
+
+def test_a_limit_no_point_stands_for_says_one_judge_in_the_singular(result):
+    """bench_shapes walk: ``--max-judges 2 --budget 2`` deploys one judge and no frontier
+    point stands for both limits; the answer said "Deploy these 1 judge (A) combined as"."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    for p in d["frontier"]:
+        p["chosen"] = False
+    d["selected"].update(judges=["A"], family="logistic", K=1)
+    text = answer(d)
+    assert text.startswith("Deploy this judge (A) as logistic: estimated MSE 0.0718 (95% interval 0.0516 "
+                           "to 0.0937)."), text
+    assert "these 1" not in text
+    d["selected"].update(judges=["A", "B"], K=2)
+    assert answer(d).startswith("Deploy these 2 judges (A and B) combined as logistic: estimated MSE 0.0718")

@@ -154,3 +154,102 @@ def test_dense_ids_match_joint_patterns():
     codes = np.array([[0, 1], [0, 1], [1, 0], [0, 0]])
     ids = dense_ids(codes)
     assert ids[0] == ids[1] and len(set(ids.tolist())) == 3
+
+
+def _panel_with_constant_judge(rows: int = 200, seed: int = 0):
+    """One informative binary judge (0), noisy ten-level judges (1-5) and a judge (6) whose
+    output is the same on every row."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, rows).astype(float)
+    informative = np.where(rng.random(rows) < 0.85, y, 1 - y).astype(int)
+    noise = rng.integers(0, 10, size=(rows, 5))
+    codes = np.column_stack([informative, noise, np.zeros(rows, dtype=int)])
+    return codes, y
+
+
+def test_complexity_penalized_alone_puts_a_constant_judge_early():
+    # why the constant judge must be moved: a judge that adds nothing scores 0, above the
+    # noisy judges whose gain on 200 rows is below their support penalty at n_cal = 20
+    codes, y = _panel_with_constant_judge()
+    assert complexity_penalized(codes, y, n_cal=20).index(6) == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_build_paths_put_judges_constant_on_s_last(seed):
+    codes, y = _panel_with_constant_judge(seed=seed)
+    costs = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0])   # free: cost_aware would take it first
+    paths = build_paths(["info_first", "random", "complexity_penalized", "cost_aware"], codes, y, 20,
+                        table_k_max=3, seed=seed, costs=costs)
+    for p in paths:
+        assert p.judges[-1] == 6, (p.rule, p.judges)
+        assert sorted(p.judges) == list(range(7)) and p.prefix_sizes == tuple(range(1, 8))
+    # the other judges keep the rule's own order (the random path's permutation without 6)
+    from fcps_core.measures.judge_paths import random_path
+    assert paths[1].judges[:-1] == tuple(j for j in random_path(7, seed) if j != 6)
+    # without a constant judge nothing moves
+    plain = build_paths(["random", "complexity_penalized"], codes[:, :6], y, 20, table_k_max=3, seed=seed)
+    assert plain[0].judges == tuple(random_path(6, seed))
+    assert plain[1].judges == tuple(complexity_penalized(codes[:, :6], y, 20))
+
+
+def test_default_selection_does_not_deploy_a_constant_judge(tmp_path):
+    # a rubric panel with a judge that writes 5 on every item: the default's tie average
+    # called it (through the complexity-penalised and random paths) before the judge went last
+    import fcps_core
+    rng = np.random.default_rng(8)
+    n, J = 300, 12
+    z = rng.normal(size=n)
+    label = 1 / (1 + np.exp(-(1.2 * z + 0.4 * rng.normal(size=n))))
+    cols = {}
+    for j in range(J):
+        v = z + rng.uniform(0.4, 2.5) * rng.normal(size=n)
+        cuts = np.quantile(v, np.sort(rng.uniform(0.02, 0.98, 9)))
+        cols[f"r{j + 1}"] = 1 + np.searchsorted(cuts, v)
+    cols["r5"] = np.full(n, 5)
+    import pandas as pd
+    df = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)], "label": label, **cols})
+    result = fcps_core.select(df, seed=0, n_boot=20)
+    d = result.to_dict()
+    deployed = set(d["selected"].get("judges") or [])
+    for m in d["selected"].get("members") or []:
+        deployed |= set(m["judges"])
+    assert "r5" not in deployed
+
+
+@pytest.mark.parametrize("n_groups", [3, 5, 6])
+def test_few_large_groups_still_give_every_block_a_group(n_groups):
+    # 300 rows in n_groups equal groups, ratio 1:2:1: filling S then M to their row targets
+    # overshot with large groups and left V empty ("too few labelled groups to give block V
+    # any rows" for 5 groups), which also refused the cross-fitted default on 5 groups
+    panel = make_regime("additive", rows=300, judges=3, seed=0, group_size=300 // n_groups)
+    assert len(set(panel.group_ids)) == n_groups
+    for seed in range(6):
+        blocks = draw_blocks(panel, ratio=(1, 2, 1), seed=seed)
+        g = _groups_per_block(panel, blocks)
+        assert all(g[b] for b in "SMV"), (seed, {b: len(g[b]) for b in "SMV"})
+        assert sum(len(g[b]) for b in "SMV") == n_groups
+    with pytest.raises(SplitError):
+        draw_blocks(make_regime("additive", rows=300, judges=3, seed=0, group_size=150), ratio=(1, 2, 1))
+
+
+def test_many_groups_draw_as_before():
+    # the pass-on only acts where the walk would have left a block empty: with many groups
+    # the blocks are the plain walk's (hand-written reference of the old rule)
+    panel = make_regime("additive", rows=400, judges=3, seed=1, group_size=4)
+    for seed in range(3):
+        labelled = np.flatnonzero(panel.labelled)
+        uniq, inverse = np.unique(panel.group_ids[labelled], return_inverse=True)
+        sizes = np.bincount(inverse)
+        want = [100, 200, 100, 0]
+        assign, filled, b = np.full(len(uniq), -1), [0, 0, 0, 0], 0
+        for g in np.random.default_rng(seed).permutation(len(uniq)):
+            while b < 4 and (want[b] == 0 or filled[b] >= want[b]):
+                b += 1
+            if b == 4:
+                break
+            assign[g] = b
+            filled[b] += sizes[g]
+        assign[assign < 0] = 1
+        blocks = draw_blocks(panel, ratio=(1, 2, 1), seed=seed)
+        for k, name in enumerate("SMV"):
+            assert np.array_equal(getattr(blocks, name), labelled[assign[inverse] == k])

@@ -150,12 +150,17 @@ def draw_blocks(panel: Panel, *, ratio: tuple[float, ...] = (1, 2, 1), test_shar
     if len(uniq) < needed_blocks:
         raise SplitError(f"the panel has {count_of(len(uniq), 'labelled group')} but {needed_blocks} blocks "
                          "need at least one group each; label more groups or use fewer blocks")
-    # Walk shuffled groups, filling blocks in S, M, V, T order to their row targets.
+    # Walk shuffled groups, filling blocks in S, M, V, T order to their row targets. A
+    # block that holds a group already passes the next one on when the groups left are no
+    # more than the later blocks that still need one: large groups would otherwise overshoot
+    # a target and leave a later block empty (5 groups of 60 rows for 75:150:75 gave S two,
+    # M three, V none), where one group each is possible.
     assign = np.full(len(uniq), -1)
     filled = [0, 0, 0, 0]
     b = 0
-    for g in order:
-        while b < 4 and (want[b] == 0 or filled[b] >= want[b]):
+    for left, g in zip(range(len(order), 0, -1), order):
+        while b < 4 and (want[b] == 0 or filled[b] >= want[b]
+                         or (filled[b] > 0 and left <= sum(1 for w in want[b + 1:] if w > 0))):
             b += 1
         if b == 4:
             break

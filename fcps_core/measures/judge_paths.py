@@ -356,11 +356,31 @@ def single_judge_paths(n_judges: int) -> list[JudgePath]:
     return [JudgePath(SINGLE_JUDGE_RULE, (j,), (1,), label=f"single#{j + 1}") for j in range(n_judges)]
 
 
+def constant_last(codes_S: np.ndarray):
+    """A function that moves the judges whose output is the same on every S row to the end
+    of an ordering, keeping the order of the rest and of those.
+
+    Such a judge carries no information about the label on S: a prefix that adds it splits
+    no cell and fits the prefix before it again. Left where a rule puts it, it would sit
+    inside shorter prefixes (a random order puts it anywhere; ``complexity_penalized``
+    prefers a judge that adds nothing, score 0, to one whose gain is below its support
+    penalty, so it comes early), and every candidate on those prefixes would call, and a
+    deployment pay for, a judge that cannot change a prediction."""
+    flat = np.all(codes_S == codes_S[:1], axis=0)
+    if not np.any(flat):
+        return tuple
+
+    def last(order) -> tuple[int, ...]:
+        return tuple([j for j in order if not flat[j]] + [j for j in order if flat[j]])
+    return last
+
+
 def build_paths(rules: list[str], codes_S: np.ndarray, y_S: np.ndarray, n_cal: int, *,
                 table_k_max: int, seed: int, penalty: float = 1.0,
                 cfps_max_paths: int = 32, costs: np.ndarray | None = None) -> list[JudgePath]:
     """Paths for every requested rule. Orderings cover the whole pool (scalar families may
-    use any prefix); cfps paths offer only their own subset size."""
+    use any prefix), judges constant on S last (:func:`constant_last`); cfps paths offer
+    only their own subset size."""
     unknown = [r for r in rules if r not in PATH_RULES]
     if unknown:
         raise MenuError(f"unknown path {noun_for(len(unknown), 'rule')} {', '.join(unknown)}; use {', '.join(PATH_RULES)}")
@@ -368,19 +388,20 @@ def build_paths(rules: list[str], codes_S: np.ndarray, y_S: np.ndarray, n_cal: i
         raise MenuError("the selection block is empty: path rules need S labels")
     n_j = codes_S.shape[1]
     all_sizes = tuple(range(1, n_j + 1))
+    last = constant_last(codes_S)
     out: list[JudgePath] = []
     for rule in rules:
         if rule == "info_first":
-            out.append(JudgePath(rule, tuple(info_first(codes_S, y_S)), all_sizes))
+            out.append(JudgePath(rule, last(info_first(codes_S, y_S)), all_sizes))
         elif rule == "random":
-            out.append(JudgePath(rule, tuple(random_path(n_j, seed)), all_sizes))
+            out.append(JudgePath(rule, last(random_path(n_j, seed)), all_sizes))
         elif rule == "complexity_penalized":
-            out.append(JudgePath(rule, tuple(complexity_penalized(codes_S, y_S, n_cal, penalty)),
+            out.append(JudgePath(rule, last(complexity_penalized(codes_S, y_S, n_cal, penalty)),
                                  all_sizes))
         elif rule == "cost_aware":
             if costs is None:
                 raise MenuError("the cost_aware path rule needs judge costs (--judge-costs FILE)")
-            out.append(JudgePath(rule, tuple(cost_aware(codes_S, y_S, costs)), all_sizes))
+            out.append(JudgePath(rule, last(cost_aware(codes_S, y_S, costs)), all_sizes))
         elif rule == "cfps":
             for i, subset in enumerate(cfps_paths(codes_S, y_S, n_cal, max_size=min(table_k_max, n_j),
                                                   max_paths=cfps_max_paths)):

@@ -279,8 +279,8 @@ def answer(d: dict, point: dict | None = None) -> str:
         tail = "" if single is None else \
             f" One judge alone ({', '.join(single.get('judges') or [])}, what --max-judges 1 deploys): " \
             f"{'estimated' if single.get('deployed_risk') else 'held-out'} {_interval_text(point_estimate(single), 4)}."
-        return (f"Deploy these {k} judge{'s' if k != 1 else ''} ({_names(judges)}) combined as {combined_as(sel)}: "
-                f"estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}")
+        who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
+        return f"Deploy {who} {combined_as(sel)}: estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}"
     J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
     judges = point_judges(d, p)
     k = len(judges)
