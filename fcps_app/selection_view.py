@@ -10,7 +10,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fcps_core.service.reports import (PAIRED_BASIS, answer, baseline_rows, comparison, comparison_basis,
+from fcps_core.service.reports import (PAIRED_BASIS, answer, average_words, baseline_rows, comparison, comparison_basis,
                                        deployed_judges, deployed_kind, deployed_members, display_family,
                                        drop_words, gain_text, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
                                        tie_summary,
@@ -239,7 +239,7 @@ def show_ties(d: dict) -> None:
     sel = d["selected"]
     members = deployed_members(sel)
     if members:
-        st.markdown(f"**Deployed: an equal-weight average of {len(members)} of the tied models**")
+        st.markdown(f"**Deployed: {average_words(members)}**")
         table(pd.DataFrame([{"family": family_name(mm["family"]), "K": mm["K"], "path": path_name(mm["path"]),
                              "parameters": parameters_text(mm["params"]),
                              "weight": mm.get("weight", 1.0 / len(members)),

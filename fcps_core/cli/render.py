@@ -7,7 +7,7 @@ import json
 import math
 import sys
 
-from ..service.reports import count_of, deployed_kind, deployed_members, display_family, family_name
+from ..service.reports import average_words, count_of, deployed_kind, deployed_members, display_family, family_name
 from ..service.text import clean, one_line, safe  # noqa: F401 (the one sanitiser: see there)
 
 
@@ -241,7 +241,7 @@ def render_result(result, *, top: int = 15) -> str:
     ]
     members = deployed_members(sel)
     if members:
-        lines.append(f"SELECTED  an equal-weight average of {len(members)} statistically tied models over "
+        lines.append(f"SELECTED  {average_words(members)} over "
                      f"{sel['K']} judges  {risk_word}_mse={fmt(sel['val_mse'])}  test_mse={fmt(sel['test_mse'])}")
         for m in members:
             # parameters tell apart two members of one family on one judge set

@@ -4,8 +4,9 @@ Every deployed predictor is a list of members ``(weight, Member)``: a member is 
 selected (path, K, family) candidate with its judges, encoders and fitted model, and the
 prediction is the weighted sum of the members' predictions. A single selected candidate is
 a list of one member of weight 1 (its prediction is exactly that model's); the average of
-tied candidates (choice rule in :mod:`fcps_core.selection.choice`) is a list of members of
-weight 1/n. Scoring, the SQL export (:mod:`fcps_core.deploy.sql`), the structural checks
+n tied candidates (choice rule in :mod:`fcps_core.selection.choice`) is a list of members of
+weight 1/n, a model that several tied candidates compute once with their summed weight
+(``SelectionResult.deployed_weights``). Scoring, the SQL export (:mod:`fcps_core.deploy.sql`), the structural checks
 (:mod:`fcps_core.deploy.validate`) and the explanations read that one shape.
 
 A predictor file holds only data (judge names, encoder vocabularies/bin edges/scalar maps,
@@ -128,8 +129,10 @@ class FCPSPredictor:
         base = {"refit": result.selector.refit, "panel": result.panel.name,
                 "protocol": result.protocol, "choice": result.selector.choice,
                 "split": result.split_dict(), "seed": result.blocks.seed}
-        cands = result.deployed_members
-        members = [cls._from_candidate(result, c) for c in cands]
+        # the average's distinct models, each with the share of the tied candidates
+        # computing it (SelectionResult.deployed_weights)
+        weighted = result.deployed_weights()
+        members = [cls._from_candidate(result, result.candidates[i]) for i, _ in weighted]
         wanted = {j for m in members for j in m.judges}
         if len(members) == 1:
             meta = {**base, **members[0].metadata}
@@ -138,7 +141,9 @@ class FCPSPredictor:
             meta = {**base, **(result.selected_val or {}), **(result.selected_test or {}),
                     "n_members": len(members)}
             judges = [j for j in result.panel.judge_names if j in wanted]
-        predictor = cls.average(members, judges=judges, metadata=meta)
+        predictor = cls(judges=judges, members=[(1.0 if len(members) == 1 else w, m)
+                                                for (_, w), m in zip(weighted, members)],
+                        metadata=dict(meta))
         # The rows the deployed models learned from (never T): M or every deployable
         # label under crossfit; S+M+V when the split protocol refits.
         rows = result.fit_rows

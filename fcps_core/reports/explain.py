@@ -85,14 +85,23 @@ def deployed_name(selected: dict) -> str:
             f"(path: {path_name(selected['path'])})")
 
 
+def average_words(members: list[dict]) -> str:
+    """"an equal-weight average of m statistically tied models", or, when tied candidates
+    that compute the same refitted model count once with their share (members' ``weight``
+    unequal), "a weighted average of m ..."."""
+    weights = {round(float(m.get("weight") or 0.0), 12) for m in members}
+    kind = "an equal-weight" if len(weights) <= 1 else "a weighted"
+    return f"{kind} average of {len(members)} statistically tied models"
+
+
 def combined_as(selected: dict) -> str:
-    """How the deployed judges are combined: a family, or an equal-weight average of m
-    distinct models (their families), in plain names (:mod:`fcps_core.reports.names`)."""
+    """How the deployed judges are combined: a family, or an average of m distinct models
+    (:func:`average_words`; their families), in plain names (:mod:`fcps_core.reports.names`)."""
     members = deployed_members(selected)
     if not members:
         return family_name(selected.get("family"))
     fams = sorted({family_name(m["family"]) for m in members})
-    return f"an equal-weight average of {len(members)} statistically tied models ({', '.join(fams)})"
+    return f"{average_words(members)} ({', '.join(fams)})"
 
 
 def deployed_judges(d: dict) -> list[str]:

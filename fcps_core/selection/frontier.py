@@ -63,7 +63,7 @@ from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_
 from .constraints import JudgeBits, PanelConstraint, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
                       training_size_corrected)
-from .members import member_lookup
+from .members import deployed_weights, member_lookup
 
 
 #: the cross-fitted protocol corrects every point's estimate for training size, as it does
@@ -549,6 +549,7 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
         replays = frontier_replays(result, heldout, fc)
     points = []
     risks: dict = {}            # per deployed member list its held-out risk and difference to the best
+    predictions: dict = {}      # refitted members' predictions, read to name each distinct model once
     for c, decided in enumerate(fc.chains):
         chain = [con for con, _, _ in decided]
         boot = {} if replays is None else replays[c]
@@ -561,7 +562,7 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
             if shared is not None and corrections is not None:
                 correction = corrections(list(pred.members or [pred.chosen]))
             points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs,
-                                 correction, risks))
+                                 correction, risks, predictions))
     judge_points = sorted((p for p in points if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
     cost_points = sorted((p for p in points if p["constraint"] == "budget"), key=lambda p: p["cost"])
     _more_judges(heldout, judge_points)
@@ -601,9 +602,11 @@ def _heldout_risks(heldout, pred: HeldoutChoice, reference: HeldoutChoice) -> tu
 
 
 def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, reference: HeldoutChoice, draws,
-           deployed: PanelConstraint, costs, correction: dict | None = None, risks: dict | None = None) -> dict:
-    """One frontier point; ``risks`` (per deployed member list its :func:`_heldout_risks`) is
-    shared by the levels that deploy the same predictor."""
+           deployed: PanelConstraint, costs, correction: dict | None = None, risks: dict | None = None,
+           predictions: dict | None = None) -> dict:
+    """One frontier point; ``risks`` (per deployed member list its :func:`_heldout_risks`)
+    and ``predictions`` (the refitted members' predictions, :func:`.members.deployed_weights`)
+    are shared by the levels."""
     cands = result.candidates
     members = [cands[m] for m in (pred.members or [pred.chosen])]
     judge_idx = sorted({j for c in members for j in c.judge_idx})
@@ -635,12 +638,15 @@ def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, re
     family = TIE_AVERAGE if pred.members else members[0].family
     n_judges = constraint.max_judges if constraint.max_judges is not None else len(judges)
     cost = (judges_cost(judges, costs)[0] if costs else None) if constraint.budget is None else float(constraint.budget)
-    weight = 1.0 / len(members)
+    # the distinct refitted models, each with its share of the tied members (the default's
+    # are the result's own, so the chosen point names what the JSON's selected does)
+    weighted = (deployed_weights(result, list(pred.members), predictions) if pred.members
+                else [(pred.chosen, 1.0)])
     return {"constraint": "max_judges" if constraint.max_judges is not None else "budget",
             "n_judges": int(n_judges), "cost": cost, "judges": judges, "family": family,
             "members": [{"index": c.index, "family": c.family, "K": c.K, "judges": c.judges,
-                         "path": c.path_label or c.path_rule, "params": c.params, "weight": weight}
-                        for c in members],
+                         "path": c.path_label or c.path_rule, "params": c.params, "weight": w}
+                        for c, w in ((cands[i], w) for i, w in weighted)],
             "risk": risk, "ci": [risk - Z95 * se, risk + Z95 * se],
             "diff_vs_best": {"estimate": diff, "ci": [diff - Z95 * dse, diff + Z95 * dse]},
             "deployed_risk": dr, "chosen": bool(chosen), "_loss": pred.loss}

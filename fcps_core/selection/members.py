@@ -17,6 +17,15 @@ the bootstrap that replays it (:mod:`.honesty`, :mod:`.frontier`). :meth:`Member
 looks up many candidates at once (the frontier asks about every candidate): their columns
 are read first (a block at a time, or each taken into place from the cross-fitted
 protocol's per-repeat tables), the ids are the ones asking one by one gives.
+
+Both tests read the candidates as the folds fitted them. Two candidates on the same judges
+whose fold fits differ can still be refitted on all deployable labels into the same
+function: isotonic maps over linear scores of a few categorical judges are step functions
+on the joint cells, equal whenever the scores order the cells alike, which the fit on all
+rows may do where a fold's did not. The tie average then counts that function twice.
+:func:`deployed_weights` states the deployed average as the distinct refitted models, each
+with the share of the members that compute it (the average itself, as a function, is the
+same), so the answer, the JSON and the predictor file name each model once.
 """
 
 from __future__ import annotations
@@ -153,3 +162,46 @@ def member_lookup(heldout, candidates) -> MemberLookup:
     if lookup is None or lookup.candidates is not candidates:
         lookup = cache["member_lookup"] = MemberLookup(heldout, candidates)
     return lookup
+
+
+def deployed_weights(result, members: list[int], predictions: dict | None = None) -> list[tuple[int, float]]:
+    """The deployed average over candidates ``members`` (indices, in member order) as its
+    distinct refitted models: ``[(candidate index, weight)]``, each member weighted 1/n and
+    a member counted into an earlier one when both use the same judge set and their
+    refitted models' predictions agree within :data:`PREDICTION_TOLERANCE` (times 1 + the
+    predictions' largest magnitude) on every row the selection may read (all rows but the
+    research test block T: its labels and outputs inform nothing deployed). The weighted
+    sum of the kept models is the equal-weight average of all members on those rows.
+    ``predictions``: a cache of candidate index -> those predictions, shared by callers
+    that state several averages (the frontier's points)."""
+    n = len(members)
+    if n < 2:
+        return [(int(m), 1.0) for m in members]
+    cands = result.candidates
+    sets = [frozenset(cands[m].judge_idx) for m in members]
+    if len(set(sets)) == n:          # no two members on the same judges: nothing to compare
+        return [(int(m), 1.0 / n) for m in members]
+    cache = {} if predictions is None else predictions
+    rows = None
+
+    def predicted(m: int) -> np.ndarray:
+        nonlocal rows
+        if m not in cache:
+            if rows is None:
+                rows = np.setdiff1d(np.arange(result.panel.n_rows), result.blocks.T)
+            cache[m] = np.asarray(result.predict_rows(cands[m], rows), dtype=float)
+        return cache[m]
+    kept: list[list] = []            # [index, weight, judge set]
+    for m, judges in zip(members, sets):
+        m = int(m)
+        for entry in kept:
+            if entry[2] != judges:
+                continue
+            p, q = predicted(entry[0]), predicted(m)
+            tol = PREDICTION_TOLERANCE * (1.0 + float(np.max(np.abs(q), initial=0.0)))
+            if np.max(np.abs(p - q), initial=0.0) <= tol:
+                entry[1] += 1
+                break
+        else:
+            kept.append([m, 1, judges])
+    return [(index, count / n) for index, count, _ in kept]

@@ -194,6 +194,16 @@ class SelectionResult:
         """The candidates the deployed predictor averages (one unless the choice averages tied candidates)."""
         return [self.candidates[i] for i in (self.members or [self.selected_index])]
 
+    def deployed_weights(self) -> list[tuple[int, float]]:
+        """The deployed predictor's distinct models as ``[(candidate index, weight)]``: the
+        selected candidate with weight 1, or the average's members with tied candidates
+        that compute the same refitted model counted once, weighted by their share
+        (:func:`.members.deployed_weights`)."""
+        if not self.members:
+            return [(self.selected_index, 1.0)]
+        from .members import deployed_weights
+        return deployed_weights(self, self.members)
+
     @property
     def n_val(self) -> int:
         return len(self.val_rows)
@@ -336,13 +346,14 @@ class SelectionResult:
             names = self.panel.judge_names
             union = sorted({j for c in self.deployed_members for j in c.judge_idx})
             from ..defaults import TIE_AVERAGE
+            weighted = [(self.candidates[i], w) for i, w in self.deployed_weights()]
             out.update({"family": TIE_AVERAGE, "path_rule": None, "path": TIE_AVERAGE,
                         "judges": [names[j] for j in union], "K": len(union), "params": {},
                         "members": [{"index": c.index, "path_rule": c.path_rule,
                                      "path": c.path_label or c.path_rule, "judges": c.judges,
                                      "K": c.K, "family": c.family, "params": c.params,
-                                     "val_risk": c.val_risk, "weight": 1.0 / len(self.deployed_members)}
-                                    for c in self.deployed_members],
+                                     "val_risk": c.val_risk, "weight": w}
+                                    for c, w in weighted],
                         **(self.selected_val or {}), **(self.selected_test or {})})
         if sel.stability is not None:
             out["judge_set_stability"] = sel.stability
