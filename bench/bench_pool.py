@@ -28,7 +28,6 @@ beside the figures; ratios measured in one run hold better than absolute times.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import subprocess
@@ -41,33 +40,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-#: runs inside the child: time the CLI's select call and report the peak RSS
-CHILD = r"""
-import contextlib, io, json, resource, sys, time
-import importlib
-from fcps_core.cli.main import main
-# the engine, imported before the clock starts: fcps_core loads its modules on first use
-# (a tree without one of them skips it)
-for name in ("fcps_core.selection", "fcps_core.families.registry", "fcps_core.ingest", "fcps_core.store",
-             "fcps_core.selection.judges_report", "fcps_core.reports.explain", "fcps_core.planning", "sklearn.base", "scipy.optimize",
-             "scipy.sparse", "scipy.linalg", "pandas", "duckdb", "fcps_core.deploy"):
-    try:
-        importlib.import_module(name)
-    except ImportError:
-        pass
-out = io.StringIO()
-r0 = resource.getrusage(resource.RUSAGE_SELF)
-t0 = time.perf_counter()
-with contextlib.redirect_stdout(out):
-    code = main(sys.argv[1:])
-seconds = time.perf_counter() - t0
-r1 = resource.getrusage(resource.RUSAGE_SELF)
-cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
-rss_mib = r1.ru_maxrss / 1024
-select = json.loads(out.getvalue()).get("timings", {}).get("select_seconds")
-sys.stderr.write("\nBENCH " + json.dumps({"seconds": seconds, "select_seconds": select, "cpu_seconds": cpu,
-                                           "rss_mib": rss_mib, "code": code}) + "\n")
-"""
+#: the child process a select runs in (bench/select_child.py)
+from bench.select_child import CHILD, bench_report  # noqa: E402 (the repository on the path first)
 
 
 def measure(tree: Path, panel: Path, extra: list[str], timeout: float) -> dict:
@@ -77,11 +51,12 @@ def measure(tree: Path, panel: Path, extra: list[str], timeout: float) -> dict:
                              cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"seconds": math.nan, "rss_mib": math.nan, "note": f"over {timeout:.0f} s"}
-    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("BENCH ")]
-    if out.returncode != 0 or not lines:
+    run = bench_report(out.stderr)
+    if out.returncode != 0 or run is None:
         tail = out.stderr.strip().splitlines()[-1:] or ["no output"]
         return {"seconds": math.nan, "rss_mib": math.nan, "note": f"failed: {tail[0][:120]}"}
-    return json.loads(lines[-1][6:])
+    # this process's own CPU and peak, as this bench has always compared them
+    return {**run, "cpu_seconds": run["main_cpu"], "rss_mib": run["main_mib"]}
 
 
 def _sel(run: dict | None) -> float:

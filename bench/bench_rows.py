@@ -32,7 +32,6 @@ A quick run: ``--rows 5000 20000 --continuous 5000x31``; ``--continuous ''`` ski
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import subprocess
@@ -46,41 +45,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-#: runs inside the child: time the CLI's select call and report its own peak RSS
-CHILD = r"""
-import contextlib, io, json, resource, sys, time, importlib
-from fcps_core.cli.main import main
-for name in ("fcps_core.selection", "fcps_core.families.registry", "fcps_core.ingest", "fcps_core.store",
-             "fcps_core.selection.judges_report", "fcps_core.reports.explain", "sklearn.base", "scipy.optimize", "scipy.sparse",
-             "pandas", "duckdb", "joblib"):
-    try:
-        importlib.import_module(name)
-    except ImportError:
-        pass
-out = io.StringIO()
-r0 = resource.getrusage(resource.RUSAGE_SELF)
-t0 = time.perf_counter()
-with contextlib.redirect_stdout(out):
-    code = main(sys.argv[1:])
-seconds = time.perf_counter() - t0
-r1 = resource.getrusage(resource.RUSAGE_SELF)
-# the fold workers (loky) are shut down and reaped here, so RUSAGE_CHILDREN holds their CPU
-# seconds and the largest worker's peak RSS
-try:
-    from joblib.externals.loky import reusable_executor
-    if reusable_executor._executor is not None:
-        reusable_executor._executor.shutdown(wait=True)
-except Exception:
-    pass
-rc = resource.getrusage(resource.RUSAGE_CHILDREN)
-doc = json.loads(out.getvalue())
-sys.stderr.write("\nBENCH " + json.dumps({
-    "seconds": seconds, "select_seconds": doc.get("timings", {}).get("select_seconds"),
-    "main_cpu": (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
-    "main_mib": r1.ru_maxrss / 1024, "code": code,
-    "worker_cpu": rc.ru_utime + rc.ru_stime, "worker_mib": rc.ru_maxrss / 1024,
-    "selected": [doc["selected"].get("family"), doc["selected"].get("K")]}) + "\n")
-"""
+#: the child process a select runs in (bench/select_child.py)
+from bench.select_child import CHILD, bench_report  # noqa: E402 (the repository on the path first)
 
 
 def additive_csv(path: Path, rows: int, judges: int) -> None:
@@ -141,13 +107,12 @@ def measure(panel: Path, extra: list[str], timeout: float) -> dict:
     except subprocess.TimeoutExpired:
         return {"seconds": math.nan, "note": f"over {timeout:.0f} s"}
     process_seconds = time.perf_counter() - t0
-    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("BENCH ")]
-    if out.returncode != 0 or not lines:
+    run = bench_report(out.stderr)
+    if out.returncode != 0 or run is None:
         tail = out.stderr.strip().splitlines()[-1:] or ["no output"]
         return {"seconds": math.nan, "note": f"failed: {tail[0][:120]}"}
-    run = json.loads(lines[-1][6:])
-    run["tree_cpu"] = run["main_cpu"] + run["worker_cpu"]
-    run["max_mib"] = max(run["main_mib"], run["worker_mib"])
+    run["tree_cpu"] = run["cpu"]
+    run["max_mib"] = run["mib"]
     run["process_seconds"] = process_seconds
     run["load"] = os.getloadavg()[0]
     return run

@@ -91,47 +91,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_rows import continuous_csv  # noqa: E402
 
-#: runs inside the child: time the CLI's select call, write its stdout to BENCH_OUT and
-#: report its CPU and peak RSS (and its workers', reaped after the call) on stderr
-CHILD = r"""
-import contextlib, io, json, os, resource, sys, time, importlib
-from fcps_core.cli.main import main
-for name in ("fcps_core.selection", "fcps_core.families.registry", "fcps_core.ingest", "fcps_core.store",
-             "fcps_core.selection.judges_report", "fcps_core.reports.explain", "sklearn.base", "scipy.optimize",
-             "scipy.sparse", "pandas", "duckdb", "joblib"):
-    try:
-        importlib.import_module(name)
-    except ImportError:
-        pass
-out = io.StringIO()
-r0 = resource.getrusage(resource.RUSAGE_SELF)
-t0 = time.perf_counter()
-with contextlib.redirect_stdout(out):
-    code = main(sys.argv[1:])
-seconds = time.perf_counter() - t0
-r1 = resource.getrusage(resource.RUSAGE_SELF)
-try:
-    from joblib.externals.loky import reusable_executor
-    if reusable_executor._executor is not None:
-        reusable_executor._executor.shutdown(wait=True)
-except Exception:
-    pass
-rc = resource.getrusage(resource.RUSAGE_CHILDREN)
-# this process's own peak: VmHWM (ru_maxrss survives exec, so it would carry the peak of the
-# bench process this one was forked from)
-own = r1.ru_maxrss
-try:
-    with open("/proc/self/status") as fh:
-        own = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:"))
-except (OSError, StopIteration, ValueError):
-    pass
-with open(os.environ["BENCH_OUT"], "w") as fh:
-    fh.write(out.getvalue())
-sys.stderr.write("\nBENCH " + json.dumps({
-    "seconds": seconds, "code": code,
-    "cpu": (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime) + rc.ru_utime + rc.ru_stime,
-    "mib": max(own, rc.ru_maxrss) / 1024}) + "\n")
-"""
+#: the child process a select runs in (bench/select_child.py)
+from bench.select_child import CHILD, bench_report  # noqa: E402 (the repository on the path first)
 
 
 # --- panels -------------------------------------------------------------------------------
@@ -314,11 +275,11 @@ def run_select(panel: Path, extra: list[str], out: Path, timeout: float) -> dict
         proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"ok": False, "code": None, "note": f"over {timeout:.0f} s", "seconds": math.nan}
-    bench = [ln for ln in proc.stderr.splitlines() if ln.startswith("BENCH ")]
+    report = bench_report(proc.stderr)
     rest = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("BENCH ")]
-    run = json.loads(bench[-1][6:]) if bench else {"seconds": time.perf_counter() - t0, "cpu": math.nan,
-                                                   "mib": math.nan, "code": proc.returncode}
-    run["exit"] = proc.returncode if not bench else run["code"]
+    run = report if report is not None else {"seconds": time.perf_counter() - t0, "cpu": math.nan,
+                                             "mib": math.nan, "code": proc.returncode}
+    run["exit"] = proc.returncode if report is None else run["code"]
     run["load"] = os.getloadavg()[0]
     run["stderr"] = rest[-1][:200] if rest else ""
     run["ok"] = run["exit"] == 0 and out.exists() and out.stat().st_size > 0
