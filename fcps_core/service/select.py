@@ -128,40 +128,6 @@ def selector_for(request: SelectRequest):
     return FCPSSelector(**options, seed=request.seed, judge_costs=request.judge_costs, progress=request.progress)
 
 
-#: a panel file of at least this many bytes starts the folds' worker processes before it is
-#: read (:func:`start_fold_workers`): a smaller file is read before they could start, and
-#: may be too small for workers at all
-WORKERS_AHEAD_BYTES = 1 << 20
-#: what the folds' worker processes import while they start (a fold's imports)
-FOLD_MODULES = ("fcps_core.selection.crossfit",)
-
-
-def start_fold_workers(path, protocol: str) -> bool:
-    """Start the cross-fitted protocol's worker processes now, while the caller reads the
-    panel file at ``path`` (:func:`~fcps_core.worker_pool.start_workers`), when the
-    protocol is the cross-fitted one and the file has at least :data:`WORKERS_AHEAD_BYTES`
-    (a panel that size has far more cells than the folds need to run in workers). Whether
-    they start changes no result, only when the folds can begin. A caller that fails before
-    the selection ends calls :func:`stop_fold_workers`. Returns whether they started."""
-    import os
-    try:
-        big = protocol == "crossfit" and os.path.isfile(path) and os.path.getsize(path) >= WORKERS_AHEAD_BYTES
-    except (OSError, TypeError, ValueError):
-        big = False
-    if big:
-        from ..worker_pool import start_workers
-        start_workers(modules=FOLD_MODULES)
-    return big
-
-
-def stop_fold_workers() -> bool:
-    """Stop the worker processes :func:`start_fold_workers` started (killed, those still
-    starting too), so that a command failing before its folds exits at once
-    (:func:`~fcps_core.worker_pool.stop_workers`)."""
-    from ..worker_pool import stop_workers
-    return stop_workers()
-
-
 def run_select(request: SelectRequest) -> SelectOutcome:
     """Draw the blocks, fit the menu and choose (one pass of the selector), then store the
     run with its predictor when ``request.save`` names a stored panel. A store refusal (the
