@@ -32,10 +32,9 @@ def run_tasks(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: 
     and several tasks they run in worker processes (joblib/loky) that start now, so the
     caller's own work overlaps them; otherwise each runs in this process when its result is
     asked for. Every task's seed and data are fixed before it starts, so the results equal
-    a sequential run. ``then``: further
-    (function, arguments) calls queued behind the tasks in the worker processes, their
-    results yielded after the tasks'; without workers they are not run (the caller computes
-    them itself when it needs them). ``queue_all``: every task is queued now (joblib's
+    a sequential run. ``then``: further (function, arguments) calls queued behind the tasks
+    in the worker processes, their results yielded after the tasks'; without workers they
+    are not run (the caller computes them itself when it needs them). ``queue_all``: every task is queued now (joblib's
     ``pre_dispatch="all"``), so tasks started by a later call queue behind all of these,
     not behind the first few."""
     if jobs != 1 and len(tasks) > 1:

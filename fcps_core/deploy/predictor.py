@@ -6,8 +6,9 @@ prediction is the weighted sum of the members' predictions. A single selected ca
 a list of one member of weight 1 (its prediction is exactly that model's); the average of
 n tied candidates (choice rule in :mod:`fcps_core.selection.choice`) is a list of members of
 weight 1/n, a model that several tied candidates compute once with their summed weight
-(``SelectionResult.deployed_weights``). Scoring, the SQL export (:mod:`fcps_core.deploy.sql`), the structural checks
-(:mod:`fcps_core.deploy.validate`) and the explanations read that one shape.
+(``SelectionResult.deployed_weights``). Scoring, the SQL export (:mod:`fcps_core.deploy.sql`),
+the structural checks (:mod:`fcps_core.deploy.validate`) and the explanations read that one
+shape.
 
 A predictor file holds only data (judge names, encoder vocabularies/bin edges/scalar maps,
 the family's fitted parameters), never code: users can exchange these files safely.
@@ -141,9 +142,7 @@ class FCPSPredictor:
             meta = {**base, **(result.selected_val or {}), **(result.selected_test or {}),
                     "n_members": len(members)}
             judges = [j for j in result.panel.judge_names if j in wanted]
-        predictor = cls(judges=judges, members=[(1.0 if len(members) == 1 else w, m)
-                                                for (_, w), m in zip(weighted, members)],
-                        metadata=dict(meta))
+        predictor = cls(judges=judges, members=[(w, m) for (_, w), m in zip(weighted, members)], metadata=meta)
         # The rows the deployed models learned from (never T): M or every deployable
         # label under crossfit; S+M+V when the split protocol refits.
         rows = result.fit_rows

@@ -233,9 +233,9 @@ def own_share(n_tasks: int, workers: int) -> int:
 
 
 def _shared_start(jobs: int, workers: int, func, tasks: list[tuple], then: tuple = ()) -> tuple:
-    """:func:`~fcps_core.worker_pool.run_tasks` of ``tasks`` shared with this process: the workers take the first
-    ones, this process runs its :func:`own_share` of the last ones now (the workers run
-    meanwhile) and hands its freed memory back. Returns (the workers' results, with what
+    """:func:`~fcps_core.worker_pool.run_tasks` of ``tasks`` shared with this process: the
+    workers take the first ones, this process runs its :func:`own_share` of the last ones now
+    (the workers run meanwhile) and hands its freed memory back. Returns (the workers' results, with what
     ``then`` queued behind them; every task's result in task order)."""
     own = own_share(len(tasks), workers) if jobs != 1 and len(tasks) > 1 else 0
     results = run_tasks(jobs, func, tasks[:len(tasks) - own], then=then)
@@ -509,7 +509,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # computes it while the other finishes, instead of this process after the folds
     queued = ((panel_report_or_none, (panel, blocks, bare)),) if parallel else ()
     results = run_tasks(jobs, fold_work, [task(u, bare) for u in range(n_first)],
-                     then=queued if n_first == len(fold_list) else ())
+                        then=queued if n_first == len(fold_list) else ())
     # the final refit: paths and fits on every deployable row, none scored (the risks come
     # from the folds), T for the audit
     rows = MenuRows(path_rows=D, fit=D, scored=empty, audit=T, unlabelled=unlabelled)
@@ -546,7 +546,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         # the workers take the first later folds, this process (idle until they are in)
         # the last :func:`own_share` of them, at the same time
         results, later_results = _shared_start(jobs, workers, fold_work,
-                                                  [task(u, bare, screen.kept) for u in later], then=queued)
+                                               [task(u, bare, screen.kept) for u in later], then=queued)
         folds.collect(fold_list, picks, later, later_results, done if parallel else None)
         # a screened key some later fold's whole menu would not offer (a cfps subset of
         # another size) is left out, as it is without the screen

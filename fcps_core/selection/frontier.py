@@ -640,13 +640,12 @@ def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, re
     cost = (judges_cost(judges, costs)[0] if costs else None) if constraint.budget is None else float(constraint.budget)
     # the distinct refitted models, each with its share of the tied members (the default's
     # are the result's own, so the chosen point names what the JSON's selected does)
-    weighted = (deployed_weights(result, list(pred.members), predictions) if pred.members
-                else [(pred.chosen, 1.0)])
+    weighted = deployed_weights(result, list(order), predictions)
     return {"constraint": "max_judges" if constraint.max_judges is not None else "budget",
             "n_judges": int(n_judges), "cost": cost, "judges": judges, "family": family,
             "members": [{"index": c.index, "family": c.family, "K": c.K, "judges": c.judges,
                          "path": c.path_label or c.path_rule, "params": c.params, "weight": w}
-                        for c, w in ((cands[i], w) for i, w in weighted)],
+                        for c, w in [(cands[i], w) for i, w in weighted]],
             "risk": risk, "ci": [risk - Z95 * se, risk + Z95 * se],
             "diff_vs_best": {"estimate": diff, "ci": [diff - Z95 * dse, diff + Z95 * dse]},
             "deployed_risk": dr, "chosen": bool(chosen), "_loss": pred.loss}

@@ -199,10 +199,8 @@ class SelectionResult:
         selected candidate with weight 1, or the average's members with tied candidates
         that compute the same refitted model counted once, weighted by their share
         (:func:`.members.deployed_weights`)."""
-        if not self.members:
-            return [(self.selected_index, 1.0)]
         from .members import deployed_weights
-        return deployed_weights(self, self.members)
+        return deployed_weights(self, self.members or [self.selected_index])
 
     @property
     def n_val(self) -> int:
