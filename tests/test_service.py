@@ -93,6 +93,24 @@ def test_a_select_request_runs_the_selector_once_and_stores_what_it_returns(tmp_
     assert store.run_predictor(outcome.run_id) == json.loads(json.dumps(outcome.predictor.to_dict()))
 
 
+@pytest.mark.parametrize("n_groups", [2, 3])
+def test_too_few_groups_for_the_folds_are_refused_for_that_reason_whatever_the_block_draw_says(tmp_path, n_groups):
+    """Two labelled groups cannot fill the three blocks the draw makes, three can; the
+    cross-fitted protocol pools those blocks, so either way the refusal names its own need
+    (one group per fold) and the fixes for it. The split protocol keeps the draw's reason."""
+    from fcps_core.ingest.load import load_panel
+    rows = good_rows(60)
+    for i, row in enumerate(rows[1:]):
+        row[1] = f"g{i * n_groups // 60}"
+    panel = load_panel(str(write(tmp_path / "few.csv", csv_text(rows))))
+    with pytest.raises(FCPSError, match=rf"cross-fitting needs at least 5 labelled groups outside T \(found {n_groups}\); "
+                                        r"lower --folds or label more groups"):
+        run_select(SelectRequest(panel, seed=0))
+    if n_groups == 2:
+        with pytest.raises(FCPSError, match="2 labelled groups but 3 blocks need at least one group each"):
+            run_select(SelectRequest(panel, seed=0, options={"protocol": "split"}))
+
+
 # -- upload: read once, preview, commit the same panel -------------------------------------------
 
 def test_an_upload_is_read_once_and_stored_as_the_import_command_stores_the_file(tmp_path, monkeypatch,

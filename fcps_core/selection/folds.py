@@ -658,13 +658,19 @@ class SignatureLookup:
         return self.ids[k]
 
 
+def check_fold_groups(n_groups: int, folds: int) -> None:
+    """Refuse cross-fitting over ``n_groups`` labelled groups outside T when ``folds`` folds
+    cannot each hold one (a SplitError naming both fixes)."""
+    if n_groups < folds:
+        raise SplitError(f"cross-fitting needs at least {folds} labelled groups outside T "
+                         f"(found {n_groups}); lower --folds or label more groups")
+
+
 def grouped_folds(groups: np.ndarray, folds: int, repeats: int, seed: int) -> list[tuple]:
     """``repeats`` x ``folds`` (repeat, train positions, held-out positions) into ``groups``;
     each repeat shuffles the groups with its own seed and deals them to folds in turn."""
     uniq, inv = np.unique(groups, return_inverse=True)
-    if len(uniq) < folds:
-        raise SplitError(f"cross-fitting needs at least {folds} labelled groups outside T "
-                         f"(found {len(uniq)}); lower --folds or label more groups")
+    check_fold_groups(len(uniq), folds)
     out = []
     for r, s in enumerate(np.random.SeedSequence(seed).generate_state(repeats)):
         order = np.random.default_rng(int(s)).permutation(len(uniq))

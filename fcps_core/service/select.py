@@ -52,10 +52,18 @@ def named_menus() -> tuple[str, ...]:
 
 
 def draw_blocks(panel, *, split: str | None = None, counts: dict | None = None,
-                test_share: float | None = None, seed: int = 0):
+                test_share: float | None = None, seed: int = 0, folds: int | None = None):
     """The S/M/V(/T) blocks of ``panel`` (:func:`fcps_core.data.splits.make_blocks`): the file's
-    block column, else a grouped draw by ``split`` ratio, ``counts`` or ``test_share``."""
+    block column, else a grouped draw by ``split`` ratio, ``counts`` or ``test_share``.
+
+    ``folds``: the cross-fitted protocol's folds when that protocol will run. A panel with
+    fewer labelled groups than folds is then refused for that reason (one group per fold)
+    before the draw, whose own refusal (one group per block S, M, V) would name blocks the
+    cross-fitted protocol pools."""
     from ..data.splits import make_blocks
+    if folds is not None and panel.n_labelled:
+        from ..selection.folds import check_fold_groups
+        check_fold_groups(len(set(panel.group_ids[panel.labelled].tolist())), folds)
     options = {} if test_share is None else {"test_share": test_share}
     return make_blocks(panel, split=split, counts=counts, seed=seed, **options)
 
@@ -133,9 +141,11 @@ def run_select(request: SelectRequest) -> SelectOutcome:
     run with its predictor when ``request.save`` names a stored panel. A store refusal (the
     panel was replaced while the selection ran) is raised after the fits, as a
     :class:`~fcps_core.store.StoreError`."""
+    selector = selector_for(request)
     blocks = draw_blocks(request.panel, split=request.split, counts=request.counts,
-                         test_share=request.test_share, seed=request.seed)
-    result = selector_for(request).fit(request.panel, blocks)
+                         test_share=request.test_share, seed=request.seed,
+                         folds=selector.folds if selector.protocol == "crossfit" else None)
+    result = selector.fit(request.panel, blocks)
     predictor = result.predictor() if request.want_predictor or request.save else None
     outcome = SelectOutcome(result=result, blocks=blocks, predictor=predictor)
     if request.save and request.panel_name is not None:
