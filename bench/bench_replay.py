@@ -32,6 +32,7 @@ its worst k, the default's, and the decomposition.
     PYTHONPATH=. nice .venv/bin/python bench/bench_replay.py --splits 32 --panels llmbar --cache /tmp/replay
     PYTHONPATH=. nice .venv/bin/python bench/bench_replay.py --splits 16 --population 20000 --panels additive parity mixed --cache /tmp/replay
     PYTHONPATH=. nice .venv/bin/python bench/bench_replay.py --splits 32 --panels llmbar --cache /tmp/replay --judge-offsets
+    PYTHONPATH=. nice .venv/bin/python bench/bench_replay.py --splits 32 --panels llmbar --cache /tmp/replay --fixed-one-judge
 """
 
 from __future__ import annotations
@@ -234,6 +235,45 @@ def judge_offsets(name: str, split: dict) -> dict:
     return {"all": float(diff.mean()), "best": float(diff[order[0]]), "top10": float(diff[order[:10]].mean())}
 
 
+def fixed_one_judge(split: dict) -> dict | None:
+    """The k = 1 point's estimate when every draw's choice (one-judge members, chosen as the
+    frontier chooses, on the path rules' columns) is scored out of bag on the *fixed*
+    cross-fitted column of the judge those members deploy (the selection's ``single_judges``
+    baseline: an isotonic map of that judge fitted on each fold's training rows) instead of the
+    rules' columns, whose judge varies by fold. None when the split has no one-judge point.
+    Also each point's members' mean judge-set stability (1: every fold built the deployed
+    set), to see where the rule-versus-set part can matter at all."""
+    res, rec = split["res"], split["rec"]
+    heldout = res.heldout
+    boot = assess(res, heldout)["bootstrap"]
+    fc = F.FrontierChoices(res, heldout)
+    choices, rp = _level_choices(res, fc, boot)
+    decided = fc.chains[0]
+    stability = {}
+    for (constraint, pred, _) in decided:
+        k = constraint.max_judges or rec["J"]
+        stability[k] = float(np.mean([res.candidates[m].stability for m in pred.key]))
+    level = [i for i, (c, _, _) in enumerate(decided) if c.max_judges == 1]
+    point = rec["points"].get(1)
+    sj = heldout.baselines.get("single_judges")
+    if not level or point is None or sj is None:
+        return {"stability": stability}
+    fixed_loss = ((heldout.y[None, :, None] - sj) ** 2).mean(axis=0)       # (rows, judges), repeats averaged
+    if heldout.inverse is not None:          # one row of each distinct held-out row (they share their folds)
+        first = np.unique(heldout.inverse, return_index=True)[1]
+        fixed_loss = fixed_loss[first]
+    unit = np.asarray(rp.unit_matrix @ fixed_loss)                           # (units, judges)
+    judge = np.array([next(iter({j for m in key for j in res.candidates[m].judge_idx})) for key in choices[level[0]]])
+    score = np.empty(len(judge))
+    for j in np.unique(judge):
+        b = np.flatnonzero(judge == j)
+        score[b] = rp._oob_sums(unit[:, j], b) / rp._safe_on[b]
+    dr = point["dr"]
+    delta = (dr.get("training_size_correction") or {}).get("delta", 0.0)
+    return {"stability": stability, "tmse": point["tmse"], "estimate": dr["estimate"],
+            "fixed_scored": float(score[rp.keep].mean() - delta), "draw_judges": int(len(np.unique(judge)))}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--splits", type=int, default=8)
@@ -243,6 +283,9 @@ def main(argv=None) -> int:
     ap.add_argument("--single-judge-candidates", action="store_true")
     ap.add_argument("--judge-offsets", action="store_true",
                     help="instead: every judge's cross-fitted risk on D minus its T-MSE (shared panels only)")
+    ap.add_argument("--fixed-one-judge", action="store_true",
+                    help="instead: the k = 1 estimate with each draw's one-judge choice scored on its judge's "
+                         "fixed cross-fitted column, and the points' judge-set stability by k")
     args = ap.parse_args(argv)
     os.makedirs(args.cache, exist_ok=True)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
@@ -253,6 +296,20 @@ def main(argv=None) -> int:
                               ("top10", "the ten lowest")):
                 m, se = _mean_se([o[key] for o in offs])
                 print(f"{name}: cross-fitted risk - T-MSE, {what}: {m:+.4f} (SE {se:.4f}, {len(offs)} splits)")
+            continue
+        if args.fixed_one_judge:
+            runs = [fixed_one_judge(cached_split(name, 100 + i, args.population, args.cache, False))
+                    for i in range(args.splits)]
+            one = [r for r in runs if "tmse" in r]
+            for key, what in (("estimate", "today (the rules' columns)"), ("fixed_scored", "scored on fixed columns")):
+                m, se = _mean_se([r[key] - r["tmse"] for r in one])
+                print(f"{name}: k = 1 estimate - T-MSE, {what}: {m:+.4f} (SE {se:.4f}, {len(one)} splits)")
+            m, se = _mean_se([r["fixed_scored"] - r["estimate"] for r in one])
+            print(f"{name}: fixed-scored - today, paired: {m:+.4f} (SE {se:.4f})")
+            ks = sorted(runs[0]["stability"])
+            print(f"{name}: members' mean judge-set stability by k: "
+                  + " ".join(f"{k}:{np.mean([r['stability'][k] for r in runs if k in r['stability']]):.2f}"
+                             for k in ks if k <= 5 or k % 5 == 0 or k == ks[-1]), flush=True)
             continue
         rows = [replay_estimates(cached_split(name, 100 + i, args.population, args.cache, args.single_judge_candidates))
                 for i in range(args.splits)]
