@@ -74,12 +74,13 @@ labels = {"coverage": "coverage", "parse_error_rate": "parse errors", "abstain_r
           "accuracy": "accuracy", "kappa": "kappa", "auc": "AUC", "brier_iso": "Brier (isotonic)"}
 config = {c: st.column_config.NumberColumn(name, help=METRIC_HELP[c], format="%.4f" if c == "brier_iso" else "%.3f")
           for c, name in labels.items()}
-table(jtable, column_order=["judge", "brier_iso", "accuracy", "auc", "kappa", "coverage",
+table(jtable, column_order=["judge", "brier_iso", "accuracy", "auc", "direction", "kappa", "coverage",
                                                     "parse_error_rate", "abstain_rate", "missing_rate", "schema",
                                                     "decision", "deployed"], column_config={
     **config, "missing_rate": st.column_config.NumberColumn("missing", format="%.3f",
                                                             help="Share of rows with no output at all."),
     "judge": st.column_config.TextColumn("judge", help="The judge column of the panel."),
+    "direction": st.column_config.TextColumn("direction", help=METRIC_HELP["direction"]),
     "schema": st.column_config.TextColumn("schema", help="How the judge's outputs were read: pairwise, binary, "
                                                          "rubric, continuous or categorical."),
     "decision": st.column_config.TextColumn("decision", help=METRIC_HELP["decision"]),

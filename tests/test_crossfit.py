@@ -187,6 +187,45 @@ def test_baselines_equal_direct_sklearn_fits_on_the_same_fold(panel, blocks):
     np.testing.assert_array_equal(majority_vote(votes), [0.5, 0.0, 1.0, 0.5])
 
 
+def test_single_judge_baselines_run_the_way_each_judge_goes_with_the_label():
+    """A judge whose score falls as the label rises (a quality metric read against an
+    error-score label) gets a decreasing isotonic map, as scikit-learn's
+    ``increasing="auto"`` fits it on the same rows, not a constant; a rising judge and an
+    uninformative one get what that fit gives them too."""
+    import warnings
+    rng = np.random.default_rng(3)
+    n = 400
+    q = rng.normal(size=n)
+    y = (rng.random(n) < 1 / (1 + np.exp(2 * q))).astype(float)           # falls with q
+    scores = np.column_stack([1 / (1 + np.exp(-q - 0.5 * rng.normal(size=n))),   # falls with the label
+                              1 / (1 + np.exp(q + 0.5 * rng.normal(size=n))),    # rises with it
+                              rng.random(n)])                                    # says nothing
+    tr, va = np.arange(300), np.arange(300, n)
+    got = baseline_predictions(scores, y, tr, va, va[:0])["single_judges"]
+    for j in range(scores.shape[1]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")       # sklearn warns when the rank correlation's interval spans 0
+            iso = IsotonicRegression(increasing="auto", y_min=0, y_max=1, out_of_bounds="clip")
+            want = iso.fit(scores[tr, j], y[tr]).predict(scores[va, j])
+        np.testing.assert_allclose(got[:, j], want, atol=1e-12)
+    assert np.ptp(got[:, 0]) > 0.5 and np.ptp(got[:, 1]) > 0.5
+
+
+def test_rises_with_is_the_sign_of_spearmans_rank_correlation_with_rows_repeated_by_weight():
+    from scipy.stats import spearmanr
+    from fcps_core.families.base import rises_with
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        x = rng.integers(0, 4, 12).astype(float)          # ties in both
+        y = rng.integers(0, 3, 12).astype(float)
+        w = rng.integers(1, 4, 12)
+        rho = spearmanr(np.repeat(x, w), np.repeat(y, w))[0]
+        if np.isfinite(rho) and abs(rho) > 1e-12:
+            assert rises_with(x, y, w.astype(float)) == (rho > 0)
+    assert rises_with([1.0, 2.0, 3.0], [0.0, 0.0, 0.0])          # constant label: rising (any map is constant)
+    assert not rises_with([1.0, 2.0, 3.0, np.nan], [1.0, 0.5, 0.0, 1.0])   # the NaN row left out
+
+
 def test_split_protocol_argmin_keeps_the_paper_selection(panel, blocks):
     paper = select(panel, blocks, **MENU, protocol="split", choice="argmin", estimate="none",
                    with_baselines=False)

@@ -257,3 +257,33 @@ def test_a_one_judge_panel_gets_its_report():
     report = result.to_dict()["judges_report"]
     assert [j["name"] if "name" in j else j.get("judge") for j in report["judges"]] == ["J3"]
     assert report["judges"][0]["auc"] is None or 0 <= report["judges"][0]["auc"] <= 1
+
+
+def test_a_judge_that_falls_with_the_label_is_calibrated_downhill_and_named_so():
+    """A quality metric read against an error-score label: its cross-fitted isotonic map runs
+    downhill (scikit-learn's increasing="auto" on each fold's training rows), so its Brier
+    score is that map's, not the base rate's; its AUC stays the raw score's (below 1/2) and
+    ``direction`` says why."""
+    import warnings
+    from sklearn.isotonic import IsotonicRegression
+    from fcps_core.selection.judges_report import crossfit_folds
+    rng = np.random.default_rng(8)
+    n = 300
+    quality = rng.normal(size=n)
+    errors = np.clip(np.round(rng.poisson(np.exp(-1.2 * quality)) / 5, 1), 0, 1)     # falls with quality
+    panel = _panel([f"{v:.1f}" for v in errors], {"metric": [f"{v:.3f}" for v in quality + 0.3 * rng.normal(size=n)],
+                                                  "noise": [f"{v:.3f}" for v in rng.normal(size=n)]})
+    rows = np.arange(n)
+    rep = panel_judges_report(panel, rows)
+    metric = _by_name(rep)["metric"]
+    assert metric["direction"] == "falls" and metric["auc"] < 0.5
+    S = encode_panel(panel, rows).scores[rows]
+    y = panel.labels[rows]
+    P = np.empty(n)
+    for tr, va in crossfit_folds(panel.group_ids[rows], 5, 0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            P[va] = IsotonicRegression(increasing="auto", y_min=0, y_max=1, out_of_bounds="clip") \
+                .fit(S[tr, 0], y[tr]).predict(S[va, 0])
+    assert metric["brier_iso"] == pytest.approx(float(np.mean((y - P) ** 2)), abs=1e-4)
+    assert metric["brier_iso"] < 0.8 * float(np.mean((y - y.mean()) ** 2))

@@ -411,8 +411,9 @@ def render_judges(d: dict, *, top: int = 15) -> list[str]:
     rows = sorted(r["judges"], key=lambda j: (j["brier_iso"] is None, j["brier_iso"] or 0.0))[:top]
     lines.append(f"  top {len(rows)} judges by Brier after isotonic (weight share: in the deployed predictor):")
     lines.append(render_table([[safe(j["judge"]), j["schema"], j["coverage"], j["parse_error_rate"], j["accuracy"],
-                                j["auc"], j["kappa"], j["brier_iso"], share.get(j["judge"])] for j in rows],
-                              ["judge", "schema", "coverage", "parse_err", "accuracy", "AUC", "kappa",
+                                j["auc"], j.get("direction"), j["kappa"], j["brier_iso"], share.get(j["judge"])]
+                               for j in rows],
+                              ["judge", "schema", "coverage", "parse_err", "accuracy", "AUC", "direction", "kappa",
                                "brier_iso", "weight_share"]))
     if r.get("contribution"):
         lines.append("  drop-one with refits of the deployed family: python -m fcps_core next-judge (same panel and "

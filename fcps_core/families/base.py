@@ -159,6 +159,34 @@ class IsotonicMap:
         return obj
 
 
+def rises_with(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> bool:
+    """Whether ``y`` rises with ``x`` on these rows: Spearman's rank correlation is >= 0
+    (average ranks over ties; rows weighted by ``w``, e.g. the counts of distinct rows, as if
+    each row were repeated that many times). This is the direction scikit-learn's
+    ``IsotonicRegression(increasing="auto")`` fits (``spearmanr(x, y)[0] >= 0``), the choice a
+    practitioner's isotonic map of one judge makes: a metric that falls as the label rises (a
+    quality score against an error-count label) is mapped by a decreasing map rather than
+    flattened to a constant by an increasing one. Rows with NaN in ``x`` or ``y`` are left out;
+    a constant ``x`` or ``y`` counts as rising (any map of it is then constant)."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    w = np.ones(len(x)) if w is None else np.asarray(w, dtype=float)
+    ok = ~(np.isnan(x) | np.isnan(y)) & (w > 0)
+    x, y, w = x[ok], y[ok], w[ok]
+    if len(x) == 0:
+        return True
+
+    def average_ranks(v: np.ndarray) -> np.ndarray:
+        uniq, inverse = np.unique(v, return_inverse=True)
+        weight = np.bincount(inverse, weights=w, minlength=len(uniq))
+        upper = np.cumsum(weight)
+        return (upper - (weight - 1.0) / 2.0)[inverse]       # a tie block's mean rank
+    rx, ry = average_ranks(x), average_ranks(y)
+    total = w.sum()
+    covariance = np.sum(w * (rx - np.sum(w * rx) / total) * (ry - np.sum(w * ry) / total))
+    return not covariance < 0
+
+
 def pool_adjacent_violators(y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``scipy.optimize.isotonic_regression(y, weights=w).x`` (increasing; ``w`` positive):
     the fitted values by SciPy's own PAVA routine (its ``_pava_pybind`` extension, the

@@ -4,8 +4,10 @@ Every baseline uses all judges of the panel (no path, no prefix), is fitted on a
 training rows with that fold's encoders, and predicts the fold's held-out rows, so its
 held-out losses pair row by row with the selection's:
 
-* ``best_single_judge`` -- each judge's score calibrated by isotonic regression; the judge
-  with the lowest held-out risk over all folds is reported (named in ``detail``).
+* ``best_single_judge`` -- each judge's score calibrated by isotonic regression, increasing
+  or decreasing as the score goes with the label on the fold's training rows
+  (scikit-learn's ``increasing="auto"``, :func:`.families.base.rises_with`); the judge with
+  the lowest held-out risk over all folds is reported (named in ``detail``).
 * ``mean_vote_iso`` -- the mean of the judges' scores, isotonic-calibrated (``mean_iso``).
 * ``majority_vote`` -- no fitting: each judge votes 1 (score > 1/2), 0 (score < 1/2) or
   abstains (score = 1/2: ties, missing, parse errors); the prediction is 1 when 1-votes
@@ -21,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..families import REGISTRY, PrefixFeatures
-from ..families.base import one_blas_thread
+from ..families.base import one_blas_thread, rises_with
 
 BASELINES = ("best_single_judge", "mean_vote_iso", "majority_vote", "ridge_iso_all",
              "logistic_all", "ds_jury_all")
@@ -86,8 +88,11 @@ def baseline_predictions(scores: np.ndarray, labels: np.ndarray, fit_rows: np.nd
         out[name] = model.predict(X_pred)[inv_p]
     # the isotonic fit pools equal scores itself (weighted sums in sorted order), so the
     # distinct (score, label) rows of one judge need no separate pass; the judges' maps
-    # share the labels' ranks (``fit_each``)
-    models = REGISTRY["mean_iso"].fit_each([_features(S_fit[:, [j]], w) for j in range(scores.shape[1])], y)
-    columns = [model.predict(_features(S_pred[:, [j]]))[inv_p] for j, model in enumerate(models)]
+    # share the labels' ranks (``fit_each``). Each judge's map runs the way its score goes
+    # with the label on the fit rows (``rises_with``, scikit-learn's increasing="auto"): a
+    # judge whose score falls as the label rises is read negated, not flattened.
+    sign = np.array([1.0 if rises_with(S_fit[:, j], y, w) else -1.0 for j in range(scores.shape[1])])
+    models = REGISTRY["mean_iso"].fit_each([_features(sign[j] * S_fit[:, [j]], w) for j in range(scores.shape[1])], y)
+    columns = [model.predict(_features(sign[j] * S_pred[:, [j]]))[inv_p] for j, model in enumerate(models)]
     out["single_judges"] = np.column_stack(columns) if columns else np.zeros((len(inv_p), 0))
     return out

@@ -27,9 +27,13 @@ labelled exactly 1/2 (``binary_rows`` counts the rest).
   once by the steps of ``sklearn.metrics.roc_auc_score`` (``roc_curve``'s thresholds with
   collinear points dropped, then the trapezoid rule), so it gives sklearn's value to the bit;
   that area is the Mann-Whitney U / (n_0 n_1) with ties counting one half.
+* ``direction``: ``rises`` when the judge's score goes up with the label on the deployable
+  rows (Spearman's rank correlation >= 0, :func:`.families.base.rises_with`), else ``falls``
+  (a quality metric read against an error-score label; its AUC is then below 1/2).
 * ``brier_iso``: Brier score (squared error against the label, soft or not) of the judge's
-  score after an increasing isotonic map cross-fitted over grouped folds of D (each row is
-  predicted by a map fitted on the other folds' groups: not in-sample). Categorical scores
+  score after an isotonic map cross-fitted over grouped folds of D (each row is predicted by
+  a map fitted on the other folds' groups: not in-sample), increasing or decreasing as the
+  score goes with the label on those groups (:func:`.families.base.rises_with`). Categorical scores
   (a per-output label mean) are re-encoded on each fold's training rows first.
 
 **Between judges**:
@@ -85,7 +89,7 @@ from ..measures.judge_metrics import (ABSTAIN, ECE_BINS, REDUNDANCY_THRESHOLD, r
                             kappa_matrix, label_aucs, label_kappas, rank_correlation, redundant_pairs,
                             reliability_curve)
 from ..families import IsotonicMap
-from ..families.base import one_blas_thread
+from ..families.base import one_blas_thread, rises_with
 from ..data.panel import ERROR_TOKENS, MISSING, Panel
 from .folds import grouped_folds
 
@@ -105,7 +109,10 @@ METRIC_HELP = {
     "kappa": "Cohen's kappa of the judge's decision with the binarised label: agreement beyond chance "
              "(0 = chance, 1 = perfect; an abstention never agrees).",
     "auc": "ROC AUC of the judge's score against the binarised label: the chance a random positive "
-           "outranks a random negative (ties half).",
+           "outranks a random negative (ties half); below 1/2 for a judge whose score falls as the label rises.",
+    "direction": "rises: the judge's score goes up with the label on the deployable rows (Spearman's rank "
+                 "correlation >= 0); falls: it goes down (a quality metric against an error-score label). "
+                 "The isotonic calibration (brier_iso, the isotonic decision) runs the same way on each fold.",
     "brier_iso": "Squared error against the label of the judge's score after an isotonic calibration "
                  "fitted on other folds (lower is better; compare with the base rate's).",
     "decision": "native: the judge's own scale decides (score above or below 1/2); isotonic: its "
@@ -175,7 +182,8 @@ def _crossfit(panel: Panel, rows: np.ndarray, scores: np.ndarray, folds: list) -
             S[va, j] = JudgeEncoder.fit(col, rows[tr], y[tr]).scores_for(col)[rows[va]]
     for tr, va in folds:
         for j in range(S.shape[1]):
-            P[va, j] = IsotonicMap().fit(S[tr, j], y[tr]).predict(S[va, j])
+            sign = 1.0 if rises_with(S[tr, j], y[tr]) else -1.0
+            P[va, j] = IsotonicMap().fit(sign * S[tr, j], y[tr]).predict(sign * S[va, j])
     return S, P
 
 
@@ -222,6 +230,7 @@ def panel_judges_report(panel: Panel, rows: np.ndarray, *, folds: int = 5, seed:
             "accuracy": json_number(accuracy[j]) if len(yb) else None,
             "kappa": json_number(kappa[j]) if len(yb) else None,
             "auc": json_number(auc[j]) if both else None,
+            "direction": "rises" if rises_with(S[:, j], y) else "falls",
             "brier_iso": json_number(briers[j]) if fold_list else None})
     if native.all():
         agreement, kind = kappa_matrix(D), "kappa"
