@@ -50,6 +50,7 @@ from fcps_core.families import REGISTRY, PrefixFeatures
 from fcps_core.files.json_values import json_ready
 from fcps_core.reports.explain import smallest_tied
 from fcps_core.selection import FCPSSelector, deployable_label_scale
+from fcps_core.selection.baselines import single_judge_columns
 from fcps_core.selection.folds import grouped_folds
 from fcps_core.data.splits import draw_blocks
 from fcps_core.paper.synthetic import make_regime
@@ -97,18 +98,30 @@ def _cv_risk(enc, y, groups, D, judges, family, seed) -> float:
     return float(loss.mean())
 
 
+def _cv_single_risks(enc, y, groups, D, seed) -> np.ndarray:
+    """Every judge's grouped 5-fold cross-validated MSE on D as a practitioner's isotonic map
+    (:func:`fcps_core.selection.baselines.single_judge_columns`: increasing or decreasing as
+    scikit-learn's ``increasing="auto"`` decides on each fold's training rows)."""
+    loss = np.zeros((len(D), enc.scores.shape[1]))
+    for _, tr, va in grouped_folds(groups[D], 5, 1, seed):
+        pred = single_judge_columns(enc.scores[D[tr]], y[D[tr]], enc.scores[D[va]])
+        loss[va] = (y[D[va], None] - pred) ** 2
+    return loss.mean(axis=0)
+
+
 def practitioner(panel, D, T, seed) -> dict:
     """The best single judge and the top-three stack, chosen and fitted on D only."""
     enc = encode_panel(panel, D)
     y, groups = panel.labels, panel.group_ids
-    single = [_cv_risk(enc, y, groups, D, [j], "mean_iso", seed) for j in range(len(panel.judges))]
+    single = _cv_single_risks(enc, y, groups, D, seed)
     order = np.argsort(single, kind="stable")
     best = [int(order[0])]
     top3 = [int(j) for j in order[:3]]
     fit = lambda fam, js: REGISTRY[fam]().fit(_features(enc, D, js), y[D]).predict(_features(enc, T, js))  # noqa
     stack_fam = min(("ridge_iso", "logistic"), key=lambda f: _cv_risk(enc, y, groups, D, top3, f, seed))
     yT = y[T]
-    return {"single": float(np.mean((yT - fit("mean_iso", best)) ** 2)), "single_judge": panel.judge_names[best[0]],
+    single_T = single_judge_columns(enc.scores[D][:, best], y[D], enc.scores[T][:, best])[:, 0]
+    return {"single": float(np.mean((yT - single_T) ** 2)), "single_judge": panel.judge_names[best[0]],
             "top3_judges": [panel.judge_names[j] for j in top3],
             "top3": float(np.mean((yT - fit(stack_fam, top3)) ** 2)), "top3_family": stack_fam}
 

@@ -34,7 +34,7 @@ from fcps_core.data.encoding import encode_panel
 from fcps_core.families import REGISTRY, PrefixFeatures
 from fcps_core.deploy.predictor import FCPSPredictor
 from fcps_core.selection import FCPSSelector, deployable_label_scale
-from fcps_core.selection.baselines import majority_vote
+from fcps_core.selection.baselines import majority_vote, single_judge_columns
 from fcps_core.defaults import CHOICES
 from fcps_core.selection.choice import choose_deployed
 from fcps_core.selection.honesty import assess
@@ -64,9 +64,9 @@ def fixed_recipes(panel, D, T, unlabelled) -> dict[str, np.ndarray]:
     for fam in RECIPES:
         cls = REGISTRY[fam]
         out[f"{fam}_all"] = cls().fit(X, y, XU if cls.uses_unlabelled else None).predict(XT)
+    singles = single_judge_columns(enc.scores[D], y, enc.scores[T])     # isotonic, the direction sklearn's "auto" takes
     for j, name in enumerate(panel.judge_names):
-        one = lambda rows: PrefixFeatures(patterns=[None], scores=enc.scores[rows][:, [j]])  # noqa: E731
-        out[f"single:{name}"] = REGISTRY["mean_iso"]().fit(one(D), y).predict(one(T))
+        out[f"single:{name}"] = singles[:, j]
     return out
 
 

@@ -50,11 +50,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_frontier as BF  # noqa: E402
 
 from fcps_core.data.encoding import encode_panel  # noqa: E402
-from fcps_core.families import REGISTRY  # noqa: E402
 from fcps_core.files.json_values import json_ready  # noqa: E402
 from fcps_core.selection import FCPSSelector, deployable_label_scale  # noqa: E402
 from fcps_core.selection import frontier as F  # noqa: E402
 from fcps_core.selection.choice import WITHIN_TIE_RULES, pick_members, rule_pool  # noqa: E402
+from fcps_core.selection.baselines import single_judge_columns  # noqa: E402
 from fcps_core.selection.honesty import assess  # noqa: E402
 
 #: the coupled replays' a (alpha = a^2 times the sampling noise added to the choice)
@@ -215,7 +215,7 @@ def report(name: str, rows: list[dict]) -> str:
 
 def judge_offsets(name: str, split: dict) -> dict:
     """Every judge's cross-fitted single-judge isotonic risk on D (the selection's
-    ``single_judges`` baseline) minus its T-MSE (``mean_iso`` fitted on D, the practitioner's
+    ``single_judges`` baseline) minus its T-MSE (its isotonic map fitted on D, the practitioner's
     recipe): is a point's "held-out above T" shared by every judge of the split (a D-versus-T
     offset of the split) or particular to the judges the selection ranks best?"""
     res, seed = split["res"], split["rec"]["seed"]
@@ -228,8 +228,7 @@ def judge_offsets(name: str, split: dict) -> dict:
     y = panel.labels
     sj = res.heldout.baselines["single_judges"]          # (repeats, rows, judges)
     cv = np.mean([np.mean((res.heldout.y[:, None] - sj[r]) ** 2, axis=0) for r in range(sj.shape[0])], axis=0)
-    tm = np.array([np.mean((y[T] - REGISTRY["mean_iso"]().fit(BF._features(enc, D, [j]), y[D])
-                            .predict(BF._features(enc, T, [j]))) ** 2) for j in range(len(panel.judges))])
+    tm = np.mean((y[T, None] - single_judge_columns(enc.scores[D], y[D], enc.scores[T])) ** 2, axis=0)
     diff = cv - tm
     order = np.argsort(cv, kind="stable")
     return {"all": float(diff.mean()), "best": float(diff[order[0]]), "top10": float(diff[order[:10]].mean())}

@@ -87,12 +87,22 @@ def baseline_predictions(scores: np.ndarray, labels: np.ndarray, fit_rows: np.nd
         model = cls().fit(X_fit, y, X_unl if cls.uses_unlabelled else None)
         out[name] = model.predict(X_pred)[inv_p]
     # the isotonic fit pools equal scores itself (weighted sums in sorted order), so the
-    # distinct (score, label) rows of one judge need no separate pass; the judges' maps
-    # share the labels' ranks (``fit_each``). Each judge's map runs the way its score goes
-    # with the label on the fit rows (``rises_with``, scikit-learn's increasing="auto"): a
-    # judge whose score falls as the label rises is read negated, not flattened.
-    sign = np.array([1.0 if rises_with(S_fit[:, j], y, w) else -1.0 for j in range(scores.shape[1])])
-    models = REGISTRY["mean_iso"].fit_each([_features(sign[j] * S_fit[:, [j]], w) for j in range(scores.shape[1])], y)
-    columns = [model.predict(_features(sign[j] * S_pred[:, [j]]))[inv_p] for j, model in enumerate(models)]
-    out["single_judges"] = np.column_stack(columns) if columns else np.zeros((len(inv_p), 0))
+    # distinct (score, label) rows of one judge need no separate pass
+    out["single_judges"] = single_judge_columns(S_fit, y, S_pred, w)[inv_p]
     return out
+
+
+def single_judge_columns(S_fit: np.ndarray, y: np.ndarray, S_pred: np.ndarray,
+                         w: np.ndarray | None = None) -> np.ndarray:
+    """A practitioner's single-judge recipe for every judge at once: an isotonic map of the
+    judge's score fitted on the rows ``S_fit`` (labels ``y``, row weights ``w``), predicting the
+    rows ``S_pred``; one column per judge. Each map runs the way the judge's score goes with
+    the label on the fit rows (:func:`.families.base.rises_with`, scikit-learn's
+    ``increasing="auto"``): a judge whose score falls as the label rises is read negated, not
+    flattened to the base rate. The maps share the labels' ranks (``fit_each``)."""
+    n_judges = S_fit.shape[1]
+    if n_judges == 0:
+        return np.zeros((len(S_pred), 0))
+    sign = np.array([1.0 if rises_with(S_fit[:, j], y, w) else -1.0 for j in range(n_judges)])
+    models = REGISTRY["mean_iso"].fit_each([_features(sign[j] * S_fit[:, [j]], w) for j in range(n_judges)], y)
+    return np.column_stack([model.predict(_features(sign[j] * S_pred[:, [j]])) for j, model in enumerate(models)])
