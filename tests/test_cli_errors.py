@@ -187,6 +187,24 @@ def test_too_few_labelled_groups_for_blocks(tmp_path):
     assert "3 blocks" in line
 
 
+def test_a_negative_label_range_is_read_as_the_option_s_value(tmp_path):
+    """MQM-style scores run from -25 to 0: ``--label-range -25,0`` is the option's value, not
+    an unknown option (argparse alone takes only plain negative numbers as values), and
+    means what ``--label-range=-25,0`` means."""
+    from fcps_core.cli.args import joined_range_values
+    assert joined_range_values(["select", "p.csv", "--label-range", "-25,0", "--judge-range", "-1,1", "--json"]) == \
+        ["select", "p.csv", "--label-range=-25,0", "--judge-range=-1,1", "--json"]
+    assert joined_range_values(["--label-range", "0,25", "--quiet"]) == ["--label-range", "0,25", "--quiet"]
+    assert joined_range_values(["--label-range", "--quiet"]) == ["--label-range", "--quiet"]   # still refused
+    rows = [["item_id", "label", "j1", "j2"]]
+    for i in range(60):
+        a = i % 2 == 0
+        rows.append([f"x{i}", "0" if a else "-20", "A" if a else "B", "A" if i % 3 else "B"])
+    spaced = run_json_ok(tmp_path, csv_text(rows), "--label-range", "-25,0")
+    joined = run_json_ok(tmp_path, csv_text(rows), "--label-range=-25,0")
+    assert spaced["selected"] == joined["selected"]
+
+
 def test_non_utf8_bytes_name_line_and_encoding(tmp_path):
     lines = csv_text(small_panel()).encode("utf-8").splitlines(keepends=True)
     assert lines[2] == b"x1,0,B,A\n"

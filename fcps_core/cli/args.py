@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 
 from ..errors import FCPSError
@@ -36,7 +37,8 @@ def add_panel_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--judges", nargs="+", help="judge columns to use (default: all other columns)")
     g.add_argument("--schema", choices=["pairwise", "binary", "rubric", "continuous", "categorical"],
                    help="override the detected output schema for every judge")
-    g.add_argument("--label-range", help="LO,HI of integer rubric labels (normalised to [0,1])")
+    g.add_argument("--label-range", help="LO,HI of the labels' scale (rubric scores, or continuous scores such as "
+                                         "error counts), mapped to [0,1]; a negative LO works as --label-range -25,0")
     g.add_argument("--judge-range", help="LO,HI of rubric judge scores (default: observed range)")
     g.add_argument("--delimiter", help="field delimiter of a CSV/TSV file (default , or tab; another "
                                        "one is used, and said, when it alone splits the header)")
@@ -45,6 +47,27 @@ def add_panel_arguments(p: argparse.ArgumentParser) -> None:
                         "decimal commas are read as numbers in a file not delimited by commas)")
     g.add_argument("--collapse-ties", action="store_true",
                    help="merge tie and parse_error into one neutral cell value")
+
+
+#: options whose value is a LO,HI range that may start with a minus sign
+RANGE_OPTIONS = ("--label-range", "--judge-range")
+
+
+def joined_range_values(argv: list[str]) -> list[str]:
+    """``argv`` with a range option and a following value that starts with a minus sign
+    (``--label-range -25,0``) joined into one ``--label-range=-25,0`` token: argparse reads
+    only plain negative numbers as values, so "-25,0" would otherwise be taken for an option
+    and the option refused as having no argument."""
+    out, i = [], 0
+    while i < len(argv):
+        token = argv[i]
+        if token in RANGE_OPTIONS and i + 1 < len(argv) and re.match(r"^-\s*[\d.]", argv[i + 1]):
+            out.append(f"{token}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
 
 
 def add_block_arguments(g, *, seed_default: int | None = 0, seed_help: str | None = None) -> None:

@@ -12,7 +12,8 @@ from ..errors import FCPSError
 from ..service.select import FAMILIES, PATH_RULES
 from ..defaults import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PROTOCOL,
                         DEFAULT_REPEATS, ESTIMATES, PROTOCOLS)
-from .args import OneLineParser, add_block_arguments, add_panel_arguments, check_numbers, program_name
+from .args import (OneLineParser, add_block_arguments, add_panel_arguments, check_numbers, joined_range_values,
+                   program_name)
 from .context import RunContext
 from .render import clear_aliases, error_fields, error_json, error_line, guarded_output
 from .deploy_commands import cmd_audit, cmd_score
@@ -260,7 +261,7 @@ def _run(argv: Sequence[str] | None) -> int:
     OneLineParser.json_errors = as_json        # usage errors as JSON too
     cleanup: list = []
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(joined_range_values(argv))
         return _dispatch(args, as_json and bool(getattr(args, "json", False)), cleanup)
     finally:
         OneLineParser.json_errors = False
