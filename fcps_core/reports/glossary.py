@@ -169,7 +169,11 @@ _TERMS: dict[str, Term] = {
                      "label."),
     "kappa": Term("Cohen's kappa", "Agreement beyond chance: 1 perfect, 0 what chance alone would give.",
                   "(p_observed - p_chance) / (1 - p_chance)"),
-    "auc": Term("AUC", "Probability that a random positive item scores above a random negative one (binary labels)."),
+    "auc": Term("AUC", "Probability that a random positive item scores above a random negative one (binary labels); "
+                "below 1/2 for a judge whose score falls as the label rises."),
+    "direction": Term("direction", "Whether the judge's score rises or falls as the human label rises (the sign of "
+                      "their rank correlation); a quality metric read against an error-score label falls. Isotonic "
+                      "calibrations of one judge run the same way."),
     "brier": Term("Brier score", "Mean squared error of a probability against the 0/1 label; 0.25 is a coin flip.",
                   "mean (y - p)^2"),
     "ece": Term("ECE", "Expected calibration error: mean gap between predicted probability and observed frequency, "

@@ -98,7 +98,8 @@ def judges_section(res: dict) -> str:
     rows = [{**j, "deployed": j["judge"] in deployed} for j in judges]
     out.append("<h3>Each judge against the human labels</h3>")
     out.append(table(rows, [Column("judge"), Column("brier_iso", "brier", "Brier (isotonic)"),
-                            Column("accuracy", digits=3), Column("auc", digits=3), Column("kappa", digits=3),
+                            Column("accuracy", digits=3), Column("auc", digits=3), Column("direction"),
+                            Column("kappa", digits=3),
                             Column("coverage", show=pct), Column("parse_error_rate", "parse_errors", show=pct),
                             Column("missing_rate", header="missing", show=pct), Column("deployed")],
                      highlight=lambda r: r["deployed"]))
