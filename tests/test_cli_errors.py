@@ -205,6 +205,36 @@ def test_a_negative_label_range_is_read_as_the_option_s_value(tmp_path):
     assert spaced["selected"] == joined["selected"]
 
 
+def _qa_rows(n: int = 60, extra: str | None = None) -> list[list[str]]:
+    """A binary QA panel whose item column is named ``question_id`` (not the default), with
+    an optional ``extra`` text column of a different prompt on every row."""
+    rows = [["question_id", "label", "j1", "j2"] + ([extra] if extra else [])]
+    for i in range(n):
+        a = i % 2 == 0
+        rows.append([f"q{i}", "1" if a else "0", "yes" if a else "no", "yes" if i % 3 else "no"]
+                    + ([f"What is {i} plus {i}?"] if extra else []))
+    return rows
+
+
+def test_an_id_column_is_not_read_as_a_judge(tmp_path):
+    """An item id under another name has a different value on every row: read as a
+    categorical judge it could learn nothing and would be counted among "all N judges". The
+    refusal names the column and the option that makes it the item column."""
+    line = assert_one_line_error(run_cli(tmp_path, csv_text(_qa_rows())))
+    assert "column 'question_id'" in line and "60 different values in 60 rows" in line
+    assert "--item-column 'question_id'" in line
+    out = run_json_ok(tmp_path, csv_text(_qa_rows()), "--item-column", "question_id")
+    assert sorted(j["judge"] for j in out["judges_report"]["judges"]) == ["j1", "j2"]
+
+
+def test_a_free_text_column_is_not_read_as_a_judge_unless_the_judges_are_named(tmp_path):
+    rows = _qa_rows(extra="prompt")
+    line = assert_one_line_error(run_cli(tmp_path, csv_text(rows), "--item-column", "question_id"))
+    assert "column 'prompt'" in line and "--judges" in line
+    out = run_json_ok(tmp_path, csv_text(rows), "--item-column", "question_id", "--judges", "j1", "j2")
+    assert sorted(j["judge"] for j in out["judges_report"]["judges"]) == ["j1", "j2"]
+
+
 def test_non_utf8_bytes_name_line_and_encoding(tmp_path):
     lines = csv_text(small_panel()).encode("utf-8").splitlines(keepends=True)
     assert lines[2] == b"x1,0,B,A\n"

@@ -168,6 +168,45 @@ def check_label_lookalikes(judge_names: Sequence[str], label_column: str) -> Non
                          hint=f"remove or rename {j!r}; if it really is a judge, name the judges with --judges")
 
 
+#: a column of at least this many rows whose text values are mostly distinct is read as an id
+#: or free text, not as a judge (with fewer rows every categorical output may be rare)
+ID_LIKE_MIN_ROWS = 20
+
+
+def _mostly_numbers(values: Sequence[str]) -> bool:
+    """Whether most values read as numbers (a decimal comma allowed, inf and nan included): a
+    numeric judge left as text by a few bad cells or a decimal mark, which its own checks
+    name, not an id."""
+    def number(v: str) -> bool:
+        try:
+            float(str(v).strip().replace(",", "."))
+        except ValueError:
+            return False
+        return True
+    return 2 * sum(number(v) for v in values) > len(values)
+
+
+def check_id_lookalikes(judge_cols: Sequence, has_item_column: bool) -> None:
+    """Refuse a judge column of text (schema ``categorical``) most of whose values occur once:
+    an item id, a prompt or a response text, not a judge's outputs. A categorical judge is
+    read through the label mean of each output, which needs outputs that recur; a column of
+    distinct texts read as a judge only adds a candidate that cannot learn (the selection
+    would name it among "all N judges"). Naming the judges (``--judges``) takes it as meant."""
+    for col in judge_cols:
+        if col.schema != "categorical" or col.codes is None:
+            continue
+        n = len(col.codes)
+        if n < ID_LIKE_MIN_ROWS or 2 * len(col.vocab) <= n or _mostly_numbers(col.vocab):
+            continue
+        every_row = len(col.vocab) >= n
+        what = "an item id" if every_row else "an id or free text (a prompt, a response)"
+        hint = (f"name it with --item-column {col.name!r}" if every_row and not has_item_column
+                else f"drop the column, or name the judges with --judges")
+        raise PanelError(f"{len(col.vocab):,} different values in {n:,} rows, as {what} has, "
+                         "not a judge's outputs (a judge's text outputs must recur for the selection to learn "
+                         "what each says)", column=col.name, hint=hint)
+
+
 def strip_values(values: np.ndarray) -> np.ndarray:
     """``str(x).strip()`` of every value, computed once per distinct value."""
     codes, uniques, _ = factorize_values(values)
@@ -247,6 +286,8 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
         col = judge_column(j, cols[j], schema=s, first_line=first_line, value_range=judge_range,
                            max_distinct=limits.max_distinct_outputs if limits else None)
         judge_cols.append(remap_outputs(col, output_map))
+    if judges is None:
+        check_id_lookalikes(judge_cols, item_column in cols)
     panel = Panel(item_ids=item_ids, group_ids=group_ids, labels=labels, judges=judge_cols,
                   blocks=blocks, name=name, label_note=note)
     panel.label_mapping = report        # not a field: derived panels (take, subset) drop it
