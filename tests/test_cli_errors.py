@@ -235,6 +235,28 @@ def test_a_free_text_column_is_not_read_as_a_judge_unless_the_judges_are_named(t
     assert sorted(j["judge"] for j in out["judges_report"]["judges"]) == ["j1", "j2"]
 
 
+def _long_rows() -> list[list[str]]:
+    rows = [["item", "judge", "output", "label"]]
+    for i in range(40):
+        for j in range(3):
+            rows.append([f"d{i}", f"judge_{j}", "A" if (i + j) % 3 else "B", str(i % 2)])
+    return rows
+
+
+def test_a_long_file_s_missing_columns_are_named_with_the_columns_there_are(tmp_path):
+    """A named judge column that is not there asks for the long layout: it is an error, not a
+    wide read in which the judge-name and output columns would each become a judge; a long
+    file without the item column lists the columns it has."""
+    line = assert_one_line_error(run_cli(tmp_path, csv_text(_long_rows()), "--item-column", "item",
+                                         "--judge-column", "model_name"))
+    assert "'model_name'" in line and "--judge-column" in line and "'judge', 'output'" in line
+    line = assert_one_line_error(run_cli(tmp_path, csv_text(_long_rows())))
+    assert "no 'item_id' column" in line and "columns are 'item', 'judge', 'output', 'label'" in line
+    assert "--item-column" in line
+    out = run_json_ok(tmp_path, csv_text(_long_rows()), "--item-column", "item")
+    assert sorted(j["judge"] for j in out["judges_report"]["judges"]) == ["judge_0", "judge_1", "judge_2"]
+
+
 def test_non_utf8_bytes_name_line_and_encoding(tmp_path):
     lines = csv_text(small_panel()).encode("utf-8").splitlines(keepends=True)
     assert lines[2] == b"x1,0,B,A\n"

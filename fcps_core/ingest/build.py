@@ -286,7 +286,8 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
         col = judge_column(j, cols[j], schema=s, first_line=first_line, value_range=judge_range,
                            max_distinct=limits.max_distinct_outputs if limits else None)
         judge_cols.append(remap_outputs(col, output_map))
-    if judges is None:
+    if judges is None and require_labels:
+        # a panel to select on; traffic to score keeps such columns (its predictor reads its own judges)
         check_id_lookalikes(judge_cols, item_column in cols)
     panel = Panel(item_ids=item_ids, group_ids=group_ids, labels=labels, judges=judge_cols,
                   blocks=blocks, name=name, label_note=note)

@@ -13,10 +13,27 @@ from .build import factorize_values, strip_values
 
 # -- long layout -----------------------------------------------------------------------------
 
-def detect_layout(columns, *, judge_column: str = "judge", output_column: str = "output") -> str:
+#: the judge and output columns of a long file unless the user names others
+DEFAULT_JUDGE_COLUMN, DEFAULT_OUTPUT_COLUMN = "judge", "output"
+
+
+def detect_layout(columns, *, judge_column: str = DEFAULT_JUDGE_COLUMN,
+                  output_column: str = DEFAULT_OUTPUT_COLUMN) -> str:
     """``long`` when the file has judge and output columns, else ``wide`` (``columns``: the
-    column names, or a mapping keyed by them)."""
-    return "long" if judge_column in columns and output_column in columns else "wide"
+    column names, or a mapping keyed by them). A judge or output column the user named
+    (another name than the default) asks for the long layout, so its absence is an error
+    naming the columns there are, not a wide read in which the judge-name column and the
+    output column would each become a judge."""
+    if judge_column in columns and output_column in columns:
+        return "long"
+    for name, default, option in ((judge_column, DEFAULT_JUDGE_COLUMN, "--judge-column"),
+                                  (output_column, DEFAULT_OUTPUT_COLUMN, "--output-column")):
+        if name != default and name not in columns:
+            names = list(columns)
+            raise PanelError(f"no {name!r} column for {option} (a long-format file's); columns are "
+                             + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""),
+                             hint=f"name an existing column with {option}, or leave it out for a wide file")
+    return "wide"
 
 
 
@@ -39,10 +56,13 @@ def long_to_wide(columns: Mapping[str, Sequence[str]], *, item_column: str = "it
                  block_column: str = "block", first_line: int = 2,
                  max_judges: int | None = None) -> dict[str, np.ndarray]:
     """Vectorised reference ``long_to_wide`` (same result, same first error)."""
-    for needed in (item_column, judge_column, output_column):
+    for needed, option in ((item_column, "--item-column"), (judge_column, "--judge-column"),
+                           (output_column, "--output-column")):
         if needed not in columns:
-            raise PanelError(f"long-format file has no {needed!r} column",
-                             hint=f"name it with --{needed.split('_')[0]}-column")
+            names = list(columns)
+            raise PanelError(f"long-format file has no {needed!r} column; columns are "
+                             + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""),
+                             hint=f"name it with {option}")
     items = strip_values(np.asarray(columns[item_column], dtype=object))
     judges = strip_values(np.asarray(columns[judge_column], dtype=object))
     outputs = np.asarray(columns[output_column], dtype=object)
