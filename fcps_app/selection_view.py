@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.service.reports import (PAIRED_BASIS, answer, average_words, baseline_rows, comparison, comparison_basis,
-                                       deployed_judges, deployed_kind, deployed_members, display_family,
+                                       judge_order, deployed_kind, deployed_members, display_family,
                                        drop_words, gain_text, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
                                        tie_summary,
                                        verdict_parts)
@@ -77,12 +77,17 @@ def frontier_rows(d: dict) -> list[dict]:
     return rows
 
 
-def _row_label(row: dict) -> str:
+def _row_label(row: dict, objective: str = "MSE") -> str:
+    """One option of the frontier control: the limits it stands for, the judges used, how they
+    are combined and the risk it prints, named (the estimate on new items, as the answer
+    sentence; the held-out risk where the point has no estimate)."""
     p, sizes = row["point"], row["sizes"]
     k = f"at most {sizes[0]}" if len(sizes) == 1 else f"at most {sizes[0]}-{sizes[-1]}"
+    judge = "judge" if sizes[-1] == 1 else "judges"
     how = display_family(p)
-    est = (p.get("deployed_risk") or {}).get("estimate", p["risk"])
-    return f"{k} judges: {len(p['judges'])} used, {how}, {est:.4f}" + ("  (deployed)" if p.get("chosen") else "")
+    est = (p.get("deployed_risk") or {}).get("estimate")
+    risk = f"estimated {objective} {est:.4f}" if est is not None else f"held-out {objective} {p['risk']:.4f}"
+    return f"{k} {judge}: {len(p['judges'])} used, {how}, {risk}" + ("  (deployed)" if p.get("chosen") else "")
 
 
 def show_answer(state: dict) -> dict | None:
@@ -94,7 +99,7 @@ def show_answer(state: dict) -> dict | None:
     if not rows:
         return None
     sentence, chart = st.container(), st.container()
-    labels = [_row_label(r) for r in rows]
+    labels = [_row_label(r, objective_name(d)) for r in rows]
     current = next((i for i, r in enumerate(rows) if r["point"].get("chosen")), len(rows) - 1)
     pick = st.selectbox("Another panel size (the sentence and the star follow it)", labels, index=current,
                         key=f"frontier-{state.get('run_id')}",
@@ -266,18 +271,22 @@ def show_chart(d: dict, *, key: str, name: str, caption: bool = True) -> None:
 
 
 def show_judges(d: dict) -> None:
-    sel = d["selected"]
     n = len((d.get("panel") or {}).get("judges") or []) or "?"
     report = d.get("judges_report") or {}
     per = {j["judge"]: j for j in report.get("judges") or []}
     contrib = {j["judge"]: j for j in (report.get("contribution") or {}).get("judges") or []}
-    order = deployed_judges(d)
-    ranked = order != list(sel["judges"])
+    order, basis = judge_order(d)
     signed, shared = signed_weights(d), shared_with(d)
     has_drop = any(contrib.get(j, {}).get("drop_risk_change") is not None for j in order)
-    st.markdown(f"**Judges deployed** ({len(order)} of {n}), "
-                + ("largest drop-one risk change first" if has_drop else
-                   "largest weight share first" if ranked else "in path order")
+    needed = [j for j in order
+              if contrib.get(j, {}).get("drop_risk_change") is None and contrib.get(j, {}).get("drop_note")]
+    # the heading names the order the table has (judge_order), never another
+    how = "" if len(order) == 1 else ", " + {
+        "drop": "largest drop-one risk change first" + (
+            " after the judge every candidate calls (no choice without it)" if len(needed) == 1 else
+            f" after the {len(needed)} judges every candidate calls (no choice without them)" if needed else ""),
+        "share": "largest weight share first", "path": "in path order"}[basis]
+    st.markdown(f"**Judges deployed** ({len(order)} of {n}){how}"
                 + ". The signed weight says which way a judge pushes the prediction; a judge marked *shared* has a "
                   "near-duplicate deployed beside it, so their weights are split between them.")
     rows = [{"judge": j, "weight": signed.get(j),
@@ -287,9 +296,11 @@ def show_judges(d: dict) -> None:
              "auc": per.get(j, {}).get("auc")} for j in order]
     if has_drop:
         for row in rows:
-            change = contrib.get(row["judge"], {}).get("drop_risk_change")
+            c = contrib.get(row["judge"], {})
+            change = c.get("drop_risk_change")
             row["drop-one change"] = change
-            row["meaning"] = contrib.get(row["judge"], {}).get("drop_verdict") or drop_words(change) or "-"
+            # without a change, why not (e.g. every candidate calls the judge), as the Judges page says it
+            row["meaning"] = c.get("drop_verdict") or drop_words(change) or c.get("drop_note") or "-"
     table(pd.DataFrame(rows), digits=3, helps=JUDGE_HELPS, formats={"drop-one change": "%+.5f", "weight": "%+.3f"})
     page_link("app_pages/judges.py", "Every judge, agreement and error correlation: the Judges page")
 

@@ -332,3 +332,51 @@ def test_a_limit_no_point_stands_for_says_one_judge_in_the_singular(result):
     assert "these 1" not in text
     d["selected"].update(judges=["A", "B"], K=2)
     assert answer(d).startswith("Deploy these 2 judges (A and B) combined as logistic: estimated MSE 0.0718")
+
+
+# -- issue 24 browser walk 3 (unseen binary 20-judge and rubric 12-judge panels) --------------------
+def _contribution(rows):
+    return {"contribution": {"judges": [{"judge": j, "weight_share": s, "drop_risk_change": c,
+                                          "drop_note": None if c is not None else note}
+                                         for j, s, c, note in rows]}}
+
+
+NO_CHOICE = "every admissible candidate calls this judge: no choice without it"
+
+
+def test_a_judge_every_candidate_calls_leads_the_drop_one_order(result):
+    """The walk: the best single judge heads every path, so no candidate leaves it out and its
+    drop-one change is None; the order fell back to weight share (bin5, bin14, bin10, bin4)
+    under a header "largest drop-one risk change first" while the Judges page sorted by the
+    drop-one change (bin14, bin4, ...). A judge no choice can do without comes first, the rest
+    by drop-one change, and the order says that is its basis."""
+    from fcps_core.reports.explain import judge_order
+    result["selected"]["judges"] = ["A", "B", "C", "D"]
+    result["judges_report"] = _contribution([("A", 0.40, 0.0019, None), ("B", 0.30, None, NO_CHOICE),
+                                             ("C", 0.20, 0.0130, None), ("D", 0.10, 0.0107, None)])
+    assert deployed_judges(result) == ["B", "C", "D", "A"]
+    assert judge_order(result) == (["B", "C", "D", "A"], "drop")
+    # without any drop-one change: weight share, said so
+    result["judges_report"] = _contribution([("A", 0.40, None, None), ("B", 0.30, None, None),
+                                             ("C", 0.20, None, None), ("D", 0.10, None, None)])
+    assert judge_order(result) == (["A", "B", "C", "D"], "share")
+
+
+def test_the_estimate_below_the_heldout_risk_is_not_called_a_correction_of_optimism(result):
+    """The walk (rubric panel, --max-judges 1): "The deployed model's own held-out MSE 0.0260
+    is optimistic ...; the estimate above corrects it." above an estimate of 0.0259, lower
+    than the risk called optimistic. Said so when the printed estimate is the lower one."""
+    d = _frontier_result(result)
+    d["deployed_risk"].update(estimate=0.0259, bbc_estimate=0.0260, optimistic=0.0260,
+                              training_size_correction={"delta": 0.0001, "n_train": 960.0, "n_deployable": 1200.0})
+    text = verdict(d)
+    assert "is optimistic" not in text
+    assert ("The deployed model's own held-out MSE 0.0260 (it was picked over 120 candidates) is corrected by the "
+            "estimate above for that choice and for fitting on more rows; here the estimate, 0.0259, comes out "
+            "lower.") in text
+    del d["deployed_risk"]["training_size_correction"]       # no training-size correction: one reason only
+    assert ("is corrected by the estimate above for that choice; here the estimate, 0.0259, comes out lower."
+            in verdict(d))
+    d["deployed_risk"].update(estimate=0.0262)
+    assert "The deployed model's own held-out MSE 0.0260 is optimistic (it was picked over 120 candidates)" \
+        in verdict(d)

@@ -104,20 +104,36 @@ def combined_as(selected: dict) -> str:
     return f"{average_words(members)} ({', '.join(fams)})"
 
 
-def deployed_judges(d: dict) -> list[str]:
-    """The deployed judges by contribution: largest drop-one risk change first where the
-    result has it (dropping the judge raises the risk most), else largest weight share
-    (an average of tied candidates lists its judges alphabetically without shares), else
-    path order."""
+def judge_order(d: dict) -> tuple[list[str], str]:
+    """The deployed judges by contribution, with the basis of the order: ``"drop"`` (largest
+    drop-one risk change first: dropping the judge raises the risk most), ``"share"``
+    (largest weight share first) or ``"path"`` (path order, when neither is known).
+
+    A judge whose drop-one change is missing because no admissible candidate leaves it out
+    (its ``drop_note`` says so: typically the best single judge, which heads every path) is
+    the one no choice can do without: it comes first, and the others follow by their drop-one
+    change. Without that, one such judge would send the whole order back to weight share,
+    under a heading (and beside a Judges page) that says drop-one."""
     judges = list(d["selected"].get("judges") or [])
-    contrib = ((d.get("judges_report") or {}).get("contribution") or {}).get("judges") or []
-    drop = {j["judge"]: j.get("drop_risk_change") for j in contrib}
-    share = {j["judge"]: j.get("weight_share") for j in contrib}
-    if judges and all(drop.get(j) is not None for j in judges):
-        judges.sort(key=lambda j: -drop[j])
-    elif judges and all(share.get(j) is not None for j in judges):
+    contrib = {j["judge"]: j for j in ((d.get("judges_report") or {}).get("contribution") or {}).get("judges") or []}
+    drop = {j: (contrib.get(j) or {}).get("drop_risk_change") for j in judges}
+    share = {j: (contrib.get(j) or {}).get("weight_share") for j in judges}
+    needed = {j for j in judges if drop[j] is None and (contrib.get(j) or {}).get("drop_note")}
+    if any(drop[j] is not None for j in judges) and all(drop[j] is not None or j in needed for j in judges):
+        # stable: judges every candidate calls first (by share among themselves), then by drop-one change
+        judges.sort(key=lambda j: (j not in needed, -(drop[j] or 0.0), -(share[j] or 0.0)))
+        return judges, "drop"
+    if judges and all(share[j] is not None for j in judges):
         judges.sort(key=lambda j: -share[j])
-    return judges
+        return judges, "share"
+    return judges, "path"
+
+
+def deployed_judges(d: dict) -> list[str]:
+    """The deployed judges by contribution (:func:`judge_order`): largest drop-one risk
+    change first where the result has it, a judge no candidate leaves out ahead of them;
+    else largest weight share; else path order."""
+    return judge_order(d)[0]
 
 
 def signed_weights(d: dict) -> dict[str, float]:
@@ -587,8 +603,18 @@ def verdict_parts(d: dict) -> dict:
             n_members = len(deployed_members(sel))
             whose, picked = (("deployed average's", f"its {n_members} models were") if n_members > 1
                              else ("deployed model's", "it was"))
-            headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic ({picked} "
-                            f"picked over {_count(d.get('menu_size'))} candidates); the estimate above corrects it.")
+            picked = f"{picked} picked over {_count(d.get('menu_size'))} candidates"
+            if round(dr["estimate"], 4) < round(dr["optimistic"], 4):
+                # the correction can come out below the held-out risk (a fit on more rows, bootstrap
+                # noise): then "optimistic ... corrects it" would contradict the two numbers printed
+                why = "that choice and for fitting on more rows" if dr.get("training_size_correction") \
+                    else "that choice"
+                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} ({picked}) is corrected "
+                                f"by the estimate above for {why}; here the estimate, {_f(dr['estimate'], 4)}, "
+                                "comes out lower.")
+            else:
+                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic ({picked}); "
+                                "the estimate above corrects it.")
     elif dr and dr.get("estimate") is not None:
         ci = dr.get("ci") or [None, None]
         headline.append(f"Estimated {obj} on new items {_f(dr['estimate'], 4)} (95% interval {_f(ci[0], 4)} to "
