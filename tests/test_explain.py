@@ -134,8 +134,8 @@ def test_one_tie_set_counted_in_distinct_models(result):
     t = tie_summary(result)
     assert (t["n_models"], t["n_members"], t["n_tied"], t["unlisted"], t["same"]) == (3, 2, 1, 0, [])
     assert tie_sentence(result) == ("3 distinct models are statistically tied (within one paired standard error of "
-                                    "the best): the deployment averages 2 of them; the other 1 would serve about as "
-                                    "well (e.g. joint table K=2).")
+                                    "the best): the deployment averages 2 of them; the other 1 is tied with the best "
+                                    "single model too, but not averaged (e.g. joint table K=2).")
     result["tie"] = {"n_tied": 0, "n_models": 2, "n_members": 2, "alternatives": []}
     assert tie_sentence(result) == ("2 distinct models are statistically tied (within one paired standard error of "
                                     "the best): the deployment averages all 2.")
@@ -380,3 +380,25 @@ def test_the_estimate_below_the_heldout_risk_is_not_called_a_correction_of_optim
     d["deployed_risk"].update(estimate=0.0262)
     assert "The deployed model's own held-out MSE 0.0260 is optimistic (it was picked over 120 candidates)" \
         in verdict(d)
+
+
+def test_models_left_out_of_an_average_are_not_said_to_serve_as_well_as_it(result):
+    """The walk (binary panel, the default): "18 distinct models are statistically tied ...: the
+    deployment averages 10 of them; the other 8 would serve about as well (e.g. one-coin
+    reliability + isotonic K=15 ...)" beside "The smallest panel not clearly different from the
+    choice over all judges ... has 16 judges". The tie set is within one SE of the best single
+    model (held-out 0.1682), not of the average (0.1671), and a 15-judge model 0.0023 above the
+    average does not serve as well as it. For an average the others are said to be tied with the
+    best single model; for one deployed model they still serve about as well as it."""
+    result["selected"] = {"family": "tie_average", "K": 3, "index": 1, "judges": ["A", "B", "C"],
+                          "members": [_candidate(1, "info_first", {}, ["A", "B", "C"], 0.1682, family="mean_iso"),
+                                      _candidate(2, "random", {}, ["A", "B", "C"], 0.1686, family="one_coin_iso")]}
+    result["tie"] = {"n_tied": 1, "n_models": 3, "n_members": 2, "alternatives": [
+        {"index": 20, "family": "one_coin_iso", "K": 2, "path": "info_first", "judges": ["A", "B"],
+         "risk": 0.1694, "diff": 0.0012, "se": 0.0014}]}
+    text = tie_sentence(result)
+    assert "would serve about as well" not in text
+    assert "the other 1 is tied with the best single model too, but not averaged" in text
+    result["selected"] = {"family": "mean_iso", "K": 3, "index": 1, "judges": ["A", "B", "C"]}
+    result["tie"].update(n_members=1, n_models=2)
+    assert "one of them is deployed; the other 1 would serve about as well" in tie_sentence(result)

@@ -388,8 +388,13 @@ def tie_sentence(d: dict) -> str:
     rest = ""
     if t["n_tied"]:
         names = list(dict.fromkeys(f"{family_name(a['family'])} K={a['K']}" for a in t["listed"]))
-        rest = (f"; the other {t['n_tied']} would serve about as well"
-                + (f" (e.g. {_names(names, 3)})" if names else ""))
+        # the set is within one SE of the best single model; an average of its members can be
+        # clearly better than that model (the frontier's paired interval says so), so the
+        # models left out are not said to serve as well as the average
+        others = (f"the other {t['n_tied']} {'is' if t['n_tied'] == 1 else 'are'} tied with the best single model "
+                  "too, but not averaged" if t["n_members"] > 1 else
+                  f"the other {t['n_tied']} would serve about as well")
+        rest = f"; {others}" + (f" (e.g. {_names(names, 3)})" if names else "")
     return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
 
 
