@@ -127,10 +127,17 @@ def show_answer(state: dict) -> dict | None:
     return None
 
 
+def page_limit_words(n_judges: int) -> str:
+    """How the Select page deploys at most ``n_judges`` judges: its frontier control."""
+    judges = "judge" if n_judges == 1 else "judges"
+    return f"to deploy it, choose at most {n_judges} {judges} under 'Another panel size' above"
+
+
 def show_verdict(d: dict, *, answered: bool = False) -> None:
     """The verdict box; ``answered``: the answer sentence is already shown above (the box
     then holds the rest of the headline)."""
-    parts = verdict_parts(d)
+    # with the answer above, the frontier control beside it deploys another limit (no command-line flag here)
+    parts = verdict_parts(d, limit_words=page_limit_words) if answered else verdict_parts(d)
     headline = parts["headline"][1:] if answered and answer(d) else parts["headline"]
     st.subheader("Verdict")
     # green unless a fixed recipe is clearly better (its paired interval lies below 0): then amber

@@ -424,3 +424,20 @@ def test_the_frontier_control_names_its_numbers(stored):
     assert first.startswith("at most 1 judge: 1 used") or first.startswith("at most 1-"), first
     assert f"estimated MSE {one['deployed_risk']['estimate']:.4f}" in first
     assert not any("1 judges" in o for o in box.options)
+
+
+def test_the_verdict_names_the_page_control_not_the_command_line_flag(stored):
+    """Issue 24 browser walk 3: under the answer and its frontier control the verdict said
+    "...has 16 judges ...; deploy it with --max-judges 16.", a flag a page reader cannot type.
+    On the Select page it names the control beside the answer; the command line keeps the flag."""
+    from fcps_core.reports.explain import smallest_tied, verdict
+    _, at = stored
+    d = at.session_state["selection"]["dict"]
+    tied = smallest_tied(d)
+    assert tied is not None and f"deploy it with --max-judges {tied['n_judges']}" in verdict(d)
+    top = list(at.main.children.values())
+    form = next(i for i, c in enumerate(top) if getattr(c, "type", None) == "form")
+    box = top[form + 2]
+    assert box.type in ("success", "warning") and "smallest panel not clearly different" in box.value
+    assert "--max-judges" not in box.value
+    assert f"choose at most {tied['n_judges']} judge" in box.value and "'Another panel size' above" in box.value

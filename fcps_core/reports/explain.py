@@ -555,9 +555,16 @@ def _basis_sentence(d: dict) -> str:
                               f"correction" if corrected else "") + ".")
 
 
-def verdict_parts(d: dict) -> dict:
+def cli_limit_words(n_judges: int) -> str:
+    """How a reader of the command line's output deploys a panel-size limit."""
+    return f"deploy it with --max-judges {n_judges}"
+
+
+def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
     """``headline`` (what to deploy, its risk, against what) and ``details`` (ties,
-    regime, warnings), each a list of plain sentences."""
+    regime, warnings), each a list of plain sentences. ``limit_words(k)``: how the reader
+    deploys at most k judges where they read it (the command line's flag by default; a page
+    names its own control)."""
     sel = d["selected"]
     obj = _objective(d).upper()
     n_judges = len((d.get("panel") or {}).get("judges") or []) or None
@@ -597,7 +604,7 @@ def verdict_parts(d: dict) -> dict:
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
                             f"{judges_count(len(tied['judges']))} ({display_family(tied)}): held-out {obj} "
-                            f"{compared}; deploy it with --max-judges {tied['n_judges']}.")
+                            f"{compared}; {limit_words(tied['n_judges'])}.")
     others = [b for b in base if b is not single]
     if others:
         headline.append(f"Against the {'other ' if single else ''}fixed recipes it is "
