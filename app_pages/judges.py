@@ -170,7 +170,7 @@ ctable = pd.DataFrame([{"judge": j["judge"], "models": j["members"], "weight": j
                         "weight share": j["weight_share"], "shared": ", ".join(j.get("shared_with") or []) or "-",
                         "drop-one change": j["drop_risk_change"],
                         "95% low": (j["drop_ci"] or [None, None])[0], "95% high": (j["drop_ci"] or [None, None])[1],
-                        "meaning": j["drop_verdict"], "deployed without it": _without(j)}
+                        "meaning": j["drop_verdict"] or j.get("drop_note"), "deployed without it": _without(j)}
                        for j in contrib["judges"]])
 # the Select page's order (judge_order: a judge every candidate calls first, then by drop-one change)
 listed = judge_order({"selected": {"judges": list(ctable["judge"])}, "judges_report": {"contribution": contrib}})[0]

@@ -407,6 +407,7 @@ def test_a_judge_every_candidate_calls_is_listed_first_on_both_pages_and_said_wh
     jp.run()
     assert not jp.exception, jp.exception
     assert list(jp.dataframe[-1].value["judge"]) == order
+    assert "no choice without it" in jp.dataframe[-1].value["meaning"].iloc[0]
 
 
 def test_the_frontier_control_names_its_numbers(stored):
