@@ -383,7 +383,8 @@ def test_a_judge_every_candidate_calls_is_listed_first_on_both_pages_and_said_wh
     pages list it first, then the rest by drop-one change, the heading says so and the cell
     says why it has no change."""
     import copy
-    run_id, at = stored
+    run_id, _ = stored
+    at = _open(run_id)      # its own page: the shared one stays as stored
     state = copy.copy(at.session_state["selection"])
     state["dict"], judge = _with_a_judge_no_candidate_leaves_out(state["dict"])
     at.session_state["selection"] = state
@@ -475,7 +476,8 @@ def test_a_run_deployed_under_a_budget_answers_with_its_budget_point(stored):
     import copy
     from fcps_app.common import md
     from fcps_core.reports.explain import answer
-    _, at = stored
+    run_id, _ = stored
+    at = _open(run_id)      # its own page: the shared one stays as stored
     state = copy.copy(at.session_state["selection"])
     state["dict"], chosen = _deployed_under_a_budget(state["dict"])
     at.session_state["selection"] = state
@@ -501,3 +503,20 @@ def test_a_run_deployed_under_a_budget_answers_with_its_budget_point(stored):
     assert f"set 'most judges deployed' to {tied['n_judges']} in the form above" in verdict_box
     assert "Another panel size" not in verdict_box and "--max-judges" not in verdict_box
 
+
+
+def test_the_results_browser_colours_the_answer_as_the_select_page(stored):
+    """Issue 24 browser walk 3: the same run's answer sentence was amber on the Select page (a
+    fixed recipe is clearly better) and green in the Results browser."""
+    run_id, at = stored
+    said = list(list(at.main.children.values())[2].children.values())[1]
+    rp = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    rp.query_params["run"] = str(run_id)
+    rp.run()
+    rp.switch_page("app_pages/results.py").run()
+    assert not rp.exception, rp.exception
+    from fcps_app.common import md
+    from fcps_core.reports.explain import answer
+    d = at.session_state["selection"]["dict"]
+    boxes = [e for e in list(rp.success) + list(rp.warning) if e.value == md(answer(d))]
+    assert len(boxes) == 1 and boxes[0].type == said.type, (said.type, [b.type for b in boxes])
