@@ -520,3 +520,51 @@ def test_the_results_browser_colours_the_answer_as_the_select_page(stored):
     d = at.session_state["selection"]["dict"]
     boxes = [e for e in list(rp.success) + list(rp.warning) if e.value == md(answer(d))]
     assert len(boxes) == 1 and boxes[0].type == said.type, (said.type, [b.type for b in boxes])
+
+
+def _with_costs(d: dict, chosen: dict) -> dict:
+    """``d`` (deployed under a budget, :func:`_deployed_under_a_budget`) with judge costs: one
+    per judge, every candidate the sum over its judges, the cheapest candidate tied with the
+    whole menu's best on its line the priciest candidate (not deployed, above the budget)."""
+    names = sorted({j for c in d["candidates"] for j in c["judges"]})
+    cost = {j: 1.5 for j in names}
+    cands = [{"index": c["index"], "cost": sum(cost[j] for j in c["judges"]), "latency": 0.0}
+             for c in d["candidates"]]
+    deployed = {d["selected"].get("index")} | {m.get("index") for m in d["selected"].get("members") or []}
+    ct = max((c for c in d["candidates"] if c["index"] not in deployed), key=lambda c: len(c["judges"]))
+    d["costs"] = {"candidates": cands, "pareto": [], "judge_costs": {j: {"cost": v, "latency": 0.0}
+                                                                     for j, v in cost.items()},
+                  "selected": {"cost": chosen["cost"], "latency": 0.0},
+                  "selected_point": {"cost": chosen["cost"], "risk": chosen["risk"]},
+                  "cheapest_tied": {"index": ct["index"], "best_index": ct["index"], "family": ct["family"],
+                                    "K": ct["K"], "judges": ct["judges"], "cost": 1.5 * len(ct["judges"]),
+                                    "latency": 0.0, "risk": ct["val_risk"], "diff": 0.0, "se": 0.0,
+                                    "n_tied": 2, "n_tied_on_line": 2},
+                  "tie_rule": "within one paired SE of the lowest held-out risk, on the best candidate's line"}
+    d["choice_info"] = {**(d.get("choice_info") or {}), "constraint": {"budget": chosen["cost"], "max_judges": None}}
+    return d
+
+
+def test_under_a_budget_the_cheapest_tied_candidate_is_not_called_the_deployed_one(stored):
+    """Issue 24 browser walk 3 (rubric panel, budget 3.886): the cost section said "cost per item
+    (deployed) 3.886", "cost of the cheapest tied candidate 35.7" and "Cheapest of the 2 tied
+    candidates on the best's line (12 distinct models are statistically tied ...): logistic
+    K=11 at 35.7 per item ...; it is the deployed one": the deployed choice was one judge
+    (rub10) at 3.886, the 35.7 candidate was tied with the best of the whole menu (not with
+    the 12 the budget's tie set counts) and outside the budget. It is said so."""
+    import copy
+    run_id, _ = stored
+    at = _open(run_id)      # its own page: the shared one stays as stored
+    state = copy.copy(at.session_state["selection"])
+    d, chosen = _deployed_under_a_budget(state["dict"])
+    state["dict"] = _with_costs(d, chosen)
+    at.session_state["selection"] = state
+    at.run()
+    assert not at.exception, at.exception
+    said = [c.value for c in at.caption if "the best candidate of the whole menu" in c.value or "best's line" in c.value]
+    assert len(said) == 1, [c.value for c in at.caption]
+    assert "it is the deployed one" not in said[0]
+    assert said[0].startswith(f"Without the budget of {chosen['cost']:g} per item, the cheapest of the 2 candidates")
+    assert "statistically tied (within one" not in said[0]        # not the budget's own tie set
+    assert said[0].endswith(f"it is outside the budget of {chosen['cost']:g} per item, so it is not deployed.")
+    assert any(m.label == "cost of the cheapest tied candidate (whole menu)" for m in at.metric)
