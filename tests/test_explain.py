@@ -402,3 +402,24 @@ def test_models_left_out_of_an_average_are_not_said_to_serve_as_well_as_it(resul
     result["selected"] = {"family": "mean_iso", "K": 3, "index": 1, "judges": ["A", "B", "C"]}
     result["tie"].update(n_members=1, n_models=2)
     assert "one of them is deployed; the other 1 would serve about as well" in tie_sentence(result)
+
+
+def test_a_better_recipe_beyond_the_budget_is_said_to_cost_more_than_it(result):
+    """The walk (rubric panel, budget 3.886 per item, rub10 deployed alone): "A fixed recipe does
+    better: consider deploying logistic over all judges instead." -- twelve judges costing 39.187
+    per item, ten times the budget the user set. Under a budget the advice says what the recipe
+    costs against the budget, as it says the judge count against a judge limit."""
+    d = _frontier_result(result)
+    for p in d["frontier"]:
+        p.update(constraint="budget", cost={1: 3.886, 2: 8.6, 3: 12.5}[p["n_judges"]], chosen=p["n_judges"] == 1)
+    d["choice_info"] = {"constraint": {"budget": 3.886, "max_judges": None}}
+    d["costs"] = {"judge_costs": {"A": {"cost": 3.886}, "B": {"cost": 4.703}, "C": {"cost": 30.598}}}
+    d["panel"] = {"judges": ["A", "B", "C"]}
+    text = verdict(d)
+    # 3.886 + 4.703 + 30.598 = 39.187 (by hand): every judge, for a recipe over all judges
+    assert ("A fixed recipe over all judges does better (ridge over all judges), but it costs 39.187 per item, "
+            "more than the budget of 3.886: raise the budget to weigh it.") in text
+    assert "consider deploying" not in text
+    # within the budget the advice stands
+    d["choice_info"]["constraint"]["budget"] = 40.0
+    assert "consider deploying ridge over all judges instead" in verdict(d)

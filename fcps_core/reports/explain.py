@@ -339,6 +339,38 @@ def _judge_limit(d: dict) -> int | None:
     return None
 
 
+def _budget_limit(d: dict) -> float | None:
+    """The budget per item the deployment was chosen under (``--budget``), or None."""
+    budget = ((d.get("choice_info") or {}).get("constraint") or {}).get("budget")
+    if budget is None:
+        chosen = frontier_point(d)
+        budget = chosen.get("cost") if chosen and chosen.get("constraint") == "budget" else None
+    return None if budget is None else float(budget)
+
+
+def _recipe_cost(d: dict, b: dict) -> float | None:
+    """A fixed recipe's cost per item from the run's judge costs: its judge's for the best
+    single judge, every judge's for the recipes over all judges; None without costs."""
+    judge_costs = (d.get("costs") or {}).get("judge_costs") or {}
+    if not judge_costs:
+        return None
+    if str(b.get("name", "")).split(":")[0] == "best_single_judge":
+        c = (judge_costs.get(b.get("judge")) or {}).get("cost")
+        return None if c is None else float(c)
+    names = (d.get("panel") or {}).get("judges") or list(judge_costs)
+    cost = [(judge_costs.get(n) or {}).get("cost") for n in names]
+    return None if any(c is None for c in cost) else float(round(sum(cost), 9))
+
+
+def _over_budget(d: dict, b: dict) -> bool:
+    """Whether fixed recipe ``b`` costs more than the run's budget (unknown cost: a recipe
+    over all judges is taken to, the single judge not)."""
+    cost = _recipe_cost(d, b)
+    if cost is None:
+        return str(b.get("name", "")).split(":")[0] != "best_single_judge"
+    return cost > _budget_limit(d) + 1e-12
+
+
 def smallest_tied(d: dict) -> dict | None:
     """The smallest panel-size point whose paired difference to the unconstrained choice
     has a 95% interval containing 0 (None without a frontier)."""
@@ -650,6 +682,13 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
             details.append(f"A fixed recipe over all judges does better ({best['label']}), but it calls more "
                            f"than the limit of {limit} judge{'s' if limit != 1 else ''}: raise the limit to "
                            "weigh it.")
+        elif _budget_limit(d) is not None and _over_budget(d, best):
+            budget, cost = _budget_limit(d), _recipe_cost(d, best)
+            single = str(best.get("name", "")).split(":")[0] == "best_single_judge"
+            what = "A fixed recipe" if single else "A fixed recipe over all judges"
+            costs = f"costs {cost:g} per item, more than" if cost is not None else "may cost more than"
+            details.append(f"{what} does better ({best['label']}), but it {costs} the budget of {budget:g}: "
+                           "raise the budget to weigh it.")
         else:
             details.append(f"A fixed recipe does better: consider deploying {best['label']} instead.")
     ties = tie_sentence(d)
