@@ -5,7 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.service.reports import count_of, family_name, judges_count, judges_report, metric_help, panel_judges_report
+from fcps_core.service.reports import (count_of, family_name, judge_order, judges_count, judges_report, metric_help,
+                                       panel_judges_report)
 from fcps_core.figures.panel import judge_matrix_heatmap, reliability_diagram
 from fcps_app.common import figure_download, md, md_list, page_link, panel_picker, table_download
 from fcps_core.reports.glossary import help_text
@@ -170,9 +171,11 @@ ctable = pd.DataFrame([{"judge": j["judge"], "models": j["members"], "weight": j
                         "weight share": j["weight_share"], "shared": ", ".join(j.get("shared_with") or []) or "-",
                         "drop-one change": j["drop_risk_change"],
                         "95% low": (j["drop_ci"] or [None, None])[0], "95% high": (j["drop_ci"] or [None, None])[1],
-                        "meaning": j["drop_verdict"], "deployed without it": _without(j)}
+                        "meaning": j["drop_verdict"] or j.get("drop_note"), "deployed without it": _without(j)}
                        for j in contrib["judges"]])
-ctable = ctable.sort_values(["drop-one change", "weight share"], ascending=False, na_position="last")
+# the Select page's order (judge_order: a judge every candidate calls first, then by drop-one change)
+listed = judge_order({"selected": {"judges": list(ctable["judge"])}, "judges_report": {"contribution": contrib}})[0]
+ctable = ctable.set_index("judge").loc[listed].reset_index()
 table(ctable, column_config={
     "judge": st.column_config.TextColumn("judge", help="A judge the deployed predictor uses."),
     "models": st.column_config.NumberColumn("models", help="How many of the deployed models use the judge."),

@@ -57,27 +57,57 @@ def judge_costs_editor(label: str, panel) -> dict | None:
         return costs
 
 
+def _limit_words(d: dict) -> str | None:
+    """The limit this run was chosen under, in words ("the budget of 3.886 per item", "the
+    limit of 3 judges"), or None for a run chosen over the whole menu."""
+    limit = (d.get("choice_info") or {}).get("constraint") or {}
+    if limit.get("budget") is not None:
+        return f"the budget of {limit['budget']:g} per item"
+    if limit.get("max_judges") is not None:
+        n = int(limit["max_judges"])
+        return f"the limit of {n} judge{'s' if n != 1 else ''}"
+    return None
+
+
 def show_costs(d: dict, held: str) -> None:
+    """The deployed choice's cost and latency, the cheapest candidate statistically tied with
+    the best on the best's line, and the risk-cost chart. The cheapest tied candidate is
+    found over the whole menu (``costs.cheapest_tied``): for a run chosen under a budget or a
+    judge limit it is said to be so, and called the deployed one only when it is."""
     c = d["costs"]
     ct = c.get("cheapest_tied")
     sel = c["selected"]
+    limited = _limit_words(d)
     st.markdown(f"**Cost** of the deployed choice: {sel['cost']:.4g} per item, latency {sel['latency']:.3g}")
     m = st.columns(3)
     glossary.metric(m[0], "cost", f"{sel['cost']:.4g}", label="cost per item (deployed)")
     glossary.metric(m[1], "latency", f"{sel['latency']:.3g}", label="latency per item (deployed)")
     if ct:
-        glossary.metric(m[2], "cost", f"{ct['cost']:.4g}", label="cost of the cheapest tied candidate",
+        glossary.metric(m[2], "cost", f"{ct['cost']:.4g}",
+                        label="cost of the cheapest tied candidate" + (" (whole menu)" if limited else ""),
                         extra=help_text("tie") or "")
     if ct:
-        same = ct["cost"] >= sel["cost"] - 1e-12
-        # the tie set is counted once, in distinct models, as on every page (tie_words)
+        chosen = d.get("selected") or {}
+        deployed = {chosen.get("index")} | {mm.get("index") for mm in chosen.get("members") or []}
+        same = ct["index"] in deployed if ct.get("index") is not None else ct["cost"] >= sel["cost"] - 1e-12
         n_line = ct.get('n_tied_on_line', ct['n_tied'])
-        st.caption(f"Cheapest of the {count_of(n_line, 'tied candidate')} on the best's line "
-                   f"({md(tie_words(d))}): {family_name(ct['family'])} "
-                   f"K={ct['K']} at {ct['cost']:.4g} per item, {held} risk {ct['risk']:.4f} "
-                   f"({ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f})"
-                   + ("; it is the deployed one." if same else
-                      "; choose rule cheapest_tied to deploy it."))
+        if limited:
+            # tied with the best of the whole menu, not with what was chosen within the limit (whose own tie
+            # set the verdict counts): said so, without that tie set's count beside it
+            head = (f"Without {limited}, the cheapest of the {count_of(n_line, 'candidate')} tied with the best "
+                    "candidate of the whole menu on its line")
+            limit = (d.get("choice_info") or {}).get("constraint") or {}
+            outside = (limit.get("budget") is not None and ct["cost"] > limit["budget"] + 1e-12) or \
+                (limit.get("max_judges") is not None and len(ct.get("judges") or []) > limit["max_judges"])
+            tail = "; it is the deployed one." if same else \
+                f"; it is outside {limited}, so it is not deployed." if outside else \
+                f"; the choice rule within {limited} deployed another."
+        else:
+            # the tie set is counted once, in distinct models, as on every page (tie_words)
+            head = f"Cheapest of the {count_of(n_line, 'tied candidate')} on the best's line ({md(tie_words(d))})"
+            tail = "; it is the deployed one." if same else "; choose rule cheapest_tied to deploy it."
+        st.caption(f"{head}: {family_name(ct['family'])} K={ct['K']} at {ct['cost']:.4g} per item, {held} risk "
+                   f"{ct['risk']:.4f} ({ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f}){tail}")
     fig = risk_cost_pareto(d["candidates"], c, risk_label=f"{held} risk")
     st.plotly_chart(fig)
     figure_download(fig, "risk-cost-pareto")

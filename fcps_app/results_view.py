@@ -20,8 +20,8 @@ from fcps_app.deploy_view import show_audit
 from fcps_app.glossary import metric, table
 from fcps_app.runs import deployed_headline, runs_table
 from fcps_app.selection_view import estimate_vs_test, objective_name, regime_line, show_candidates, show_chart
-from fcps_core.service.reports import (FAMILY_NAMES, answer, deployed_judges, display_family, judges_count,
-                                       verdict_parts)
+from fcps_core.service.reports import (FAMILY_NAMES, answer, comparison, deployed_judges, display_family,
+                                       judges_count, verdict_parts)
 from fcps_core.figures.frontier import frontier_figure
 
 OPEN = "Open runs (two or more: side by side)"
@@ -95,7 +95,9 @@ def show_selection(res: dict, run_id: int) -> None:
     dr = res.get("deployed_risk") or {}
     first = answer(res)     # '' without a frontier
     if first:       # the answer first, then the frontier: as on the Select page
-        st.success(md(first))
+        # and in its colour: amber when a fixed recipe is clearly better than the deployed choice
+        worse = any(comparison(b) == "worse" for b in res.get("baselines") or [])
+        (st.warning if worse else st.success)(md(first))
         st.plotly_chart(frontier_figure(res["frontier"], objective=objective_name(res), names=FAMILY_NAMES), key=f"frontier-{run_id}")
     judges = deployed_judges(res) if res.get("judges_report") else (sel.get("judges") or [])
     st.markdown(f"**Deployed:** {md(display_family(sel))} over {judges_count(sel['K'])}, by contribution: "

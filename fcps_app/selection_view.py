@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.service.reports import (PAIRED_BASIS, answer, average_words, baseline_rows, comparison, comparison_basis,
-                                       deployed_judges, deployed_kind, deployed_members, display_family,
+                                       judge_order, deployed_kind, deployed_members, display_family,
                                        drop_words, gain_text, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
                                        tie_summary,
                                        verdict_parts)
@@ -60,72 +60,123 @@ def risk_label(d: dict) -> str:
     return f"{heldout_word(d)} {objective_name(d)}"
 
 
-def frontier_rows(d: dict) -> list[dict]:
-    """The panel-size points of the frontier, one per distinct deployment (sizes deploying
-    the same predictor merged, keeping the deployed one where it is among them)."""
+def answer_limit(d: dict) -> str:
+    """The limit the answer and its frontier are drawn over: ``"budget"`` when the run was
+    deployed under a budget (its chosen frontier point is a cost level), else
+    ``"max_judges"`` (panel sizes)."""
+    chosen = next((p for p in d.get("frontier") or [] if p.get("chosen")), None)
+    return "budget" if chosen is not None and chosen.get("constraint") == "budget" else "max_judges"
+
+
+def _limit(p: dict, kind: str):
+    return p["cost"] if kind == "budget" else p["n_judges"]
+
+
+def frontier_rows(d: dict, kind: str = "max_judges") -> list[dict]:
+    """The frontier's points of one limit (``"max_judges"``: panel sizes, ``"budget"``: cost
+    levels), one per distinct deployment (neighbouring limits deploying the same predictor
+    merged, keeping the deployed one where it is among them)."""
     rows: list[dict] = []
     for p in d.get("frontier") or []:
-        if p.get("constraint") != "max_judges":
+        if p.get("constraint") != kind:
             continue
         key = (tuple(p["judges"]), p["family"], len(p.get("members") or []))
         if rows and rows[-1]["key"] == key:
-            rows[-1]["sizes"].append(p["n_judges"])
+            rows[-1]["sizes"].append(_limit(p, kind))
             if p.get("chosen"):
                 rows[-1]["point"] = p
             continue
-        rows.append({"key": key, "sizes": [p["n_judges"]], "point": p})
+        rows.append({"key": key, "sizes": [_limit(p, kind)], "point": p})
     return rows
 
 
-def _row_label(row: dict) -> str:
+def _row_label(row: dict, objective: str = "MSE", kind: str = "max_judges") -> str:
+    """One option of the frontier control: the limits it stands for, the judges used, how they
+    are combined and the risk it prints, named (the estimate on new items, as the answer
+    sentence; the held-out risk where the point has no estimate)."""
     p, sizes = row["point"], row["sizes"]
-    k = f"at most {sizes[0]}" if len(sizes) == 1 else f"at most {sizes[0]}-{sizes[-1]}"
+    if kind == "budget":
+        # the deployed level itself where it is among the merged ones
+        k = f"budget {p['cost']:g}" if len(sizes) == 1 or p.get("chosen") else \
+            f"budget {sizes[0]:g} to {sizes[-1]:g}"
+        judge = "judge" if len(p["judges"]) == 1 else "judges"
+    else:
+        k = f"at most {sizes[0]}" if len(sizes) == 1 else f"at most {sizes[0]}-{sizes[-1]}"
+        judge = "judge" if sizes[-1] == 1 else "judges"
     how = display_family(p)
-    est = (p.get("deployed_risk") or {}).get("estimate", p["risk"])
-    return f"{k} judges: {len(p['judges'])} used, {how}, {est:.4f}" + ("  (deployed)" if p.get("chosen") else "")
+    est = (p.get("deployed_risk") or {}).get("estimate")
+    risk = f"estimated {objective} {est:.4f}" if est is not None else f"held-out {objective} {p['risk']:.4f}"
+    used = f"{len(p['judges'])} {judge} used" if kind == "budget" else f"{len(p['judges'])} used"
+    head = f"{k}: {used}" if kind == "budget" else f"{k} {judge}: {used}"
+    return f"{head}, {how}, {risk}" + ("  (deployed)" if p.get("chosen") else "")
 
 
 def show_answer(state: dict) -> dict | None:
     """The answer first, in one sentence (fcps_core.reports.explain.answer), then the frontier chart
-    and a control to look at (and deploy) another panel size. Returns the frontier point to
-    deploy when its button was pressed, else None."""
+    and a control to look at (and deploy) another panel size, or another budget when the run
+    was deployed under one (:func:`answer_limit`). Returns the frontier point to deploy when
+    its button was pressed, else None."""
     d = state["dict"]
-    rows = frontier_rows(d)
+    kind = answer_limit(d)
+    budget = kind == "budget"
+    rows = frontier_rows(d, kind)
     if not rows:
         return None
     sentence, chart = st.container(), st.container()
-    labels = [_row_label(r) for r in rows]
+    labels = [_row_label(r, objective_name(d), kind) for r in rows]
     current = next((i for i, r in enumerate(rows) if r["point"].get("chosen")), len(rows) - 1)
-    pick = st.selectbox("Another panel size (the sentence and the star follow it)", labels, index=current,
-                        key=f"frontier-{state.get('run_id')}",
-                        help="Each row is what the same choice rule deploys with at most that many judges, from "
-                             "the same held-out predictions (python -m fcps_core select --max-judges K).")
+    pick = st.selectbox("Another budget (the sentence and the star follow it)" if budget else
+                        "Another panel size (the sentence and the star follow it)", labels, index=current,
+                        key=f"frontier-{kind}-{state.get('run_id')}",
+                        help="Each row is what the same choice rule deploys within that budget per item, from the "
+                             "same held-out predictions (python -m fcps_core select --budget C --judge-costs FILE)."
+                        if budget else
+                        "Each row is what the same choice rule deploys with at most that many judges, from "
+                        "the same held-out predictions (python -m fcps_core select --max-judges K).")
     point = rows[labels.index(pick)]["point"]
     # the same colour as the verdict: amber when a fixed recipe is clearly better than the deployed choice
     worse = any(comparison(b) == "worse" for b in d.get("baselines") or [])
     box = (st.warning if worse else st.success) if point.get("chosen") else st.info
     sentence.markdown("**Answer**")
     box_text = md(answer(d, point))
+    limit = f"a budget of {point['cost']:g} per item" if budget else f"at most {point['n_judges']} judges"
     with sentence:
-        box(box_text if point.get("chosen") else box_text + "\n\n(Not deployed: this is what at most "
-            f"{point['n_judges']} judges would give; the button below deploys it.)")
+        box(box_text if point.get("chosen") else box_text + f"\n\n(Not deployed: this is what {limit} would give; "
+            "the button below deploys it.)")
     with chart:
-        fig = frontier_figure(d["frontier"], objective=objective_name(d), chosen=point,
-                              names=FAMILY_NAMES)
+        fig = frontier_figure(d["frontier"], by="cost" if budget else "judges", objective=objective_name(d),
+                              chosen=point, names=FAMILY_NAMES)
         st.plotly_chart(fig, key="select-frontier")
-        st.caption("Risk (held-out, 95% interval) of the best predictor using at most k judges; diamonds: its "
-                   "estimate on new items (bias-corrected for choosing under that limit); the filled star: the point "
-                   "the sentence describes (an open star marks the deployed point when another is described); the "
-                   "x axis is the limit k, so one predictor can stand for several limits.")
-    if not point.get("chosen") and st.button(f"Deploy at most {point['n_judges']} judges", type="primary"):
+        st.caption(("Risk (held-out, 95% interval) of the best predictor within each budget per item" if budget else
+                    "Risk (held-out, 95% interval) of the best predictor using at most k judges")
+                   + "; diamonds: its estimate on new items (bias-corrected for choosing under that limit); the "
+                     "filled star: the point the sentence describes (an open star marks the deployed point when "
+                     "another is described); "
+                   + ("the x axis is the budget, so one predictor can stand for several budgets." if budget else
+                      "the x axis is the limit k, so one predictor can stand for several limits."))
+    if not point.get("chosen") and st.button(f"Deploy {limit}", type="primary"):
         return point
     return None
+
+
+def page_limit_words(n_judges: int) -> str:
+    """How the Select page deploys at most ``n_judges`` judges: its frontier control."""
+    judges = "judge" if n_judges == 1 else "judges"
+    return f"to deploy it, choose at most {n_judges} {judges} under 'Another panel size' above"
+
+
+def form_limit_words(n_judges: int) -> str:
+    """How the Select page deploys at most ``n_judges`` judges when its frontier control
+    offers budgets (a run deployed under a budget): the form's limit."""
+    return f"to deploy it, set 'most judges deployed' to {n_judges} in the form above and run the selection"
 
 
 def show_verdict(d: dict, *, answered: bool = False) -> None:
     """The verdict box; ``answered``: the answer sentence is already shown above (the box
     then holds the rest of the headline)."""
-    parts = verdict_parts(d)
+    # with the answer above, the frontier control beside it deploys another limit (no command-line flag here)
+    words = page_limit_words if answer_limit(d) == "max_judges" else form_limit_words
+    parts = verdict_parts(d, limit_words=words) if answered else verdict_parts(d)
     headline = parts["headline"][1:] if answered and answer(d) else parts["headline"]
     st.subheader("Verdict")
     # green unless a fixed recipe is clearly better (its paired interval lies below 0): then amber
@@ -266,18 +317,22 @@ def show_chart(d: dict, *, key: str, name: str, caption: bool = True) -> None:
 
 
 def show_judges(d: dict) -> None:
-    sel = d["selected"]
     n = len((d.get("panel") or {}).get("judges") or []) or "?"
     report = d.get("judges_report") or {}
     per = {j["judge"]: j for j in report.get("judges") or []}
     contrib = {j["judge"]: j for j in (report.get("contribution") or {}).get("judges") or []}
-    order = deployed_judges(d)
-    ranked = order != list(sel["judges"])
+    order, basis = judge_order(d)
     signed, shared = signed_weights(d), shared_with(d)
     has_drop = any(contrib.get(j, {}).get("drop_risk_change") is not None for j in order)
-    st.markdown(f"**Judges deployed** ({len(order)} of {n}), "
-                + ("largest drop-one risk change first" if has_drop else
-                   "largest weight share first" if ranked else "in path order")
+    needed = [j for j in order
+              if contrib.get(j, {}).get("drop_risk_change") is None and contrib.get(j, {}).get("drop_note")]
+    # the heading names the order the table has (judge_order), never another
+    how = "" if len(order) == 1 else ", " + {
+        "drop": "largest drop-one risk change first" + (
+            " after the judge every candidate calls (no choice without it)" if len(needed) == 1 else
+            f" after the {len(needed)} judges every candidate calls (no choice without them)" if needed else ""),
+        "share": "largest weight share first", "path": "in path order"}[basis]
+    st.markdown(f"**Judges deployed** ({len(order)} of {n}){how}"
                 + ". The signed weight says which way a judge pushes the prediction; a judge marked *shared* has a "
                   "near-duplicate deployed beside it, so their weights are split between them.")
     rows = [{"judge": j, "weight": signed.get(j),
@@ -287,9 +342,11 @@ def show_judges(d: dict) -> None:
              "auc": per.get(j, {}).get("auc")} for j in order]
     if has_drop:
         for row in rows:
-            change = contrib.get(row["judge"], {}).get("drop_risk_change")
+            c = contrib.get(row["judge"], {})
+            change = c.get("drop_risk_change")
             row["drop-one change"] = change
-            row["meaning"] = contrib.get(row["judge"], {}).get("drop_verdict") or drop_words(change) or "-"
+            # without a change, why not (e.g. every candidate calls the judge), as the Judges page says it
+            row["meaning"] = c.get("drop_verdict") or drop_words(change) or c.get("drop_note") or "-"
     table(pd.DataFrame(rows), digits=3, helps=JUDGE_HELPS, formats={"drop-one change": "%+.5f", "weight": "%+.3f"})
     page_link("app_pages/judges.py", "Every judge, agreement and error correlation: the Judges page")
 

@@ -134,8 +134,8 @@ def test_one_tie_set_counted_in_distinct_models(result):
     t = tie_summary(result)
     assert (t["n_models"], t["n_members"], t["n_tied"], t["unlisted"], t["same"]) == (3, 2, 1, 0, [])
     assert tie_sentence(result) == ("3 distinct models are statistically tied (within one paired standard error of "
-                                    "the best): the deployment averages 2 of them; the other 1 would serve about as "
-                                    "well (e.g. joint table K=2).")
+                                    "the best): the deployment averages 2 of them; the other 1 is tied with the best "
+                                    "single model too, but not averaged (e.g. joint table K=2).")
     result["tie"] = {"n_tied": 0, "n_models": 2, "n_members": 2, "alternatives": []}
     assert tie_sentence(result) == ("2 distinct models are statistically tied (within one paired standard error of "
                                     "the best): the deployment averages all 2.")
@@ -332,3 +332,94 @@ def test_a_limit_no_point_stands_for_says_one_judge_in_the_singular(result):
     assert "these 1" not in text
     d["selected"].update(judges=["A", "B"], K=2)
     assert answer(d).startswith("Deploy these 2 judges (A and B) combined as logistic: estimated MSE 0.0718")
+
+
+# -- issue 24 browser walk 3 (unseen binary 20-judge and rubric 12-judge panels) --------------------
+def _contribution(rows):
+    return {"contribution": {"judges": [{"judge": j, "weight_share": s, "drop_risk_change": c,
+                                          "drop_note": None if c is not None else note}
+                                         for j, s, c, note in rows]}}
+
+
+NO_CHOICE = "every admissible candidate calls this judge: no choice without it"
+
+
+def test_a_judge_every_candidate_calls_leads_the_drop_one_order(result):
+    """The walk: the best single judge heads every path, so no candidate leaves it out and its
+    drop-one change is None; the order fell back to weight share (bin5, bin14, bin10, bin4)
+    under a header "largest drop-one risk change first" while the Judges page sorted by the
+    drop-one change (bin14, bin4, ...). A judge no choice can do without comes first, the rest
+    by drop-one change, and the order says that is its basis."""
+    from fcps_core.reports.explain import judge_order
+    result["selected"]["judges"] = ["A", "B", "C", "D"]
+    result["judges_report"] = _contribution([("A", 0.40, 0.0019, None), ("B", 0.30, None, NO_CHOICE),
+                                             ("C", 0.20, 0.0130, None), ("D", 0.10, 0.0107, None)])
+    assert deployed_judges(result) == ["B", "C", "D", "A"]
+    assert judge_order(result) == (["B", "C", "D", "A"], "drop")
+    # without any drop-one change: weight share, said so
+    result["judges_report"] = _contribution([("A", 0.40, None, None), ("B", 0.30, None, None),
+                                             ("C", 0.20, None, None), ("D", 0.10, None, None)])
+    assert judge_order(result) == (["A", "B", "C", "D"], "share")
+
+
+def test_the_estimate_below_the_heldout_risk_is_not_called_a_correction_of_optimism(result):
+    """The walk (rubric panel, --max-judges 1): "The deployed model's own held-out MSE 0.0260
+    is optimistic ...; the estimate above corrects it." above an estimate of 0.0259, lower
+    than the risk called optimistic. Said so when the printed estimate is the lower one."""
+    d = _frontier_result(result)
+    d["deployed_risk"].update(estimate=0.0259, bbc_estimate=0.0260, optimistic=0.0260,
+                              training_size_correction={"delta": 0.0001, "n_train": 960.0, "n_deployable": 1200.0})
+    text = verdict(d)
+    assert "is optimistic" not in text
+    assert ("The deployed model's own held-out MSE 0.0260 (it was picked over 120 candidates) is corrected by the "
+            "estimate above for that choice and for fitting on more rows; here the estimate, 0.0259, comes out "
+            "lower.") in text
+    del d["deployed_risk"]["training_size_correction"]       # no training-size correction: one reason only
+    assert ("is corrected by the estimate above for that choice; here the estimate, 0.0259, comes out lower."
+            in verdict(d))
+    d["deployed_risk"].update(estimate=0.0262)
+    assert "The deployed model's own held-out MSE 0.0260 is optimistic (it was picked over 120 candidates)" \
+        in verdict(d)
+
+
+def test_models_left_out_of_an_average_are_not_said_to_serve_as_well_as_it(result):
+    """The walk (binary panel, the default): "18 distinct models are statistically tied ...: the
+    deployment averages 10 of them; the other 8 would serve about as well (e.g. one-coin
+    reliability + isotonic K=15 ...)" beside "The smallest panel not clearly different from the
+    choice over all judges ... has 16 judges". The tie set is within one SE of the best single
+    model (held-out 0.1682), not of the average (0.1671), and a 15-judge model 0.0023 above the
+    average does not serve as well as it. For an average the others are said to be tied with the
+    best single model; for one deployed model they still serve about as well as it."""
+    result["selected"] = {"family": "tie_average", "K": 3, "index": 1, "judges": ["A", "B", "C"],
+                          "members": [_candidate(1, "info_first", {}, ["A", "B", "C"], 0.1682, family="mean_iso"),
+                                      _candidate(2, "random", {}, ["A", "B", "C"], 0.1686, family="one_coin_iso")]}
+    result["tie"] = {"n_tied": 1, "n_models": 3, "n_members": 2, "alternatives": [
+        {"index": 20, "family": "one_coin_iso", "K": 2, "path": "info_first", "judges": ["A", "B"],
+         "risk": 0.1694, "diff": 0.0012, "se": 0.0014}]}
+    text = tie_sentence(result)
+    assert "would serve about as well" not in text
+    assert "the other 1 is tied with the best single model too, but not averaged" in text
+    result["selected"] = {"family": "mean_iso", "K": 3, "index": 1, "judges": ["A", "B", "C"]}
+    result["tie"].update(n_members=1, n_models=2)
+    assert "one of them is deployed; the other 1 would serve about as well" in tie_sentence(result)
+
+
+def test_a_better_recipe_beyond_the_budget_is_said_to_cost_more_than_it(result):
+    """The walk (rubric panel, budget 3.886 per item, rub10 deployed alone): "A fixed recipe does
+    better: consider deploying logistic over all judges instead." -- twelve judges costing 39.187
+    per item, ten times the budget the user set. Under a budget the advice says what the recipe
+    costs against the budget, as it says the judge count against a judge limit."""
+    d = _frontier_result(result)
+    for p in d["frontier"]:
+        p.update(constraint="budget", cost={1: 3.886, 2: 8.6, 3: 12.5}[p["n_judges"]], chosen=p["n_judges"] == 1)
+    d["choice_info"] = {"constraint": {"budget": 3.886, "max_judges": None}}
+    d["costs"] = {"judge_costs": {"A": {"cost": 3.886}, "B": {"cost": 4.703}, "C": {"cost": 30.598}}}
+    d["panel"] = {"judges": ["A", "B", "C"]}
+    text = verdict(d)
+    # 3.886 + 4.703 + 30.598 = 39.187 (by hand): every judge, for a recipe over all judges
+    assert ("A fixed recipe over all judges does better (ridge over all judges), but it costs 39.187 per item, "
+            "more than the budget of 3.886: raise the budget to weigh it.") in text
+    assert "consider deploying" not in text
+    # within the budget the advice stands
+    d["choice_info"]["constraint"]["budget"] = 40.0
+    assert "consider deploying ridge over all judges instead" in verdict(d)

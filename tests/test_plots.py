@@ -287,3 +287,25 @@ def test_the_selection_charts_name_families_and_paths_in_words_when_given():
     bare = json.dumps([{k: t.get(k) for k in ("name", "text")}
                        for t in all_candidates_over_k(cands, selected=single).to_plotly_json()["data"]])
     assert "ridge_iso" in bare and "info_first" in bare            # no mappings: the keys
+
+
+def test_the_frontier_of_a_run_deployed_under_a_budget_is_drawn_against_cost():
+    """Issue 24 browser walk 3: a run deployed under --budget (its chosen frontier point a cost
+    level) was drawn against panel size by the Results browser and the HTML report (which call
+    frontier_figure without ``by``), where no point is the deployed one: no star. Without
+    ``by`` the figure takes the deployed point's axis."""
+    from fcps_core.figures.frontier import frontier_figure
+
+    def point(kind, k, cost, risk, chosen):
+        return {"constraint": kind, "n_judges": k, "cost": cost, "judges": ["A", "B"][:k], "family": "logistic",
+                "members": [], "risk": risk, "ci": [risk - 0.01, risk + 0.01], "chosen": chosen}
+    fr = [point("max_judges", 1, 2.0, 0.12, False), point("max_judges", 2, 5.0, 0.10, False),
+          point("budget", 1, 2.0, 0.12, False), point("budget", 2, 4.5, 0.101, True)]
+    fig = frontier_figure(fr)
+    assert fig.layout.xaxis.title.text == "cost per item (budget)"
+    star = [t for t in fig.data if t.name.startswith("deployed:")]
+    assert len(star) == 1 and list(star[0].x) == [4.5] and star[0].name == "deployed: 2 judges used (budget 4.5)"
+    # a panel-size deployment stays on panel sizes; an explicit axis is kept
+    fr[1]["chosen"], fr[3]["chosen"] = True, False
+    assert frontier_figure(fr).layout.xaxis.title.text == "most judges deployed (panel size k)"
+    assert frontier_figure(fr, by="cost").layout.xaxis.title.text == "cost per item (budget)"

@@ -26,12 +26,17 @@ def _hover(p: dict, words: KeyWords) -> str:
     return f"{judges_count(len(judges))}, {how}<br>{shown}{diff}"
 
 
-def frontier_figure(frontier: list[dict], *, by: str = "judges", objective: str = "MSE",
+def frontier_figure(frontier: list[dict], *, by: str | None = None, objective: str = "MSE",
                     chosen: dict | None = None, names: dict | None = None) -> go.Figure:
     """Risk (with 95 % intervals) of the best deployable predictor at each panel size
-    (``by='judges'``) or cost level (``by='cost'``); ``chosen``: the point to mark (default:
-    the point the frontier marks ``chosen``); ``names``: family key -> the name the hover
-    shows (the page's plain names; default the key)."""
+    (``by='judges'``) or cost level (``by='cost'``); ``by`` None: the deployed point's axis
+    (cost when the run was deployed under a budget, so its point is the one starred; else
+    panel size); ``chosen``: the point to mark (default: the point the frontier marks
+    ``chosen``); ``names``: family key -> the name the hover shows (the page's plain names;
+    default the key)."""
+    if by is None:
+        deployed = next((p for p in frontier or [] if p.get("chosen")), None)
+        by = "cost" if deployed is not None and deployed.get("constraint") == "budget" else "judges"
     words = KeyWords(names)
     kind = "max_judges" if by == "judges" else "budget"
     points = [p for p in frontier or [] if p.get("constraint") == kind]

@@ -104,20 +104,36 @@ def combined_as(selected: dict) -> str:
     return f"{average_words(members)} ({', '.join(fams)})"
 
 
-def deployed_judges(d: dict) -> list[str]:
-    """The deployed judges by contribution: largest drop-one risk change first where the
-    result has it (dropping the judge raises the risk most), else largest weight share
-    (an average of tied candidates lists its judges alphabetically without shares), else
-    path order."""
+def judge_order(d: dict) -> tuple[list[str], str]:
+    """The deployed judges by contribution, with the basis of the order: ``"drop"`` (largest
+    drop-one risk change first: dropping the judge raises the risk most), ``"share"``
+    (largest weight share first) or ``"path"`` (path order, when neither is known).
+
+    A judge whose drop-one change is missing because no admissible candidate leaves it out
+    (its ``drop_note`` says so: typically the best single judge, which heads every path) is
+    the one no choice can do without: it comes first, and the others follow by their drop-one
+    change. Without that, one such judge would send the whole order back to weight share,
+    under a heading (and beside a Judges page) that says drop-one."""
     judges = list(d["selected"].get("judges") or [])
-    contrib = ((d.get("judges_report") or {}).get("contribution") or {}).get("judges") or []
-    drop = {j["judge"]: j.get("drop_risk_change") for j in contrib}
-    share = {j["judge"]: j.get("weight_share") for j in contrib}
-    if judges and all(drop.get(j) is not None for j in judges):
-        judges.sort(key=lambda j: -drop[j])
-    elif judges and all(share.get(j) is not None for j in judges):
+    contrib = {j["judge"]: j for j in ((d.get("judges_report") or {}).get("contribution") or {}).get("judges") or []}
+    drop = {j: (contrib.get(j) or {}).get("drop_risk_change") for j in judges}
+    share = {j: (contrib.get(j) or {}).get("weight_share") for j in judges}
+    needed = {j for j in judges if drop[j] is None and (contrib.get(j) or {}).get("drop_note")}
+    if any(drop[j] is not None for j in judges) and all(drop[j] is not None or j in needed for j in judges):
+        # stable: judges every candidate calls first (by share among themselves), then by drop-one change
+        judges.sort(key=lambda j: (j not in needed, -(drop[j] or 0.0), -(share[j] or 0.0)))
+        return judges, "drop"
+    if judges and all(share[j] is not None for j in judges):
         judges.sort(key=lambda j: -share[j])
-    return judges
+        return judges, "share"
+    return judges, "path"
+
+
+def deployed_judges(d: dict) -> list[str]:
+    """The deployed judges by contribution (:func:`judge_order`): largest drop-one risk
+    change first where the result has it, a judge no candidate leaves out ahead of them;
+    else largest weight share; else path order."""
+    return judge_order(d)[0]
 
 
 def signed_weights(d: dict) -> dict[str, float]:
@@ -323,6 +339,38 @@ def _judge_limit(d: dict) -> int | None:
     return None
 
 
+def _budget_limit(d: dict) -> float | None:
+    """The budget per item the deployment was chosen under (``--budget``), or None."""
+    budget = ((d.get("choice_info") or {}).get("constraint") or {}).get("budget")
+    if budget is None:
+        chosen = frontier_point(d)
+        budget = chosen.get("cost") if chosen and chosen.get("constraint") == "budget" else None
+    return None if budget is None else float(budget)
+
+
+def _recipe_cost(d: dict, b: dict) -> float | None:
+    """A fixed recipe's cost per item from the run's judge costs: its judge's for the best
+    single judge, every judge's for the recipes over all judges; None without costs."""
+    judge_costs = (d.get("costs") or {}).get("judge_costs") or {}
+    if not judge_costs:
+        return None
+    if str(b.get("name", "")).split(":")[0] == "best_single_judge":
+        c = (judge_costs.get(b.get("judge")) or {}).get("cost")
+        return None if c is None else float(c)
+    names = (d.get("panel") or {}).get("judges") or list(judge_costs)
+    cost = [(judge_costs.get(n) or {}).get("cost") for n in names]
+    return None if any(c is None for c in cost) else float(round(sum(cost), 9))
+
+
+def _over_budget(d: dict, b: dict) -> bool:
+    """Whether fixed recipe ``b`` costs more than the run's budget (unknown cost: a recipe
+    over all judges is taken to, the single judge not)."""
+    cost = _recipe_cost(d, b)
+    if cost is None:
+        return str(b.get("name", "")).split(":")[0] != "best_single_judge"
+    return cost > _budget_limit(d) + 1e-12
+
+
 def smallest_tied(d: dict) -> dict | None:
     """The smallest panel-size point whose paired difference to the unconstrained choice
     has a 95% interval containing 0 (None without a frontier)."""
@@ -372,8 +420,13 @@ def tie_sentence(d: dict) -> str:
     rest = ""
     if t["n_tied"]:
         names = list(dict.fromkeys(f"{family_name(a['family'])} K={a['K']}" for a in t["listed"]))
-        rest = (f"; the other {t['n_tied']} would serve about as well"
-                + (f" (e.g. {_names(names, 3)})" if names else ""))
+        # the set is within one SE of the best single model; an average of its members can be
+        # clearly better than that model (the frontier's paired interval says so), so the
+        # models left out are not said to serve as well as the average
+        others = (f"the other {t['n_tied']} {'is' if t['n_tied'] == 1 else 'are'} tied with the best single model "
+                  "too, but not averaged" if t["n_members"] > 1 else
+                  f"the other {t['n_tied']} would serve about as well")
+        rest = f"; {others}" + (f" (e.g. {_names(names, 3)})" if names else "")
     return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
 
 
@@ -534,9 +587,16 @@ def _basis_sentence(d: dict) -> str:
                               f"correction" if corrected else "") + ".")
 
 
-def verdict_parts(d: dict) -> dict:
+def cli_limit_words(n_judges: int) -> str:
+    """How a reader of the command line's output deploys a panel-size limit."""
+    return f"deploy it with --max-judges {n_judges}"
+
+
+def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
     """``headline`` (what to deploy, its risk, against what) and ``details`` (ties,
-    regime, warnings), each a list of plain sentences."""
+    regime, warnings), each a list of plain sentences. ``limit_words(k)``: how the reader
+    deploys at most k judges where they read it (the command line's flag by default; a page
+    names its own control)."""
     sel = d["selected"]
     obj = _objective(d).upper()
     n_judges = len((d.get("panel") or {}).get("judges") or []) or None
@@ -576,7 +636,7 @@ def verdict_parts(d: dict) -> dict:
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
                             f"{judges_count(len(tied['judges']))} ({display_family(tied)}): held-out {obj} "
-                            f"{compared}; deploy it with --max-judges {tied['n_judges']}.")
+                            f"{compared}; {limit_words(tied['n_judges'])}.")
     others = [b for b in base if b is not single]
     if others:
         headline.append(f"Against the {'other ' if single else ''}fixed recipes it is "
@@ -587,8 +647,18 @@ def verdict_parts(d: dict) -> dict:
             n_members = len(deployed_members(sel))
             whose, picked = (("deployed average's", f"its {n_members} models were") if n_members > 1
                              else ("deployed model's", "it was"))
-            headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic ({picked} "
-                            f"picked over {_count(d.get('menu_size'))} candidates); the estimate above corrects it.")
+            picked = f"{picked} picked over {_count(d.get('menu_size'))} candidates"
+            if round(dr["estimate"], 4) < round(dr["optimistic"], 4):
+                # the correction can come out below the held-out risk (a fit on more rows, bootstrap
+                # noise): then "optimistic ... corrects it" would contradict the two numbers printed
+                why = "that choice and for fitting on more rows" if dr.get("training_size_correction") \
+                    else "that choice"
+                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} ({picked}) is corrected "
+                                f"by the estimate above for {why}; here the estimate, {_f(dr['estimate'], 4)}, "
+                                "comes out lower.")
+            else:
+                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic ({picked}); "
+                                "the estimate above corrects it.")
     elif dr and dr.get("estimate") is not None:
         ci = dr.get("ci") or [None, None]
         headline.append(f"Estimated {obj} on new items {_f(dr['estimate'], 4)} (95% interval {_f(ci[0], 4)} to "
@@ -612,6 +682,13 @@ def verdict_parts(d: dict) -> dict:
             details.append(f"A fixed recipe over all judges does better ({best['label']}), but it calls more "
                            f"than the limit of {limit} judge{'s' if limit != 1 else ''}: raise the limit to "
                            "weigh it.")
+        elif _budget_limit(d) is not None and _over_budget(d, best):
+            budget, cost = _budget_limit(d), _recipe_cost(d, best)
+            single = str(best.get("name", "")).split(":")[0] == "best_single_judge"
+            what = "A fixed recipe" if single else "A fixed recipe over all judges"
+            costs = f"costs {cost:g} per item, more than" if cost is not None else "may cost more than"
+            details.append(f"{what} does better ({best['label']}), but it {costs} the budget of {budget:g}: "
+                           "raise the budget to weigh it.")
         else:
             details.append(f"A fixed recipe does better: consider deploying {best['label']} instead.")
     ties = tie_sentence(d)
