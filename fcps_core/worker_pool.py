@@ -10,7 +10,14 @@ Nothing of this package but the allocator settings is imported here.
 
 from __future__ import annotations
 
+import functools
+import threading
+import warnings
+
 from .process_memory import keep_freed_memory
+
+#: per thread, the pool generators started inside each open :func:`closes_its_tasks` call
+_OPEN = threading.local()
 
 
 def pool_workers(jobs: int) -> int:
@@ -40,5 +47,41 @@ def run_tasks(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: 
     if jobs != 1 and len(tasks) > 1:
         from joblib import Parallel, delayed
         calls = [delayed(in_worker)(func, *t) for t in tasks] + [delayed(in_worker)(f, *args) for f, args in then]
-        return Parallel(n_jobs=jobs, return_as="generator", **({"pre_dispatch": "all"} if queue_all else {}))(calls)
+        results = Parallel(n_jobs=jobs, return_as="generator",
+                           **({"pre_dispatch": "all"} if queue_all else {}))(calls)
+        scopes = getattr(_OPEN, "scopes", None)
+        if scopes:
+            scopes[-1].append(results)
+        return results
     return (func(*t) for t in tasks)
+
+
+def closes_its_tasks(fn):
+    """Decorator: every pool generator :func:`run_tasks` starts during ``fn`` (on its thread)
+    is closed when ``fn`` returns or raises, there and then.
+
+    joblib's pool is shared by the process, and closing a generator it has not finished
+    shuts that pool down (joblib aborts the generator's pending tasks). Left to the garbage
+    collector, an interrupted selection's generators live on in its exception's traceback
+    (a dashboard page stopped by a second click keeps it) and are collected during the next
+    selection, whose own generator then fails with "the executor underlying Parallel has
+    been shutdown". Closed when the interrupted call unwinds, they shut the pool down
+    before the next selection starts one of its own."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        scopes = getattr(_OPEN, "scopes", None)
+        if scopes is None:
+            scopes = _OPEN.scopes = []
+        opened: list = []
+        scopes.append(opened)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            scopes.pop()
+            with warnings.catch_warnings():
+                # joblib warns that the tasks a closed generator leaves are cancelled: here
+                # that is the point
+                warnings.simplefilter("ignore", UserWarning)
+                for results in reversed(opened):
+                    results.close()
+    return wrapper

@@ -45,7 +45,7 @@ from ..data.panel import Panel
 from ..data.splits import Blocks
 from ..data.encoding import INT64_SAFE
 from ..process_memory import release_freed_memory
-from ..worker_pool import pool_workers, run_tasks
+from ..worker_pool import closes_its_tasks, pool_workers, run_tasks
 from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
@@ -457,6 +457,7 @@ def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, st
 
 
 @one_blas_thread
+@closes_its_tasks
 def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     """Run the cross-fitted protocol over the deployable rows S+M+V of ``blocks`` (T the
     research audit) under ``settings`` (an :class:`.selector.FCPSSelector`, validated by its
