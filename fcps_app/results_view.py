@@ -86,8 +86,8 @@ def show_sizes(res: dict) -> None:
     sp = res["split"]
     if sp.get("protocol") == "crossfit":
         st.caption(f"Cross-fitted: {sp.get('folds')} grouped folds x {sp.get('repeats')} repeats over "
-                   f"{sp.get('n_deployable'):,} deployable rows; S and M are each fold's fitting rows, every "
-                   "deployable row is held out (V) in turn; T only audits.")
+                   f"{sp.get('n_deployable'):,} deployable rows (the S, M and V blocks pooled): each fold fits "
+                   "on its training rows and every deployable row is held out in turn; T only audits.")
 
 
 def show_selection(res: dict, run_id: int) -> None:
@@ -237,7 +237,7 @@ def show_diff(loaded: list[dict]) -> None:
     for k in keys:
         vals = [f.get(k) for f in facts]
         text = [json.dumps(v, sort_keys=True, default=str) for v in vals]
-        show = count_text if k in ("n_S", "n_M", "n_V", "n_T") else fmt
+        show = count_text if k in ("n_S", "n_M", "n_V", "n_T", "n_fit", "n_deployable") else fmt
         rows.append({"fact": k, **{f"run {r['run_id']}": show(v) if not isinstance(v, (dict, list)) else
                                    json.dumps(v, default=str) for r, v in zip(loaded, vals)},
                      "differs": len(set(text)) > 1})

@@ -92,8 +92,10 @@ def test_a_selection_shows_test_mse_and_split_sizes_without_delta_arrows(page_st
     at = results(run=str(ids["crossfit"]))
     cf = store.run(ids["crossfit"])["result"]["split"]
     shown = metrics(at)
-    assert shown["n_V"].value == f"{cf['n_deployable']:,}" and shown["n_T"].value == f"{cf['n_T']:,}"
-    assert "held out" in shown["n_V"].help
+    assert shown["n_deployable"].value == f"{cf['n_deployable']:,}" and shown["n_T"].value == f"{cf['n_T']:,}"
+    assert "held out" in shown["n_deployable"].help
+    # no S, M or V size that would differ from the blocks drawn before pooling
+    assert not {"n_S", "n_M", "n_V"} & set(shown)
     assert "Download report (HTML)" in [b.label for b in at.download_button]
 
 

@@ -7,20 +7,21 @@ from ..explain import display_family
 
 
 def split_sizes(split: dict | None) -> list[dict]:
-    """The run's blocks as rows (block, key n_S/n_M/n_V/n_T, rows, groups, note), for both
-    protocols: under cross-fitting S and M are each fold's fitting rows and V is every
-    deployable row, held out in turn."""
+    """The run's blocks as rows (block, key, rows, groups, note), for both protocols: the
+    split protocol's S, M, V and T (keys n_S ... n_T); under cross-fitting S, M and V are
+    pooled, so the rows are each fold's fitting rows (n_fit), every deployable row, held out
+    in turn (n_deployable), and T; never an S, M or V size that differs from the blocks drawn
+    before pooling."""
     sp = split or {}
     groups = sp.get("groups") or {}
     if sp.get("protocol") == "crossfit":
         fold = f"per fold ({sp.get('folds')} folds x {sp.get('repeats')} repeats)"
         return [
-            {"block": "S", "key": "n_S", "rows": sp.get("n_fit"), "groups": None,
-             "note": f"each fold's fitting rows order the judges, {fold}"},
-            {"block": "M", "key": "n_M", "rows": sp.get("n_fit"), "groups": None,
-             "note": f"each fold's fitting rows fit the candidates, {fold}"},
-            {"block": "V", "key": "n_V", "rows": sp.get("n_deployable"), "groups": groups.get("deployable"),
-             "note": "every deployable labelled row, held out in turn"},
+            {"block": "each fold's fit", "key": "n_fit", "rows": sp.get("n_fit"), "groups": None,
+             "note": f"each fold's fitting rows order the judges and fit the candidates, {fold}"},
+            {"block": "S+M+V", "key": "n_deployable", "rows": sp.get("n_deployable"),
+             "groups": groups.get("deployable"),
+             "note": "every deployable labelled row (S, M and V pooled), held out in turn"},
             {"block": "T", "key": "n_T", "rows": sp.get("n_T"), "groups": groups.get("T"),
              "note": "research test block: audits the choice, never informs it"}]
     notes = {"S": "orders the judges into paths", "M": "fits each candidate aggregator",
