@@ -300,8 +300,8 @@ _TERMS: dict[str, Term] = {
     "fact": Term("fact", "A fact or a setting of the compared runs, as stored (param: ... are the run's settings)."),
     "differs": Term("differs", "Whether the compared runs have different values here."),
     "role": Term("role", "What the block does."),
-    "block_rows": Term("labelled rows", "Labelled rows in the block (under cross-fitting S and M are each fold's "
-                       "fitting rows, and every deployable row is held out in turn)."),
+    "block_rows": Term("labelled rows", "Labelled rows in the block (under cross-fitting S, M and V are pooled: "
+                       "each fold fits on its training rows, and every deployable row is held out in turn)."),
     "compared": Term("compared", "better: the 95% interval of the difference lies above 0; worse: below 0; no clear "
                      "difference: it contains 0 (no claim either way)."),
     "judge_set_stability": Term("judge-set stability", "Mean overlap (Jaccard) between the judges the candidate "
