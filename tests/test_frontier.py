@@ -248,6 +248,42 @@ def test_max_judges_deploys_the_frontier_point(panel, default, k):
     assert d["choice_info"]["constraint"] == {"max_judges": k, "budget": None}
 
 
+def test_the_estimate_change_to_more_judges_pairs_two_limited_runs_draw_by_draw(panel, default):
+    """Point k's ``more_judges_estimate`` (the answer's d with its interval) is the change
+    from its estimate to the lowest estimate with more judges allowed; its interval, the
+    percentiles of the per-draw differences, is what two separate runs give: ``select``
+    limited to k and to the other point's limit, each assessed on its own (honesty's
+    bootstrap of its constrained choice, the same seeded draws), differenced draw by draw
+    less their learning-curve corrections."""
+    blocks = make_blocks(panel, seed=0)
+    points = [p for p in json_ready(default.to_dict())["frontier"] if p["constraint"] == "max_judges"]
+    run = {}
+
+    def limited(n: int):
+        if n not in run:
+            run[n] = default if n == len(points) else select(panel, blocks, seed=0, max_judges=n, **MENU)
+        return run[n]
+
+    def draws(res):
+        from fcps_core.selection.honesty import assess
+        boot = assess(res, res.heldout)["bootstrap"]       # the run's own seeded draws (not kept in the result)
+        return np.asarray(boot["proc"])[boot["keep"]] - res.deployed_risk["training_size_correction"]["delta"]
+    checked = 0
+    for p in points[:-1]:
+        change = p["more_judges_estimate"]
+        looser = [q for q in points if q["n_judges"] > p["n_judges"]]
+        q = min(looser, key=lambda x: (x["deployed_risk"]["estimate"], x["n_judges"]))
+        assert change["n_judges"] == q["n_judges"]
+        assert change["estimate"] == pytest.approx(q["deployed_risk"]["estimate"] - p["deployed_risk"]["estimate"],
+                                                   rel=1e-9, abs=1e-12)
+        if p["n_judges"] in (1, 3):
+            diff = draws(limited(q["n_judges"])) - draws(limited(p["n_judges"]))
+            assert change["ci"] == pytest.approx([np.percentile(diff, 2.5), np.percentile(diff, 97.5)],
+                                                 rel=1e-9, abs=1e-12)
+            checked += 1
+    assert checked == 2 and points[-1]["more_judges_estimate"] is None
+
+
 def test_no_duplicate_member(default):
     members = default.deployed_members
     keys = [(c.family, json.dumps(c.params, sort_keys=True), frozenset(c.judge_idx)) for c in members]

@@ -214,6 +214,12 @@ def _interval_text(v: dict | None, digits: int = 3) -> str:
     return f"{_f(v['estimate'], digits)} (95% interval {_end(lo, digits)} to {_end(hi, digits)})"
 
 
+def _signed_end(v, digits: int) -> str:
+    """An interval end of a change, with its sign (+0.0005, -0.0016)."""
+    text = _end(v, digits)
+    return text if text.startswith("-") or text == "-" else "+" + text
+
+
 def _end(v, digits: int) -> str:
     """An interval's end at ``digits`` decimals; one that is not 0 but would print as 0
     ("-0.0000") at its own precision, so which side of 0 it lies on stays readable."""
@@ -255,9 +261,11 @@ def _looser(d: dict, p: dict) -> list[dict]:
 def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
     """What more judges (a larger budget) do to point ``p``'s estimate, on the basis the
     answer prints it (:func:`point_estimate`: the bias-corrected deployed risk where every
-    point has one, else the held-out risk): the lowest estimate among the looser points,
-    with its interval, and the change d = that estimate - p's, both as printed, with its
-    direction. Without a looser point: p is the choice over all judges."""
+    point has one, else the held-out risk): the lowest estimate among the looser points and
+    the change d = that estimate - p's, both as printed, with its direction and the paired
+    bootstrap interval of the change (the point's ``more_judges_estimate``: both choices
+    scored in the same draws); without that interval, the reached estimate's own. Without a
+    looser point: p is the choice over all judges."""
     looser = _looser(d, p)
     budget = p.get("constraint") == "budget"
     if not looser:
@@ -267,29 +275,37 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
     est = point_estimate if deployed else (lambda x: {"estimate": x.get("risk"), "ci": x.get("ci")})
     obj = _objective(d).upper()
     kind = "estimated" if deployed else "held-out"
-    q = min(looser, key=lambda x: (round(est(x)["estimate"], digits), x["n_judges"]))
+    # the point the frontier paired with this one (its estimate change has a paired interval)
+    paired = p.get("more_judges_estimate") if deployed else None
+    same = [x for x in looser if paired and (x["n_judges"], x.get("cost")) == (paired["n_judges"], paired.get("cost"))]
+    q = same[0] if same else min(looser, key=lambda x: (round(est(x)["estimate"], digits), x["n_judges"]))
+    paired = paired if same else None
     mine, best = round(est(p)["estimate"], digits), round(est(q)["estimate"], digits)
     change = best - mine            # of the numbers as printed
     more = "A larger budget" if budget else f"More judges (up to all {J})"
     where = f"at a cost of {q['cost']:g} per item" if budget else \
         f"with {len(q.get('judges') or [])} judge{'s' if len(q.get('judges') or []) != 1 else ''}"
-    reached = f"{_interval_text(est(q), digits)} {where}"
+    # with the change's own interval, the reached estimate needs none; without it, its own
+    reached = f"{_f(est(q)['estimate'], digits)} {where}" if paired else f"{_interval_text(est(q), digits)} {where}"
+    within = "" if not paired else \
+        f" (paired 95% interval of the change {_signed_end(paired['ci'][0], digits)} to {_signed_end(paired['ci'][1], digits)})"
     base = "" if deployed or not p.get("deployed_risk") else f" (held-out {obj} here: {_f(p.get('risk'), digits)})"
     lower, do = ("lowers", "does") if budget else ("lower", "do")
     if change < 0:
-        return f"{more} {lower} the {kind} {obj}{base} by at most {_f(-change, digits)}: to {reached}"
+        return f"{more} {lower} the {kind} {obj}{base} by at most {_f(-change, digits)}{within}: to {reached}"
     if change == 0:
-        return f"{more} {do} not change the {kind} {obj}{base} (the lowest with more: {reached})"
+        return f"{more} {do} not change the {kind} {obj}{base}{within} (the lowest with more: {reached})"
     return (f"{more} {do} not lower the {kind} {obj}{base}: the lowest with more is {reached}, "
-            f"{_f(change, digits)} higher")
+            f"{_f(change, digits)} higher{within}")
 
 
 def answer(d: dict, point: dict | None = None) -> str:
     """The answer first, in one sentence: "Deploy these k judges combined as F: estimated
-    MSE r (interval). More judges (up to all J) lower the estimated MSE by at most d: to r'
-    (interval) with k' judges; one judge alone: s (interval)." Every number is a frontier
-    point's estimate on new items (:func:`point_estimate`) and d is the difference of two
-    of them as printed (:func:`further_clause`). ``point``: a frontier point (default: the
+    MSE r (interval). More judges (up to all J) lower the estimated MSE by at most d (paired
+    interval of the change): to r' with k' judges; one judge alone: s (interval)." Every
+    number is a frontier point's estimate on new items (:func:`point_estimate`) and d is the
+    difference of two of them as printed, its interval the frontier's paired bootstrap
+    interval of that change (:func:`further_clause`). ``point``: a frontier point (default: the
     deployed one). '' when the result has no frontier."""
     fr = d.get("frontier") or []
     p = point or frontier_point(d)

@@ -563,13 +563,55 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
                 correction = corrections(list(pred.members or [pred.chosen]))
             points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs,
                                  correction, risks, predictions))
+            points[-1]["_draws"] = _estimate_draws(result, points[-1], shared)
     judge_points = sorted((p for p in points if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
     cost_points = sorted((p for p in points if p["constraint"] == "budget"), key=lambda p: p["cost"])
     _more_judges(heldout, judge_points)
     _more_judges(heldout, cost_points)
+    _estimate_change(judge_points)
+    _estimate_change(cost_points)
     for p in points:
         p.pop("_loss")
+        p.pop("_draws")
     return judge_points + cost_points
+
+
+def _estimate_draws(result, point: dict, shared):
+    """The per-draw out-of-bag risks behind ``point``'s deployed-risk estimate (before its
+    learning-curve correction): the selection's own bootstrap for the deployed point (its
+    estimate is the selection's), else the level's replay (``shared``); None where the
+    estimate is no bootstrap mean (a nested estimate)."""
+    if not point["chosen"]:
+        return shared
+    boot, dr = result.bootstrap, result.deployed_risk or {}
+    if boot is None or dr.get("method", "bbc") != "bbc" or boot.get("proc") is None:
+        return None
+    return np.asarray(boot["proc"])[boot["keep"]]
+
+
+def _estimate_change(points: list[dict]) -> None:
+    """Each point's ``more_judges_estimate``: the change of the deployed-risk estimate from
+    this point to the lowest estimate with a looser limit (fewer judges first among equal
+    estimates), d = that estimate - this one, with a paired bootstrap 95 % interval: both
+    points' choices replayed in the same draws and scored on the same out-of-bag rows, so
+    the interval is the 2.5 and 97.5 percentiles of the per-draw differences, less the
+    difference of their learning-curve corrections (the estimates' own, so d is exactly the
+    difference of the two estimates). None for the loosest point, and where either point has
+    no replayed draws (no bootstrap, or a nested estimate)."""
+    def delta(p: dict) -> float:
+        return float(((p["deployed_risk"] or {}).get("training_size_correction") or {}).get("delta", 0.0))
+    for i, p in enumerate(points):
+        looser = [q for q in points[i + 1:] if q["deployed_risk"] is not None]
+        p["more_judges_estimate"] = None
+        if not looser or p["deployed_risk"] is None or p["_draws"] is None:
+            continue
+        q = min(looser, key=lambda x: (x["deployed_risk"]["estimate"], x["n_judges"]))
+        if q["_draws"] is None or len(q["_draws"]) != len(p["_draws"]):
+            continue
+        d = float(q["deployed_risk"]["estimate"] - p["deployed_risk"]["estimate"])
+        per_draw = q["_draws"] - p["_draws"] - (delta(q) - delta(p))
+        p["more_judges_estimate"] = {"n_judges": q["n_judges"], "cost": q["cost"], "estimate": d,
+                                     "ci": [float(np.percentile(per_draw, 2.5)), float(np.percentile(per_draw, 97.5))]}
 
 
 def _more_judges(heldout, points: list[dict]) -> None:
