@@ -138,7 +138,7 @@ def show_answer(state: dict) -> dict | None:
     worse = any(comparison(b) == "worse" for b in d.get("baselines") or [])
     box = (st.warning if worse else st.success) if point.get("chosen") else st.info
     sentence.markdown("**Answer**")
-    box_text = md(answer(d, point))
+    box_text = md(answer(d, point, one_judge_words=PAGE_ONE_JUDGE_WORDS))
     limit = f"a budget of {point['cost']:g} per item" if budget else f"at most {point['n_judges']} judges"
     with sentence:
         box(box_text if point.get("chosen") else box_text + f"\n\n(Not deployed: this is what {limit} would give; "
@@ -159,6 +159,10 @@ def show_answer(state: dict) -> dict | None:
     return None
 
 
+#: how a page's reader deploys the frontier's one-judge point (the answer sentence's words)
+PAGE_ONE_JUDGE_WORDS = "the frontier's 1-judge point"
+
+
 def page_limit_words(n_judges: int) -> str:
     """How the Select page deploys at most ``n_judges`` judges: its frontier control."""
     judges = "judge" if n_judges == 1 else "judges"
@@ -177,7 +181,7 @@ def show_verdict(d: dict, *, answered: bool = False) -> None:
     # with the answer above, the frontier control beside it deploys another limit (no command-line flag here)
     words = page_limit_words if answer_limit(d) == "max_judges" else form_limit_words
     parts = verdict_parts(d, limit_words=words) if answered else verdict_parts(d)
-    headline = parts["headline"][1:] if answered and answer(d) else parts["headline"]
+    headline = parts["headline"][1:] if answered and answer(d, one_judge_words=PAGE_ONE_JUDGE_WORDS) else parts["headline"]
     st.subheader("Verdict")
     # green unless a fixed recipe is clearly better (its paired interval lies below 0): then amber
     box = st.warning if any(comparison(b) == "worse" for b in d.get("baselines") or []) else st.success

@@ -89,7 +89,10 @@ def test_the_answer_comes_first_then_the_verdict_after_the_controls(stored):
     assert said[0].value == "**Answer**"
     assert said[1].value.startswith("Deploy th") and "95% interval" in said[1].value
     from fcps_app.common import md
-    assert said[1].value == md(answer(d))
+    from fcps_app.selection_view import PAGE_ONE_JUDGE_WORDS
+    assert said[1].value == md(answer(d, one_judge_words=PAGE_ONE_JUDGE_WORDS))
+    # the page names its own control, never a command-line flag
+    assert "--max-judges" not in said[1].value and "--max-judges 1" in answer(d)
     k = len(d["selected"]["judges"])
     assert said[1].value.startswith(f"Deploy these {k} judges" if k > 1 else "Deploy this judge")
     chart = [c for c in top[3].children.values() if c.type == "plotly_chart"]
@@ -485,7 +488,9 @@ def test_a_run_deployed_under_a_budget_answers_with_its_budget_point(stored):
     assert not at.exception, at.exception
     top = list(at.main.children.values())
     said = list(top[2].children.values())
-    assert said[1].value == md(answer(state["dict"])) and "Not deployed" not in said[1].value
+    from fcps_app.selection_view import PAGE_ONE_JUDGE_WORDS
+    assert said[1].value == md(answer(state["dict"], one_judge_words=PAGE_ONE_JUDGE_WORDS)) \
+        and "Not deployed" not in said[1].value
     chart = next(c for c in top[3].children.values() if c.type == "plotly_chart")
     spec = json.loads(chart.proto.spec)
     assert spec["layout"]["xaxis"]["title"]["text"] == "cost per item (budget)"
@@ -518,7 +523,9 @@ def test_the_results_browser_colours_the_answer_as_the_select_page(stored):
     from fcps_app.common import md
     from fcps_core.reports.explain import answer
     d = at.session_state["selection"]["dict"]
-    boxes = [e for e in list(rp.success) + list(rp.warning) if e.value == md(answer(d))]
+    from fcps_app.selection_view import PAGE_ONE_JUDGE_WORDS
+    boxes = [e for e in list(rp.success) + list(rp.warning)
+             if e.value == md(answer(d, one_judge_words=PAGE_ONE_JUDGE_WORDS))]
     assert len(boxes) == 1 and boxes[0].type == said.type, (said.type, [b.type for b in boxes])
 
 

@@ -299,14 +299,19 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
             f"{_f(change, digits)} higher{within}")
 
 
-def answer(d: dict, point: dict | None = None) -> str:
+#: how the command line's reader deploys the frontier's one-judge point
+CLI_ONE_JUDGE_WORDS = "what --max-judges 1 deploys"
+
+
+def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE_JUDGE_WORDS) -> str:
     """The answer first, in one sentence: "Deploy these k judges combined as F: estimated
     MSE r (interval). More judges (up to all J) lower the estimated MSE by at most d (paired
     interval of the change): to r' with k' judges; one judge alone: s (interval)." Every
     number is a frontier point's estimate on new items (:func:`point_estimate`) and d is the
     difference of two of them as printed, its interval the frontier's paired bootstrap
     interval of that change (:func:`further_clause`). ``point``: a frontier point (default: the
-    deployed one). '' when the result has no frontier."""
+    deployed one). ``one_judge_words``: how the reader deploys the one-judge point (the command
+    line's flag by default; a page names its own control). '' when the result has no frontier."""
     fr = d.get("frontier") or []
     p = point or frontier_point(d)
     if not fr:
@@ -318,7 +323,7 @@ def answer(d: dict, point: dict | None = None) -> str:
         k = len(judges)
         single = frontier_point(d, 1)
         tail = "" if single is None else \
-            f" One judge alone ({', '.join(single.get('judges') or [])}, what --max-judges 1 deploys): " \
+            f" One judge alone ({', '.join(single.get('judges') or [])}, {one_judge_words}): " \
             f"{'estimated' if single.get('deployed_risk') else 'held-out'} {_interval_text(point_estimate(single), 4)}."
         who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
         return f"Deploy {who} {combined_as(sel)}: estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}"
@@ -339,7 +344,7 @@ def answer(d: dict, point: dict | None = None) -> str:
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
         name = ", ".join(single.get("judges") or [])
         # "estimated": not the judge's held-out risk the baselines and the Judges page print
-        tail = (f"; one judge alone ({name}, what --max-judges 1 deploys): "
+        tail = (f"; one judge alone ({name}, {one_judge_words}): "
                 f"{'estimated' if single.get('deployed_risk') else 'held-out'} "
                 f"{_interval_text(point_estimate(single), digits)}")
     return f"{first} {further}{tail}."
