@@ -263,6 +263,10 @@ def test_show_accepts_run_references(work, tmp_path):
     assert text.returncode == 0, text.stderr
     assert text.stdout.decode().startswith("run 1: select on panel 'panel', done")
     shown = json.loads(cli("show", "run:1", "--json", "--store", str(store)).stdout)
+    # the answer sentence the selection printed, first after the header (when it has a frontier)
+    from fcps_core.reports.explain import answer
+    assert answer(shown["result"])
+    assert text.stdout.decode().splitlines()[1] == "ANSWER  " + answer(shown["result"])
     exported = json.loads(cli("export", "run:1", "--format", "json", "--store", str(store)).stdout)
     assert shown == exported
     jsonl = tmp_path / "c.jsonl"

@@ -314,9 +314,13 @@ def _show_run(args, run: dict) -> int:
         if run.get(key):
             out.append(f"{key}: {run[key]}")
     if run["kind"] == "select" and result.get("selected"):
+        from ..service.reports import answer, display_family
         sel = result["selected"]
-        out.append(f"selected: {sel.get('family')} K={sel.get('K')} val_mse={fmt(sel.get('val_mse'))} "
-                   f"test_mse={fmt(sel.get('test_mse'))}")
+        said = answer(result)           # the answer first, as select printed it ('' without a frontier)
+        if said:
+            out.append(f"ANSWER  {said}")
+        out.append(f"deployed: {display_family(sel)}, K={sel.get('K')} judges, held-out {fmt(sel.get('val_mse'))}, "
+                   f"test {fmt(sel.get('test_mse'))}")
         if sel.get("judges"):
             out.append("judges: " + ", ".join(sel["judges"]))
         out.append(f"{len(result.get('candidates', []))} candidates; the full result: python -m fcps_core "
