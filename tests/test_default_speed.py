@@ -79,9 +79,13 @@ def test_single_judge_baseline_equals_sklearn_isotonic_on_expanded_rows():
     fit_rows = np.sort(rng.choice(len(y), size=900, replace=False))
     pred_rows = np.setdiff1d(np.arange(len(y)), fit_rows)
     out = baseline_predictions(S, y, fit_rows, pred_rows, np.zeros(0, dtype=np.int64))
+    import warnings
     for j in range(S.shape[1]):
-        iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
-        iso.fit(S[fit_rows, j], y[fit_rows])
+        # the direction a practitioner's fit takes (these metrics fall as the label rises)
+        iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing="auto", out_of_bounds="clip")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            iso.fit(S[fit_rows, j], y[fit_rows])
         np.testing.assert_allclose(out["single_judges"][:, j], iso.predict(S[pred_rows, j]), rtol=1e-12, atol=1e-14)
 
 
