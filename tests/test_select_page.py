@@ -52,6 +52,20 @@ def _open(run) -> AppTest:
     return at
 
 
+def _open_changed(run, change):
+    """The Select page of stored run ``run`` on its own page (the shared one stays as
+    stored) with its shown result replaced by ``change(result dict)`` -> (new dict, what the
+    test reads), rerun; returns (page, what the test reads)."""
+    import copy
+    at = _open(run)
+    state = copy.copy(at.session_state["selection"])
+    state["dict"], found = change(state["dict"])
+    at.session_state["selection"] = state
+    at.run()
+    assert not at.exception, at.exception
+    return at, found
+
+
 @pytest.fixture(scope="module")
 def stored(store_path):
     run_id = _run_ids(store_path, "select")[0]
@@ -385,14 +399,8 @@ def test_a_judge_every_candidate_calls_is_listed_first_on_both_pages_and_said_wh
     Judges page by drop-one change with that judge last, and its meaning cell read "-". Both
     pages list it first, then the rest by drop-one change, the heading says so and the cell
     says why it has no change."""
-    import copy
     run_id, _ = stored
-    at = _open(run_id)      # its own page: the shared one stays as stored
-    state = copy.copy(at.session_state["selection"])
-    state["dict"], judge = _with_a_judge_no_candidate_leaves_out(state["dict"])
-    at.session_state["selection"] = state
-    at.run()
-    assert not at.exception, at.exception
+    at, judge = _open_changed(run_id, _with_a_judge_no_candidate_leaves_out)
     table_ = next(df for df in at.dataframe if "judge" in df.value.columns and "drop-one change" in df.value.columns)
     order = list(table_.value["judge"])
     assert order[0] == judge
@@ -405,8 +413,9 @@ def test_a_judge_every_candidate_calls_is_listed_first_on_both_pages_and_said_wh
     jp.query_params["run"] = str(run_id)
     jp.run()
     jp.switch_page("app_pages/judges.py").run()
+    import copy
     jstate = copy.copy(jp.session_state["selection"])
-    jstate["dict"] = state["dict"]
+    jstate["dict"] = at.session_state["selection"]["dict"]
     jp.session_state["selection"] = jstate
     jp.run()
     assert not jp.exception, jp.exception
@@ -476,16 +485,11 @@ def test_a_run_deployed_under_a_budget_answers_with_its_budget_point(stored):
     sentence contradicted the verdict and every metric below it. Under a budget the answer is
     the deployed budget point's, the chart is drawn against cost with that point starred, and the
     control offers other budgets."""
-    import copy
     from fcps_app.common import md
     from fcps_core.reports.explain import answer
     run_id, _ = stored
-    at = _open(run_id)      # its own page: the shared one stays as stored
-    state = copy.copy(at.session_state["selection"])
-    state["dict"], chosen = _deployed_under_a_budget(state["dict"])
-    at.session_state["selection"] = state
-    at.run()
-    assert not at.exception, at.exception
+    at, chosen = _open_changed(run_id, _deployed_under_a_budget)
+    state = at.session_state["selection"]
     top = list(at.main.children.values())
     said = list(top[2].children.values())
     from fcps_app.selection_view import PAGE_ONE_JUDGE_WORDS
@@ -559,15 +563,12 @@ def test_under_a_budget_the_cheapest_tied_candidate_is_not_called_the_deployed_o
     K=11 at 35.7 per item ...; it is the deployed one": the deployed choice was one judge
     (rub10) at 3.886, the 35.7 candidate was tied with the best of the whole menu (not with
     the 12 the budget's tie set counts) and outside the budget. It is said so."""
-    import copy
     run_id, _ = stored
-    at = _open(run_id)      # its own page: the shared one stays as stored
-    state = copy.copy(at.session_state["selection"])
-    d, chosen = _deployed_under_a_budget(state["dict"])
-    state["dict"] = _with_costs(d, chosen)
-    at.session_state["selection"] = state
-    at.run()
-    assert not at.exception, at.exception
+
+    def budget_with_costs(d):
+        d, chosen = _deployed_under_a_budget(d)
+        return _with_costs(d, chosen), chosen
+    at, chosen = _open_changed(run_id, budget_with_costs)
     said = [c.value for c in at.caption if "the best candidate of the whole menu" in c.value or "best's line" in c.value]
     assert len(said) == 1, [c.value for c in at.caption]
     assert "it is the deployed one" not in said[0]
