@@ -59,11 +59,21 @@ MSE on the fresh items) and whether the estimate's interval holds it are printed
 mean of est - true per run kind over the panels (issue 24 asks each frontier point's
 estimate to be unbiased within +-0.005; one draw per panel, so read the mean, not a row).
 
+``--recipes`` (latent panels): a practitioner's recipes, chosen and fitted on the panel's
+rows (all deployable: the runs have no test block) and scored on the same fresh items: the
+best single judge, the top-three stack and the best fixed recipe in hindsight; printed per
+panel with the gaps ``--max-judges 1`` - single, ``--max-judges 3`` - top three, default -
+hindsight, and summarised at the end (bench/shape_recipes.py); the records so far are
+rewritten to ``recipes.json`` in the panels' folder after every panel. ``--draws N``: N independent
+draws of each shape, draw d from seed ``seed + 100 d`` (:func:`drawn`; new judges' parameters,
+rows and fresh items), all shapes' draw 0 first, so every gap and bias has a mean and an SE
+over draws.
+
 Then: which default runs took more than 60 s, and the time per judge-row cell by panel so
 super-linear shapes stand out.
 
     nice PYTHONPATH=. .venv/bin/python bench/bench_shapes.py [--quick] [--only NAME ...]
-        [--no-budget] [--keep DIR] [--timeout 1800]
+        [--no-budget] [--keep DIR] [--timeout 1800] [--recipes] [--draws N]
 
 ``--quick``: three small panels. ``--keep DIR`` writes the panels (and the runs' JSON) to
 DIR and keeps them, for reproducing a failure by hand. The machine is shared: note the load
@@ -81,7 +91,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +103,8 @@ from bench.bench_rows import continuous_csv  # noqa: E402
 
 #: the child process a select runs in (bench/select_child.py)
 from bench.select_child import CHILD, bench_report  # noqa: E402 (the repository on the path first)
+from bench import shape_recipes  # noqa: E402
+from fcps_core.files.safe_write import write_output  # noqa: E402
 
 
 # --- panels -------------------------------------------------------------------------------
@@ -120,6 +132,27 @@ class Shape:
     quick: bool = False
     budget: bool = True
     notes: list = field(default_factory=list)
+    draw: int = 0                 # which independent draw of the shape (:func:`drawn`)
+
+    @property
+    def base(self) -> str:
+        """The shape's name without its draw suffix."""
+        return self.name.removesuffix(f".d{self.draw}") if self.draw else self.name
+
+
+#: a draw's seed step: draw d of a shape uses seed ``shape.seed + DRAW_SEED_STEP * d`` (every
+#: draw of every shape its own seed, as the shapes' seeds are below it)
+DRAW_SEED_STEP = 100
+
+
+def drawn(shape: Shape, draw: int) -> Shape:
+    """Draw ``draw`` of ``shape``: the same shape from seed ``shape.seed + DRAW_SEED_STEP *
+    draw`` (new judges' parameters and new rows, panel and fresh items alike), named
+    ``NAME.dDRAW`` (draw 0 is the shape itself)."""
+    if not draw:
+        return shape
+    return replace(shape, seed=shape.seed + DRAW_SEED_STEP * draw, name=f"{shape.name}.d{draw}", draw=draw,
+                   notes=[])
 
 
 SHAPES = [
@@ -512,6 +545,14 @@ def check_budget(doc: dict, costs: dict, budget: float) -> list[str]:
     return [] if spent <= budget + 1e-9 else [f"deployed cost {spent:g} > budget {budget:g}"]
 
 
+def score_recipes(shape: Shape, panel: Path, fresh: Path, work: Path, fresh_scores: dict) -> dict:
+    """The practitioner's recipes fitted on the panel's rows and scored on its fresh items,
+    against the runs' fresh MSEs (bench/shape_recipes.py)."""
+    combined, D, T = shape_recipes.combined_panel(panel, fresh, work / f"{shape.name}.combined.csv")
+    recipes = shape_recipes.recipe_risks(combined, D, T, seed=0)
+    return shape_recipes.record(shape.base, shape.draw, fresh_scores, recipes)
+
+
 def _num(v) -> str:
     return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.4f}"
 
@@ -528,9 +569,15 @@ def main() -> int:
     ap.add_argument("--limits", nargs="+", type=int, default=[1, 3])
     ap.add_argument("--keep", default=None, help="folder to write the panels and JSON to (kept)")
     ap.add_argument("--timeout", type=float, default=1800.0)
+    ap.add_argument("--recipes", action="store_true",
+                    help="latent panels: score a practitioner's recipes on the fresh items too (bench/shape_recipes.py)")
+    ap.add_argument("--draws", type=int, default=1,
+                    help="independent draws of each shape (draw d: seed + %d d), all shapes' draw 0 first"
+                         % DRAW_SEED_STEP)
     args = ap.parse_args()
 
-    shapes = [s for s in SHAPES if (not args.quick or s.quick) and (not args.only or s.name in args.only)]
+    chosen = [s for s in SHAPES if (not args.quick or s.quick) and (not args.only or s.name in args.only)]
+    shapes = [drawn(s, d) for d in range(args.draws) for s in chosen]
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench_shapes_"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"panels in {work}; load before {' '.join(f'{v:.2f}' for v in os.getloadavg())}; "
@@ -539,6 +586,7 @@ def main() -> int:
           f"{'FDKAINB':<7} {'est':>7} {'true':>7} {'in ci':>5}  deployed", flush=True)
     truth_cache: dict = {}
     errors: list[tuple[str, str, float, float]] = []
+    recipe_records: list[dict] = []
     details: list[str] = []
     timing: list[tuple[Shape, dict]] = []
     for shape in shapes:
@@ -550,6 +598,7 @@ def main() -> int:
         runs = [(label, [*extra, "--save-model", str(work / f"{shape.name}.{label}.model.json"), "--force"], limit)
                 for label, extra, limit in runs]
         default_doc = None
+        fresh_scores: dict[str, tuple] = {}     # run kind: (estimate, fresh MSE)
         for label, extra, limit in runs:
             if limit == "budget" and timing and timing[-1][0] is shape and timing[-1][1].get("seconds", 0) > args.budget_skip:
                 print(f"{shape.name:<20} {label:<9} skipped (default over {args.budget_skip:.0f} s)", flush=True)
@@ -584,6 +633,7 @@ def main() -> int:
                     lo, hi = dr.get("ci") or (math.nan, math.nan)
                     inside = "yes" if lo <= truth <= hi else "NO"
                     errors.append((shape.name, label, est, truth))
+                    fresh_scores[label] = (est, truth)
                 sel = doc["selected"]
                 what = (f"{len(_deployed_judges(sel))} judges, "
                         + (f"{len(sel['members'])} members" if sel.get("members") else str(sel.get("family"))))
@@ -597,6 +647,13 @@ def main() -> int:
                   f"{run.get('cpu', math.nan):7.1f} {run.get('mib', math.nan):6.0f} {run.get('load', math.nan):5.2f} "
                   f"{''.join(flags.values()):<7} {_num(est if run['ok'] else None):>7} "
                   f"{_num(truth if run['ok'] else None):>7} {(inside if run['ok'] else ''):>5}  {what}", flush=True)
+        fresh = work / f"{shape.name}.fresh.csv"
+        if args.recipes and fresh_scores and fresh.exists():
+            recipe_records.append(score_recipes(shape, panel, fresh, work, fresh_scores))
+            print(shape_recipes.record_line(recipe_records[-1]), flush=True)
+            # after every shape, so a sweep stopped early can still be summarised
+            # (shape_recipes.summary_lines over the file's records)
+            write_output(str(work / "recipes.json"), json.dumps(recipe_records, indent=1).encode(), force=True)
     print("\nInvariant failures:" if details else "\nNo invariant failed.")
     for line in details:
         print("  " + line)
@@ -610,6 +667,9 @@ def main() -> int:
             d = np.array(d)
             print(f"  {label:<8} mean {d.mean():+.4f} (SE {d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.nan:.4f}, "
                   f"{len(d)} panels), largest {d[np.argmax(np.abs(d))]:+.4f}")
+    if recipe_records:
+        print()
+        print("\n".join(shape_recipes.summary_lines(recipe_records)))
     print("\nDefault selection time per shape (CPU microseconds per judge-row cell):")
     for shape, run in timing:
         cells = shape.rows * shape.judges
