@@ -67,7 +67,8 @@ hindsight, and summarised at the end (bench/shape_recipes.py); the records so fa
 rewritten to ``recipes.json`` in the panels' folder after every panel. ``--draws N``: N independent
 draws of each shape, draw d from seed ``seed + 100 d`` (:func:`drawn`; new judges' parameters,
 rows and fresh items), all shapes' draw 0 first, so every gap and bias has a mean and an SE
-over draws.
+over draws; ``--first-draw F`` starts at draw F, so a later run adds draws and
+``python -m bench.shape_recipes DIR/recipes.json ...`` summarises the runs together.
 
 Then: which default runs took more than 60 s, and the time per judge-row cell by panel so
 super-linear shapes stand out.
@@ -574,10 +575,13 @@ def main() -> int:
     ap.add_argument("--draws", type=int, default=1,
                     help="independent draws of each shape (draw d: seed + %d d), all shapes' draw 0 first"
                          % DRAW_SEED_STEP)
+    ap.add_argument("--first-draw", type=int, default=0,
+                    help="the draws run are FIRST .. FIRST + N - 1 (more draws in another run; "
+                         "python -m bench.shape_recipes summarises several runs' recipes.json)")
     args = ap.parse_args()
 
     chosen = [s for s in SHAPES if (not args.quick or s.quick) and (not args.only or s.name in args.only)]
-    shapes = [drawn(s, d) for d in range(args.draws) for s in chosen]
+    shapes = [drawn(s, d) for d in range(args.first_draw, args.first_draw + args.draws) for s in chosen]
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench_shapes_"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"panels in {work}; load before {' '.join(f'{v:.2f}' for v in os.getloadavg())}; "

@@ -135,8 +135,9 @@ def summary_lines(records: list[dict]) -> list[str]:
     shapes = list(dict.fromkeys(r["shape"] for r in records))
     values = {(s, kind, name): [r[kind][name] for r in records if r["shape"] == s and name in r[kind]]
               for s in shapes for kind, name, _ in columns}
-    draws = max(r["draw"] for r in records) + 1
-    out = [f"Practitioner targets on fresh items: mean (SE over {draws} draws) per shape",
+    draws = sorted({sum(r["shape"] == s for r in records) for s in shapes})
+    out = [f"Practitioner targets on fresh items: mean (SE over {'-'.join(map(str, draws[::max(1, len(draws) - 1)]))} "
+           f"draws) per shape",
            f"{'shape':<20} " + " ".join(f"{(name if kind == 'gaps' else 'est-true ' + name):>19}"
                                         for kind, name, _ in columns)]
     for s in shapes:
@@ -155,3 +156,23 @@ def summary_lines(records: list[dict]) -> list[str]:
         out.append(f"  {label:<26} {_cell(allv):>17}  {inside}/{len(allv)} {bound}  worst {worst} "
                    f"{_cell(values[worst, kind, name])}")
     return out
+
+
+def main(argv=None) -> int:
+    """Summarise the records of one or more ``bench_shapes.py --recipes --keep DIR`` runs
+    (their ``DIR/recipes.json``), e.g. two runs with different ``--first-draw``."""
+    import argparse
+    import json
+    ap = argparse.ArgumentParser(description=main.__doc__.split("\n")[0])
+    ap.add_argument("records", nargs="+", help="recipes.json files")
+    args = ap.parse_args(argv)
+    records = {}
+    for path in args.records:
+        with open(path, encoding="utf-8") as fh:
+            records.update({(r["shape"], r["draw"]): r for r in json.load(fh)})   # a draw run twice: once
+    print("\n".join(summary_lines(list(records.values()))))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
