@@ -9,6 +9,7 @@ import pytest
 
 from bench import shape_recipes as R
 from bench.bench_shapes import SHAPES, Shape, drawn, write_panel
+from fcps_core.files.csv_writer import write_csv
 
 
 def _read(path):
@@ -38,8 +39,7 @@ def test_a_panel_id_with_the_fresh_prefix_is_refused(tmp_path):
     panel_csv, _ = write_panel(shape, tmp_path)
     header, rows = _read(panel_csv)
     rows[3][1] = R.FRESH_PREFIX + "g3"
-    with open(panel_csv, "w", newline="") as fh:
-        csv.writer(fh).writerows([header, *rows])
+    write_csv(str(panel_csv), header, rows, force=True, lineterminator="\n")
     with pytest.raises(ValueError, match="starts with"):
         R.combined_panel(panel_csv, tmp_path / "tiny.fresh.csv", tmp_path / "both.csv")
 
