@@ -158,18 +158,35 @@ def summary_lines(records: list[dict]) -> list[str]:
     return out
 
 
+def rescored(rec: dict, folder: Path) -> dict:
+    """``rec`` with its recipes fitted and scored again on the panel and fresh items kept in
+    ``folder`` (the runs' estimates and fresh MSEs as they were): the recipes as the current
+    benches define them, against selections already run."""
+    name = rec["shape"] + (f".d{rec['draw']}" if rec["draw"] else "")
+    panel, D, T = combined_panel(folder / f"{name}.csv", folder / f"{name}.fresh.csv",
+                                 folder / f"{name}.combined.csv")
+    runs = {run: (rec["bias"].get(run, math.nan) + fresh, fresh) for run, fresh in rec["fresh"].items()}
+    return record(rec["shape"], rec["draw"], runs, recipe_risks(panel, D, T, seed=0))
+
+
 def main(argv=None) -> int:
     """Summarise the records of one or more ``bench_shapes.py --recipes --keep DIR`` runs
-    (their ``DIR/recipes.json``), e.g. two runs with different ``--first-draw``."""
+    (their ``DIR/recipes.json``), e.g. two runs with different ``--first-draw``;
+    ``--rescore``: the recipes fitted again on the panels kept beside each file."""
     import argparse
     import json
     ap = argparse.ArgumentParser(description=main.__doc__.split("\n")[0])
     ap.add_argument("records", nargs="+", help="recipes.json files")
+    ap.add_argument("--rescore", action="store_true",
+                    help="fit and score the recipes again on the kept panels (the runs are not rerun)")
     args = ap.parse_args(argv)
     records = {}
     for path in args.records:
         with open(path, encoding="utf-8") as fh:
-            records.update({(r["shape"], r["draw"]): r for r in json.load(fh)})   # a draw run twice: once
+            found = json.load(fh)
+        if args.rescore:
+            found = [rescored(r, Path(path).parent) for r in found]
+        records.update({(r["shape"], r["draw"]): r for r in found})   # a draw run twice: once
     print("\n".join(summary_lines(list(records.values()))))
     return 0
 
