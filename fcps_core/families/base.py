@@ -172,19 +172,44 @@ def rises_with(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> boo
     y = np.asarray(y, dtype=float)
     w = np.ones(len(x)) if w is None else np.asarray(w, dtype=float)
     ok = ~(np.isnan(x) | np.isnan(y)) & (w > 0)
-    x, y, w = x[ok], y[ok], w[ok]
-    if len(x) == 0:
-        return True
+    if not ok.all():
+        x, y, w = x[ok], y[ok], w[ok]
+    return bool(columns_rise_with(x[:, None], y, w)[0])
 
-    def average_ranks(v: np.ndarray) -> np.ndarray:
-        uniq, inverse = np.unique(v, return_inverse=True)
-        weight = np.bincount(inverse, weights=w, minlength=len(uniq))
-        upper = np.cumsum(weight)
-        return (upper - (weight - 1.0) / 2.0)[inverse]       # a tie block's mean rank
-    rx, ry = average_ranks(x), average_ranks(y)
-    total = w.sum()
-    covariance = np.sum(w * (rx - np.sum(w * rx) / total) * (ry - np.sum(w * ry) / total))
-    return not covariance < 0
+
+def columns_rise_with(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """:func:`rises_with` of every column of ``X`` (no NaN) against ``y`` (no NaN) on the same
+    rows, the label's ranks formed once: with c = w (rank(y) - its weighted mean), the
+    weighted covariance of the ranks is sum_i rank(x)_i c_i, and each column costs one radix
+    sort (:func:`_radix_argsort`) and linear passes."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n = len(y)
+    w = np.ones(n) if w is None else np.asarray(w, dtype=float)
+    if n == 0:
+        return np.ones(X.shape[1], dtype=bool)
+    ranks_y = _average_ranks(y, np.argsort(y, kind="stable"), w)
+    centred = w * (ranks_y - np.sum(w * ranks_y) / np.sum(w))
+    out = np.empty(X.shape[1], dtype=bool)
+    for j in range(X.shape[1]):
+        x = np.ascontiguousarray(X[:, j])
+        out[j] = not float(_average_ranks(x, _radix_argsort(x), w) @ centred) < 0
+    return out
+
+
+def _average_ranks(v: np.ndarray, order: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each row's rank among ``v`` (1-based, rows weighted by ``w`` as repeated rows), tied
+    values sharing their block's mean rank; ``order`` sorts ``v`` ascending."""
+    sorted_v = v[order]
+    new = np.empty(len(v), dtype=bool)
+    new[0] = True
+    np.not_equal(sorted_v[1:], sorted_v[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    weight = np.add.reduceat(w[order], starts)
+    mean_rank = np.cumsum(weight) - (weight - 1.0) / 2.0
+    out = np.empty(len(v))
+    out[order] = mean_rank[np.cumsum(new) - 1]
+    return out
 
 
 def pool_adjacent_violators(y: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..families import REGISTRY, PrefixFeatures
-from ..families.base import one_blas_thread, rises_with
+from ..families.base import columns_rise_with, one_blas_thread
 
 BASELINES = ("best_single_judge", "mean_vote_iso", "majority_vote", "ridge_iso_all",
              "logistic_all", "ds_jury_all")
@@ -103,6 +103,6 @@ def single_judge_columns(S_fit: np.ndarray, y: np.ndarray, S_pred: np.ndarray,
     n_judges = S_fit.shape[1]
     if n_judges == 0:
         return np.zeros((len(S_pred), 0))
-    sign = np.array([1.0 if rises_with(S_fit[:, j], y, w) else -1.0 for j in range(n_judges)])
+    sign = np.where(columns_rise_with(S_fit, y, w), 1.0, -1.0)
     models = REGISTRY["mean_iso"].fit_each([_features(sign[j] * S_fit[:, [j]], w) for j in range(n_judges)], y)
     return np.column_stack([model.predict(_features(sign[j] * S_pred[:, [j]])) for j, model in enumerate(models)])

@@ -89,7 +89,7 @@ from ..measures.judge_metrics import (ABSTAIN, ECE_BINS, REDUNDANCY_THRESHOLD, r
                             kappa_matrix, label_aucs, label_kappas, rank_correlation, redundant_pairs,
                             reliability_curve)
 from ..families import IsotonicMap
-from ..families.base import one_blas_thread, rises_with
+from ..families.base import columns_rise_with, one_blas_thread
 from ..data.panel import ERROR_TOKENS, MISSING, Panel
 from .folds import grouped_folds
 
@@ -181,8 +181,9 @@ def _crossfit(panel: Panel, rows: np.ndarray, scores: np.ndarray, folds: list) -
             col = panel.judges[j]
             S[va, j] = JudgeEncoder.fit(col, rows[tr], y[tr]).scores_for(col)[rows[va]]
     for tr, va in folds:
+        rising = columns_rise_with(S[tr], y[tr])
         for j in range(S.shape[1]):
-            sign = 1.0 if rises_with(S[tr, j], y[tr]) else -1.0
+            sign = 1.0 if rising[j] else -1.0
             P[va, j] = IsotonicMap().fit(sign * S[tr, j], y[tr]).predict(sign * S[va, j])
     return S, P
 
@@ -220,6 +221,7 @@ def panel_judges_report(panel: Panel, rows: np.ndarray, *, folds: int = 5, seed:
         accuracy = ((Dk == yb[:, None]) + 0.5 * (Dk == ABSTAIN)).mean(axis=0)
         kappa = label_kappas(yb, Dk)
     auc = label_aucs(yb, S[keep]) if both else None
+    rising = columns_rise_with(S, y)
     judges = []
     for j, col in enumerate(panel.judges):
         miss, err = _output_kinds(col, rows)
@@ -230,7 +232,7 @@ def panel_judges_report(panel: Panel, rows: np.ndarray, *, folds: int = 5, seed:
             "accuracy": json_number(accuracy[j]) if len(yb) else None,
             "kappa": json_number(kappa[j]) if len(yb) else None,
             "auc": json_number(auc[j]) if both else None,
-            "direction": "rises" if rises_with(S[:, j], y) else "falls",
+            "direction": "rises" if rising[j] else "falls",
             "brier_iso": json_number(briers[j]) if fold_list else None})
     if native.all():
         agreement, kind = kappa_matrix(D), "kappa"
