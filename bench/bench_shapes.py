@@ -134,6 +134,7 @@ class Shape:
     budget: bool = True
     notes: list = field(default_factory=list)
     draw: int = 0                 # which independent draw of the shape (:func:`drawn`)
+    falling: bool = False         # continuous judges read the quality negated (a metric against an error label)
 
     @property
     def base(self) -> str:
@@ -178,6 +179,8 @@ SHAPES = [
           seed=12, duplicates=2, constant=1, missing=2, quick=True),
     Shape("mixed_40x2000_cont", 40, 2000, ("rubric", "continuous", "binary", "pairwise"), "continuous", seed=13,
           duplicates=3, nearly_constant=2, missing=3),
+    Shape("cont_fall_20x2000_g5", 20, 2000, ("continuous",), "continuous", group_size=5, seed=15, duplicates=2,
+          missing=2, falling=True),
     Shape("binqa_92x2000_g4", 92, 2000, ("binary",), "binary", group_size=4, seed=14, duplicates=6, constant=2,
           missing=4),
 ]
@@ -231,6 +234,7 @@ def latent_panel(shape: Shape, rows: int | None = None, stream: int = 0) -> tupl
             cuts = norm.ppf(cut_q[j]) * spread[j]
             cols.append([str(int(c)) for c in 1 + np.searchsorted(cuts, v)])
         else:
+            v = -v if shape.falling else v      # the score falls as the label rises
             w = v if scale[j] == "raw" else 1 / (1 + np.exp(-v)) if scale[j] == "squashed" \
                 else 100 / (1 + np.exp(-0.8 * v))
             cols.append(_fmt(w, int(decimals[j])))
