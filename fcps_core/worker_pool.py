@@ -41,9 +41,10 @@ def run_tasks(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: 
     asked for. Every task's seed and data are fixed before it starts, so the results equal
     a sequential run. ``then``: further (function, arguments) calls queued behind the tasks
     in the worker processes, their results yielded after the tasks'; without workers they
-    are not run (the caller computes them itself when it needs them). ``queue_all``: every task is queued now (joblib's
-    ``pre_dispatch="all"``), so tasks started by a later call queue behind all of these,
-    not behind the first few."""
+    are not run (the caller computes them itself when it needs them). ``queue_all``: every
+    task is queued now (joblib's ``pre_dispatch="all"``), so tasks started by a later call
+    queue behind all of these, not behind the first few. Inside :func:`closes_its_tasks`
+    the pool's generator is registered to be closed when that call ends."""
     if jobs != 1 and len(tasks) > 1:
         from joblib import Parallel, delayed
         calls = [delayed(in_worker)(func, *t) for t in tasks] + [delayed(in_worker)(f, *args) for f, args in then]

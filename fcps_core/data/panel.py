@@ -61,6 +61,12 @@ def is_missing(token: str) -> bool:
     return token.strip().lower() in MISSING_TOKENS
 
 
+def columns_listed(names) -> str:
+    """"columns are 'a', 'b', ..." for an error naming a file's columns (the first 8)."""
+    names = list(names)
+    return "columns are " + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else "")
+
+
 def parse_float(token: str) -> float | None:
     try:
         return float(token)
@@ -402,8 +408,7 @@ def resolve_judge_names(names: Sequence[str], judges: Sequence[str] | None, rese
         judge_names = list(judges)
         for j in judge_names:
             if j not in names:
-                raise PanelError(f"judge column {j!r} is not in the file; columns are "
-                                 + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""))
+                raise PanelError(f"judge column {j!r} is not in the file; {columns_listed(names)}")
             if j in reserved:
                 raise PanelError(f"column {j!r} is the item/group/label/block column and cannot be a judge")
     if not judge_names:

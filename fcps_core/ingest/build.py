@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import PanelError
 from ..data.labels import check_label_map, describe_labels, map_labels
-from ..data.panel import (check_distinct_roles, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column, resolve_judge_names, is_missing, parse_float,
+from ..data.panel import (check_distinct_roles, columns_listed, MISSING, JudgeColumn, Panel, check_duplicate_items, parse_blocks, build_judge_column, resolve_judge_names, is_missing, parse_float,
                      finite_numbers)
 from .files import ImportLimits
 
@@ -177,13 +177,7 @@ def _mostly_numbers(values: Sequence[str]) -> bool:
     """Whether most values read as numbers (a decimal comma allowed, inf and nan included): a
     numeric judge left as text by a few bad cells or a decimal mark, which its own checks
     name, not an id."""
-    def number(v: str) -> bool:
-        try:
-            float(str(v).strip().replace(",", "."))
-        except ValueError:
-            return False
-        return True
-    return 2 * sum(number(v) for v in values) > len(values)
+    return 2 * sum(parse_float(str(v).strip().replace(",", ".")) is not None for v in values) > len(values)
 
 
 def check_id_lookalikes(judge_cols: Sequence, has_item_column: bool) -> None:
@@ -243,8 +237,7 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
     if label_column not in cols:
         if require_labels:
             alike = [c for c in names if same_name(c, label_column)]
-            raise PanelError(f"no label column {label_column!r}; columns are "
-                             + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""),
+            raise PanelError(f"no label column {label_column!r}; {columns_listed(names)}",
                              hint=f"name it with --label-column {alike[0]!r}" if len(alike) == 1
                              else "name it with --label-column")
         labels, note = np.full(n, np.nan), ""

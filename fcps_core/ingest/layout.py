@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import PanelError
-from ..data.panel import is_missing
+from ..data.panel import columns_listed, is_missing
 from .build import factorize_values, strip_values
 
 
@@ -29,9 +29,7 @@ def detect_layout(columns, *, judge_column: str = DEFAULT_JUDGE_COLUMN,
     for name, default, option in ((judge_column, DEFAULT_JUDGE_COLUMN, "--judge-column"),
                                   (output_column, DEFAULT_OUTPUT_COLUMN, "--output-column")):
         if name != default and name not in columns:
-            names = list(columns)
-            raise PanelError(f"no {name!r} column for {option} (a long-format file's); columns are "
-                             + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""),
+            raise PanelError(f"no {name!r} column for {option} (a long-format file's); {columns_listed(columns)}",
                              hint=f"name an existing column with {option}, or leave it out for a wide file")
     return "wide"
 
@@ -59,9 +57,7 @@ def long_to_wide(columns: Mapping[str, Sequence[str]], *, item_column: str = "it
     for needed, option in ((item_column, "--item-column"), (judge_column, "--judge-column"),
                            (output_column, "--output-column")):
         if needed not in columns:
-            names = list(columns)
-            raise PanelError(f"long-format file has no {needed!r} column; columns are "
-                             + ", ".join(repr(c) for c in names[:8]) + (" ..." if len(names) > 8 else ""),
+            raise PanelError(f"long-format file has no {needed!r} column; {columns_listed(columns)}",
                              hint=f"name it with {option}")
     items = strip_values(np.asarray(columns[item_column], dtype=object))
     judges = strip_values(np.asarray(columns[judge_column], dtype=object))

@@ -369,13 +369,18 @@ def _budget_limit(d: dict) -> float | None:
     return None if budget is None else float(budget)
 
 
+def _is_single_judge(b: dict) -> bool:
+    """Whether fixed recipe ``b`` is the best single judge (the one recipe that calls one judge)."""
+    return str(b.get("name", "")).split(":")[0] == "best_single_judge"
+
+
 def _recipe_cost(d: dict, b: dict) -> float | None:
     """A fixed recipe's cost per item from the run's judge costs: its judge's for the best
     single judge, every judge's for the recipes over all judges; None without costs."""
     judge_costs = (d.get("costs") or {}).get("judge_costs") or {}
     if not judge_costs:
         return None
-    if str(b.get("name", "")).split(":")[0] == "best_single_judge":
+    if _is_single_judge(b):
         c = (judge_costs.get(b.get("judge")) or {}).get("cost")
         return None if c is None else float(c)
     names = (d.get("panel") or {}).get("judges") or list(judge_costs)
@@ -388,7 +393,7 @@ def _over_budget(d: dict, b: dict) -> bool:
     over all judges is taken to, the single judge not)."""
     cost = _recipe_cost(d, b)
     if cost is None:
-        return str(b.get("name", "")).split(":")[0] != "best_single_judge"
+        return not _is_single_judge(b)
     return cost > _budget_limit(d) + 1e-12
 
 
@@ -698,15 +703,14 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
     if worse:
         best = min(worse, key=lambda b: b["risk"])
         limit = _judge_limit(d)
-        if limit is not None and str(best.get("name", "")).split(":")[0] != "best_single_judge":
+        if limit is not None and not _is_single_judge(best):
             # the recipes other than the single judge call every judge: past the user's limit
             details.append(f"A fixed recipe over all judges does better ({best['label']}), but it calls more "
                            f"than the limit of {limit} judge{'s' if limit != 1 else ''}: raise the limit to "
                            "weigh it.")
         elif _budget_limit(d) is not None and _over_budget(d, best):
             budget, cost = _budget_limit(d), _recipe_cost(d, best)
-            single = str(best.get("name", "")).split(":")[0] == "best_single_judge"
-            what = "A fixed recipe" if single else "A fixed recipe over all judges"
+            what = "A fixed recipe" if _is_single_judge(best) else "A fixed recipe over all judges"
             costs = f"costs {cost:g} per item, more than" if cost is not None else "may cost more than"
             details.append(f"{what} does better ({best['label']}), but it {costs} the budget of {budget:g}: "
                            "raise the budget to weigh it.")

@@ -88,9 +88,9 @@ from ..measures.judge_metrics import (ABSTAIN, ECE_BINS, REDUNDANCY_THRESHOLD, r
                             column_mean_squared_errors, decisions, effective_number, error_correlation,
                             kappa_matrix, label_aucs, label_kappas, rank_correlation, redundant_pairs,
                             reliability_curve)
-from ..families import IsotonicMap
 from ..families.base import columns_rise_with, one_blas_thread
 from ..data.panel import ERROR_TOKENS, MISSING, Panel
+from .baselines import single_judge_columns
 from .folds import grouped_folds
 
 #: schemas whose scalar score is a decision scale of its own (1/2 = no decision)
@@ -180,11 +180,8 @@ def _crossfit(panel: Panel, rows: np.ndarray, scores: np.ndarray, folds: list) -
         for j in cat:
             col = panel.judges[j]
             S[va, j] = JudgeEncoder.fit(col, rows[tr], y[tr]).scores_for(col)[rows[va]]
-    for tr, va in folds:
-        rising = columns_rise_with(S[tr], y[tr])
-        for j in range(S.shape[1]):
-            sign = 1.0 if rising[j] else -1.0
-            P[va, j] = IsotonicMap().fit(sign * S[tr, j], y[tr]).predict(sign * S[va, j])
+    for tr, va in folds:      # each judge's isotonic map the way its score goes with the label
+        P[va] = single_judge_columns(S[tr], y[tr], S[va])
     return S, P
 
 
