@@ -127,8 +127,9 @@ def practitioner(panel, D, T, seed) -> dict:
 
 
 def point_tmse(res, point, T) -> float:
-    members = [res.candidates[m["index"]] for m in point["members"]]
-    p = np.mean([res.predict_rows(c, T) for c in members], axis=0)
+    """T-MSE of a frontier point's deployed predictor: its distinct models, each by its
+    weight (its share of the tied members)."""
+    p = np.sum([m["weight"] * res.predict_rows(res.candidates[m["index"]], T) for m in point["members"]], axis=0)
     return float(np.mean((res.panel.labels[T] - p) ** 2))
 
 

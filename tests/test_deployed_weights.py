@@ -19,6 +19,24 @@ def _result(predictions: dict[int, np.ndarray], judge_sets: dict[int, tuple], T:
                            predict_rows=lambda c, rows: predictions[c.index][rows])
 
 
+def _default_on_shape(tmp_path, name: str, draw: int = 0):
+    """The default selection on an unseen-shape bench panel (bench/bench_shapes.py), and its
+    predictor; the predictor's models are asserted pairwise distinct on the panel."""
+    from bench.bench_shapes import SHAPES, drawn, write_panel
+    from fcps_core.service.select import SelectRequest, run_select
+    from fcps_core.service.upload import read_panel_file
+    path, _ = write_panel(drawn(next(s for s in SHAPES if s.name == name), draw), tmp_path)
+    panel = read_panel_file(str(path))
+    outcome = run_select(SelectRequest(panel=panel, seed=0))
+    result, predictor = outcome.result, outcome.predictor
+    assert result.members and len(predictor.members) < len(result.members)
+    columns = [member.predict(panel) for _, member in predictor.members]
+    for i in range(len(columns)):
+        for j in range(i):
+            assert np.max(np.abs(columns[i] - columns[j])) > 1e-6, (i, j)
+    return panel, result, predictor
+
+
 def test_same_judges_and_same_predictions_outside_T_are_one_member():
     base = np.array([0.1, 0.4, 0.4, 0.9, 0.2, 0.7])
     predictions = {
@@ -29,14 +47,41 @@ def test_same_judges_and_same_predictions_outside_T_are_one_member():
     }
     judges = {0: (0, 1), 1: (1, 0), 2: (0, 1), 3: (0, 2)}
     result = _result(predictions, judges, T=np.array([5]))
-    # hand-computed: four members of 1/4; candidate 2 joins candidate 0
-    assert deployed_weights(result, [0, 1, 2, 3]) == [(0, 0.5), (1, 0.25), (3, 0.25)]
+    # hand-computed: four members of 1/4; candidates 2 (same judges) and 3 (other judges,
+    # the same predictions) join candidate 0
+    assert deployed_weights(result, [0, 1, 2, 3]) == [(0, 0.75), (1, 0.25)]
     # T's row counts once it is not T: then 2 differs from 0 there
     result_no_T = _result(predictions, judges, T=np.array([], dtype=np.int64))
-    assert deployed_weights(result_no_T, [0, 1, 2, 3]) == [(0, 0.25), (1, 0.25), (2, 0.25), (3, 0.25)]
-    # one member, or no shared judge set: nothing is compared
+    assert deployed_weights(result_no_T, [0, 1, 2, 3]) == [(0, 0.5), (1, 0.25), (2, 0.25)]
+    # one member: nothing is compared
     assert deployed_weights(result, [1]) == [(1, 1.0)]
+    assert deployed_weights(result, [0, 3]) == [(0, 1.0)]
+    assert deployed_weights(result, [1, 3]) == [(1, 0.5), (3, 0.5)]
+
+
+def test_a_model_with_a_judge_its_refit_ignores_is_the_same_member_on_fewer_judges():
+    """Dawid-Skene with and without a judge that says the same on every row compute one
+    function: one member, kept on the fewer judges whatever the member order, so the
+    deployed predictor calls no judge none of its models needs. The sketch rows alone
+    agreeing is not enough: a difference on any other read row keeps them apart."""
+    n = 200
+    base = np.linspace(0.05, 0.95, n)
+    other = base.copy()
+    other[7] += 0.01                       # off the sketch's 32 evenly spaced rows
+    predictions = {0: base, 1: base.copy(), 2: base.copy(), 3: other}
+    judges = {0: (0, 1, 2), 1: (0, 1), 2: (3, 4, 5, 6), 3: (0, 1)}
+    result = _result(predictions, judges, T=np.array([], dtype=np.int64))
+    sketch_rows = np.linspace(0, n - 1, 32).astype(np.int64)
+    assert 7 not in sketch_rows
+    assert deployed_weights(result, [0, 1]) == [(1, 1.0)]
+    assert deployed_weights(result, [1, 0]) == [(1, 1.0)]
+    # the first of the class's members on the fewest judges (member order among equals)
+    assert deployed_weights(result, [2, 0, 1]) == [(1, 1.0)]
     assert deployed_weights(result, [0, 3]) == [(0, 0.5), (3, 0.5)]
+    # a shared cache (the frontier's points) gives the same answer, read or not
+    cache: dict = {}
+    assert deployed_weights(result, [0, 3, 1], cache) == [(1, 2 / 3), (3, 1 / 3)]
+    assert deployed_weights(result, [0, 3, 1], cache) == [(1, 2 / 3), (3, 1 / 3)]
 
 
 def test_a_default_on_few_binary_judges_deploys_each_model_once(tmp_path):
@@ -45,19 +90,7 @@ def test_a_default_on_few_binary_judges_deploys_each_model_once(tmp_path):
     refitted into one function, as two members. Now no two members of the predictor predict
     the same on the panel, the weights are the candidates' shares, and the predictor is the
     equal-weight average of the tied candidates outside T."""
-    from bench.bench_shapes import SHAPES, write_panel
-    from fcps_core.service.select import SelectRequest, run_select
-    from fcps_core.service.upload import read_panel_file
-    shape = next(s for s in SHAPES if s.name == "binqa_6x300_g3")
-    path, _ = write_panel(shape, tmp_path)
-    panel = read_panel_file(str(path))
-    outcome = run_select(SelectRequest(panel=panel, seed=0))
-    result, predictor = outcome.result, outcome.predictor
-    assert result.members and len(predictor.members) < len(result.members)
-    columns = [member.predict(panel) for _, member in predictor.members]
-    for i in range(len(columns)):
-        for j in range(i):
-            assert np.max(np.abs(columns[i] - columns[j])) > 1e-6, (i, j)
+    panel, result, predictor = _default_on_shape(tmp_path, "binqa_6x300_g3")
     weights = [w for w, _ in predictor.members]
     n = len(result.members)
     assert abs(sum(weights) - 1.0) < 1e-12
@@ -67,3 +100,25 @@ def test_a_default_on_few_binary_judges_deploys_each_model_once(tmp_path):
     outside_T = np.setdiff1d(np.arange(panel.n_rows), result.blocks.T)
     equal_weight = np.mean([result.predict_rows(result.candidates[i], outside_T) for i in result.members], axis=0)
     assert np.max(np.abs(predictor.predict(panel)[outside_T] - equal_weight)) < 1e-9
+
+
+def test_a_default_deploys_no_judge_only_a_merged_member_called(tmp_path):
+    """The unseen-shape bench's binary 15 x 2,000 panel, draw 1 (bench/bench_shapes.py):
+    the default averaged one-coin + isotonic on 14 judges and on those 14 plus a judge that
+    says ``1`` on nearly every row; the two refitted models predict the same on every row,
+    so they were one model named twice. Now they are one member (on the 14), and every
+    reader of the deployed judges (the selected JSON, the chosen frontier point, the judges
+    report, the predictor file) names the judges the distinct models call."""
+    panel, result, predictor = _default_on_shape(tmp_path, "binqa_15x2000", draw=1)
+    called = {j for _, member in predictor.members for j in member.judges}
+    doc = result.to_dict()
+    assert set(doc["selected"]["judges"]) == called == set(predictor.judges)
+    chosen = [p for p in doc["frontier"] if p["chosen"]]
+    assert len(chosen) == 1 and set(chosen[0]["judges"]) == called
+    assert [m["index"] for m in chosen[0]["members"]] == [m["index"] for m in doc["selected"]["members"]]
+    assert {row["judge"] for row in doc["judges_report"]["contribution"]["judges"]} == called
+    # the predictor is still the equal-weight average of the tied candidates outside T
+    outside_T = np.setdiff1d(np.arange(panel.n_rows), result.blocks.T)
+    equal_weight = np.mean([result.predict_rows(result.candidates[i], outside_T) for i in result.members], axis=0)
+    assert np.max(np.abs(predictor.predict(panel)[outside_T] - equal_weight)) < 1e-9
+    np.testing.assert_allclose(result.predict_deployed(outside_T), equal_weight, atol=1e-9)

@@ -120,7 +120,7 @@ def average_note(n_members: int, family: str, K: int) -> str:
 def deployment_of(result) -> Deployment:
     """The deployment of a fitted selection (an average's best member, said in ``note``)."""
     cand = result.selected
-    note = average_note(len(result.members), cand.family, cand.K) if result.members else ""
+    note = average_note(len(result.deployed_weights()), cand.family, cand.K) if result.members else ""
     return Deployment(panel=result.panel, blocks=result.blocks, judges=tuple(cand.judge_idx),
                       family=cand.family, params=dict(cand.params), selector=result.selector, note=note,
                       selection_risk=float(cand.val_risk), predictor=result.predictor)

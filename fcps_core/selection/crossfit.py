@@ -823,7 +823,9 @@ def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_l
     rest on the same halves. A member's half-size prediction depends only on its own path
     rule, K, family and parameters and the half's rows, so every set's correction is the one
     a selection deploying that set (``--max-judges``) computes."""
-    members = result.deployed_members
+    # every tied member, as the choice averaged them (members merged into one deployed
+    # model agree on the deployable rows, not necessarily when refitted on half of them)
+    members = [result.candidates[i] for i in (result.members or [result.selected_index])]
     others, seen = [], {c.index for c in members}
     for group in also or ():
         for i in group:

@@ -61,8 +61,9 @@ def drop_one_choices(result) -> dict | None:
     members_fit = limit.members_test(cands, names, replay.bits)
     deployed = HeldoutChoice(heldout, replay.grouped, replay.selector.objective, result.selected_index,
                              result.members)
-    deployed_judges = list(dict.fromkeys(n for m in (result.members or [result.selected_index])
-                                         for n in cands[m].judges))
+    # the judges the deployed predictor calls (its distinct models': an average's member
+    # merged into another model computes nothing the predictor calls it for)
+    deployed_judges = list(dict.fromkeys(n for c in result.deployed_members for n in c.judges))
     # which judges each candidate calls, once: (candidates, judges)
     masks = [int(mk) for mk in replay.bits.masks]
     calls = np.array([[(mk >> j) & 1 for j in range(len(names))] for mk in masks], dtype=bool)

@@ -650,12 +650,16 @@ def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, re
     and ``predictions`` (the refitted members' predictions, :func:`.members.deployed_weights`)
     are shared by the levels."""
     cands = result.candidates
-    members = [cands[m] for m in (pred.members or [pred.chosen])]
+    order = tuple(pred.members or [pred.chosen])        # an average's loss sums its members in this order
+    # the distinct refitted models, each with its share of the tied members (the default's
+    # are the result's own, so the chosen point names what the JSON's selected does); the
+    # point's judges are the ones they call
+    weighted = deployed_weights(result, list(order), predictions)
+    members = [cands[i] for i, _ in weighted]
     judge_idx = sorted({j for c in members for j in c.judge_idx})
     names = result.panel.judge_names            # a list built per read: read once
     judges = [names[j] for j in judge_idx]
     risks = {} if risks is None else risks
-    order = tuple(pred.members or [pred.chosen])        # an average's loss sums its members in this order
     if order not in risks:
         risks[order] = _heldout_risks(heldout, pred, reference)
     risk, se, diff, dse = risks[order]
@@ -680,9 +684,6 @@ def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, re
     family = TIE_AVERAGE if pred.members else members[0].family
     n_judges = constraint.max_judges if constraint.max_judges is not None else len(judges)
     cost = (judges_cost(judges, costs)[0] if costs else None) if constraint.budget is None else float(constraint.budget)
-    # the distinct refitted models, each with its share of the tied members (the default's
-    # are the result's own, so the chosen point names what the JSON's selected does)
-    weighted = deployed_weights(result, list(order), predictions)
     return {"constraint": "max_judges" if constraint.max_judges is not None else "budget",
             "n_judges": int(n_judges), "cost": cost, "judges": judges, "family": family,
             "members": [{"index": c.index, "family": c.family, "K": c.K, "judges": c.judges,

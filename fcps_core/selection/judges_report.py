@@ -281,24 +281,31 @@ def contributions(result) -> dict:
     the module doc): every judge any deployed model calls gets a row."""
     from .drop_one import drop_one_choices
     from ..reports.explain import drop_verdict_words
-    members = result.deployed_members
+    shares = result.deployed_weights()
+    members = [result.candidates[i] for i, _ in shares]
     models, order = [], []
     for c in members:
         w = _weights(c.family, result.models[c.index], c.K)
         models.append({"index": c.index, "family": c.family, "K": c.K, "meaning": WEIGHT_MEANING.get(c.family),
                        "weights": None if w is None else {n: float(v) for n, v in zip(c.judges, w)}})
         order += [n for n in c.judges if n not in order]
-    weighted = [m["weights"] for m in models if m["weights"] and sum(map(abs, m["weights"].values())) > 0]
+    # each model with weights counts by its share of the average (a model several tied
+    # members compute counts as often as they do)
+    weighted, model_share = [], []
+    for m, (_, share_of_average) in zip(models, shares):
+        if m["weights"] and sum(map(abs, m["weights"].values())) > 0:
+            weighted.append(m["weights"])
+            model_share.append(share_of_average)
     drop = drop_one_choices(result)
     by_judge = {r["judge"]: r for r in (drop or {}).get("judges") or []}
     judges = []
     for n in order:
         share = [abs(w.get(n, 0.0)) / sum(map(abs, w.values())) for w in weighted]
-        # signed: the mean over the weighted models (0 in a model without the judge)
-        weight = float(np.mean([w.get(n, 0.0) for w in weighted])) if weighted else None
+        # signed: the mean over the weighted models by their shares (0 in a model without the judge)
+        weight = float(np.average([w.get(n, 0.0) for w in weighted], weights=model_share)) if weighted else None
         d = by_judge.get(n) or {}
         judges.append({"judge": n, "members": sum(n in c.judges for c in members), "weight": weight,
-                       "weight_share": float(np.mean(share)) if share else None,
+                       "weight_share": float(np.average(share, weights=model_share)) if share else None,
                        "drop_risk_change": d.get("change"), "drop_ci": d.get("ci"),
                        "drop_verdict": drop_verdict_words(d["verdict"]) if d.get("verdict") else None,
                        "drop_choice": None if not d or d.get("change") is None else
@@ -308,7 +315,7 @@ def contributions(result) -> dict:
     if result.protocol == "split" and getattr(result.selector, "refit", "frozen") == "refit":
         note = "weights of the models fitted on M; the deployed predictor refits them on S+M+V"
     weight_note = None if len(models) <= 1 else \
-        "an average's weight is the mean of its members' signed weights (0 in a member without the judge)"
+        "an average's weight is the mean of its models' signed weights, each by its share (0 in a model without the judge)"
     return {"family": TIE_AVERAGE if result.members else result.selected.family, "models": models,
             "judges": judges, "note": note, "weight_note": weight_note,
             "drop_one": None if drop is None else {k: drop[k] for k in ("risk", "objective", "rule", "method")},

@@ -25,7 +25,10 @@ on the joint cells, equal whenever the scores order the cells alike, which the f
 rows may do where a fold's did not. The tie average then counts that function twice.
 :func:`deployed_weights` states the deployed average as the distinct refitted models, each
 with the share of the members that compute it (the average itself, as a function, is the
-same), so the answer, the JSON and the predictor file name each model once.
+same), so the answer, the JSON and the predictor file name each model once. It compares
+members on other judge sets too (a refit can ignore a judge, such as one constant on the
+panel) and keeps each class's model on the fewest judges, so the deployed judges are the
+ones some distinct model needs.
 """
 
 from __future__ import annotations
@@ -167,41 +170,64 @@ def member_lookup(heldout, candidates) -> MemberLookup:
 def deployed_weights(result, members: list[int], predictions: dict | None = None) -> list[tuple[int, float]]:
     """The deployed average over candidates ``members`` (indices, in member order) as its
     distinct refitted models: ``[(candidate index, weight)]``, each member weighted 1/n and
-    a member counted into an earlier one when both use the same judge set and their
-    refitted models' predictions agree within :data:`PREDICTION_TOLERANCE` (times 1 + the
-    predictions' largest magnitude) on every row the selection may read (all rows but the
-    research test block T: its labels and outputs inform nothing deployed). The weighted
-    sum of the kept models is the equal-weight average of all members on those rows.
-    ``predictions``: a cache of candidate index -> those predictions, shared by callers
-    that state several averages (the frontier's points)."""
+    a member counted into an earlier one when their refitted models' predictions agree
+    within :data:`PREDICTION_TOLERANCE` (times 1 + the predictions' largest magnitude) on
+    every row the selection may read (all rows but the research test block T: its labels
+    and outputs inform nothing deployed). The weighted sum of the kept models is the
+    equal-weight average of all members on those rows.
+
+    Judge sets are not compared: a model with a judge its refit ignores (one constant, or
+    constant but for a few rows, whose Dawid-Skene or one-coin weight changes no
+    prediction) and the same model without it compute one function on every row read, so
+    they are one member. The class keeps the member on the fewest judges (the first of
+    those in member order), so the deployed predictor calls, and the answer names, no judge
+    none of its models needs.
+
+    Members on other judge sets are compared on all those rows only when their predictions
+    agree on :data:`SKETCH` evenly spaced ones. ``predictions``: a cache of candidate index -> those predictions (and
+    of ``("sketch", index)`` -> the sketch), shared by callers that state several averages
+    (the frontier's points)."""
     n = len(members)
     if n < 2:
         return [(int(m), 1.0) for m in members]
     cands = result.candidates
-    sets = [frozenset(cands[m].judge_idx) for m in members]
-    if len(set(sets)) == n:          # no two members on the same judges: nothing to compare
-        return [(int(m), 1.0 / n) for m in members]
     cache = {} if predictions is None else predictions
-    rows = None
+    rows = cache.get("rows")
+    if rows is None:
+        rows = cache["rows"] = np.setdiff1d(np.arange(result.panel.n_rows), result.blocks.T)
+    at = rows[np.linspace(0, len(rows) - 1, min(SKETCH, len(rows))).astype(np.int64)] if len(rows) else rows
 
     def predicted(m: int) -> np.ndarray:
-        nonlocal rows
         if m not in cache:
-            if rows is None:
-                rows = np.setdiff1d(np.arange(result.panel.n_rows), result.blocks.T)
             cache[m] = np.asarray(result.predict_rows(cands[m], rows), dtype=float)
         return cache[m]
-    kept: list[list] = []            # [index, weight, judge set]
-    for m, judges in zip(members, sets):
+
+    def sketch(m: int) -> np.ndarray:
+        if ("sketch", m) not in cache:
+            cache[("sketch", m)] = (predicted(m)[np.searchsorted(rows, at)] if m in cache else
+                                    np.asarray(result.predict_rows(cands[m], at), dtype=float))
+        return cache[("sketch", m)]
+
+    def same(a: int, b: int) -> bool:
+        if frozenset(cands[a].judge_idx) != frozenset(cands[b].judge_idx):
+            # the usual case on other judges: the sketch tells them apart (a tolerance on
+            # the sketch's own scale, at most the full one's)
+            sa, sb = sketch(a), sketch(b)
+            tol = PREDICTION_TOLERANCE * (1.0 + float(np.max(np.abs(sb), initial=0.0)))
+            if np.max(np.abs(sa - sb), initial=0.0) > tol:
+                return False
+        p, q = predicted(a), predicted(b)
+        tol = PREDICTION_TOLERANCE * (1.0 + float(np.max(np.abs(q), initial=0.0)))
+        return bool(np.max(np.abs(p - q), initial=0.0) <= tol)
+    kept: list[list] = []            # [index, count]
+    for m in members:
         m = int(m)
         for entry in kept:
-            if entry[2] != judges:
-                continue
-            p, q = predicted(entry[0]), predicted(m)
-            tol = PREDICTION_TOLERANCE * (1.0 + float(np.max(np.abs(q), initial=0.0)))
-            if np.max(np.abs(p - q), initial=0.0) <= tol:
+            if same(entry[0], m):
                 entry[1] += 1
+                if len(cands[m].judge_idx) < len(cands[entry[0]].judge_idx):
+                    entry[0] = m      # the class's model on the fewest judges
                 break
         else:
-            kept.append([m, 1, judges])
-    return [(index, count / n) for index, count, _ in kept]
+            kept.append([m, 1])
+    return [(index, count / n) for index, count in kept]

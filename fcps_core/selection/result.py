@@ -191,16 +191,23 @@ class SelectionResult:
 
     @property
     def deployed_members(self) -> list[Candidate]:
-        """The candidates the deployed predictor averages (one unless the choice averages tied candidates)."""
-        return [self.candidates[i] for i in (self.members or [self.selected_index])]
+        """The distinct models the deployed predictor averages (one unless the choice
+        averages tied candidates), in :meth:`deployed_weights`' order: the judges they call
+        are the judges the predictor calls."""
+        return [self.candidates[i] for i, _ in self.deployed_weights()]
 
     def deployed_weights(self) -> list[tuple[int, float]]:
         """The deployed predictor's distinct models as ``[(candidate index, weight)]``: the
         selected candidate with weight 1, or the average's members with tied candidates
         that compute the same refitted model counted once, weighted by their share
-        (:func:`.members.deployed_weights`)."""
-        from .members import deployed_weights
-        return deployed_weights(self, self.members or [self.selected_index])
+        (:func:`.members.deployed_weights`; formed once per result)."""
+        key = tuple(self.members or [self.selected_index])
+        held = self.__dict__.get("_deployed_weights")
+        if held is None or held[0] != key:
+            from .members import deployed_weights
+            held = (key, deployed_weights(self, list(key)))
+            object.__setattr__(self, "_deployed_weights", held)
+        return list(held[1])
 
     @property
     def n_val(self) -> int:
@@ -222,8 +229,11 @@ class SelectionResult:
         return predict_on_rows(self.models[cand.index], cand, self.encoded, self.feature_cache, rows)
 
     def predict_deployed(self, rows: np.ndarray) -> np.ndarray:
-        """The deployed predictor's predictions (the members' weighted average for an average)."""
-        return np.mean([self.predict_rows(c, rows) for c in self.deployed_members], axis=0)
+        """The deployed predictor's predictions (the distinct models' weighted average for an average)."""
+        weighted = self.deployed_weights()
+        if len(weighted) == 1:
+            return self.predict_rows(self.candidates[weighted[0][0]], rows)
+        return np.sum([w * self.predict_rows(self.candidates[i], rows) for i, w in weighted], axis=0)
 
     def val_prediction_matrix(self):
         """(1, n_V, candidates) validation predictions of the split protocol's candidates

@@ -261,7 +261,8 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
     training groups; the paired held-out risks at n_half and n_train give b, and the
     correction is max(b, 0) * (1/n_train - 1/n_D). No T row is read.
     """
-    members = result.deployed_members
+    # every tied member (the result class's deployed_members now names distinct models)
+    members = [result.candidates[i] for i in (result.members or [result.selected_index])]
     keys = [candidate_key(c) for c in members]
     sub = replace(selector, families=tuple(dict.fromkeys(c.family for c in members)),
                   paths=tuple(dict.fromkeys(c.path_rule for c in members)), progress=None)

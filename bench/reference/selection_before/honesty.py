@@ -421,7 +421,7 @@ def nested_estimate(selector, panel, blocks, D: np.ndarray, report) -> dict:
         report(0.96 + 0.03 * k / len(outer), f"nested estimate: outer fold {k + 1}/{len(outer)}")
         res = inner.fit(panel, Blocks(S=D[tr], M=empty, V=empty, T=D[va], seed=selector.seed,
                                       source="manual"))
-        row_loss[va] = losses(selector.objective, panel.labels[D[va]], res.predict_deployed(D[va]))
+        row_loss[va] = losses(selector.objective, panel.labels[D[va]], np.mean([res.predict_rows(res.candidates[i], D[va]) for i in (res.members or [res.selected_index])], axis=0))
     est = float(row_loss.mean())
     se = float(GroupedLosses(row_loss[:, None], panel.group_ids[D]).mean_se()[0])
     return {"estimate": est, "ci": [est - Z95 * se, est + Z95 * se], "method": "nested",
