@@ -117,6 +117,10 @@ def test_a_default_deploys_no_judge_only_a_merged_member_called(tmp_path):
     assert len(chosen) == 1 and set(chosen[0]["judges"]) == called
     assert [m["index"] for m in chosen[0]["members"]] == [m["index"] for m in doc["selected"]["members"]]
     assert {row["judge"] for row in doc["judges_report"]["contribution"]["judges"]} == called
+    # the tie set counts the deployed models as the JSON lists them (one sentence names both)
+    tie = doc["tie"]
+    assert tie["n_members"] == len(predictor.members) == len(doc["selected"]["members"])
+    assert tie["n_models"] == tie["n_members"] + tie["n_tied"]
     # the predictor is still the equal-weight average of the tied candidates outside T
     outside_T = np.setdiff1d(np.arange(panel.n_rows), result.blocks.T)
     equal_weight = np.mean([result.predict_rows(result.candidates[i], outside_T) for i in result.members], axis=0)

@@ -572,7 +572,8 @@ def _tie(result, grouped: GroupedLosses, heldout=None, limit: int = 5) -> dict:
     """The one tie set of the answer: the candidates within one paired, group-clustered SE
     of the best admissible candidate (the set the choice rule used, :func:`.choice.tie_set`),
     counted as distinct models (:mod:`.members`: one per judge set, family and parameters
-    or identical held-out predictions). ``n_models`` counts them all, ``n_members`` those
+    or identical held-out predictions; deployed members whose refitted models predict the
+    same are one, as in the selected JSON). ``n_models`` counts them all, ``n_members`` those
     the deployment averages (1 for a single candidate), ``n_tied`` the others;
     ``alternatives`` are the closest others, one candidate per model."""
     cands = result.candidates
@@ -597,8 +598,12 @@ def _tie(result, grouped: GroupedLosses, heldout=None, limit: int = 5) -> dict:
                              "path": cand.path_label or cand.path_rule, "judges": cand.judges,
                              "risk": float(means[c]), "diff": float(means[c] - means[best]),
                              "se": float(se[c]) if np.isfinite(se[c]) else None})
-    return {"tied": len(models) > 1, "n_tied": len(others), "n_models": len(models),
-            "n_members": len(deployed), "best_index": int(best), "alternatives": alternatives,
+    # the deployed models: members whose refitted models predict the same are one
+    # (:func:`.members.deployed_weights`, what the selected JSON and the predictor list)
+    n_members = len(result.deployed_weights()) if len(members) > 1 else 1
+    n_models = len(models) - (len(deployed) - n_members)
+    return {"tied": n_models > 1, "n_tied": len(others), "n_models": n_models,
+            "n_members": n_members, "best_index": int(best), "alternatives": alternatives,
             "rule": "within one paired, group-clustered SE of the best candidate"
                     + (" within the limit" if allowed is not None else "")
                     + "; one entry per distinct model (judge set, family and parameters)"}
