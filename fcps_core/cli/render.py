@@ -389,7 +389,7 @@ def render_judges(d: dict, *, top: int = 15) -> list[str]:
     signed, shared = signed_weights(d), shared_with(d)
     if d["selected"].get("judges"):
         order = deployed_judges(d)
-        lines.append("  deployed judges by contribution (signed weight: mean over the deployed models; "
+        lines.append("  deployed judges by contribution (signed weight: mean over the deployed models by their shares of the average; "
                      "shared: a near-duplicate judge is also deployed, so the weight is split between them; "
                      "drop-one: held-out risk of what the same rule deploys without the judge, no refit, minus "
                      "the deployed choice's, paired 95% interval):")
