@@ -188,6 +188,13 @@ def test_radix_argsort_high_half_first_is_the_four_pass_order(n):
     cases = {"near": x, "negative": -x, "mixed": x - 0.5,
              "specials": np.r_[x[: n - 6], [0.0, -0.0, np.inf, -np.inf, 5e-324, -5e-324]],
              "tie-heavy": r.integers(0, 30, n) / 7.0, "narrow": 0.5 + 1e-12 * r.random(n)}
+    # tied values with a few near ones sharing their high halves (a run of equal high halves
+    # holding two keys among runs of exact ties), and ties in runs of 1 to 3
+    some_near = r.integers(0, 30, n) / 7.0
+    moved = r.choice(n, n // 100, replace=False)
+    some_near[moved] *= 1.0 + r.integers(1, 40, len(moved)) * 2.0 ** -45
+    cases["tie-heavy, some near"] = some_near
+    cases["short ties"] = np.repeat(r.random(n // 2), r.integers(1, 4, n // 2))[:n]
     assert len(np.unique(bits >> np.uint64(32))) < n - n // 10             # high halves do collide
     for name, v in cases.items():
         expected = _four_pass_order(v)

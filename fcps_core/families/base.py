@@ -506,20 +506,24 @@ def _radix_argsort(x: np.ndarray) -> np.ndarray:
     sort tens of thousands of rows per prefix.
 
     Two stable 16-bit passes order the rows by the key's high 32 bits (sign, exponent and
-    20 bits of mantissa); rows whose high halves are equal (values within about 1e-6
-    relative of each other, few where scores are continuous) are then put in order by the
-    whole key, a stable sort of those rows alone (in high-half order with their positions
+    20 bits of mantissa). Rows with equal high halves are then in position order; where
+    their whole keys are equal too (tied values: the rounded scores of a metric, the
+    posteriors of vote patterns) that is already the order by (key, position). Only the
+    runs of equal high halves that hold different keys (values within about 1e-6 relative
+    of each other, few where scores are continuous) are put in order by the whole key, a
+    stable sort of those runs' rows alone (in high-half order with their positions
     ascending, so the stable sort keeps equal keys by position). The result is the
     four-pass sort's (:func:`_radix_argsort_all`) exactly: ordered by (key, position).
-    Where many rows share a high half (a head sample shows repeats, or a quarter of the
-    rows do), the four passes run instead."""
+    Where many rows share a high half but not their key (a head sample shows it, or a
+    quarter of the rows do), the four passes run instead."""
     bits = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
     key = bits ^ ((np.uint64(0) - (bits >> np.uint64(63))) | _SIGN_BIT)
     n = len(key)
     high = (key >> np.uint64(32)).astype(np.uint32)
-    head = high[:_TIE_SAMPLE]
-    if 8 * len(np.unique(head)) < 7 * len(head):     # tie-heavy or narrow: every digit counts
-        return _radix_argsort_all(key)
+    n_head = len(np.unique(high[:_TIE_SAMPLE]))
+    if 8 * n_head < 7 * min(n, _TIE_SAMPLE) and \
+            8 * (len(np.unique(key[:_TIE_SAMPLE])) - n_head) > min(n, _TIE_SAMPLE):
+        return _radix_argsort_all(key)     # narrow: the high halves do not tell keys apart
     order = _lsd_order(high, (0, 16))
     if order is None:
         return _radix_argsort_all(key)
@@ -528,9 +532,21 @@ def _radix_argsort(x: np.ndarray) -> np.ndarray:
     n_same = int(np.count_nonzero(same))
     if n_same == 0:
         return order
-    if 4 * n_same > n:
+    if 64 * n_same > n:             # many equal high halves: are they ties of the whole key?
+        sorted_key = key[order]
+        split = same & (sorted_key[1:] != sorted_key[:-1])
+        if not split.any():         # equal high halves hold equal keys: ties, by position
+            return order
+        run = np.empty(n, dtype=np.intp)    # each sorted position's run of equal high halves
+        run[0] = 0
+        np.cumsum(~same, out=run[1:])
+        mixed = np.zeros(int(run[-1]) + 1, dtype=bool)
+        mixed[run[1:][split]] = True        # the runs holding more than one key
+        pos = np.flatnonzero(mixed[run])    # their rows (runs stay in place)
+    else:
+        pos = _in_tied_runs(same)   # the runs of equal high halves, each in place
+    if 4 * len(pos) > n:
         return _radix_argsort_all(key)
-    pos = _in_tied_runs(same)        # the runs of equal high halves, each in place
     sub = order[pos]
     order[pos] = sub[np.argsort(key[sub], kind="stable")]
     return order
