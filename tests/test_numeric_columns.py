@@ -128,6 +128,8 @@ def test_isotonic_without_weights_equals_unit_weights(seed):
     (80_000, 8_000, 300_000),  # y ranks beyond 16 bits: the packed 64-bit key
     (5_000, 4_900, 50),      # few ties: lexsort on the tied runs
     (5_000, 5_000, 50),      # no ties
+    (21_000, 20_000, 50),    # few ties, on the size of a fold's fits
+    (21_000, 21_000, 3),     # no ties
 ])
 def test_isotonic_sort_is_lexsort(n, n_x, n_y):
     """The isotonic fit's (x, y, position) order equals ``np.lexsort((y, x))`` in every
@@ -142,6 +144,9 @@ def test_isotonic_sort_is_lexsort(n, n_x, n_y):
     expected = np.lexsort((y, x))
     assert np.array_equal(_lexsort_xy(x, y, label_ranks(y)), expected)
     assert np.array_equal(_lexsort_xy(x, y, None), expected)
+    x_nan = x.copy()
+    x_nan[::97] = np.nan                        # NaN sorts last: left to lexsort
+    assert np.array_equal(_lexsort_xy(x_nan, y, None), np.lexsort((y, x_nan)))
 
 
 @pytest.mark.parametrize("n", [9_000, 40_000])

@@ -396,8 +396,11 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
 
     The order decides the summation order of each pooled run (``np.add.reduceat``), so it
     must be lexsort's exactly. ``lexsort`` compares key tuples in a merge sort; a plain
-    sort of x costs less (from :data:`_RADIX_MIN_ROWS` rows a radix sort of its bits,
-    :func:`_radix_argsort`, below that ``argsort``). Where x has few ties (the scores of the
+    sort of x costs less: numpy's default ``argsort`` (its vectorised quicksort, on this
+    host 2 to 4 times faster than the stable sort or a radix sort of the bits,
+    :func:`_radix_argsort`, at every size and tie share measured: docs/performance.md, issue
+    25's thirteenth round). Its order of tied values is not the stable one, and none is
+    needed: tied runs are re-ordered or ranked below. Where x has few ties (the scores of the
     linear stackers and posteriors) only the tied runs need lexsort's tie order, which is
     restored on those positions alone. Where it has many (vote sums, posteriors of vote
     patterns) and the labels' dense ranks ``y_rank`` are given (:func:`label_ranks`), each
@@ -408,16 +411,8 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
     n = len(x)
     if n < 2:
         return np.lexsort((y, x))
-    # Any order of x serves below (tied runs are re-ordered or ranked); numpy's stable sort
-    # is the faster one where most values repeat and the slower one where they do not
-    # (docs/performance.md, issue 25), so a sample of the head picks the kind.
-    if n >= _RADIX_MIN_ROWS:
-        if np.isnan(x).any():                   # leave NaN to lexsort
-            return np.lexsort((y, x))
-        order = _radix_argsort(x)
-    else:
-        many_ties = n >= 4 * _TIE_SAMPLE and 2 * len(np.unique(x[:_TIE_SAMPLE])) < _TIE_SAMPLE
-        order = np.argsort(x, kind="stable" if many_ties else None)
+    # Any order of x serves below (tied runs are re-ordered or ranked)
+    order = np.argsort(x)
     xs = x[order]
     if xs[-1] != xs[-1]:                        # NaN sorts last: leave it to lexsort
         return np.lexsort((y, x))
@@ -462,10 +457,8 @@ def _in_tied_runs(tied: np.ndarray) -> np.ndarray:
     return np.flatnonzero(at)
 
 
-#: head rows whose distinct values tell :func:`_lexsort_xy` which sort to use
+#: head rows whose distinct values tell :func:`_radix_argsort` which passes to run
 _TIE_SAMPLE = 512
-#: from this many rows :func:`_lexsort_xy` orders x by :func:`_radix_argsort`
-_RADIX_MIN_ROWS = 8192
 _SIGN_BIT = np.uint64(1 << 63)
 
 
