@@ -245,3 +245,27 @@ def test_pool_adjacent_violators_is_scipys_isotonic_regression():
         from scipy.optimize import isotonic_regression
         assert np.array_equal(got, isotonic_regression(y, weights=w).x)
         assert np.array_equal(pool_adjacent_violators(y, np.ones(n)), isotonic_regression(y).x)
+
+
+def test_labels_order_is_kept_for_the_same_read_only_ranks_only():
+    """The two-pass tie-heavy sort reads the labels' order from :func:`_labels_order`, kept
+    for the last read-only ``label_ranks`` array: prefixes sharing it get lexsort's order,
+    and so do fits with other labels of the same length after it (another array, another
+    order) and with writable ranks of their own."""
+    from fcps_core.families import base
+    r = np.random.default_rng(5)
+    n = 30_000
+    y1 = r.integers(0, 3_000, n) / 3_000.0
+    y2 = r.integers(0, 3_000, n) / 2_999.0
+    ranks1 = label_ranks(y1)
+    assert not ranks1.flags.writeable
+    for y, ranks in ((y1, ranks1), (y1, ranks1), (y2, label_ranks(y2)), (y1, ranks1),
+                     (y2, np.array(label_ranks(y2)))):
+        x = r.integers(0, 300, n) / 7.0                     # ranks of x and y each in 16 bits
+        assert np.array_equal(base._lexsort_xy(x, y, ranks), np.lexsort((y, x)))
+    assert base._LABELS_ORDER[0][0] is not None
+    kept = base._labels_order(ranks1)
+    assert np.array_equal(kept, np.argsort(ranks1.astype(np.uint16), kind="stable"))
+    assert base._labels_order(ranks1) is kept and not kept.flags.writeable
+    writable = np.array(ranks1)
+    assert base._labels_order(writable) is not base._labels_order(writable)

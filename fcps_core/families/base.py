@@ -388,7 +388,29 @@ def label_ranks(y: np.ndarray) -> np.ndarray | None:
     y = np.asarray(y, dtype=float)
     if np.isnan(y).any():
         return None
-    return np.unique(y, return_inverse=True)[1].astype(np.int64, copy=False)
+    ranks = np.unique(y, return_inverse=True)[1].astype(np.int64, copy=False)
+    ranks.flags.writeable = False       # shared by many fits (and :func:`_labels_order`)
+    return ranks
+
+
+#: the last read-only ``y_rank`` :func:`_labels_order` sorted, with its order
+_LABELS_ORDER: list = [None]
+
+
+def _labels_order(y_rank: np.ndarray) -> np.ndarray:
+    """``np.argsort(y_rank.astype(np.uint16), kind="stable")``: the rows by label rank, ties by
+    position. The fits of a path's prefixes (and the single-judge maps of a fold) share one
+    read-only :func:`label_ranks` array, so its order is kept for the next fit that passes the
+    same array object (a read-only array cannot change under the kept order; a writable one is
+    sorted every time). The order is handed out read-only."""
+    kept = _LABELS_ORDER[0]
+    if kept is not None and kept[0] is y_rank:
+        return kept[1]
+    order = np.argsort(y_rank.astype(np.uint16), kind="stable")
+    if not y_rank.flags.writeable:
+        order.flags.writeable = False
+        _LABELS_ORDER[0] = (y_rank, order)
+    return order
 
 
 def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) -> np.ndarray:
@@ -433,7 +455,7 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
         if n_x <= 2 ** 16 and n_y <= 2 ** 16 and n_x * n_y > 2 ** 16:
             # two stable 16-bit radix passes, least significant key first: by y rank (ties
             # by position), then by x rank (ties keep that order)
-            by_y = np.argsort(y_rank.astype(np.uint16), kind="stable")
+            by_y = _labels_order(y_rank)
             return by_y[np.argsort(key[by_y].astype(np.uint16), kind="stable")]
         key *= n_y
         key += y_rank
