@@ -142,7 +142,8 @@ class JudgeEncoder:
 def quantiles_by_sorting(values: np.ndarray, q: np.ndarray) -> np.ndarray:
     """``np.quantile(values, q)`` (method "linear") of finite ``values`` (at least one), the
     same numbers: from one sort of a copy instead of numpy's partition around each needed
-    index (a 21,000-value judge column: about 0.15 against 0.6 ms). The order statistics
+    index, which costs more on a judge column of a fold (docs/performance.md, issue 25's
+    thirteenth round). The order statistics
     are the same values whichever way they are found, and the interpolation is numpy's
     (``_lerp``: a + (b - a) t, or b - (b - a)(1 - t) from t = 1/2). Where a needed order
     statistic is a zero, whose sign an unstable sort and a partition may pick differently

@@ -418,10 +418,10 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
 
     The order decides the summation order of each pooled run (``np.add.reduceat``), so it
     must be lexsort's exactly. ``lexsort`` compares key tuples in a merge sort; a plain
-    sort of x costs less: numpy's default ``argsort`` (its vectorised quicksort, on this
-    host 2 to 4 times faster than the stable sort or a radix sort of the bits,
-    :func:`_radix_argsort`, at every size and tie share measured: docs/performance.md, issue
-    25's thirteenth round). Its order of tied values is not the stable one, and none is
+    sort of x costs less: numpy's default ``argsort`` (its vectorised quicksort, faster
+    than the stable sort or a radix sort of the bits, :func:`_radix_argsort`, at every size
+    and share of ties measured: docs/performance.md, issue 25's thirteenth round). Its
+    order of tied values is not the stable one, and none is
     needed: tied runs are re-ordered or ranked below. Where x has few ties (the scores of the
     linear stackers and posteriors) only the tied runs need lexsort's tie order, which is
     restored on those positions alone. Where it has many (vote sums, posteriors of vote
