@@ -128,6 +128,8 @@ def test_isotonic_without_weights_equals_unit_weights(seed):
     (80_000, 8_000, 300_000),  # y ranks beyond 16 bits: the packed 64-bit key
     (5_000, 4_900, 50),      # few ties: lexsort on the tied runs
     (5_000, 5_000, 50),      # no ties
+    (21_000, 20_000, 50),    # few ties, on the size of a fold's fits
+    (21_000, 21_000, 3),     # no ties
 ])
 def test_isotonic_sort_is_lexsort(n, n_x, n_y):
     """The isotonic fit's (x, y, position) order equals ``np.lexsort((y, x))`` in every
@@ -142,6 +144,9 @@ def test_isotonic_sort_is_lexsort(n, n_x, n_y):
     expected = np.lexsort((y, x))
     assert np.array_equal(_lexsort_xy(x, y, label_ranks(y)), expected)
     assert np.array_equal(_lexsort_xy(x, y, None), expected)
+    x_nan = x.copy()
+    x_nan[::97] = np.nan                        # NaN sorts last: left to lexsort
+    assert np.array_equal(_lexsort_xy(x_nan, y, None), np.lexsort((y, x_nan)))
 
 
 @pytest.mark.parametrize("n", [9_000, 40_000])
@@ -188,6 +193,13 @@ def test_radix_argsort_high_half_first_is_the_four_pass_order(n):
     cases = {"near": x, "negative": -x, "mixed": x - 0.5,
              "specials": np.r_[x[: n - 6], [0.0, -0.0, np.inf, -np.inf, 5e-324, -5e-324]],
              "tie-heavy": r.integers(0, 30, n) / 7.0, "narrow": 0.5 + 1e-12 * r.random(n)}
+    # tied values with a few near ones sharing their high halves (a run of equal high halves
+    # holding two keys among runs of exact ties), and ties in runs of 1 to 3
+    some_near = r.integers(0, 30, n) / 7.0
+    moved = r.choice(n, n // 100, replace=False)
+    some_near[moved] *= 1.0 + r.integers(1, 40, len(moved)) * 2.0 ** -45
+    cases["tie-heavy, some near"] = some_near
+    cases["short ties"] = np.repeat(r.random(n // 2), r.integers(1, 4, n // 2))[:n]
     assert len(np.unique(bits >> np.uint64(32))) < n - n // 10             # high halves do collide
     for name, v in cases.items():
         expected = _four_pass_order(v)
@@ -233,3 +245,27 @@ def test_pool_adjacent_violators_is_scipys_isotonic_regression():
         from scipy.optimize import isotonic_regression
         assert np.array_equal(got, isotonic_regression(y, weights=w).x)
         assert np.array_equal(pool_adjacent_violators(y, np.ones(n)), isotonic_regression(y).x)
+
+
+def test_labels_order_is_kept_for_the_same_read_only_ranks_only():
+    """The two-pass tie-heavy sort reads the labels' order from :func:`_labels_order`, kept
+    for the last read-only ``label_ranks`` array: prefixes sharing it get lexsort's order,
+    and so do fits with other labels of the same length after it (another array, another
+    order) and with writable ranks of their own."""
+    from fcps_core.families import base
+    r = np.random.default_rng(5)
+    n = 30_000
+    y1 = r.integers(0, 3_000, n) / 3_000.0
+    y2 = r.integers(0, 3_000, n) / 2_999.0
+    ranks1 = label_ranks(y1)
+    assert not ranks1.flags.writeable
+    for y, ranks in ((y1, ranks1), (y1, ranks1), (y2, label_ranks(y2)), (y1, ranks1),
+                     (y2, np.array(label_ranks(y2)))):
+        x = r.integers(0, 300, n) / 7.0                     # ranks of x and y each in 16 bits
+        assert np.array_equal(base._lexsort_xy(x, y, ranks), np.lexsort((y, x)))
+    assert base._LABELS_ORDER[0][0] is not None
+    kept = base._labels_order(ranks1)
+    assert np.array_equal(kept, np.argsort(ranks1.astype(np.uint16), kind="stable"))
+    assert base._labels_order(ranks1) is kept and not kept.flags.writeable
+    writable = np.array(ranks1)
+    assert base._labels_order(writable) is not base._labels_order(writable)

@@ -388,7 +388,29 @@ def label_ranks(y: np.ndarray) -> np.ndarray | None:
     y = np.asarray(y, dtype=float)
     if np.isnan(y).any():
         return None
-    return np.unique(y, return_inverse=True)[1].astype(np.int64, copy=False)
+    ranks = np.unique(y, return_inverse=True)[1].astype(np.int64, copy=False)
+    ranks.flags.writeable = False       # shared by many fits (and :func:`_labels_order`)
+    return ranks
+
+
+#: the last read-only ``y_rank`` :func:`_labels_order` sorted, with its order
+_LABELS_ORDER: list = [None]
+
+
+def _labels_order(y_rank: np.ndarray) -> np.ndarray:
+    """``np.argsort(y_rank.astype(np.uint16), kind="stable")``: the rows by label rank, ties by
+    position. The fits of a path's prefixes (and the single-judge maps of a fold) share one
+    read-only :func:`label_ranks` array, so its order is kept for the next fit that passes the
+    same array object (a read-only array cannot change under the kept order; a writable one is
+    sorted every time). The order is handed out read-only."""
+    kept = _LABELS_ORDER[0]
+    if kept is not None and kept[0] is y_rank:
+        return kept[1]
+    order = np.argsort(y_rank.astype(np.uint16), kind="stable")
+    if not y_rank.flags.writeable:
+        order.flags.writeable = False
+        _LABELS_ORDER[0] = (y_rank, order)
+    return order
 
 
 def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) -> np.ndarray:
@@ -396,8 +418,11 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
 
     The order decides the summation order of each pooled run (``np.add.reduceat``), so it
     must be lexsort's exactly. ``lexsort`` compares key tuples in a merge sort; a plain
-    sort of x costs less (from :data:`_RADIX_MIN_ROWS` rows a radix sort of its bits,
-    :func:`_radix_argsort`, below that ``argsort``). Where x has few ties (the scores of the
+    sort of x costs less: numpy's default ``argsort`` (its vectorised quicksort, faster
+    than the stable sort or a radix sort of the bits, :func:`_radix_argsort`, at every size
+    and share of ties measured: docs/performance.md, issue 25's thirteenth round). Its
+    order of tied values is not the stable one, and none is
+    needed: tied runs are re-ordered or ranked below. Where x has few ties (the scores of the
     linear stackers and posteriors) only the tied runs need lexsort's tie order, which is
     restored on those positions alone. Where it has many (vote sums, posteriors of vote
     patterns) and the labels' dense ranks ``y_rank`` are given (:func:`label_ranks`), each
@@ -408,16 +433,8 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
     n = len(x)
     if n < 2:
         return np.lexsort((y, x))
-    # Any order of x serves below (tied runs are re-ordered or ranked); numpy's stable sort
-    # is the faster one where most values repeat and the slower one where they do not
-    # (docs/performance.md, issue 25), so a sample of the head picks the kind.
-    if n >= _RADIX_MIN_ROWS:
-        if np.isnan(x).any():                   # leave NaN to lexsort
-            return np.lexsort((y, x))
-        order = _radix_argsort(x)
-    else:
-        many_ties = n >= 4 * _TIE_SAMPLE and 2 * len(np.unique(x[:_TIE_SAMPLE])) < _TIE_SAMPLE
-        order = np.argsort(x, kind="stable" if many_ties else None)
+    # Any order of x serves below (tied runs are re-ordered or ranked)
+    order = np.argsort(x)
     xs = x[order]
     if xs[-1] != xs[-1]:                        # NaN sorts last: leave it to lexsort
         return np.lexsort((y, x))
@@ -438,7 +455,7 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
         if n_x <= 2 ** 16 and n_y <= 2 ** 16 and n_x * n_y > 2 ** 16:
             # two stable 16-bit radix passes, least significant key first: by y rank (ties
             # by position), then by x rank (ties keep that order)
-            by_y = np.argsort(y_rank.astype(np.uint16), kind="stable")
+            by_y = _labels_order(y_rank)
             return by_y[np.argsort(key[by_y].astype(np.uint16), kind="stable")]
         key *= n_y
         key += y_rank
@@ -462,10 +479,8 @@ def _in_tied_runs(tied: np.ndarray) -> np.ndarray:
     return np.flatnonzero(at)
 
 
-#: head rows whose distinct values tell :func:`_lexsort_xy` which sort to use
+#: head rows whose distinct values tell :func:`_radix_argsort` which passes to run
 _TIE_SAMPLE = 512
-#: from this many rows :func:`_lexsort_xy` orders x by :func:`_radix_argsort`
-_RADIX_MIN_ROWS = 8192
 _SIGN_BIT = np.uint64(1 << 63)
 
 
@@ -506,20 +521,24 @@ def _radix_argsort(x: np.ndarray) -> np.ndarray:
     sort tens of thousands of rows per prefix.
 
     Two stable 16-bit passes order the rows by the key's high 32 bits (sign, exponent and
-    20 bits of mantissa); rows whose high halves are equal (values within about 1e-6
-    relative of each other, few where scores are continuous) are then put in order by the
-    whole key, a stable sort of those rows alone (in high-half order with their positions
+    20 bits of mantissa). Rows with equal high halves are then in position order; where
+    their whole keys are equal too (tied values: the rounded scores of a metric, the
+    posteriors of vote patterns) that is already the order by (key, position). Only the
+    runs of equal high halves that hold different keys (values within about 1e-6 relative
+    of each other, few where scores are continuous) are put in order by the whole key, a
+    stable sort of those runs' rows alone (in high-half order with their positions
     ascending, so the stable sort keeps equal keys by position). The result is the
     four-pass sort's (:func:`_radix_argsort_all`) exactly: ordered by (key, position).
-    Where many rows share a high half (a head sample shows repeats, or a quarter of the
-    rows do), the four passes run instead."""
+    Where many rows share a high half but not their key (a head sample shows it, or a
+    quarter of the rows do), the four passes run instead."""
     bits = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
     key = bits ^ ((np.uint64(0) - (bits >> np.uint64(63))) | _SIGN_BIT)
     n = len(key)
     high = (key >> np.uint64(32)).astype(np.uint32)
-    head = high[:_TIE_SAMPLE]
-    if 8 * len(np.unique(head)) < 7 * len(head):     # tie-heavy or narrow: every digit counts
-        return _radix_argsort_all(key)
+    n_head = len(np.unique(high[:_TIE_SAMPLE]))
+    if 8 * n_head < 7 * min(n, _TIE_SAMPLE) and \
+            8 * (len(np.unique(key[:_TIE_SAMPLE])) - n_head) > min(n, _TIE_SAMPLE):
+        return _radix_argsort_all(key)     # narrow: the high halves do not tell keys apart
     order = _lsd_order(high, (0, 16))
     if order is None:
         return _radix_argsort_all(key)
@@ -528,9 +547,21 @@ def _radix_argsort(x: np.ndarray) -> np.ndarray:
     n_same = int(np.count_nonzero(same))
     if n_same == 0:
         return order
-    if 4 * n_same > n:
+    if 64 * n_same > n:             # many equal high halves: are they ties of the whole key?
+        sorted_key = key[order]
+        split = same & (sorted_key[1:] != sorted_key[:-1])
+        if not split.any():         # equal high halves hold equal keys: ties, by position
+            return order
+        run = np.empty(n, dtype=np.intp)    # each sorted position's run of equal high halves
+        run[0] = 0
+        np.cumsum(~same, out=run[1:])
+        mixed = np.zeros(int(run[-1]) + 1, dtype=bool)
+        mixed[run[1:][split]] = True        # the runs holding more than one key
+        pos = np.flatnonzero(mixed[run])    # their rows (runs stay in place)
+    else:
+        pos = _in_tied_runs(same)   # the runs of equal high halves, each in place
+    if 4 * len(pos) > n:
         return _radix_argsort_all(key)
-    pos = _in_tied_runs(same)        # the runs of equal high halves, each in place
     sub = order[pos]
     order[pos] = sub[np.argsort(key[sub], kind="stable")]
     return order
