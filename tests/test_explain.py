@@ -423,3 +423,25 @@ def test_a_better_recipe_beyond_the_budget_is_said_to_cost_more_than_it(result):
     # within the budget the advice stands
     d["choice_info"]["constraint"]["budget"] = 40.0
     assert "consider deploying ridge over all judges instead" in verdict(d)
+
+
+def test_tie_counts_the_deployed_models_the_deployment_table_shows(result):
+    """Walk 2 (pair_40x2000_tie.d1, the default): the answer said "a weighted average of 9
+    statistically tied models" and the Deployed table listed 9 (one with weight 0.2), while the
+    ties sentence beside it said "25 distinct models are statistically tied ...: the deployment
+    averages 10 of them". Two tied candidates whose refitted models are one model are one
+    deployed member (selected["members"], weighted by their share); the result's tie counted them
+    apart by their held-out predictions. The sentence counts the deployed models as the table
+    does, and the tie set with them."""
+    members = [_candidate(i, "info_first", {}, ["A", "B", "C"], 0.2 + i / 1000) for i in range(1, 4)]
+    members[0]["weight"], members[1]["weight"], members[2]["weight"] = 0.5, 0.25, 0.25
+    result["selected"] = {"family": "tie_average", "K": 3, "index": 1, "judges": ["A", "B", "C"],
+                          "members": members}
+    result["tie"] = {"n_tied": 2, "n_models": 6, "n_members": 4, "alternatives": [
+        {"index": 20, "family": "table", "K": 2, "path": "info_first", "judges": ["A", "B"], "risk": 0.2060,
+         "diff": 0.0011, "se": 0.002}]}
+    t = tie_summary(result)
+    assert (t["n_models"], t["n_members"], t["n_tied"]) == (5, 3, 2)
+    assert tie_sentence(result).startswith("5 distinct models are statistically tied (within one paired standard "
+                                           "error of the best): the deployment averages 3 of them; the other 2 ")
+

@@ -413,15 +413,22 @@ def tie_summary(d: dict) -> dict:
     the distinct models within one paired SE of the best, :func:`fcps_core.selection.honesty`).
 
     ``n_models``: the tied models; ``n_members``: those the deployment averages (1 for one
-    model); ``n_tied``: the other tied models; ``listed``: the closest of those;
+    model; the deployed members as ``selected["members"]`` lists them, one per refitted model);
+    ``n_tied``: the other tied models; ``listed``: the closest of those;
     ``unlisted``: the rest of the count; ``same``: kept for callers of the older format
     (always empty: a model reached by another path is one model)."""
     tie = d.get("tie") or {}
     n = int(tie.get("n_tied") or 0)
     members = len((d.get("selected") or {}).get("members") or []) or 1
     n_members = int(tie.get("n_members") or members)
+    n_models = int(tie.get("n_models") or n + n_members)
+    if 1 < members < n_members:
+        # tied candidates whose refitted models are one model are one deployed member (the
+        # deployment table's rows, weighted by their share); the tie counted them apart by
+        # their held-out predictions: count the deployed models as the table shows them
+        n_models, n_members = n + members, members
     listed = list(tie.get("alternatives") or [])
-    return {"n_tied": n, "n_models": int(tie.get("n_models") or n + n_members), "n_members": n_members,
+    return {"n_tied": n, "n_models": n_models, "n_members": n_members,
             "same": [], "listed": listed, "unlisted": max(0, n - len(listed))}
 
 
