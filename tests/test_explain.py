@@ -445,3 +445,19 @@ def test_tie_counts_the_deployed_models_the_deployment_table_shows(result):
     assert tie_sentence(result).startswith("5 distinct models are statistically tied (within one paired standard "
                                            "error of the best): the deployment averages 3 of them; the other 2 ")
 
+
+def test_tie_examples_do_not_count_as_the_rest_of_the_tie_set(result):
+    """Walk 2: "the other 15 are tied with the best single model too, but not averaged (e.g.
+    Dawid-Skene jury K=36, mean vote + isotonic K=31, one-coin reliability + isotonic K=32 and 1
+    more)": "and 1 more" read as four others in all, against the 15 just counted (it counted the
+    names of the five closest left over after three). The examples are a few names; the count is
+    the sentence's."""
+    result["selected"] = {"family": "mean_iso", "K": 3, "index": 1, "judges": ["A", "B", "C"]}
+    alts = [{"index": 20 + i, "family": fam, "K": k, "path": "info_first", "judges": ["A", "B"], "risk": 0.21,
+             "diff": 0.001, "se": 0.002} for i, (fam, k) in enumerate(
+        [("ds_jury", 36), ("mean_iso", 31), ("one_coin_iso", 32), ("one_coin_iso", 35)])]
+    result["tie"] = {"n_tied": 15, "n_models": 16, "n_members": 1, "alternatives": alts}
+    text = tie_sentence(result)
+    assert "more)" not in text
+    assert "the other 15 would serve about as well (e.g. Dawid-Skene jury K=36, mean vote + isotonic K=31 and " \
+           "one-coin reliability + isotonic K=32)" in text

@@ -459,7 +459,8 @@ def tie_sentence(d: dict) -> str:
         others = (f"the other {t['n_tied']} {'is' if t['n_tied'] == 1 else 'are'} tied with the best single model "
                   "too, but not averaged" if t["n_members"] > 1 else
                   f"the other {t['n_tied']} would serve about as well")
-        rest = f"; {others}" + (f" (e.g. {_names(names, 3)})" if names else "")
+        # a few names as examples: "and N more" would count the listed closest only, not the others
+        rest = f"; {others}" + (f" (e.g. {_names(names[:3], 3)})" if names else "")
     return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
 
 
