@@ -461,3 +461,18 @@ def test_tie_examples_do_not_count_as_the_rest_of_the_tie_set(result):
     assert "more)" not in text
     assert "the other 15 would serve about as well (e.g. Dawid-Skene jury K=36, mean vote + isotonic K=31 and " \
            "one-coin reliability + isotonic K=32)" in text
+
+
+def test_an_estimate_printed_equal_to_the_heldout_risk_is_not_said_to_correct_it(result):
+    """Walk 2 (pair_40x2000_tie.d1, --max-judges 3): "The deployed model's own held-out MSE 0.1464
+    is optimistic (it was picked over 1,128 candidates); the estimate above corrects it." under
+    "estimated MSE 0.1464" (0.14641 against 0.14644): a correction that the two printed numbers do
+    not show. When they print the same, the sentence says they agree to the digits shown."""
+    d = _frontier_result(result)
+    d["deployed_risk"].update(estimate=0.14641, bbc_estimate=0.14730, optimistic=0.14644,
+                              training_size_correction={"delta": 0.0009, "n_train": 1600.0, "n_deployable": 2000.0})
+    text = verdict(d)
+    assert "corrects it" not in text and "comes out lower" not in text
+    assert ("The deployed model's own held-out MSE 0.1464 (it was picked over 120 candidates) is corrected by the "
+            "estimate above for that choice and for fitting on more rows; here the two agree to the digits "
+            "shown.") in text

@@ -682,14 +682,17 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
             whose, picked = (("deployed average's", f"its {n_members} models were") if n_members > 1
                              else ("deployed model's", "it was"))
             picked = f"{picked} picked over {_count(d.get('menu_size'))} candidates"
-            if round(dr["estimate"], 4) < round(dr["optimistic"], 4):
+            if round(dr["estimate"], 4) <= round(dr["optimistic"], 4):
                 # the correction can come out below the held-out risk (a fit on more rows, bootstrap
-                # noise): then "optimistic ... corrects it" would contradict the two numbers printed
+                # noise), or print the same: then "optimistic ... corrects it" would contradict the
+                # two numbers printed
                 why = "that choice and for fitting on more rows" if dr.get("training_size_correction") \
                     else "that choice"
+                same = round(dr["estimate"], 4) == round(dr["optimistic"], 4)
                 headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} ({picked}) is corrected "
-                                f"by the estimate above for {why}; here the estimate, {_f(dr['estimate'], 4)}, "
-                                "comes out lower.")
+                                f"by the estimate above for {why}; "
+                                + ("here the two agree to the digits shown." if same else
+                                   f"here the estimate, {_f(dr['estimate'], 4)}, comes out lower."))
             else:
                 headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic ({picked}); "
                                 "the estimate above corrects it.")
