@@ -290,9 +290,11 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
     within = "" if not paired else \
         f" (paired 95% interval of the change {_signed_end(paired['ci'][0], digits)} to {_signed_end(paired['ci'][1], digits)})"
     base = "" if deployed or not p.get("deployed_risk") else f" (held-out {obj} here: {_f(p.get('risk'), digits)})"
-    lower, do = ("lowers", "does") if budget else ("lower", "do")
+    do = "does" if budget else "do"
     if change < 0:
-        return f"{more} {lower} the {kind} {obj}{base} by at most {_f(-change, digits)}{within}: to {reached}"
+        # the change to the best looser point, not a bound (its paired interval can reach beyond it)
+        best_with = "The best with a larger budget" if budget else f"The best with more judges (up to all {J})"
+        return f"{best_with} lowers the {kind} {obj}{base} by {_f(-change, digits)}{within}: to {reached}"
     if change == 0:
         return f"{more} {do} not change the {kind} {obj}{base}{within} (the lowest with more: {reached})"
     return (f"{more} {do} not lower the {kind} {obj}{base}: the lowest with more is {reached}, "
@@ -305,8 +307,8 @@ CLI_ONE_JUDGE_WORDS = "what --max-judges 1 deploys"
 
 def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE_JUDGE_WORDS) -> str:
     """The answer first, in one sentence: "Deploy these k judges combined as F: estimated
-    MSE r (interval). More judges (up to all J) lower the estimated MSE by at most d (paired
-    interval of the change): to r' with k' judges; one judge alone: s (interval)." Every
+    MSE r (interval). The best with more judges (up to all J) lowers the estimated MSE by d
+    (paired interval of the change): to r' with k' judges; one judge alone: s (interval)." Every
     number is a frontier point's estimate on new items (:func:`point_estimate`) and d is the
     difference of two of them as printed, its interval the frontier's paired bootstrap
     interval of that change (:func:`further_clause`). ``point``: a frontier point (default: the
