@@ -78,12 +78,12 @@ def show_costs(d: dict, held: str) -> None:
     ct = c.get("cheapest_tied")
     sel = c["selected"]
     limited = _limit_words(d)
-    st.markdown(f"**Cost** of the deployed choice: {sel['cost']:.4g} per item, latency {sel['latency']:.3g}")
+    st.markdown(f"**Cost** of the deployed choice: {sel['cost']:g} per item, latency {sel['latency']:.3g}")
     m = st.columns(3)
-    glossary.metric(m[0], "cost", f"{sel['cost']:.4g}", label="cost per item (deployed)")
+    glossary.metric(m[0], "cost", f"{sel['cost']:g}", label="cost per item (deployed)")
     glossary.metric(m[1], "latency", f"{sel['latency']:.3g}", label="latency per item (deployed)")
     if ct:
-        glossary.metric(m[2], "cost", f"{ct['cost']:.4g}",
+        glossary.metric(m[2], "cost", f"{ct['cost']:g}",
                         label="cost of the cheapest tied candidate" + (" (whole menu)" if limited else ""),
                         extra=help_text("tie") or "")
     if ct:
@@ -106,7 +106,7 @@ def show_costs(d: dict, held: str) -> None:
             # the tie set is counted once, in distinct models, as on every page (tie_words)
             head = f"Cheapest of the {count_of(n_line, 'tied candidate')} on the best's line ({md(tie_words(d))})"
             tail = "; it is the deployed one." if same else "; choose rule cheapest_tied to deploy it."
-        st.caption(f"{head}: {family_name(ct['family'])} K={ct['K']} at {ct['cost']:.4g} per item, {held} risk "
+        st.caption(f"{head}: {family_name(ct['family'])} K={ct['K']} at {ct['cost']:g} per item, {held} risk "
                    f"{ct['risk']:.4f} ({ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f}){tail}")
     fig = risk_cost_pareto(d["candidates"], c, risk_label=f"{held} risk")
     st.plotly_chart(fig)

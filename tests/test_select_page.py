@@ -576,3 +576,24 @@ def test_under_a_budget_the_cheapest_tied_candidate_is_not_called_the_deployed_o
     assert "statistically tied (within one" not in said[0]        # not the budget's own tie set
     assert said[0].endswith(f"it is outside the budget of {chosen['cost']:g} per item, so it is not deployed.")
     assert any(m.label == "cost of the cheapest tied candidate (whole menu)" for m in at.metric)
+
+
+def test_a_cost_prints_as_the_answer_prints_it(stored):
+    """Walk 2 (pair_40x2000_tie.d1, budget 8): the answer said "to 0.1448 at a cost of 91.208 per
+    item" and the cost section below "cost of the cheapest tied candidate (whole menu) 91.21" and
+    "Dawid-Skene jury K=33 at 91.21 per item", the same candidate's cost. Costs print as the
+    answer prints them (every digit of the sum of the judges' costs, up to six)."""
+    run_id, _ = stored
+
+    def budget_with_costs(d):
+        d, chosen = _deployed_under_a_budget(d)
+        d = _with_costs(d, chosen)
+        d["costs"]["cheapest_tied"]["cost"] = 91.208
+        d["costs"]["selected"]["cost"] = 4.641
+        return d, chosen
+    at, _ = _open_changed(run_id, budget_with_costs)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["cost of the cheapest tied candidate (whole menu)"] == "91.208"
+    assert shown["cost per item (deployed)"] == "4.641"
+    said = [c.value for c in at.caption if "the best candidate of the whole menu" in c.value]
+    assert len(said) == 1 and " at 91.208 per item" in said[0], said
