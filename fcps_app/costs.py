@@ -90,6 +90,13 @@ def show_costs(d: dict, held: str) -> None:
         chosen = d.get("selected") or {}
         deployed = {chosen.get("index")} | {mm.get("index") for mm in chosen.get("members") or []}
         same = ct["index"] in deployed if ct.get("index") is not None else ct["cost"] >= sel["cost"] - 1e-12
+        averaged = [mm.get("index") for mm in chosen.get("members") or []]
+        member = None
+        if same and len(averaged) > 1 and ct.get("index") in averaged:
+            # one of the models an average deploys, not the deployment (which calls every member's judges)
+            member = "; it is one of the models the deployment averages, " + (
+                f"which calls more judges ({sel['cost']:g} per item)" if sel["cost"] > ct["cost"] + 1e-12
+                else "at the same cost")
         n_line = ct.get('n_tied_on_line', ct['n_tied'])
         if limited:
             # tied with the best of the whole menu, not with what was chosen within the limit (whose own tie
@@ -99,13 +106,14 @@ def show_costs(d: dict, held: str) -> None:
             limit = (d.get("choice_info") or {}).get("constraint") or {}
             outside = (limit.get("budget") is not None and ct["cost"] > limit["budget"] + 1e-12) or \
                 (limit.get("max_judges") is not None and len(ct.get("judges") or []) > limit["max_judges"])
-            tail = "; it is the deployed one." if same else \
+            tail = f"{member}." if member else "; it is the deployed one." if same else \
                 f"; it is outside {limited}, so it is not deployed." if outside else \
                 f"; the choice rule within {limited} deployed another."
         else:
             # the tie set is counted once, in distinct models, as on every page (tie_words)
             head = f"Cheapest of the {count_of(n_line, 'tied candidate')} on the best's line ({md(tie_words(d))})"
-            tail = "; it is the deployed one." if same else "; choose rule cheapest_tied to deploy it."
+            tail = f"{member}; choose rule cheapest_tied to deploy it alone." if member else \
+                "; it is the deployed one." if same else "; choose rule cheapest_tied to deploy it."
         st.caption(f"{head}: {family_name(ct['family'])} K={ct['K']} at {ct['cost']:g} per item, {held} risk "
                    f"{ct['risk']:.4f} ({ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f}){tail}")
     fig = risk_cost_pareto(d["candidates"], c, risk_label=f"{held} risk")

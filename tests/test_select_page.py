@@ -597,3 +597,34 @@ def test_a_cost_prints_as_the_answer_prints_it(stored):
     assert shown["cost per item (deployed)"] == "4.641"
     said = [c.value for c in at.caption if "the best candidate of the whole menu" in c.value]
     assert len(said) == 1 and " at 91.208 per item" in said[0], said
+
+
+def test_a_member_of_the_deployed_average_is_not_called_the_deployed_one(stored):
+    """Walk 2 (pair_40x2000_tie.d1 with judge costs, the default): "Cost of the deployed choice:
+    110.543 per item" above "Cheapest of the 5 tied candidates on the best's line ...: Dawid-Skene
+    jury K=33 at 91.208 per item ...; it is the deployed one." The deployment averages 9 models
+    over 39 judges (110.543); the 91.208 candidate is one of its members, not what is deployed.
+    Said so, with the cost of deploying it alone."""
+    run_id, _ = stored
+
+    def averaged_with_costs(d):
+        import copy
+        d = copy.deepcopy(d)
+        d, chosen = _deployed_under_a_budget(d)
+        d = _with_costs(d, chosen)
+        d["choice_info"]["constraint"] = {"budget": None, "max_judges": None}
+        for p in d["frontier"]:
+            p["chosen"] = False
+        ct = d["costs"]["cheapest_tied"]
+        member = next(c for c in d["candidates"] if c["index"] == ct["index"])
+        other = next(c for c in d["candidates"] if c["index"] != ct["index"])
+        d["selected"] = {**d["selected"], "family": "tie_average", "members": [
+            {**member, "weight": 0.5}, {**other, "weight": 0.5}]}
+        d["costs"]["selected"]["cost"] = ct["cost"] + 19.335
+        return d, ct
+    at, ct = _open_changed(run_id, averaged_with_costs)
+    said = [c.value for c in at.caption if "best's line" in c.value]
+    assert len(said) == 1, [c.value for c in at.caption]
+    assert "it is the deployed one" not in said[0]
+    assert said[0].endswith(f"it is one of the models the deployment averages, which calls more judges "
+                            f"({ct['cost'] + 19.335:g} per item); choose rule cheapest_tied to deploy it alone.")
