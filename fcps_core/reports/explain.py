@@ -294,6 +294,9 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
     if change < 0:
         # the change to the best looser point, not a bound (its paired interval can reach beyond it)
         best_with = "The best with a larger budget" if budget else f"The best with more judges (up to all {J})"
+        if paired and paired["ci"][0] <= 0 <= paired["ci"][1]:
+            # a drop whose paired interval runs from a drop to a rise: no clear change, said so
+            within = within[:-1] + ", which holds 0: no clear change)"
         return f"{best_with} lowers the {kind} {obj}{base} by {_f(-change, digits)}{within}: to {reached}"
     if change == 0:
         return f"{more} {do} not change the {kind} {obj}{base}{within} (the lowest with more: {reached})"
