@@ -111,7 +111,9 @@ def show_costs(d: dict, held: str) -> None:
                 f"; the choice rule within {limited} deployed another."
         else:
             # the tie set is counted once, in distinct models, as on every page (tie_words)
-            head = f"Cheapest of the {count_of(n_line, 'tied candidate')} on the best's line ({md(tie_words(d))})"
+            # the line (the best's family and path at other K) told apart from the whole tie set
+            head = (f"Cheapest of the {count_of(n_line, 'tied candidate')} on the best's line (the best candidate's "
+                    f"family and path at other prefix sizes K; in all, {md(tie_words(d))})")
             tail = f"{member}; choose rule cheapest_tied to deploy it alone." if member else \
                 "; it is the deployed one." if same else "; choose rule cheapest_tied to deploy it."
         st.caption(f"{head}: {family_name(ct['family'])} K={ct['K']} at {ct['cost']:g} per item, {held} risk "

@@ -628,3 +628,24 @@ def test_a_member_of_the_deployed_average_is_not_called_the_deployed_one(stored)
     assert "it is the deployed one" not in said[0]
     assert said[0].endswith(f"it is one of the models the deployment averages, which calls more judges "
                             f"({ct['cost'] + 19.335:g} per item); choose rule cheapest_tied to deploy it alone.")
+
+
+def test_the_cheapest_tied_line_is_told_apart_from_the_tie_set(stored):
+    """Walk 2 (pair_40x2000_tie.d1 with judge costs): "Cheapest of the 5 tied candidates on the
+    best's line (26 distinct models are statistically tied (within one paired standard error of
+    the best)): ..." -- 5 or 26 tied, and no word on what a line is. The line is the best
+    candidate's family and path at other prefix sizes; the 26 are the whole tie set."""
+    run_id, _ = stored
+
+    def with_costs(d):
+        import copy
+        d = copy.deepcopy(d)
+        d, chosen = _deployed_under_a_budget(d)
+        d = _with_costs(d, chosen)
+        d["choice_info"]["constraint"] = {"budget": None, "max_judges": None}
+        return d, None
+    at, _ = _open_changed(run_id, with_costs)
+    said = [c.value for c in at.caption if "best's line" in c.value]
+    assert len(said) == 1, [c.value for c in at.caption]
+    assert said[0].startswith("Cheapest of the 2 tied candidates on the best's line (the best candidate's family "
+                              "and path at other prefix sizes K; in all, ")
