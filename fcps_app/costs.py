@@ -78,10 +78,13 @@ def show_costs(d: dict, held: str) -> None:
     ct = c.get("cheapest_tied")
     sel = c["selected"]
     limited = _limit_words(d)
-    st.markdown(f"**Cost** of the deployed choice: {sel['cost']:g} per item, latency {sel['latency']:.3g}")
+    # an empty latency is read as 0: with no judge latency above 0, none was given, and none is claimed
+    timed = any(float((v or {}).get("latency") or 0.0) > 0 for v in (c.get("judge_costs") or {}).values())
+    st.markdown(f"**Cost** of the deployed choice: {sel['cost']:g} per item"
+                + (f", latency {sel['latency']:.3g}" if timed else " (no judge latencies given)"))
     m = st.columns(3)
     glossary.metric(m[0], "cost", f"{sel['cost']:g}", label="cost per item (deployed)")
-    glossary.metric(m[1], "latency", f"{sel['latency']:.3g}", label="latency per item (deployed)")
+    glossary.metric(m[1], "latency", f"{sel['latency']:.3g}" if timed else "-", label="latency per item (deployed)")
     if ct:
         glossary.metric(m[2], "cost", f"{ct['cost']:g}",
                         label="cost of the cheapest tied candidate" + (" (whole menu)" if limited else ""),

@@ -649,3 +649,19 @@ def test_the_cheapest_tied_line_is_told_apart_from_the_tie_set(stored):
     assert len(said) == 1, [c.value for c in at.caption]
     assert said[0].startswith("Cheapest of the 2 tied candidates on the best's line (the best candidate's family "
                               "and path at other prefix sizes K; in all, ")
+
+
+def test_no_latency_is_claimed_when_no_judge_has_one(stored):
+    """Walk 2 (every shape's costs file has judge,cost only): "Cost of the deployed choice: 8.523
+    per item, latency 0" and a metric "latency per item (deployed) 0" -- a latency nobody gave
+    (the costs table reads an empty latency as 0). Without any judge latency the page says none
+    was given."""
+    run_id, _ = stored
+
+    def budget_with_costs(d):
+        d, chosen = _deployed_under_a_budget(d)
+        return _with_costs(d, chosen), chosen
+    at, chosen = _open_changed(run_id, budget_with_costs)
+    said = [m.value for m in at.markdown if m.value.startswith("**Cost** of the deployed choice")]
+    assert said == [f"**Cost** of the deployed choice: {chosen['cost']:g} per item (no judge latencies given)"]
+    assert {m.label: m.value for m in at.metric}["latency per item (deployed)"] == "-"
