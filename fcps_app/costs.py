@@ -78,18 +78,28 @@ def show_costs(d: dict, held: str) -> None:
     ct = c.get("cheapest_tied")
     sel = c["selected"]
     limited = _limit_words(d)
-    st.markdown(f"**Cost** of the deployed choice: {sel['cost']:.4g} per item, latency {sel['latency']:.3g}")
+    # an empty latency is read as 0: with no judge latency above 0, none was given, and none is claimed
+    timed = any(float((v or {}).get("latency") or 0.0) > 0 for v in (c.get("judge_costs") or {}).values())
+    st.markdown(f"**Cost** of the deployed choice: {sel['cost']:g} per item"
+                + (f", latency {sel['latency']:.3g}" if timed else " (no judge latencies given)"))
     m = st.columns(3)
-    glossary.metric(m[0], "cost", f"{sel['cost']:.4g}", label="cost per item (deployed)")
-    glossary.metric(m[1], "latency", f"{sel['latency']:.3g}", label="latency per item (deployed)")
+    glossary.metric(m[0], "cost", f"{sel['cost']:g}", label="cost per item (deployed)")
+    glossary.metric(m[1], "latency", f"{sel['latency']:.3g}" if timed else "-", label="latency per item (deployed)")
     if ct:
-        glossary.metric(m[2], "cost", f"{ct['cost']:.4g}",
+        glossary.metric(m[2], "cost", f"{ct['cost']:g}",
                         label="cost of the cheapest tied candidate" + (" (whole menu)" if limited else ""),
                         extra=help_text("tie") or "")
     if ct:
         chosen = d.get("selected") or {}
         deployed = {chosen.get("index")} | {mm.get("index") for mm in chosen.get("members") or []}
         same = ct["index"] in deployed if ct.get("index") is not None else ct["cost"] >= sel["cost"] - 1e-12
+        averaged = [mm.get("index") for mm in chosen.get("members") or []]
+        member = None
+        if same and len(averaged) > 1 and ct.get("index") in averaged:
+            # one of the models an average deploys, not the deployment (which calls every member's judges)
+            member = "; it is one of the models the deployment averages, " + (
+                f"which calls more judges ({sel['cost']:g} per item)" if sel["cost"] > ct["cost"] + 1e-12
+                else "at the same cost")
         n_line = ct.get('n_tied_on_line', ct['n_tied'])
         if limited:
             # tied with the best of the whole menu, not with what was chosen within the limit (whose own tie
@@ -99,14 +109,17 @@ def show_costs(d: dict, held: str) -> None:
             limit = (d.get("choice_info") or {}).get("constraint") or {}
             outside = (limit.get("budget") is not None and ct["cost"] > limit["budget"] + 1e-12) or \
                 (limit.get("max_judges") is not None and len(ct.get("judges") or []) > limit["max_judges"])
-            tail = "; it is the deployed one." if same else \
+            tail = f"{member}." if member else "; it is the deployed one." if same else \
                 f"; it is outside {limited}, so it is not deployed." if outside else \
                 f"; the choice rule within {limited} deployed another."
         else:
             # the tie set is counted once, in distinct models, as on every page (tie_words)
-            head = f"Cheapest of the {count_of(n_line, 'tied candidate')} on the best's line ({md(tie_words(d))})"
-            tail = "; it is the deployed one." if same else "; choose rule cheapest_tied to deploy it."
-        st.caption(f"{head}: {family_name(ct['family'])} K={ct['K']} at {ct['cost']:.4g} per item, {held} risk "
+            # the line (the best's family and path at other K) told apart from the whole tie set
+            head = (f"Cheapest of the {count_of(n_line, 'tied candidate')} on the best's line (the best candidate's "
+                    f"family and path at other prefix sizes K; in all, {md(tie_words(d))})")
+            tail = f"{member}; choose rule cheapest_tied to deploy it alone." if member else \
+                "; it is the deployed one." if same else "; choose rule cheapest_tied to deploy it."
+        st.caption(f"{head}: {family_name(ct['family'])} K={ct['K']} at {ct['cost']:g} per item, {held} risk "
                    f"{ct['risk']:.4f} ({ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f}){tail}")
     fig = risk_cost_pareto(d["candidates"], c, risk_label=f"{held} risk")
     st.plotly_chart(fig)

@@ -109,9 +109,9 @@ def run_caption(run_id: int) -> str:
         if not sel:         # stored by an older fcps without it
             detail = f"what it deployed: {NOT_RECORDED}"
         elif deployed_members(sel):
-            detail = f"{display_family(sel)} over {judges_count(sel.get('K'))}{heldout}, statistically tied of {menu}"
+            detail = f"{display_family(sel)} over {judges_count(sel.get('K'))}{heldout}, statistically tied models picked from {menu}"
         else:
-            detail = f"{family_name(sel.get('family'))} K={sel.get('K')}{heldout}, chosen of {menu}"
+            detail = f"{family_name(sel.get('family'))} K={sel.get('K')}{heldout}, chosen from {menu}"
     else:
         detail = run["status"]
     parts = [f"run {run_id}", KIND_WORDS.get(run["kind"], run["kind"]), when, detail]

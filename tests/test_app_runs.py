@@ -283,3 +283,24 @@ def test_new_work_of_this_session_is_shown_before_the_run_viewed_last(seeded_sto
     assert by_label(at.selectbox, "Run").value == 3 and _qp(at) == "3"
     at.run()
     assert by_label(at.selectbox, "Run").value == 3
+
+
+def test_a_run_caption_says_what_was_chosen_from_the_menu(monkeypatch):
+    """Walk 2 (rubric_40x300.d2, the Regime map's run control): "run 13 · selection · ... ·
+    average of 10 models over 39 judges, held-out MSE 0.0085, statistically tied of 1,128
+    candidates" -- ten models tied among themselves, picked from 1,128, read as tied with all
+    1,128. Said as what was picked from the menu."""
+    import fcps_app.runs as runs
+    members = [{"family": "logistic", "K": 13, "index": 1, "weight": 0.5},
+               {"family": "mean_iso", "K": 9, "index": 2, "weight": 0.5}]
+    average = {"kind": "select", "status": "done", "finished_at": "2026-11-26 19:20:00", "label": "",
+               "result": {"menu_size": 1128, "selected": {"family": "tie_average", "K": 39, "val_mse": 0.0085,
+                                                          "members": members}}}
+    single = {**average, "result": {"menu_size": 1128, "selected": {"family": "logistic", "K": 3,
+                                                                    "val_mse": 0.0137}}}
+    monkeypatch.setattr(runs, "stored_run", lambda run_id: average if run_id == 13 else single)
+    said = runs.run_caption(13)
+    assert "tied of" not in said
+    assert said.endswith("average of 2 models over 39 judges, held-out MSE 0.0085, "
+                         "statistically tied models picked from 1,128 candidates")
+    assert runs.run_caption(14).endswith("logistic K=3, held-out MSE 0.0137, chosen from 1,128 candidates")

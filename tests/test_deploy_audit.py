@@ -286,3 +286,22 @@ def test_predictions_csv_is_what_csv_writer_writes():
             writer.writerow(header)
             writer.writerows(rows)
             assert predictions_csv(panel, np.linspace(0, 1, n), s) == buf.getvalue()
+
+
+def test_the_support_shares_agree_with_the_unseen_share_and_small_shares_are_not_zero(tmp_path):
+    """Walk 2 (rubric_40x300.d2's run under budget 10, 2,000 traffic rows): the Deploy page said
+    "unseen patterns 27.3%" beside "outside support 27.2%" for the same 545 rows (1 - 1455/2000
+    is 0.27249999999999996 in floating point), and "judge 'rub37' gives an output calibration
+    never saw on 0% of rows" for one row of 2,000. The shares are the rows' own means, and a
+    share under 1% prints its digits."""
+    pred = _hand_predictor(tmp_path)
+    rows = [(f"a{i}", 1, 1) for i in range(1455)] + [(f"b{i}", 0, 1) for i in range(545)]
+    traffic = load_panel(_csv(tmp_path / "t.csv", ["item_id", "j1", "j2"], rows), require_labels=False)
+    a = audit_traffic(pred, traffic)
+    assert a.unseen_rate == a.out_of_support_rate == 545 / 2000
+    assert f"{a.unseen_rate:.1%}" == f"{a.out_of_support_rate:.1%}"
+    rows[0] = ("c", 2, 1)           # one row with an output calibration never saw
+    traffic = load_panel(_csv(tmp_path / "t2.csv", ["item_id", "j1", "j2"], rows), require_labels=False)
+    a = audit_traffic(pred, traffic)
+    assert a.out_of_range_rate == 1 / 2000
+    assert "never saw on 0.05% of rows" in a.reasons[0] and "on 0% of rows" not in a.reasons[0]

@@ -180,7 +180,7 @@ def test_further_judges_are_said_on_the_estimates_the_answer_prints(result):
     # at 4 decimals, as the Select page's metric, the frontier control and the runs table print estimates
     assert "estimated MSE 0.1100 (95% interval 0.0900 to 0.1300)" in one
     # 0.1100 - 0.0960 = 0.0140 (by hand), to the k=2 point's estimate, not the held-out 0.012 to k=3
-    assert "More judges (up to all 3) lower the estimated MSE by at most 0.0140: to 0.0960 (95% interval 0.0800 " \
+    assert "The best with more judges (up to all 3) lowers the estimated MSE by 0.0140: to 0.0960 (95% interval 0.0800 " \
            "to 0.1100) with 2 judges" in one
     two = answer(d, frontier_point(d, 2))
     assert "More judges (up to all 3) do not lower the estimated MSE: the lowest with more is 0.0980 (95% " \
@@ -243,7 +243,7 @@ def test_a_larger_budget_is_said_on_the_same_basis(result):
         p.update(constraint="budget", cost=cost)
     text = answer(d, d["frontier"][0])
     # 0.110 - 0.096 = 0.014, the estimates printed (hand-computed), at the cheapest larger budget reaching it
-    assert "A larger budget lowers the estimated MSE by at most 0.0140: to 0.0960 (95% interval 0.0800 to 0.1100) " \
+    assert "The best with a larger budget lowers the estimated MSE by 0.0140: to 0.0960 (95% interval 0.0800 to 0.1100) " \
            "at a cost of 2.5 per item" in text
 
 
@@ -423,3 +423,84 @@ def test_a_better_recipe_beyond_the_budget_is_said_to_cost_more_than_it(result):
     # within the budget the advice stands
     d["choice_info"]["constraint"]["budget"] = 40.0
     assert "consider deploying ridge over all judges instead" in verdict(d)
+
+
+def test_tie_counts_the_deployed_models_the_deployment_table_shows(result):
+    """Walk 2 (pair_40x2000_tie.d1, the default): the answer said "a weighted average of 9
+    statistically tied models" and the Deployed table listed 9 (one with weight 0.2), while the
+    ties sentence beside it said "25 distinct models are statistically tied ...: the deployment
+    averages 10 of them". Two tied candidates whose refitted models are one model are one
+    deployed member (selected["members"], weighted by their share); the result's tie counted them
+    apart by their held-out predictions. The sentence counts the deployed models as the table
+    does, and the tie set with them."""
+    members = [_candidate(i, "info_first", {}, ["A", "B", "C"], 0.2 + i / 1000) for i in range(1, 4)]
+    members[0]["weight"], members[1]["weight"], members[2]["weight"] = 0.5, 0.25, 0.25
+    result["selected"] = {"family": "tie_average", "K": 3, "index": 1, "judges": ["A", "B", "C"],
+                          "members": members}
+    result["tie"] = {"n_tied": 2, "n_models": 6, "n_members": 4, "alternatives": [
+        {"index": 20, "family": "table", "K": 2, "path": "info_first", "judges": ["A", "B"], "risk": 0.2060,
+         "diff": 0.0011, "se": 0.002}]}
+    t = tie_summary(result)
+    assert (t["n_models"], t["n_members"], t["n_tied"]) == (5, 3, 2)
+    assert tie_sentence(result).startswith("5 distinct models are statistically tied (within one paired standard "
+                                           "error of the best): the deployment averages 3 of them; the other 2 ")
+
+
+def test_tie_examples_do_not_count_as_the_rest_of_the_tie_set(result):
+    """Walk 2: "the other 15 are tied with the best single model too, but not averaged (e.g.
+    Dawid-Skene jury K=36, mean vote + isotonic K=31, one-coin reliability + isotonic K=32 and 1
+    more)": "and 1 more" read as four others in all, against the 15 just counted (it counted the
+    names of the five closest left over after three). The examples are a few names; the count is
+    the sentence's."""
+    result["selected"] = {"family": "mean_iso", "K": 3, "index": 1, "judges": ["A", "B", "C"]}
+    alts = [{"index": 20 + i, "family": fam, "K": k, "path": "info_first", "judges": ["A", "B"], "risk": 0.21,
+             "diff": 0.001, "se": 0.002} for i, (fam, k) in enumerate(
+        [("ds_jury", 36), ("mean_iso", 31), ("one_coin_iso", 32), ("one_coin_iso", 35)])]
+    result["tie"] = {"n_tied": 15, "n_models": 16, "n_members": 1, "alternatives": alts}
+    text = tie_sentence(result)
+    assert "more)" not in text
+    assert "the other 15 would serve about as well (e.g. Dawid-Skene jury K=36, mean vote + isotonic K=31 and " \
+           "one-coin reliability + isotonic K=32)" in text
+
+
+def test_an_estimate_printed_equal_to_the_heldout_risk_is_not_said_to_correct_it(result):
+    """Walk 2 (pair_40x2000_tie.d1, --max-judges 3): "The deployed model's own held-out MSE 0.1464
+    is optimistic (it was picked over 1,128 candidates); the estimate above corrects it." under
+    "estimated MSE 0.1464" (0.14641 against 0.14644): a correction that the two printed numbers do
+    not show. When they print the same, the sentence says they agree to the digits shown."""
+    d = _frontier_result(result)
+    d["deployed_risk"].update(estimate=0.14641, bbc_estimate=0.14730, optimistic=0.14644,
+                              training_size_correction={"delta": 0.0009, "n_train": 1600.0, "n_deployable": 2000.0})
+    text = verdict(d)
+    assert "corrects it" not in text and "comes out lower" not in text
+    assert ("The deployed model's own held-out MSE 0.1464 (it was picked over 120 candidates) is corrected by the "
+            "estimate above for that choice and for fitting on more rows; here the two agree to the digits "
+            "shown.") in text
+
+
+def test_the_drop_with_more_judges_is_not_called_a_bound_its_interval_exceeds(result):
+    """Walk 2 (cont_fall_20x2000_g5 and rubric_40x300.d2, --max-judges 3): "More judges (up to all
+    20) lower the estimated MSE by at most 0.0017 (paired 95% interval of the change -0.0027 to
+    -0.0011): to 0.0101 with 20 judges" -- "at most" 0.0017 beside an interval reaching 0.0027.
+    The 0.0017 is the change to the best looser point's estimate, not a bound: said so."""
+    from fcps_core.reports.explain import answer, frontier_point
+    d = _frontier_result(result)
+    d["frontier"][0]["more_judges_estimate"] = {"n_judges": 2, "estimate": -0.014, "ci": [-0.024, -0.006]}
+    one = answer(d, frontier_point(d, 1))
+    assert "at most" not in one
+    assert ("The best with more judges (up to all 3) lowers the estimated MSE by 0.0140 (paired 95% interval of "
+            "the change -0.0240 to -0.0060): to 0.0960 with 2 judges") in one
+
+
+def test_a_drop_whose_interval_holds_zero_is_said_to_be_no_clear_change(result):
+    """Walk 2 (pair_40x2000_tie.d1, --max-judges 3): "More judges (up to all 40) lower the
+    estimated MSE by ... 0.0018 (paired 95% interval of the change -0.0057 to +0.0028): to 0.1446
+    with 39 judges" -- "lower" for a change whose interval runs from a drop to a rise. Said so."""
+    from fcps_core.reports.explain import answer, frontier_point
+    d = _frontier_result(result)
+    d["frontier"][0]["more_judges_estimate"] = {"n_judges": 2, "estimate": -0.014, "ci": [-0.024, 0.006]}
+    one = answer(d, frontier_point(d, 1))
+    assert ("lowers the estimated MSE by 0.0140 (paired 95% interval of the change -0.0240 to +0.0060, which "
+            "holds 0: no clear change): to 0.0960 with 2 judges") in one
+    d["frontier"][0]["more_judges_estimate"]["ci"] = [-0.024, -0.006]
+    assert "no clear change" not in answer(d, frontier_point(d, 1))

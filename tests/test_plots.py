@@ -309,3 +309,20 @@ def test_the_frontier_of_a_run_deployed_under_a_budget_is_drawn_against_cost():
     fr[1]["chosen"], fr[3]["chosen"] = True, False
     assert frontier_figure(fr).layout.xaxis.title.text == "most judges deployed (panel size k)"
     assert frontier_figure(fr, by="cost").layout.xaxis.title.text == "cost per item (budget)"
+
+
+def test_a_budget_frontier_is_not_titled_by_panel_size():
+    """Walk 2 (rubric_40x300.d2, budget 10 per item): the frontier over budgets (x axis: cost per
+    item) was titled "What fewer judges cost: the best predictor at each limit", the panel-size
+    chart's words. A budget frontier is titled by its budgets."""
+    from fcps_core.figures.frontier import frontier_figure
+
+    def point(constraint, k, cost, risk, chosen):
+        return {"constraint": constraint, "n_judges": k, "cost": cost, "judges": ["A", "B"][:k],
+                "family": "logistic", "members": [], "risk": risk, "ci": [risk - 0.01, risk + 0.01],
+                "diff_vs_best": {"estimate": risk - 0.10, "ci": [0.0, 0.02]}, "chosen": chosen}
+    fr = [point("budget", 1, 1.5, 0.12, False), point("budget", 2, 3.0, 0.10, True),
+          point("max_judges", 1, None, 0.12, False), point("max_judges", 2, None, 0.10, False)]
+    assert frontier_figure(fr).layout.title.text == "What a smaller budget costs: the best predictor at each budget"
+    assert frontier_figure(fr, by="judges").layout.title.text == \
+        "What fewer judges cost: the best predictor at each limit"

@@ -287,3 +287,37 @@ def test_the_report_names_the_deployment_and_its_judges_as_the_answer_does(repor
         if r["out_of_bag"] is not None:
             assert f"{r['out_of_bag']:.4f}" in text and \
                 float(f"{r['out_of_bag']:.4f}") - float(f"{r['selection']:.4f}") == pytest.approx(r["diff"], abs=1e-12)
+
+
+def test_a_budget_run_reports_its_budget_frontier():
+    """Walk 2 (pair_40x2000_tie.d1, budget 8): the HTML report's frontier section was the
+    panel-size table ("most judges" 1 to 40, every row "selected: no") under a chart drawn over
+    budgets with the deployed point starred. A run chosen under a budget tables its budget
+    points, the deployed one selected, and draws the chart on the same axis."""
+    from fcps_core.reports.run_report.selection import frontier_section
+
+    def point(constraint, k, cost, risk, chosen=False):
+        return {"constraint": constraint, "n_judges": k, "cost": cost, "judges": ["A", "B", "C"][:k],
+                "family": "logistic", "members": [], "risk": risk, "ci": [risk - 0.01, risk + 0.01],
+                "diff_vs_best": {"estimate": risk - 0.10, "ci": [0.0, 0.02]},
+                "deployed_risk": {"estimate": risk + 0.001, "ci": [risk - 0.02, risk + 0.02]}, "chosen": chosen}
+    res = {"frontier": [point("max_judges", 1, None, 0.13), point("max_judges", 2, None, 0.12),
+                        point("max_judges", 3, None, 0.10, chosen=False),
+                        point("budget", 1, 1.197, 0.13), point("budget", 2, 4.641, 0.12, chosen=True),
+                        point("budget", 3, 91.208, 0.10)],
+           "menu": {"objective": "mse"}}
+    drawn = []
+    text = frontier_section(res, lambda name, *a, **k: drawn.append(k) or "")
+    assert "What a smaller budget costs (the frontier)" in text and "most judges" not in text
+    assert "budget per item" in text
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", text, re.S)[1:]
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S) for r in rows]
+    assert [c[0] for c in cells] == ["1.197", "4.641", "91.208"]
+    assert [c[-1] for c in cells] == ["no", "yes", "no"]
+    assert drawn[0].get("by") == "cost"
+    # a run under a judge limit (or none) keeps the panel-size table and chart
+    for p in res["frontier"]:
+        p["chosen"] = p["constraint"] == "max_judges" and p["n_judges"] == 3
+    drawn.clear()
+    text = frontier_section(res, lambda name, *a, **k: drawn.append(k) or "")
+    assert "What fewer judges cost (the frontier)" in text and drawn[0].get("by") == "judges"

@@ -576,3 +576,92 @@ def test_under_a_budget_the_cheapest_tied_candidate_is_not_called_the_deployed_o
     assert "statistically tied (within one" not in said[0]        # not the budget's own tie set
     assert said[0].endswith(f"it is outside the budget of {chosen['cost']:g} per item, so it is not deployed.")
     assert any(m.label == "cost of the cheapest tied candidate (whole menu)" for m in at.metric)
+
+
+def test_a_cost_prints_as_the_answer_prints_it(stored):
+    """Walk 2 (pair_40x2000_tie.d1, budget 8): the answer said "to 0.1448 at a cost of 91.208 per
+    item" and the cost section below "cost of the cheapest tied candidate (whole menu) 91.21" and
+    "Dawid-Skene jury K=33 at 91.21 per item", the same candidate's cost. Costs print as the
+    answer prints them (every digit of the sum of the judges' costs, up to six)."""
+    run_id, _ = stored
+
+    def budget_with_costs(d):
+        d, chosen = _deployed_under_a_budget(d)
+        d = _with_costs(d, chosen)
+        d["costs"]["cheapest_tied"]["cost"] = 91.208
+        d["costs"]["selected"]["cost"] = 4.641
+        return d, chosen
+    at, _ = _open_changed(run_id, budget_with_costs)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["cost of the cheapest tied candidate (whole menu)"] == "91.208"
+    assert shown["cost per item (deployed)"] == "4.641"
+    said = [c.value for c in at.caption if "the best candidate of the whole menu" in c.value]
+    assert len(said) == 1 and " at 91.208 per item" in said[0], said
+
+
+def test_a_member_of_the_deployed_average_is_not_called_the_deployed_one(stored):
+    """Walk 2 (pair_40x2000_tie.d1 with judge costs, the default): "Cost of the deployed choice:
+    110.543 per item" above "Cheapest of the 5 tied candidates on the best's line ...: Dawid-Skene
+    jury K=33 at 91.208 per item ...; it is the deployed one." The deployment averages 9 models
+    over 39 judges (110.543); the 91.208 candidate is one of its members, not what is deployed.
+    Said so, with the cost of deploying it alone."""
+    run_id, _ = stored
+
+    def averaged_with_costs(d):
+        import copy
+        d = copy.deepcopy(d)
+        d, chosen = _deployed_under_a_budget(d)
+        d = _with_costs(d, chosen)
+        d["choice_info"]["constraint"] = {"budget": None, "max_judges": None}
+        for p in d["frontier"]:
+            p["chosen"] = False
+        ct = d["costs"]["cheapest_tied"]
+        member = next(c for c in d["candidates"] if c["index"] == ct["index"])
+        other = next(c for c in d["candidates"] if c["index"] != ct["index"])
+        d["selected"] = {**d["selected"], "family": "tie_average", "members": [
+            {**member, "weight": 0.5}, {**other, "weight": 0.5}]}
+        d["costs"]["selected"]["cost"] = ct["cost"] + 19.335
+        return d, ct
+    at, ct = _open_changed(run_id, averaged_with_costs)
+    said = [c.value for c in at.caption if "best's line" in c.value]
+    assert len(said) == 1, [c.value for c in at.caption]
+    assert "it is the deployed one" not in said[0]
+    assert said[0].endswith(f"it is one of the models the deployment averages, which calls more judges "
+                            f"({ct['cost'] + 19.335:g} per item); choose rule cheapest_tied to deploy it alone.")
+
+
+def test_the_cheapest_tied_line_is_told_apart_from_the_tie_set(stored):
+    """Walk 2 (pair_40x2000_tie.d1 with judge costs): "Cheapest of the 5 tied candidates on the
+    best's line (26 distinct models are statistically tied (within one paired standard error of
+    the best)): ..." -- 5 or 26 tied, and no word on what a line is. The line is the best
+    candidate's family and path at other prefix sizes; the 26 are the whole tie set."""
+    run_id, _ = stored
+
+    def with_costs(d):
+        import copy
+        d = copy.deepcopy(d)
+        d, chosen = _deployed_under_a_budget(d)
+        d = _with_costs(d, chosen)
+        d["choice_info"]["constraint"] = {"budget": None, "max_judges": None}
+        return d, None
+    at, _ = _open_changed(run_id, with_costs)
+    said = [c.value for c in at.caption if "best's line" in c.value]
+    assert len(said) == 1, [c.value for c in at.caption]
+    assert said[0].startswith("Cheapest of the 2 tied candidates on the best's line (the best candidate's family "
+                              "and path at other prefix sizes K; in all, ")
+
+
+def test_no_latency_is_claimed_when_no_judge_has_one(stored):
+    """Walk 2 (every shape's costs file has judge,cost only): "Cost of the deployed choice: 8.523
+    per item, latency 0" and a metric "latency per item (deployed) 0" -- a latency nobody gave
+    (the costs table reads an empty latency as 0). Without any judge latency the page says none
+    was given."""
+    run_id, _ = stored
+
+    def budget_with_costs(d):
+        d, chosen = _deployed_under_a_budget(d)
+        return _with_costs(d, chosen), chosen
+    at, chosen = _open_changed(run_id, budget_with_costs)
+    said = [m.value for m in at.markdown if m.value.startswith("**Cost** of the deployed choice")]
+    assert said == [f"**Cost** of the deployed choice: {chosen['cost']:g} per item (no judge latencies given)"]
+    assert {m.label: m.value for m in at.metric}["latency per item (deployed)"] == "-"

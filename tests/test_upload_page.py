@@ -256,3 +256,19 @@ def test_page_wording_swaps_flags_for_controls():
         "looks tab-delimited: set the 'delimiter' control to tab"
     assert "--max-rows" not in page_wording("raise the limit with --max-rows", controls)
     assert page_wording("written by select --save-model", controls) == "written by select --save-model"
+
+
+def test_a_one_score_rubric_judge_is_not_said_to_divide_by_zero(tmp_path):
+    """Walk 2 (rubric_40x300.d2's rub24, 5 on every row): the Upload page said "rub24 (rubric):
+    scores 5 -> (x - 5) / 0, observed range [5, 5]", a division by zero; the encoding gives such a
+    judge 1/2 on every row (fcps_core.data.encoding). Said so."""
+    from fcps_core.ingest.load import load_panel
+    from fcps_core.ingest.mapping import output_mapping
+    path = tmp_path / "rubric.csv"
+    rows = ["item_id,label,r1,r2"] + [f"i{i},{i % 5 + 1},{i % 5 + 1},5" for i in range(40)]
+    path.write_text("\n".join(rows) + "\n")
+    panel = load_panel(str(path), schema="rubric")
+    said = {j.name: output_mapping(j) for j in panel.judges}
+    assert "/ 0" not in said["r2"]
+    assert said["r2"].startswith("scores 5 -> 1/2 (one score observed: no range to scale by)")
+    assert said["r1"].startswith("scores 1, 2, 3, 4, 5 -> (x - 1) / 4, observed range [1, 5]")

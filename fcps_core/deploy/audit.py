@@ -173,22 +173,28 @@ def _off_range(column, info: dict) -> np.ndarray:
     return ~np.isnan(vals) & ((vals < lo) | (vals > hi))
 
 
+def _share(x: float) -> str:
+    """A share of rows in words: whole percents, or its digits under 1% (never "0%" for rows
+    that are there)."""
+    return f"{x:.0%}" if x == 0 or x >= 0.01 else f"{100 * x:.2g}%"
+
+
 def _outside_words(table_like: bool, unseen_rate: float, judges: list[dict]) -> str:
     """Why rows are outside the support, in words: unseen patterns (tables), and the judges
     whose outputs calibration never saw or whose values lie off its range (worst first)."""
     parts = []
     if table_like and unseen_rate > 0:
-        parts.append(f"{unseen_rate:.0%} have a joint pattern calibration never saw (the table gives them "
+        parts.append(f"{_share(unseen_rate)} have a joint pattern calibration never saw (the table gives them "
                      "its fallback)")
     worst = sorted(judges, key=lambda j: -(j["off_range_traffic"] + j["never_seen_traffic"]))
     for j in worst[:3]:
         if j["off_range_traffic"] > 0:
             lo, hi = j["calibration_range"]
             parts.append(f"judge {short(j['judge'])} is outside its calibration range [{lo:.4g}, {hi:.4g}] on "
-                         f"{j['off_range_traffic']:.0%} of rows")
+                         f"{_share(j['off_range_traffic'])} of rows")
         if j["never_seen_traffic"] > 0:
             parts.append(f"judge {short(j['judge'])} gives an output calibration never saw on "
-                         f"{j['never_seen_traffic']:.0%} of rows")
+                         f"{_share(j['never_seen_traffic'])} of rows")
     return "; ".join(parts) if parts else "outputs calibration never saw"
 
 
@@ -292,8 +298,9 @@ def audit_traffic(predictor, traffic: Panel | pd.DataFrame | np.ndarray, *, thre
 
     # -- status --------------------------------------------------------------------------
     table_like = predictor.table_like
-    out_of_range = float(1.0 - rs.in_range.mean())
-    out_of_support = float(1.0 - rs.in_support.mean())
+    # the rows' own shares (1 - mean can print a digit below the unseen share of the same rows)
+    out_of_range = float(np.mean(~rs.in_range))
+    out_of_support = float(np.mean(~rs.in_support))
     missing_rows = rs.missing.any(axis=1)
     missing_rate = float(missing_rows.mean())
     pressure = pressure_sum + unseen_rate

@@ -88,5 +88,6 @@ def frontier_figure(frontier: list[dict], *, by: str | None = None, objective: s
     fig.update_layout(xaxis_title="most judges deployed (panel size k)" if by == "judges"
                       else "cost per item (budget)",
                       yaxis_title=f"{objective} (lower is better)", margin=MARGIN, legend=LEGEND_BELOW,
-                      title="What fewer judges cost: the best predictor at each limit")
+                      title="What fewer judges cost: the best predictor at each limit" if by == "judges"
+                      else "What a smaller budget costs: the best predictor at each budget")
     return fig

@@ -282,13 +282,29 @@ def _labels_from(table: RawTable, path: str, item_list: np.ndarray, item_column:
 
 # -- what a panel holds that no selection can use -------------------------------------------
 
+def constant_judges(panel: Panel) -> list[tuple[str, str]]:
+    """(name, its one output as text) of every judge that gives the same output on every row
+    that has one: it carries no information (no direction with the label either)."""
+    from ..data.panel import MISSING
+    out = []
+    for j in panel.judges:              # a judge empty on every row is refused when read
+        if j.schema == "continuous":
+            seen = j.values[~np.isnan(j.values)]
+            if seen.size and seen.min() == seen.max():
+                out.append((j.name, f"{seen[0]:g}"))
+        else:
+            used = [j.vocab[c] for c in np.unique(j.codes).tolist() if j.vocab[c] != MISSING]
+            if len(used) == 1:
+                out.append((j.name, str(used[0])))
+    return out
+
+
 def import_warnings(panel: Panel) -> list[str]:
     """One line per thing a panel may be stored with but no selection can use: a label
     that is the same on every labelled row (a selection on it measures nothing), judges
     that give one output on every row that has one (they carry no information). Shown
     by the import, ``select`` and the Upload page; :func:`check_importable` then refuses
     the constant label for a store."""
-    from ..data.panel import MISSING
     out = []
     lab = panel.labelled
     values = np.unique(panel.labels[lab])
@@ -296,16 +312,7 @@ def import_warnings(panel: Panel) -> list[str]:
         out.append(f"every one of the {int(lab.sum()):,} labelled rows has the label {values[0]:g}: a selection "
                    "on a constant label measures nothing (every judge looks perfect or useless); check the "
                    "label column, or label items of the other class")
-    constant = []
-    for j in panel.judges:              # a judge empty on every row is refused when read
-        if j.schema == "continuous":
-            seen = j.values[~np.isnan(j.values)]
-            if seen.size and seen.min() == seen.max():
-                constant.append(f"{j.name!r} ({f'{seen[0]:g}'!r})")
-        else:
-            used = [j.vocab[c] for c in np.unique(j.codes).tolist() if j.vocab[c] != MISSING]
-            if len(used) == 1:
-                constant.append(f"{j.name!r} ({str(used[0])!r})")
+    constant = [f"{name!r} ({value!r})" for name, value in constant_judges(panel)]
     if constant:
         shown = ", ".join(constant[:5]) + (f" and {len(constant) - 5} more" if len(constant) > 5 else "")
         one = len(constant) == 1

@@ -84,6 +84,10 @@ def output_mapping(judge) -> str:
         lo, hi = judge.value_range
         scores = [t for t in judge.vocab if t != MISSING]
         how = "declared" if judge.range_declared else "observed"
+        if hi == lo:        # the encoding gives every row 1/2 (fcps_core.data.encoding): no scale to divide by
+            why = "one score observed" if how == "observed" else f"declared range [{lo:g}, {hi:g}]"
+            return (f"scores {', '.join(scores[:10])} -> 1/2 ({why}: no range to scale by); every score is its "
+                    f"own table cell.{missing}")
         shift = f"x - {lo:g}" if lo >= 0 else f"x + {-lo:g}"
         return (f"scores {', '.join(scores[:10])}{' ...' if len(scores) > 10 else ''} -> ({shift}) / "
                 f"{hi - lo:g}, {how} range [{lo:g}, {hi:g}]; every score is its own table cell.{missing}")

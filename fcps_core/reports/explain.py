@@ -290,9 +290,14 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
     within = "" if not paired else \
         f" (paired 95% interval of the change {_signed_end(paired['ci'][0], digits)} to {_signed_end(paired['ci'][1], digits)})"
     base = "" if deployed or not p.get("deployed_risk") else f" (held-out {obj} here: {_f(p.get('risk'), digits)})"
-    lower, do = ("lowers", "does") if budget else ("lower", "do")
+    do = "does" if budget else "do"
     if change < 0:
-        return f"{more} {lower} the {kind} {obj}{base} by at most {_f(-change, digits)}{within}: to {reached}"
+        # the change to the best looser point, not a bound (its paired interval can reach beyond it)
+        best_with = "The best with a larger budget" if budget else f"The best with more judges (up to all {J})"
+        if paired and paired["ci"][0] <= 0 <= paired["ci"][1]:
+            # a drop whose paired interval runs from a drop to a rise: no clear change, said so
+            within = within[:-1] + ", which holds 0: no clear change)"
+        return f"{best_with} lowers the {kind} {obj}{base} by {_f(-change, digits)}{within}: to {reached}"
     if change == 0:
         return f"{more} {do} not change the {kind} {obj}{base}{within} (the lowest with more: {reached})"
     return (f"{more} {do} not lower the {kind} {obj}{base}: the lowest with more is {reached}, "
@@ -305,8 +310,8 @@ CLI_ONE_JUDGE_WORDS = "what --max-judges 1 deploys"
 
 def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE_JUDGE_WORDS) -> str:
     """The answer first, in one sentence: "Deploy these k judges combined as F: estimated
-    MSE r (interval). More judges (up to all J) lower the estimated MSE by at most d (paired
-    interval of the change): to r' with k' judges; one judge alone: s (interval)." Every
+    MSE r (interval). The best with more judges (up to all J) lowers the estimated MSE by d
+    (paired interval of the change): to r' with k' judges; one judge alone: s (interval)." Every
     number is a frontier point's estimate on new items (:func:`point_estimate`) and d is the
     difference of two of them as printed, its interval the frontier's paired bootstrap
     interval of that change (:func:`further_clause`). ``point``: a frontier point (default: the
@@ -413,15 +418,22 @@ def tie_summary(d: dict) -> dict:
     the distinct models within one paired SE of the best, :func:`fcps_core.selection.honesty`).
 
     ``n_models``: the tied models; ``n_members``: those the deployment averages (1 for one
-    model); ``n_tied``: the other tied models; ``listed``: the closest of those;
+    model; the deployed members as ``selected["members"]`` lists them, one per refitted model);
+    ``n_tied``: the other tied models; ``listed``: the closest of those;
     ``unlisted``: the rest of the count; ``same``: kept for callers of the older format
     (always empty: a model reached by another path is one model)."""
     tie = d.get("tie") or {}
     n = int(tie.get("n_tied") or 0)
     members = len((d.get("selected") or {}).get("members") or []) or 1
     n_members = int(tie.get("n_members") or members)
+    n_models = int(tie.get("n_models") or n + n_members)
+    if 1 < members < n_members:
+        # tied candidates whose refitted models are one model are one deployed member (the
+        # deployment table's rows, weighted by their share); the tie counted them apart by
+        # their held-out predictions: count the deployed models as the table shows them
+        n_models, n_members = n + members, members
     listed = list(tie.get("alternatives") or [])
-    return {"n_tied": n, "n_models": int(tie.get("n_models") or n + n_members), "n_members": n_members,
+    return {"n_tied": n, "n_models": n_models, "n_members": n_members,
             "same": [], "listed": listed, "unlisted": max(0, n - len(listed))}
 
 
@@ -452,7 +464,8 @@ def tie_sentence(d: dict) -> str:
         others = (f"the other {t['n_tied']} {'is' if t['n_tied'] == 1 else 'are'} tied with the best single model "
                   "too, but not averaged" if t["n_members"] > 1 else
                   f"the other {t['n_tied']} would serve about as well")
-        rest = f"; {others}" + (f" (e.g. {_names(names, 3)})" if names else "")
+        # a few names as examples: "and N more" would count the listed closest only, not the others
+        rest = f"; {others}" + (f" (e.g. {_names(names[:3], 3)})" if names else "")
     return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
 
 
@@ -674,14 +687,17 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
             whose, picked = (("deployed average's", f"its {n_members} models were") if n_members > 1
                              else ("deployed model's", "it was"))
             picked = f"{picked} picked over {_count(d.get('menu_size'))} candidates"
-            if round(dr["estimate"], 4) < round(dr["optimistic"], 4):
+            if round(dr["estimate"], 4) <= round(dr["optimistic"], 4):
                 # the correction can come out below the held-out risk (a fit on more rows, bootstrap
-                # noise): then "optimistic ... corrects it" would contradict the two numbers printed
+                # noise), or print the same: then "optimistic ... corrects it" would contradict the
+                # two numbers printed
                 why = "that choice and for fitting on more rows" if dr.get("training_size_correction") \
                     else "that choice"
+                same = round(dr["estimate"], 4) == round(dr["optimistic"], 4)
                 headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} ({picked}) is corrected "
-                                f"by the estimate above for {why}; here the estimate, {_f(dr['estimate'], 4)}, "
-                                "comes out lower.")
+                                f"by the estimate above for {why}; "
+                                + ("here the two agree to the digits shown." if same else
+                                   f"here the estimate, {_f(dr['estimate'], 4)}, comes out lower."))
             else:
                 headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic ({picked}); "
                                 "the estimate above corrects it.")

@@ -45,37 +45,51 @@ def verdict_section(res: dict, run: dict) -> str:
 def frontier_section(res: dict, figs: Figures) -> str:
     """The frontier after the answer: risk against panel size (chart), and per distinct
     deployment its limit, judges used, risk, paired difference to the choice over all
-    judges and estimate on new items."""
-    points = [p for p in res.get("frontier") or [] if p.get("constraint") == "max_judges"]
+    judges and estimate on new items. A run chosen under a budget shows its budget points
+    instead (the deployed one among them), on the chart's cost axis."""
+    frontier = res.get("frontier") or []
+    budget = any(p.get("chosen") and p.get("constraint") == "budget" for p in frontier)
+    points = [p for p in frontier if p.get("constraint") == ("budget" if budget else "max_judges")]
     if not points:
         return ""
     rows, prev = [], None
     for p in points:
         key = (tuple(p["judges"]), p["family"], len(p.get("members") or []))
         dr = p.get("deployed_risk") or {}
-        row = {"limit": str(p["n_judges"]), "used": len(p["judges"]),
+        limit = f"{p['cost']:g}" if budget else str(p["n_judges"])
+        row = {"limit": limit, "used": len(p["judges"]),
                "family": display_family(p),
                "val_risk": p["risk"], "diff": p["diff_vs_best"]["estimate"],
                "diff_ci": interval(p["diff_vs_best"]["ci"]), "deployed_risk": dr.get("estimate"),
                "selected": bool(p.get("chosen"))}
         if prev is not None and prev[0] == key:
-            prev[1]["limit"] = f"{prev[1]['limit'].split('-')[0]}-{p['n_judges']}"
+            prev[1]["limit"] = f"{prev[1]['limit'].split(' to ' if budget else '-')[0]}" \
+                               f"{' to ' if budget else '-'}{limit}"
             if p.get("chosen"):
                 prev[1].update(deployed_risk=dr.get("estimate"), selected=True)
             continue
         rows.append(row)
         prev = (key, row)
-    out = ["<h3>What fewer judges cost (the frontier)</h3>",
-           para("The best predictor the same choice rule deploys with at most k judges (select --max-judges k), "
-                "from the same held-out predictions: its held-out risk, its paired difference to the choice over "
-                "all judges (95% interval) and its estimate on new items (bias-corrected for choosing under that "
-                "limit). Panel sizes deploying the same predictor share a row.")]
-    out.append(table(rows, [Column("limit", "limit", "most judges"), Column("used", "used", "judges used"),
+    if budget:
+        out = ["<h3>What a smaller budget costs (the frontier)</h3>",
+               para("The best predictor the same choice rule deploys within each budget per item (select --budget "
+                    "C), from the same held-out predictions: its held-out risk, its paired difference to the choice "
+                    "over all judges (95% interval) and its estimate on new items (bias-corrected for choosing under "
+                    "that budget). Budgets deploying the same predictor share a row.")]
+        limit_column = Column("limit", "limit", "budget per item")
+    else:
+        out = ["<h3>What fewer judges cost (the frontier)</h3>",
+               para("The best predictor the same choice rule deploys with at most k judges (select --max-judges k), "
+                    "from the same held-out predictions: its held-out risk, its paired difference to the choice over "
+                    "all judges (95% interval) and its estimate on new items (bias-corrected for choosing under that "
+                    "limit). Panel sizes deploying the same predictor share a row.")]
+        limit_column = Column("limit", "limit", "most judges")
+    out.append(table(rows, [limit_column, Column("used", "used", "judges used"),
                             Column("family"), Column("val_risk", "val_risk", "held-out risk"),
                             Column("diff", "diff", "diff vs all"), Column("diff_ci", "diff_ci", "95% interval"),
                             Column("deployed_risk", "deployed_risk", "on new items"), Column("selected")],
                      highlight=lambda r: r["selected"]))
-    out.append(figs("frontier.frontier_figure", res.get("frontier"),
+    out.append(figs("frontier.frontier_figure", res.get("frontier"), by="cost" if budget else "judges",
                     objective=str((res.get("menu") or {}).get("objective") or "mse").upper(), names=FAMILY_NAMES))
     return "".join(out)
 
