@@ -287,3 +287,21 @@ def test_a_judge_that_falls_with_the_label_is_calibrated_downhill_and_named_so()
                 .fit(S[tr, 0], y[tr]).predict(S[va, 0])
     assert metric["brier_iso"] == pytest.approx(float(np.mean((y - P) ** 2)), abs=1e-4)
     assert metric["brier_iso"] < 0.8 * float(np.mean((y - y.mean()) ** 2))
+
+
+def test_a_constant_judge_has_direction_constant_in_the_report():
+    """Walk 2 (pair_40x2000_tie.d1's pai37: 'A' on every row): the report's sign test read the
+    constant column's ties as rising, so the CLI table and the HTML report said "rises" for a
+    judge the import warns carries no information. The report says "constant" for it (the
+    import's own test, ``ingest.load.constant_judges``); the other judges keep their sign,
+    a falling one included."""
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 300)
+    flip = lambda p: np.where(rng.random(300) < p, 1 - y, y)     # noqa: E731
+    cols = {"item_id": [f"i{i}" for i in range(300)], "label": [str(v) for v in y],
+            "good": [str(v) for v in flip(0.2)], "contrary": [str(1 - v) for v in flip(0.2)],
+            "stuck": ["1"] * 300}
+    panel = build_panel(cols, block_column=None)
+    rep = panel_judges_report(panel, np.arange(300))
+    direction = {j["judge"]: j["direction"] for j in rep["judges"]}
+    assert direction == {"good": "rises", "contrary": "falls", "stuck": "constant"}

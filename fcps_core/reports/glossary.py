@@ -173,7 +173,8 @@ _TERMS: dict[str, Term] = {
                 "below 1/2 for a judge whose score falls as the label rises."),
     "direction": Term("direction", "Whether the judge's score rises or falls as the human label rises (the sign of "
                       "their rank correlation); a quality metric read against an error-score label falls. Isotonic "
-                      "calibrations of one judge run the same way."),
+                      "calibrations of one judge run the same way. A judge with one output on every row is "
+                      "constant: it neither rises nor falls."),
     "brier": Term("Brier score", "Mean squared error of a probability against the 0/1 label; 0.25 is a coin flip.",
                   "mean (y - p)^2"),
     "ece": Term("ECE", "Expected calibration error: mean gap between predicted probability and observed frequency, "

@@ -29,7 +29,9 @@ labelled exactly 1/2 (``binary_rows`` counts the rest).
   that area is the Mann-Whitney U / (n_0 n_1) with ties counting one half.
 * ``direction``: ``rises`` when the judge's score goes up with the label on the deployable
   rows (Spearman's rank correlation >= 0, :func:`.families.base.rises_with`), else ``falls``
-  (a quality metric read against an error-score label; its AUC is then below 1/2).
+  (a quality metric read against an error-score label; its AUC is then below 1/2);
+  ``constant`` for a judge with one output on every row that has one
+  (:func:`fcps_core.ingest.load.constant_judges`).
 * ``brier_iso``: Brier score (squared error against the label, soft or not) of the judge's
   score after an isotonic map cross-fitted over grouped folds of D (each row is predicted by
   a map fitted on the other folds' groups: not in-sample), increasing or decreasing as the
@@ -219,6 +221,10 @@ def panel_judges_report(panel: Panel, rows: np.ndarray, *, folds: int = 5, seed:
         kappa = label_kappas(yb, Dk)
     auc = label_aucs(yb, S[keep]) if both else None
     rising = columns_rise_with(S, y)
+    # a judge with one output on every row neither rises nor falls with the label (the sign
+    # test reads its ties as rising); the import's test, so the warning and the table agree
+    from ..ingest.load import constant_judges
+    constant = {name for name, _ in constant_judges(panel)}
     judges = []
     for j, col in enumerate(panel.judges):
         miss, err = _output_kinds(col, rows)
@@ -229,7 +235,7 @@ def panel_judges_report(panel: Panel, rows: np.ndarray, *, folds: int = 5, seed:
             "accuracy": json_number(accuracy[j]) if len(yb) else None,
             "kappa": json_number(kappa[j]) if len(yb) else None,
             "auc": json_number(auc[j]) if both else None,
-            "direction": "rises" if rising[j] else "falls",
+            "direction": "constant" if names[j] in constant else "rises" if rising[j] else "falls",
             "brier_iso": json_number(briers[j]) if fold_list else None})
     if native.all():
         agreement, kind = kappa_matrix(D), "kappa"
