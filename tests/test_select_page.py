@@ -599,6 +599,16 @@ def test_a_cost_prints_as_the_answer_prints_it(stored):
     assert len(said) == 1 and " at 91.208 per item" in said[0], said
 
 
+def _costs_without_a_limit(d: dict) -> dict:
+    """A copy of run ``d`` with judge costs (:func:`_with_costs`) and no user limit: the
+    default's cost section."""
+    import copy
+    d, chosen = _deployed_under_a_budget(copy.deepcopy(d))
+    d = _with_costs(d, chosen)
+    d["choice_info"]["constraint"] = {"budget": None, "max_judges": None}
+    return d
+
+
 def test_a_member_of_the_deployed_average_is_not_called_the_deployed_one(stored):
     """Walk 2 (pair_40x2000_tie.d1 with judge costs, the default): "Cost of the deployed choice:
     110.543 per item" above "Cheapest of the 5 tied candidates on the best's line ...: Dawid-Skene
@@ -608,11 +618,7 @@ def test_a_member_of_the_deployed_average_is_not_called_the_deployed_one(stored)
     run_id, _ = stored
 
     def averaged_with_costs(d):
-        import copy
-        d = copy.deepcopy(d)
-        d, chosen = _deployed_under_a_budget(d)
-        d = _with_costs(d, chosen)
-        d["choice_info"]["constraint"] = {"budget": None, "max_judges": None}
+        d = _costs_without_a_limit(d)
         for p in d["frontier"]:
             p["chosen"] = False
         ct = d["costs"]["cheapest_tied"]
@@ -637,14 +643,7 @@ def test_the_cheapest_tied_line_is_told_apart_from_the_tie_set(stored):
     candidate's family and path at other prefix sizes; the 26 are the whole tie set."""
     run_id, _ = stored
 
-    def with_costs(d):
-        import copy
-        d = copy.deepcopy(d)
-        d, chosen = _deployed_under_a_budget(d)
-        d = _with_costs(d, chosen)
-        d["choice_info"]["constraint"] = {"budget": None, "max_judges": None}
-        return d, None
-    at, _ = _open_changed(run_id, with_costs)
+    at, _ = _open_changed(run_id, lambda d: (_costs_without_a_limit(d), None))
     said = [c.value for c in at.caption if "best's line" in c.value]
     assert len(said) == 1, [c.value for c in at.caption]
     assert said[0].startswith("Cheapest of the 2 tied candidates on the best's line (the best candidate's family "
