@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.service.reports import (constant_judges, count_of, family_name, judge_order, judges_count, judges_report, metric_help,
+from fcps_core.service.reports import (count_of, family_name, judge_order, judges_count, judges_report, metric_help,
                                        panel_judges_report)
 from fcps_core.figures.panel import judge_matrix_heatmap, reliability_diagram
 from fcps_app.common import figure_download, md, md_list, page_link, panel_picker, table_download
@@ -70,9 +70,8 @@ if rep["label_note"]:
 st.subheader("Each judge against the human labels")
 deployed = {j["judge"] for j in (rep.get("contribution") or {}).get("judges", [])}
 jtable = pd.DataFrame(rep["judges"]).assign(deployed=lambda t: t["judge"].isin(deployed))
-# a judge with one output on every row does not rise or fall with the label (the report's sign
-# test reads its ties as rising)
-jtable.loc[jtable["judge"].isin(constant_judges(panel)), "direction"] = "none (constant)"
+# a judge with one output on every row does not rise or fall with the label: said in words
+jtable["direction"] = jtable["direction"].replace({"constant": "none (constant)"})
 jtable = jtable.sort_values("brier_iso", na_position="last")
 labels = {"coverage": "coverage", "parse_error_rate": "parse errors", "abstain_rate": "abstains",
           "accuracy": "accuracy", "kappa": "kappa", "auc": "AUC", "brier_iso": "Brier (isotonic)"}

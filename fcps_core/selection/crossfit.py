@@ -825,7 +825,7 @@ def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_l
     a selection deploying that set (``--max-judges``) computes."""
     # every tied member, as the choice averaged them (members merged into one deployed
     # model agree on the deployable rows, not necessarily when refitted on half of them)
-    members = [result.candidates[i] for i in (result.members or [result.selected_index])]
+    members = [result.candidates[i] for i in result.tied_members]
     others, seen = [], {c.index for c in members}
     for group in also or ():
         for i in group:

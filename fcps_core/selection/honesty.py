@@ -584,7 +584,7 @@ def _tie(result, grouped: GroupedLosses, heldout=None, limit: int = 5) -> dict:
         se = grouped.paired_se(best, means=means)
     ident = member_lookup(heldout, cands) if heldout is not None else \
         {c.index: i for i, c in enumerate(cands)}
-    members = result.members or [result.selected_index]
+    members = result.tied_members
     deployed = {ident[m] for m in members}
     order = risk_order(np.union1d(tied, members), means, tie_break_order(cands))
     models: dict[int, int] = {}

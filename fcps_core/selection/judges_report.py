@@ -368,7 +368,7 @@ def deployed_calibration(result, n_bins: int = ECE_BINS) -> dict:
     the base rate's Brier on the same rows."""
     h = result.heldout
     if h is not None:
-        P = h.preds[:, :, result.members or [result.selected_index]].mean(axis=2)
+        P = h.preds[:, :, result.tied_members].mean(axis=2)
         rows, base = h.rows, _base_rate_predictions(result, h)
         how = ("out-of-fold predictions on every deployable row (each repeat's, pooled)"
                if result.protocol == "crossfit" else "predictions on V of the candidates fitted on M")

@@ -184,9 +184,9 @@ def deployed_weights(result, members: list[int], predictions: dict | None = None
     none of its models needs.
 
     Members on other judge sets are compared on all those rows only when their predictions
-    agree on :data:`SKETCH` evenly spaced ones. ``predictions``: a cache of candidate index -> those predictions (and
-    of ``("sketch", index)`` -> the sketch), shared by callers that state several averages
-    (the frontier's points)."""
+    agree on :data:`SKETCH` evenly spaced ones. ``predictions``: a cache of candidate index
+    -> those predictions (and of ``("sketch", index)`` -> the sketch), shared by callers
+    that state several averages (the frontier's points)."""
     n = len(members)
     if n < 2:
         return [(int(m), 1.0) for m in members]
@@ -195,7 +195,7 @@ def deployed_weights(result, members: list[int], predictions: dict | None = None
     rows = cache.get("rows")
     if rows is None:
         rows = cache["rows"] = np.setdiff1d(np.arange(result.panel.n_rows), result.blocks.T)
-    at = rows[np.linspace(0, len(rows) - 1, min(SKETCH, len(rows))).astype(np.int64)] if len(rows) else rows
+    at = np.linspace(0, len(rows) - 1, min(SKETCH, len(rows))).astype(np.int64)    # positions in rows
 
     def predicted(m: int) -> np.ndarray:
         if m not in cache:
@@ -204,8 +204,8 @@ def deployed_weights(result, members: list[int], predictions: dict | None = None
 
     def sketch(m: int) -> np.ndarray:
         if ("sketch", m) not in cache:
-            cache[("sketch", m)] = (predicted(m)[np.searchsorted(rows, at)] if m in cache else
-                                    np.asarray(result.predict_rows(cands[m], at), dtype=float))
+            cache[("sketch", m)] = (predicted(m)[at] if m in cache else
+                                    np.asarray(result.predict_rows(cands[m], rows[at]), dtype=float))
         return cache[("sketch", m)]
 
     def same(a: int, b: int) -> bool:

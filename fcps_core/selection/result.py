@@ -190,6 +190,13 @@ class SelectionResult:
         return self.candidates[self.selected_index]
 
     @property
+    def tied_members(self) -> list[int]:
+        """The candidates the choice averaged, by index (the selected one alone for one
+        model): every tied member, before :meth:`deployed_weights` counts those that refit
+        to one model once. Risks, estimates and their corrections read these."""
+        return list(self.members or [self.selected_index])
+
+    @property
     def deployed_members(self) -> list[Candidate]:
         """The distinct models the deployed predictor averages (one unless the choice
         averages tied candidates), in :meth:`deployed_weights`' order: the judges they call
@@ -201,7 +208,7 @@ class SelectionResult:
         selected candidate with weight 1, or the average's members with tied candidates
         that compute the same refitted model counted once, weighted by their share
         (:func:`.members.deployed_weights`; formed once per result)."""
-        key = tuple(self.members or [self.selected_index])
+        key = tuple(self.tied_members)
         held = self.__dict__.get("_deployed_weights")
         if held is None or held[0] != key:
             from .members import deployed_weights

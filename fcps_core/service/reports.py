@@ -60,13 +60,6 @@ def panel_judges_report(panel, *, seed: int = 0) -> dict:
     return report(deployable_label_scale(panel, blocks), deployable_rows(panel, blocks))
 
 
-def constant_judges(panel) -> set[str]:
-    """The judges that give the same output on every row with one (no information, no
-    direction; :func:`fcps_core.ingest.load.constant_judges`)."""
-    from ..ingest.load import constant_judges as constant
-    return {name for name, _ in constant(panel)}
-
-
 def metric_help() -> dict:
     """What each judges-report metric means, by column (:data:`fcps_core.selection.judges_report.METRIC_HELP`)."""
     from ..selection.judges_report import METRIC_HELP
