@@ -32,6 +32,19 @@ its largest absolute value over k).
 usual size, so T-MSE is close to the risk on fresh items and estimate - T-MSE measures the
 estimate rather than a few hundred T rows' noise. ``--out FILE`` writes every panel's
 summary, the bias at every k included, as JSON.
+
+``--paired-random``: each split's selection also decides, replays and scores its frontier
+with the other setting of ``FCPSSelector.random_under_limits`` (whether a binding limit may
+choose a prefix of the ``random`` path; the unconstrained choice is the same either way), so
+the two settings are compared on the same splits, bootstrap draws and T; the limited
+choices' extra learning-curve refits are started with the run's own. It prints both
+summaries and the paired differences (the other setting - the run's) of k=1 - single,
+k=3 - top three and every k's estimate - T-MSE.
+
+``--panels shape:NAME`` (a latent shape of ``bench/bench_shapes.py``): split s is draw s of
+the shape (:func:`bench_shapes.drawn`), D the panel's rows (S:M:V 1:2:1 by groups) and T its
+40,000 fresh items (:func:`bench.shape_recipes.combined_panel`); selections seeded 0 as the
+sweep's ``select --seed 0``.
 """
 
 from __future__ import annotations
@@ -61,6 +74,27 @@ DATA = os.path.join(HERE, "..", "data")
 
 #: rows of a synthetic panel's deployable block D and of its research test block T
 SYNTH_ROWS = 1500
+
+
+def shape_split(name: str, draw: int):
+    """(panel, blocks) of draw ``draw`` of the latent shape ``name`` (``shape:NAME``): the
+    panel's rows are D (grouped S:M:V 1:2:1, seeded by the draw), its fresh items T."""
+    import tempfile
+    from pathlib import Path
+    from fcps_core.data.splits import Blocks
+    from bench import bench_shapes
+    from bench.shape_recipes import combined_panel
+    shape = bench_shapes.drawn(next(sh for sh in bench_shapes.SHAPES if sh.name == name), draw)
+    with tempfile.TemporaryDirectory() as tmp:
+        panel_csv, _ = bench_shapes.write_panel(shape, Path(tmp))
+        panel, D, T = combined_panel(panel_csv, Path(tmp) / f"{shape.name}.fresh.csv", Path(tmp) / "both.csv")
+    uniq, inverse = np.unique(panel.group_ids[D], return_inverse=True)
+    order = np.random.default_rng(draw).permutation(len(uniq))
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[order] = np.arange(len(uniq))
+    part = np.digitize(rank[inverse.reshape(-1)], [len(uniq) // 4, len(uniq) - len(uniq) // 4])   # 0 S, 1 M, 2 V
+    blocks = Blocks(S=D[part == 0], M=D[part == 1], V=D[part == 2], T=T, seed=draw)
+    return panel, blocks
 
 
 def load(name: str, population: int = 0):
@@ -140,13 +174,87 @@ def _member(c) -> dict:
             "judges": list(c.judges)}
 
 
+@contextlib.contextmanager
+def other_random_setting():
+    """For the selections made inside the block, the frontier decided, replayed and
+    corrected a second time with the other ``random_under_limits`` (the unconstrained choice
+    is the same under both): the levels' choices of both settings start their learning-curve
+    refits together (:meth:`.frontier.FrontierChoices.member_sets`), and the second frontier
+    is computed from the same bootstrap draws and correction refits as the run's own. Yields
+    a list that receives each selection's other frontier (JSON-ready points)."""
+    from dataclasses import replace
+    from fcps_core.selection import crossfit as C
+    from fcps_core.selection import frontier as F
+    original_choices, original_with = F.FrontierChoices, C.with_frontier
+    other_frontiers: list = []
+
+    def flipped(result):
+        sel = result.selector
+        return replace(result, selector=replace(sel, random_under_limits=not sel.random_under_limits))
+
+    class PairedChoices(original_choices):
+        def __init__(self, result, heldout):
+            super().__init__(result, heldout)
+            self.other = original_choices(flipped(result), heldout)
+
+        def member_sets(self):
+            sets = {tuple(m): m for m in super().member_sets()}
+            for m in self.other.member_sets():
+                sets.setdefault(tuple(m), m)
+            return list(sets.values())
+
+    def paired_with_frontier(result, heldout, *, choices=None, corrections=None, replays=None):
+        if isinstance(choices, PairedChoices):
+            other = flipped(result)
+            other_replays = F.frontier_replays(other, heldout, choices.other) if replays is not None else None
+            other_frontiers.append(json_ready(F.compute_frontier(other, heldout, choices.other, corrections,
+                                                                 other_replays)))
+        else:
+            other_frontiers.append(None)
+        return original_with(result, heldout, choices=choices, corrections=corrections, replays=replays)
+    F.FrontierChoices, C.with_frontier = PairedChoices, paired_with_frontier
+    try:
+        yield other_frontiers
+    finally:
+        F.FrontierChoices, C.with_frontier = original_choices, original_with
+
+
+def _points(res, judge_points: list, T, cache: dict) -> dict:
+    """Per k the frontier point's T-MSE (``cache``: per member set), estimate and members."""
+    out = {}
+    for p in judge_points:
+        key = tuple(sorted((m["index"], round(m["weight"], 12)) for m in p["members"]))
+        if key not in cache:
+            cache[key] = point_tmse(res, p, T)
+        tm = cache[key]
+        dr = p["deployed_risk"] or {}
+        est = dr.get("estimate")
+        # the estimate without the point's own learning-curve correction (the deployed
+        # point keeps the default's, which it always had)
+        uncorrected = est if p["chosen"] else dr.get("bbc_estimate", est)
+        out[p["n_judges"]] = {"tmse": tm, "estimate": est, "uncorrected": uncorrected,
+                              "used": len(p["judges"]), "chosen": p["chosen"],
+                              "judges": list(p["judges"]),
+                              "members": [_member(res.candidates[m["index"]]) for m in p["members"]]}
+    return out
+
+
 def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: bool = False,
-              options: dict | None = None) -> dict:
-    panel = load(name, population)
-    recs = []
+              options: dict | None = None, paired_random: bool = False):
+    """The panel's summary (:func:`summarise`); with ``paired_random`` a pair (the run's
+    summary, the other ``random_under_limits`` setting's) from the same selections."""
+    shape = name.removeprefix("shape:") if name.startswith("shape:") else None
+    panel = None if shape else load(name, population)
+    recs, other_recs = [], []
+    stack = contextlib.ExitStack()
+    other_frontiers = stack.enter_context(other_random_setting()) if paired_random else None
     for k in range(splits):
-        seed = 100 + k
-        blocks = split(panel, name, seed, population)
+        if shape:
+            seed = 0
+            panel, blocks = shape_split(shape, k)
+        else:
+            seed = 100 + k
+            blocks = split(panel, name, seed, population)
         scaled = deployable_label_scale(panel, blocks)
         D = np.sort(np.concatenate([blocks.S, blocks.M, blocks.V]))
         T = blocks.T
@@ -157,19 +265,15 @@ def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: 
         cpu = time.process_time() - c0
         d = json_ready(res.to_dict())
         judge_points = [p for p in d["frontier"] if p["constraint"] == "max_judges"]
-        rec = {"seed": seed, "seconds": seconds, "cpu": cpu, "J": len(panel.judges),
+        rec = {"seed": seed, "split": k, "seconds": seconds, "cpu": cpu, "J": len(panel.judges),
                **practitioner(scaled, D, T, seed), "points": {}}
-        for p in judge_points:
-            tm = point_tmse(res, p, T)
-            dr = p["deployed_risk"] or {}
-            est = dr.get("estimate")
-            # the estimate without the point's own learning-curve correction (the deployed
-            # point keeps the default's, which it always had)
-            uncorrected = est if p["chosen"] else dr.get("bbc_estimate", est)
-            rec["points"][p["n_judges"]] = {"tmse": tm, "estimate": est, "uncorrected": uncorrected,
-                                            "used": len(p["judges"]), "chosen": p["chosen"],
-                                            "judges": list(p["judges"]),
-                                            "members": [_member(res.candidates[m["index"]]) for m in p["members"]]}
+        cache: dict = {}
+        rec["points"] = _points(res, judge_points, T, cache)
+        if paired_random:
+            other = other_frontiers[-1]
+            if other is None:
+                raise RuntimeError("--paired-random: the selection made no frontier choices to pair")
+            other_points = _points(res, [p for p in other if p["constraint"] == "max_judges"], T, cache)
         J = len(panel.judges)
         # k=1 diagnostics: the point's held-out risk (its columns come from each fold's own
         # path rule) against the held-out risk of its judge fixed in every fold (the
@@ -188,13 +292,64 @@ def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: 
         rec["smallest_tied_used"] = len(tied["judges"])
         rec["default_used"] = len(d["selected"]["judges"])
         recs.append(rec)
+        if paired_random:
+            # the other setting's points; the default (unconstrained) and smallest tied as the run's
+            orec = {**rec, "points": other_points, "default": other_points[J]["tmse"]}
+            other_recs.append(orec)
         if not quiet:
-            sys.stderr.write(f"{name} seed {seed}: default {rec['default']:.4f} ({rec['default_used']} judges), "
+            sys.stderr.write(f"{name} split {k} seed {seed}: default {rec['default']:.4f} ({rec['default_used']} judges), "
                              f"smallest tied {rec['smallest_tied']:.4f} ({rec['smallest_tied_used']} judges); "
                              f"k=1 {rec['points'][1]['tmse']:.4f} vs single {rec['single']:.4f}; "
                              f"k=3 {rec['points'][min(3, J)]['tmse']:.4f} vs top3 {rec['top3']:.4f}; "
-                             f"{seconds:.1f}s\n")
+                             + (f"other setting k=1 {orec['points'][1]['tmse']:.4f}, "
+                                f"k=3 {orec['points'][min(3, J)]['tmse']:.4f}; " if paired_random else "")
+                             + f"{seconds:.1f}s (load {os.getloadavg()[0]:.1f})\n")
+            sys.stderr.flush()
+    stack.close()
+    if paired_random:
+        return summarise(name, recs), summarise(name, other_recs)
     return summarise(name, recs)
+
+
+def paired_random_report(a: dict, b: dict, setting: bool) -> tuple[str, dict]:
+    """The paired differences (``b`` - ``a``, ``a`` the run's summary with
+    ``random_under_limits=setting``, ``b`` the other setting's, split by split): k=1 -
+    single, k=3 - top three, the worst point's |estimate - T-MSE| (the paired SE at the k
+    worst in the worse setting) and the count of points outside +-0.005."""
+    J = a["J"]
+    pa, pb = a["per_split"], b["per_split"]
+    out = {"setting": setting, "other": not setting}
+    lines = [f"{a['panel']}: paired, random_under_limits={not setting} - random_under_limits={setting} "
+             f"({len(pa)} splits)"]
+    for key, label in (("k1", "k=1 - single"), ("k3", "k=3 - top three")):
+        base = "single" if key == "k1" else "top3"
+        va = np.array([r[key] - r[base] for r in pa])
+        vb = np.array([r[key] - r[base] for r in pb])
+        dm, dse = _mean_se(vb - va)
+        out[key] = {"a": _mean_se(va), "b": _mean_se(vb), "diff": (dm, dse),
+                    "changed": int(np.count_nonzero(np.abs(vb - va) > 1e-12))}
+        lines.append(f"  {label}: {va.mean():+.4f} -> {vb.mean():+.4f}; paired {dm:+.4f} (SE {dse:.4f}); "
+                     f"{out[key]['changed']} splits changed")
+    ks = [k for k in range(1, J + 1) if all(k in r["bias"] for r in pa) and all(k in r["bias"] for r in pb)]
+    ea = {k: np.array([r["bias"][k] for r in pa]) for k in ks}
+    eb = {k: np.array([r["bias"][k] for r in pb]) for k in ks}
+    wa = max(ks, key=lambda k: abs(ea[k].mean()))
+    wb = max(ks, key=lambda k: abs(eb[k].mean()))
+    worst_a, worst_b = abs(ea[wa].mean()), abs(eb[wb].mean())
+    at = wa if worst_a >= worst_b else wb
+    se = _mean_se(eb[at] - ea[at])[1] if len(pa) > 1 else float("nan")
+    out["worst"] = {"a": (worst_a, wa), "b": (worst_b, wb), "diff": (worst_b - worst_a, se), "se_at": at}
+    out["outside"] = {"a": int(sum(abs(ea[k].mean()) > 0.005 for k in ks)),
+                      "b": int(sum(abs(eb[k].mean()) > 0.005 for k in ks)), "points": len(ks)}
+    out["bias_diff"] = {k: _mean_se(eb[k] - ea[k]) for k in ks}
+    lines.append(f"  worst |estimate - T-MSE|: {worst_a:.4f} (k={wa}) -> {worst_b:.4f} (k={wb}); paired "
+                 f"{worst_b - worst_a:+.4f} (SE {se:.4f} at k={at})")
+    lines.append(f"  points with |mean estimate - T-MSE| > 0.005: {out['outside']['a']} -> {out['outside']['b']} "
+                 f"of {len(ks)}")
+    lines.append("  estimate - T-MSE per k (run -> other, paired SE): " + ", ".join(
+        f"{k}: {ea[k].mean():+.4f} -> {eb[k].mean():+.4f} ({out['bias_diff'][k][1]:.4f})"
+        for k in ks if k <= 5 or k == J or k % 5 == 0 or abs(out["bias_diff"][k][0]) > 1e-12))
+    return "\n".join(lines), out
 
 
 def _mean_se(v) -> tuple[float, float]:
@@ -452,6 +607,9 @@ def main(argv=None) -> int:
                     help="run the selections with FCPSSelector(single_judge_candidates=True)")
     ap.add_argument("--stable-judge-sets", action="store_true",
                     help="run the selections with FCPSSelector(stable_judge_sets=True)")
+    ap.add_argument("--paired-random", action="store_true",
+                    help="also decide, replay and score each selection's frontier with the other "
+                         "random_under_limits setting, and print the paired differences")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     if args.timing:
@@ -462,14 +620,23 @@ def main(argv=None) -> int:
         return 0
     summaries = []
     for name in args.panels:
-        summaries.append(run_panel(name, args.splits, args.quiet, args.population,
-                                   args.single_judge_candidates,
-                                   {"stable_judge_sets": True} if args.stable_judge_sets else None))
-        print(report(summaries[-1]), flush=True)
+        out = run_panel(name, args.splits, args.quiet, args.population, args.single_judge_candidates,
+                        {"stable_judge_sets": True} if args.stable_judge_sets else None, args.paired_random)
+        if args.paired_random:
+            setting = FCPSSelector().random_under_limits
+            text, paired = paired_random_report(out[0], out[1], setting)
+            summaries.append({**out[0], "random_under_limits": setting, "other_setting": out[1], "paired": paired})
+            print(report(out[0]), flush=True)
+            print(f"  (the other setting, random_under_limits={not setting}:)", flush=True)
+            print(report(out[1]), flush=True)
+            print(text, flush=True)
+        else:
+            summaries.append(out)
+            print(report(summaries[-1]), flush=True)
         if args.out:
             import json
             with open(args.out, "w") as fh:
-                json.dump(summaries, fh, indent=1)
+                json.dump(json_ready(summaries), fh, indent=1)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0
 

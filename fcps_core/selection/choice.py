@@ -529,7 +529,9 @@ def argmin_choice(candidates, settings, panel) -> ChoiceOutcome:
         return argmin_with_ties(pool, lambda c: c.val_risk, ties)
     constraint = selector_constraint(settings)
     if constraint.active:
-        candidates = [c for c in candidates if constraint.judges_fit(c.judges)]
+        # the admissible candidates as the rule and its bootstrap replay see them (the
+        # limits, and what a binding limit leaves out: :meth:`.constraints.PanelConstraint.mask`)
+        candidates = [c for c, ok in zip(candidates, constraint.mask(candidates)) if ok]
         if not candidates:
             raise no_admissible_candidate(constraint)
     best = pick(candidates)

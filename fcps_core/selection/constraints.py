@@ -43,6 +43,9 @@ class PanelConstraint:
     costs: Mapping | None = None
     #: a binding limit keeps only candidates whose every fold built their deployed judge set
     stable_only: bool = False
+    #: a binding limit never admits a candidate of the ``random`` path (a random judge
+    #: ordering's prefix), unless only such candidates fit (:func:`without_random`)
+    exclude_random: bool = False
 
     @property
     def active(self) -> bool:
@@ -90,8 +93,11 @@ class PanelConstraint:
                 ok &= bits.counts <= self.max_judges
             if self.budget is not None:
                 ok &= bits.cost(self.costs) <= self.cost_limit
-        if self.stable_only and not ok.all():
-            ok = stable_within(candidates, ok)
+        if not ok.all():
+            if self.exclude_random:
+                ok = without_random(candidates, ok)
+            if self.stable_only:
+                ok = stable_within(candidates, ok)
         return ok
 
     def members_fit(self, candidates, members) -> bool:
@@ -193,12 +199,25 @@ def stable_within(candidates, admissible: np.ndarray) -> np.ndarray:
     return stable if stable.any() else admissible
 
 
+#: the path rule whose prefixes a binding limit leaves out (``exclude_random``)
+RANDOM_RULE = "random"
+
+
+def without_random(candidates, admissible: np.ndarray) -> np.ndarray:
+    """The ``admissible`` candidates not on the ``random`` path (``path_rule``); all of
+    ``admissible`` when every one of them is."""
+    kept = admissible & np.fromiter((c.path_rule != RANDOM_RULE for c in candidates), dtype=bool,
+                                    count=len(admissible))
+    return kept if kept.any() else admissible
+
+
 def selector_constraint(selector) -> PanelConstraint:
-    """The constraint a selector's ``max_judges`` / ``budget`` / ``stable_judge_sets`` fields
-    ask for."""
+    """The constraint a selector's ``max_judges`` / ``budget`` / ``stable_judge_sets`` /
+    ``random_under_limits`` fields ask for."""
     return PanelConstraint(getattr(selector, "max_judges", None), getattr(selector, "budget", None),
                            getattr(selector, "judge_costs", None),
-                           bool(getattr(selector, "stable_judge_sets", False)))
+                           bool(getattr(selector, "stable_judge_sets", False)),
+                           not bool(getattr(selector, "random_under_limits", True)))
 
 
 def no_admissible_candidate(constraint: PanelConstraint) -> MenuError:

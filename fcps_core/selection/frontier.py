@@ -481,14 +481,16 @@ class FrontierChoices(RuleReplay):
             return self.decide(allowed, constraint.members_test(cands, names, bits)), allowed
 
         self.deployed = deployed = selector_constraint(sel)
-        stable = deployed.stable_only
-        chains = [[PanelConstraint(max_judges=k, stable_only=stable) for k in judge_levels(cands, len(names))][::-1]]
+        stable, no_random = deployed.stable_only, deployed.exclude_random
+        chains = [[PanelConstraint(max_judges=k, stable_only=stable, exclude_random=no_random)
+                   for k in judge_levels(cands, len(names))][::-1]]
         if costs:
             levels = cost_levels(cands, grouped.means(), costs)
             if deployed.budget is not None and deployed.max_judges is None and \
                     float(deployed.budget) not in levels and float(deployed.budget) >= levels[0]:
                 levels = sorted(levels + [float(deployed.budget)])        # the user's own budget is a point
-            chains.append([PanelConstraint(budget=c, costs=costs, stable_only=stable) for c in levels][::-1])
+            chains.append([PanelConstraint(budget=c, costs=costs, stable_only=stable, exclude_random=no_random)
+                           for c in levels][::-1])
         with grouped.unit_sums_held(UNIT_SUM_CELLS):        # one paired SE per distinct best
             self.reference = self.decide()
             self.chains = [[(c,) + at_limit(c) for c in chain] for chain in chains]

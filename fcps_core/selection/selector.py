@@ -159,6 +159,9 @@ class FCPSSelector:
     #: a binding judge or cost limit chooses only among candidates whose every fold built the
     #: judge set they deploy (:mod:`.constraints`)
     stable_judge_sets: bool = False
+    #: a binding judge or cost limit may choose a prefix of the ``random`` path (False: it
+    #: never does unless nothing else fits, :mod:`.constraints`)
+    random_under_limits: bool = True
     #: after the first repeat, the later repeats do not refit a candidate this far behind the
     #: best one calling a subset of its judges (:mod:`.screening`); None: every repeat
     #: refits every candidate
@@ -206,6 +209,8 @@ class FCPSSelector:
             raise MenuError(f"single_judge_candidates must be True or False (got {self.single_judge_candidates!r})")
         if not isinstance(self.stable_judge_sets, (bool, np.bool_)):
             raise MenuError(f"stable_judge_sets must be True or False (got {self.stable_judge_sets!r})")
+        if not isinstance(self.random_under_limits, (bool, np.bool_)):
+            raise MenuError(f"random_under_limits must be True or False (got {self.random_under_limits!r})")
         if self.screen_se is not None and not (isinstance(self.screen_se, (int, float, np.integer, np.floating))
                                                and math.isfinite(self.screen_se) and self.screen_se >= 1):
             raise MenuError(f"screen_se must be a number >= 1 (the tie band is one SE), or None for no "
