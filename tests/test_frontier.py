@@ -218,7 +218,9 @@ def test_frontier_points_recomputed_from_the_heldout_matrix(default):
         assert p["diff_vs_best"]["estimate"] == pytest.approx(dm, rel=1e-7, abs=1e-12)
         assert p["diff_vs_best"]["ci"] == pytest.approx([dm - Z95 * dse, dm + Z95 * dse], rel=1e-7, abs=1e-12)
         # the admissible candidates' lowest risk is never below the point's best member
-        admissible = [c for c in default.candidates if len(set(c.judge_idx)) <= p["n_judges"]]
+        allowed = PanelConstraint(max_judges=p["n_judges"], exclude_random=not default.selector.random_under_limits
+                                  ).mask(default.candidates)
+        admissible = [c for c, ok in zip(default.candidates, allowed) if ok]
         assert min(default.candidates[m["index"]].val_risk for m in p["members"]) == pytest.approx(
             min(c.val_risk for c in admissible), rel=1e-9)
     # the unconstrained point is the deployment
@@ -391,7 +393,7 @@ def _check_replays_by_hand(res) -> list[int]:
     for p, k in zip(points, replayed_at):
         if p["chosen"]:
             continue
-        con = PanelConstraint(max_judges=k)
+        con = PanelConstraint(max_judges=k, exclude_random=not sel.random_under_limits)
         allowed = con.mask(cands)
         procs = []
         for w in weights:

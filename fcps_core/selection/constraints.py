@@ -20,6 +20,19 @@ candidate qualifies the limit keeps every admissible one (nothing at that limit 
 evidence about its own set, so the filter cannot prefer any). A limit that excludes no
 candidate (at least as many judges as any candidate calls) is the unconstrained choice and
 is not filtered.
+
+With ``exclude_random`` (the selector's ``random_under_limits=False``; off by default) a
+limit that excludes some candidate never admits a candidate of the ``random`` path (its
+``path_rule``): a random judge ordering is the paper's control, in the menu for its
+comparisons and the unconstrained choice, and its prefixes are fixed judge sets, so among
+the many small sets a limit admits one of them can win the cross-fitted comparison by the
+rows' noise alone. When only random prefixes fit a limit the limit keeps them
+(:func:`without_random`), so no limit fails that would choose with them. The filter holds
+wherever a limit is read: the choice, its bootstrap replay, every frontier level (panel
+sizes, and budgets on any path, the cost-aware one included; the budget levels then include
+the risk-cost front of the candidates off the random path) and the drop-one replays, so
+``max_judges=k`` deploys the frontier's point k. Measured and not adopted as the default
+(docs/performance.md, "Issue 24: limited choices without the `random` path's prefixes").
 """
 
 from __future__ import annotations
@@ -44,7 +57,8 @@ class PanelConstraint:
     #: a binding limit keeps only candidates whose every fold built their deployed judge set
     stable_only: bool = False
     #: a binding limit never admits a candidate of the ``random`` path (a random judge
-    #: ordering's prefix), unless only such candidates fit (:func:`without_random`)
+    #: ordering's prefix), unless only such candidates fit (:func:`without_random`): the
+    #: selector's ``random_under_limits=False``
     exclude_random: bool = False
 
     @property

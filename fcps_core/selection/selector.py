@@ -102,6 +102,13 @@ class FCPSSelector:
         all deployable rows only when every fold picked that set (:mod:`.constraints`). The
         choice over all judges is unchanged. Off by default (measured in docs/performance.md,
         "Stable judge sets under limits").
+    random_under_limits : whether a limit that excludes some candidate (``max_judges``,
+        ``budget``, every frontier level below all judges) may choose a prefix of the
+        ``random`` path. True by default; False leaves them out of such limits (unless only
+        random prefixes fit one), the random orderings staying in the menu and the choice
+        over all judges unchanged (:mod:`.constraints`). Measured, not adopted as the
+        default (docs/performance.md, "Issue 24: limited choices without the `random`
+        path's prefixes"; ``bench/bench_frontier.py --paired-random``).
     screen_se : after the first of the ``repeats``, a candidate behind the best one calling a
         subset of its judges (and the best of its side of the regime verdict) by more than
         this many times the sum of its clustered SE and the largest SE among the candidates
