@@ -34,7 +34,8 @@ from fcps_core.data.encoding import encode_panel
 from fcps_core.families import REGISTRY, PrefixFeatures
 from fcps_core.deploy.predictor import FCPSPredictor
 from fcps_core.selection import FCPSSelector, deployable_label_scale
-from fcps_core.selection.baselines import majority_vote, single_judge_columns
+from fcps_core.families.base import columns_rise_with
+from fcps_core.selection.baselines import majority_vote, oriented, single_judge_columns
 from fcps_core.defaults import CHOICES
 from fcps_core.selection.choice import choose_deployed
 from fcps_core.selection.honesty import assess
@@ -64,7 +65,15 @@ def fixed_recipes(panel, D, T, unlabelled) -> dict[str, np.ndarray]:
     for fam in RECIPES:
         cls = REGISTRY[fam]
         out[f"{fam}_all"] = cls().fit(X, y, XU if cls.uses_unlabelled else None).predict(XT)
-    singles = single_judge_columns(enc.scores[D], y, enc.scores[T])     # isotonic, the direction sklearn's "auto" takes
+    # the votes as the selection's baselines count them: each judge read the way it goes with
+    # the label on D (a practitioner who knows which judges are reversed); equal to the two
+    # above when every judge rises
+    rises = columns_rise_with(enc.scores[D], y)
+    out["majority_vote_oriented"] = majority_vote(oriented(enc.scores[T], rises))
+    out["mean_iso_oriented_all"] = REGISTRY["mean_iso"]().fit(
+        PrefixFeatures(patterns=[None] * enc.scores.shape[1], scores=oriented(enc.scores[D], rises)), y).predict(
+        PrefixFeatures(patterns=[None] * enc.scores.shape[1], scores=oriented(enc.scores[T], rises)))
+    singles = single_judge_columns(enc.scores[D], y, enc.scores[T], rises=rises)  # isotonic, sklearn's "auto" direction
     for j, name in enumerate(panel.judge_names):
         out[f"single:{name}"] = singles[:, j]
     return out

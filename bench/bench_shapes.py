@@ -550,12 +550,16 @@ def check_budget(doc: dict, costs: dict, budget: float) -> list[str]:
     return [] if spent <= budget + 1e-9 else [f"deployed cost {spent:g} > budget {budget:g}"]
 
 
-def score_recipes(shape: Shape, panel: Path, fresh: Path, work: Path, fresh_scores: dict) -> dict:
+def score_recipes(shape: Shape, panel: Path, fresh: Path, work: Path, fresh_scores: dict,
+                  default_doc: dict | None = None) -> dict:
     """The practitioner's recipes fitted on the panel's rows and scored on its fresh items,
-    against the runs' fresh MSEs (bench/shape_recipes.py)."""
+    against the runs' fresh MSEs (bench/shape_recipes.py); the default run's cross-fitted
+    risk of :data:`shape_recipes.CONTROL` gives the panel's luck."""
+    control = next((b["risk"] for b in (default_doc or {}).get("baselines") or []
+                    if b.get("name") == shape_recipes.CONTROL), None)
     combined, D, T = shape_recipes.combined_panel(panel, fresh, work / f"{shape.name}.combined.csv")
     recipes = shape_recipes.recipe_risks(combined, D, T, seed=0)
-    return shape_recipes.record(shape.base, shape.draw, fresh_scores, recipes)
+    return shape_recipes.record(shape.base, shape.draw, fresh_scores, recipes, control)
 
 
 def _num(v) -> str:
@@ -657,7 +661,7 @@ def main() -> int:
                   f"{_num(truth if run['ok'] else None):>7} {(inside if run['ok'] else ''):>5}  {what}", flush=True)
         fresh = work / f"{shape.name}.fresh.csv"
         if args.recipes and fresh_scores and fresh.exists():
-            recipe_records.append(score_recipes(shape, panel, fresh, work, fresh_scores))
+            recipe_records.append(score_recipes(shape, panel, fresh, work, fresh_scores, default_doc))
             print(shape_recipes.record_line(recipe_records[-1]), flush=True)
             # after every shape, so a sweep stopped early can still be summarised
             # (shape_recipes.summary_lines over the file's records)

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.defaults import deployed_family_name
+from fcps_core.defaults import deployed_family_name, limit_words
 from fcps_core.reports.glossary import help_text
 from fcps_core.service.reports import deployed_members, display_family, family_name, judges_count
 from fcps_app.common import STORED, get_store
@@ -112,6 +112,9 @@ def run_caption(run_id: int) -> str:
             detail = f"{display_family(sel)} over {judges_count(sel.get('K'))}{heldout}, statistically tied models picked from {menu}"
         else:
             detail = f"{family_name(sel.get('family'))} K={sel.get('K')}{heldout}, chosen from {menu}"
+        limit = limit_words((run.get("params") or {}).get("max_judges"), (run.get("params") or {}).get("budget"))
+        if sel and limit:
+            detail += f" ({limit})"
     else:
         detail = run["status"]
     parts = [f"run {run_id}", KIND_WORDS.get(run["kind"], run["kind"]), when, detail]
@@ -135,7 +138,7 @@ def store_generated_panel(panel, base: str, provenance: dict) -> tuple[str, str]
 
 #: the run tables' columns, in order (a table shows those the runs have); "family" is the
 #: deployed one, so the predictor's raw family label (``deployed_family``) is not shown beside it
-RUN_COLUMNS = ["run_id", "panel", "kind", "status", "family", "K", "val_mse", "deployed_risk", "test_mse", "note",
+RUN_COLUMNS = ["run_id", "panel", "kind", "status", "family", "K", "limit", "val_mse", "deployed_risk", "test_mse", "note",
                "label", "finished_at", "seconds", "seed", "version", "panel_version", "has_predictor"]
 #: the columns that describe what a finished selection deployed (``Store.runs``' ``not_recorded`` names them)
 DEPLOYED_COLUMNS = ("K", "val_mse", "deployed_risk", "test_mse")
@@ -149,6 +152,8 @@ RUN_HEADERS = {"run_id": "run", "K": "judges", "val_mse": "held-out MSE", "deplo
 RUN_WORDS = {"family": "What the selection deployed: its family for one model, \"average of N models\" for an "
                        "average of statistically tied models. " + (help_text("family") or ""),
              "K": "How many judges the deployed predictor calls (an average: the union of its models' judges).",
+             "limit": "The limit the selection was asked to respect (--max-judges, --budget); empty: none, "
+                      "the best over the whole panel.",
              "val_mse": "Held-out MSE of what was deployed (an average: of the average itself, not of its best "
                         "model); the same number as the run's own page.",
              "deployed_risk": "Estimate of the deployed predictor's risk on new items (bias-corrected for the "
@@ -174,10 +179,18 @@ def deployed_headline(runs: pd.DataFrame) -> pd.DataFrame:
                       for f, k in zip(runs["family"], n)]
     if "K" in runs.columns:
         runs["K"] = pd.to_numeric(runs["K"], errors="coerce").astype("Int64")
+    if "max_judges" in runs.columns or "budget" in runs.columns:
+        runs["limit"] = [limit_words(_given(k), _given(b)) for k, b in
+                         zip(runs.get("max_judges", [None] * len(runs)), runs.get("budget", [None] * len(runs)))]
     for col in ("val_mse", "deployed_risk", "test_mse"):
         if col in runs.columns:
             runs[col] = pd.to_numeric(runs[col], errors="coerce").astype(float)
     return runs
+
+
+def _given(value):
+    """A stored run's limit value, None where it had none (the frame's NaN or NA)."""
+    return None if value is None or pd.isna(value) else value
 
 
 def _not_recorded(runs: pd.DataFrame, column: str) -> pd.Series:

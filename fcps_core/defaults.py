@@ -38,3 +38,15 @@ def deployed_family_name(family: str, n_members: int | None) -> str:
     the pages, reports, run lists and the CLI (:func:`fcps_core.reports.explain.display_family`
     reads it off a result, ``FCPSPredictor.display_name`` off a predictor)."""
     return f"average of {n_members} models" if n_members and n_members > 1 else str(family)
+
+
+def limit_words(max_judges: int | None, budget: float | None) -> str:
+    """A user's limit on the deployed panel in words ("at most 3 judges", "cost at most 0.02
+    per item", both joined by "and"; "" for none) -- the one wording of the limit in the
+    errors, run lists and run pickers (``PanelConstraint.describe`` reads it)."""
+    parts = []
+    if max_judges is not None:
+        parts.append(f"at most {int(max_judges)} judge{'s' if int(max_judges) != 1 else ''}")
+    if budget is not None:
+        parts.append(f"cost at most {float(budget):g} per item")
+    return " and ".join(parts)

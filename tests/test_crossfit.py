@@ -211,6 +211,30 @@ def test_single_judge_baselines_run_the_way_each_judge_goes_with_the_label():
     assert np.ptp(got[:, 0]) > 0.5 and np.ptp(got[:, 1]) > 0.5
 
 
+def test_the_vote_baselines_read_a_falling_judge_reversed():
+    """A practitioner's majority and mean votes count a judge whose score falls as the label
+    rises (an error count against a quality label) the other way round: negating such judges'
+    scores (s -> 1 - s) leaves both votes' predictions unchanged, and a panel whose judges all
+    fall is voted as well as the same panel with its judges rising (before, its votes were
+    inverted: the majority vote predicted 1 where the judges said 0)."""
+    rng = np.random.default_rng(5)
+    n = 600
+    y = (rng.random(n) < 0.4).astype(float)
+    rising = np.column_stack([np.clip(y * 0.5 + 0.25 + rng.normal(0, 0.25, n), 0, 1) for _ in range(5)])
+    rising = np.round(rising, 2)
+    tr, va = np.arange(400), np.arange(400, n)
+    base = baseline_predictions(rising, y, tr, va, va[:0])
+    for flip in ([0, 3], [0, 1, 2, 3, 4]):
+        mixed = rising.copy()
+        mixed[:, flip] = 1.0 - mixed[:, flip]
+        got = baseline_predictions(mixed, y, tr, va, va[:0])
+        np.testing.assert_allclose(got["majority_vote"], base["majority_vote"], atol=1e-12)
+        np.testing.assert_allclose(got["mean_vote_iso"], base["mean_vote_iso"], atol=1e-12)
+        np.testing.assert_allclose(got["single_judges"], base["single_judges"], atol=1e-12)
+    # the rising panel's majority vote is a good predictor, the all-falling one's too
+    assert np.mean((base["majority_vote"] - y[va]) ** 2) < 0.15
+
+
 def test_rises_with_is_the_sign_of_spearmans_rank_correlation_with_rows_repeated_by_weight():
     from scipy.stats import spearmanr
     from fcps_core.families.base import rises_with

@@ -56,6 +56,21 @@ def test_gaps_are_a_run_minus_its_baseline_and_biases_estimate_minus_fresh():
     assert "+0.0060 (0.0050)" in gap_line and "1/2" in gap_line and "worst t +0.0110" in gap_line
 
 
+def test_the_panels_luck_is_the_control_recipes_cross_fitted_minus_fresh_risk():
+    """A panel whose own rows happen to be easy scores every predictor low: the control
+    recipe (chooses nothing) shows it, and each run's est - fresh less that luck is what the
+    estimate itself adds (hand-computed)."""
+    runs = {"default": (0.150, 0.160), "max1": (0.160, 0.175)}
+    recipes = {"single": 0.17, "top3": 0.16, "hindsight": 0.155, R.CONTROL: 0.158}
+    rec = R.record("s", 0, runs, recipes, control_risk=0.150)
+    assert rec["luck"] == pytest.approx(-0.008)
+    assert rec["bias_less_luck"] == pytest.approx({"default": -0.002, "max1": -0.007})
+    assert "luck" not in R.record("s", 1, runs, recipes)          # no control risk: nothing claimed
+    lines = R.summary_lines([rec, R.record("s", 1, runs, recipes, control_risk=0.154)])
+    row = next(line for line in lines if line.startswith("s ") and "-0.0060" in line)
+    assert "-0.0060 (0.0020)" in row and "-0.0040 (0.0020)" in row     # luck -0.008/-0.004; default less it
+
+
 def test_every_draw_of_every_shape_has_its_own_seed():
     seeds = [drawn(s, d).seed for d in range(4) for s in SHAPES]
     assert len(set(seeds)) == len(seeds)

@@ -21,7 +21,7 @@ import re
 import sys
 
 from ..errors import FCPSError
-from ..defaults import deployed_family_name
+from ..defaults import deployed_family_name, limit_words
 from ..service.files import json_ready
 from ..service.stores import Store, StoreError, resolve_store_path
 from .args import MAX_MB, add_panel_arguments, parse_names, parse_range
@@ -344,9 +344,9 @@ def cmd_runs(args) -> int:
     if not runs:
         sys.stdout.write("no runs stored (select/sweep with --save stores one)\n")
         return 0
-    rows = [[r["run_id"], r["panel"], r["kind"], r["status"], *_deployed(r), r["seconds"], f"{r['finished_at']:%Y-%m-%d %H:%M}", r["label"] or "",
-             _short(r.get("note"))] for r in runs]
-    sys.stdout.write(safe(render_table(rows, ["run", "panel", "kind", "status", *DEPLOYED_HEADINGS,
+    rows = [[r["run_id"], r["panel"], r["kind"], r["status"], *_deployed(r), limit_words(r.get("max_judges"), r.get("budget")),
+             r["seconds"], f"{r['finished_at']:%Y-%m-%d %H:%M}", r["label"] or "", _short(r.get("note"))] for r in runs]
+    sys.stdout.write(safe(render_table(rows, ["run", "panel", "kind", "status", *DEPLOYED_HEADINGS, "limit",
                                                "seconds", "finished (UTC)", "label", "note"])))
     return 0
 

@@ -8,10 +8,19 @@ held-out losses pair row by row with the selection's:
   or decreasing as the score goes with the label on the fold's training rows
   (scikit-learn's ``increasing="auto"``, :func:`.families.base.rises_with`); the judge with
   the lowest held-out risk over all folds is reported (named in ``detail``).
-* ``mean_vote_iso`` -- the mean of the judges' scores, isotonic-calibrated (``mean_iso``).
-* ``majority_vote`` -- no fitting: each judge votes 1 (score > 1/2), 0 (score < 1/2) or
-  abstains (score = 1/2: ties, missing, parse errors); the prediction is 1 when 1-votes
-  outnumber 0-votes, 0 when fewer, and 1/2 on a tie (including "every judge abstained").
+* ``mean_vote_iso`` -- the mean of the judges' oriented scores, isotonic-calibrated
+  (``mean_iso``).
+* ``majority_vote`` -- no fitting but the orientation: each judge votes 1 (oriented score >
+  1/2), 0 (< 1/2) or abstains (= 1/2: ties, missing, parse errors); the prediction is 1
+  when 1-votes outnumber 0-votes, 0 when fewer, and 1/2 on a tie (including "every judge
+  abstained").
+
+The two votes read each judge the way its score goes with the label on the fold's training
+rows (the single judges' direction, :func:`.families.base.columns_rise_with`): a judge whose
+score falls as the label rises (an error count against a quality label, a metric against an
+error-score label) counts with its score s read as 1 - s, as a practitioner who knows the
+metric's direction would count it. On a panel whose judges all rise with the label (a
+judge's score is its vote for the label) nothing changes.
 * ``ridge_iso_all``, ``logistic_all`` -- the ridge + isotonic and L2-logistic stackers over
   every judge's score.
 * ``ds_jury_all`` -- the Dawid-Skene jury over every judge (EM on the fold's training rows
@@ -77,32 +86,46 @@ def baseline_predictions(scores: np.ndarray, labels: np.ndarray, fit_rows: np.nd
     rep_p, _, inv_p = distinct_score_rows(S_pred)
     S_pred = S_pred[rep_p]
     X_pred = _features(S_pred)
-    out = {"majority_vote": majority_vote(S_pred)[inv_p]}
+    rises = columns_rise_with(S_fit, y, w) if S_fit.shape[1] else np.ones(0, dtype=bool)
+    out = {"majority_vote": majority_vote(oriented(S_pred, rises))[inv_p]}
     for name, family in _STACKERS.items():
         cls = REGISTRY[family]
         if cls.uses_unlabelled and X_unl is None:
             S_unl = scores[unlabelled_rows]
             rep_u, w_u, _ = distinct_score_rows(S_unl)
             X_unl = _features(S_unl[rep_u], w_u)
+        if name == "mean_vote_iso" and not rises.all():
+            model = cls().fit(_features(oriented(S_fit, rises), w), y)
+            out[name] = model.predict(_features(oriented(S_pred, rises)))[inv_p]
+            continue
         model = cls().fit(X_fit, y, X_unl if cls.uses_unlabelled else None)
         out[name] = model.predict(X_pred)[inv_p]
     # the isotonic fit pools equal scores itself (weighted sums in sorted order), so the
     # distinct (score, label) rows of one judge need no separate pass
-    out["single_judges"] = single_judge_columns(S_fit, y, S_pred, w)[inv_p]
+    out["single_judges"] = single_judge_columns(S_fit, y, S_pred, w, rises=rises)[inv_p]
     return out
 
 
+def oriented(scores: np.ndarray, rises: np.ndarray) -> np.ndarray:
+    """``scores`` with each judge that does not rise with the label read as 1 - score (a vote
+    for the label's other end); the scores themselves when every judge rises."""
+    if rises.all():
+        return scores
+    return np.where(rises[None, :], scores, 1.0 - scores)
+
+
 def single_judge_columns(S_fit: np.ndarray, y: np.ndarray, S_pred: np.ndarray,
-                         w: np.ndarray | None = None) -> np.ndarray:
+                         w: np.ndarray | None = None, rises: np.ndarray | None = None) -> np.ndarray:
     """A practitioner's single-judge recipe for every judge at once: an isotonic map of the
     judge's score fitted on the rows ``S_fit`` (labels ``y``, row weights ``w``), predicting the
     rows ``S_pred``; one column per judge. Each map runs the way the judge's score goes with
     the label on the fit rows (:func:`.families.base.rises_with`, scikit-learn's
     ``increasing="auto"``): a judge whose score falls as the label rises is read negated, not
-    flattened to the base rate. The maps share the labels' ranks (``fit_each``)."""
+    flattened to the base rate (``rises``: those directions, when the caller has them). The
+    maps share the labels' ranks (``fit_each``)."""
     n_judges = S_fit.shape[1]
     if n_judges == 0:
         return np.zeros((len(S_pred), 0))
-    sign = np.where(columns_rise_with(S_fit, y, w), 1.0, -1.0)
+    sign = np.where(columns_rise_with(S_fit, y, w) if rises is None else rises, 1.0, -1.0)
     models = REGISTRY["mean_iso"].fit_each([_features(sign[j] * S_fit[:, [j]], w) for j in range(n_judges)], y)
     return np.column_stack([model.predict(_features(sign[j] * S_pred[:, [j]])) for j, model in enumerate(models)])

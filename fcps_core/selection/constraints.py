@@ -43,6 +43,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..defaults import limit_words
 from ..errors import MenuError
 
 
@@ -129,12 +130,8 @@ class PanelConstraint:
         return MembersTest(self, JudgeBits(candidates, judge_names) if bits is None else bits, judge_names)
 
     def describe(self) -> str:
-        parts = []
-        if self.max_judges is not None:
-            parts.append(f"at most {self.max_judges} judge{'s' if self.max_judges != 1 else ''}")
-        if self.budget is not None:
-            parts.append(f"cost at most {float(self.budget):g} per item")
-        return " and ".join(parts)
+        """The limit in words (:func:`fcps_core.defaults.limit_words`)."""
+        return limit_words(self.max_judges, self.budget)
 
     def to_dict(self) -> dict | None:
         if not self.active:

@@ -11,12 +11,10 @@ routes must count once. Two candidates are the same member when
   digits (another feature order, another solver start) are one model, where comparing
   predictions rounded to 12 decimals let them through.
 
-:class:`MemberLookup` gives each candidate the id of its class (first come, first named),
-looked up only for the candidates a rule asks about, and is shared by the choice rule and
-the bootstrap that replays it (:mod:`.honesty`, :mod:`.frontier`). :meth:`MemberLookup.ids`
-looks up many candidates at once (the frontier asks about every candidate): their columns
-are read first (a block at a time, or each taken into place from the cross-fitted
-protocol's per-repeat tables), the ids are the ones asking one by one gives.
+:class:`MemberLookup` gives each candidate the id of its class (the connected parts of
+both tests together, the same whatever order candidates are asked about) and is shared by
+the choice rule and the bootstrap that replays it (:mod:`.honesty`, :mod:`.frontier`); every
+candidate's class is found at the first question.
 
 Both tests read the candidates as the folds fitted them. Two candidates on the same judges
 whose fold fits differ can still be refitted on all deployable labels into the same
@@ -53,22 +51,27 @@ def model_key(c) -> tuple:
 
 
 class MemberLookup:
-    """``lookup[c]``: the id of candidate c's class of identical models (see the module)."""
+    """``lookup[c]``: the id of candidate c's class of identical models (see the module).
+
+    The classes are the smallest partition of the menu in which both tests hold: two
+    candidates with the same :func:`model_key` are in one class, and so are two whose
+    held-out columns agree within the tolerance; so the classes are the connected parts of
+    those two relations together, whatever order the candidates are asked about. (Naming
+    classes first come, first named let the order decide: a candidate whose model key an
+    earlier candidate on another path had named took that one's id, though its own column
+    equalled a third candidate's, so the same tie set kept two copies of one model when the
+    frontier asked about every candidate first and one when the choice asked about the tied
+    ones first.) Every candidate's class is found at the first question: each distinct column
+    is read once (a block at a time, or taken into place from the cross-fitted protocol's
+    per-repeat tables) and compared, in column order, with the earlier columns of a near mean
+    and sketch; ids number the classes by their first candidate."""
 
     def __init__(self, heldout, candidates):
         self.heldout = heldout
         self.candidates = candidates
         self.col, self.first = heldout.columns()
-        self.by_key: dict[tuple, int] = {}
-        self.by_col: dict[int, int] = {}
-        self.means: list[float] = []              # sorted column means of the named columns
-        self.named: list[tuple[float, int, int]] = []   # (mean, distinct column, id), sorted
-        self.n_ids = 0
-        self._ids: dict[int, int] = {}
-        self._stats: dict[int, tuple] = {}          # distinct column -> its summary, read ahead
-        self._sketches: dict[int, np.ndarray] = {}  # distinct column -> its values at a few positions
+        self._class: np.ndarray | None = None
         self._at = None                             # (column length, the sketch's positions)
-        self._keys: dict[int, tuple] = {}           # candidate -> model_key, from ids()
 
     def _column(self, k: int) -> np.ndarray:
         return self.heldout.stored_column(self.first[k])
@@ -83,79 +86,79 @@ class MemberLookup:
         return (float(p.mean()), PREDICTION_TOLERANCE * (1.0 + float(np.max(np.abs(p), initial=0.0))),
                 flat[at].copy())
 
-    def _column_id(self, k: int) -> int | None:
-        """The id of a named column within the tolerance of distinct column ``k`` (None).
-        A named column is read to compare only when its mean and its sketch are within the
-        tolerance too (both necessary for every value to be)."""
-        if k in self.by_col:
-            return self.by_col[k]
-        if k in self._stats:
-            m, tol, sketch = self._stats.pop(k)
-            p = None
-        else:
-            p = self._column(k)
-            m, tol, sketch = self._summary(p)
-        self._sketches[k] = sketch
-        lo = bisect.bisect_left(self.means, m - tol)
-        hi = bisect.bisect_right(self.means, m + tol)
-        for _, other, ident in self.named[lo:hi]:       # equal columns have means within tol
-            if not np.all(np.abs(self._sketches[other] - sketch) <= tol):
-                continue
-            p = self._column(k) if p is None else p
-            if np.max(np.abs(self._column(other) - p), initial=0.0) <= tol:
-                self.by_col[k] = ident
-                return ident
-        self._pending = (m, k)
-        return None
-
-    def __getitem__(self, c) -> int:
-        c = int(c)
-        if c in self._ids:
-            return self._ids[c]
-        key = self._keys.pop(c, None) or model_key(self.candidates[c])
-        k = int(self.col[c])
-        ident = self.by_key.get(key)
-        if ident is None:
-            ident = self._column_id(k)
-        if ident is None:
-            ident = self.n_ids
-            self.n_ids += 1
-            m, _ = self._pending
-            at = bisect.bisect(self.means, m)
-            self.means.insert(at, m)
-            self.named.insert(at, (m, k, ident))
-        self.by_key.setdefault(key, ident)
-        self.by_col.setdefault(k, ident)
-        self._ids[c] = ident
-        return ident
-
-    def ids(self, cands) -> np.ndarray:
-        """``[self[c] for c in cands]`` as an int64 array, the columns those lookups would
-        read one at a time read first (only each one's mean, tolerance and sketch are
-        kept, :meth:`_column_id`)."""
-        cands = [int(c) for c in cands]
-        need, keys = [], set(self.by_key)
-        for c in cands:
-            if c in self._ids:
-                continue
-            key = self._keys[c] = model_key(self.candidates[c])
-            k = int(self.col[c])
-            if key not in keys and k not in self.by_col and k not in self._stats:
-                need.append(k)
-            keys.add(key)
-        need = list(dict.fromkeys(need))
+    def _summaries(self, ks: list[int]) -> dict[int, tuple]:
+        """Distinct column -> its :meth:`_summary`, the columns read a block at a time."""
+        out = {}
         if getattr(self.heldout, "tables", None) is not None:
             # per-repeat tables: a column is taken into place directly, a block saves nothing
-            for k in need:
-                self._stats[k] = self._summary(self._column(k))
-            need = []
-        for a in range(0, len(need), READ_BLOCK):
-            part = need[a:a + READ_BLOCK]
+            for k in ks:
+                out[k] = self._summary(self._column(k))
+            return out
+        for a in range(0, len(ks), READ_BLOCK):
+            part = ks[a:a + READ_BLOCK]
             block = self.heldout.stored([self.first[k] for k in part])
             for i, k in enumerate(part):
                 # a contiguous copy of the column: the mean of what one read returns
-                self._stats[k] = self._summary(np.ascontiguousarray(block[:, :, i], dtype=float))
-        return np.array([self[c] for c in cands], dtype=np.int64)
+                out[k] = self._summary(np.ascontiguousarray(block[:, :, i], dtype=float))
+        return out
+
+    def _classes(self) -> np.ndarray:
+        if self._class is not None:
+            return self._class
+        cands = self.candidates
+        n = len(cands)
+        col = [int(self.col[c]) for c in range(n)]
+        ks = sorted(set(col))
+        stats = self._summaries(ks)
+        parent = list(range(len(ks)))               # union-find: distinct columns, then model keys
+
+        def find(a: int) -> int:
+            while parent[a] != a:
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            return a
+
+        def union(a: int, b: int) -> None:
+            a, b = find(a), find(b)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+
+        node = {k: i for i, k in enumerate(ks)}
+        means: list[float] = []                      # sorted means of the columns kept to compare with
+        named: list[tuple[float, int]] = []          # (mean, distinct column), sorted
+        for k in ks:
+            m, tol, sketch = stats[k]
+            lo = bisect.bisect_left(means, m - tol)
+            hi = bisect.bisect_right(means, m + tol)
+            p = None
+            for _, other in named[lo:hi]:            # equal columns have means within tol
+                if not np.all(np.abs(stats[other][2] - sketch) <= tol):
+                    continue
+                p = self._column(k) if p is None else p
+                if np.max(np.abs(self._column(other) - p), initial=0.0) <= tol:
+                    union(node[k], node[other])
+                    break
+            else:
+                at = bisect.bisect(means, m)
+                means.insert(at, m)
+                named.insert(at, (m, k))
+        keys: dict[tuple, int] = {}
+        for c in range(n):
+            key = model_key(cands[c])
+            if key not in keys:
+                keys[key] = len(parent)
+                parent.append(len(parent))
+            union(node[col[c]], keys[key])
+        ids: dict[int, int] = {}
+        self._class = np.array([ids.setdefault(find(node[col[c]]), len(ids)) for c in range(n)], dtype=np.int64)
+        return self._class
+
+    def __getitem__(self, c) -> int:
+        return int(self._classes()[int(c)])
+
+    def ids(self, cands) -> np.ndarray:
+        """``[self[c] for c in cands]`` as an int64 array."""
+        return self._classes()[np.fromiter((int(c) for c in cands), dtype=np.int64)]
 
 
 def member_lookup(heldout, candidates) -> MemberLookup:

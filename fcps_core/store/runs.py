@@ -259,6 +259,7 @@ class RunStore:
         :func:`fcps_core.defaults.deployed_family_name` with ``deployed_members``), ``K`` the
         judges it calls, ``val_mse`` / ``test_mse`` its own held-out and test MSE (an average's,
         as ``select --json``'s ``selected``), ``deployed_risk`` its estimate on new items;
+        ``max_judges`` / ``budget`` the limit the selection was asked to respect (None: none);
         ``not_recorded`` lists those the store does not hold (a selection stored by an older
         fcps without them: every one of them when nothing of its result is left); empty for
         other runs, whose fields are None."""
@@ -272,7 +273,11 @@ class RunStore:
                                   json_extract_string(p.predictor, '$.family') AS deployed_family,
                                   coalesce(d.n_members, json_array_length(p.predictor, '$.members'))
                                       AS deployed_members,
-                                  d.run_id IS NOT NULL AS recorded, d.not_recorded
+                                  d.run_id IS NOT NULL AS recorded, d.not_recorded,
+                                  CASE WHEN r.kind = 'select' THEN TRY_CAST(json_extract_string(r.params,
+                                       '$.max_judges') AS BIGINT) END AS max_judges,
+                                  CASE WHEN r.kind = 'select' THEN TRY_CAST(json_extract_string(r.params,
+                                       '$.budget') AS DOUBLE) END AS budget
                            FROM runs r LEFT JOIN run_deployed d ON d.run_id = r.run_id
                            LEFT JOIN run_predictors p ON p.run_id = r.run_id
                            WHERE (? IS NULL OR r.panel_name = ?) AND (? IS NULL OR r.kind = ?)
