@@ -14,16 +14,13 @@ from fcps_core.files.json_values import json_ready
 from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection.choice import GroupedLosses, choose
 from fcps_core.selection.constraints import JudgeBits, PanelConstraint
+from menu_helpers import FakeCandidate
 
 MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table"], n_boot=60, n_jobs=1)
 
 
-class _Cand:
-    def __init__(self, index, judges, rule):
-        self.index, self.judges, self.path_rule = index, list(judges), rule
-        self.judge_idx = tuple(int(j[1:]) for j in judges)
-        self.family, self.K, self.params = "ridge_iso", len(judges), {}
-        self.path_label, self.stability = "", 1.0
+def _Cand(index, judges, rule):
+    return FakeCandidate(index, judges, rule=rule)
 
 
 NAMES = ["J0", "J1", "J2"]

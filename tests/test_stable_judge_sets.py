@@ -12,16 +12,13 @@ from fcps_core.files.json_values import json_ready
 from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection.choice import GroupedLosses, choose
 from fcps_core.selection.constraints import JudgeBits, PanelConstraint
+from menu_helpers import FakeCandidate
 
 MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table"], n_boot=60, n_jobs=1)
 
 
-class _Cand:
-    def __init__(self, index, judges, stability):
-        self.index, self.judges, self.stability = index, list(judges), stability
-        self.judge_idx = tuple(int(j[1:]) for j in judges)
-        self.family, self.K, self.params = "ridge_iso", len(judges), {}
-        self.path_label, self.path_rule = "", "info_first"
+def _Cand(index, judges, stability):
+    return FakeCandidate(index, judges, stability=stability)
 
 
 NAMES = ["J0", "J1", "J2"]
