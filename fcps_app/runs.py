@@ -112,7 +112,8 @@ def run_caption(run_id: int) -> str:
             detail = f"{display_family(sel)} over {judges_count(sel.get('K'))}{heldout}, statistically tied models picked from {menu}"
         else:
             detail = f"{family_name(sel.get('family'))} K={sel.get('K')}{heldout}, chosen from {menu}"
-        limit = limit_words((run.get("params") or {}).get("max_judges"), (run.get("params") or {}).get("budget"))
+        params = run.get("params") or {}
+        limit = limit_words(params.get("max_judges"), params.get("budget"))
         if sel and limit:
             detail += f" ({limit})"
     else:
@@ -179,9 +180,8 @@ def deployed_headline(runs: pd.DataFrame) -> pd.DataFrame:
                       for f, k in zip(runs["family"], n)]
     if "K" in runs.columns:
         runs["K"] = pd.to_numeric(runs["K"], errors="coerce").astype("Int64")
-    if "max_judges" in runs.columns or "budget" in runs.columns:
-        runs["limit"] = [limit_words(_given(k), _given(b)) for k, b in
-                         zip(runs.get("max_judges", [None] * len(runs)), runs.get("budget", [None] * len(runs)))]
+    if "max_judges" in runs.columns and "budget" in runs.columns:         # Store.runs gives both
+        runs["limit"] = [limit_words(_given(k), _given(b)) for k, b in zip(runs["max_judges"], runs["budget"])]
     for col in ("val_mse", "deployed_risk", "test_mse"):
         if col in runs.columns:
             runs[col] = pd.to_numeric(runs[col], errors="coerce").astype(float)

@@ -88,18 +88,18 @@ def baseline_predictions(scores: np.ndarray, labels: np.ndarray, fit_rows: np.nd
     X_pred = _features(S_pred)
     rises = columns_rise_with(S_fit, y, w) if S_fit.shape[1] else np.ones(0, dtype=bool)
     out = {"majority_vote": majority_vote(oriented(S_pred, rises))[inv_p]}
+    # the mean vote reads the oriented scores (the same features when every judge rises)
+    X_fit_o, X_pred_o = (X_fit, X_pred) if rises.all() else \
+        (_features(oriented(S_fit, rises), w), _features(oriented(S_pred, rises)))
     for name, family in _STACKERS.items():
         cls = REGISTRY[family]
         if cls.uses_unlabelled and X_unl is None:
             S_unl = scores[unlabelled_rows]
             rep_u, w_u, _ = distinct_score_rows(S_unl)
             X_unl = _features(S_unl[rep_u], w_u)
-        if name == "mean_vote_iso" and not rises.all():
-            model = cls().fit(_features(oriented(S_fit, rises), w), y)
-            out[name] = model.predict(_features(oriented(S_pred, rises)))[inv_p]
-            continue
-        model = cls().fit(X_fit, y, X_unl if cls.uses_unlabelled else None)
-        out[name] = model.predict(X_pred)[inv_p]
+        fit_x, pred_x = (X_fit_o, X_pred_o) if name == "mean_vote_iso" else (X_fit, X_pred)
+        model = cls().fit(fit_x, y, X_unl if cls.uses_unlabelled else None)
+        out[name] = model.predict(pred_x)[inv_p]
     # the isotonic fit pools equal scores itself (weighted sums in sorted order), so the
     # distinct (score, label) rows of one judge need no separate pass
     out["single_judges"] = single_judge_columns(S_fit, y, S_pred, w, rises=rises)[inv_p]
