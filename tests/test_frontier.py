@@ -302,7 +302,8 @@ def test_the_estimate_change_to_more_judges_pairs_two_limited_runs_draw_by_draw(
                                                    rel=1e-9, abs=1e-12)
         if p["n_judges"] in (1, 3):
             diff = draws(limited(q["n_judges"])) - draws(limited(p["n_judges"]))
-            assert change["ci"] == pytest.approx([np.percentile(diff, 2.5), np.percentile(diff, 97.5)],
+            low, high = np.percentile(diff, 2.5), np.percentile(diff, 97.5)
+            assert change["ci"] == pytest.approx([min(low, change["estimate"]), max(high, change["estimate"])],
                                                  rel=1e-9, abs=1e-12)
             checked += 1
     assert checked == 2 and points[-1]["more_judges_estimate"] is None
@@ -606,3 +607,34 @@ def test_out_of_bag_sums_a_block_of_draws_at_a_time_equal_one_product(panel, def
     for a, b in points:
         assert b["estimate"] == pytest.approx(a["estimate"], rel=1e-12)
         assert b["ci"] == pytest.approx(a["ci"], rel=1e-12)
+
+
+def test_the_estimate_change_interval_holds_its_estimate_when_most_draws_agree():
+    """Two points that deploy the same model in all but 3 of 200 draws: both percentiles of
+    the per-draw differences are 0 while the estimates' difference (a mean) is not; the
+    interval is widened to hold it (the answer never prints an estimate outside its own
+    interval)."""
+    from fcps_core.selection.frontier import _estimate_change
+    rng = np.random.default_rng(0)
+    tight = rng.normal(0.20, 0.01, 200)
+    loose = tight.copy()
+    loose[[5, 70, 140]] += [0.002, 0.003, 0.001]         # 1.5 % of the draws differ
+    points = [{"n_judges": 1, "cost": None, "deployed_risk": {"estimate": 0.2}, "_draws": tight},
+              {"n_judges": 2, "cost": None, "deployed_risk": {"estimate": 0.2 + 0.006 / 200}, "_draws": loose}]
+    _estimate_change(points)
+    change = points[0]["more_judges_estimate"]
+    assert change["n_judges"] == 2
+    assert change["estimate"] == pytest.approx(0.006 / 200)
+    assert change["ci"][0] == 0.0                         # the 2.5th percentile of the differences
+    assert change["ci"][0] <= change["estimate"] <= change["ci"][1]
+    assert change["ci"][1] == pytest.approx(change["estimate"])   # widened to the estimate, no further
+    assert points[1]["more_judges_estimate"] is None
+
+    # where the estimate lies inside the percentiles, they are the interval
+    loose = tight + rng.normal(0.001, 0.002, 200)
+    points = [{"n_judges": 1, "cost": None, "deployed_risk": {"estimate": 0.2}, "_draws": tight},
+              {"n_judges": 2, "cost": None, "deployed_risk": {"estimate": 0.201}, "_draws": loose}]
+    _estimate_change(points)
+    diff = loose - tight
+    assert points[0]["more_judges_estimate"]["ci"] == pytest.approx([np.percentile(diff, 2.5),
+                                                                      np.percentile(diff, 97.5)])

@@ -605,8 +605,10 @@ def _estimate_change(points: list[dict]) -> None:
     points' choices replayed in the same draws and scored on the same out-of-bag rows, so
     the interval is the 2.5 and 97.5 percentiles of the per-draw differences, less the
     difference of their learning-curve corrections (the estimates' own, so d is exactly the
-    difference of the two estimates). None for the loosest point, and where either point has
-    no replayed draws (no bootstrap, or a nested estimate)."""
+    difference of the two estimates), widened to d where d lies outside them: when both
+    points deploy the same model in more than 97.5 % of the draws both percentiles are 0,
+    while d, a mean over the draws, is not. None for the loosest point, and where either
+    point has no replayed draws (no bootstrap, or a nested estimate)."""
     def delta(p: dict) -> float:
         return float(((p["deployed_risk"] or {}).get("training_size_correction") or {}).get("delta", 0.0))
     for i, p in enumerate(points):
@@ -619,8 +621,9 @@ def _estimate_change(points: list[dict]) -> None:
             continue
         d = float(q["deployed_risk"]["estimate"] - p["deployed_risk"]["estimate"])
         per_draw = q["_draws"] - p["_draws"] - (delta(q) - delta(p))
+        low, high = float(np.percentile(per_draw, 2.5)), float(np.percentile(per_draw, 97.5))
         p["more_judges_estimate"] = {"n_judges": q["n_judges"], "cost": q["cost"], "estimate": d,
-                                     "ci": [float(np.percentile(per_draw, 2.5)), float(np.percentile(per_draw, 97.5))]}
+                                     "ci": [min(low, d), max(high, d)]}
 
 
 def _more_judges(heldout, points: list[dict]) -> None:
