@@ -20,6 +20,11 @@ judges), the label range and the predictions' range, and, on LLMBar, T's share o
 adversarial groups against D's.
 
     PYTHONPATH=. nice .venv/bin/python bench/k1_decompose.py --panels llmbar --splits 32 --cache /tmp/k1bias_cache
+    PYTHONPATH=. nice .venv/bin/python bench/k1_decompose.py --panels llmbar --cache /tmp/k1bias_cache \
+        --learning-curve GPT-4/Rating_Metrics_Reference --reps 60
+
+``--learning-curve JUDGE``: is the held-out risk's offset from T (a2) a learning curve the
+correction misses? :func:`learning_curve`.
 """
 
 from __future__ import annotations
@@ -125,6 +130,114 @@ def decompose(name: str, split: dict, population: int) -> dict:
     return out
 
 
+#: the k = 1 point's typical members on LLMBar (family, parameters): what the learning curve fits
+CURVE_MODELS = [("mean_iso", {}), ("residual", {"base": "logistic", "shrinkage": 8.0}),
+                ("residual", {"base": "mean_iso", "shrinkage": 8.0}),
+                ("residual", {"base": "one_coin_iso", "shrinkage": 8.0}), ("backoff", {"shrinkage": 0.5})]
+
+
+def learning_curve(name: str, judge: str, reps: int, sizes=(0.32, 0.64, 0.8)) -> str:
+    """The deployed judge's members' risk against training size on the whole panel, paired:
+    per rep a random 20 % of the groups is the evaluation set and nested random training sets
+    of ``sizes`` x the groups are drawn from the rest (0.64 = a fold's training share of D,
+    0.8 = D's, 0.32 = the correction's half). Compares the step from 0.64 to 0.8 (what the
+    learning-curve correction must remove) with what r(n) = a + b/n through 0.32 and 0.64
+    predicts for it (the correction's model)."""
+    from fcps_core import read_panel
+    from fcps_core.selection import FCPSSelector
+    panel = read_panel(os.path.join(BR.BF.DATA, f"{name}.csv"))
+    sel = FCPSSelector()
+    j = panel.judge_names.index(judge)
+    uniq, inv = np.unique(panel.group_ids, return_inverse=True)
+    G = len(uniq)
+    subset = np.array([g.split(":")[0] for g in panel.group_ids])
+    rng = np.random.default_rng(0)
+    empty = np.zeros(0, dtype=np.int64)
+    path = JudgePath("info_first", (j,), (1,), label=FIXED)
+    keys = [(f, tuple(sorted(p.items()))) for f, p in CURVE_MODELS]
+    only = frozenset(menu_key(FIXED, 1, f, dict(p)) for f, p in keys)
+    risks = {n: {k: [] for k in keys + ["average"]} for n in sizes}
+    nat = {n: [] for n in sizes}
+    for _ in range(reps):
+        order = rng.permutation(G)
+        n_eval = int(round(0.2 * G))
+        E = np.flatnonzero(np.isin(inv, order[:n_eval]))
+        rest = order[n_eval:]
+        for n in sizes:
+            tr = np.flatnonzero(np.isin(inv, rest[:int(round(n * G))]))
+            rows = MenuRows(path_rows=tr, fit=tr, scored=empty, audit=empty, unlabelled=empty)
+            with mock.patch.object(MENU, "build_paths", lambda *a, **k: [path]):
+                menu = fit_menu(sel, panel, rows, expand_grid=True, score_val=False, only=only, diagnostics=False)
+            preds = _predict_candidates(menu, E, keys=only)
+            ps = [preds[menu_key(FIXED, 1, f, dict(p))] for f, p in keys]
+            for k, p in zip(keys, ps):
+                risks[n][k].append(float(np.mean((panel.labels[E] - p) ** 2)))
+            avg = np.mean(ps, axis=0)
+            risks[n]["average"].append(float(np.mean((panel.labels[E] - avg) ** 2)))
+            natE = subset[E] == "Natural"
+            nat[n].append(float(np.mean((panel.labels[E][natE] - avg[natE]) ** 2)))
+    lo, mid, hi = sizes
+    lines = [f"{name}, {judge}: learning curve over {reps} paired draws (evaluation 20 % of the groups; training "
+             f"{lo:.2f} / {mid:.2f} / {hi:.2f} of the groups)"]
+    for k in keys + ["average"]:
+        r = {n: np.array(risks[n][k]) for n in sizes}
+        step = r[mid] - r[hi]
+        pred = (r[lo] - r[mid]) * (1 / mid - 1 / hi) / (1 / lo - 1 / mid)
+        lines.append(f"  {str(k):60s} r: {r[lo].mean():.4f} {r[mid].mean():.4f} {r[hi].mean():.4f}; step {mid}->{hi} "
+                     "{:+.4f} (SE {:.4f}); a + b/n predicts {:+.4f} (SE {:.4f})".format(*_ms(step), *_ms(pred)))
+    r = {n: np.array(nat[n]) for n in sizes}
+    lines.append("  average, Natural rows only: step {:+.4f} (SE {:.4f})".format(*_ms(r[mid] - r[hi])))
+    return "\n".join(lines)
+
+
+def fixed_offsets(name: str, judge: str, n_splits: int) -> str:
+    """(a2) without a selection, over many splits: per split (``bench_frontier``'s, seed 100 +
+    i) the :data:`CURVE_MODELS` on ``judge`` fixed, their grouped cross-fitted risk on D (the
+    selection's folds and repeats) minus the T-MSE of their refit on D, each model and their
+    average. Its mean over many splits is what (a2) is in expectation for a judge the
+    selection deploys on every split; over the first 32 it is comparable to the
+    decomposition above."""
+    from fcps_core.selection import FCPSSelector, deployable_label_scale
+    panel0 = BR.BF.load(name, 0)
+    j = panel0.judge_names.index(judge)
+    path = JudgePath("info_first", (j,), (1,), label=FIXED)
+    keys = [(f, tuple(sorted(p.items()))) for f, p in CURVE_MODELS]
+    only = frozenset(menu_key(FIXED, 1, f, dict(p)) for f, p in keys)
+    empty = np.zeros(0, dtype=np.int64)
+
+    def fitted(panel, tr, rows):
+        mr = MenuRows(path_rows=tr, fit=tr, scored=empty, audit=empty, unlabelled=empty)
+        with mock.patch.object(MENU, "build_paths", lambda *a, **k: [path]):
+            menu = fit_menu(sel, panel, mr, expand_grid=True, score_val=False, only=only, diagnostics=False)
+        preds = _predict_candidates(menu, rows, keys=only)
+        ps = [preds[menu_key(FIXED, 1, f, dict(p))] for f, p in keys]
+        return ps + [np.mean(ps, axis=0)]
+    out = []
+    for i in range(n_splits):
+        seed = 100 + i
+        blocks = BR.BF.split(panel0, name, seed, 0)
+        panel = deployable_label_scale(panel0, blocks)
+        sel = FCPSSelector(seed=seed)
+        D = np.sort(np.concatenate([blocks.S, blocks.M, blocks.V])).astype(np.int64)
+        T = np.asarray(blocks.T, dtype=np.int64)
+        y = panel.labels
+        folds = grouped_folds(group_codes(panel.group_ids[D]), sel.folds, sel.repeats, sel.seed)
+        loss = np.zeros((len(keys) + 1, sel.repeats, len(D)))
+        for r, tr, va in folds:
+            for m, p in enumerate(fitted(panel, D[tr], D[va])):
+                loss[m, r, va] = (y[D[va]] - p) ** 2
+        cv = loss.mean(axis=(1, 2))
+        tm = np.array([np.mean((y[T] - p) ** 2) for p in fitted(panel, D, T)])
+        out.append(cv - tm)
+    out = np.array(out)
+    lines = [f"{name}, {judge} fixed: cross-fitted risk on D - T-MSE of the refit on D, no selection"]
+    for m, k in enumerate(keys + ["average"]):
+        first = "{:+.4f} (SE {:.4f})".format(*_ms(out[:32, m]))
+        lines.append(f"  {str(k):60s} first 32 splits {first}; all {n_splits} " + "{:+.4f} (SE {:.4f})".format(
+            *_ms(out[:, m])))
+    return "\n".join(lines)
+
+
 def _ms(v) -> tuple[float, float]:
     v = np.asarray(v, dtype=float)
     return float(v.mean()), (float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else float("nan"))
@@ -174,9 +287,21 @@ def main(argv=None) -> int:
     ap.add_argument("--population", type=int, default=0)
     ap.add_argument("--cache", required=True)
     ap.add_argument("--out")
+    ap.add_argument("--learning-curve", metavar="JUDGE",
+                    help="instead: the learning curve of the k = 1 members' families on JUDGE (whole panel)")
+    ap.add_argument("--reps", type=int, default=40)
+    ap.add_argument("--fixed-splits", type=int, metavar="N",
+                    help="with --learning-curve JUDGE: instead, (a2) of JUDGE's fixed models over N splits")
     args = ap.parse_args(argv)
     os.makedirs(args.cache, exist_ok=True)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    if args.learning_curve:
+        for name in args.panels:
+            if args.fixed_splits:
+                print(fixed_offsets(name, args.learning_curve, args.fixed_splits), flush=True)
+            else:
+                print(learning_curve(name, args.learning_curve, args.reps), flush=True)
+        return 0
     allrows = {}
     for name in args.panels:
         rows = []
