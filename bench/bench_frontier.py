@@ -41,6 +41,11 @@ choices' extra learning-curve refits are started with the run's own. It prints b
 summaries and the paired differences (the other setting - the run's) of k=1 - single,
 k=3 - top three and every k's estimate - T-MSE.
 
+``--own-set-level``: the selections run with ``FCPSSelector(own_set_level=True)``; every
+point's estimate less its shift is the default's (the same choice, draws and correction), so
+it also prints the two paired by split (:func:`own_level_report`: the worst |estimate -
+T-MSE| over k and k = 1's), the adoption rule's figures (docs/performance.md).
+
 ``--panels shape:NAME`` (a latent shape of ``bench/bench_shapes.py``): split s is draw s of
 the shape (:func:`bench_shapes.drawn`), D the panel's rows (S:M:V 1:2:1 by groups) and T its
 40,000 fresh items (:func:`bench.shape_recipes.combined_panel`); selections seeded 0 as the
@@ -232,7 +237,10 @@ def _points(res, judge_points: list, T, cache: dict) -> dict:
         # the estimate without the point's own learning-curve correction (the deployed
         # point keeps the default's, which it always had)
         uncorrected = est if p["chosen"] else dr.get("bbc_estimate", est)
-        out[p["n_judges"]] = {"tmse": tm, "estimate": est, "uncorrected": uncorrected,
+        # FCPSSelector(own_set_level=True): the shift in the estimate (estimate - shift is the
+        # default's estimate, the same choice and draws)
+        shift = float((dr.get("own_set_level") or {}).get("shift", 0.0))
+        out[p["n_judges"]] = {"tmse": tm, "estimate": est, "uncorrected": uncorrected, "shift": shift,
                               "used": len(p["judges"]), "chosen": p["chosen"],
                               "judges": list(p["judges"]),
                               "members": [_member(res.candidates[m["index"]]) for m in p["members"]]}
@@ -352,6 +360,39 @@ def paired_random_report(a: dict, b: dict, setting: bool) -> tuple[str, dict]:
     return "\n".join(lines), out
 
 
+def own_level_report(s: dict) -> tuple[str, dict]:
+    """``--own-set-level``: the run's estimates (the option on) against the same estimates less
+    their shifts (the default's, same splits, choices and draws), paired by split: the worst
+    |mean estimate - T-MSE| over k of each (the paired SE at the k where the worse one is
+    worst) and k = 1's, for the adoption rule in docs/performance.md."""
+    ps = s["per_split"]
+    ks = [k for k in range(1, s["J"] + 1) if all(k in r["bias"] for r in ps)]
+    on = {k: np.array([r["bias"][k] for r in ps]) for k in ks}
+    off = {k: np.array([r["bias_base"][k] for r in ps]) for k in ks}
+    w_on = max(ks, key=lambda k: abs(on[k].mean()))
+    w_off = max(ks, key=lambda k: abs(off[k].mean()))
+    worst_on, worst_off = abs(on[w_on].mean()), abs(off[w_off].mean())
+    at = w_on if worst_on >= worst_off else w_off
+    se = _mean_se(on[at] - off[at])[1]
+    k1 = ks[0]
+    d1 = np.abs(on[k1].mean()) - np.abs(off[k1].mean())
+    out = {"worst_off": (worst_off, w_off), "worst_on": (worst_on, w_on), "worst_diff": (worst_on - worst_off, se),
+           "se_at": at, "k1_off": _mean_se(off[k1]), "k1_on": _mean_se(on[k1]),
+           "k1_abs_diff": (float(d1), _mean_se(on[k1] - off[k1])[1]),
+           "shifted_points": int(sum(np.count_nonzero(on[k] != off[k]) > 0 for k in ks)), "points": len(ks),
+           "bias_diff": {k: _mean_se(on[k] - off[k]) for k in ks}}
+    lines = [f"{s['panel']}: own_set_level on - off, paired ({len(ps)} splits; {out['shifted_points']} of {len(ks)} "
+             f"points shifted on some split)",
+             f"  worst |estimate - T-MSE|: off {worst_off:.4f} (k={w_off}) -> on {worst_on:.4f} (k={w_on}); "
+             f"paired {worst_on - worst_off:+.4f} (SE {se:.4f} at k={at})",
+             f"  k={k1}: off {off[k1].mean():+.4f} -> on {on[k1].mean():+.4f}; |bias| change {d1:+.4f} "
+             f"(paired SE {out['k1_abs_diff'][1]:.4f})",
+             "  estimate - T-MSE per k (off -> on): " + ", ".join(
+                 f"{k}: {off[k].mean():+.4f} -> {on[k].mean():+.4f}" for k in ks
+                 if k <= 5 or k == s["J"] or k % 5 == 0)]
+    return "\n".join(lines), out
+
+
 def _mean_se(v) -> tuple[float, float]:
     v = np.asarray(v, dtype=float)
     return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
@@ -398,6 +439,8 @@ def summarise(name: str, recs: list[dict]) -> dict:
                          "top3_judges": r["top3_judges"],
                          "bias": {k: p["estimate"] - p["tmse"] for k, p in r["points"].items()
                                   if p["estimate"] is not None},
+                         "bias_base": {k: p["estimate"] - p["shift"] - p["tmse"] for k, p in r["points"].items()
+                                       if p["estimate"] is not None},
                          "detail": {k: {"judges": r["points"][k]["judges"], "members": r["points"][k]["members"],
                                         "heldout": r["points"][k].get("heldout"), "fixed": r["points"][k].get("fixed")}
                                     for k in sorted({1, min(3, J), J})},
@@ -607,6 +650,9 @@ def main(argv=None) -> int:
                     help="run the selections with FCPSSelector(single_judge_candidates=True)")
     ap.add_argument("--stable-judge-sets", action="store_true",
                     help="run the selections with FCPSSelector(stable_judge_sets=True)")
+    ap.add_argument("--own-set-level", action="store_true",
+                    help="run the selections with FCPSSelector(own_set_level=True) and print the estimates "
+                         "paired with the same estimates less their shifts (the default's)")
     ap.add_argument("--paired-random", action="store_true",
                     help="also decide, replay and score each selection's frontier with the other "
                          "random_under_limits setting, and print the paired differences")
@@ -620,8 +666,10 @@ def main(argv=None) -> int:
         return 0
     summaries = []
     for name in args.panels:
+        options = {**({"stable_judge_sets": True} if args.stable_judge_sets else {}),
+                   **({"own_set_level": True} if args.own_set_level else {})}
         out = run_panel(name, args.splits, args.quiet, args.population, args.single_judge_candidates,
-                        {"stable_judge_sets": True} if args.stable_judge_sets else None, args.paired_random)
+                        options or None, args.paired_random)
         if args.paired_random:
             setting = FCPSSelector().random_under_limits
             text, paired = paired_random_report(out[0], out[1], setting)
@@ -633,6 +681,10 @@ def main(argv=None) -> int:
         else:
             summaries.append(out)
             print(report(summaries[-1]), flush=True)
+            if args.own_set_level:
+                text, paired = own_level_report(out)
+                summaries[-1]["own_set_level"] = paired
+                print(text, flush=True)
         if args.out:
             import json
             with open(args.out, "w") as fh:

@@ -55,7 +55,7 @@ from .screening import Screen, first_repeat_risks, screen_candidates
 from ..families import REGISTRY
 from ..families.base import one_blas_thread
 from .judges_report import PanelReport, selection_panel_report
-from .honesty import UNIT_SUM_CELLS, assess, nested_estimate, training_size_corrected
+from .honesty import UNIT_SUM_CELLS, assess, nested_estimate, own_set_shifted, training_size_corrected
 from .evaluation_rows import restrict_heldout
 from .menu import MenuRows, checked_panel, fit_menu, menu_key
 from .result import SelectionResult, predict_on_rows
@@ -659,8 +659,15 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         assessment["deployed_risk"] = training_size_corrected(dr, correction)
     if settings.estimate == "nested":
         assessment["deployed_risk"] = nested_estimate(settings, panel, blocks, D, report)
+    levels = None
+    if getattr(settings, "own_set_level", False) and settings.estimate == "bbc" and \
+            assessment["deployed_risk"] is not None:
+        # the estimates' level read on the members' own fixed judge sets (off by default)
+        levels = OwnSetLevels(settings, panel, D, fold_list, heldout, unlabelled, kept)
+        assessment["deployed_risk"] = own_set_shifted(assessment["deployed_risk"],
+                                                      levels.shift(result.tied_members))
     result = with_frontier(replace(result, **assessment), heldout, choices=choices, corrections=point_correction,
-                           replays=replays)
+                           replays=replays, **({} if levels is None else {"levels": levels.shift}))
     # queued behind the folds: long done by now (none when the last batch ran in this process)
     panel_report = _queued_result(results) if queued else None
     if panel_report is not None:
@@ -940,3 +947,82 @@ class CorrectionRefits:
         delta = max(slope, 0.0) * (1.0 / nt - 1.0 / nd)
         return {"delta": float(delta), "risk_half": r_small, "risk_train": r_full, "n_half": nh,
                 "n_train": nt, "n_deployable": nd, "model": "a + b/n"}
+
+
+#: the label of the fixed paths the own-set refits fit (:class:`OwnSetLevels`)
+OWN_SET_LABEL = "own-set"
+
+
+class OwnSetLevels:
+    """The own-set level of a deployed predictor (``FCPSSelector(own_set_level=True)``).
+
+    A path prefix's held-out column is the path *rule's*: each fold's rule builds its own
+    judge set, and the refit on all deployable rows deploys the set the rule builds there.
+    Where some fold built another set (judge-set stability < 1) the column is not the
+    deployed members' own. :meth:`shift` refits the members (family, parameters) with their
+    deployed judge sets fixed in every fold of the selection (``fold_list``, every repeat;
+    a member the screen kept at its first repeat reads that repeat in every repeat, as its
+    column does) and returns own - held-out, the two risks read on the same held-out rows.
+    The refits run here, one :func:`.menu.fit_menu` per fold and (judge set, rule) on one
+    fixed path, only for predictors with an unstable member, each model once."""
+
+    def __init__(self, settings, panel: Panel, D: np.ndarray, fold_list: list, heldout: HeldOut,
+                 unlabelled: np.ndarray, candidates: list):
+        self.settings, self.panel, self.D, self.fold_list = settings, panel, D, fold_list
+        self.heldout, self.unlabelled, self.candidates = heldout, unlabelled, candidates
+        self.at = np.searchsorted(D, heldout.rows)          # the held-out rows' positions in D
+        self._preds: dict[int, np.ndarray] = {}             # candidate -> (repeats, len(D)) own predictions
+        self._shift: dict[tuple, dict | None] = {}
+
+    def _refit(self, cands: list) -> None:
+        """Own predictions of ``cands`` (candidates without them), grouped by judge set and rule."""
+        from ..measures.judge_paths import JudgePath
+        groups: dict[tuple, list] = {}
+        for c in cands:
+            groups.setdefault((tuple(c.judge_idx), c.path_rule), []).append(c)
+        D, y_rows = self.D, len(self.D)
+        empty = np.zeros(0, dtype=np.int64)
+        R = max(r for r, _, _ in self.fold_list) + 1
+        for (judges, rule), members in groups.items():
+            path = JudgePath(rule, judges, (len(judges),), label=OWN_SET_LABEL)
+            keys = {c.index: menu_key(OWN_SET_LABEL, len(judges), c.family, c.params) for c in members}
+            only = frozenset(keys.values())
+            out = {i: np.full((R, y_rows), np.nan) for i in keys}
+            for r, tr, va in self.fold_list:
+                if all(c.repeats == 1 for c in members) and r > 0:
+                    continue
+                rows = MenuRows(path_rows=D[tr], fit=D[tr], scored=empty, audit=empty, unlabelled=self.unlabelled)
+                menu = fit_menu(self.settings, self.panel, rows, expand_grid=True, score_val=False, only=only,
+                                diagnostics=False, fixed_paths=[path])
+                preds = _predict_candidates(menu, D[va], keys=only)
+                for i, key in keys.items():
+                    out[i][r, va] = preds[key]
+            for c in members:
+                p = out[c.index]
+                if c.repeats == 1:
+                    p[:] = p[0]
+                self._preds[c.index] = p
+
+    def shift(self, members) -> dict | None:
+        """``{"shift", "own_risk", "heldout_risk"}`` of the predictor averaging ``members``
+        (candidate indices), shift = own - held-out; None when every member is stable (its
+        column is its own: the shift would be 0)."""
+        key = tuple(sorted(int(m) for m in members))
+        if key in self._shift:
+            return self._shift[key]
+        cands = [self.candidates[i] for i in key]
+        if all(c.stability is None or c.stability >= 1.0 for c in cands):
+            self._shift[key] = None
+            return None
+        self._refit([c for c in cands if c.index not in self._preds])
+        from ..measures.diagnostics import losses
+        obj = self.settings.objective
+        h = self.heldout
+        y = h.y
+        own_p = np.mean([self._preds[i] for i in key], axis=0)[:, self.at]          # (repeats, held-out rows)
+        own = float(np.mean([losses(obj, y, own_p[r]) for r in range(own_p.shape[0])], axis=0).mean())
+        rule_d = h.average_losses(obj, list(key))                                   # per distinct held-out row
+        rule = float((rule_d if h.inverse is None else rule_d[h.inverse]).mean())
+        self._shift[key] = {"shift": own - rule, "own_risk": own, "heldout_risk": rule}
+        return self._shift[key]
+

@@ -62,7 +62,7 @@ from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
 from .constraints import RANDOM_RULE, JudgeBits, PanelConstraint, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
-                      training_size_corrected)
+                      own_set_shifted, training_size_corrected)
 from .members import deployed_weights, member_lookup
 
 
@@ -542,7 +542,7 @@ def frontier_replays(result, heldout, choices: FrontierChoices) -> list[dict] | 
 
 @one_blas_thread
 def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
-                     corrections=None, replays: list[dict] | None = None) -> list[dict]:
+                     corrections=None, replays: list[dict] | None = None, *, levels=None) -> list[dict]:
     """The frontier points (see the module): one per panel size, then one per cost level
     when the selection has judge costs. ``choices``: the levels' decisions when the caller
     made them already (:class:`FrontierChoices`). ``corrections(members)``: the
@@ -550,8 +550,12 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
     dict with ``delta``, :meth:`.crossfit.CorrectionRefits.correction`), subtracted from
     each point's replayed estimate as the default's is from its own; None: no correction.
     ``replays``: :func:`frontier_replays` of these choices when the caller computed them
-    already (None: computed here). Its products are thin (a few draws' weights against one
-    best column's sums), so they run on one BLAS thread as the bootstrap's do."""
+    already (None: computed here). ``levels(members)``: the own-set level of the
+    predictor averaging ``members`` (:meth:`.crossfit.OwnSetLevels.shift`, None for none),
+    added to each point's corrected estimate (``FCPSSelector(own_set_level=True)``; the
+    chosen point's is the result's own, already shifted). Its products are thin (a few
+    draws' weights against one best column's sums), so they run on one BLAS thread as the
+    bootstrap's do."""
     fc = FrontierChoices(result, heldout) if choices is None else choices
     reference, deployed, costs = fc.reference, fc.deployed, fc.costs
     if replays is None:
@@ -567,11 +571,13 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
             if i in boot or replays is None:
                 shared = boot.get(i)
             constraint, pred = chain[i], decided[i][1]
-            correction = None
+            correction = level = None
             if shared is not None and corrections is not None:
                 correction = corrections(list(pred.members or [pred.chosen]))
+            if shared is not None and levels is not None:
+                level = levels(list(pred.members or [pred.chosen]))
             points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs,
-                                 correction, risks, predictions))
+                                 correction, risks, predictions, level))
             points[-1]["_draws"] = _estimate_draws(result, points[-1], shared)
     judge_points = sorted((p for p in points if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
     cost_points = sorted((p for p in points if p["constraint"] == "budget"), key=lambda p: p["cost"])
@@ -610,7 +616,10 @@ def _estimate_change(points: list[dict]) -> None:
     while d, a mean over the draws, is not. None for the loosest point, and where either
     point has no replayed draws (no bootstrap, or a nested estimate)."""
     def delta(p: dict) -> float:
-        return float(((p["deployed_risk"] or {}).get("training_size_correction") or {}).get("delta", 0.0))
+        # the learning-curve correction less the own-set shift (FCPSSelector(own_set_level=True))
+        dr = p["deployed_risk"] or {}
+        return float((dr.get("training_size_correction") or {}).get("delta", 0.0)) - \
+            float((dr.get("own_set_level") or {}).get("shift", 0.0))
     for i, p in enumerate(points):
         looser = [q for q in points[i + 1:] if q["deployed_risk"] is not None]
         p["more_judges_estimate"] = None
@@ -657,7 +666,7 @@ def _heldout_risks(heldout, pred: HeldoutChoice, reference: HeldoutChoice) -> tu
 
 def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, reference: HeldoutChoice, draws,
            deployed: PanelConstraint, costs, correction: dict | None = None, risks: dict | None = None,
-           predictions: dict | None = None) -> dict:
+           predictions: dict | None = None, level: dict | None = None) -> dict:
     """One frontier point; ``risks`` (per deployed member list its :func:`_heldout_risks`)
     and ``predictions`` (the refitted members' predictions, :func:`.members.deployed_weights`)
     are shared by the levels."""
@@ -686,6 +695,8 @@ def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, re
         if "bbc_estimate" in result.deployed_risk:
             dr["bbc_estimate"] = float(result.deployed_risk["bbc_estimate"])
             dr["training_size_correction"] = dict(result.deployed_risk["training_size_correction"])
+        if "own_set_level" in result.deployed_risk:
+            dr["own_set_level"] = dict(result.deployed_risk["own_set_level"])
     elif draws is None:
         dr = None
     else:
@@ -693,6 +704,8 @@ def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, re
         if correction is not None:
             # the same learning-curve correction as the default's, for this point's members
             dr = training_size_corrected(dr, correction)
+        if level is not None:
+            dr = own_set_shifted(dr, level)
     family = TIE_AVERAGE if pred.members else members[0].family
     n_judges = constraint.max_judges if constraint.max_judges is not None else len(judges)
     cost = (judges_cost(judges, costs)[0] if costs else None) if constraint.budget is None else float(constraint.budget)

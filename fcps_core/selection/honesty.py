@@ -561,6 +561,18 @@ def training_size_corrected(estimate: dict, correction: dict) -> dict:
             "estimate": estimate["estimate"] - delta, "ci": [estimate["ci"][0] - delta, estimate["ci"][1] - delta]}
 
 
+def own_set_shifted(estimate: dict, level: dict | None) -> dict:
+    """A deployed-risk estimate (``estimate``, ``ci`` and whatever else it holds) shifted by
+    its predictor's own-set level (:meth:`.crossfit.OwnSetLevels.shift`: own - held-out,
+    ``FCPSSelector(own_set_level=True)``), the record kept as ``own_set_level``; unchanged
+    when ``level`` is None (every member stable)."""
+    if level is None:
+        return estimate
+    s = float(level["shift"])
+    return {**estimate, "estimate": estimate["estimate"] + s, "ci": [estimate["ci"][0] + s, estimate["ci"][1] + s],
+            "own_set_level": dict(level)}
+
+
 def _deployed_heldout_risk(result) -> float:
     """The deployed choice's own (optimistic) held-out risk."""
     if result.members and result.selected_val:

@@ -153,7 +153,8 @@ def families_of(keys) -> set:
 @one_blas_thread    # thin products and vector dots: a second BLAS thread waits on a busy core
 def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bool = False,
              score_val: bool = True, progress: Callable[[float, str], None] | None = None,
-             only: "frozenset | None" = None, diagnostics: bool | None = None) -> "MenuFit":
+             only: "frozenset | None" = None, diagnostics: bool | None = None,
+             fixed_paths: "list | None" = None) -> "MenuFit":
     """One pass over the menu of ``settings`` on ``rows`` (:class:`MenuRows`, or its block
     map): encoders fitted on the fitting rows, paths built on the path rows, every
     candidate fitted on the fitting rows and scored on the scored rows; the audit rows only
@@ -168,7 +169,9 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     (unless ``diagnostics``: the later repeats' folds after the screen, :mod:`.screening`);
     the families fitted along a path still fit every prefix of it (a path fit's prefixes
     share work), so every wanted model is the one the full menu fits. Below, rows go by
-    the views' block letters (:meth:`MenuRows.block_map`)."""
+    the views' block letters (:meth:`MenuRows.block_map`). ``fixed_paths``: these
+    :class:`JudgePath` orderings instead of the ones the path rules build (no path is built,
+    no single-judge path joins): the own-set refits of :func:`.crossfit.own_set_levels`."""
     with_diagnostics = only is None if diagnostics is None else diagnostics
     rows = (rows if isinstance(rows, MenuRows) else MenuRows.of_map(rows)).block_map()
     report = progress or (lambda frac, msg: None)
@@ -176,17 +179,17 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     encoded = encode_panel(panel, rows["M"], n_bins=settings.n_bins)
     alph = encoded.alphabet_sizes
     report(0.02, "building judge paths on the selection rows")
-    paths = build_paths(list(settings.paths), encoded.codes[rows["S"]], y[rows["S"]], len(rows["M"]),
-                        table_k_max=min(settings.table_k_max, settings.k_max or settings.table_k_max),
-                        seed=settings.seed, penalty=settings.complexity_penalty,
-                        cfps_max_paths=settings.cfps_max_paths,
-                        costs=None if settings.judge_costs is None else
-                        np.array([settings.judge_costs[j]["cost"] for j in panel.judge_names]))
+    paths = list(fixed_paths) if fixed_paths is not None else build_paths(
+        list(settings.paths), encoded.codes[rows["S"]], y[rows["S"]], len(rows["M"]),
+        table_k_max=min(settings.table_k_max, settings.k_max or settings.table_k_max),
+        seed=settings.seed, penalty=settings.complexity_penalty, cfps_max_paths=settings.cfps_max_paths,
+        costs=None if settings.judge_costs is None else
+        np.array([settings.judge_costs[j]["cost"] for j in panel.judge_names]))
     names = panel.judge_names
     # the fixed single-judge candidates ("judge j alone", :func:`single_judge_paths`) join
     # the fits but not the returned paths (they are no ordering of the pool)
     menu_paths = paths + (single_judge_paths(len(names)) if getattr(settings, "single_judge_candidates", False)
-                          else [])
+                          and fixed_paths is None else [])
     work = []  # (path, K)
     for path in menu_paths:
         top = max(settings.k_limit(f, len(path.judges)) for f in path_families(settings, path))

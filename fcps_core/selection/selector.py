@@ -109,6 +109,13 @@ class FCPSSelector:
         over all judges unchanged (:mod:`.constraints`). Measured, not adopted as the
         default (docs/performance.md, "Issue 24: limited choices without the `random`
         path's prefixes"; ``bench/bench_frontier.py --paired-random``).
+    own_set_level : the deployed-risk estimate of a predictor whose members are not all
+        stable (some fold's path rule built another judge set than the one deployed) is
+        shifted by own - held-out: *own* is the held-out risk of the same members with their
+        deployed judge sets fixed in every fold (refitted on the selection's folds), held-out
+        the members' cross-fitted risk the choice read; the default's estimate and every
+        frontier point's alike (crossfit with the ``bbc`` estimate only; choices unchanged).
+        Off by default (docs/performance.md, "Issue 24: LLMBar's k = 1 pessimism decomposed").
     screen_se : after the first of the ``repeats``, a candidate behind the best one calling a
         subset of its judges (and the best of its side of the regime verdict) by more than
         this many times the sum of its clustered SE and the largest SE among the candidates
@@ -169,6 +176,9 @@ class FCPSSelector:
     #: a binding judge or cost limit may choose a prefix of the ``random`` path (False: it
     #: never does unless nothing else fits, :mod:`.constraints`)
     random_under_limits: bool = True
+    #: shift an estimate by its members' own fixed-set held-out risk - their held-out risk
+    #: when some member's folds built other judge sets (:func:`.crossfit.own_set_levels`)
+    own_set_level: bool = False
     #: after the first repeat, the later repeats do not refit a candidate this far behind the
     #: best one calling a subset of its judges (:mod:`.screening`); None: every repeat
     #: refits every candidate
@@ -218,6 +228,8 @@ class FCPSSelector:
             raise MenuError(f"stable_judge_sets must be True or False (got {self.stable_judge_sets!r})")
         if not isinstance(self.random_under_limits, (bool, np.bool_)):
             raise MenuError(f"random_under_limits must be True or False (got {self.random_under_limits!r})")
+        if not isinstance(self.own_set_level, (bool, np.bool_)):
+            raise MenuError(f"own_set_level must be True or False (got {self.own_set_level!r})")
         if self.screen_se is not None and not (isinstance(self.screen_se, (int, float, np.integer, np.floating))
                                                and math.isfinite(self.screen_se) and self.screen_se >= 1):
             raise MenuError(f"screen_se must be a number >= 1 (the tie band is one SE), or None for no "

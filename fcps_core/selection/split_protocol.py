@@ -83,9 +83,11 @@ def fit_split(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
 
 
 def with_frontier(result: SelectionResult, heldout, *, choices=None, corrections=None,
-                  replays=None) -> SelectionResult:
+                  replays=None, levels=None) -> SelectionResult:
     """The result with its frontier (:func:`.frontier.compute_frontier`, read through its
-    module so a benchmark can time it; ``choices``, ``corrections`` and ``replays`` as it
-    takes them), without the bootstrap draws the frontier replayed. Both protocols end with it."""
-    return replace(result, frontier=frontier.compute_frontier(result, heldout, choices, corrections, replays),
-                   bootstrap=None)
+    module so a benchmark can time it; ``choices``, ``corrections``, ``replays`` and
+    ``levels`` as it takes them), without the bootstrap draws the frontier replayed. Both
+    protocols end with it."""
+    fr = (frontier.compute_frontier(result, heldout, choices, corrections, replays) if levels is None
+          else frontier.compute_frontier(result, heldout, choices, corrections, replays, levels=levels))
+    return replace(result, frontier=fr, bootstrap=None)
