@@ -109,6 +109,14 @@ class FCPSSelector:
         over all judges unchanged (:mod:`.constraints`). Measured, not adopted as the
         default (docs/performance.md, "Issue 24: limited choices without the `random`
         path's prefixes"; ``bench/bench_frontier.py --paired-random``).
+    info_first_under_limits : a limit that excludes some candidate (``max_judges``,
+        ``budget``, every frontier level below all judges) chooses only among the prefixes of
+        the ``info_first`` path (judges in the order of their own single-judge risk), unless
+        none fits; the prefix size, family and tie average are still chosen by cross-fitted
+        risk, and the choice over all judges is unchanged (:mod:`.constraints`). False by
+        default. Measured in docs/performance.md, "Issue 24: limited choices on the
+        `info_first` path only" (``bench/bench_frontier.py --paired-option
+        info_first_under_limits``).
     screen_se : after the first of the ``repeats``, a candidate behind the best one calling a
         subset of its judges (and the best of its side of the regime verdict) by more than
         this many times the sum of its clustered SE and the largest SE among the candidates
@@ -169,6 +177,9 @@ class FCPSSelector:
     #: a binding judge or cost limit may choose a prefix of the ``random`` path (False: it
     #: never does unless nothing else fits, :mod:`.constraints`)
     random_under_limits: bool = True
+    #: a binding judge or cost limit admits only the ``info_first`` path's prefixes (unless
+    #: none fits, :mod:`.constraints`)
+    info_first_under_limits: bool = False
     #: after the first repeat, the later repeats do not refit a candidate this far behind the
     #: best one calling a subset of its judges (:mod:`.screening`); None: every repeat
     #: refits every candidate
@@ -218,6 +229,8 @@ class FCPSSelector:
             raise MenuError(f"stable_judge_sets must be True or False (got {self.stable_judge_sets!r})")
         if not isinstance(self.random_under_limits, (bool, np.bool_)):
             raise MenuError(f"random_under_limits must be True or False (got {self.random_under_limits!r})")
+        if not isinstance(self.info_first_under_limits, (bool, np.bool_)):
+            raise MenuError(f"info_first_under_limits must be True or False (got {self.info_first_under_limits!r})")
         if self.screen_se is not None and not (isinstance(self.screen_se, (int, float, np.integer, np.floating))
                                                and math.isfinite(self.screen_se) and self.screen_se >= 1):
             raise MenuError(f"screen_se must be a number >= 1 (the tie band is one SE), or None for no "
