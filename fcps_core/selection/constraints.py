@@ -43,8 +43,8 @@ instead of from whichever of the many judge sets the other paths offer (``random
 ``complexity_penalized``, ``cfps``) wins the cross-fitted comparison by the rows' noise.
 When no ``info_first`` prefix fits a limit the limit keeps every admissible candidate
 (:func:`on_info_first`). Read wherever ``exclude_random`` is (the choice, its replay, every
-frontier level, the budget levels, drop-one). Measured in docs/performance.md, "Issue 24:
-limited choices on the `info_first` path only".
+frontier level, the budget levels, drop-one). Measured and not adopted as the default
+(docs/performance.md, "Issue 24: why `--max-judges 3` loses to the top-three stack").
 """
 
 from __future__ import annotations

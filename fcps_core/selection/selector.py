@@ -114,9 +114,9 @@ class FCPSSelector:
         the ``info_first`` path (judges in the order of their own single-judge risk), unless
         none fits; the prefix size, family and tie average are still chosen by cross-fitted
         risk, and the choice over all judges is unchanged (:mod:`.constraints`). False by
-        default. Measured in docs/performance.md, "Issue 24: limited choices on the
-        `info_first` path only" (``bench/bench_frontier.py --paired-option
-        info_first_under_limits``).
+        default. Measured, not adopted as the default (docs/performance.md, "Issue 24: why
+        `--max-judges 3` loses to the top-three stack"; ``bench/bench_frontier.py
+        --paired-option info_first_under_limits``).
     screen_se : after the first of the ``repeats``, a candidate behind the best one calling a
         subset of its judges (and the best of its side of the regime verdict) by more than
         this many times the sum of its clustered SE and the largest SE among the candidates
