@@ -180,10 +180,11 @@ def _member(c) -> dict:
 
 
 @contextlib.contextmanager
-def other_random_setting():
+def other_random_setting(option: str = "random_under_limits"):
     """For the selections made inside the block, the frontier decided, replayed and
-    corrected a second time with the other ``random_under_limits`` (the unconstrained choice
-    is the same under both): the levels' choices of both settings start their learning-curve
+    corrected a second time with the other setting of the boolean selector field ``option``
+    (``random_under_limits`` or another option read only by binding limits, e.g.
+    ``full_limit_sets``: the unconstrained choice is the same under both): the levels' choices of both settings start their learning-curve
     refits together (:meth:`.frontier.FrontierChoices.member_sets`), and the second frontier
     is computed from the same bootstrap draws and correction refits as the run's own. Yields
     a list that receives each selection's other frontier (JSON-ready points)."""
@@ -195,7 +196,7 @@ def other_random_setting():
 
     def flipped(result):
         sel = result.selector
-        return replace(result, selector=replace(sel, random_under_limits=not sel.random_under_limits))
+        return replace(result, selector=replace(sel, **{option: not getattr(sel, option)}))
 
     class PairedChoices(original_choices):
         def __init__(self, result, heldout):
@@ -248,14 +249,16 @@ def _points(res, judge_points: list, T, cache: dict) -> dict:
 
 
 def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: bool = False,
-              options: dict | None = None, paired_random: bool = False):
+              options: dict | None = None, paired_random: bool | str = False):
     """The panel's summary (:func:`summarise`); with ``paired_random`` a pair (the run's
-    summary, the other ``random_under_limits`` setting's) from the same selections."""
+    summary, the other ``random_under_limits`` setting's; a field name: that boolean
+    option's other setting) from the same selections."""
     shape = name.removeprefix("shape:") if name.startswith("shape:") else None
     panel = None if shape else load(name, population)
     recs, other_recs = [], []
     stack = contextlib.ExitStack()
-    other_frontiers = stack.enter_context(other_random_setting()) if paired_random else None
+    option = paired_random if isinstance(paired_random, str) else "random_under_limits"
+    other_frontiers = stack.enter_context(other_random_setting(option)) if paired_random else None
     for k in range(splits):
         if shape:
             seed = 0
@@ -319,7 +322,7 @@ def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: 
     return summarise(name, recs)
 
 
-def paired_random_report(a: dict, b: dict, setting: bool) -> tuple[str, dict]:
+def paired_random_report(a: dict, b: dict, setting: bool, option: str = "random_under_limits") -> tuple[str, dict]:
     """The paired differences (``b`` - ``a``, ``a`` the run's summary with
     ``random_under_limits=setting``, ``b`` the other setting's, split by split): k=1 -
     single, k=3 - top three, the worst point's |estimate - T-MSE| (the paired SE at the k
@@ -327,7 +330,7 @@ def paired_random_report(a: dict, b: dict, setting: bool) -> tuple[str, dict]:
     J = a["J"]
     pa, pb = a["per_split"], b["per_split"]
     out = {"setting": setting, "other": not setting}
-    lines = [f"{a['panel']}: paired, random_under_limits={not setting} - random_under_limits={setting} "
+    lines = [f"{a['panel']}: paired, {option}={not setting} - {option}={setting} "
              f"({len(pa)} splits)"]
     for key, label in (("k1", "k=1 - single"), ("k3", "k=3 - top three")):
         base = "single" if key == "k1" else "top3"
@@ -656,6 +659,9 @@ def main(argv=None) -> int:
     ap.add_argument("--paired-random", action="store_true",
                     help="also decide, replay and score each selection's frontier with the other "
                          "random_under_limits setting, and print the paired differences")
+    ap.add_argument("--paired-option", metavar="FIELD",
+                    help="as --paired-random for another boolean FCPSSelector option that only binding "
+                         "limits read (e.g. full_limit_sets)")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     if args.timing:
@@ -665,17 +671,18 @@ def main(argv=None) -> int:
         parts_cpu(args.repeat, files=args.panel_files)
         return 0
     summaries = []
+    option = args.paired_option or ("random_under_limits" if args.paired_random else None)
     for name in args.panels:
         options = {**({"stable_judge_sets": True} if args.stable_judge_sets else {}),
                    **({"own_set_level": True} if args.own_set_level else {})}
         out = run_panel(name, args.splits, args.quiet, args.population, args.single_judge_candidates,
-                        options or None, args.paired_random)
-        if args.paired_random:
-            setting = FCPSSelector().random_under_limits
-            text, paired = paired_random_report(out[0], out[1], setting)
-            summaries.append({**out[0], "random_under_limits": setting, "other_setting": out[1], "paired": paired})
+                        options or None, option or False)
+        if option:
+            setting = getattr(FCPSSelector(), option)
+            text, paired = paired_random_report(out[0], out[1], setting, option)
+            summaries.append({**out[0], option: setting, "other_setting": out[1], "paired": paired})
             print(report(out[0]), flush=True)
-            print(f"  (the other setting, random_under_limits={not setting}:)", flush=True)
+            print(f"  (the other setting, {option}={not setting}:)", flush=True)
             print(report(out[1]), flush=True)
             print(text, flush=True)
         else:

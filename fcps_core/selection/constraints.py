@@ -33,6 +33,18 @@ sizes, and budgets on any path, the cost-aware one included; the budget levels t
 the risk-cost front of the candidates off the random path) and the drop-one replays, so
 ``max_judges=k`` deploys the frontier's point k. Measured and not adopted as the default
 (docs/performance.md, "Issue 24: limited choices without the `random` path's prefixes").
+
+With ``info_first_only`` (the selector's ``info_first_under_limits=True``; off by default) a
+limit that excludes some candidate admits only the prefixes of the ``info_first`` path
+(judges in the order of their own single-judge risk on the path rows): the limited choice
+then picks the prefix size, the family and the tie average by cross-fitted risk, and the
+judges come in a practitioner's order (each judge's own risk, J estimates from all rows)
+instead of from whichever of the many judge sets the other paths offer (``random``,
+``complexity_penalized``, ``cfps``) wins the cross-fitted comparison by the rows' noise.
+When no ``info_first`` prefix fits a limit the limit keeps every admissible candidate
+(:func:`on_info_first`). Read wherever ``exclude_random`` is (the choice, its replay, every
+frontier level, the budget levels, drop-one). Measured and not adopted as the default
+(docs/performance.md, "Issue 24: why `--max-judges 3` loses to the top-three stack").
 """
 
 from __future__ import annotations
@@ -61,6 +73,9 @@ class PanelConstraint:
     #: ordering's prefix), unless only such candidates fit (:func:`without_random`): the
     #: selector's ``random_under_limits=False``
     exclude_random: bool = False
+    #: a binding limit admits only the ``info_first`` path's prefixes, unless none fit
+    #: (:func:`on_info_first`): the selector's ``info_first_under_limits=True``
+    info_first_only: bool = False
 
     @property
     def active(self) -> bool:
@@ -111,6 +126,8 @@ class PanelConstraint:
         if not ok.all():
             if self.exclude_random:
                 ok = without_random(candidates, ok)
+            if self.info_first_only:
+                ok = on_info_first(candidates, ok)
             if self.stable_only:
                 ok = stable_within(candidates, ok)
         return ok
@@ -222,13 +239,37 @@ def without_random(candidates, admissible: np.ndarray) -> np.ndarray:
     return kept if kept.any() else admissible
 
 
+#: the path rule whose prefixes alone a binding limit admits with ``info_first_only``
+INFO_FIRST_RULE = "info_first"
+
+
+def on_info_first(candidates, admissible: np.ndarray) -> np.ndarray:
+    """The ``admissible`` candidates on the ``info_first`` path (``path_rule``); all of
+    ``admissible`` when none of them is."""
+    kept = admissible & np.fromiter((c.path_rule == INFO_FIRST_RULE for c in candidates), dtype=bool,
+                                    count=len(admissible))
+    return kept if kept.any() else admissible
+
+
+def limit_rule_filter(constraint: PanelConstraint):
+    """Whether a candidate stays eligible under a binding limit by its path rule alone
+    (``exclude_random``, ``info_first_only``), as a function of the candidate; None when the
+    constraint filters no path rule."""
+    if constraint.info_first_only:
+        return lambda c: c.path_rule == INFO_FIRST_RULE
+    if constraint.exclude_random:
+        return lambda c: c.path_rule != RANDOM_RULE
+    return None
+
+
 def selector_constraint(selector) -> PanelConstraint:
     """The constraint a selector's ``max_judges`` / ``budget`` / ``stable_judge_sets`` /
-    ``random_under_limits`` fields ask for."""
+    ``random_under_limits`` / ``info_first_under_limits`` fields ask for."""
     return PanelConstraint(getattr(selector, "max_judges", None), getattr(selector, "budget", None),
                            getattr(selector, "judge_costs", None),
                            bool(getattr(selector, "stable_judge_sets", False)),
-                           not bool(getattr(selector, "random_under_limits", True)))
+                           not bool(getattr(selector, "random_under_limits", True)),
+                           bool(getattr(selector, "info_first_under_limits", False)))
 
 
 def no_admissible_candidate(constraint: PanelConstraint) -> MenuError:

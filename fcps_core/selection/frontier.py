@@ -60,7 +60,7 @@ from ..families.base import one_blas_thread
 from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
-from .constraints import RANDOM_RULE, JudgeBits, PanelConstraint, selector_constraint
+from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
                       own_set_shifted, training_size_corrected)
 from .members import deployed_weights, member_lookup
@@ -481,23 +481,25 @@ class FrontierChoices(RuleReplay):
             return self.decide(allowed, constraint.members_test(cands, names, bits)), allowed
 
         self.deployed = deployed = selector_constraint(sel)
-        stable, no_random = deployed.stable_only, deployed.exclude_random
-        chains = [[PanelConstraint(max_judges=k, stable_only=stable, exclude_random=no_random)
+        flags = dict(stable_only=deployed.stable_only, exclude_random=deployed.exclude_random,
+                     info_first_only=deployed.info_first_only)
+        chains = [[PanelConstraint(max_judges=k, **flags)
                    for k in judge_levels(cands, len(names))][::-1]]
         if costs:
             levels = cost_levels(cands, grouped.means(), costs)
-            if no_random:
-                # a binding budget chooses among the candidates off the random path: their own
-                # front's levels too (a level of the whole front may be a random prefix's)
-                kept = [i for i, c in enumerate(cands) if c.path_rule != RANDOM_RULE]
+            eligible = limit_rule_filter(deployed)
+            if eligible is not None:
+                # a binding budget chooses among the candidates its path-rule filter keeps (off
+                # the random path, or on info_first): their own front's levels too (a level of
+                # the whole front may be another path's prefix's)
+                kept = [i for i, c in enumerate(cands) if eligible(c)]
                 if kept and len(kept) < len(cands):
                     levels = sorted(set(levels) | set(cost_levels([cands[i] for i in kept],
                                                                   grouped.means()[kept], costs)))
             if deployed.budget is not None and deployed.max_judges is None and \
                     float(deployed.budget) not in levels and float(deployed.budget) >= levels[0]:
                 levels = sorted(levels + [float(deployed.budget)])        # the user's own budget is a point
-            chains.append([PanelConstraint(budget=c, costs=costs, stable_only=stable, exclude_random=no_random)
-                           for c in levels][::-1])
+            chains.append([PanelConstraint(budget=c, costs=costs, **flags) for c in levels][::-1])
         with grouped.unit_sums_held(UNIT_SUM_CELLS):        # one paired SE per distinct best
             self.reference = self.decide()
             self.chains = [[(c,) + at_limit(c) for c in chain] for chain in chains]

@@ -116,6 +116,14 @@ class FCPSSelector:
         the members' cross-fitted risk the choice read; the default's estimate and every
         frontier point's alike (crossfit with the ``bbc`` estimate only; choices unchanged).
         Off by default (docs/performance.md, "Issue 24: LLMBar's k = 1 pessimism decomposed").
+    info_first_under_limits : a limit that excludes some candidate (``max_judges``,
+        ``budget``, every frontier level below all judges) chooses only among the prefixes of
+        the ``info_first`` path (judges in the order of their own single-judge risk), unless
+        none fits; the prefix size, family and tie average are still chosen by cross-fitted
+        risk, and the choice over all judges is unchanged (:mod:`.constraints`). False by
+        default. Measured, not adopted as the default (docs/performance.md, "Issue 24: why
+        `--max-judges 3` loses to the top-three stack"; ``bench/bench_frontier.py
+        --paired-option info_first_under_limits``).
     screen_se : after the first of the ``repeats``, a candidate behind the best one calling a
         subset of its judges (and the best of its side of the regime verdict) by more than
         this many times the sum of its clustered SE and the largest SE among the candidates
@@ -179,6 +187,9 @@ class FCPSSelector:
     #: shift an estimate by its members' own fixed-set held-out risk - their held-out risk
     #: when some member's folds built other judge sets (:func:`.crossfit.own_set_levels`)
     own_set_level: bool = False
+    #: a binding judge or cost limit admits only the ``info_first`` path's prefixes (unless
+    #: none fits, :mod:`.constraints`)
+    info_first_under_limits: bool = False
     #: after the first repeat, the later repeats do not refit a candidate this far behind the
     #: best one calling a subset of its judges (:mod:`.screening`); None: every repeat
     #: refits every candidate
@@ -230,6 +241,8 @@ class FCPSSelector:
             raise MenuError(f"random_under_limits must be True or False (got {self.random_under_limits!r})")
         if not isinstance(self.own_set_level, (bool, np.bool_)):
             raise MenuError(f"own_set_level must be True or False (got {self.own_set_level!r})")
+        if not isinstance(self.info_first_under_limits, (bool, np.bool_)):
+            raise MenuError(f"info_first_under_limits must be True or False (got {self.info_first_under_limits!r})")
         if self.screen_se is not None and not (isinstance(self.screen_se, (int, float, np.integer, np.floating))
                                                and math.isfinite(self.screen_se) and self.screen_se >= 1):
             raise MenuError(f"screen_se must be a number >= 1 (the tie band is one SE), or None for no "
