@@ -167,3 +167,13 @@ def test_budget_points_include_the_info_first_front(panel):
 def test_info_first_under_limits_must_be_a_bool(panel):
     with pytest.raises(MenuError, match="info_first_under_limits must be True or False"):
         select(panel, make_blocks(panel, seed=0), seed=0, info_first_under_limits="no", **MENU)
+
+
+def test_the_json_menu_records_the_limit_and_estimate_options(runs):
+    """A JSON reader sees every measured, not adopted option the run used (they change what
+    a limit may choose or how an estimate is levelled): the two runs differ in the one they
+    set, and carry the defaults of the others."""
+    off, on = (json_ready(runs[k].to_dict())["menu"] for k in (False, True))
+    assert off["info_first_under_limits"] is False and on["info_first_under_limits"] is True
+    for menu in (off, on):
+        assert menu["random_under_limits"] is True and menu["own_set_level"] is False

@@ -404,7 +404,12 @@ class SelectionResult:
                      "fallback": s.fallback, "objective": s.objective,
                      "guard": s.guard, "refit": s.refit, "n_bins": s.n_bins,
                      "single_judge_candidates": bool(getattr(s, "single_judge_candidates", False)),
-                     "stable_judge_sets": bool(getattr(s, "stable_judge_sets", False))},
+                     "stable_judge_sets": bool(getattr(s, "stable_judge_sets", False)),
+                     # the measured, not adopted options (FCPSSelector): what a limit may choose
+                     # and how the estimates are levelled
+                     "random_under_limits": bool(getattr(s, "random_under_limits", True)),
+                     "info_first_under_limits": bool(getattr(s, "info_first_under_limits", False)),
+                     "own_set_level": bool(getattr(s, "own_set_level", False))},
             "menu_size": self.menu_size,
             "n_candidates": len(self.candidates),
             "validation_scale": self.validation_scale,
