@@ -145,8 +145,8 @@ def replay_estimates(split: dict) -> dict:
         key = tuple(sorted(key))
         if key not in sums:
             if len(key) > 1:
-                rp._average_group_sums([key])
-                sums[key] = rp._groups_of[key]
+                rp._average_unit_sums([key])             # one group's sums per unit
+                sums[key] = rp._units_of[key][g.group_unit]
             else:
                 sums[key] = group_losses[:, int(g.col[key[0]])]
         return sums[key]
