@@ -344,11 +344,7 @@ def paired_random_report(a: dict, b: dict, setting: bool, option: str = "random_
     ks = [k for k in range(1, J + 1) if all(k in r["bias"] for r in pa) and all(k in r["bias"] for r in pb)]
     ea = {k: np.array([r["bias"][k] for r in pa]) for k in ks}
     eb = {k: np.array([r["bias"][k] for r in pb]) for k in ks}
-    wa = max(ks, key=lambda k: abs(ea[k].mean()))
-    wb = max(ks, key=lambda k: abs(eb[k].mean()))
-    worst_a, worst_b = abs(ea[wa].mean()), abs(eb[wb].mean())
-    at = wa if worst_a >= worst_b else wb
-    se = _mean_se(eb[at] - ea[at])[1] if len(pa) > 1 else float("nan")
+    worst_a, wa, worst_b, wb, at, se = worst_paired(ea, eb, ks)
     out["worst"] = {"a": (worst_a, wa), "b": (worst_b, wb), "diff": (worst_b - worst_a, se), "se_at": at}
     out["outside"] = {"a": int(sum(abs(ea[k].mean()) > 0.005 for k in ks)),
                       "b": int(sum(abs(eb[k].mean()) > 0.005 for k in ks)), "points": len(ks)}
@@ -363,6 +359,18 @@ def paired_random_report(a: dict, b: dict, setting: bool, option: str = "random_
     return "\n".join(lines), out
 
 
+def worst_paired(a: dict, b: dict, ks: list) -> tuple:
+    """Per-split arrays ``a[k]``, ``b[k]`` (estimate - T-MSE at panel size k of two settings on
+    the same splits): (|worst mean| of a, its k, the same of b, its k, the k where the worse
+    one is worst, the paired SE of b - a there; nan with one split)."""
+    wa = max(ks, key=lambda k: abs(a[k].mean()))
+    wb = max(ks, key=lambda k: abs(b[k].mean()))
+    worst_a, worst_b = abs(a[wa].mean()), abs(b[wb].mean())
+    at = wa if worst_a >= worst_b else wb
+    se = _mean_se(b[at] - a[at])[1] if len(a[at]) > 1 else float("nan")
+    return worst_a, wa, worst_b, wb, at, se
+
+
 def own_level_report(s: dict) -> tuple[str, dict]:
     """``--own-set-level``: the run's estimates (the option on) against the same estimates less
     their shifts (the default's, same splits, choices and draws), paired by split: the worst
@@ -372,11 +380,7 @@ def own_level_report(s: dict) -> tuple[str, dict]:
     ks = [k for k in range(1, s["J"] + 1) if all(k in r["bias"] for r in ps)]
     on = {k: np.array([r["bias"][k] for r in ps]) for k in ks}
     off = {k: np.array([r["bias_base"][k] for r in ps]) for k in ks}
-    w_on = max(ks, key=lambda k: abs(on[k].mean()))
-    w_off = max(ks, key=lambda k: abs(off[k].mean()))
-    worst_on, worst_off = abs(on[w_on].mean()), abs(off[w_off].mean())
-    at = w_on if worst_on >= worst_off else w_off
-    se = _mean_se(on[at] - off[at])[1]
+    worst_off, w_off, worst_on, w_on, at, se = worst_paired(off, on, ks)
     k1 = ks[0]
     d1 = np.abs(on[k1].mean()) - np.abs(off[k1].mean())
     out = {"worst_off": (worst_off, w_off), "worst_on": (worst_on, w_on), "worst_diff": (worst_on - worst_off, se),

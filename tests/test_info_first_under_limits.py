@@ -15,7 +15,7 @@ from fcps_core.files.json_values import json_ready
 from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection.choice import GroupedLosses, choose
 from fcps_core.selection.constraints import JudgeBits, PanelConstraint, selector_constraint
-from menu_helpers import FakeCandidate
+from menu_helpers import FakeCandidate, deployed, limited_points_admitted, option_runs
 
 MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table"], n_boot=60, n_jobs=1)
 
@@ -74,30 +74,13 @@ def panel():
 
 @pytest.fixture(scope="module")
 def runs(panel):
-    blocks = make_blocks(panel, seed=0)
-    return {on: select(panel, blocks, seed=0, info_first_under_limits=on, **MENU) for on in (False, True)}
-
-
-def _deployed(d: dict) -> set:
-    return {m["index"] for m in d["selected"].get("members") or [d["selected"]]}
+    return option_runs(panel, "info_first_under_limits", **MENU)
 
 
 def test_limited_points_deploy_info_first_prefixes_and_the_default_is_unchanged(runs):
     off, on = (json_ready(runs[k].to_dict()) for k in (False, True))
-    cands = runs[True].candidates
-    J = len(runs[True].panel.judges)
-    other_off = 0
-    for p_off, p_on in zip(off["frontier"], on["frontier"]):
-        assert p_on["n_judges"] == p_off["n_judges"]
-        if p_on["n_judges"] == J:
-            assert p_on["members"] == p_off["members"]            # the unconstrained choice
-            assert p_on["deployed_risk"] == p_off["deployed_risk"]
-            continue
-        assert all(cands[m["index"]].path_rule == "info_first" for m in p_on["members"])
-        other_off += any(cands[m["index"]].path_rule != "info_first" for m in p_off["members"])
+    other_off = limited_points_admitted(on, off, runs[True].candidates, lambda c: c.path_rule == "info_first")
     assert other_off > 0          # the precondition: without the option a limited point uses another path
-    assert on["selected"] == off["selected"]
-    assert on["deployed_risk"] == off["deployed_risk"]
 
 
 @pytest.mark.parametrize("k", [1, 3])
@@ -109,8 +92,8 @@ def test_max_judges_deploys_the_frontier_point_on_info_first(panel, runs, k):
     d = json_ready(res.to_dict())
     point = next(p for p in json_ready(runs[True].to_dict())["frontier"]
                  if p["constraint"] == "max_judges" and p["n_judges"] == k)
-    assert _deployed(d) == {m["index"] for m in point["members"]}
-    assert all(res.candidates[i].path_rule == "info_first" for i in _deployed(d))
+    assert deployed(d) == {m["index"] for m in point["members"]}
+    assert all(res.candidates[i].path_rule == "info_first" for i in deployed(d))
     assert point["deployed_risk"]["bbc_estimate"] == pytest.approx(res.deployed_risk["bbc_estimate"], rel=1e-9)
     assert point["deployed_risk"]["estimate"] == pytest.approx(res.deployed_risk["estimate"], rel=1e-9)
 
@@ -120,7 +103,7 @@ def test_a_menu_without_info_first_still_chooses_under_a_limit(panel):
     kw = dict(MENU, paths=("random", "complexity_penalized"), max_judges=2, seed=0)
     on = json_ready(select(panel, blocks, info_first_under_limits=True, **kw).to_dict())
     off = json_ready(select(panel, blocks, info_first_under_limits=False, **kw).to_dict())
-    assert _deployed(on) == _deployed(off) and on["deployed_risk"] == off["deployed_risk"]
+    assert deployed(on) == deployed(off) and on["deployed_risk"] == off["deployed_risk"]
 
 
 def test_argmin_reads_the_same_admissible_set(panel):

@@ -13,6 +13,7 @@ from fcps_core.files.json_values import json_ready
 from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection.crossfit import OwnSetLevels, group_codes
 from fcps_core.selection.folds import grouped_folds
+from menu_helpers import option_runs
 
 MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table", "residual", "backoff"], n_boot=60, n_jobs=1)
 
@@ -24,8 +25,7 @@ def panel():
 
 @pytest.fixture(scope="module")
 def runs(panel):
-    blocks = make_blocks(panel, seed=0)
-    return {on: select(panel, blocks, seed=0, own_set_level=on, **MENU) for on in (False, True)}
+    return option_runs(panel, "own_set_level", **MENU)
 
 
 def _levels(res) -> OwnSetLevels:

@@ -14,7 +14,7 @@ from fcps_core.files.json_values import json_ready
 from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection.choice import GroupedLosses, choose
 from fcps_core.selection.constraints import JudgeBits, PanelConstraint
-from menu_helpers import FakeCandidate
+from menu_helpers import FakeCandidate, deployed, limited_points_admitted, option_runs
 
 MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table"], n_boot=60, n_jobs=1)
 
@@ -78,30 +78,13 @@ def panel():
 
 @pytest.fixture(scope="module")
 def runs(panel):
-    blocks = make_blocks(panel, seed=0)
-    return {on: select(panel, blocks, seed=0, random_under_limits=on, **MENU) for on in (True, False)}
-
-
-def _deployed(d: dict) -> set:
-    return {m["index"] for m in d["selected"].get("members") or [d["selected"]]}
+    return option_runs(panel, "random_under_limits", **MENU)
 
 
 def test_limited_points_deploy_no_random_prefix_and_the_default_is_unchanged(runs):
     on, off = (json_ready(runs[k].to_dict()) for k in (True, False))
-    cands = runs[False].candidates
-    J = len(runs[False].panel.judges)
-    random_on = 0
-    for p_on, p_off in zip(on["frontier"], off["frontier"]):
-        assert p_on["n_judges"] == p_off["n_judges"]
-        if p_on["n_judges"] == J:
-            assert p_on["members"] == p_off["members"]            # the unconstrained choice
-            assert p_on["deployed_risk"] == p_off["deployed_risk"]
-            continue
-        assert all(cands[m["index"]].path_rule != "random" for m in p_off["members"])
-        random_on += any(cands[m["index"]].path_rule == "random" for m in p_on["members"])
+    random_on = limited_points_admitted(off, on, runs[False].candidates, lambda c: c.path_rule != "random")
     assert random_on > 0          # the precondition: with random prefixes allowed, a limited point uses one
-    assert on["selected"] == off["selected"]
-    assert on["deployed_risk"] == off["deployed_risk"]
 
 
 @pytest.mark.parametrize("k", [1, 3])
@@ -113,8 +96,8 @@ def test_max_judges_deploys_the_frontier_point_without_random_prefixes(panel, ru
     d = json_ready(res.to_dict())
     point = next(p for p in json_ready(runs[False].to_dict())["frontier"]
                  if p["constraint"] == "max_judges" and p["n_judges"] == k)
-    assert _deployed(d) == {m["index"] for m in point["members"]}
-    assert all(res.candidates[i].path_rule != "random" for i in _deployed(d))
+    assert deployed(d) == {m["index"] for m in point["members"]}
+    assert all(res.candidates[i].path_rule != "random" for i in deployed(d))
     assert point["deployed_risk"]["bbc_estimate"] == pytest.approx(res.deployed_risk["bbc_estimate"], rel=1e-9)
     assert point["deployed_risk"]["estimate"] == pytest.approx(res.deployed_risk["estimate"], rel=1e-9)
 
@@ -126,7 +109,7 @@ def test_a_menu_of_random_paths_only_still_chooses_under_a_limit(panel):
     kw = dict(MENU, paths=("random",), max_judges=2, seed=0)
     on = json_ready(select(panel, blocks, random_under_limits=True, **kw).to_dict())
     off = json_ready(select(panel, blocks, random_under_limits=False, **kw).to_dict())
-    assert _deployed(off) == _deployed(on) and off["deployed_risk"] == on["deployed_risk"]
+    assert deployed(off) == deployed(on) and off["deployed_risk"] == on["deployed_risk"]
     assert len(off["selected"]["judges"]) <= 2
 
 

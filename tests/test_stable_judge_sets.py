@@ -12,7 +12,7 @@ from fcps_core.files.json_values import json_ready
 from fcps_core.paper.synthetic import make_regime
 from fcps_core.selection.choice import GroupedLosses, choose
 from fcps_core.selection.constraints import JudgeBits, PanelConstraint
-from menu_helpers import FakeCandidate
+from menu_helpers import FakeCandidate, option_runs
 
 MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table"], n_boot=60, n_jobs=1)
 
@@ -71,8 +71,7 @@ def panel():
 
 @pytest.fixture(scope="module")
 def runs(panel):
-    blocks = make_blocks(panel, seed=0)
-    return {on: select(panel, blocks, seed=0, stable_judge_sets=on, **MENU) for on in (False, True)}
+    return option_runs(panel, "stable_judge_sets", **MENU)
 
 
 def test_limited_points_deploy_stable_sets_and_the_default_is_unchanged(runs):
