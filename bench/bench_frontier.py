@@ -209,7 +209,7 @@ def other_random_setting(option: str = "random_under_limits"):
                 sets.setdefault(tuple(m), m)
             return list(sets.values())
 
-    def paired_with_frontier(result, heldout, *, choices=None, corrections=None, replays=None):
+    def paired_with_frontier(result, heldout, *, choices=None, corrections=None, replays=None, levels=None):
         if isinstance(choices, PairedChoices):
             other = flipped(result)
             other_replays = F.frontier_replays(other, heldout, choices.other) if replays is not None else None
@@ -217,7 +217,8 @@ def other_random_setting(option: str = "random_under_limits"):
                                                                  other_replays)))
         else:
             other_frontiers.append(None)
-        return original_with(result, heldout, choices=choices, corrections=corrections, replays=replays)
+        return original_with(result, heldout, choices=choices, corrections=corrections, replays=replays,
+                             levels=levels)
     F.FrontierChoices, C.with_frontier = PairedChoices, paired_with_frontier
     try:
         yield other_frontiers

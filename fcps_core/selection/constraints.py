@@ -229,26 +229,37 @@ def stable_within(candidates, admissible: np.ndarray) -> np.ndarray:
 
 #: the path rule whose prefixes a binding limit leaves out (``exclude_random``)
 RANDOM_RULE = "random"
+#: the path rule whose prefixes alone a binding limit admits with ``info_first_only``
+INFO_FIRST_RULE = "info_first"
+
+
+def off_random(c) -> bool:
+    """Whether a candidate is off the ``random`` path (``exclude_random``)."""
+    return c.path_rule != RANDOM_RULE
+
+
+def on_info_first_path(c) -> bool:
+    """Whether a candidate is on the ``info_first`` path (``info_first_only``)."""
+    return c.path_rule == INFO_FIRST_RULE
+
+
+def kept_by_rule(candidates, admissible: np.ndarray, eligible) -> np.ndarray:
+    """The ``admissible`` candidates ``eligible(candidate)`` keeps (by path rule); all of
+    ``admissible`` when it keeps none of them."""
+    kept = admissible & np.fromiter((eligible(c) for c in candidates), dtype=bool, count=len(admissible))
+    return kept if kept.any() else admissible
 
 
 def without_random(candidates, admissible: np.ndarray) -> np.ndarray:
     """The ``admissible`` candidates not on the ``random`` path (``path_rule``); all of
     ``admissible`` when every one of them is."""
-    kept = admissible & np.fromiter((c.path_rule != RANDOM_RULE for c in candidates), dtype=bool,
-                                    count=len(admissible))
-    return kept if kept.any() else admissible
-
-
-#: the path rule whose prefixes alone a binding limit admits with ``info_first_only``
-INFO_FIRST_RULE = "info_first"
+    return kept_by_rule(candidates, admissible, off_random)
 
 
 def on_info_first(candidates, admissible: np.ndarray) -> np.ndarray:
     """The ``admissible`` candidates on the ``info_first`` path (``path_rule``); all of
     ``admissible`` when none of them is."""
-    kept = admissible & np.fromiter((c.path_rule == INFO_FIRST_RULE for c in candidates), dtype=bool,
-                                    count=len(admissible))
-    return kept if kept.any() else admissible
+    return kept_by_rule(candidates, admissible, on_info_first_path)
 
 
 def limit_rule_filter(constraint: PanelConstraint):
@@ -256,9 +267,9 @@ def limit_rule_filter(constraint: PanelConstraint):
     (``exclude_random``, ``info_first_only``), as a function of the candidate; None when the
     constraint filters no path rule."""
     if constraint.info_first_only:
-        return lambda c: c.path_rule == INFO_FIRST_RULE
+        return on_info_first_path
     if constraint.exclude_random:
-        return lambda c: c.path_rule != RANDOM_RULE
+        return off_random
     return None
 
 

@@ -667,7 +667,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         assessment["deployed_risk"] = own_set_shifted(assessment["deployed_risk"],
                                                       levels.shift(result.tied_members))
     result = with_frontier(replace(result, **assessment), heldout, choices=choices, corrections=point_correction,
-                           replays=replays, **({} if levels is None else {"levels": levels.shift}))
+                           replays=replays, levels=None if levels is None else levels.shift)
     # queued behind the folds: long done by now (none when the last batch ran in this process)
     panel_report = _queued_result(results) if queued else None
     if panel_report is not None:
@@ -980,14 +980,14 @@ class OwnSetLevels:
         groups: dict[tuple, list] = {}
         for c in cands:
             groups.setdefault((tuple(c.judge_idx), c.path_rule), []).append(c)
-        D, y_rows = self.D, len(self.D)
+        D, n_rows = self.D, len(self.D)
         empty = np.zeros(0, dtype=np.int64)
         R = max(r for r, _, _ in self.fold_list) + 1
         for (judges, rule), members in groups.items():
             path = JudgePath(rule, judges, (len(judges),), label=OWN_SET_LABEL)
             keys = {c.index: menu_key(OWN_SET_LABEL, len(judges), c.family, c.params) for c in members}
             only = frozenset(keys.values())
-            out = {i: np.full((R, y_rows), np.nan) for i in keys}
+            out = {i: np.full((R, n_rows), np.nan) for i in keys}
             for r, tr, va in self.fold_list:
                 if all(c.repeats == 1 for c in members) and r > 0:
                     continue

@@ -233,16 +233,10 @@ class FCPSSelector:
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or not low <= v <= high:
                 raise MenuError(f"{name} must be an integer from {low} to {high} (got {v!r})")
-        if not isinstance(self.single_judge_candidates, (bool, np.bool_)):
-            raise MenuError(f"single_judge_candidates must be True or False (got {self.single_judge_candidates!r})")
-        if not isinstance(self.stable_judge_sets, (bool, np.bool_)):
-            raise MenuError(f"stable_judge_sets must be True or False (got {self.stable_judge_sets!r})")
-        if not isinstance(self.random_under_limits, (bool, np.bool_)):
-            raise MenuError(f"random_under_limits must be True or False (got {self.random_under_limits!r})")
-        if not isinstance(self.own_set_level, (bool, np.bool_)):
-            raise MenuError(f"own_set_level must be True or False (got {self.own_set_level!r})")
-        if not isinstance(self.info_first_under_limits, (bool, np.bool_)):
-            raise MenuError(f"info_first_under_limits must be True or False (got {self.info_first_under_limits!r})")
+        for name in ("single_judge_candidates", "stable_judge_sets", "random_under_limits", "own_set_level",
+                     "info_first_under_limits"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise MenuError(f"{name} must be True or False (got {getattr(self, name)!r})")
         if self.screen_se is not None and not (isinstance(self.screen_se, (int, float, np.integer, np.floating))
                                                and math.isfinite(self.screen_se) and self.screen_se >= 1):
             raise MenuError(f"screen_se must be a number >= 1 (the tie band is one SE), or None for no "

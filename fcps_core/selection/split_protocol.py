@@ -88,6 +88,6 @@ def with_frontier(result: SelectionResult, heldout, *, choices=None, corrections
     module so a benchmark can time it; ``choices``, ``corrections``, ``replays`` and
     ``levels`` as it takes them), without the bootstrap draws the frontier replayed. Both
     protocols end with it."""
-    fr = (frontier.compute_frontier(result, heldout, choices, corrections, replays) if levels is None
-          else frontier.compute_frontier(result, heldout, choices, corrections, replays, levels=levels))
-    return replace(result, frontier=fr, bootstrap=None)
+    return replace(result, frontier=frontier.compute_frontier(result, heldout, choices, corrections, replays,
+                                                              levels=levels),
+                   bootstrap=None)
