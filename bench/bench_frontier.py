@@ -528,14 +528,29 @@ def _timing_panels(hanna: bool = False):
         yield "HANNA", read_panel(os.path.join(DATA, "hanna.csv"))
 
 
+def median_interval(values: list, level: float = 0.9) -> tuple:
+    """The median of ``values`` and a distribution-free interval for it: the order
+    statistics whose ranks a Binomial(n, 1/2) puts ``level`` between (the sign test's
+    interval; with fewer than 6 values, the least and the largest)."""
+    from scipy.stats import binom
+    v = np.sort(np.asarray(values, dtype=float))
+    n = len(v)
+    lo = int(binom.ppf((1 - level) / 2, n, 0.5))           # ranks lo+1 .. n-lo, 1-based
+    lo = max(0, min(lo - 1, (n - 1) // 2)) if n >= 6 else 0
+    return float(np.median(v)), float(v[lo]), float(v[n - 1 - lo])
+
+
 def timing(repeat: int = 3) -> None:
     """The frontier's share of a default selection, folds in worker processes as
     ``bench/bench_select.py`` runs them: the 2,000-row 7-judge synthetic panel and LLMBar,
-    ``repeat`` runs each with and without the points' learning-curve refits, alternating
-    (medians). The frontier's work is :func:`compute_frontier` without the refits (timed in
-    this process; it then decides the levels itself) plus what the points' refits add (the
-    difference of the two runs' CPU time, workers included; of their wall times). Reported
-    against the selection without either."""
+    ``repeat`` pairs of runs without and with the points' learning-curve refits, the order
+    within a pair alternating. The frontier's work in a pair is :func:`compute_frontier`
+    without the refits (timed in this process in the run without them; it then decides the
+    levels itself) plus what the refits add (the pair's difference of CPU time, workers
+    included, and of wall time). The selection without the frontier is the run without the
+    refits less that part. Each pair gives a share; printed are their median and its 90 %
+    sign-test interval (a host whose speed drifts between pairs moves both runs of a pair
+    alike), then the medians of the runs as before."""
     import statistics
     from fcps_core import make_blocks, select
     from fcps_core.selection import frontier as F
@@ -544,8 +559,8 @@ def timing(repeat: int = 3) -> None:
             for name, panel in _timing_panels():
                 blocks = make_blocks(panel, split="1:2:1:1", seed=0)
                 runs = {False: ([], [], [], []), True: ([], [], [], [])}
-                for _ in range(repeat):
-                    for on in (False, True):
+                for i in range(repeat):
+                    for on in ((False, True) if i % 2 == 0 else (True, False)):
                         F.POINT_CORRECTIONS = on
                         spent.clear()
                         spent_cpu.clear()
@@ -556,16 +571,19 @@ def timing(repeat: int = 3) -> None:
                         cpus.append(_cpu_seconds() - c)
                         fw.append(sum(spent))
                         fc.append(sum(spent_cpu))
+                (w_off, c_off, fw_off, fc_off), (w_on, c_on, _, _) = (np.array(runs[False]), np.array(runs[True]))
+                shares = {"wall": (w_on - (w_off - fw_off)) / (w_off - fw_off),
+                          "CPU": (c_on - (c_off - fc_off)) / (c_off - fc_off)}
+                text = "; ".join(f"{k} {m * 100:+.0f} % (90 % interval {lo * 100:+.0f} to {hi * 100:+.0f} %)"
+                                 for k, (m, lo, hi) in ((k, median_interval(v)) for k, v in shares.items()))
                 med = {on: [statistics.median(v) for v in runs[on]] for on in runs}
-                w_off, c_off, fw_off, fc_off = med[False]
-                w_on, c_on, fw_on, fc_on = med[True]
-                base_w, base_c = w_off - fw_off, c_off - fc_off         # the selection without the frontier
-                add_w, add_c = w_on - base_w, c_on - base_c
-                print(f"{name}: selection without the frontier {base_w:.2f} s wall, {base_c:.2f} CPU s (workers "
-                      f"included); the frontier adds {add_w:.2f} s wall (+{add_w / base_w * 100:.0f} %), "
-                      f"{add_c:.2f} CPU s (+{add_c / base_c * 100:.0f} %): the points and their replays {fc_off:.2f} CPU s, "
-                      f"the points' learning-curve refits {c_on - c_off:+.2f} CPU s "
-                      f"(medians of {repeat}; load {os.getloadavg()[0]:.1f})", flush=True)
+                mw_off, mc_off, mfw_off, mfc_off = med[False]
+                mw_on, mc_on, _, _ = med[True]
+                base_w, base_c = mw_off - mfw_off, mc_off - mfc_off         # the selection without the frontier
+                print(f"{name}: the frontier's share per pair of runs, median of {repeat}: {text}; "
+                      f"medians of the runs: selection without the frontier {base_w:.2f} s wall, {base_c:.2f} CPU s "
+                      f"(workers included), the points and their replays {mfc_off:.2f} CPU s, the points' "
+                      f"learning-curve refits {mc_on - mc_off:+.2f} CPU s (load {os.getloadavg()[0]:.1f})", flush=True)
     finally:
         F.POINT_CORRECTIONS = True
     refit_cpu()

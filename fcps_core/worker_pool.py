@@ -34,7 +34,8 @@ def in_worker(func, *args):
     return func(*args)
 
 
-def run_tasks(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: bool = False):
+def run_tasks(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: bool = False,
+              background: bool = False):
     """``func(*task)`` for every task, in task order, as an iterator. With ``jobs`` != 1
     and several tasks they run in worker processes (joblib/loky) that start now, so the
     caller's own work overlaps them; otherwise each runs in this process when its result is
@@ -44,8 +45,10 @@ def run_tasks(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: 
     are not run (the caller computes them itself when it needs them). ``queue_all``: every
     task is queued now (joblib's ``pre_dispatch="all"``), so tasks started by a later call
     queue behind all of these, not behind the first few. Inside :func:`closes_its_tasks`
-    the pool's generator is registered to be closed when that call ends."""
-    if jobs != 1 and len(tasks) > 1:
+    the pool's generator is registered to be closed when that call ends. ``background``:
+    a single task also runs in a worker process (with ``jobs`` != 1), so it overlaps the
+    caller's own work rather than waiting for the caller to ask for it."""
+    if jobs != 1 and (len(tasks) > 1 or (background and tasks)):
         from joblib import Parallel, delayed
         calls = [delayed(in_worker)(func, *t) for t in tasks] + [delayed(in_worker)(f, *args) for f, args in then]
         results = Parallel(n_jobs=jobs, return_as="generator",

@@ -260,3 +260,49 @@ def test_a_refit_of_some_keys_cuts_path_fits_after_the_last_wanted_prefix(monkey
     assert max(full_calls["logistic"]) == max(full_calls["one_coin_iso"]) == 8
     assert max(calls["logistic"]) == 6 and max(calls["one_coin_iso"]) == 5
     assert len(calls["ridge_iso"]) < len(full_calls["ridge_iso"]) and set(calls["ridge_iso"]) == {8}
+
+
+def test_point_refits_grouped_into_fewer_tasks_give_every_fold_its_own_result(monkeypatch):
+    """``_refits(tasks_at_most=k)`` runs consecutive folds in one task (the points' refits:
+    one task per worker but one, so this process keeps a core for the bootstrap and the
+    replays); each fold's result is the one it gets as its own task, in fold order, and
+    closing them stops the pool's generator."""
+    from fcps_core.selection import crossfit as C
+    calls = []
+
+    def fake_fold(configs, panel, D, half, va, unlabelled, pick):
+        calls.append(int(half[0]))
+        return {"k": np.array([float(half[0]), float(va[0])])}
+    monkeypatch.setattr(C, "half_fold_configurations", fake_fold)
+    monkeypatch.setattr(C, "candidate_key", lambda c: "k")
+    halves = [(np.array([10 * f]), np.array([10 * f + 1]), np.arange(1), np.arange(1), 1, 2) for f in range(5)]
+    cand = _Cand(0)
+    opened = []
+    orig_run = C.run_tasks
+
+    def run(jobs, func, tasks, **kw):
+        # the grouped tasks, run here: what the pool would return for each, in order
+        opened.append((len(tasks), kw.get("background")))
+        return (func(*t) for t in tasks) if not kw.get("background") else iter([func(*t) for t in tasks])
+    monkeypatch.setattr(C, "run_tasks", run)
+    grouped = C._refits([], [], [cand], None, None, None, halves, None, 2, tasks_at_most=2)
+    alone = C._refits([], [], [cand], None, None, None, halves, None, 2)
+    assert opened == [(2, True), (5, None)]
+    got, want = list(grouped.results), list(alone.results)
+    assert len(got) == 5 and all(np.array_equal(g["k"], w["k"]) for g, w in zip(got, want))
+    assert [g["k"][0] for g in got] == [0.0, 10.0, 20.0, 30.0, 40.0]
+    # one task per worker: with one job there is no grouping (every fold runs here)
+    monkeypatch.setattr(C, "run_tasks", orig_run)
+    serial = C._refits([], [], [cand], None, None, None, halves, None, 1, tasks_at_most=1)
+    assert [r["k"][0] for r in serial.results] == [0.0, 10.0, 20.0, 30.0, 40.0]
+
+    class Pending:
+        closed = False
+
+        def __iter__(self):
+            return iter(())
+
+        def close(self):
+            Pending.closed = True
+    C._FoldResults(Pending()).close()
+    assert Pending.closed

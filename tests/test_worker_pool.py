@@ -47,3 +47,11 @@ def test_an_interrupted_selection_leaves_the_next_one_a_working_pool():
             gc.collect()
     result = FCPSSelector(n_jobs=2, seed=0, progress=collecting).fit(panel, blocks)
     assert not kept and result.selected_dict()["family"]
+
+
+def test_a_single_background_task_runs_in_a_worker_process():
+    """``background=True``: one task goes to a worker too (it overlaps the caller's work);
+    without it one task runs here when its result is asked for."""
+    assert list(run_tasks(2, os.getpid, [()], background=True)) != [os.getpid()]
+    assert list(run_tasks(2, os.getpid, [()])) == [os.getpid()]
+    assert list(run_tasks(1, os.getpid, [()], background=True)) == [os.getpid()]

@@ -807,12 +807,47 @@ def _halves(selector, D: np.ndarray, fold_list: list, groups: np.ndarray, table_
     return out
 
 
-def _refits(configs: list, members, others, panel, D, unlabelled, halves, table_rows, jobs) -> "CorrectionRefits":
+def half_folds_configurations(configs: list, panel: Panel, D: np.ndarray, unlabelled: np.ndarray,
+                              folds: list) -> list:
+    """:func:`half_fold_configurations` of several folds, ``folds`` (half, held-out rows,
+    positions) triples, in one task: their results in fold order."""
+    return [half_fold_configurations(configs, panel, D, half, va, unlabelled, pick) for half, va, pick in folds]
+
+
+class _FoldResults:
+    """The per-fold results of tasks that each ran several folds
+    (:func:`half_folds_configurations`), in fold order; ``close`` stops the tasks not yet
+    run, as closing the pool's generator does."""
+
+    def __init__(self, batches):
+        self.batches = batches
+
+    def __iter__(self):
+        return (r for batch in self.batches for r in batch)
+
+    def close(self) -> None:
+        close = getattr(self.batches, "close", None)
+        if close is not None:
+            close()
+
+
+def _refits(configs: list, members, others, panel, D, unlabelled, halves, table_rows, jobs,
+            tasks_at_most: int | None = None) -> "CorrectionRefits":
+    """The half-size refits of ``configs`` on every fold's half (:func:`_halves`), queued in
+    the worker processes behind what runs there. ``tasks_at_most``: the folds grouped into
+    this many tasks (consecutive folds per task, every fold's result as alone), so fewer
+    workers take them."""
     every = list(members) + list(others)
-    tasks = [(configs, panel, D, half, va, unlabelled, pick) for half, va, _, pick, _, _ in halves]
+    if tasks_at_most is not None and jobs != 1 and len(halves) > tasks_at_most:
+        groups = np.array_split(np.arange(len(halves)), tasks_at_most)
+        tasks = [(configs, panel, D, unlabelled, [(halves[i][0], halves[i][1], halves[i][3]) for i in g])
+                 for g in groups]
+        results = _FoldResults(run_tasks(jobs, half_folds_configurations, tasks, queue_all=True, background=True))
+    else:
+        tasks = [(configs, panel, D, half, va, unlabelled, pick) for half, va, _, pick, _, _ in halves]
+        results = run_tasks(jobs, half_fold_configurations, tasks, queue_all=True)
     return CorrectionRefits(members=members, keys=[candidate_key(c) for c in every], table_rows=table_rows,
-                            halves=halves, results=run_tasks(jobs, half_fold_configurations, tasks, queue_all=True),
-                            indices=[c.index for c in every])
+                            halves=halves, results=results, indices=[c.index for c in every])
 
 
 def start_training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: list, result,
@@ -853,11 +888,17 @@ def start_point_refits(selector, panel: Panel, D: np.ndarray, base: "CorrectionR
     """The half-size refits of the frontier's members the deployed configuration does not
     fit (``base.rest``, :func:`start_training_size_correction` with ``also``), started as
     their own tasks on the same halves so the default's correction never waits for them;
-    their :meth:`CorrectionRefits.correction` reads ``base``'s predictions too."""
+    their :meth:`CorrectionRefits.correction` reads ``base``'s predictions too.
+
+    They run in one worker process fewer than the pool has (one task per worker, its folds
+    one after the other): this process computes the bootstrap estimate and the frontier's
+    replays meanwhile, on the selection's critical path; with every worker busy beside it (as
+    many workers as cores) those slowed down by about the refits' own time
+    (docs/performance.md, "the frontier's cost: the points' refits on one worker")."""
     if not base.rest:
         return base
     refits = _refits(_rule_configurations(selector, base.rest), [], base.rest, panel, D, unlabelled,
-                     base.halves, base.table_rows, jobs)
+                     base.halves, base.table_rows, jobs, tasks_at_most=max(1, pool_workers(jobs) - 1))
     refits.base = base
     return refits
 
