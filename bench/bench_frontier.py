@@ -243,6 +243,7 @@ def _points(res, judge_points: list, T, cache: dict) -> dict:
         # default's estimate, the same choice and draws)
         shift = float((dr.get("own_set_level") or {}).get("shift", 0.0))
         out[p["n_judges"]] = {"tmse": tm, "estimate": est, "uncorrected": uncorrected, "shift": shift,
+                              "risk": p.get("risk"),
                               "used": len(p["judges"]), "chosen": p["chosen"],
                               "judges": list(p["judges"]),
                               "members": [_member(res.candidates[m["index"]]) for m in p["members"]]}
@@ -354,10 +355,28 @@ def paired_random_report(a: dict, b: dict, setting: bool, option: str = "random_
                  f"{worst_b - worst_a:+.4f} (SE {se:.4f} at k={at})")
     lines.append(f"  points with |mean estimate - T-MSE| > 0.005: {out['outside']['a']} -> {out['outside']['b']} "
                  f"of {len(ks)}")
+    out["non_monotone"] = {"a": non_monotone(pa), "b": non_monotone(pb)}
+    lines.append(f"  points k with cross-fitted risk above point k-1's (all splits): "
+                 f"{out['non_monotone']['a'][0]} -> {out['non_monotone']['b'][0]} of {out['non_monotone']['a'][1]}")
     lines.append("  estimate - T-MSE per k (run -> other, paired SE): " + ", ".join(
         f"{k}: {ea[k].mean():+.4f} -> {eb[k].mean():+.4f} ({out['bias_diff'][k][1]:.4f})"
         for k in ks if k <= 5 or k == J or k % 5 == 0 or abs(out["bias_diff"][k][0]) > 1e-12))
     return "\n".join(lines), out
+
+
+def non_monotone(per_split: list[dict]) -> tuple[int, int]:
+    """(frontier points k whose cross-fitted risk is above point k - 1's, points k >= 2 with
+    both risks), over the splits of a summary's ``per_split``: "at most k judges" should be
+    no worse than "at most k - 1" on the risk the choice read, but a rule that deploys
+    exactly k judges (``full_limit_sets``) can make it so."""
+    above = total = 0
+    for r in per_split:
+        risk = {int(k): v for k, v in (r.get("risk") or {}).items()}
+        for k in sorted(risk):
+            if k - 1 in risk:
+                total += 1
+                above += risk[k] > risk[k - 1] + 1e-12
+    return above, total
 
 
 def worst_paired(a: dict, b: dict, ks: list) -> tuple:
@@ -449,6 +468,8 @@ def summarise(name: str, recs: list[dict]) -> dict:
                                   if p["estimate"] is not None},
                          "bias_base": {k: p["estimate"] - p["shift"] - p["tmse"] for k, p in r["points"].items()
                                        if p["estimate"] is not None},
+                         # each point's cross-fitted (held-out) risk, for non_monotone
+                         "risk": {k: p["risk"] for k, p in r["points"].items() if p.get("risk") is not None},
                          "detail": {k: {"judges": r["points"][k]["judges"], "members": r["points"][k]["members"],
                                         "heldout": r["points"][k].get("heldout"), "fixed": r["points"][k].get("fixed")}
                                     for k in sorted({1, min(3, J), J})},

@@ -45,6 +45,20 @@ When no ``info_first`` prefix fits a limit the limit keeps every admissible cand
 (:func:`on_info_first`). Read wherever ``exclude_random`` is (the choice, its replay, every
 frontier level, the budget levels, drop-one). Measured and not adopted as the default
 (docs/performance.md, "Issue 24: why `--max-judges 3` loses to the top-three stack").
+
+With ``full_limit`` (the selector's ``full_limit_sets=True``; off by default) a limit that
+excludes some candidate admits only the ``info_first`` path's prefixes of the largest size
+the limit admits on that path (``max_judges`` k: K = min(k, the path's length); a budget:
+the longest prefix whose judges cost at most the budget), every family: the limited choice
+then picks the family and the tie average by cross-fitted risk among candidates on one judge
+set, the first judges in the practitioner's order, and no longer a one- or two-judge prefix
+that wins a "at most three judges" comparison by the rows' noise. When no ``info_first``
+prefix fits a limit the limit keeps every admissible candidate (:func:`full_limit_prefixes`).
+It implies ``info_first_only`` (a subset of what that one keeps): both on is this one alone.
+Read wherever ``info_first_only`` is. Since a point k then deploys exactly K = k judges, a
+point may have a higher cross-fitted risk than a smaller one. Measured and not adopted as the
+default (docs/performance.md, "Issue 24: limited choices on the `info_first` prefixes that
+use the whole limit").
 """
 
 from __future__ import annotations
@@ -76,6 +90,10 @@ class PanelConstraint:
     #: a binding limit admits only the ``info_first`` path's prefixes, unless none fit
     #: (:func:`on_info_first`): the selector's ``info_first_under_limits=True``
     info_first_only: bool = False
+    #: a binding limit admits only the ``info_first`` path's prefixes of the largest size it
+    #: admits on that path, unless none fit (:func:`full_limit_prefixes`): the selector's
+    #: ``full_limit_sets=True``
+    full_limit: bool = False
 
     @property
     def active(self) -> bool:
@@ -128,6 +146,8 @@ class PanelConstraint:
                 ok = without_random(candidates, ok)
             if self.info_first_only:
                 ok = on_info_first(candidates, ok)
+            if self.full_limit:
+                ok = full_limit_prefixes(candidates, ok, None if bits is None else bits.counts)
             if self.stable_only:
                 ok = stable_within(candidates, ok)
         return ok
@@ -262,11 +282,26 @@ def on_info_first(candidates, admissible: np.ndarray) -> np.ndarray:
     return kept_by_rule(candidates, admissible, on_info_first_path)
 
 
+def full_limit_prefixes(candidates, admissible: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+    """The ``admissible`` candidates on the ``info_first`` path calling as many judges as the
+    largest of them (``full_limit``: the longest ``info_first`` prefix the limit admits, every
+    family on it); all of ``admissible`` when none of them is on that path. ``counts``: each
+    candidate's number of distinct judges when known (:attr:`JudgeBits.counts`)."""
+    info = admissible & np.fromiter((on_info_first_path(c) for c in candidates), dtype=bool,
+                                    count=len(admissible))
+    if not info.any():
+        return admissible
+    if counts is None:
+        counts = np.array([len(set(c.judges)) for c in candidates], dtype=np.int64)
+    return info & (counts == counts[info].max())
+
+
 def limit_rule_filter(constraint: PanelConstraint):
     """Whether a candidate stays eligible under a binding limit by its path rule alone
-    (``exclude_random``, ``info_first_only``), as a function of the candidate; None when the
-    constraint filters no path rule."""
-    if constraint.info_first_only:
+    (``exclude_random``, ``info_first_only``; ``full_limit`` keeps only ``info_first``
+    prefixes too), as a function of the candidate; None when the constraint filters no path
+    rule."""
+    if constraint.info_first_only or constraint.full_limit:
         return on_info_first_path
     if constraint.exclude_random:
         return off_random
@@ -275,12 +310,13 @@ def limit_rule_filter(constraint: PanelConstraint):
 
 def selector_constraint(selector) -> PanelConstraint:
     """The constraint a selector's ``max_judges`` / ``budget`` / ``stable_judge_sets`` /
-    ``random_under_limits`` / ``info_first_under_limits`` fields ask for."""
+    ``random_under_limits`` / ``info_first_under_limits`` / ``full_limit_sets`` fields ask for."""
     return PanelConstraint(getattr(selector, "max_judges", None), getattr(selector, "budget", None),
                            getattr(selector, "judge_costs", None),
                            bool(getattr(selector, "stable_judge_sets", False)),
                            not bool(getattr(selector, "random_under_limits", True)),
-                           bool(getattr(selector, "info_first_under_limits", False)))
+                           bool(getattr(selector, "info_first_under_limits", False)),
+                           bool(getattr(selector, "full_limit_sets", False)))
 
 
 def no_admissible_candidate(constraint: PanelConstraint) -> MenuError:

@@ -482,7 +482,7 @@ class FrontierChoices(RuleReplay):
 
         self.deployed = deployed = selector_constraint(sel)
         flags = dict(stable_only=deployed.stable_only, exclude_random=deployed.exclude_random,
-                     info_first_only=deployed.info_first_only)
+                     info_first_only=deployed.info_first_only, full_limit=deployed.full_limit)
         chains = [[PanelConstraint(max_judges=k, **flags)
                    for k in judge_levels(cands, len(names))][::-1]]
         if costs:

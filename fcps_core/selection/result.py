@@ -409,6 +409,7 @@ class SelectionResult:
                      # and how the estimates are levelled
                      "random_under_limits": bool(getattr(s, "random_under_limits", True)),
                      "info_first_under_limits": bool(getattr(s, "info_first_under_limits", False)),
+                     "full_limit_sets": bool(getattr(s, "full_limit_sets", False)),
                      "own_set_level": bool(getattr(s, "own_set_level", False))},
             "menu_size": self.menu_size,
             "n_candidates": len(self.candidates),

@@ -124,6 +124,18 @@ class FCPSSelector:
         default. Measured, not adopted as the default (docs/performance.md, "Issue 24: why
         `--max-judges 3` loses to the top-three stack"; ``bench/bench_frontier.py
         --paired-option info_first_under_limits``).
+    full_limit_sets : a limit that excludes some candidate (``max_judges``, ``budget``, every
+        frontier level below all judges) chooses only among the ``info_first`` path's
+        prefixes of the largest size the limit admits on that path (``max_judges`` k: K =
+        min(k, the path's length); a budget: the longest prefix within it), every family,
+        unless no ``info_first`` prefix fits; the family and tie average are still chosen by
+        cross-fitted risk, and the choice over all judges is unchanged (:mod:`.constraints`).
+        It implies ``info_first_under_limits``' restriction (both on: this one alone). A
+        frontier point k then calls exactly min(k, the path's length) judges, so it may
+        have a higher cross-fitted risk than a smaller point. False by default. Measured,
+        not adopted as the default (docs/performance.md, "Issue 24: limited choices on the
+        `info_first` prefixes that use the whole limit"; ``bench/bench_frontier.py
+        --paired-option full_limit_sets``).
     screen_se : after the first of the ``repeats``, a candidate behind the best one calling a
         subset of its judges (and the best of its side of the regime verdict) by more than
         this many times the sum of its clustered SE and the largest SE among the candidates
@@ -190,6 +202,9 @@ class FCPSSelector:
     #: a binding judge or cost limit admits only the ``info_first`` path's prefixes (unless
     #: none fits, :mod:`.constraints`)
     info_first_under_limits: bool = False
+    #: a binding judge or cost limit admits only the ``info_first`` path's prefixes of the
+    #: largest size it admits on that path (unless none fits, :mod:`.constraints`)
+    full_limit_sets: bool = False
     #: after the first repeat, the later repeats do not refit a candidate this far behind the
     #: best one calling a subset of its judges (:mod:`.screening`); None: every repeat
     #: refits every candidate
@@ -234,7 +249,7 @@ class FCPSSelector:
             if not isinstance(v, (int, np.integer)) or not low <= v <= high:
                 raise MenuError(f"{name} must be an integer from {low} to {high} (got {v!r})")
         for name in ("single_judge_candidates", "stable_judge_sets", "random_under_limits", "own_set_level",
-                     "info_first_under_limits"):
+                     "info_first_under_limits", "full_limit_sets"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise MenuError(f"{name} must be True or False (got {getattr(self, name)!r})")
         if self.screen_se is not None and not (isinstance(self.screen_se, (int, float, np.integer, np.floating))
