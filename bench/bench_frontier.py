@@ -571,29 +571,48 @@ def timing(repeat: int = 3) -> None:
     included, and of wall time). The selection without the frontier is the run without the
     refits less that part. Each pair gives a share; printed are their median and its 90 %
     sign-test interval (a host whose speed drifts between pairs moves both runs of a pair
-    alike), then the medians of the runs as before."""
+    alike), then the medians of the runs as before. "From the choice on": the same wall
+    share with each run's wall time after the default's choice (:func:`choose_deployed`,
+    before which the frontier does nothing) in place of its whole wall time in the
+    difference, which leaves out the folds' run-to-run noise."""
     import statistics
     from fcps_core import make_blocks, select
+    from fcps_core.selection import crossfit as C
     from fcps_core.selection import frontier as F
+    chosen_at = []
+    choose = C.choose_deployed
+
+    def choose_timed(*args, **kwargs):
+        try:
+            return choose(*args, **kwargs)
+        finally:
+            chosen_at.append(time.perf_counter())
+    C.choose_deployed = choose_timed
     try:
         with _calls_timed(F, "compute_frontier") as (spent, spent_cpu):
             for name, panel in _timing_panels():
                 blocks = make_blocks(panel, split="1:2:1:1", seed=0)
                 runs = {False: ([], [], [], []), True: ([], [], [], [])}
+                tails = {False: [], True: []}
                 for i in range(repeat):
                     for on in ((False, True) if i % 2 == 0 else (True, False)):
                         F.POINT_CORRECTIONS = on
                         spent.clear()
                         spent_cpu.clear()
+                        chosen_at.clear()
                         t, c = time.perf_counter(), _cpu_seconds()
                         select(panel, blocks)
+                        end = time.perf_counter()
                         walls, cpus, fw, fc = runs[on]
-                        walls.append(time.perf_counter() - t)
+                        walls.append(end - t)
                         cpus.append(_cpu_seconds() - c)
                         fw.append(sum(spent))
                         fc.append(sum(spent_cpu))
+                        tails[on].append(end - chosen_at[-1])
                 (w_off, c_off, fw_off, fc_off), (w_on, c_on, _, _) = (np.array(runs[False]), np.array(runs[True]))
+                tail_off, tail_on = np.array(tails[False]), np.array(tails[True])
                 shares = {"wall": (w_on - (w_off - fw_off)) / (w_off - fw_off),
+                          "wall from the choice on": (tail_on - (tail_off - fw_off)) / (w_off - fw_off),
                           "CPU": (c_on - (c_off - fc_off)) / (c_off - fc_off)}
                 text = "; ".join(f"{k} {m * 100:+.0f} % (90 % interval {lo * 100:+.0f} to {hi * 100:+.0f} %)"
                                  for k, (m, lo, hi) in ((k, median_interval(v)) for k, v in shares.items()))
@@ -607,6 +626,7 @@ def timing(repeat: int = 3) -> None:
                       f"learning-curve refits {mc_on - mc_off:+.2f} CPU s (load {os.getloadavg()[0]:.1f})", flush=True)
     finally:
         F.POINT_CORRECTIONS = True
+        C.choose_deployed = choose
     refit_cpu()
 
 
