@@ -521,9 +521,10 @@ def _cpu_seconds() -> float:
 
 
 @contextlib.contextmanager
-def _calls_timed(module, name: str):
+def _calls_timed(module, name: str, ends: list | None = None):
     """``module.name`` replaced, for the block, by a wrapper that appends each call's wall
-    and CPU seconds (this process) to the two lists it yields."""
+    and CPU seconds (this process) to the two lists it yields, and (``ends``) the
+    ``time.perf_counter()`` at which it returned."""
     orig = getattr(module, name)
     wall, cpu = [], []
 
@@ -532,8 +533,11 @@ def _calls_timed(module, name: str):
         try:
             return orig(*args, **kwargs)
         finally:
-            wall.append(time.perf_counter() - t)
+            end = time.perf_counter()
+            wall.append(end - t)
             cpu.append(time.process_time() - c)
+            if ends is not None:
+                ends.append(end)
     setattr(module, name, timed)
     try:
         yield wall, cpu
@@ -579,17 +583,10 @@ def timing(repeat: int = 3) -> None:
     from fcps_core import make_blocks, select
     from fcps_core.selection import crossfit as C
     from fcps_core.selection import frontier as F
-    chosen_at = []
-    choose = C.choose_deployed
-
-    def choose_timed(*args, **kwargs):
-        try:
-            return choose(*args, **kwargs)
-        finally:
-            chosen_at.append(time.perf_counter())
-    C.choose_deployed = choose_timed
+    chosen_at = []          # when each selection's choice returned
     try:
-        with _calls_timed(F, "compute_frontier") as (spent, spent_cpu):
+        with _calls_timed(F, "compute_frontier") as (spent, spent_cpu), \
+                _calls_timed(C, "choose_deployed", ends=chosen_at):
             for name, panel in _timing_panels():
                 blocks = make_blocks(panel, split="1:2:1:1", seed=0)
                 runs = {False: ([], [], [], []), True: ([], [], [], [])}
@@ -626,7 +623,6 @@ def timing(repeat: int = 3) -> None:
                       f"learning-curve refits {mc_on - mc_off:+.2f} CPU s (load {os.getloadavg()[0]:.1f})", flush=True)
     finally:
         F.POINT_CORRECTIONS = True
-        C.choose_deployed = choose
     refit_cpu()
 
 

@@ -239,11 +239,16 @@ class JudgeBits:
 STABLE_TOLERANCE = 1e-9
 
 
+def is_stable(c) -> bool:
+    """Whether every fold built the judge set candidate ``c`` deploys (``stability`` 1 up to
+    rounding, or no stability recorded)."""
+    return c.stability is None or c.stability >= 1.0 - STABLE_TOLERANCE
+
+
 def stable_within(candidates, admissible: np.ndarray) -> np.ndarray:
     """The ``admissible`` candidates whose every fold built the judge set they deploy
-    (``stability`` 1, or no stability recorded); all of ``admissible`` when none is."""
-    stable = admissible & np.array([c.stability is None or c.stability >= 1.0 - STABLE_TOLERANCE
-                                    for c in candidates], dtype=bool)
+    (:func:`is_stable`); all of ``admissible`` when none is."""
+    stable = admissible & np.array([is_stable(c) for c in candidates], dtype=bool)
     return stable if stable.any() else admissible
 
 
@@ -263,10 +268,15 @@ def on_info_first_path(c) -> bool:
     return c.path_rule == INFO_FIRST_RULE
 
 
+def eligible_mask(candidates, admissible: np.ndarray, eligible) -> np.ndarray:
+    """The ``admissible`` candidates ``eligible(candidate)`` keeps, as a boolean array."""
+    return admissible & np.fromiter((eligible(c) for c in candidates), dtype=bool, count=len(admissible))
+
+
 def kept_by_rule(candidates, admissible: np.ndarray, eligible) -> np.ndarray:
     """The ``admissible`` candidates ``eligible(candidate)`` keeps (by path rule); all of
     ``admissible`` when it keeps none of them."""
-    kept = admissible & np.fromiter((eligible(c) for c in candidates), dtype=bool, count=len(admissible))
+    kept = eligible_mask(candidates, admissible, eligible)
     return kept if kept.any() else admissible
 
 
@@ -287,8 +297,7 @@ def full_limit_prefixes(candidates, admissible: np.ndarray, counts: np.ndarray |
     largest of them (``full_limit``: the longest ``info_first`` prefix the limit admits, every
     family on it); all of ``admissible`` when none of them is on that path. ``counts``: each
     candidate's number of distinct judges when known (:attr:`JudgeBits.counts`)."""
-    info = admissible & np.fromiter((on_info_first_path(c) for c in candidates), dtype=bool,
-                                    count=len(admissible))
+    info = eligible_mask(candidates, admissible, on_info_first_path)
     if not info.any():
         return admissible
     if counts is None:

@@ -50,7 +50,7 @@ from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
 from .choice import choose_deployed, default_prior
-from .constraints import JudgeBits, selector_constraint
+from .constraints import JudgeBits, is_stable, selector_constraint
 from .screening import Screen, first_repeat_risks, screen_candidates
 from ..families import REGISTRY
 from ..families.base import one_blas_thread
@@ -838,13 +838,13 @@ def _refits(configs: list, members, others, panel, D, unlabelled, halves, table_
     this many tasks (consecutive folds per task, every fold's result as alone), so fewer
     workers take them."""
     every = list(members) + list(others)
-    if tasks_at_most is not None and jobs != 1 and len(halves) > tasks_at_most:
-        groups = np.array_split(np.arange(len(halves)), tasks_at_most)
-        tasks = [(configs, panel, D, unlabelled, [(halves[i][0], halves[i][1], halves[i][3]) for i in g])
-                 for g in groups]
+    folds = [(half, va, pick) for half, va, _, pick, _, _ in halves]
+    if tasks_at_most is not None and jobs != 1 and len(folds) > tasks_at_most:
+        tasks = [(configs, panel, D, unlabelled, [folds[i] for i in g])
+                 for g in np.array_split(np.arange(len(folds)), tasks_at_most)]
         results = _FoldResults(run_tasks(jobs, half_folds_configurations, tasks, queue_all=True, background=True))
     else:
-        tasks = [(configs, panel, D, half, va, unlabelled, pick) for half, va, _, pick, _, _ in halves]
+        tasks = [(configs, panel, D, half, va, unlabelled, pick) for half, va, pick in folds]
         results = run_tasks(jobs, half_fold_configurations, tasks, queue_all=True)
     return CorrectionRefits(members=members, keys=[candidate_key(c) for c in every], table_rows=table_rows,
                             halves=halves, results=results, indices=[c.index for c in every])
@@ -1052,7 +1052,7 @@ class OwnSetLevels:
         if key in self._shift:
             return self._shift[key]
         cands = [self.candidates[i] for i in key]
-        if all(c.stability is None or c.stability >= 1.0 for c in cands):
+        if all(is_stable(c) for c in cands):
             self._shift[key] = None
             return None
         self._refit([c for c in cands if c.index not in self._preds])

@@ -171,7 +171,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     share work), so every wanted model is the one the full menu fits. Below, rows go by
     the views' block letters (:meth:`MenuRows.block_map`). ``fixed_paths``: these
     :class:`JudgePath` orderings instead of the ones the path rules build (no path is built,
-    no single-judge path joins): the own-set refits of :func:`.crossfit.own_set_levels`."""
+    no single-judge path joins): the own-set refits of :class:`.crossfit.OwnSetLevels`."""
     with_diagnostics = only is None if diagnostics is None else diagnostics
     rows = (rows if isinstance(rows, MenuRows) else MenuRows.of_map(rows)).block_map()
     report = progress or (lambda frac, msg: None)

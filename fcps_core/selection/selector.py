@@ -197,7 +197,7 @@ class FCPSSelector:
     #: never does unless nothing else fits, :mod:`.constraints`)
     random_under_limits: bool = True
     #: shift an estimate by its members' own fixed-set held-out risk - their held-out risk
-    #: when some member's folds built other judge sets (:func:`.crossfit.own_set_levels`)
+    #: when some member's folds built other judge sets (:class:`.crossfit.OwnSetLevels`)
     own_set_level: bool = False
     #: a binding judge or cost limit admits only the ``info_first`` path's prefixes (unless
     #: none fits, :mod:`.constraints`)
