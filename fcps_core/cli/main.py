@@ -9,6 +9,7 @@ from typing import Sequence
 from ..version import __version__
 from .. import defaults as D
 from ..errors import FCPSError
+from ..service.process import Terminated
 from ..service.select import FAMILIES, PATH_RULES
 from ..defaults import (CHOICES, DEFAULT_BOOTSTRAP, DEFAULT_CHOICE, DEFAULT_FOLDS, DEFAULT_PROTOCOL,
                         DEFAULT_REPEATS, ESTIMATES, PROTOCOLS)
@@ -249,9 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     passes through the one terminal sanitiser (render.TerminalGuard). The process is the
     command's own, so its allocator keeps freed memory for reuse
     (:func:`fcps_core.service.process.prepare_own_process`)."""
-    from ..service.process import prepare_own_process
+    from ..service.process import prepare_own_process, stopping_on_termination
     prepare_own_process()
-    with guarded_output():
+    with guarded_output(), stopping_on_termination():
         return _run(argv)
 
 
@@ -307,6 +308,9 @@ def _dispatch(args, as_json: bool, cleanup: list) -> int:
         return _fail(as_json, message, kind="OSError", **error_fields(exc))
     except KeyboardInterrupt:
         return _fail(as_json, "interrupted", exit_code=130, kind="interrupted", text="fcps: interrupted\n")
+    except Terminated as exc:       # SIGTERM / SIGHUP, unwound as Ctrl-C is (service.process)
+        message = f"terminated by {exc}"
+        return _fail(as_json, message, exit_code=128 + exc.signum, kind="terminated", text=f"fcps: {message}\n")
     except Exception as exc:    # a bug: still one line for the user, with what to report
         return _internal_error(exc, as_json)
 

@@ -1,0 +1,114 @@
+"""A command stopped by SIGTERM or SIGHUP unwinds as Ctrl-C does (service/process.py).
+
+Their default action ends the process without unwinding, which left the folds' worker
+processes running as orphans (parent 1) for minutes, computing and holding their memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fcps_core.service.process import Terminated, stopping_on_termination
+from store_helpers import ROOT, write_big_csv
+
+PYTHON = sys.executable
+linux_only = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+
+
+def _children(pid: int) -> set[int]:
+    """The live processes whose parent is ``pid`` (from /proc)."""
+    kids = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                kids.add(int(entry.name))
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2:].split()[0] != "Z"
+
+
+@linux_only
+def test_sigterm_mid_selection_exits_143_and_leaves_no_worker_running(tmp_path):
+    panel = tmp_path / "panel.csv"
+    write_big_csv(panel, rows=40_000, judges=10, seed=3)
+    out_path, err_path = tmp_path / "out", tmp_path / "err"
+    workers: set[int] = set()
+    # files, not pipes: a worker left running would hold a pipe open; the signal's default
+    # disposition in the child, whatever the test runner's
+    with open(out_path, "wb") as out_file, open(err_path, "wb") as err_file:
+        proc = subprocess.Popen([PYTHON, "-m", "fcps_core", "select", str(panel), "--seed", "0", "--quiet", "--json"],
+                                cwd=ROOT, stdout=out_file, stderr=err_file,
+                                preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None and len(workers) < 2:
+            workers = _children(proc.pid)  # the pool's workers (and loky's resource tracker)
+            time.sleep(0.2)
+        assert len(workers) >= 2, "the selection started no worker process"
+        time.sleep(1.0)                    # the folds are running in them
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        err = err_path.read_text()
+        assert proc.returncode == 128 + signal.SIGTERM, err
+        assert err.strip().splitlines()[-1] == "fcps: terminated by SIGTERM"
+        error = json.loads(out_path.read_text().strip().splitlines()[-1])
+        assert error["type"] == "terminated" and error["exit"] == 143
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.2)
+        assert not [w for w in workers if _alive(w)], "worker processes outlived the command"
+    finally:                               # nothing left behind, even when the test fails
+        if proc.poll() is None:
+            proc.kill()
+        for w in workers:
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
+
+
+def test_the_signal_raises_terminated_in_the_block_and_the_handlers_come_back():
+    before = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        with pytest.raises(Terminated) as caught:
+            with stopping_on_termination():
+                assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN)
+                os.kill(os.getpid(), signal.SIGTERM)
+                for _ in range(1000):      # the handler runs between bytecodes
+                    time.sleep(0.001)
+        assert caught.value.signum == signal.SIGTERM and str(caught.value) == "SIGTERM"
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP here")
+def test_an_ignored_signal_stays_ignored():
+    """``nohup fcps select ...`` ignores SIGHUP: the command must not take it back."""
+    before = signal.getsignal(signal.SIGHUP)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with stopping_on_termination():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(0.05)
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
