@@ -3,7 +3,8 @@
 :func:`run_tasks` runs tasks in the pool (or in the calling process when there is one job
 or one task); every task's seed and data are fixed before it starts, so where a task runs
 changes no result. A worker's process is the folds' own, so its allocator keeps freed
-memory for reuse (:func:`in_worker`, :func:`fcps_core.process_memory.keep_freed_memory`).
+memory for reuse (:func:`in_worker`, :func:`fcps_core.process_memory.keep_freed_memory`),
+and it ends when the process that started it is gone (:func:`exit_with_parent`).
 
 Nothing of this package but the allocator settings is imported here.
 """
@@ -11,7 +12,9 @@ Nothing of this package but the allocator settings is imported here.
 from __future__ import annotations
 
 import functools
+import os
 import threading
+import time
 import warnings
 
 from .process_memory import keep_freed_memory
@@ -27,10 +30,40 @@ def pool_workers(jobs: int) -> int:
     return max(1, effective_n_jobs(jobs))
 
 
+#: seconds between a worker's looks at its parent (:func:`exit_with_parent`)
+PARENT_CHECK_SECONDS = 1.0
+_watching_parent = False
+
+
+def exit_with_parent() -> None:
+    """In a worker process: a daemon thread that ends the process once its parent is gone
+    (the parent process id changes when the parent dies: the orphan is re-parented).
+
+    A selection killed outright (SIGKILL, the out-of-memory killer) cannot shut its pool
+    down, and loky's workers do not notice: one that finished its fold blocks for good
+    writing its result to a pipe nobody reads, holding the fold's memory (seen alive 10
+    minutes after its parent). Started with a worker's first task, once per process; a look
+    costs one system call. (A worker that never got a task ends on loky's idle timeout,
+    300 s. Where a parent's death re-parents no process, as on Windows, it never fires.)"""
+    global _watching_parent
+    if _watching_parent:
+        return
+    _watching_parent = True
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+    threading.Thread(target=watch, name="fcps-parent-watch", daemon=True).start()
+
+
 def in_worker(func, *args):
     """``func(*args)`` in a worker process of :func:`run_tasks`, whose allocator keeps
-    freed memory for reuse (the process is the folds' own)."""
+    freed memory for reuse (the process is the folds' own) and which ends with its parent
+    (:func:`exit_with_parent`)."""
     keep_freed_memory()
+    exit_with_parent()
     return func(*args)
 
 

@@ -37,6 +37,16 @@ def _children(pid: int) -> set[int]:
     return kids
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (0 when it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _alive(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -112,3 +122,40 @@ def test_an_ignored_signal_stays_ignored():
         assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
     finally:
         signal.signal(signal.SIGHUP, before)
+
+
+@linux_only
+def test_workers_end_when_the_selection_is_killed_outright(tmp_path):
+    """SIGKILL (or the out-of-memory killer) leaves no chance to shut the pool down: the
+    workers see their parent gone and end (worker_pool.exit_with_parent)."""
+    panel = tmp_path / "panel.csv"
+    write_big_csv(panel, rows=40_000, judges=10, seed=4)
+    workers: set[int] = set()
+    proc = subprocess.Popen([PYTHON, "-m", "fcps_core", "select", str(panel), "--seed", "0", "--quiet"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None and len(workers) < 2:
+            workers = _children(proc.pid)
+            time.sleep(0.2)
+        assert len(workers) >= 2, "the selection started no worker process"
+        pool = [w for w in workers if "resource_tracker" not in Path(f"/proc/{w}/cmdline").read_text()]
+        # a worker with 2 CPU seconds is inside a fold (its start and imports take less); one
+        # that never got a task ends on loky's own idle timeout (300 s), not tested here
+        while time.monotonic() < deadline and proc.poll() is None and min(map(_cpu_seconds, pool)) < 2.0:
+            time.sleep(0.2)
+        assert proc.poll() is None, "the selection ended before its workers got a fold"
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.2)
+        # loky's resource tracker is not ours: it ends when the last holder of its pipe does
+        left = [w for w in pool if _alive(w)]
+        assert not left, "worker processes outlived their killed parent"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for w in workers:
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
