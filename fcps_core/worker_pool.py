@@ -19,8 +19,22 @@ import warnings
 
 from .process_memory import keep_freed_memory
 
-#: per thread, the pool generators started inside each open :func:`closes_its_tasks` call
+#: per thread, the open :func:`closes_its_tasks` calls (innermost last), each a :class:`_Scope`
 _OPEN = threading.local()
+#: joblib's pool is one per process: one :func:`closes_its_tasks` call's tasks in it at a time
+#: (:func:`wait_for_pool_turn`); reentrant, so a call nested in one on the same thread shares it
+_POOL_TURN = threading.RLock()
+
+
+class _Scope:
+    """One open :func:`closes_its_tasks` call: the pool generators it started, and whether
+    it holds the pool's turn."""
+
+    __slots__ = ("generators", "has_turn")
+
+    def __init__(self):
+        self.generators: list = []
+        self.has_turn = False
 
 
 def pool_workers(jobs: int) -> int:
@@ -83,19 +97,43 @@ def run_tasks(jobs: int, func, tasks: list[tuple], then: tuple = (), queue_all: 
     caller's own work rather than waiting for the caller to ask for it."""
     if jobs != 1 and (len(tasks) > 1 or (background and tasks)):
         from joblib import Parallel, delayed
+        wait_for_pool_turn()
         calls = [delayed(in_worker)(func, *t) for t in tasks] + [delayed(in_worker)(f, *args) for f, args in then]
         results = Parallel(n_jobs=jobs, return_as="generator",
                            **({"pre_dispatch": "all"} if queue_all else {}))(calls)
         scopes = getattr(_OPEN, "scopes", None)
         if scopes:
-            scopes[-1].append(results)
+            scopes[-1].generators.append(results)
         return results
     return (func(*t) for t in tasks)
 
 
+def wait_for_pool_turn(waiting=None, every: float = 0.5) -> None:
+    """Inside a :func:`closes_its_tasks` call: take the process's pool for that call, until
+    it ends (:func:`run_tasks` takes it before its first task goes to the pool; a caller
+    that can report takes it first, with ``waiting``). While a call on another thread has
+    it, ``waiting()`` is called every ``every`` seconds (a progress line; it may raise, as a
+    dashboard page stopped by its user does, to give up the wait). Nothing outside such a
+    call, or when this call (or one it is nested in) has the turn.
+
+    Why one call at a time: an interrupted call shuts the shared pool down as it unwinds
+    (:func:`closes_its_tasks`), which failed every other selection running in it at that
+    moment ("the executor underlying Parallel has been shutdown": two dashboard sessions,
+    or two threads of a pipeline). Two selections at once would share the same cores
+    anyway, so the second loses little by starting its folds when the first is done."""
+    scopes = getattr(_OPEN, "scopes", None)
+    if not scopes or scopes[-1].has_turn:
+        return
+    while not _POOL_TURN.acquire(timeout=every):
+        if waiting is not None:
+            waiting()
+    scopes[-1].has_turn = True
+
+
 def closes_its_tasks(fn):
     """Decorator: every pool generator :func:`run_tasks` starts during ``fn`` (on its thread)
-    is closed when ``fn`` returns or raises, there and then.
+    is closed when ``fn`` returns or raises, there and then, and the pool's turn it took
+    (:func:`wait_for_pool_turn`) is then given back.
 
     joblib's pool is shared by the process, and closing a generator it has not finished
     shuts that pool down (joblib aborts the generator's pending tasks). Left to the garbage
@@ -109,16 +147,20 @@ def closes_its_tasks(fn):
         scopes = getattr(_OPEN, "scopes", None)
         if scopes is None:
             scopes = _OPEN.scopes = []
-        opened: list = []
-        scopes.append(opened)
+        scope = _Scope()
+        scopes.append(scope)
         try:
             return fn(*args, **kwargs)
         finally:
             scopes.pop()
-            with warnings.catch_warnings():
-                # joblib warns that the tasks a closed generator leaves are cancelled: here
-                # that is the point
-                warnings.simplefilter("ignore", UserWarning)
-                for results in reversed(opened):
-                    results.close()
+            try:
+                with warnings.catch_warnings():
+                    # joblib warns that the tasks a closed generator leaves are cancelled:
+                    # here that is the point
+                    warnings.simplefilter("ignore", UserWarning)
+                    for results in reversed(scope.generators):
+                        results.close()
+            finally:
+                if scope.has_turn:      # after the close: the pool is down before another call starts
+                    _POOL_TURN.release()
     return wrapper

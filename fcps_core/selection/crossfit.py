@@ -45,7 +45,7 @@ from ..data.panel import Panel
 from ..data.splits import Blocks
 from ..data.encoding import INT64_SAFE
 from ..process_memory import release_freed_memory
-from ..worker_pool import closes_its_tasks, pool_workers, run_tasks
+from ..worker_pool import closes_its_tasks, pool_workers, run_tasks, wait_for_pool_turn
 from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
@@ -509,6 +509,9 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     # the judges report's panel part reads no fit: the first worker done with its folds
     # computes it while the other finishes, instead of this process after the folds
     queued = ((panel_report_or_none, (panel, blocks, bare)),) if parallel else ()
+    if parallel:            # another selection of this process may have the pool: say so while waiting
+        wait_for_pool_turn(lambda: report(0.0, "waiting for another selection in this process to finish "
+                                               "with the worker processes"))
     results = run_tasks(jobs, fold_work, [task(u, bare) for u in range(n_first)],
                         then=queued if n_first == len(fold_list) else ())
     # the final refit: paths and fits on every deployable row, none scored (the risks come
