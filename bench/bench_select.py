@@ -10,6 +10,13 @@ times, in the same run:
 
 and prints the ratio default / split. Issue 9's targets: default under 2 s (2,000 x 7) and
 under 30 s (LLMBar) on 2 cores, and at most folds x repeats + 2 = 12 times the split protocol.
+
+Then the frontier's share of the default selection on the same two panels (issue 24's target:
+at most +20 %), measured as ``bench/bench_frontier.py --timing`` measures it: pairs of runs
+with and without the frontier points' learning-curve refits, the order alternating, each
+pair's share with the frontier's own time taken out, the median of the pairs with its 90 %
+sign-test interval. ``--no-frontier`` leaves it out (it takes a few minutes);
+``--frontier-repeat N`` sets the pairs per panel (default 5).
 """
 
 from __future__ import annotations
@@ -59,6 +66,12 @@ def main() -> None:
     lb = make_blocks(llmbar, split="1:2:1:1", seed=0)
     t = measure("LLMBar 838 rows x 65 judges", llmbar, lb, 1)
     print(f"  target under 30 s: {'met' if t < 30 else 'NOT met'}")
+    if "--no-frontier" not in sys.argv:
+        from bench.bench_frontier import timing
+        repeat = int(sys.argv[sys.argv.index("--frontier-repeat") + 1]) if "--frontier-repeat" in sys.argv else 5
+        print("the frontier's share of the default selection (target: at most +20 %; 'from the choice on' "
+              "leaves out the folds' run-to-run noise):", flush=True)
+        timing(repeat)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
