@@ -149,11 +149,19 @@ def test_rule_a_stays_where_its_estimate_is_lower(parity_runs):
 
 
 def test_the_points_stay_monotone_where_they_were(additive_runs, parity_runs):
-    for runs in (additive_runs, parity_runs):
+    """On a second additive draw B's estimate is lower at a limit where deploying it would
+    make the point's held-out risk exceed the smaller point's, while A's did not: the guard
+    keeps A there (the precondition, ``kept_monotone``)."""
+    guarded = option_runs(make_regime("additive", rows=400, judges=6, seed=1, group_size=2, tie_rate=0.1,
+                                      judge_noise=0.1), "limit_rule_choice", **MENU)
+    kept = 0
+    for runs in (additive_runs, parity_runs, guarded):
         off, on = (_judge_points(json_ready(runs[k].to_dict())) for k in (False, True))
+        kept += sum(bool((p.get("limit_rule") or {}).get("kept_monotone")) for p in on)
         for i in range(1, len(off)):
             if off[i]["risk"] <= off[i - 1]["risk"]:
                 assert on[i]["risk"] <= on[i - 1]["risk"]
+    assert kept > 0
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])
@@ -182,3 +190,15 @@ def test_max_judges_with_rule_b_differs_from_the_limited_choice(additive, additi
     off = select(additive, blocks, seed=0, max_judges=k, **MENU)
     assert set(on.members or [on.selected_index]) != set(off.members or [off.selected_index])
     assert all(on.candidates[i].family in LINEAR_STACK_FAMILIES for i in (on.members or [on.selected_index]))
+
+
+def test_a_budget_deploys_its_frontier_point(additive):
+    """Budget levels decide both rules too, and ``budget`` deploys the point's rule."""
+    costs = {n: {"cost": c, "latency": 0.0} for n, c in zip(additive.judge_names, [1.0, 2.0, 3.0, 1.5, 2.5, 0.5])}
+    blocks = make_blocks(additive, seed=0)
+    full = json_ready(select(additive, blocks, seed=0, judge_costs=costs, limit_rule_choice=True, **MENU).to_dict())
+    point = next(p for p in full["frontier"] if p["constraint"] == "budget"
+                 and (p.get("limit_rule") or {}).get("deployed") == "full_limit_linear")
+    res = select(additive, blocks, seed=0, judge_costs=costs, budget=point["cost"], limit_rule_choice=True, **MENU)
+    assert deployed(json_ready(res.to_dict())) == {m["index"] for m in point["members"]}
+    assert res.deployed_risk["estimate"] == pytest.approx(point["deployed_risk"]["estimate"], rel=1e-9)
