@@ -245,6 +245,9 @@ def _points(res, judge_points: list, T, cache: dict) -> dict:
         out[p["n_judges"]] = {"tmse": tm, "estimate": est, "uncorrected": uncorrected, "shift": shift,
                               "risk": p.get("risk"),
                               "used": len(p["judges"]), "chosen": p["chosen"],
+                              # FCPSSelector(limit_rule_choice=True): which rule the point deploys
+                              "limit_rule": (p.get("limit_rule") or {}).get("deployed"),
+                              "kept_monotone": bool((p.get("limit_rule") or {}).get("kept_monotone")),
                               "judges": list(p["judges"]),
                               "members": [_member(res.candidates[m["index"]]) for m in p["members"]]}
     return out
@@ -343,6 +346,10 @@ def paired_random_report(a: dict, b: dict, setting: bool, option: str = "random_
                     "changed": int(np.count_nonzero(np.abs(vb - va) > 1e-12))}
         lines.append(f"  {label}: {va.mean():+.4f} -> {vb.mean():+.4f}; paired {dm:+.4f} (SE {dse:.4f}); "
                      f"{out[key]['changed']} splits changed")
+    # the default (the point over all judges) under both settings, split by split
+    dd = np.array([rb["default"] - ra["default"] for ra, rb in zip(pa, pb)])
+    out["default_diff"] = {"max_abs": float(np.abs(dd).max()), "mean_se": _mean_se(dd)}
+    lines.append(f"  default T-MSE: largest per-split |difference| {out['default_diff']['max_abs']:.3g}")
     ks = [k for k in range(1, J + 1) if all(k in r["bias"] for r in pa) and all(k in r["bias"] for r in pb)]
     ea = {k: np.array([r["bias"][k] for r in pa]) for k in ks}
     eb = {k: np.array([r["bias"][k] for r in pb]) for k in ks}
@@ -358,6 +365,27 @@ def paired_random_report(a: dict, b: dict, setting: bool, option: str = "random_
     out["non_monotone"] = {"a": non_monotone(pa), "b": non_monotone(pb)}
     lines.append(f"  points k with cross-fitted risk above point k-1's (all splits): "
                  f"{out['non_monotone']['a'][0]} -> {out['non_monotone']['b'][0]} of {out['non_monotone']['a'][1]}")
+    # limit_rule_choice: how often rule B is deployed, and the estimate - T-MSE of the points
+    # deploying it (the choice between the two rules is not replayed), against the same
+    # points without the option (paired by split and k)
+    for side, ps in (("a", pa), ("b", pb)):
+        pts = [(i, k) for i, r in enumerate(ps) for k in r.get("rule_b", [])]
+        if not pts:
+            continue
+        own = np.array([ps[i]["bias"][k] for i, k in pts if k in ps[i]["bias"]])
+        other = pb if side == "a" else pa
+        base = np.array([other[i]["bias"][k] for i, k in pts if k in ps[i]["bias"]])
+        k3 = sum(1 for r in ps if min(3, J) in r.get("rule_b", []))
+        out[f"rule_b_{side}"] = {"points": len(pts), "of": sum(len(r["bias"]) for r in ps), "k3": k3,
+                                 "kept_monotone": sum(len(r.get("kept_monotone", [])) for r in ps),
+                                 "bias": _mean_se(own), "bias_other_setting": _mean_se(base),
+                                 "bias_diff": _mean_se(own - base)}
+        o = out[f"rule_b_{side}"]
+        lines.append(f"  rule B deployed ({'run' if side == 'a' else 'other'}): {o['points']} of {o['of']} points "
+                     f"(k=3 on {k3} of {len(ps)} splits; {o['kept_monotone']} more kept A by the monotone guard); "
+                     f"their estimate - T-MSE {o['bias'][0]:+.4f} (SE {o['bias'][1]:.4f}), the same points without "
+                     f"the option {o['bias_other_setting'][0]:+.4f}, paired {o['bias_diff'][0]:+.4f} "
+                     f"(SE {o['bias_diff'][1]:.4f})")
     lines.append("  estimate - T-MSE per k (run -> other, paired SE): " + ", ".join(
         f"{k}: {ea[k].mean():+.4f} -> {eb[k].mean():+.4f} ({out['bias_diff'][k][1]:.4f})"
         for k in ks if k <= 5 or k == J or k % 5 == 0 or abs(out["bias_diff"][k][0]) > 1e-12))
@@ -468,6 +496,10 @@ def summarise(name: str, recs: list[dict]) -> dict:
                                   if p["estimate"] is not None},
                          "bias_base": {k: p["estimate"] - p["shift"] - p["tmse"] for k, p in r["points"].items()
                                        if p["estimate"] is not None},
+                         # limit_rule_choice: the points deploying rule B, and those where B's
+                         # estimate was lower but the monotone guard kept A
+                         "rule_b": [k for k, p in r["points"].items() if p.get("limit_rule") == "full_limit_linear"],
+                         "kept_monotone": [k for k, p in r["points"].items() if p.get("kept_monotone")],
                          # each point's cross-fitted (held-out) risk, for non_monotone
                          "risk": {k: p["risk"] for k, p in r["points"].items() if p.get("risk") is not None},
                          "detail": {k: {"judges": r["points"][k]["judges"], "members": r["points"][k]["members"],
@@ -721,7 +753,7 @@ def main(argv=None) -> int:
                          "random_under_limits setting, and print the paired differences")
     ap.add_argument("--paired-option", metavar="FIELD",
                     help="as --paired-random for another boolean FCPSSelector option that only binding "
-                         "limits read (e.g. full_limit_sets)")
+                         "limits read (e.g. full_limit_sets, limit_rule_choice)")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     if args.timing:

@@ -43,6 +43,19 @@ all new averages are formed a block of averages at a time, and the out-of-bag ri
 limits a block of draws at a time (:meth:`_Replays._oob_member_risks`). The products are
 thin, so the frontier runs on one BLAS thread.
 
+With ``FCPSSelector(limit_rule_choice=True)`` (off by default) every binding level also
+decides rule B (:func:`.constraints.linear_full_limit`: the ``info_first`` prefix that uses
+the whole limit, ``ridge_iso`` / ``logistic`` and their tie average), replays it in the same
+draws (a chain of its own: its levels' admissible sets are equal or disjoint) and corrects
+it as any point; the point deploys B when B's deployed-risk estimate is below A's (the
+limited choice above; A on ties and when B has no candidate) and deploying B keeps the
+points' held-out risks monotone wherever A's were (:func:`_limit_rule_choice`), and reports
+the deployed rule's estimate. That choice between two rules is not itself replayed: between
+two, usually highly correlated, rules its winner's curse was expected to be small, but
+measured it leans the points deploying B 0.0002 to 0.0034 more optimistic (docs/performance.md,
+"Issue 24: a choice between two limited rules by their estimates"). At the user's own limit the selection then deploys B too
+(:func:`.split_protocol.with_frontier`).
+
 A *lazy* tie set (summed in risk order only until the average has its members) was measured
 and not kept: on LLMBar a draw's tie set within a limit is mostly smaller than
 ``max_members``, so the walk must read all of it and the rounds of sums cost more than the
@@ -60,7 +73,7 @@ from ..families.base import one_blas_thread
 from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
-from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
+from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, linear_full_limit, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
                       own_set_shifted, training_size_corrected)
 from .members import deployed_weights, member_lookup
@@ -473,6 +486,7 @@ class FrontierChoices(RuleReplay):
     def __init__(self, result, heldout):
         super().__init__(result, heldout)
         sel, cands, names, bits = self.selector, result.candidates, result.panel.judge_names, self.bits
+        self.result_candidates, self.names = cands, names
         grouped = self.grouped
         costs = self.costs = sel.judge_costs
 
@@ -503,13 +517,34 @@ class FrontierChoices(RuleReplay):
         with grouped.unit_sums_held(UNIT_SUM_CELLS):        # one paired SE per distinct best
             self.reference = self.decide()
             self.chains = [[(c,) + at_limit(c) for c in chain] for chain in chains]
+            #: per chain, per level: rule B's (constraint, predictor, mask), or None where the
+            #: level does not bind or B has no candidate (``limit_rule_choice``; None when off)
+            self.b_chains = ([[self.rule_b(c) for c in chain] for chain in chains]
+                             if deployed.rule_choice else None)
+
+    def rule_b(self, constraint: PanelConstraint):
+        """Rule B at a level (:func:`.constraints.linear_full_limit` on the level's limit
+        alone): (constraint, predictor, mask), or None when the limit excludes no candidate
+        or B admits none."""
+        cands, bits = self.result_candidates, self.bits
+        b = PanelConstraint(max_judges=constraint.max_judges, budget=constraint.budget, costs=constraint.costs,
+                            linear_full_limit=True)
+        raw = PanelConstraint(max_judges=constraint.max_judges, budget=constraint.budget,
+                              costs=constraint.costs).mask(cands, bits)
+        if raw is None or raw.all():
+            return None
+        allowed = linear_full_limit(cands, raw, bits.counts)
+        if not allowed.any():
+            return None
+        return b, self.decide(allowed, b.members_test(cands, self.names, bits)), allowed
 
     def member_sets(self) -> list[list[int]]:
         """Every level's deployed members (candidate indices), each distinct set once."""
         seen = {}
-        for chain in self.chains:
-            for _, pred, _ in chain:
-                seen.setdefault(pred.key, list(pred.key))
+        for chain in self.chains + (self.b_chains or []):
+            for level in chain:
+                if level is not None:
+                    seen.setdefault(level[1].key, list(level[1].key))
         return list(seen.values())
 
 
@@ -539,6 +574,18 @@ def frontier_replays(result, heldout, choices: FrontierChoices) -> list[dict] | 
         for decided in fc.chains:
             run = _runs(decided)
             out.append(dict(zip(run, replays.chain([decided[i][0] for i in run], [decided[i][2] for i in run]))))
+        for decided in (fc.b_chains or []):
+            # rule B's levels (``limit_rule_choice``), keyed by their level in the chain: every
+            # level with a B has its replay (levels deploying the same B share one)
+            at = [i for i, level in enumerate(decided) if level is not None]
+            kept = [decided[i] for i in at]
+            run = _runs(kept)
+            draws = dict(zip(run, replays.chain([kept[i][0] for i in run], [kept[i][2] for i in run])))
+            shared, by_level = None, {}
+            for j in range(len(kept) - 1, -1, -1):          # smallest level first, as the points
+                shared = draws.get(j, shared)
+                by_level[at[j]] = shared
+            out.append(by_level)
     return out
 
 
@@ -565,22 +612,39 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
     points = []
     risks: dict = {}            # per deployed member list its held-out risk and difference to the best
     predictions: dict = {}      # refitted members' predictions, read to name each distinct model once
+    b_chains = getattr(fc, "b_chains", None)
+
+    def adjusted(pred, shared):
+        """The learning-curve correction and own-set level of ``pred``'s members (None
+        without replayed draws)."""
+        correction = level = None
+        if shared is not None and corrections is not None:
+            correction = corrections(list(pred.members or [pred.chosen]))
+        if shared is not None and levels is not None:
+            level = levels(list(pred.members or [pred.chosen]))
+        return correction, level
     for c, decided in enumerate(fc.chains):
         chain = [con for con, _, _ in decided]
         boot = {} if replays is None else replays[c]
+        b_boot = None if b_chains is None or replays is None else replays[len(fc.chains) + c]
         shared = None
+        previous_risk = None                            # the next smaller point's held-out risk
+        a_risk = (lambda j: _heldout_risks_cached(heldout, decided[j][1], reference, risks)[0]
+                  if 0 <= j < len(chain) else None)     # rule A's held-out risk at level j
         for i in range(len(chain) - 1, -1, -1):      # smallest level first
             if i in boot or replays is None:
                 shared = boot.get(i)
             constraint, pred = chain[i], decided[i][1]
-            correction = level = None
-            if shared is not None and corrections is not None:
-                correction = corrections(list(pred.members or [pred.chosen]))
-            if shared is not None and levels is not None:
-                level = levels(list(pred.members or [pred.chosen]))
-            points.append(_point(result, heldout, constraint, pred, reference, shared, deployed, costs,
-                                 correction, risks, predictions, level))
-            points[-1]["_draws"] = _estimate_draws(result, points[-1], shared)
+            correction, level = adjusted(pred, shared)
+            point = _point(result, heldout, constraint, pred, reference, shared, deployed, costs,
+                           correction, risks, predictions, level)
+            point["_draws"] = _estimate_draws(result, point, shared)
+            if b_chains is not None and b_chains[c][i] is not None and b_boot is not None:
+                point = _limit_rule_choice(result, heldout, point, b_chains[c][i], b_boot.get(i),
+                                           (previous_risk, a_risk(i + 1), a_risk(i - 1)),
+                                           adjusted, reference, deployed, costs, risks, predictions)
+            previous_risk = point["risk"]
+            points.append(point)
     judge_points = sorted((p for p in points if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
     cost_points = sorted((p for p in points if p["constraint"] == "budget"), key=lambda p: p["cost"])
     _more_judges(heldout, judge_points)
@@ -591,6 +655,48 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
         p.pop("_loss")
         p.pop("_draws")
     return judge_points + cost_points
+
+
+def _limit_rule_choice(result, heldout, point: dict, rule_b, draws, neighbours, adjusted, reference,
+                       deployed, costs, risks, predictions) -> dict:
+    """``limit_rule_choice`` at one binding level: ``point`` (rule A, the limited choice) or
+    rule B's point (``rule_b``: (constraint, predictor, mask); ``draws`` its replay), whichever
+    has the lower deployed-risk estimate (A on ties, and whenever either has none).
+    ``neighbours``: (the next smaller point's held-out risk as deployed, rule A's at the next
+    smaller level, rule A's at the next larger level; None where there is none). B stands
+    only where the points' held-out risks stay monotone wherever A's were: when A's risk here
+    is at most A's at the next smaller level, B's must be at most the next smaller point's;
+    when A's at the next larger level is at most A's here, it must be at most B's too (A
+    itself always passes both, given the smaller point passed them). The point records both
+    estimates and risks (``limit_rule``). The choice between the two is not replayed (see
+    the module)."""
+    b_constraint, pred, _ = rule_b
+    a_dr = point["deployed_risk"]
+    b = None
+    if draws is not None:
+        correction, level = adjusted(pred, draws)
+        b = _point(result, heldout, b_constraint, pred, reference, draws, deployed, costs,
+                   correction, risks, predictions, level, own_estimate=True)
+        b["_draws"] = draws
+    b_dr = None if b is None else b["deployed_risk"]
+    record = {"deployed": "limited", "estimates": {"limited": None if a_dr is None else float(a_dr["estimate"]),
+                                                   "full_limit_linear": None if b_dr is None else
+                                                   float(b_dr["estimate"])},
+              "risks": {"limited": float(point["risk"]), "full_limit_linear": None if b is None else float(b["risk"])}}
+    previous_risk, previous_a, next_a = neighbours
+    a = point["risk"]
+    monotone = b is not None and \
+        (previous_risk is None or a > previous_a or b["risk"] <= previous_risk) and \
+        (next_a is None or next_a > a or next_a <= b["risk"])
+    lower = a_dr is not None and b_dr is not None and b_dr["estimate"] < a_dr["estimate"]
+    # B's estimate is lower but deploying it would make this point's risk non-monotone
+    record["kept_monotone"] = bool(lower and not monotone)
+    if lower and monotone:
+        b["chosen"] = point["chosen"]
+        point = b
+        record["deployed"] = "full_limit_linear"
+    point["limit_rule"] = record
+    return point
 
 
 def _estimate_draws(result, point: dict, shared):
@@ -658,6 +764,15 @@ def _more_judges(heldout, points: list[dict]) -> None:
                             "ci": [d - Z95 * se, d + Z95 * se]}
 
 
+def _heldout_risks_cached(heldout, pred: HeldoutChoice, reference: HeldoutChoice, risks: dict) -> tuple:
+    """:func:`_heldout_risks` of ``pred``, kept in ``risks`` per member order as the points
+    keep it."""
+    order = tuple(pred.members or [pred.chosen])
+    if order not in risks:
+        risks[order] = _heldout_risks(heldout, pred, reference)
+    return risks[order]
+
+
 def _heldout_risks(heldout, pred: HeldoutChoice, reference: HeldoutChoice) -> tuple[float, float, float, float]:
     """(held-out risk, its clustered SE, difference to the reference, its paired SE)."""
     g = grouped_columns(heldout, pred.loss, reference.loss)
@@ -668,10 +783,11 @@ def _heldout_risks(heldout, pred: HeldoutChoice, reference: HeldoutChoice) -> tu
 
 def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, reference: HeldoutChoice, draws,
            deployed: PanelConstraint, costs, correction: dict | None = None, risks: dict | None = None,
-           predictions: dict | None = None, level: dict | None = None) -> dict:
+           predictions: dict | None = None, level: dict | None = None, own_estimate: bool = False) -> dict:
     """One frontier point; ``risks`` (per deployed member list its :func:`_heldout_risks`)
     and ``predictions`` (the refitted members' predictions, :func:`.members.deployed_weights`)
-    are shared by the levels."""
+    are shared by the levels. ``own_estimate``: the estimate from ``draws`` even at the
+    deployed level (rule B of ``limit_rule_choice``, whose estimate the result does not hold)."""
     cands = result.candidates
     order = tuple(pred.members or [pred.chosen])        # an average's loss sums its members in this order
     # the distinct refitted models, each with its share of the tied members (the default's
@@ -691,7 +807,7 @@ def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, re
         deployed = PanelConstraint()            # a limit above the panel's size limits nothing
     chosen = (constraint.max_judges == deployed.max_judges and constraint.budget == deployed.budget
               if deployed.active else constraint.max_judges == J and constraint.budget is None)
-    if chosen and result.deployed_risk is not None:
+    if chosen and result.deployed_risk is not None and not own_estimate:
         # the deployed choice's own estimate (BBC with its learning-curve correction, or nested)
         dr = {"estimate": float(result.deployed_risk["estimate"]), "ci": list(result.deployed_risk["ci"])}
         if "bbc_estimate" in result.deployed_risk:

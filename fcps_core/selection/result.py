@@ -410,6 +410,7 @@ class SelectionResult:
                      "random_under_limits": bool(getattr(s, "random_under_limits", True)),
                      "info_first_under_limits": bool(getattr(s, "info_first_under_limits", False)),
                      "full_limit_sets": bool(getattr(s, "full_limit_sets", False)),
+                     "limit_rule_choice": bool(getattr(s, "limit_rule_choice", False)),
                      "own_set_level": bool(getattr(s, "own_set_level", False))},
             "menu_size": self.menu_size,
             "n_candidates": len(self.candidates),

@@ -136,6 +136,22 @@ class FCPSSelector:
         not adopted as the default (docs/performance.md, "Issue 24: limited choices on the
         `info_first` prefixes that use the whole limit"; ``bench/bench_frontier.py
         --paired-option full_limit_sets``).
+    limit_rule_choice : every binding limit (``max_judges``, ``budget``, every frontier level
+        below all judges) computes two limited rules, A (the limited choice the options
+        above make) and B (the ``info_first`` path's prefix that uses the whole limit, as
+        ``full_limit_sets`` admits it, in the ``ridge_iso`` and ``logistic`` families only,
+        the choice between them and the tie average by the usual rule), each with its own
+        deployed-risk estimate (its bootstrap replay and learning-curve correction), and
+        deploys the one with the lower estimate (A on ties; A when B has no candidate),
+        reporting that rule's estimate. B stands only where the
+        points' held-out risks stay monotone wherever A's were (where A's risk at k is at
+        most A's at k - 1, B's must be at most point k - 1's; where A's at k + 1 is at most
+        A's at k, it must be at most B's). The choice between the two rules is not itself replayed (a choice
+        between two, usually highly correlated, rules, whose winner's curse was expected to
+        be small; measured, the points deploying B lean 0.0002 to 0.0034 more optimistic). The choice over all judges is unchanged (:mod:`.constraints`,
+        :mod:`.frontier`). False by default (docs/performance.md, "Issue 24: a choice
+        between two limited rules by their estimates"; ``bench/bench_frontier.py
+        --paired-option limit_rule_choice``).
     screen_se : after the first of the ``repeats``, a candidate behind the best one calling a
         subset of its judges (and the best of its side of the regime verdict) by more than
         this many times the sum of its clustered SE and the largest SE among the candidates
@@ -205,6 +221,10 @@ class FCPSSelector:
     #: a binding judge or cost limit admits only the ``info_first`` path's prefixes of the
     #: largest size it admits on that path (unless none fits, :mod:`.constraints`)
     full_limit_sets: bool = False
+    #: every binding judge or cost limit deploys the lower-estimate one of two limited rules
+    #: (today's, and the info_first prefix using the whole limit in the linear stack families,
+    #: :mod:`.constraints`)
+    limit_rule_choice: bool = False
     #: after the first repeat, the later repeats do not refit a candidate this far behind the
     #: best one calling a subset of its judges (:mod:`.screening`); None: every repeat
     #: refits every candidate
@@ -249,7 +269,7 @@ class FCPSSelector:
             if not isinstance(v, (int, np.integer)) or not low <= v <= high:
                 raise MenuError(f"{name} must be an integer from {low} to {high} (got {v!r})")
         for name in ("single_judge_candidates", "stable_judge_sets", "random_under_limits", "own_set_level",
-                     "info_first_under_limits", "full_limit_sets"):
+                     "info_first_under_limits", "full_limit_sets", "limit_rule_choice"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise MenuError(f"{name} must be True or False (got {getattr(self, name)!r})")
         if self.screen_se is not None and not (isinstance(self.screen_se, (int, float, np.integer, np.floating))

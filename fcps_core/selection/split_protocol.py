@@ -87,7 +87,35 @@ def with_frontier(result: SelectionResult, heldout, *, choices=None, corrections
     """The result with its frontier (:func:`.frontier.compute_frontier`, read through its
     module so a benchmark can time it; ``choices``, ``corrections``, ``replays`` and
     ``levels`` as it takes them), without the bootstrap draws the frontier replayed. Both
-    protocols end with it."""
-    return replace(result, frontier=frontier.compute_frontier(result, heldout, choices, corrections, replays,
-                                                              levels=levels),
-                   bootstrap=None)
+    protocols end with it. With ``limit_rule_choice`` the user's own binding limit deploys
+    what the frontier's point at that limit deploys (:func:`deploy_rule_b`)."""
+    result = replace(result, frontier=frontier.compute_frontier(result, heldout, choices, corrections, replays,
+                                                                levels=levels),
+                     bootstrap=None)
+    return deploy_rule_b(result, heldout)
+
+
+def deploy_rule_b(result: SelectionResult, heldout) -> SelectionResult:
+    """``FCPSSelector(limit_rule_choice=True)`` under the user's own binding limit: when the
+    frontier's point at that limit deploys rule B (:func:`.constraints.linear_full_limit`,
+    its estimate below the limited choice's), the result is B's choice (chosen, members,
+    audit, the assessment's tie, regime and baselines paired with B, its selector a copy whose
+    limit is B, :func:`.constraints.rule_b_selector`, so drop-one replays B) and carries that
+    point's deployed-risk estimate exactly, so ``max_judges=k`` deploys frontier point k.
+    Otherwise ``result`` unchanged."""
+    from .constraints import rule_b_selector
+    point = next((p for p in result.frontier or [] if p["chosen"]
+                  and (p.get("limit_rule") or {}).get("deployed") == "full_limit_linear"), None)
+    if point is None:
+        return result
+    settings = rule_b_selector(result.selector)
+    b = replace(result, selector=settings, **choose_deployed(result.candidates, settings, result.panel,
+                                                             heldout).fields())
+    b = replace(b, selected_test=b.audit())
+    assessment = assess(b, heldout)
+    dr = dict(assessment["deployed_risk"] or {})
+    for key in ("estimate", "ci", "bbc_estimate", "training_size_correction", "own_set_level"):
+        if key in point["deployed_risk"]:
+            dr[key] = point["deployed_risk"][key]
+    assessment.update(deployed_risk=dr, bootstrap=None)
+    return replace(b, **assessment)
