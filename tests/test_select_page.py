@@ -492,9 +492,14 @@ def test_a_run_deployed_under_a_budget_answers_with_its_budget_point(stored):
     state = at.session_state["selection"]
     top = list(at.main.children.values())
     said = list(top[2].children.values())
-    from fcps_app.selection_view import PAGE_ONE_JUDGE_WORDS
-    assert said[1].value == md(answer(state["dict"], one_judge_words=PAGE_ONE_JUDGE_WORDS)) \
+    from fcps_app.selection_view import FORM_ONE_JUDGE_WORDS
+    assert said[1].value == md(answer(state["dict"], one_judge_words=FORM_ONE_JUDGE_WORDS)) \
         and "Not deployed" not in said[1].value
+    # a later browser walk (dialogue rubric, 5 free judges, budget 2): the chart over budgets has no
+    # 1-judge point (its cheapest level called 5 free judges), yet the sentence pointed at
+    # "the frontier's 1-judge point"; the form's limit deploys it
+    assert "one judge alone" in said[1].value and "1-judge point" not in said[1].value \
+        and md(FORM_ONE_JUDGE_WORDS) in said[1].value
     chart = next(c for c in top[3].children.values() if c.type == "plotly_chart")
     spec = json.loads(chart.proto.spec)
     assert spec["layout"]["xaxis"]["title"]["text"] == "cost per item (budget)"
