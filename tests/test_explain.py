@@ -504,3 +504,21 @@ def test_a_drop_whose_interval_holds_zero_is_said_to_be_no_clear_change(result):
             "holds 0: no clear change): to 0.0960 with 2 judges") in one
     d["frontier"][0]["more_judges_estimate"]["ci"] = [-0.024, -0.006]
     assert "no clear change" not in answer(d, frontier_point(d, 1))
+
+
+def test_the_estimate_above_is_quoted_as_the_answer_prints_it(result):
+    """Issue 24 browser walk (translation metrics, labels error counts over [0, 50], MSE near
+    0.002): the answer said "estimated MSE 0.00205" and the verdict "this choice's 0.00206",
+    then "on them this choice's MSE is 0.0021, the estimate above (0.0021)": the estimate above
+    was not the number printed above. The basis sentence prints at the answer's decimals."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    chosen = d["frontier"][2]
+    chosen.update(risk=0.00203, ci=[0.00183, 0.00223])
+    chosen["deployed_risk"] = {"estimate": 0.002051, "ci": [0.001781, 0.002362]}
+    d["deployed_risk"].update(estimate=0.002051, bbc_estimate=0.002061, ci=[0.001781, 0.002362], optimistic=0.00203)
+    d["baselines"][0].update(risk=0.00258, diff_vs_selected=0.00052, ci=[0.00035, 0.00068])
+    assert "estimated MSE 0.00205 (95% interval 0.00178 to 0.00236)" in answer(d)
+    text = verdict(d)
+    assert "the estimate above (0.00205) before its training-size correction" in text
+    assert "on them this choice's MSE is 0.00206," in text

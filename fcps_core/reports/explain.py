@@ -304,6 +304,16 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
             f"{_f(change, digits)} higher{within}")
 
 
+def answer_digits(p: dict | None) -> int:
+    """The decimals the answer prints frontier point ``p``'s numbers at: at least the 4 every
+    page prints an estimate at (metric, frontier control, runs table), more when its interval
+    is narrower (a panel whose MSE is near 0.002)."""
+    if p is None:
+        return 4
+    ci = p.get("ci") or [0, 0]
+    return max(4, _digits(ci[1] - ci[0]))
+
+
 #: how the command line's reader deploys the frontier's one-judge point
 CLI_ONE_JUDGE_WORDS = "what --max-judges 1 deploys"
 
@@ -337,8 +347,7 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     k = len(judges)
     sel = {"family": p["family"], "members": p.get("members")}
     how = combined_as(sel)
-    # at least the 4 decimals every page prints an estimate at (metric, frontier control, runs table)
-    digits = max(4, _digits((p.get("ci") or [0, 0])[1] - (p.get("ci") or [0, 0])[0]))
+    digits = answer_digits(p)
     # without a bias-corrected estimate the number is the held-out risk, and is called so
     kind = "estimated" if p.get("deployed_risk") else "held-out"
     who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
@@ -621,8 +630,11 @@ def _basis_sentence(d: dict) -> str:
         return ""
     dr = d.get("deployed_risk") or {}
     corrected = dr.get("bbc_estimate") is not None and dr.get("estimate") is not None
+    # "the estimate above" as the answer above prints it (0.00205 on a panel whose MSE is near
+    # 0.002, not 0.0021), and this choice's risk at the same decimals
+    k = answer_digits(frontier_point(d)) if d.get("frontier") else 4
     return (f"These comparisons are {PAIRED_BASIS}; on them this choice's {_objective(d).upper()} is "
-            f"{_f(s, 4)}" + (f", the estimate above ({_f(dr['estimate'], 4)}) before its training-size "
+            f"{_f(s, k)}" + (f", the estimate above ({_f(dr['estimate'], k)}) before its training-size "
                               f"correction" if corrected else "") + ".")
 
 
