@@ -522,3 +522,5 @@ def test_the_estimate_above_is_quoted_as_the_answer_prints_it(result):
     text = verdict(d)
     assert "the estimate above (0.00205) before its training-size correction" in text
     assert "on them this choice's MSE is 0.00206," in text
+    # the held-out risk the estimate corrects, at the same decimals (it said "own held-out MSE 0.0020")
+    assert "The deployed model's own held-out MSE 0.00203 is optimistic" in text

@@ -695,23 +695,24 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
     dr = d.get("deployed_risk")
     if first and dr and dr.get("estimate") is not None:
         if dr.get("optimistic") is not None:
+            k = answer_digits(frontier_point(d))     # the decimals of "the estimate above"
             n_members = len(deployed_members(sel))
             whose, picked = (("deployed average's", f"its {n_members} models were") if n_members > 1
                              else ("deployed model's", "it was"))
             picked = f"{picked} picked over {_count(d.get('menu_size'))} candidates"
-            if round(dr["estimate"], 4) <= round(dr["optimistic"], 4):
+            if round(dr["estimate"], k) <= round(dr["optimistic"], k):
                 # the correction can come out below the held-out risk (a fit on more rows, bootstrap
                 # noise), or print the same: then "optimistic ... corrects it" would contradict the
                 # two numbers printed
                 why = "that choice and for fitting on more rows" if dr.get("training_size_correction") \
                     else "that choice"
-                same = round(dr["estimate"], 4) == round(dr["optimistic"], 4)
-                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} ({picked}) is corrected "
+                same = round(dr["estimate"], k) == round(dr["optimistic"], k)
+                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], k)} ({picked}) is corrected "
                                 f"by the estimate above for {why}; "
                                 + ("here the two agree to the digits shown." if same else
-                                   f"here the estimate, {_f(dr['estimate'], 4)}, comes out lower."))
+                                   f"here the estimate, {_f(dr['estimate'], k)}, comes out lower."))
             else:
-                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic ({picked}); "
+                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], k)} is optimistic ({picked}); "
                                 "the estimate above corrects it.")
     elif dr and dr.get("estimate") is not None:
         ci = dr.get("ci") or [None, None]
