@@ -810,3 +810,18 @@ def pressure_applies(d: dict, table_like: set[str]) -> tuple[str, str]:
     return "some", (f"The deployed predictor averages {len(fams)} candidates, {len(tables)} of them table-like "
                     f"({', '.join(sorted(set(tables)))}): table pressure and cell audits apply to those members "
                     "only; the scalar members fit weights, not cells.")
+
+
+def effective_judges_note(eff: dict | None, n_judges: int) -> str:
+    """What the effective number of judges is taken over when some judges are left out of it
+    ('' when none is): a judge whose decision never varies within a label class has no error
+    correlation. On a panel whose labels are mostly below 1/2 (error counts over a wide range)
+    most continuous judges never decide 1, and "1.0" over the one judge left read as if all
+    12 judges erred alike."""
+    excluded = list((eff or {}).get("excluded") or [])
+    if not excluded:
+        return ""
+    left = (eff or {}).get("K", n_judges - len(excluded))
+    return (f"over {left} of {n_judges} judges: {_names(excluded)} "
+            f"{'is' if len(excluded) == 1 else 'are'} left out (the decision never varies within a label class, "
+            "so the error has no correlation)")
