@@ -466,7 +466,25 @@ def tie_sentence(d: dict) -> str:
         "one of them is deployed"
     rest = ""
     if t["n_tied"]:
-        names = list(dict.fromkeys(f"{family_name(a['family'])} K={a['K']}" for a in t["listed"]))
+        deployed_set = set(deployed_judges(d))
+
+        sel = d.get("selected") or {}
+        named = {(m.get("family"), m.get("K")) for m in (deployed_members(sel) or [sel])}
+
+        def other_judges(a: dict) -> bool:
+            # "logistic K=2" beside a deployed logistic K=2 over other judges read as the same
+            # model left out: such an example names its judges
+            return (a.get("family"), a.get("K")) in named and bool(deployed_set) \
+                and not set(a.get("judges") or []) <= deployed_set
+        shown = t["listed"][:3]
+        sets = {tuple(a.get("judges") or []) for a in shown}
+        # the examples share one judge set that some of them must name: named once, after them
+        one_set = len(sets) == 1 and any(other_judges(a) for a in shown)
+
+        def example(a: dict) -> str:
+            on = f" on {_names(list(a.get('judges') or []))}" if other_judges(a) and not one_set else ""
+            return f"{family_name(a['family'])} K={a['K']}{on}"
+        names = list(dict.fromkeys(example(a) for a in t["listed"]))
         # the set is within one SE of the best single model; an average of its members can be
         # clearly better than that model (the frontier's paired interval says so), so the
         # models left out are not said to serve as well as the average
@@ -474,8 +492,37 @@ def tie_sentence(d: dict) -> str:
                   "too, but not averaged" if t["n_members"] > 1 else
                   f"the other {t['n_tied']} would serve about as well")
         # a few names as examples: "and N more" would count the listed closest only, not the others
-        rest = f"; {others}" + (f" (e.g. {_names(names[:3], 3)})" if names else "")
+        where = f", {'all ' if len(names[:3]) > 1 else ''}on {_names(list(next(iter(sets))))}" if one_set else ""
+        rest = f"; {others}" + (f" (e.g. {_names(names[:3], 3)}{where})" if names else "")
+        why = _past_the_limit(d, t["listed"][:3], deployed_set) if t["n_members"] > 1 and names else ""
+        rest += f": {why}" if why else ""
     return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
+
+
+def _past_the_limit(d: dict, listed: list[dict], deployed_set: set) -> str:
+    """Why the listed tied models are left out of the average when the user's limit says so:
+    each calls a judge the deployment does not, and with it the average's judges would be past
+    the judge limit or cost more than the budget ('' when that is not so for every one)."""
+    limit, budget = _judge_limit(d), _budget_limit(d)
+    if not listed or (limit is None and budget is None):
+        return ""
+    judge_costs = (d.get("costs") or {}).get("judge_costs") or {}
+
+    def past(a: dict) -> bool:
+        union = deployed_set | set(a.get("judges") or [])
+        if union <= deployed_set:
+            return False
+        if limit is not None and len(union) > limit:
+            return True
+        cost = [(judge_costs.get(j) or {}).get("cost") for j in union]
+        return budget is not None and None not in cost and sum(cost) > budget + 1e-12
+    if not all(past(a) for a in listed):
+        return ""
+    what = f"would call more than the limit of {judges_count(limit)}" if limit is not None and all(
+        len(deployed_set | set(a.get("judges") or [])) > limit for a in listed) else \
+        f"would cost more than the budget of {budget:g} per item"
+    return (f"{'it calls' if len(listed) == 1 else 'each of these calls'} a judge the deployment does not, "
+            f"and with it the average {what}")
 
 
 def comparison(baseline: dict) -> str:
