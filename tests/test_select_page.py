@@ -655,6 +655,23 @@ def test_the_cheapest_tied_line_is_told_apart_from_the_tie_set(stored):
                               "and path at other prefix sizes K; in all, ")
 
 
+def test_a_cheapest_tied_candidate_that_is_the_best_is_not_compared_with_itself(stored):
+    """Browser walk (dialogue rubric panel with 5 free judges, the default): "ridge + isotonic K=23
+    at 9.512 per item, cross-fitted risk 0.0138 (+0.0000 against the best, paired SE 0.0000)": the
+    cheapest tied candidate on the best's line was the best candidate itself."""
+    run_id, _ = stored
+
+    def best_is_cheapest(d):
+        d = _costs_without_a_limit(d)
+        ct = d["costs"]["cheapest_tied"]
+        ct.update(best_index=ct["index"], diff=0.0, se=0.0)
+        return d, ct
+    at, ct = _open_changed(run_id, best_is_cheapest)
+    said = [c.value for c in at.caption if "best's line" in c.value]
+    assert len(said) == 1, [c.value for c in at.caption]
+    assert "(the best candidate itself)" in said[0] and "paired SE 0.0000" not in said[0], said[0]
+
+
 def test_no_latency_is_claimed_when_no_judge_has_one(stored):
     """Walk 2 (every shape's costs file has judge,cost only): "Cost of the deployed choice: 8.523
     per item, latency 0" and a metric "latency per item (deployed) 0" -- a latency nobody gave
