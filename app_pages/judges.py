@@ -5,8 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.service.reports import (count_of, family_name, judge_order, judges_count, judges_report, metric_help,
-                                       panel_judges_report)
+from fcps_core.service.reports import (count_of, effective_judges_note, family_name, judge_order, judges_count,
+                                       judges_report, metric_help, panel_judges_report)
 from fcps_core.figures.panel import judge_matrix_heatmap, reliability_diagram
 from fcps_app.common import figure_download, md, md_list, page_link, panel_picker, table_download
 from fcps_core.reports.glossary import help_text
@@ -64,6 +64,9 @@ m[2].metric("effective number of judges", "-" if eff["value"] is None else f"{ef
             + (f"; left out (decision never varies within a label class): {md_list(eff['excluded'])}"
                if eff["excluded"] else "") + ".")
 m[3].metric("near-duplicate pairs", red["n_pairs"], help=f"Pairs with {red['rule']}.")
+left_out = effective_judges_note(eff, len(rep["names"]))
+if left_out:        # said on the page, not only in the help: "1.0" over 1 of 12 judges read as 12 alike
+    m[2].caption(md(left_out[0].upper() + left_out[1:]) + ".")
 if rep["label_note"]:
     st.caption(md(rep["label_note"].capitalize()) + ".")
 

@@ -142,9 +142,12 @@ st.caption("Below 0 the change helps. The judge set is the deployed one in every
 st.subheader("Calibrate, don't curate")
 c = d["calibrate_vs_curate"]
 m = st.columns(3)
-m[0].metric(f"whole pool ({c['pool']['n_judges']} judges, {c['pool']['family']})", f"{c['pool']['risk']:.4f}",
+# the families by name, as the chart below names them (the metric said 'one_coin_iso')
+m[0].metric(f"whole pool ({c['pool']['n_judges']} judges, {FAMILY_NAMES.get(c['pool']['family'], c['pool']['family'])})",
+            f"{c['pool']['risk']:.4f}",
             help="Held-out risk of one calibrated aggregator over every judge of the pool.")
-m[1].metric(f"curated top-{c['curated']['k']} ({c['curated']['family']})", f"{c['curated']['risk']:.4f}",
+m[1].metric(f"curated top-{c['curated']['k']} ({FAMILY_NAMES.get(c['curated']['family'], c['curated']['family'])})",
+            f"{c['curated']['risk']:.4f}",
             help="Held-out risk of the same aggregator over only the individually best judges (picked inside "
                  "each fold).")
 m[2].metric("curated - pool", f"{c['difference']:+.4f}", help=f"Curated risk minus pool risk, paired on the same "

@@ -119,8 +119,13 @@ def show_costs(d: dict, held: str) -> None:
                     f"family and path at other prefix sizes K; in all, {md(tie_words(d))})")
             tail = f"{member}; choose rule cheapest_tied to deploy it alone." if member else \
                 "; it is the deployed one." if same else "; choose rule cheapest_tied to deploy it."
+        # the best candidate itself (the cheapest on its own line): no difference to state ("+0.0000
+        # against the best, paired SE 0.0000" compared it with itself)
+        itself = ct.get("index") is not None and ct.get("index") == ct.get("best_index")
+        against = "the best candidate itself" if itself else \
+            f"{ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f}"
         st.caption(f"{head}: {family_name(ct['family'])} K={ct['K']} at {ct['cost']:g} per item, {held} risk "
-                   f"{ct['risk']:.4f} ({ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f}){tail}")
+                   f"{ct['risk']:.4f} ({against}){tail}")
     fig = risk_cost_pareto(d["candidates"], c, risk_label=f"{held} risk")
     st.plotly_chart(fig)
     figure_download(fig, "risk-cost-pareto")

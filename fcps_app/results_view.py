@@ -19,7 +19,7 @@ from fcps_app.common import figure_download, fmt, get_store, md, page_link, tabl
 from fcps_app.deploy_view import show_audit
 from fcps_app.glossary import metric, table
 from fcps_app.runs import deployed_headline, runs_table
-from fcps_app.selection_view import (PAGE_ONE_JUDGE_WORDS, estimate_vs_test, objective_name, regime_line, show_candidates,
+from fcps_app.selection_view import (page_one_judge_words, estimate_vs_test, objective_name, regime_line, show_candidates,
                                      show_chart)
 from fcps_core.service.reports import (FAMILY_NAMES, answer, comparison, deployed_judges, display_family,
                                        judges_count, verdict_parts)
@@ -94,7 +94,7 @@ def show_sizes(res: dict) -> None:
 def show_selection(res: dict, run_id: int) -> None:
     sel = res["selected"]
     dr = res.get("deployed_risk") or {}
-    first = answer(res, one_judge_words=PAGE_ONE_JUDGE_WORDS)     # '' without a frontier
+    first = answer(res, one_judge_words=page_one_judge_words(res))     # '' without a frontier
     if first:       # the answer first, then the frontier: as on the Select page
         # and in its colour: amber when a fixed recipe is clearly better than the deployed choice
         worse = any(comparison(b) == "worse" for b in res.get("baselines") or [])

@@ -138,7 +138,7 @@ def show_answer(state: dict) -> dict | None:
     worse = any(comparison(b) == "worse" for b in d.get("baselines") or [])
     box = (st.warning if worse else st.success) if point.get("chosen") else st.info
     sentence.markdown("**Answer**")
-    box_text = md(answer(d, point, one_judge_words=PAGE_ONE_JUDGE_WORDS))
+    box_text = md(answer(d, point, one_judge_words=page_one_judge_words(d)))
     limit = f"a budget of {point['cost']:g} per item" if budget else f"at most {point['n_judges']} judges"
     with sentence:
         box(box_text if point.get("chosen") else box_text + f"\n\n(Not deployed: this is what {limit} would give; "
@@ -161,6 +161,16 @@ def show_answer(state: dict) -> dict | None:
 
 #: how a page's reader deploys the frontier's one-judge point (the answer sentence's words)
 PAGE_ONE_JUDGE_WORDS = "the frontier's 1-judge point"
+#: ... when the page's frontier is drawn over budgets (it has no 1-judge point: its cheapest
+#: level may call several free judges), the form's limit deploys it
+FORM_ONE_JUDGE_WORDS = "with 'most judges deployed' set to 1 in the form"
+
+
+def page_one_judge_words(d: dict) -> str:
+    """How the page's reader deploys the one-judge point the answer quotes: the frontier's
+    point when the frontier shown is over panel sizes, the form's limit when it is over
+    budgets (:func:`answer_limit`)."""
+    return FORM_ONE_JUDGE_WORDS if answer_limit(d) == "budget" else PAGE_ONE_JUDGE_WORDS
 
 
 def page_limit_words(n_judges: int) -> str:
@@ -181,7 +191,7 @@ def show_verdict(d: dict, *, answered: bool = False) -> None:
     # with the answer above, the frontier control beside it deploys another limit (no command-line flag here)
     words = page_limit_words if answer_limit(d) == "max_judges" else form_limit_words
     parts = verdict_parts(d, limit_words=words) if answered else verdict_parts(d)
-    headline = parts["headline"][1:] if answered and answer(d, one_judge_words=PAGE_ONE_JUDGE_WORDS) else parts["headline"]
+    headline = parts["headline"][1:] if answered and answer(d, one_judge_words=page_one_judge_words(d)) else parts["headline"]
     st.subheader("Verdict")
     # green unless a fixed recipe is clearly better (its paired interval lies below 0): then amber
     box = st.warning if any(comparison(b) == "worse" for b in d.get("baselines") or []) else st.success

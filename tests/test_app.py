@@ -284,6 +284,15 @@ def test_next_judge_page_runs_or_reuses_the_selection_and_plans():
     deployed = at.session_state["selection"]["dict"]["selected"]
     assert plan["deployed"]["K"] <= deployed["K"] and plan["add"] and len(at.get("plotly_chart")) == 2
     assert len(at.dataframe[0].value) == len(plan["add"]) + len(plan["drop"])
+    # the metrics name the families as the chart does (a browser walk read "whole pool (8 judges, one_coin_iso)")
+    from fcps_core.service.reports import FAMILY_NAMES
+    c = plan["calibrate_vs_curate"]
+    c["pool"]["family"], c["curated"]["family"] = "one_coin_iso", "ridge_iso"     # ids unlike their names
+    at.run()
+    assert not at.exception, at.exception
+    labels = [m.label for m in at.metric]
+    assert f"whole pool ({c['pool']['n_judges']} judges, {FAMILY_NAMES[c['pool']['family']]})" in labels, labels
+    assert f"curated top-{c['curated']['k']} ({FAMILY_NAMES[c['curated']['family']]})" in labels, labels
 
 
 def test_regime_page_plans_the_next_labels_from_a_sweep():

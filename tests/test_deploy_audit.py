@@ -305,3 +305,20 @@ def test_the_support_shares_agree_with_the_unseen_share_and_small_shares_are_not
     a = audit_traffic(pred, traffic)
     assert a.out_of_range_rate == 1 / 2000
     assert "never saw on 0.05% of rows" in a.reasons[0] and "on 0% of rows" not in a.reasons[0]
+
+
+def test_missing_behaviour_of_an_average_over_families_says_which_model_does_what():
+    """Browser walk (code-review panel, judges missing on 10-30 % of rows, an average of 7
+    models): Deploy & monitor read "Missing outputs: a missing output is its own cell value
+    ...; a missing output is an abstention ...; a missing output gets the judge's neutral score
+    ..." as if all three held at once. Each kind now names its models; one kind reads as before."""
+    from types import SimpleNamespace
+    from fcps_core.deploy.audit import missing_behaviour
+    from fcps_core.deploy.support import MISSING_BEHAVIOUR
+    mixed = SimpleNamespace(families=["residual", "ds_jury", "logistic", "mean_iso", "logistic_pairwise", "logistic"])
+    assert missing_behaviour(mixed) == (
+        "In the scalar + table residual model, " + MISSING_BEHAVIOUR["table"] + ". "
+        "In the Dawid-Skene jury model, " + MISSING_BEHAVIOUR["ds_jury"] + ". "
+        "In the logistic, mean vote + isotonic and pairwise logistic models, " + MISSING_BEHAVIOUR["scalar"])
+    assert missing_behaviour(SimpleNamespace(families=["logistic", "ridge_iso"])) == MISSING_BEHAVIOUR["scalar"]
+    assert missing_behaviour(SimpleNamespace(families=["table"])) == MISSING_BEHAVIOUR["table"]

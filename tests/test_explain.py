@@ -504,3 +504,52 @@ def test_a_drop_whose_interval_holds_zero_is_said_to_be_no_clear_change(result):
             "holds 0: no clear change): to 0.0960 with 2 judges") in one
     d["frontier"][0]["more_judges_estimate"]["ci"] = [-0.024, -0.006]
     assert "no clear change" not in answer(d, frontier_point(d, 1))
+
+
+def test_the_estimate_above_is_quoted_as_the_answer_prints_it(result):
+    """Issue 24 browser walk (translation metrics, labels error counts over [0, 50], MSE near
+    0.002): the answer said "estimated MSE 0.00205" and the verdict "this choice's 0.00206",
+    then "on them this choice's MSE is 0.0021, the estimate above (0.0021)": the estimate above
+    was not the number printed above. The basis sentence prints at the answer's decimals."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    chosen = d["frontier"][2]
+    chosen.update(risk=0.00203, ci=[0.00183, 0.00223])
+    chosen["deployed_risk"] = {"estimate": 0.002051, "ci": [0.001781, 0.002362]}
+    d["deployed_risk"].update(estimate=0.002051, bbc_estimate=0.002061, ci=[0.001781, 0.002362], optimistic=0.00203)
+    d["baselines"][0].update(risk=0.00258, diff_vs_selected=0.00052, ci=[0.00035, 0.00068])
+    assert "estimated MSE 0.00205 (95% interval 0.00178 to 0.00236)" in answer(d)
+    text = verdict(d)
+    assert "the estimate above (0.00205) before its training-size correction" in text
+    assert "on them this choice's MSE is 0.00206," in text
+    # the held-out risk the estimate corrects, at the same decimals (it said "own held-out MSE 0.0020")
+    assert "The deployed model's own held-out MSE 0.00203 is optimistic" in text
+
+
+def test_tied_models_left_out_under_a_limit_name_their_judges_and_why(result):
+    """Browser walk (code-review panel, 'at most 2 judges' deployed from the frontier): "the
+    deployment averages 2 of them [logistic, pairwise logistic over claude and deepseek]; the
+    other 13 are tied with the best single model too, but not averaged (e.g. logistic K=2,
+    scalar + table residual K=2 and pairwise logistic K=2)": the same names as the deployed
+    models, left out without a reason. They call another judge, which the limit leaves out."""
+    d = _frontier_result(result)
+    for p in d["frontier"]:
+        p["chosen"] = p["n_judges"] == 2
+    d["selected"] = {"family": "tie_average", "K": 2, "index": 1, "judges": ["A", "B"],
+                     "members": [_candidate(1, "info_first", {}, ["A", "B"], 0.090, family="logistic"),
+                                 _candidate(2, "info_first", {}, ["A", "B"], 0.0905, family="logistic_pairwise")]}
+    alt = lambda i, fam, judges: {"index": i, "family": fam, "K": len(judges), "path": "random",   # noqa: E731
+                                  "judges": judges, "risk": 0.091, "diff": 0.001, "se": 0.002}
+    d["tie"] = {"n_tied": 2, "n_models": 4, "n_members": 2,
+                "alternatives": [alt(20, "logistic", ["A", "<b>C</b>"]), alt(21, "residual", ["A", "<b>C</b>"])]}
+    assert tie_sentence(d) == (
+        "4 distinct models are statistically tied (within one paired standard error of the best): the deployment "
+        "averages 2 of them; the other 2 are tied with the best single model too, but not averaged (e.g. logistic "
+        "K=2 and scalar + table residual K=2, all on A and <b>C</b>): each of these calls a judge the deployment "
+        "does not, and with it the average would call more than the limit of 2 judges.")
+    # examples on other judge sets: only the one named like a deployed model names its judges; no
+    # reason is given where the limit does not say it (a model on the deployed judges is left out too)
+    d["tie"]["alternatives"] = [alt(20, "logistic", ["A", "<b>C</b>"]), alt(21, "residual", ["B", "<b>C</b>"]),
+                                alt(22, "mean_iso", ["A", "B"])]
+    assert tie_sentence(d).endswith("but not averaged (e.g. logistic K=2 on A and <b>C</b>, scalar + table "
+                                    "residual K=2 and mean vote + isotonic K=2).")

@@ -432,6 +432,13 @@ def test_contiguous_integer_labels_each_seen_twice_set_the_range(tmp_path, label
     (["1", "2", "4", "5"] * 3, 4, "label '4' leaves a gap"),
     (["1", "3"] * 4, 3, "label '3' leaves a gap"),
     (["0", "1", "2.5", "2.5"], 4, "label '2.5' is outside [0,1] and not an integer rubric score"),
+    # averaged 1-5 scores: the first label outside [0,1] ('4.0') is a whole number, so the error
+    # names a fraction (it said "label '4.0' ... not an integer rubric score")
+    (["4.0", "4.0", "3.6666666666666665", "2", "1"], 4,
+     "label '3.6666666666666665' is outside [0,1] and not an integer rubric score"),
+    (["0.5", "0.5", "3", "3", "4", "4"], 2,
+     "label '0.5' is not a whole number, so the labels are not integer rubric scores, "
+     "and some are outside [0,1] (such as '3')"),
 ])
 def test_any_other_label_scale_is_an_error_naming_the_row(tmp_path, labels, line, says):
     path = label_file(tmp_path, labels)

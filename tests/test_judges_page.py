@@ -44,3 +44,37 @@ def test_a_constant_judge_has_no_direction():
     table = next(df.value for df in at.dataframe if "direction" in df.value.columns).set_index("judge")
     assert table.loc["stuck", "direction"] == "none (constant)"
     assert table.loc["good", "direction"] == "rises" and table.loc["fair", "direction"] == "rises"
+
+
+def _panel_with_labels_mostly_below_half() -> bytes:
+    """Three continuous metrics against labels mostly far below 1/2 (error counts rescaled):
+    the isotonic decision of 'ter' never says 1, so it has no error correlation."""
+    rng = np.random.default_rng(5)
+    q = rng.normal(0, 1, 240)
+    y = np.clip(np.round(np.exp(-1.2 - 1.0 * q) / 4, 3), 0, 1)
+    lines = ["item_id,label,bleu,chrf,ter"]
+    for i in range(240):
+        a, b, c = 30 + 10 * q[i] + rng.normal(0, 2), 50 + 8 * q[i] + rng.normal(0, 8), 40 - 9 * q[i] + rng.normal(0, 12)
+        lines.append(f"i{i},{y[i]},{a:.3f},{b:.3f},{c:.3f}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_the_effective_number_says_which_judges_it_leaves_out():
+    """Browser walk (translation metrics, labels = error counts over [0, 50], base rate 0.07):
+    the Judges page printed "effective number of judges 1.0" for 12 metrics whose rank
+    correlations run 0.1 to 0.7, beside "No near-duplicate pair"; it was taken over 1 judge,
+    the 11 others (no decision varying within a label class) named only in the hover help.
+    The page now says so under the number."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("app_pages/upload.py").run()
+    at.file_uploader[0].set_value(("lowlab.csv", _panel_with_labels_mostly_below_half(), "text/csv")).run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    by_label(at.button, "Use this panel").click().run()
+    at.switch_page("app_pages/judges.py").run()
+    by_label(at.selectbox, "Panel").set_value("uploaded: lowlab").run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    eff = next(m for m in at.metric if m.label == "effective number of judges")
+    assert eff.value == "1.9"
+    said = [c.value for c in at.caption if c.value.startswith("Over ")]
+    assert said == ["Over 2 of 3 judges: ter is left out (the decision never varies within a label class, so the "
+                    "error has no correlation)."], [c.value for c in at.caption]

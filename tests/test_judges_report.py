@@ -305,3 +305,18 @@ def test_a_constant_judge_has_direction_constant_in_the_report():
     rep = panel_judges_report(panel, np.arange(300))
     direction = {j["judge"]: j["direction"] for j in rep["judges"]}
     assert direction == {"good": "rises", "contrary": "falls", "stuck": "constant"}
+
+
+def test_the_html_report_says_which_judges_the_effective_number_leaves_out():
+    """Browser walk (translation metrics, labels mostly below 1/2): the run report's card read
+    "effective independent judges 1.0" over 1 of 12 judges without saying so."""
+    from fcps_core.reports.run_report.selection import judges_section
+    names = ["<b>gpt</b>", "chrF", "TER"]
+    rep = {"rows": 100, "names": names, "judges": [{"judge": n, "brier_iso": 0.1} for n in names],
+           "effective_judges": {"value": 1.0, "K": 1, "excluded": ["<b>gpt</b>", "TER"]},
+           "redundancy": {"n_pairs": 0}}
+    html = judges_section({"judges_report": rep, "selected": {}})
+    assert ("Effective independent judges over 1 of 3 judges: &lt;b&gt;gpt&lt;/b&gt; and TER are left out "
+            "(the decision never varies within a label class, so the error has no correlation).") in html
+    rep["effective_judges"]["excluded"] = []
+    assert "left out" not in judges_section({"judges_report": rep, "selected": {}})

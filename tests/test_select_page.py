@@ -492,9 +492,14 @@ def test_a_run_deployed_under_a_budget_answers_with_its_budget_point(stored):
     state = at.session_state["selection"]
     top = list(at.main.children.values())
     said = list(top[2].children.values())
-    from fcps_app.selection_view import PAGE_ONE_JUDGE_WORDS
-    assert said[1].value == md(answer(state["dict"], one_judge_words=PAGE_ONE_JUDGE_WORDS)) \
+    from fcps_app.selection_view import FORM_ONE_JUDGE_WORDS
+    assert said[1].value == md(answer(state["dict"], one_judge_words=FORM_ONE_JUDGE_WORDS)) \
         and "Not deployed" not in said[1].value
+    # a later browser walk (dialogue rubric, 5 free judges, budget 2): the chart over budgets has no
+    # 1-judge point (its cheapest level called 5 free judges), yet the sentence pointed at
+    # "the frontier's 1-judge point"; the form's limit deploys it
+    assert "one judge alone" in said[1].value and "1-judge point" not in said[1].value \
+        and md(FORM_ONE_JUDGE_WORDS) in said[1].value
     chart = next(c for c in top[3].children.values() if c.type == "plotly_chart")
     spec = json.loads(chart.proto.spec)
     assert spec["layout"]["xaxis"]["title"]["text"] == "cost per item (budget)"
@@ -648,6 +653,23 @@ def test_the_cheapest_tied_line_is_told_apart_from_the_tie_set(stored):
     assert len(said) == 1, [c.value for c in at.caption]
     assert said[0].startswith("Cheapest of the 2 tied candidates on the best's line (the best candidate's family "
                               "and path at other prefix sizes K; in all, ")
+
+
+def test_a_cheapest_tied_candidate_that_is_the_best_is_not_compared_with_itself(stored):
+    """Browser walk (dialogue rubric panel with 5 free judges, the default): "ridge + isotonic K=23
+    at 9.512 per item, cross-fitted risk 0.0138 (+0.0000 against the best, paired SE 0.0000)": the
+    cheapest tied candidate on the best's line was the best candidate itself."""
+    run_id, _ = stored
+
+    def best_is_cheapest(d):
+        d = _costs_without_a_limit(d)
+        ct = d["costs"]["cheapest_tied"]
+        ct.update(best_index=ct["index"], diff=0.0, se=0.0)
+        return d, ct
+    at, ct = _open_changed(run_id, best_is_cheapest)
+    said = [c.value for c in at.caption if "best's line" in c.value]
+    assert len(said) == 1, [c.value for c in at.caption]
+    assert "(the best candidate itself)" in said[0] and "paired SE 0.0000" not in said[0], said[0]
 
 
 def test_no_latency_is_claimed_when_no_judge_has_one(stored):

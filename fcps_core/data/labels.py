@@ -117,10 +117,22 @@ def map_labels(raw: Sequence[str], *, column: str = "label", first_line: int = 2
                 out[idx] = (vals - lo) / (hi - lo)
                 note = f"{INFERRED_LABEL_NOTE} [{lo:g}, {hi:g}]"
             else:
-                i = int(idx[np.flatnonzero((vals < 0) | (vals > 1))[0]])
-                raise PanelError(f"label {raw[i]!r} is outside [0,1] and not an integer rubric score",
+                # name a label that is both, else a fraction (which rules out a rubric) and a
+                # label outside [0,1] (which rules out [0,1]): '4.0' alone is a whole number
+                outside = (vals < 0) | (vals > 1)
+                fraction = np.mod(vals, 1) != 0
+                both = np.flatnonzero(outside & fraction)
+                hint = "rescale labels to [0,1] or pass --label-range LO,HI"
+                if both.size:
+                    i = int(idx[both[0]])
+                    raise PanelError(f"label {raw[i]!r} is outside [0,1] and not an integer rubric score",
+                                     line=first_line + i, column=column, hint=hint)
+                i = int(idx[np.flatnonzero(fraction)[0]])
+                o = int(idx[np.flatnonzero(outside)[0]])
+                raise PanelError(f"label {raw[i]!r} is not a whole number, so the labels are not integer rubric "
+                                 f"scores, and some are outside [0,1] (such as {raw[o]!r})",
                                  line=first_line + i, column=column,
-                                 hint="rescale labels to [0,1] or pass --label-range LO,HI")
+                                 hint=hint + " (averaged 1-5 scores: 1,5)")
     if words:
         declared = ", ".join(f"{w!r} -> {'unlabelled' if math.isnan(v) else f'{v:g}'}"
                              for w, v in sorted(words.items()))

@@ -206,17 +206,26 @@ def _missing_words(judges: list[dict], share: float) -> str:
 
 
 def missing_behaviour(predictor) -> str:
-    """What the deployed families do with a missing judge output, in words."""
-    fams = set(predictor.families)
+    """What the deployed families do with a missing judge output, in words. An average over
+    families that do different things says which models do which (it read "a missing output
+    is its own cell value ...; a missing output is an abstention ...; a missing output gets
+    the judge's neutral score ..." for one predictor, as if all three held at once)."""
     from ..families import fitted_family
-    parts = []
-    if any(fitted_family(f).table_like for f in fams):
-        parts.append(MISSING_BEHAVIOUR["table"])
-    if "ds_jury" in fams:
-        parts.append(MISSING_BEHAVIOUR["ds_jury"])
-    if any(not fitted_family(f).table_like and f != "ds_jury" for f in fams):
-        parts.append(MISSING_BEHAVIOUR["scalar"])
-    return "; ".join(parts)
+    from ..reports.names import family_name
+    fams = list(dict.fromkeys(predictor.families))
+    kinds = {"table": [f for f in fams if fitted_family(f).table_like],
+             "ds_jury": [f for f in fams if f == "ds_jury"],
+             "scalar": [f for f in fams if not fitted_family(f).table_like and f != "ds_jury"]}
+    kinds = {k: v for k, v in kinds.items() if v}
+    if len(kinds) <= 1:
+        return "; ".join(MISSING_BEHAVIOUR[k] for k in kinds)
+
+    def which(members: list[str]) -> str:
+        names = [family_name(f) for f in members]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        return f"In the {listed} model{'s' if len(names) > 1 else ''}"
+    # one sentence per kind: the table's own text holds a "; otherwise"
+    return ". ".join(f"{which(members)}, {MISSING_BEHAVIOUR[k]}" for k, members in kinds.items())
 
 
 def audit_traffic(predictor, traffic: Panel | pd.DataFrame | np.ndarray, *, thresholds: dict | None = None,

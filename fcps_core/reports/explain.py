@@ -304,6 +304,16 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
             f"{_f(change, digits)} higher{within}")
 
 
+def answer_digits(p: dict | None) -> int:
+    """The decimals the answer prints frontier point ``p``'s numbers at: at least the 4 every
+    page prints an estimate at (metric, frontier control, runs table), more when its interval
+    is narrower (a panel whose MSE is near 0.002)."""
+    if p is None:
+        return 4
+    ci = p.get("ci") or [0, 0]
+    return max(4, _digits(ci[1] - ci[0]))
+
+
 #: how the command line's reader deploys the frontier's one-judge point
 CLI_ONE_JUDGE_WORDS = "what --max-judges 1 deploys"
 
@@ -337,8 +347,7 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     k = len(judges)
     sel = {"family": p["family"], "members": p.get("members")}
     how = combined_as(sel)
-    # at least the 4 decimals every page prints an estimate at (metric, frontier control, runs table)
-    digits = max(4, _digits((p.get("ci") or [0, 0])[1] - (p.get("ci") or [0, 0])[0]))
+    digits = answer_digits(p)
     # without a bias-corrected estimate the number is the held-out risk, and is called so
     kind = "estimated" if p.get("deployed_risk") else "held-out"
     who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
@@ -457,7 +466,25 @@ def tie_sentence(d: dict) -> str:
         "one of them is deployed"
     rest = ""
     if t["n_tied"]:
-        names = list(dict.fromkeys(f"{family_name(a['family'])} K={a['K']}" for a in t["listed"]))
+        deployed_set = set(deployed_judges(d))
+
+        sel = d.get("selected") or {}
+        named = {(m.get("family"), m.get("K")) for m in (deployed_members(sel) or [sel])}
+
+        def other_judges(a: dict) -> bool:
+            # "logistic K=2" beside a deployed logistic K=2 over other judges read as the same
+            # model left out: such an example names its judges
+            return (a.get("family"), a.get("K")) in named and bool(deployed_set) \
+                and not set(a.get("judges") or []) <= deployed_set
+        shown = t["listed"][:3]
+        sets = {tuple(a.get("judges") or []) for a in shown}
+        # the examples share one judge set that some of them must name: named once, after them
+        one_set = len(sets) == 1 and any(other_judges(a) for a in shown)
+
+        def example(a: dict) -> str:
+            on = f" on {_names(list(a.get('judges') or []))}" if other_judges(a) and not one_set else ""
+            return f"{family_name(a['family'])} K={a['K']}{on}"
+        names = list(dict.fromkeys(example(a) for a in t["listed"]))
         # the set is within one SE of the best single model; an average of its members can be
         # clearly better than that model (the frontier's paired interval says so), so the
         # models left out are not said to serve as well as the average
@@ -465,8 +492,37 @@ def tie_sentence(d: dict) -> str:
                   "too, but not averaged" if t["n_members"] > 1 else
                   f"the other {t['n_tied']} would serve about as well")
         # a few names as examples: "and N more" would count the listed closest only, not the others
-        rest = f"; {others}" + (f" (e.g. {_names(names[:3], 3)})" if names else "")
+        where = f", {'all ' if len(names[:3]) > 1 else ''}on {_names(list(next(iter(sets))))}" if one_set else ""
+        rest = f"; {others}" + (f" (e.g. {_names(names[:3], 3)}{where})" if names else "")
+        why = _past_the_limit(d, t["listed"][:3], deployed_set) if t["n_members"] > 1 and names else ""
+        rest += f": {why}" if why else ""
     return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
+
+
+def _past_the_limit(d: dict, listed: list[dict], deployed_set: set) -> str:
+    """Why the listed tied models are left out of the average when the user's limit says so:
+    each calls a judge the deployment does not, and with it the average's judges would be past
+    the judge limit or cost more than the budget ('' when that is not so for every one)."""
+    limit, budget = _judge_limit(d), _budget_limit(d)
+    if not listed or (limit is None and budget is None):
+        return ""
+    judge_costs = (d.get("costs") or {}).get("judge_costs") or {}
+
+    def past(a: dict) -> bool:
+        union = deployed_set | set(a.get("judges") or [])
+        if union <= deployed_set:
+            return False
+        if limit is not None and len(union) > limit:
+            return True
+        cost = [(judge_costs.get(j) or {}).get("cost") for j in union]
+        return budget is not None and None not in cost and sum(cost) > budget + 1e-12
+    if not all(past(a) for a in listed):
+        return ""
+    what = f"would call more than the limit of {judges_count(limit)}" if limit is not None and all(
+        len(deployed_set | set(a.get("judges") or [])) > limit for a in listed) else \
+        f"would cost more than the budget of {budget:g} per item"
+    return (f"{'it calls' if len(listed) == 1 else 'each of these calls'} a judge the deployment does not, "
+            f"and with it the average {what}")
 
 
 def comparison(baseline: dict) -> str:
@@ -621,8 +677,11 @@ def _basis_sentence(d: dict) -> str:
         return ""
     dr = d.get("deployed_risk") or {}
     corrected = dr.get("bbc_estimate") is not None and dr.get("estimate") is not None
+    # "the estimate above" as the answer above prints it (0.00205 on a panel whose MSE is near
+    # 0.002, not 0.0021), and this choice's risk at the same decimals
+    k = answer_digits(frontier_point(d)) if d.get("frontier") else 4
     return (f"These comparisons are {PAIRED_BASIS}; on them this choice's {_objective(d).upper()} is "
-            f"{_f(s, 4)}" + (f", the estimate above ({_f(dr['estimate'], 4)}) before its training-size "
+            f"{_f(s, k)}" + (f", the estimate above ({_f(dr['estimate'], k)}) before its training-size "
                               f"correction" if corrected else "") + ".")
 
 
@@ -683,23 +742,24 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
     dr = d.get("deployed_risk")
     if first and dr and dr.get("estimate") is not None:
         if dr.get("optimistic") is not None:
+            k = answer_digits(frontier_point(d))     # the decimals of "the estimate above"
             n_members = len(deployed_members(sel))
             whose, picked = (("deployed average's", f"its {n_members} models were") if n_members > 1
                              else ("deployed model's", "it was"))
             picked = f"{picked} picked over {_count(d.get('menu_size'))} candidates"
-            if round(dr["estimate"], 4) <= round(dr["optimistic"], 4):
+            if round(dr["estimate"], k) <= round(dr["optimistic"], k):
                 # the correction can come out below the held-out risk (a fit on more rows, bootstrap
                 # noise), or print the same: then "optimistic ... corrects it" would contradict the
                 # two numbers printed
                 why = "that choice and for fitting on more rows" if dr.get("training_size_correction") \
                     else "that choice"
-                same = round(dr["estimate"], 4) == round(dr["optimistic"], 4)
-                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} ({picked}) is corrected "
+                same = round(dr["estimate"], k) == round(dr["optimistic"], k)
+                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], k)} ({picked}) is corrected "
                                 f"by the estimate above for {why}; "
                                 + ("here the two agree to the digits shown." if same else
-                                   f"here the estimate, {_f(dr['estimate'], 4)}, comes out lower."))
+                                   f"here the estimate, {_f(dr['estimate'], k)}, comes out lower."))
             else:
-                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], 4)} is optimistic ({picked}); "
+                headline.append(f"The {whose} own held-out {obj} {_f(dr['optimistic'], k)} is optimistic ({picked}); "
                                 "the estimate above corrects it.")
     elif dr and dr.get("estimate") is not None:
         ci = dr.get("ci") or [None, None]
@@ -797,3 +857,18 @@ def pressure_applies(d: dict, table_like: set[str]) -> tuple[str, str]:
     return "some", (f"The deployed predictor averages {len(fams)} candidates, {len(tables)} of them table-like "
                     f"({', '.join(sorted(set(tables)))}): table pressure and cell audits apply to those members "
                     "only; the scalar members fit weights, not cells.")
+
+
+def effective_judges_note(eff: dict | None, n_judges: int) -> str:
+    """What the effective number of judges is taken over when some judges are left out of it
+    ('' when none is): a judge whose decision never varies within a label class has no error
+    correlation. On a panel whose labels are mostly below 1/2 (error counts over a wide range)
+    most continuous judges never decide 1, and "1.0" over the one judge left read as if all
+    12 judges erred alike."""
+    excluded = list((eff or {}).get("excluded") or [])
+    if not excluded:
+        return ""
+    left = (eff or {}).get("K", n_judges - len(excluded))
+    return (f"over {left} of {n_judges} judges: {_names(excluded)} "
+            f"{'is' if len(excluded) == 1 else 'are'} left out (the decision never varies within a label class, "
+            "so the error has no correlation)")

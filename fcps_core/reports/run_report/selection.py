@@ -3,7 +3,7 @@ pressure, baselines."""
 
 from __future__ import annotations
 
-from ..explain import display_family
+from ..explain import display_family, effective_judges_note
 from ..names import FAMILY_NAMES, PATH_NAMES, count_of, family_name, judges_count
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
@@ -104,6 +104,9 @@ def judges_section(res: dict) -> str:
     out.append(cards([("n_deployable", "deployable labelled rows", fmt(rep.get("rows"))),
                       ("effective_judges", "effective independent judges", fmt(eff.get("value"), 1)),
                       ("pair", "near-duplicate pairs", fmt(red.get("n_pairs")))]))
+    left_out = effective_judges_note(eff, len(rep.get("names") or rep.get("judges") or []))
+    if left_out:
+        out.append(para(f"Effective independent judges {left_out}.", "muted"))
     if rep.get("rows_note"):
         out.append(para(f"Measured on {rep['rows_note']}.", "muted"))
     contribution = rep.get("contribution") or {}
