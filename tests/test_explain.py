@@ -50,7 +50,7 @@ def test_headline_says_what_to_deploy_how_good_and_against_what(result):
     assert "held-out MSE 0.142 ± 0.0078 (95%)" in head        # 1.96 x 0.004
     # the difference is paired over the bootstrap draws: printed between the two risks on that basis
     # (the estimate 0.147 is the selection's out-of-bag mean; the judge's is 0.147 + 0.011 = 0.158)
-    assert ("about 0.0110 better than the best single judge (gpt-4: out-of-bag 0.1580 against this choice's 0.1470; paired 95% "
+    assert ("about 0.0110 better than the best single judge (gpt-4, isotonic: out-of-bag 0.1580 against this choice's 0.1470; paired 95% "
             "interval of the difference 0.0040 to 0.0180)") in head
     # "tied" names the one tie set only; a baseline whose paired interval holds 0 is "not clearly different"
     assert "not clearly different from logistic over all judges" in parts["headline"][1]
@@ -69,13 +69,13 @@ def test_better_only_when_the_interval_excludes_zero(result):
     tied["baselines"][0]["ci"] = [-0.002, 0.024]
     head = verdict_parts(tied)["headline"][0]
     assert "better than the best single judge" not in head
-    assert "not clearly different from the best single judge (gpt-4: out-of-bag 0.1580 against this choice's 0.1470; difference " \
+    assert "not clearly different from the best single judge (gpt-4, isotonic: out-of-bag 0.1580 against this choice's 0.1470; difference " \
            "0.0110" in head
 
     worse = copy.deepcopy(result)
     worse["baselines"][0].update(diff_vs_selected=-0.02, ci=[-0.03, -0.01])
     parts = verdict_parts(worse)
-    assert "about 0.0200 worse than the best single judge (gpt-4: out-of-bag 0.1270 against this choice's 0.1470" \
+    assert "about 0.0200 worse than the best single judge (gpt-4, isotonic: out-of-bag 0.1270 against this choice's 0.1470" \
         in parts["headline"][0]
     assert "better" not in parts["headline"][0]
     assert any("consider deploying best single judge (isotonic): gpt-4" in s for s in parts["details"])
@@ -194,7 +194,7 @@ def test_every_printed_difference_is_the_difference_of_the_two_risks_beside_it(r
     import re
     text = verdict(_frontier_result(result))
     # the best single judge: 0.0723 + 0.0238 = 0.0961 on the draws' out-of-bag rows (hand-computed)
-    assert "about 0.0238 better than the best single judge (gpt-4: out-of-bag 0.0961 against this choice's 0.0723" in text
+    assert "about 0.0238 better than the best single judge (gpt-4, isotonic: out-of-bag 0.0961 against this choice's 0.0723" in text
     assert "worse than ridge over all judges (out-of-bag 0.0692 against this choice's 0.0723: by 0.0031" in text
     found = re.findall(r"about (\d\.\d+) (better|worse) than [^:]+: out-of-bag (\d\.\d+) against this choice's (\d\.\d+)", text)
     found += [(by, "worse", a, b) for a, b, by in
@@ -229,7 +229,7 @@ def test_without_the_bootstrap_basis_the_comparison_stays_well_formed(result):
     """A nested estimate carries no out-of-bag mean: the difference is said without the two risks."""
     result["deployed_risk"] = {"estimate": 0.147, "ci": [0.139, 0.155], "method": "nested", "objective": "mse"}
     head = verdict_parts(result)["headline"][0]
-    assert "about 0.0110 better than the best single judge (gpt-4; paired 95% interval of the difference 0.0040 " \
+    assert "about 0.0110 better than the best single judge (gpt-4, isotonic; paired 95% interval of the difference 0.0040 " \
            "to 0.0180)" in head
     assert "((" not in verdict(result) and "( " not in verdict(result) and " (;" not in verdict(result)
     del result["baselines"][0]["judge"]
@@ -302,7 +302,7 @@ def test_the_answer_prints_the_estimate_as_the_metric_does(result):
     text = answer(d)
     assert "estimated MSE 0.0717 (95% interval 0.0521 to 0.0938)" in text
     # named an estimate: the judge's held-out risk (baselines, Judges page) is another number
-    assert "one judge alone (A, what --max-judges 1 deploys): estimated 0.1100 (95% interval 0.0900 to 0.1300)" in text
+    assert "one judge alone (A as logistic, what --max-judges 1 deploys): estimated 0.1100 (95% interval 0.0900 to 0.1300)" in text
 
 
 def test_an_interval_end_that_rounds_to_zero_keeps_its_sign_and_digits():

@@ -168,7 +168,7 @@ def test_per_family_chart_one_line_per_family_and_the_winner_marked(result):
     assert any(a.text == "<b>winner</b>" for a in fig.layout.annotations)
     lo, hi = fig.layout.yaxis.range       # the zoom keeps every family's best point and the winner in view
     assert all(lo <= min(t.y) <= hi for t in lines) and lo <= stars[0].y[0] <= hi and lo <= 0.2 <= hi
-    ref = next(t for t in fig.data if t.name.startswith("best single judge (J1)"))
+    ref = next(t for t in fig.data if t.name.startswith("best single judge, isotonic (J1)"))
     assert set(ref.y) == {0.2} and ref.line.dash == "dot"
     assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
     assert validation_risk_over_k(cands, selected=sel).data  # the old name still draws it

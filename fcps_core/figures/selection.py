@@ -108,8 +108,9 @@ def _baseline_line(fig: go.Figure, baselines: list[dict] | None, ks: list[int]) 
         who = plot_text(single.get("judge") or "best single judge")
         fig.add_trace(go.Scatter(
             x=[min(ks) - 0.3, max(ks) + 0.3], y=[single["risk"]] * 2, mode="lines", legendgroup="baseline",
-            name=f"best single judge ({who}): held-out {single['risk']:.4f}", line=dict(color="#555", dash="dot", width=1.5),
-            hovertemplate=f"best single judge ({who})<br>held-out risk {single['risk']:.4f}<extra></extra>"))
+            name=f"best single judge, isotonic ({who}): held-out {single['risk']:.4f}",
+            line=dict(color="#555", dash="dot", width=1.5),
+            hovertemplate=f"best single judge, isotonic ({who})<br>held-out risk {single['risk']:.4f}<extra></extra>"))
 
 
 def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = None, objective: str = "val_risk",

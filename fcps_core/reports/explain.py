@@ -2,7 +2,7 @@
 
 The headline says what to deploy and how good it is, in words a practitioner can act on:
 "Deploy ridge_iso over judges A, B, C (K=3 of 65): held-out MSE 0.142 ± 0.008, about
-0.0110 better than the best single judge (gpt-4: 0.1580 against this choice's 0.1470;
+0.0110 better than the best single judge (gpt-4, isotonic: out-of-bag 0.1580 against this choice's 0.1470;
 paired 95% interval of the difference 0.0040 to 0.0180) and not clearly different from
 logistic over all judges. Estimated MSE on new items 0.147 (95% interval 0.139 to 0.155)." The details that
 follow name the statistical ties and the regime.
@@ -338,7 +338,7 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
         k = len(judges)
         single = frontier_point(d, 1)
         tail = "" if single is None else \
-            f" One judge alone ({', '.join(single.get('judges') or [])}, {one_judge_words}): " \
+            f" One judge alone ({', '.join(single.get('judges') or [])} as {combined_as(single)}, {one_judge_words}): " \
             f"{'estimated' if single.get('deployed_risk') else 'held-out'} {_interval_text(point_estimate(single), 4)}."
         who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
         return f"Deploy {who} {combined_as(sel)}: estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}"
@@ -358,7 +358,8 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
         name = ", ".join(single.get("judges") or [])
         # "estimated": not the judge's held-out risk the baselines and the Judges page print
-        tail = (f"; one judge alone ({name}, {one_judge_words}): "
+        # its model named: the baselines' single judge is another model of it (isotonic)
+        tail = (f"; one judge alone ({name} as {combined_as(single)}, {one_judge_words}): "
                 f"{'estimated' if single.get('deployed_risk') else 'held-out'} "
                 f"{_interval_text(point_estimate(single), digits)}")
     return f"{first} {further}{tail}."
@@ -626,19 +627,25 @@ def _pair_text(d: dict, b: dict, k: int) -> tuple[str, float | None]:
             shown_difference(pair["baseline"], pair["selection"], k))
 
 
+def _isotonic(judge: str | None) -> str | None:
+    """The baselines' best single judge named with its model (an isotonic map of its score)."""
+    return f"{judge}, isotonic" if judge else None
+
+
 def _single_judge_clause(d: dict, b: dict) -> str:
     """The comparison with the best single judge: 'about 0.0238 better than the best single
     judge (X: out-of-bag 0.0961 against this choice's 0.0723; paired 95% interval ...)'; the two risks
     only where the difference's basis is known (:func:`baseline_pair`)."""
     status = comparison(b)
     if status == "unpaired":
-        inner = ": ".join(x for x in (b.get("judge"), f"held-out {_f(b['risk'])}") if x)
+        inner = ": ".join(x for x in (_isotonic(b.get("judge")), f"held-out {_f(b['risk'])}") if x)
         return f"against the best single judge ({inner}; no paired interval, so no claim)"
     diff, (lo, hi) = b["diff_vs_selected"], b["ci"]
     k = max(4, _digits(diff))
     pair, shown = _pair_text(d, b, k)
     diff = diff if shown is None else shown
-    inner = ": ".join(x for x in (b.get("judge"), pair) if x)
+    # "isotonic": the answer's one-judge point may be another model of the same judge
+    inner = ": ".join(x for x in (_isotonic(b.get("judge")), pair) if x)
     who = "the best single judge (" + (inner + "; " if inner else "")
     interval = f"paired 95% interval of the difference {_f(lo, k)} to {_f(hi, k)}"
     if status == "better":
