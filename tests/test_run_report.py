@@ -321,3 +321,15 @@ def test_a_budget_run_reports_its_budget_frontier():
     drawn.clear()
     text = frontier_section(res, lambda name, *a, **k: drawn.append(k) or "")
     assert "What fewer judges cost (the frontier)" in text and drawn[0].get("by") == "judges"
+
+
+def test_a_difference_near_zero_prints_its_sign_and_digits_not_minus_zero():
+    """Walk 3 (a translation panel's run report): the frontier table read '-0.0000 to 0.0005'
+    and a difference '-0.0000'. A number that is not 0 but rounds to 0 at the table's 4
+    decimals prints two significant digits (e-notation below 1e-6); 0 stays 0.0000."""
+    from fcps_core.reports.run_report.blocks import fmt, interval
+    assert fmt(-3.2e-5) == "-0.000032" and fmt(4.9e-5) == "0.000049"
+    assert interval([-3.2e-5, 0.00051]) == "-0.000032 to 0.0005"
+    assert fmt(0.0) == "0.0000" and fmt(0.00051) == "0.0005" and fmt(-0.00051) == "-0.0005"
+    assert fmt(4e-7) == "4.00e-07" and fmt(-4e-6) == "-4.00e-06"
+    assert [fmt(v) for v in (-1e-5, -4.99e-5, -5e-9)] == ["-0.000010", "-0.000050", "-5.00e-09"]

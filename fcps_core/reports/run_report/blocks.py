@@ -34,8 +34,11 @@ def fmt(value, digits: int = 4) -> str:
             return "∞" if value > 0 else "−∞"
         if value == int(value) and abs(value) < 1e12 and digits == 0:
             return f"{int(value):,}"
-        if value != 0 and abs(value) < 10 ** -(digits + 2):
-            return f"{value:.2e}"
+        if value != 0 and round(value, digits) == 0:
+            # not 0, yet it would print as 0.0000 or -0.0000: two significant digits (an
+            # interval end near 0 then says which side of 0 it lies on), or e-notation
+            places = 1 - math.floor(math.log10(abs(value)))
+            return f"{value:.{places}f}" if places <= digits + 2 else f"{value:.2e}"
         return f"{value:.{digits}f}"
     if isinstance(value, (list, tuple)):
         return ", ".join(fmt(v, digits) for v in value)
