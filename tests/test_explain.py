@@ -305,6 +305,19 @@ def test_the_answer_prints_the_estimate_as_the_metric_does(result):
     assert "one judge alone (A as logistic, what --max-judges 1 deploys): estimated 0.1100 (95% interval 0.0900 to 0.1300)" in text
 
 
+def test_the_answer_states_the_deployments_cost_when_judges_have_costs(result):
+    """Walk 3 (a dialogue panel with judge costs, budget 2): the answer never said what the
+    deployment costs per item (1.257), only the Select page's metric did; without costs it
+    says nothing of cost."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    assert "per item" not in answer(d)
+    for p, cost in zip(d["frontier"], (0.5, 1.257, 3.0)):
+        p["cost"] = cost
+    assert "combined as logistic, at a cost of 3 per item: estimated" in answer(d)
+    assert "at a cost of 1.257 per item" in answer(d, d["frontier"][1])
+
+
 def test_an_interval_end_that_rounds_to_zero_keeps_its_sign_and_digits():
     """Issue 24 walk 2: "paired difference 0.0024 (95% interval -0.0000 to 0.0048)" beside "the
     interval holds 0": an end that is not 0 but prints as 0 at the sentence's decimals is

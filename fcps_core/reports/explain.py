@@ -351,7 +351,9 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     # without a bias-corrected estimate the number is the held-out risk, and is called so
     kind = "estimated" if p.get("deployed_risk") else "held-out"
     who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
-    first = f"Deploy {who} {how}: {kind} {obj} {_interval_text(point_estimate(p), digits)}."
+    # with judge costs the deployment's own cost per item (what a budget is spent on)
+    cost = f", at a cost of {p['cost']:g} per item" if p.get("cost") is not None else ""
+    first = f"Deploy {who} {how}{cost}: {kind} {obj} {_interval_text(point_estimate(p), digits)}."
     further = further_clause(d, p, J, digits)
     single = frontier_point(d, 1)
     tail = ""
