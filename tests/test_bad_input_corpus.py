@@ -563,6 +563,11 @@ CASES: list[Case] = [
     C("flag: --name ''", "import {good} --name ''", expect=refuse(names="name")),
     C("flag: --name run:3", "import {good} --name run:3", expect=refuse(names="run:3")),
     C("flag: --name with an escape sequence", "import {good} --name 'a\x1b[2Jb'", expect=refuse(names="name")),
+    C("flag: --name with a right-to-left override (U+202E)", "import {good} --name 'abc\u202egpj.exe'",
+      expect=refuse("U+202E", names="name")),
+    C("flag: --name with a C1 control (U+0085)", "import {good} --name 'a\x85b'", expect=refuse("U+0085", names="name")),
+    C("file: select --save of a file named with U+202E", "select {f} --protocol split --choice argmin --estimate none "
+      "--families table --save", ("x\u202evsc.csv", GOOD), expect=refuse("--panel-name", names="U+202E")),
     C("flag: --name of 100,000 characters", "import {good} --name " + "n" * 100_000, expect=refuse(names="name")),
     C("flag: --name taken, without --replace", "import {good} --name earlier", expect=refuse("--replace", names="earlier")),
     C("flag: --provenance file that is not JSON", "import {good} --name new --provenance {f}",
