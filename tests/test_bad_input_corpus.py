@@ -572,6 +572,12 @@ CASES: list[Case] = [
     C("flag: --name taken, without --replace", "import {good} --name earlier", expect=refuse("--replace", names="earlier")),
     C("flag: --provenance file that is not JSON", "import {good} --name new --provenance {f}",
       ("prov.json", b"{not json"), expect=refuse(names="prov.json")),
+    C("flag: --provenance file nested 100,000 deep", "import {good} --name new --json --provenance {f}",
+      ("deepprov.json", deep_json(100_000)), expect=refuse("nests too deeply", names="deepprov.json")),
+    C("flag: --provenance file of 2 MB", "import {good} --name new --json --provenance {f}",
+      ("bigprov.json", b"[" + b"1," * 1_000_000 + b"1]"), expect=refuse("1 MiB", names="bigprov.json")),
+    C("flag: --provenance text nested 5,000 deep is stored as text", "import {good} --name new --json --provenance '"
+      + "[" * 5000 + "]" * 5000 + "'", expect=accept(imported())),
     C("flag: sweep --budgets ''", SWEEP + " --budgets ''", expect=refuse(names="--budgets")),
     C("flag: sweep --budgets nan", SWEEP + " --budgets nan", expect=refuse(names="--budgets")),
     C("flag: sweep --budgets -5", SWEEP + " --budgets -5", expect=refuse(names="--budgets")),
