@@ -214,9 +214,10 @@ PARQUET_GOOD = parquet_bytes(good_parquet_columns())
 
 # -- checks of accepted inputs ---------------------------------------------------------------
 
-def imported(rows=60, labelled=None, judges=3, note=None):
+def imported(rows=60, labelled=None, judges=3, note=None, warning=None):
     """``import --json``: the stored panel has these rows, labelled rows and judges (and
-    a note starting ``note`` in the JSON; the corpus runs --quiet, so stderr has none)."""
+    a note starting ``note``, a warning holding ``warning`` in the JSON; the corpus runs
+    --quiet, so stderr has none)."""
     def check(env, out, err):
         data = json.loads(out)
         info = data["panel"]
@@ -225,6 +226,8 @@ def imported(rows=60, labelled=None, judges=3, note=None):
         assert got == want, f"imported (rows, labelled, judges) = {got}, expected {want}"
         if note is not None:
             assert any(n.startswith(note) for n in data["notes"]), data["notes"]
+        if warning is not None:
+            assert any(warning in w for w in data["warnings"]), data["warnings"]
     return check
 
 
@@ -402,6 +405,13 @@ CASES: list[Case] = [
     C("judges: a numeric judge holding inf and nan", IMP, ("infjudge.csv", csv_bytes(with_cell(
         3, 3, "inf", with_cell(4, 3, "nan", with_column(3, lambda i: f"{i / 7:.3f}"))))),
       expect=either(imported(), "line 4")),
+    *[C(f"judges: a score judge with one {cell_text!r} output", IMP, (f"odd{k}.csv", csv_bytes(with_cell(
+        7, 3, cell_text, with_column(3, lambda i: f"{i / 70:.3f}")))),
+      expect=accept(imported(warning=f"{cell_text!r} is not a number")))
+      for k, cell_text in enumerate(["75%", "1'000", "1 000", "0x1p-3", "1e309", "+inf"])],
+    C("judges: a rubric judge with an 'error' output is read as categorical without a warning", IMP,
+      ("rubricerror.csv", csv_bytes(with_cell(7, 3, "error", with_column(3, lambda i: str(1 + i % 5))))),
+      expect=accept(lambda env, out, err: json.loads(out)["warnings"] == [] or pytest.fail(out))),
     C("judges: every output of j2 missing", IMP, ("emptyjudge2.csv", csv_bytes(with_column(4, lambda i: ""))),
       expect=refuse("j2")),
     C("judges: formula and SQL text are stored as data", IMP,
