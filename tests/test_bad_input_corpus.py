@@ -758,6 +758,8 @@ CASES: list[Case] = [
       expect=refuse("line 2")),
     C("costs: an infinite latency", SEL + " --judge-costs {f}",
       ("inflat.csv", costs("judge,cost,latency\nj1,1,inf\nj2,2,1\nj3,1,1\n")), expect=refuse("line 2")),
+    C("costs: three costs of 1e308, whose sum is past the largest float", SEL + " --judge-costs {f}",
+      ("hugecost.csv", costs("judge,cost\nj1,1e308\nj2,1e308\nj3,1e308\n")), expect=refuse("larger unit")),
     C("costs: an empty file", SEL + " --judge-costs {f}", ("emptycost.csv", b"")),
     C("costs: a directory", SEL + " --judge-costs {f}", ("costdir", directory)),
     C("costs: binary noise", SEL + " --judge-costs {f}", ("noisecost.csv", noise(3000, 2))),
