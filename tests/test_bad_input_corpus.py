@@ -495,6 +495,8 @@ CASES: list[Case] = [
          for n, v in good_parquet_columns()])), expect=refuse("label")),
 
     # -- special files -------------------------------------------------------------------------
+    C("file: the store itself given as the panel file", "import {store} --name new",
+      expect=refuse("duckdb", "--store", names="store.duckdb")),
     C("file: symlink to a valid panel is read", IMP, ("link.csv", symlink_to("{good}")), expect=accept(imported())),
     C("file: symlink loop", IMP, ("loop.csv", symlink_loop), expect=refuse("link", forbid=("does not exist",))),
     C("file: dangling symlink", IMP, ("dangling.csv", symlink_to("{tmp}/gone.csv"))),

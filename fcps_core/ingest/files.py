@@ -280,6 +280,10 @@ def sniff_text(head: bytes) -> tuple[str, str] | None:
     for magic, what, fix in _SIGNATURES:
         if head.startswith(magic):
             return what, fix
+    if head[8:12] == b"DUCK":               # DuckDB's magic follows an 8-byte checksum
+        return ("like a DuckDB database (an fcps store?)",
+                "name a stored panel instead, with --store FILE (python -m fcps_core panels --store FILE "
+                "lists them), or export it as CSV first")
     sample = head[:4096]
     if len(sample) >= 8 and sample.count(0) * 4 >= len(sample):
         quads = len(sample) // 4 * 4
