@@ -495,6 +495,8 @@ CASES: list[Case] = [
          for n, v in good_parquet_columns()])), expect=refuse("label")),
 
     # -- special files -------------------------------------------------------------------------
+    C("file: 10 bytes over --max-mb 1 is said in bytes, not as '1.0 MB above 1 MB'", IMP + " --max-mb 1",
+      ("over.csv", sparse(MB + 10)), expect=refuse("1,048,586 bytes", "1,048,576 bytes")),
     C("file: the store itself given as the panel file", "import {store} --name new",
       expect=refuse("duckdb", "--store", names="store.duckdb")),
     C("file: symlink to a valid panel is read", IMP, ("link.csv", symlink_to("{good}")), expect=accept(imported())),
