@@ -475,6 +475,8 @@ CASES: list[Case] = [
       expect=either(imported(labelled=59), "line 2")),
     C("jsonl: one key twice in an object", IMP, ("dupkey.jsonl", jsonl_bytes(ROWS).replace(b'"j1": "A"', b'"j1": "A", "j1": "B"', 1)),
       expect=either(imported(), "j1")),
+    C("jsonl: an empty key", IMP, ("emptykey.jsonl", jsonl_bytes(ROWS).replace(b'"j1": ', b'"": "A", "j1": ', 1)),
+      expect=refuse("line 1", "key is empty")),
     C("jsonl: keys differing only by case (j1, J1)", IMP, ("case.jsonl", b"".join(
         json.dumps({"item_id": f"it{i}", "group_id": f"g{i // 2}", "label": i % 2, "j1": "AB"[i % 2],
                     "J1": "BA"[i % 2], "j2": "A"}).encode() + b"\n" for i in range(60))),
@@ -484,6 +486,8 @@ CASES: list[Case] = [
     C("parquet: valid file", IMP, ("good.parquet", PARQUET_GOOD), expect=accept(imported())),
     C("parquet: two columns named j1", IMP, ("dup.parquet", parquet_bytes(
         [c for c in good_parquet_columns()] + [("j1", ["A"] * 60)])), expect=refuse("j1")),
+    C("parquet: a column with an empty name (DuckDB calls it C6)", IMP, ("noname.parquet", parquet_bytes(
+        good_parquet_columns() + [("", ["A", "B"] * 30)])), expect=refuse("empty name")),
     C("parquet: not a Parquet file", IMP, ("fake.parquet", b"PAR1" + noise(300) + b"PAR1")),
     C("parquet: truncated file", IMP, ("cut.parquet", PARQUET_GOOD[: len(PARQUET_GOOD) // 2])),
     C("parquet: a list column", IMP, ("list.parquet", parquet_bytes(good_parquet_columns() + [("j9", [[1, 2]] * 60)])),

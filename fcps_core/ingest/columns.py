@@ -452,15 +452,18 @@ def _check_jsonl_rows(path: str, limits: ImportLimits) -> None:
 
 def _check_parquet_names(path: str) -> None:
     """Two columns of one name, or of names that differ only by case: DuckDB would rename
-    the second (``j1_1``, ``LABEL_1``), a judge the user never named. Refuse them, naming
-    the column (as the JSON Lines reader refuses such keys)."""
+    the second (``j1_1``, ``LABEL_1``), a judge the user never named; so would it a column
+    with an empty name (``C6``). Refuse them, naming the column (as the JSON Lines reader
+    refuses such keys)."""
     import pyarrow.parquet as pq
     try:
         names = pq.read_schema(path).names
     except Exception:                   # unreadable: DuckDB's reader gives the message
         return
     seen: dict[str, str] = {}
-    for name in names:
+    for k, name in enumerate(names, start=1):
+        if not name.strip():        # DuckDB would call it C6, a judge the user never named
+            raise PanelError(f"column {k} has an empty name", hint="name every column before importing")
         first = seen.get(name.lower())
         if first == name:
             raise PanelError(f"the file has two columns named {name!r}", column=name,
@@ -515,6 +518,9 @@ def _json_problem(path: str, limits: ImportLimits) -> PanelError | None:
                                       line=k, hint=hint)
                 seen: dict[str, str] = {}
                 for key, value in pairs:
+                    if not key.strip():
+                        return PanelError("a key is empty; every column needs a name", line=k,
+                                          hint="name the key, or drop it")
                     if key.lower() in seen:
                         first = seen[key.lower()]
                         what = f"the key {key!r} appears twice" if first == key else \
