@@ -442,6 +442,10 @@ CASES: list[Case] = [
     # -- gzip --------------------------------------------------------------------------------
     C("gz: valid .csv.gz", IMP, ("good.csv.gz", gz(GOOD)), expect=accept(imported())),
     C("gz: valid .tsv.gz", IMP, ("good.tsv.gz", gz(TAB)), expect=accept(imported())),
+    C("gz: gzip-compressed twice", IMP, ("twice.csv.gz", gz(gz(GOOD))), expect=refuse("twice", "gunzip")),
+    C("gz: a gzip-compressed Parquet file", IMP, ("p.parquet.gz", gz(PARQUET_GOOD)), expect=refuse("gunzip")),
+    C("gz: JSON Lines with a Latin-1 byte on line 2", IMP, ("latin.jsonl.gz", gz(
+        jsonl_bytes(ROWS).replace(b'"it1"', b'"it\xe91"', 1))), expect=refuse("line 2", "utf-8")),
     C("gz: corrupt gzip", IMP, ("corrupt.csv.gz", b"\x1f\x8b\x08\x00" + noise(500)), expect=refuse("gzip")),
     C("gz: truncated gzip", IMP, ("cut.csv.gz", gz(GOOD * 50)[:300]), expect=refuse("gzip")),
     C("gz: plain text named .gz", IMP, ("plain.csv.gz", GOOD), expect=refuse("gzip")),
