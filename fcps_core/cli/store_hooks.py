@@ -72,7 +72,7 @@ def remember_file_panel(args, ctx: RunContext, panel) -> None:
     from ..service.upload import check_importable, file_sha256
     name = args.panel_name or os.path.basename(args.panel).split(".")[0]
     if not args.panel_name:
-        from ..data.stored_names import validate_name
+        from ..service.stores import validate_name
         try:
             validate_name(name)
         except StoreError as exc:           # a file name no stored name may be
