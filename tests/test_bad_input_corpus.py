@@ -214,9 +214,10 @@ PARQUET_GOOD = parquet_bytes(good_parquet_columns())
 
 # -- checks of accepted inputs ---------------------------------------------------------------
 
-def imported(rows=60, labelled=None, judges=3, note=None):
+def imported(rows=60, labelled=None, judges=3, note=None, warning=None):
     """``import --json``: the stored panel has these rows, labelled rows and judges (and
-    a note starting ``note`` in the JSON; the corpus runs --quiet, so stderr has none)."""
+    a note starting ``note``, a warning holding ``warning`` in the JSON; the corpus runs
+    --quiet, so stderr has none)."""
     def check(env, out, err):
         data = json.loads(out)
         info = data["panel"]
@@ -225,6 +226,8 @@ def imported(rows=60, labelled=None, judges=3, note=None):
         assert got == want, f"imported (rows, labelled, judges) = {got}, expected {want}"
         if note is not None:
             assert any(n.startswith(note) for n in data["notes"]), data["notes"]
+        if warning is not None:
+            assert any(warning in w for w in data["warnings"]), data["warnings"]
     return check
 
 
@@ -333,6 +336,15 @@ CASES: list[Case] = [
         b"c%d" % k for k in range(100_000)) + b"\n" + b",".join(b"1" for _ in range(100_000)) + b"\n"),
       expect=refuse("--max-judges")),
     C("csv: duplicated judge column", IMP, ("dupcol.csv", csv_bytes(with_cell(0, 4, "j1"))), expect=refuse("j1")),
+    C("csv: judges j1 and J1 (names differing only by case)", IMP,
+      ("casejudge.csv", csv_bytes(with_cell(0, 4, "J1"))), expect=refuse("'j1' and 'J1'", "only by case")),
+    C("csv: judges caf\u00e9 in NFC and in NFD", IMP,
+      ("nfdjudge.csv", csv_bytes(with_cell(0, 3, "caf\u00e9", with_cell(0, 4, "cafe\u0301")))),
+      expect=refuse("cafe\\u0301", "unicode form")),
+    C("csv: judges j1 and j\u200b1 (a zero-width space)", IMP,
+      ("zwspjudge.csv", csv_bytes(with_cell(0, 4, "j\u200b1"))), expect=refuse("invisible")),
+    C("long: judges m1 and M1 (names differing only by case)", IMP, ("longcase.csv", bad_long("M1")),
+      expect=refuse("'m1' and 'M1'")),
     C("csv: two label columns", IMP, ("duplabel.csv", csv_bytes(with_cell(0, 3, "label"))), expect=refuse("label")),
     C("csv: a column with an empty name", IMP, ("noname.csv", csv_bytes(with_cell(0, 4, ""))), expect=refuse("line 1")),
     C("csv: ragged row on line 5", IMP, ("ragged.csv", GOOD.replace(b"\nit3,g1,1,", b"\nit3,g1,1,A,", 1)),
@@ -393,6 +405,13 @@ CASES: list[Case] = [
     C("judges: a numeric judge holding inf and nan", IMP, ("infjudge.csv", csv_bytes(with_cell(
         3, 3, "inf", with_cell(4, 3, "nan", with_column(3, lambda i: f"{i / 7:.3f}"))))),
       expect=either(imported(), "line 4")),
+    *[C(f"judges: a score judge with one {cell_text!r} output", IMP, (f"odd{k}.csv", csv_bytes(with_cell(
+        7, 3, cell_text, with_column(3, lambda i: f"{i / 70:.3f}")))),
+      expect=accept(imported(warning=f"{cell_text!r} is not a number")))
+      for k, cell_text in enumerate(["75%", "1'000", "1 000", "0x1p-3", "1e309", "+inf"])],
+    C("judges: a rubric judge with an 'error' output is read as categorical without a warning", IMP,
+      ("rubricerror.csv", csv_bytes(with_cell(7, 3, "error", with_column(3, lambda i: str(1 + i % 5))))),
+      expect=accept(lambda env, out, err: json.loads(out)["warnings"] == [] or pytest.fail(out))),
     C("judges: every output of j2 missing", IMP, ("emptyjudge2.csv", csv_bytes(with_column(4, lambda i: ""))),
       expect=refuse("j2")),
     C("judges: formula and SQL text are stored as data", IMP,
@@ -423,6 +442,10 @@ CASES: list[Case] = [
     # -- gzip --------------------------------------------------------------------------------
     C("gz: valid .csv.gz", IMP, ("good.csv.gz", gz(GOOD)), expect=accept(imported())),
     C("gz: valid .tsv.gz", IMP, ("good.tsv.gz", gz(TAB)), expect=accept(imported())),
+    C("gz: gzip-compressed twice", IMP, ("twice.csv.gz", gz(gz(GOOD))), expect=refuse("twice", "gunzip")),
+    C("gz: a gzip-compressed Parquet file", IMP, ("p.parquet.gz", gz(PARQUET_GOOD)), expect=refuse("gunzip")),
+    C("gz: JSON Lines with a Latin-1 byte on line 2", IMP, ("latin.jsonl.gz", gz(
+        jsonl_bytes(ROWS).replace(b'"it1"', b'"it\xe91"', 1))), expect=refuse("line 2", "utf-8")),
     C("gz: corrupt gzip", IMP, ("corrupt.csv.gz", b"\x1f\x8b\x08\x00" + noise(500)), expect=refuse("gzip")),
     C("gz: truncated gzip", IMP, ("cut.csv.gz", gz(GOOD * 50)[:300]), expect=refuse("gzip")),
     C("gz: plain text named .gz", IMP, ("plain.csv.gz", GOOD), expect=refuse("gzip")),
@@ -456,6 +479,8 @@ CASES: list[Case] = [
       expect=either(imported(labelled=59), "line 2")),
     C("jsonl: one key twice in an object", IMP, ("dupkey.jsonl", jsonl_bytes(ROWS).replace(b'"j1": "A"', b'"j1": "A", "j1": "B"', 1)),
       expect=either(imported(), "j1")),
+    C("jsonl: an empty key", IMP, ("emptykey.jsonl", jsonl_bytes(ROWS).replace(b'"j1": ', b'"": "A", "j1": ', 1)),
+      expect=refuse("line 1", "key is empty")),
     C("jsonl: keys differing only by case (j1, J1)", IMP, ("case.jsonl", b"".join(
         json.dumps({"item_id": f"it{i}", "group_id": f"g{i // 2}", "label": i % 2, "j1": "AB"[i % 2],
                     "J1": "BA"[i % 2], "j2": "A"}).encode() + b"\n" for i in range(60))),
@@ -465,6 +490,8 @@ CASES: list[Case] = [
     C("parquet: valid file", IMP, ("good.parquet", PARQUET_GOOD), expect=accept(imported())),
     C("parquet: two columns named j1", IMP, ("dup.parquet", parquet_bytes(
         [c for c in good_parquet_columns()] + [("j1", ["A"] * 60)])), expect=refuse("j1")),
+    C("parquet: a column with an empty name (DuckDB calls it C6)", IMP, ("noname.parquet", parquet_bytes(
+        good_parquet_columns() + [("", ["A", "B"] * 30)])), expect=refuse("empty name")),
     C("parquet: not a Parquet file", IMP, ("fake.parquet", b"PAR1" + noise(300) + b"PAR1")),
     C("parquet: truncated file", IMP, ("cut.parquet", PARQUET_GOOD[: len(PARQUET_GOOD) // 2])),
     C("parquet: a list column", IMP, ("list.parquet", parquet_bytes(good_parquet_columns() + [("j9", [[1, 2]] * 60)])),
@@ -476,6 +503,10 @@ CASES: list[Case] = [
          for n, v in good_parquet_columns()])), expect=refuse("label")),
 
     # -- special files -------------------------------------------------------------------------
+    C("file: 10 bytes over --max-mb 1 is said in bytes, not as '1.0 MB above 1 MB'", IMP + " --max-mb 1",
+      ("over.csv", sparse(MB + 10)), expect=refuse("1,048,586 bytes", "1,048,576 bytes")),
+    C("file: the store itself given as the panel file", "import {store} --name new",
+      expect=refuse("duckdb", "--store", names="store.duckdb")),
     C("file: symlink to a valid panel is read", IMP, ("link.csv", symlink_to("{good}")), expect=accept(imported())),
     C("file: symlink loop", IMP, ("loop.csv", symlink_loop), expect=refuse("link", forbid=("does not exist",))),
     C("file: dangling symlink", IMP, ("dangling.csv", symlink_to("{tmp}/gone.csv"))),
@@ -554,10 +585,21 @@ CASES: list[Case] = [
     C("flag: --name ''", "import {good} --name ''", expect=refuse(names="name")),
     C("flag: --name run:3", "import {good} --name run:3", expect=refuse(names="run:3")),
     C("flag: --name with an escape sequence", "import {good} --name 'a\x1b[2Jb'", expect=refuse(names="name")),
+    C("flag: --name with a right-to-left override (U+202E)", "import {good} --name 'abc\u202egpj.exe'",
+      expect=refuse("U+202E", names="name")),
+    C("flag: --name with a C1 control (U+0085)", "import {good} --name 'a\x85b'", expect=refuse("U+0085", names="name")),
+    C("file: select --save of a file named with U+202E", "select {f} --protocol split --choice argmin --estimate none "
+      "--families table --save", ("x\u202evsc.csv", GOOD), expect=refuse("--panel-name", names="U+202E")),
     C("flag: --name of 100,000 characters", "import {good} --name " + "n" * 100_000, expect=refuse(names="name")),
     C("flag: --name taken, without --replace", "import {good} --name earlier", expect=refuse("--replace", names="earlier")),
     C("flag: --provenance file that is not JSON", "import {good} --name new --provenance {f}",
       ("prov.json", b"{not json"), expect=refuse(names="prov.json")),
+    C("flag: --provenance file nested 100,000 deep", "import {good} --name new --json --provenance {f}",
+      ("deepprov.json", deep_json(100_000)), expect=refuse("nests too deeply", names="deepprov.json")),
+    C("flag: --provenance file of 2 MB", "import {good} --name new --json --provenance {f}",
+      ("bigprov.json", b"[" + b"1," * 1_000_000 + b"1]"), expect=refuse("1 MiB", names="bigprov.json")),
+    C("flag: --provenance text nested 5,000 deep is stored as text", "import {good} --name new --json --provenance '"
+      + "[" * 5000 + "]" * 5000 + "'", expect=accept(imported())),
     C("flag: sweep --budgets ''", SWEEP + " --budgets ''", expect=refuse(names="--budgets")),
     C("flag: sweep --budgets nan", SWEEP + " --budgets nan", expect=refuse(names="--budgets")),
     C("flag: sweep --budgets -5", SWEEP + " --budgets -5", expect=refuse(names="--budgets")),
@@ -728,6 +770,8 @@ CASES: list[Case] = [
       expect=refuse("line 2")),
     C("costs: an infinite latency", SEL + " --judge-costs {f}",
       ("inflat.csv", costs("judge,cost,latency\nj1,1,inf\nj2,2,1\nj3,1,1\n")), expect=refuse("line 2")),
+    C("costs: three costs of 1e308, whose sum is past the largest float", SEL + " --judge-costs {f}",
+      ("hugecost.csv", costs("judge,cost\nj1,1e308\nj2,1e308\nj3,1e308\n")), expect=refuse("larger unit")),
     C("costs: an empty file", SEL + " --judge-costs {f}", ("emptycost.csv", b"")),
     C("costs: a directory", SEL + " --judge-costs {f}", ("costdir", directory)),
     C("costs: binary noise", SEL + " --judge-costs {f}", ("noisecost.csv", noise(3000, 2))),

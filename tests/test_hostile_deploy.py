@@ -77,7 +77,8 @@ def _binary_panel(tmp_path, names=("j1", "j2", "j3"), rows=120, seed=1, item=lam
     y = rng.integers(0, 2, rows)
     outs = np.where(rng.random((rows, len(names))) < 0.8, y[:, None], 1 - y[:, None])
     body = [[item(i), int(y[i])] + [str(int(v)) for v in outs[i]] for i in range(rows)]
-    return load_panel(_write_csv(tmp_path / "bin.csv", ["item_id", "label", *names], body))
+    # the judges named: judges differing only by case are refused unless named (sections 7-8)
+    return load_panel(_write_csv(tmp_path / "bin.csv", ["item_id", "label", *names], body), judges=list(names))
 
 
 def _cli(capsys, *argv):

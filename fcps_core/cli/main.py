@@ -282,10 +282,29 @@ def _fail(as_json: bool, message: str, *, exit_code: int = 2, kind: str = "error
     return exit_code
 
 
+#: commands whose --out defaults to standard output: there ``--out -`` means it
+STDOUT_OUTPUTS = frozenset({"score", "export", "label-next"})
+
+
+def dash_outputs(args) -> None:
+    """``--out -`` (and ``--save-model -``): standard output where the command's output goes
+    there by default, else refused. Read as a file name, ``-`` made a file named ``-`` in
+    the working directory, and the same command a second time failed with "it already
+    exists", while ``-`` as an input means standard input."""
+    if getattr(args, "out", None) == "-" and getattr(args, "command", None) in STDOUT_OUTPUTS:
+        args.out = None
+        return
+    for attr, flag in (("out", "--out"), ("save_model", "--save-model")):
+        if getattr(args, attr, None) == "-":
+            raise FCPSError(f"{flag} '-': this output cannot go to standard output; give a file name "
+                            "(./- for a file named '-')")
+
+
 def _dispatch(args, as_json: bool, cleanup: list) -> int:
     ctx = RunContext()
     try:
         check_numbers(args)
+        dash_outputs(args)
         read_stdin_arguments(args, cleanup)    # '-': a bounded temporary copy of standard input
         return args.handler(args, ctx)
     except FCPSError as exc:

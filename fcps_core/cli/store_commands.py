@@ -155,13 +155,29 @@ def _limits(args):
                         max_judges=args.max_judges, max_distinct_outputs=args.max_distinct)
 
 
+#: the largest --provenance .json file read (it is stored with the panel and shown)
+MAX_PROVENANCE_BYTES = 1024 * 1024
+
+
 def _provenance(text: str | None):
     if text is None:
         return None
     if text.lower().endswith(".json") and os.path.isfile(text):
         try:
-            with open(text, encoding="utf-8") as fh:
-                return json.load(fh)
+            with open(text, "rb") as fh:
+                data = fh.read(MAX_PROVENANCE_BYTES + 1)
+        except OSError as exc:
+            raise FCPSError(f"provenance file {text!r} cannot be read ({exc.strerror or exc})") from None
+        if len(data) > MAX_PROVENANCE_BYTES:
+            raise FCPSError(f"provenance file {text!r} is over the {MAX_PROVENANCE_BYTES // 1024 // 1024} MiB "
+                            "limit; give a short description of where the data comes from")
+        try:
+            doc = json.loads(data.decode("utf-8"))
+            json.dumps(doc)             # stored as JSON and read back: it must nest shallowly
+            return doc
+        except RecursionError:
+            raise FCPSError(f"provenance file {text!r} nests too deeply to be read; give a flat JSON "
+                            "object") from None
         except (OSError, ValueError) as exc:
             raise FCPSError(f"provenance file {text!r} is not valid JSON ({exc})") from None
     return text

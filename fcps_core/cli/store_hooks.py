@@ -71,6 +71,12 @@ def remember_file_panel(args, ctx: RunContext, panel) -> None:
         return
     from ..service.upload import check_importable, file_sha256
     name = args.panel_name or os.path.basename(args.panel).split(".")[0]
+    if not args.panel_name:
+        from ..service.stores import validate_name
+        try:
+            validate_name(name)
+        except StoreError as exc:           # a file name no stored name may be
+            raise StoreError(f"{exc}; the name comes from the file name: pass --panel-name NAME") from None
     store = store_at(args.store)
     digest = file_sha256(args.panel)
     if store.has_panel(name):

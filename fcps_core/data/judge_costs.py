@@ -111,6 +111,11 @@ def check_costs_cover(costs: Mapping[str, Mapping], judges: list[str], *, source
             x = v.get(col, 0.0)
             if not isinstance(x, (int, float)) or isinstance(x, bool) or not math.isfinite(x) or x < 0:
                 raise CostError(f"{source}: judge {j!r}: {col} must be a finite number >= 0 (got {x!r})")
+    # a candidate's cost is the sum of its judges' costs: a sum that overflows to inf would
+    # leave every larger candidate without a cost (null in the JSON, off the cost frontier)
+    if not math.isfinite(sum(float(costs[j]["cost"]) for j in judges)):
+        raise CostError(f"{source}: the costs of all {len(judges)} judges add up past the largest number "
+                        "(a candidate's cost is the sum of its judges'); give the costs in a larger unit")
 
 
 def judges_cost(judges, costs: Mapping[str, Mapping]) -> tuple[float, float]:

@@ -3,6 +3,8 @@ the characters no user string may carry to a terminal or editor."""
 
 from __future__ import annotations
 
+import re
+
 from ..errors import StoreError
 
 #: a regular-expression class of the characters that act on whatever shows the text instead of
@@ -14,6 +16,9 @@ CONTROL_CHARACTERS = ("\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f"
                       "\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069")
 
 MAX_NAME_LENGTH = 120
+
+#: what a name may not hold: the control characters above, newline and CR too
+_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}\\n\\r]")
 
 
 def validate_name(name: str, what: str = "panel name") -> str:
@@ -29,8 +34,13 @@ def validate_name(name: str, what: str = "panel name") -> str:
         name.encode("utf-8")
     except UnicodeEncodeError:
         raise StoreError(f"the {what} is not valid UTF-8 text (it holds bytes no character has)") from None
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise StoreError(f"the {what} {name[:40]!r} contains control characters")
+    bad = _CONTROL.search(name)
+    if bad:
+        # C0/C1 controls, DEL, and the bidi overrides and isolates: a name holding U+202E
+        # shows in the runs list and every table with its letters in another order
+        raise StoreError(f"the {what} {name[:40]!r} contains control characters "
+                         f"(U+{ord(bad.group()):04X} at position {bad.start() + 1}); remove it: names are "
+                         "shown in tables, terminals and the dashboard")
     if name.lower().startswith("run:"):
         raise StoreError(f"the {what} {name!r} starts with 'run:', which names runs")
     return name

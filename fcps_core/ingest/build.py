@@ -168,6 +168,28 @@ def check_label_lookalikes(judge_names: Sequence[str], label_column: str) -> Non
                          hint=f"remove or rename {j!r}; if it really is a judge, name the judges with --judges")
 
 
+
+def check_judge_lookalikes(judge_names: Sequence[str]) -> None:
+    """Refuse two judges whose names are the same up to case, Unicode normalisation (NFC
+    ``café`` beside NFD ``café``) or invisible characters (``j\u200b1`` beside ``j1``). A
+    reader sees one name twice in every table, and the panel cannot be exported and read
+    back: Parquet and JSON Lines column names ignore case (DuckDB renames ``J1`` to ``J1_1``,
+    this package's JSON Lines reader refuses the pair), as this reader already refuses such
+    columns in those formats. Naming the judges (``--judges``) takes them as meant."""
+    seen: dict[str, str] = {}
+    for j in judge_names:
+        key = name_key(j)
+        first = seen.get(key)
+        if first is not None:
+            how = "by case" if first.casefold() == str(j).casefold() else \
+                "by case, spaces, Unicode form or invisible characters"
+            a, b = ascii(first), ascii(j)          # escaped: the two names look the same
+            raise PanelError(f"the judges {a} and {b} differ only {how}: they would show as one "
+                             "name, and Parquet and JSON Lines column names ignore case", column=j,
+                             hint="give every judge its own name before importing, or name the judges "
+                                  "with --judges to keep both")
+        seen[key] = j
+
 #: a column of at least this many rows whose text values are mostly distinct is read as an id
 #: or free text, not as a judge (with fewer rows every categorical output may be rare)
 ID_LIKE_MIN_ROWS = 20
@@ -269,6 +291,8 @@ def build_panel(columns: Mapping[str, Sequence[str]], *, judges: Sequence[str] |
     judge_names = resolve_judge_names(names, judges, {item_column, group_column, label_column, use_block})
     if judges is None and label_column in cols:
         check_label_lookalikes(judge_names, label_column)
+    if judges is None and require_labels:
+        check_judge_lookalikes(judge_names)
     if limits is not None and len(judge_names) > limits.max_judges:
         raise PanelError(f"the panel has {len(judge_names):,} judges, above the limit of "
                          f"{limits.max_judges:,}",

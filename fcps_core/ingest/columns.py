@@ -19,8 +19,8 @@ import numpy as np
 from ..errors import PanelError
 from ..data.panel import check_header
 from .files import (DEFAULT_LIMITS, HEAD_BYTES, ImportLimits, bad_utf8,
-                    check_input_file, delimiter_advice, delimiter_name, detect_format, in_file, open_binary,
-                    other_delimiter, read_head_bytes, shown_name, size_text, sniff_text)
+                    check_input_file, delimiter_advice, delimiter_name, detect_format, in_file, is_gzip,
+                    open_binary, other_delimiter, read_head_bytes, shown_name, size_text, sniff_text)
 
 _BATCH = 65_536
 
@@ -138,6 +138,9 @@ def _text_head(path: str) -> bytes:
         raise PanelError("the file is empty")
     looks = sniff_text(head)
     if looks is not None:
+        if head.startswith(b"\x1f\x8b") and is_gzip(path):
+            # read through one gzip layer and still gzip: compressed twice
+            raise PanelError("the file is gzip-compressed twice", hint="decompress it once (gunzip FILE)")
         raise PanelError(f"the file looks {looks[0]}, not UTF-8 text", hint=looks[1])
     return head
 
@@ -348,6 +351,9 @@ def _read_structured(path: str, fmt: str, limits: ImportLimits, max_rows: int | 
             _check_jsonl_rows(path, limits)
     elif not read_head_bytes(path, 64).strip():
         raise PanelError("the file is empty")
+    elif is_gzip(path):
+        raise PanelError("the file is a gzip-compressed Parquet file, which cannot be read in place",
+                         hint="decompress it first (gunzip FILE): Parquet compresses its columns itself")
     elif max_rows is None:
         _check_parquet_rows(path, limits)
     duckdb, con = _duck()
@@ -452,15 +458,18 @@ def _check_jsonl_rows(path: str, limits: ImportLimits) -> None:
 
 def _check_parquet_names(path: str) -> None:
     """Two columns of one name, or of names that differ only by case: DuckDB would rename
-    the second (``j1_1``, ``LABEL_1``), a judge the user never named. Refuse them, naming
-    the column (as the JSON Lines reader refuses such keys)."""
+    the second (``j1_1``, ``LABEL_1``), a judge the user never named; so would it a column
+    with an empty name (``C6``). Refuse them, naming the column (as the JSON Lines reader
+    refuses such keys)."""
     import pyarrow.parquet as pq
     try:
         names = pq.read_schema(path).names
     except Exception:                   # unreadable: DuckDB's reader gives the message
         return
     seen: dict[str, str] = {}
-    for name in names:
+    for k, name in enumerate(names, start=1):
+        if not name.strip():        # DuckDB would call it C6, a judge the user never named
+            raise PanelError(f"column {k} has an empty name", hint="name every column before importing")
         first = seen.get(name.lower())
         if first == name:
             raise PanelError(f"the file has two columns named {name!r}", column=name,
@@ -498,11 +507,15 @@ def _json_problem(path: str, limits: ImportLimits) -> PanelError | None:
     cap = limits.max_line_bytes
     try:
         with open_binary(path) as raw:
-            text = _io.TextIOWrapper(raw, encoding="utf-8-sig")
-            for k, line in enumerate(iter(lambda: text.readline(cap + 2), ""), start=1):
-                if len(line) > cap:
+            for k, data in enumerate(iter(lambda: raw.readline(cap + 2), b""), start=1):
+                if len(data.rstrip(b"\r\n")) > cap:
                     return PanelError(f"the line is over the {size_text(cap)} limit for one line",
                                       line=k, hint="split the record, or drop long fields")
+                try:
+                    line = data.decode("utf-8-sig" if k == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    return PanelError(f"the file is not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded",
+                                      line=k, hint="re-save the file as UTF-8")
                 if not line.strip():
                     continue
                 try:
@@ -515,6 +528,9 @@ def _json_problem(path: str, limits: ImportLimits) -> PanelError | None:
                                       line=k, hint=hint)
                 seen: dict[str, str] = {}
                 for key, value in pairs:
+                    if not key.strip():
+                        return PanelError("a key is empty; every column needs a name", line=k,
+                                          hint="name the key, or drop it")
                     if key.lower() in seen:
                         first = seen[key.lower()]
                         what = f"the key {key!r} appears twice" if first == key else \

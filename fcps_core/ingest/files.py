@@ -65,6 +65,15 @@ class ImportLimits:
 DEFAULT_LIMITS = ImportLimits()
 
 
+def sizes_over(size: int, limit: int) -> str:
+    """``200.5 MB, above the import limit of 200 MB``: a size over a limit, in bytes when the
+    megabytes would read as equal (``200.0 MB, above ... 200 MB`` for 23 bytes over)."""
+    have, cap = f"{size / MB:.1f}", f"{limit / MB:.4g}"
+    if float(have) <= float(cap):
+        return f"{size:,} bytes, above the import limit of {limit:,} bytes ({cap} MB)"
+    return f"{have} MB, above the import limit of {cap} MB"
+
+
 def size_text(nbytes: int) -> str:
     """``1 MiB``, ``8 MiB``, ``2,048 bytes``: a limit as a user reads it."""
     if nbytes >= MB and nbytes % MB == 0:
@@ -161,8 +170,7 @@ def check_input_file(path: str, limits: ImportLimits, *, delimiter: str | None =
                          hint="make it readable (chmod u+r) or copy it somewhere readable")
     size = st.st_size
     if size > limits.max_bytes:
-        raise PanelError(f"the file is {size / MB:.1f} MB, above the import limit of "
-                         f"{limits.max_bytes / MB:.0f} MB",
+        raise PanelError(f"the file is {sizes_over(size, limits.max_bytes)}",
                          hint="split the file, drop unused columns, or raise the limit with --max-mb")
     if delimiter is None and not is_gzip(path):
         return ContentScan(size)
@@ -280,6 +288,10 @@ def sniff_text(head: bytes) -> tuple[str, str] | None:
     for magic, what, fix in _SIGNATURES:
         if head.startswith(magic):
             return what, fix
+    if head[8:12] == b"DUCK":               # DuckDB's magic follows an 8-byte checksum
+        return ("like a DuckDB database (an fcps store?)",
+                "name a stored panel instead, with --store FILE (python -m fcps_core panels --store FILE "
+                "lists them), or export it as CSV first")
     sample = head[:4096]
     if len(sample) >= 8 and sample.count(0) * 4 >= len(sample):
         quads = len(sample) // 4 * 4

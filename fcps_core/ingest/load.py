@@ -299,6 +299,30 @@ def constant_judges(panel: Panel) -> list[tuple[str, str]]:
     return out
 
 
+def numbers_read_as_text(panel: Panel) -> list[tuple[str, int, int, list[str]]]:
+    """(name, outputs that are numbers, distinct outputs, the others) of every judge read as
+    categorical although most of its distinct outputs are finite numbers, because a few are
+    numbers this reader does not take: ``75%``, ``1'000``, ``1 000``, ``0x1p-3``, ``inf``,
+    ``1e309`` (an output holding a digit, or reading as an infinite number). One such cell
+    turns a judge's scores into unrelated categories (``0.31`` and ``0.32`` two words);
+    outputs that are words (``error``, ``refused``) are a judge's own categories and leave
+    the judge out."""
+    import math
+    from ..data.panel import MISSING, parse_float
+    out = []
+    for j in panel.judges:
+        if j.schema != "categorical":
+            continue
+        used = [str(j.vocab[c]) for c in np.unique(j.codes).tolist() if j.vocab[c] != MISSING]
+        values = [parse_float(t.strip()) for t in used]
+        finite = sum(v is not None and math.isfinite(v) for v in values)
+        odd = [t for t, v in zip(used, values) if v is None or not math.isfinite(v)]
+        if finite >= 3 and 2 * finite > len(used) and odd and all(
+                any(c.isdigit() for c in t) or parse_float(t.strip()) is not None for t in odd):
+            out.append((j.name, finite, len(used), odd))
+    return out
+
+
 def import_warnings(panel: Panel) -> list[str]:
     """One line per thing a panel may be stored with but no selection can use: a label
     that is the same on every labelled row (a selection on it measures nothing), judges
@@ -319,6 +343,12 @@ def import_warnings(panel: Panel) -> list[str]:
         out.append(f"{noun_for(len(constant), 'judge')} {shown} {'gives' if one else 'give'} the same output on "
                    f"every row with an output: {'it carries' if one else 'they carry'} no information (check the "
                    f"{noun_for(len(constant), 'column')}, or leave {'it' if one else 'them'} out with --judges)")
+    for name, finite, distinct, odd in numbers_read_as_text(panel):
+        shown = ", ".join(repr(t) for t in odd[:3]) + (f" and {len(odd) - 3} more" if len(odd) > 3 else "")
+        out.append(f"judge {name!r} is read as categorical ({distinct:,} different outputs, each its own "
+                   f"category) although {finite:,} of them are numbers: {shown} {'is not a number' if len(odd) == 1 else 'are not numbers'} "
+                   "this reader takes (write plain numbers such as 0.75 or 1000, or leave the cell empty for a "
+                   "missing output)")
     return out
 
 

@@ -51,8 +51,9 @@ def save_upload(data: bytes, filename: str, store_dir: str | os.PathLike,
     never removed. A full device raises :class:`PanelError` and leaves no partial file.
     """
     if len(data) > limits.max_bytes:
-        raise PanelError(f"the upload is {len(data) / MB:.1f} MB, above the import limit of "
-                         f"{limits.max_bytes / MB:.0f} MB", hint="split the file or drop unused columns")
+        from .files import sizes_over
+        raise PanelError(f"the upload is {sizes_over(len(data), limits.max_bytes)}",
+                         hint="split the file or drop unused columns")
     low = os.path.basename(str(filename).replace("\\", "/")).lower()
     suffix = next((s for s in sorted(UPLOAD_SUFFIXES, key=len, reverse=True) if low.endswith(s)), None)
     if suffix is None or "\x00" in str(filename):

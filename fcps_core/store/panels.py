@@ -174,8 +174,8 @@ class PanelStore:
             if info.get(key):
                 try:
                     info[key] = json.loads(info[key])
-                except ValueError:
-                    pass    # free-text provenance stays text
+                except (ValueError, RecursionError):
+                    pass    # free-text provenance stays text (so does JSON nested too deeply to read)
         return info
 
     def load_panel(self, name: str, *, judges: Sequence[str] | None = None) -> Panel:
