@@ -73,7 +73,7 @@ from ..families.base import one_blas_thread
 from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
-from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, linear_full_limit, selector_constraint
+from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
                       own_set_shifted, training_size_corrected)
 from .members import deployed_weights, member_lookup
@@ -529,12 +529,10 @@ class FrontierChoices(RuleReplay):
         cands, bits = self.result_candidates, self.bits
         b = PanelConstraint(max_judges=constraint.max_judges, budget=constraint.budget, costs=constraint.costs,
                             linear_full_limit=True)
-        raw = PanelConstraint(max_judges=constraint.max_judges, budget=constraint.budget,
-                              costs=constraint.costs).mask(cands, bits)
-        if raw is None or raw.all():
-            return None
-        allowed = linear_full_limit(cands, raw, bits.counts)
-        if not allowed.any():
+        # all admitted: the limit excludes nothing (a binding one leaves out some candidate,
+        # so rule B's mask, within it, is never all True)
+        allowed = b.mask(cands, bits)
+        if allowed is None or allowed.all() or not allowed.any():
             return None
         return b, self.decide(allowed, b.members_test(cands, self.names, bits)), allowed
 
@@ -798,10 +796,7 @@ def _point(result, heldout, constraint: PanelConstraint, pred: HeldoutChoice, re
     judge_idx = sorted({j for c in members for j in c.judge_idx})
     names = result.panel.judge_names            # a list built per read: read once
     judges = [names[j] for j in judge_idx]
-    risks = {} if risks is None else risks
-    if order not in risks:
-        risks[order] = _heldout_risks(heldout, pred, reference)
-    risk, se, diff, dse = risks[order]
+    risk, se, diff, dse = _heldout_risks_cached(heldout, pred, reference, {} if risks is None else risks)
     J = len(names)
     if deployed.max_judges is not None and deployed.max_judges >= J and deployed.budget is None:
         deployed = PanelConstraint()            # a limit above the panel's size limits nothing
