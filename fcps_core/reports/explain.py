@@ -337,9 +337,7 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
         judges = deployed_judges(d)
         k = len(judges)
         single = frontier_point(d, 1)
-        tail = "" if single is None else \
-            f" One judge alone ({', '.join(single.get('judges') or [])} as {combined_as(single)}, {one_judge_words}): " \
-            f"{'estimated' if single.get('deployed_risk') else 'held-out'} {_interval_text(point_estimate(single), 4)}."
+        tail = "" if single is None else f" O{_one_judge_clause(single, one_judge_words, 4)[1:]}."
         who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
         return f"Deploy {who} {combined_as(sel)}: estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}"
     J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
@@ -358,13 +356,19 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     single = frontier_point(d, 1)
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
-        name = ", ".join(single.get("judges") or [])
-        # "estimated": not the judge's held-out risk the baselines and the Judges page print
-        # its model named: the baselines' single judge is another model of it (isotonic)
-        tail = (f"; one judge alone ({name} as {combined_as(single)}, {one_judge_words}): "
-                f"{'estimated' if single.get('deployed_risk') else 'held-out'} "
-                f"{_interval_text(point_estimate(single), digits)}")
+        tail = f"; {_one_judge_clause(single, one_judge_words, digits)}"
     return f"{first} {further}{tail}."
+
+
+def _one_judge_clause(single: dict, one_judge_words: str, digits: int) -> str:
+    """'one judge alone (X as F, how to deploy it): estimated r (interval)': the frontier's
+    one-judge point, its model named (the baselines' best single judge is another model of
+    it, isotonic) and its number called an estimate (not the judge's held-out risk the
+    baselines and the Judges page print)."""
+    name = ", ".join(single.get("judges") or [])
+    kind = "estimated" if single.get("deployed_risk") else "held-out"
+    return (f"one judge alone ({name} as {combined_as(single)}, {one_judge_words}): "
+            f"{kind} {_interval_text(point_estimate(single), digits)}")
 
 
 def _judge_limit(d: dict) -> int | None:
@@ -391,6 +395,13 @@ def _is_single_judge(b: dict) -> bool:
     return str(b.get("name", "")).split(":")[0] == "best_single_judge"
 
 
+def _judges_cost(judge_costs: dict, names) -> float | None:
+    """The summed cost per item of the judges ``names`` (the run's ``costs.judge_costs``);
+    None when one of them has no cost."""
+    cost = [(judge_costs.get(n) or {}).get("cost") for n in names]
+    return None if any(c is None for c in cost) else sum(cost)
+
+
 def _recipe_cost(d: dict, b: dict) -> float | None:
     """A fixed recipe's cost per item from the run's judge costs: its judge's for the best
     single judge, every judge's for the recipes over all judges; None without costs."""
@@ -400,9 +411,8 @@ def _recipe_cost(d: dict, b: dict) -> float | None:
     if _is_single_judge(b):
         c = (judge_costs.get(b.get("judge")) or {}).get("cost")
         return None if c is None else float(c)
-    names = (d.get("panel") or {}).get("judges") or list(judge_costs)
-    cost = [(judge_costs.get(n) or {}).get("cost") for n in names]
-    return None if any(c is None for c in cost) else float(round(sum(cost), 9))
+    cost = _judges_cost(judge_costs, (d.get("panel") or {}).get("judges") or list(judge_costs))
+    return None if cost is None else float(round(cost, 9))
 
 
 def _over_budget(d: dict, b: dict) -> bool:
@@ -517,8 +527,8 @@ def _past_the_limit(d: dict, listed: list[dict], deployed_set: set) -> str:
             return False
         if limit is not None and len(union) > limit:
             return True
-        cost = [(judge_costs.get(j) or {}).get("cost") for j in union]
-        return budget is not None and None not in cost and sum(cost) > budget + 1e-12
+        cost = _judges_cost(judge_costs, union)
+        return budget is not None and cost is not None and cost > budget + 1e-12
     if not all(past(a) for a in listed):
         return ""
     what = f"would call more than the limit of {judges_count(limit)}" if limit is not None and all(
