@@ -168,7 +168,6 @@ def check_label_lookalikes(judge_names: Sequence[str], label_column: str) -> Non
                          hint=f"remove or rename {j!r}; if it really is a judge, name the judges with --judges")
 
 
-
 def check_judge_lookalikes(judge_names: Sequence[str]) -> None:
     """Refuse two judges whose names are the same up to case, Unicode normalisation (NFC
     ``café`` beside NFD ``café``) or invisible characters (``j\u200b1`` beside ``j1``). A
@@ -189,6 +188,7 @@ def check_judge_lookalikes(judge_names: Sequence[str]) -> None:
                              hint="give every judge its own name before importing, or name the judges "
                                   "with --judges to keep both")
         seen[key] = j
+
 
 #: a column of at least this many rows whose text values are mostly distinct is read as an id
 #: or free text, not as a judge (with fewer rows every categorical output may be rare)

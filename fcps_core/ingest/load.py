@@ -316,10 +316,10 @@ def numbers_read_as_text(panel: Panel) -> list[tuple[str, int, int, list[str]]]:
         used = [str(j.vocab[c]) for c in np.unique(j.codes).tolist() if j.vocab[c] != MISSING]
         values = [parse_float(t.strip()) for t in used]
         finite = sum(v is not None and math.isfinite(v) for v in values)
-        odd = [t for t, v in zip(used, values) if v is None or not math.isfinite(v)]
+        odd = [(t, v) for t, v in zip(used, values) if v is None or not math.isfinite(v)]
         if finite >= 3 and 2 * finite > len(used) and odd and all(
-                any(c.isdigit() for c in t) or parse_float(t.strip()) is not None for t in odd):
-            out.append((j.name, finite, len(used), odd))
+                any(c.isdigit() for c in t) or v is not None for t, v in odd):
+            out.append((j.name, finite, len(used), [t for t, _ in odd]))
     return out
 
 

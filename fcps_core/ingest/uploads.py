@@ -15,7 +15,7 @@ from typing import Iterable
 
 
 from ..errors import PanelError
-from .files import DEFAULT_LIMITS, ImportLimits, MB, UPLOAD_SUFFIXES
+from .files import DEFAULT_LIMITS, ImportLimits, MB, UPLOAD_SUFFIXES, sizes_over
 
 
 # -- cleanup bounds --------------------------------------------------------------------------
@@ -51,7 +51,6 @@ def save_upload(data: bytes, filename: str, store_dir: str | os.PathLike,
     never removed. A full device raises :class:`PanelError` and leaves no partial file.
     """
     if len(data) > limits.max_bytes:
-        from .files import sizes_over
         raise PanelError(f"the upload is {sizes_over(len(data), limits.max_bytes)}",
                          hint="split the file or drop unused columns")
     low = os.path.basename(str(filename).replace("\\", "/")).lower()
