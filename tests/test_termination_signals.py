@@ -16,10 +16,18 @@ from pathlib import Path
 import pytest
 
 from fcps_core.service.process import Terminated, stopping_on_termination
-from store_helpers import ROOT, write_big_csv
+from store_helpers import PYTHON, ROOT, write_big_csv
 
-PYTHON = sys.executable
 linux_only = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+
+
+def _stat(pid) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state first), None when gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()
 
 
 def _children(pid: int) -> set[int]:
@@ -27,32 +35,51 @@ def _children(pid: int) -> set[int]:
     kids = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[1]) == pid and fields[0] != "Z":
+            fields = _stat(entry.name)
+            if fields is not None and int(fields[1]) == pid and fields[0] != "Z":
                 kids.add(int(entry.name))
     return kids
 
 
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` so far (0 when it is gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0.0
-    fields = stat[stat.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    fields = _stat(pid)
+    return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2:].split()[0] != "Z"
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def _wait(done, deadline: float) -> None:
+    """Poll ``done()`` every 0.2 s until it holds or ``time.monotonic()`` passes ``deadline``."""
+    while time.monotonic() < deadline and not done():
+        time.sleep(0.2)
+
+
+def _started_workers(proc, deadline: float) -> set[int]:
+    """The children of the selection ``proc`` once it has at least two (the pool's workers
+    and loky's resource tracker), or what it has when it ends or ``deadline`` passes."""
+    workers: set[int] = set()
+
+    def started() -> bool:
+        nonlocal workers
+        if proc.poll() is not None:
+            return True
+        workers = _children(proc.pid)
+        return len(workers) >= 2
+    _wait(started, deadline)
+    return workers
+
+
+def _end_all(proc, workers) -> None:
+    """Nothing left behind, even when a test fails."""
+    if proc.poll() is None:
+        proc.kill()
+    for w in workers:
+        if _alive(w):
+            os.kill(w, signal.SIGKILL)
 
 
 @linux_only
@@ -68,10 +95,7 @@ def test_sigterm_mid_selection_exits_143_and_leaves_no_worker_running(tmp_path):
                                 cwd=ROOT, stdout=out_file, stderr=err_file,
                                 preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None and len(workers) < 2:
-            workers = _children(proc.pid)  # the pool's workers (and loky's resource tracker)
-            time.sleep(0.2)
+        workers = _started_workers(proc, time.monotonic() + 120)
         assert len(workers) >= 2, "the selection started no worker process"
         time.sleep(1.0)                    # the folds are running in them
         proc.send_signal(signal.SIGTERM)
@@ -81,16 +105,10 @@ def test_sigterm_mid_selection_exits_143_and_leaves_no_worker_running(tmp_path):
         assert err.strip().splitlines()[-1] == "fcps: terminated by SIGTERM"
         error = json.loads(out_path.read_text().strip().splitlines()[-1])
         assert error["type"] == "terminated" and error["exit"] == 143
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and any(_alive(w) for w in workers):
-            time.sleep(0.2)
+        _wait(lambda: not any(_alive(w) for w in workers), time.monotonic() + 20)
         assert not [w for w in workers if _alive(w)], "worker processes outlived the command"
-    finally:                               # nothing left behind, even when the test fails
-        if proc.poll() is None:
-            proc.kill()
-        for w in workers:
-            if _alive(w):
-                os.kill(w, signal.SIGKILL)
+    finally:
+        _end_all(proc, workers)
 
 
 def test_the_signal_raises_terminated_in_the_block_and_the_handlers_come_back():
@@ -135,9 +153,7 @@ def test_workers_end_when_the_selection_is_killed_outright(tmp_path):
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None and len(workers) < 2:
-            workers = _children(proc.pid)
-            time.sleep(0.2)
+        workers = _started_workers(proc, deadline)
         assert len(workers) >= 2, "the selection started no worker process"
         # the pool's workers (not the resource trackers of loky and multiprocessing)
         pool = [w for w in workers if "LokyProcess" in Path(f"/proc/{w}/cmdline").read_text()]
@@ -145,20 +161,13 @@ def test_workers_end_when_the_selection_is_killed_outright(tmp_path):
         # a worker with 1 CPU second is inside a fold (its start and imports take about a
         # third of that); one that never got a task ends on loky's own idle timeout (300 s),
         # not tested here
-        while time.monotonic() < deadline and proc.poll() is None and min(map(_cpu_seconds, pool)) < 1.0:
-            time.sleep(0.2)
+        _wait(lambda: proc.poll() is not None or min(map(_cpu_seconds, pool)) >= 1.0, deadline)
         assert proc.poll() is None, "the selection ended before its workers got a fold"
         proc.kill()
         proc.wait(timeout=30)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and any(_alive(w) for w in workers):
-            time.sleep(0.2)
+        _wait(lambda: not any(_alive(w) for w in workers), time.monotonic() + 30)
         # loky's resource tracker is not ours: it ends when the last holder of its pipe does
         left = [w for w in pool if _alive(w)]
         assert not left, "worker processes outlived their killed parent"
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        for w in workers:
-            if _alive(w):
-                os.kill(w, signal.SIGKILL)
+        _end_all(proc, workers)
