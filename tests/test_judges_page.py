@@ -28,19 +28,26 @@ def _panel_with_a_constant_judge() -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def _judges_page_of(name: str, csv: bytes):
+    """The Judges page on the panel ``csv`` uploaded as ``name``.csv (no exception or error
+    on the way)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("app_pages/upload.py").run()
+    at.file_uploader[0].set_value((f"{name}.csv", csv, "text/csv")).run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    by_label(at.button, "Use this panel").click().run()
+    at.switch_page("app_pages/judges.py").run()
+    by_label(at.selectbox, "Panel").set_value(f"uploaded: {name}").run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    return at
+
+
 def test_a_constant_judge_has_no_direction():
     """Walk 2 (pair_40x2000_tie.d1's pai37, rubric_40x300.d2's rub24: the same output on every
     row): the Judges page's table said direction "rises" for a judge whose score does not move
     at all (AUC 0.5, kappa 0), beside the upload's warning that it carries no information.
     Its direction reads "none (constant)"; the others keep theirs."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("app_pages/upload.py").run()
-    at.file_uploader[0].set_value(("constant.csv", _panel_with_a_constant_judge(), "text/csv")).run()
-    assert not at.exception and not at.error, (at.exception, at.error)
-    by_label(at.button, "Use this panel").click().run()
-    at.switch_page("app_pages/judges.py").run()
-    by_label(at.selectbox, "Panel").set_value("uploaded: constant").run()
-    assert not at.exception and not at.error, (at.exception, at.error)
+    at = _judges_page_of("constant", _panel_with_a_constant_judge())
     table = next(df.value for df in at.dataframe if "direction" in df.value.columns).set_index("judge")
     assert table.loc["stuck", "direction"] == "none (constant)"
     assert table.loc["good", "direction"] == "rises" and table.loc["fair", "direction"] == "rises"
@@ -65,14 +72,7 @@ def test_the_effective_number_says_which_judges_it_leaves_out():
     correlations run 0.1 to 0.7, beside "No near-duplicate pair"; it was taken over 1 judge,
     the 11 others (no decision varying within a label class) named only in the hover help.
     The page now says so under the number."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("app_pages/upload.py").run()
-    at.file_uploader[0].set_value(("lowlab.csv", _panel_with_labels_mostly_below_half(), "text/csv")).run()
-    assert not at.exception and not at.error, (at.exception, at.error)
-    by_label(at.button, "Use this panel").click().run()
-    at.switch_page("app_pages/judges.py").run()
-    by_label(at.selectbox, "Panel").set_value("uploaded: lowlab").run()
-    assert not at.exception and not at.error, (at.exception, at.error)
+    at = _judges_page_of("lowlab", _panel_with_labels_mostly_below_half())
     eff = next(m for m in at.metric if m.label == "effective number of judges")
     assert eff.value == "1.9"
     said = [c.value for c in at.caption if c.value.startswith("Over ")]
