@@ -12,7 +12,7 @@ import streamlit as st
 
 from fcps_core.service.reports import (PAIRED_BASIS, answer, average_words, baseline_rows, comparison, comparison_basis,
                                        judge_order, deployed_kind, deployed_members, display_family,
-                                       drop_words, gain_text, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
+                                       drop_words, gain_text, limit_deploys_words, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
@@ -147,8 +147,9 @@ def show_answer(state: dict) -> dict | None:
         fig = frontier_figure(d["frontier"], by="cost" if budget else "judges", objective=objective_name(d),
                               chosen=point, names=FAMILY_NAMES)
         st.plotly_chart(fig, key="select-frontier")
-        st.caption(("Risk (held-out, 95% interval) of the best predictor within each budget per item" if budget else
-                    "Risk (held-out, 95% interval) of the best predictor using at most k judges")
+        st.caption(("Risk (held-out, 95% interval) of what each budget per item deploys: " if budget else
+                    "Risk (held-out, 95% interval) of what a limit of k judges deploys: ")
+                   + limit_deploys_words(d, budget=budget)
                    + "; diamonds: its estimate on new items (bias-corrected for choosing under that limit); the "
                      "filled star: the point the sentence describes (an open star marks the deployed point when "
                      "another is described); "

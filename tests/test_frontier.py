@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ from fcps_core import make_blocks, select
 from fcps_core.errors import MenuError
 from fcps_core.files.json_values import json_ready
 from fcps_core.selection.choice import GroupedLosses, choose
-from fcps_core.selection.constraints import JudgeBits, PanelConstraint
+from fcps_core.selection.constraints import JudgeBits, PanelConstraint, selector_constraint
 from fcps_core.selection.members import MemberLookup
 from fcps_core.paper.synthetic import make_regime
 
@@ -240,8 +241,7 @@ def test_frontier_points_recomputed_from_the_heldout_matrix(default):
         assert p["diff_vs_best"]["estimate"] == pytest.approx(dm, rel=1e-7, abs=1e-12)
         assert p["diff_vs_best"]["ci"] == pytest.approx([dm - Z95 * dse, dm + Z95 * dse], rel=1e-7, abs=1e-12)
         # the admissible candidates' lowest risk is never below the point's best member
-        allowed = PanelConstraint(max_judges=p["n_judges"], exclude_random=not default.selector.random_under_limits
-                                  ).mask(default.candidates)
+        allowed = replace(selector_constraint(default.selector), max_judges=p["n_judges"]).mask(default.candidates)
         admissible = [c for c, ok in zip(default.candidates, allowed) if ok]
         assert min(default.candidates[m["index"]].val_risk for m in p["members"]) == pytest.approx(
             min(c.val_risk for c in admissible), rel=1e-9)
@@ -406,7 +406,7 @@ def _check_replays_by_hand(res) -> list[int]:
     rng = np.random.default_rng(np.random.SeedSequence([sel.seed, 2018]))
     weights = [np.bincount(rng.integers(0, G, G), minlength=G).astype(float) for _ in range(sel.n_boot)]
     d = json_ready(res.to_dict())
-    checked, sizes = 0, []
+    checked, sizes, whole_draws = 0, [], []
     # levels deploying the same predictor as the next tighter level share its replay (the
     # smallest menu that chooses it): a run of equal member sets reads its tightest level
     points = sorted((p for p in d["frontier"] if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
@@ -416,7 +416,7 @@ def _check_replays_by_hand(res) -> list[int]:
     for p, k in zip(points, replayed_at):
         if p["chosen"]:
             continue
-        con = PanelConstraint(max_judges=k, exclude_random=not sel.random_under_limits)
+        con = replace(selector_constraint(sel), max_judges=k)      # the selector's filters at limit k
         allowed = con.mask(cands)
         procs = []
         for w in weights:
@@ -426,6 +426,13 @@ def _check_replays_by_hand(res) -> list[int]:
             ch = choose(rule, g, tie_rank=tie_rank, simple_rank=simple, signatures=models,
                         max_members=sel.max_members, w=w, lines=line_ids(cands), allowed=allowed,
                         members_fit=lambda m: con.members_fit(cands, m))
+            if con.full_limit:
+                # the full-limit rule: the draw's choice over all judges where it meets the limit
+                whole = choose(rule, g, tie_rank=tie_rank, simple_rank=simple, signatures=models,
+                               max_members=sel.max_members, w=w, lines=line_ids(cands))
+                if con.members_fit(cands, whole.members or [whole.chosen]):
+                    ch = whole
+                    whole_draws.append(1)
             sizes.append(len(ch.tied))
             pred = P[:, :, ch.members].mean(axis=2) if ch.members else P[:, :, ch.chosen]   # (repeats, rows)
             procs.append(np.mean([losses(sel.objective, y[oob], pr[oob]) for pr in pred], axis=0).mean())
@@ -437,6 +444,7 @@ def _check_replays_by_hand(res) -> list[int]:
             [np.percentile(procs, 2.5) - delta, np.percentile(procs, 97.5) - delta], rel=1e-9)
         checked += 1
     assert checked == len(names) - 1
+    _check_replays_by_hand.whole_draws = len(whole_draws)      # draws deploying the choice over all judges
     return sizes
 
 
@@ -459,7 +467,9 @@ def test_frontier_replays_with_large_tie_sets_equal_a_loop_over_draws_and_limits
     from fcps_core.selection import frontier
     monkeypatch.setattr(frontier._Replays, "FEW_PREDICTORS", few)
     panel = make_regime("mixed", rows=400, judges=7, seed=2, group_size=2, judge_noise=0.45)
-    res = select(panel, make_blocks(panel, seed=0), seed=0, max_members=3,
+    # every admissible candidate under a limit (not the full-limit prefix alone, a few
+    # families on one judge set): the large tie sets the shortcuts are for
+    res = select(panel, make_blocks(panel, seed=0), seed=0, max_members=3, full_limit_sets=False,
                  **{**MENU, "n_boot": 40})
     sizes = np.array(_check_replays_by_hand(res))
     # the precondition: tie sets several times the members' count in most draws and limits

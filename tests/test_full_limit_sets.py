@@ -1,8 +1,9 @@
 """``full_limit_sets``: a binding limit (``max_judges``, ``budget``, every frontier level below
 all judges) chooses only among the ``info_first`` path's prefixes of the largest size it admits
 on that path, every family, unless no ``info_first`` prefix fits; the unconstrained choice is
-the same either way (:mod:`fcps_core.selection.constraints`). Off by default (measured in
-docs/performance.md)."""
+the same either way (:mod:`fcps_core.selection.constraints`). On by default (measured in
+docs/performance.md); ``full_limit_sets=False`` restores the choice among every admissible
+candidate."""
 
 from __future__ import annotations
 
@@ -92,9 +93,9 @@ def test_both_options_on_are_full_limit_sets_alone():
 
 
 def test_the_selector_field_sets_the_constraint():
-    assert selector_constraint(FCPSSelector(max_judges=2, full_limit_sets=True)).full_limit is True
-    assert selector_constraint(FCPSSelector(max_judges=2)).full_limit is False
-    assert FCPSSelector().full_limit_sets is False        # not the default (docs/performance.md)
+    assert selector_constraint(FCPSSelector(max_judges=2, full_limit_sets=False)).full_limit is False
+    assert selector_constraint(FCPSSelector(max_judges=2)).full_limit is True
+    assert FCPSSelector().full_limit_sets is True        # the default (docs/performance.md)
     # the budget levels of the frontier add the info_first front, as info_first_under_limits does
     assert limit_rule_filter(PanelConstraint(full_limit=True))(CANDS[0]) is True
     assert limit_rule_filter(PanelConstraint(full_limit=True))(CANDS[3]) is False
@@ -158,7 +159,7 @@ def test_the_replay_replays_the_restricted_rule(panel):
     do the bootstrap replays' estimates: the replay reads the restricted admissible set."""
     blocks = make_blocks(panel, seed=0)
     on = select(panel, blocks, seed=0, full_limit_sets=True, max_judges=2, **MENU)
-    off = select(panel, blocks, seed=0, max_judges=2, **MENU)
+    off = select(panel, blocks, seed=0, full_limit_sets=False, max_judges=2, **MENU)
     assert set(on.members or [on.selected_index]) != set(off.members or [off.selected_index])
     assert on.deployed_risk["bbc_estimate"] != off.deployed_risk["bbc_estimate"]
 
@@ -207,3 +208,73 @@ def test_the_json_menu_records_the_option(runs):
     assert off["full_limit_sets"] is False and on["full_limit_sets"] is True
     for menu in (off, on):
         assert menu["info_first_under_limits"] is False and menu["random_under_limits"] is True
+
+
+def test_among_lets_the_filter_pick_within_the_offered_candidates():
+    """Drop-one offers the candidates without a judge: the full-limit filter then keeps the
+    longest info_first prefix among them, not an empty set."""
+    full = PanelConstraint(max_judges=2, full_limit=True)
+    without_j2 = np.array([c.judges.count("J2") == 0 for c in CANDS])      # c0 and c3
+    assert full.mask(CANDS, among=without_j2).tolist() == [True, False, False, False, False]
+    # without J1 no info_first prefix is offered: every admissible candidate without it (none here)
+    without_j1 = np.array(["J1" not in c.judges for c in CANDS])
+    assert full.mask(CANDS, among=without_j1).tolist() == [False] * 5
+    # a limit that binds nothing stays unfiltered, whatever is offered
+    assert PanelConstraint(max_judges=3, full_limit=True).mask(CANDS, among=without_j2).tolist() == \
+        without_j2.tolist()
+
+
+def test_drop_one_under_a_limit_replays_the_shorter_prefix(panel):
+    """With max_judges=3 the deployed set is info_first's 3-prefix; dropping its last judge
+    replays the choice on its 2-prefix (a change, not "no choice without it"), dropping its
+    first one on every admissible candidate without that judge."""
+    from fcps_core.selection.drop_one import drop_one_choices
+    res = select(panel, make_blocks(panel, seed=0), seed=0, max_judges=3, **MENU)
+    order = next(c.judges for c in res.candidates if c.path_rule == "info_first" and len(set(c.judges)) == 3)
+    assert set(res.deployed_members[0].judges) == set(order)
+    rows = {r["judge"]: r for r in drop_one_choices(res)["judges"]}
+    assert set(rows) == set(order)
+    assert all(r["change"] is not None for r in rows.values())
+    assert rows[order[-1]]["K"] == 2          # the 2-prefix: the judges before it on the path
+    # the same rows with the option off read every admissible candidate without the judge
+    off = select(panel, make_blocks(panel, seed=0), seed=0, max_judges=3, full_limit_sets=False, **MENU)
+    assert all(r["change"] is not None for r in drop_one_choices(off)["judges"])
+
+
+# -- a limit the choice over all judges meets ------------------------------------------------
+@pytest.fixture(scope="module")
+def small_choice():
+    """A panel whose choice over all judges calls two of its six judges (not info_first's
+    first two): every limit of two or more is met by it."""
+    panel = make_regime("parity", rows=1500, judges=6, seed=0)
+    blocks = make_blocks(panel, seed=0)
+    return panel, blocks, select(panel, blocks, seed=0, k_max=4, **MENU)
+
+
+def test_a_limit_the_whole_choice_meets_deploys_it(small_choice):
+    panel, blocks, whole = small_choice
+    d = json_ready(whole.to_dict())
+    k = len(d["selected"]["judges"])
+    assert 1 < k < len(panel.judge_names)
+    top = next(p for p in d["frontier"] if p["n_judges"] == len(panel.judge_names))
+    for p in d["frontier"]:
+        same = {m["index"] for m in p["members"]} == {m["index"] for m in top["members"]}
+        assert same == (p["n_judges"] >= k), p["n_judges"]
+    # the precondition: the full-limit prefix of k judges is another predictor
+    info_k = {c.index for c in whole.candidates if c.path_rule == "info_first" and len(set(c.judges)) == k}
+    assert not {m["index"] for m in top["members"]} <= info_k
+    limited = select(panel, blocks, seed=0, k_max=4, max_judges=k, **MENU)
+    dl = json_ready(limited.to_dict())
+    assert deployed(dl) == deployed(d) and dl["choice_info"]["limit_met_by_whole_choice"] is True
+    assert dl["tie"]["n_models"] == d["tie"]["n_models"]            # the whole choice's tie set
+    point = next(p for p in d["frontier"] if p["n_judges"] == k)
+    assert point["deployed_risk"]["estimate"] == pytest.approx(dl["deployed_risk"]["estimate"], rel=1e-9)
+    # with the option off the limit chooses among its admissible candidates
+    off = select(panel, blocks, seed=0, k_max=4, max_judges=k, full_limit_sets=False, **MENU)
+    assert "limit_met_by_whole_choice" not in off.choice_info
+
+
+def test_replays_of_a_limit_the_whole_choice_meets_equal_a_loop_over_draws(small_choice):
+    from test_frontier import _check_replays_by_hand
+    _check_replays_by_hand(small_choice[2])
+    assert _check_replays_by_hand.whole_draws > 0

@@ -17,7 +17,8 @@ from fcps_core.selection.choice import GroupedLosses, choose
 from fcps_core.selection.constraints import JudgeBits, PanelConstraint, selector_constraint
 from menu_helpers import FakeCandidate, deployed, limited_points_admitted, option_runs
 
-MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table"], n_boot=60, n_jobs=1)
+#: measured against the limited choice among every admissible candidate (full_limit_sets off)
+MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table"], n_boot=60, n_jobs=1, full_limit_sets=False)
 
 NAMES = ["J0", "J1", "J2"]
 #: c0: the random path's first judge; c1: info_first's; c2: complexity_penalized's

@@ -19,7 +19,8 @@ from fcps_core.selection.constraints import (LINEAR_STACK_FAMILIES, PanelConstra
                                              rule_b_selector, selector_constraint)
 from menu_helpers import FakeCandidate, deployed, option_runs
 
-MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table", "backoff"], n_boot=60, n_jobs=1)
+#: measured against the limited choice among every admissible candidate (full_limit_sets off)
+MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table", "backoff"], n_boot=60, n_jobs=1, full_limit_sets=False)
 
 NAMES = ["J0", "J1", "J2"]
 #: info_first's path J1, J2, J0: its 1-prefix (c0), its 2-prefix in three families (c1-c3), a
@@ -57,7 +58,7 @@ def test_rule_b_has_no_candidate_without_a_linear_full_limit_prefix():
 
 def test_the_selector_field_sets_the_constraint():
     assert FCPSSelector().limit_rule_choice is False        # not the default (docs/performance.md)
-    on = selector_constraint(FCPSSelector(max_judges=2, limit_rule_choice=True))
+    on = selector_constraint(FCPSSelector(max_judges=2, limit_rule_choice=True, full_limit_sets=False))
     assert on.rule_choice is True and on.linear_full_limit is False
     # rule_choice alone leaves the limited choice's mask (rule A) as it is
     assert on.mask(CANDS).tolist() == PanelConstraint(max_judges=2).mask(CANDS).tolist()

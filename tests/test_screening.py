@@ -23,7 +23,7 @@ from fcps_core.selection import FCPSSelector
 from fcps_core.selection.choice import row_losses
 from fcps_core.selection.folds import HeldOut, RepeatTables
 from fcps_core.selection.screening import (best_count_references, best_subset_references, best_without_each_judge,
-                                           first_repeat_risks, screen_candidates)
+                                           first_repeat_risks, same_set_references, screen_candidates)
 
 MENU = dict(families=["table", "logistic", "mean_iso", "ridge_iso", "one_coin_iso", "ds_jury"], k_max=5)
 
@@ -75,6 +75,23 @@ def test_toy_references_must_be_steady_and_the_guard_family_is_kept():
     # u 0), itself for C; B: gap .13 against 2.05 * (.08 + 0) = .164 -> kept
     assert toy_screen(2.05, steady=np.array([False, True, True, True])) == set()
     assert toy_screen(2.05, guard_family="ridge_iso") == set()
+
+
+def test_toy_full_limit_compares_info_first_candidates_on_their_own_judge_set():
+    # every candidate on the info_first path: a binding limit compares B and C only with each
+    # other (the full-limit filter keeps one judge set). C is the best on {0, 1}: kept;
+    # B is behind C by .13, against z * (.08 + 0): kept at 1.9 (.152), screened at 0.5
+    on_path = np.ones(4, dtype=bool)
+    assert toy_screen(1.9, full_limit=on_path) == set()
+    assert toy_screen(0.5, full_limit=on_path) == {"B"}
+    # B and C off the path: no limit admits them alone, the other references decide
+    assert toy_screen(1.9, full_limit=np.array([True, False, False, True])) == {"B", "C"}
+    assert same_set_references(TOY_MEANS, TOY_SETS, on_path, np.ones(4, dtype=bool)).tolist() == [0, 2, 2, 3]
+    # the reference must be steady: C is not, so B is the reference on {0, 1}, C's too
+    steady = np.array([True, True, False, True])
+    assert same_set_references(TOY_MEANS, TOY_SETS, on_path, steady).tolist() == [0, 1, 1, 3]
+    assert same_set_references(TOY_MEANS, TOY_SETS, on_path, np.array([True, False, False, True])).tolist() == \
+        [0, -1, -1, 3]
 
 
 def test_toy_regime_sides():

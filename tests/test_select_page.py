@@ -72,6 +72,23 @@ def stored(store_path):
     return run_id, _open(run_id)
 
 
+@pytest.fixture(scope="module")
+def stored_smaller_tie(store_path):
+    """A stored run whose verdict names a smaller tied panel: the smallest frontier point not
+    clearly different from the choice over all judges calls fewer judges than the deployment
+    (the parity run's choice over all judges calls three judges and meets every limit of
+    three, so its smallest tied point is that choice itself)."""
+    from fcps_core.reports.explain import smallest_tied
+    from fcps_core.store import Store
+    store = Store(store_path)
+    for run_id in _run_ids(store_path, "select"):
+        d = store.run(run_id)["result"]
+        tied = smallest_tied(d)
+        if tied is not None and tied["n_judges"] < len(d["selected"]["judges"]):
+            return run_id, _open(run_id)
+    pytest.fail("no stored run names a smaller tied panel")
+
+
 def _flat(node):
     """Elements and blocks in page order (depth first)."""
     for child in getattr(node, "children", {}).values():
@@ -440,12 +457,12 @@ def test_the_frontier_control_names_its_numbers(stored):
     assert not any("1 judges" in o for o in box.options)
 
 
-def test_the_verdict_names_the_page_control_not_the_command_line_flag(stored):
+def test_the_verdict_names_the_page_control_not_the_command_line_flag(stored_smaller_tie):
     """Issue 24 browser walk 3: under the answer and its frontier control the verdict said
     "...has 16 judges ...; deploy it with --max-judges 16.", a flag a page reader cannot type.
     On the Select page it names the control beside the answer; the command line keeps the flag."""
     from fcps_core.reports.explain import smallest_tied, verdict
-    _, at = stored
+    _, at = stored_smaller_tie
     d = at.session_state["selection"]["dict"]
     tied = smallest_tied(d)
     assert tied is not None and f"deploy it with --max-judges {tied['n_judges']}" in verdict(d)
@@ -477,7 +494,7 @@ def _deployed_under_a_budget(d: dict) -> tuple[dict, dict]:
     return d, chosen
 
 
-def test_a_run_deployed_under_a_budget_answers_with_its_budget_point(stored):
+def test_a_run_deployed_under_a_budget_answers_with_its_budget_point(stored_smaller_tie):
     """Issue 24 browser walk 3 (rubric panel, judge costs, budget 9 per item): the run deployed
     2 judges (6 models, estimated MSE 0.0187) but the answer at the top of the page described
     the 12-judge point ("estimated MSE 0.0127 ... (Not deployed ...)") with a 'Deploy at most 12
@@ -487,7 +504,7 @@ def test_a_run_deployed_under_a_budget_answers_with_its_budget_point(stored):
     control offers other budgets."""
     from fcps_app.common import md
     from fcps_core.reports.explain import answer
-    run_id, _ = stored
+    run_id, _ = stored_smaller_tie
     at, chosen = _open_changed(run_id, _deployed_under_a_budget)
     state = at.session_state["selection"]
     top = list(at.main.children.values())

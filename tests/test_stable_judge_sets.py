@@ -14,7 +14,8 @@ from fcps_core.selection.choice import GroupedLosses, choose
 from fcps_core.selection.constraints import JudgeBits, PanelConstraint
 from menu_helpers import FakeCandidate, option_runs
 
-MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table"], n_boot=60, n_jobs=1)
+#: measured against the limited choice among every admissible candidate (full_limit_sets off)
+MENU = dict(families=["mean_iso", "logistic", "ridge_iso", "table"], n_boot=60, n_jobs=1, full_limit_sets=False)
 
 
 def _Cand(index, judges, stability):

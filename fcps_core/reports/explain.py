@@ -304,6 +304,47 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
             f"{_f(change, digits)} higher{within}")
 
 
+def limit_deploys_words(d: dict, budget: bool = False) -> str:
+    """What a frontier point (a limit of k judges, or a budget) deploys, in words, by the
+    run's rule (``menu.full_limit_sets``: the first judges by their own risk; else the best
+    predictor among every candidate within the limit)."""
+    if bool((d.get("menu") or {}).get("full_limit_sets")):
+        return ("the longest run of the judges, in the order of their own risk, within the budget, combined as "
+                "the choice rule picks") if budget else \
+            "the first k judges in the order of their own risk, combined as the choice rule picks"
+    return "the best predictor the choice rule deploys within the budget" if budget else \
+        "the best predictor the choice rule deploys with at most k judges"
+
+
+def _tighter(d: dict, p: dict) -> list[dict]:
+    """The frontier points with a tighter limit than ``p`` (fewer judges, or a smaller budget)."""
+    fr = d.get("frontier") or []
+    if p.get("constraint") == "budget":
+        return [q for q in fr if q.get("constraint") == "budget" and (q.get("cost") or 0) < (p.get("cost") or 0)]
+    return [q for q in fr if q.get("constraint") == "max_judges" and q["n_judges"] < p["n_judges"]]
+
+
+def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
+    """'' unless a tighter point's estimate, as printed, is below point ``p``'s (a limit
+    deploys the first judges in the practitioner's order, so a point may score worse than a
+    smaller one); then the lowest such point: "fewer judges do better here: r with k judges",
+    so the answer never leaves a lower number on the frontier unsaid. The one-judge point is
+    left to the answer's own one-judge clause."""
+    tighter = [q for q in _tighter(d, p) if q.get("n_judges") != 1 or q.get("constraint") == "budget"]
+    if not tighter:
+        return ""
+    mine = round(point_estimate(p)["estimate"], digits)
+    q = min(tighter, key=lambda x: (round(point_estimate(x)["estimate"], digits), x["n_judges"]))
+    if round(point_estimate(q)["estimate"], digits) >= mine:
+        return ""
+    kind = "estimated" if q.get("deployed_risk") else "held-out"
+    n = len(q.get("judges") or [])
+    where = f"at a cost of {q['cost']:g} per item" if q.get("constraint") == "budget" else \
+        f"with {n} judge{'s' if n != 1 else ''} ({_names(list(q.get('judges') or []))})"
+    smaller = "a smaller budget does" if q.get("constraint") == "budget" else "fewer judges do"
+    return f"; {smaller} better here: {kind} {_interval_text(point_estimate(q), digits)} {where}"
+
+
 def answer_digits(p: dict | None) -> int:
     """The decimals the answer prints frontier point ``p``'s numbers at: at least the 4 every
     page prints an estimate at (metric, frontier control, runs table), more when its interval
@@ -321,8 +362,9 @@ CLI_ONE_JUDGE_WORDS = "what --max-judges 1 deploys"
 def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE_JUDGE_WORDS) -> str:
     """The answer first, in one sentence: "Deploy these k judges combined as F: estimated
     MSE r (interval). The best with more judges (up to all J) lowers the estimated MSE by d
-    (paired interval of the change): to r' with k' judges; one judge alone: s (interval)." Every
-    number is a frontier point's estimate on new items (:func:`point_estimate`) and d is the
+    (paired interval of the change): to r' with k' judges; one judge alone: s (interval)."
+    When a point with fewer judges is estimated lower, it is named too (:func:`fewer_clause`).
+    Every number is a frontier point's estimate on new items (:func:`point_estimate`) and d is the
     difference of two of them as printed, its interval the frontier's paired bootstrap
     interval of that change (:func:`further_clause`). ``point``: a frontier point (default: the
     deployed one). ``one_judge_words``: how the reader deploys the one-judge point (the command
@@ -352,7 +394,7 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     # with judge costs the deployment's own cost per item (what a budget is spent on)
     cost = f", at a cost of {p['cost']:g} per item" if p.get("cost") is not None else ""
     first = f"Deploy {who} {how}{cost}: {kind} {obj} {_interval_text(point_estimate(p), digits)}."
-    further = further_clause(d, p, J, digits)
+    further = further_clause(d, p, J, digits) + fewer_clause(d, p, digits)
     single = frontier_point(d, 1)
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):

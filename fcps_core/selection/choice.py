@@ -584,7 +584,22 @@ def rule_choice(candidates, settings, heldout) -> ChoiceOutcome:
 
 def choose_deployed(candidates, settings, panel, heldout) -> ChoiceOutcome:
     """The deployed choice under ``settings.choice``: the argmin (with the optional guard)
-    on the candidates' recorded risks, any other rule on the held-out predictions."""
+    on the candidates' recorded risks, any other rule on the held-out predictions. Under a
+    full-limit rule (``full_limit_sets``, :mod:`.constraints`) a limit the choice over all
+    judges already meets deploys that choice (``choice_info["limit_met_by_whole_choice"]``):
+    a limit only narrows the menu when the best choice breaks it."""
+    from dataclasses import replace
+    from .constraints import selector_constraint, unlimited
+    constraint = selector_constraint(settings)
+    if constraint.full_limit and constraint.active:
+        whole = _choose_deployed(candidates, unlimited(settings), panel, heldout)
+        if constraint.members_fit(candidates, whole.members or [whole.selected_index]):
+            info = dict(whole.choice_info, constraint=constraint.to_dict(), limit_met_by_whole_choice=True)
+            return replace(whole, choice_info=info)
+    return _choose_deployed(candidates, settings, panel, heldout)
+
+
+def _choose_deployed(candidates, settings, panel, heldout) -> ChoiceOutcome:
     if settings.choice == "argmin":
         return argmin_choice(candidates, settings, panel)
     return rule_choice(candidates, settings, heldout)

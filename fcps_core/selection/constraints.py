@@ -46,19 +46,26 @@ When no ``info_first`` prefix fits a limit the limit keeps every admissible cand
 frontier level, the budget levels, drop-one). Measured and not adopted as the default
 (docs/performance.md, "Issue 24: why `--max-judges 3` loses to the top-three stack").
 
-With ``full_limit`` (the selector's ``full_limit_sets=True``; off by default) a limit that
+With ``full_limit`` (the selector's ``full_limit_sets``; on by default) a limit that
 excludes some candidate admits only the ``info_first`` path's prefixes of the largest size
 the limit admits on that path (``max_judges`` k: K = min(k, the path's length); a budget:
 the longest prefix whose judges cost at most the budget), every family: the limited choice
 then picks the family and the tie average by cross-fitted risk among candidates on one judge
 set, the first judges in the practitioner's order, and no longer a one- or two-judge prefix
-that wins a "at most three judges" comparison by the rows' noise. When no ``info_first``
-prefix fits a limit the limit keeps every admissible candidate (:func:`full_limit_prefixes`).
-It implies ``info_first_only`` (a subset of what that one keeps): both on is this one alone.
-Read wherever ``info_first_only`` is. Since a point k then deploys exactly K = k judges, a
-point may have a higher cross-fitted risk than a smaller one. Measured and not adopted as the
-default (docs/performance.md, "Issue 24: limited choices on the `info_first` prefixes that
-use the whole limit").
+or another path's set that wins a "at most three judges" comparison among some two hundred
+candidates by the rows' noise. When no ``info_first`` prefix fits a limit the limit keeps
+every admissible candidate (:func:`full_limit_prefixes`). It implies ``info_first_only`` (a
+subset of what that one keeps): both on is this one alone. Read wherever ``info_first_only``
+is; drop-one applies it to the candidates without the judge (:meth:`PanelConstraint.mask`'s
+``among``). Since a point k then deploys exactly K = k judges, a point may have a higher
+cross-fitted risk than a smaller one. A limit the choice over all judges already meets
+deploys that choice (:func:`.choice.choose_deployed`, :func:`whole_choice_fits`; the
+bootstrap replays, frontier levels and drop-one rows do the same per draw): a limit only
+narrows the menu when the best choice breaks it, so no point "at most k" deploys something
+else than the choice over all judges when that one calls k judges or fewer. The default since the measurement in
+docs/performance.md ("Issue 24: the full-limit prefixes become the limited rule"): it is the
+limited rule measured that keeps ``--max-judges 3`` within +0.001 MSE of the top-three stack
+on every panel, and neither ``--max-judges`` 1 nor 3 got worse on new items.
 
 With ``rule_choice`` (the selector's ``limit_rule_choice=True``; off by default) every binding
 limit computes two limited rules and deploys the one whose deployed-risk estimate (its own
@@ -152,9 +159,11 @@ class PanelConstraint:
                 return False
         return True
 
-    def mask(self, candidates, bits: "JudgeBits | None" = None) -> np.ndarray | None:
+    def mask(self, candidates, bits: "JudgeBits | None" = None, among: np.ndarray | None = None) -> np.ndarray | None:
         """Admissible candidates as a boolean array (None: every candidate); ``bits``
-        (:class:`JudgeBits` of the candidates) makes it a vector comparison."""
+        (:class:`JudgeBits` of the candidates) makes it a vector comparison. ``among``: only
+        these candidates are offered (drop-one: those not calling a judge); the filters then
+        pick among them, as they would on a menu of these candidates alone."""
         if not self.active:
             return None
         if bits is None:
@@ -165,18 +174,37 @@ class PanelConstraint:
                 ok &= bits.counts <= self.max_judges
             if self.budget is not None:
                 ok &= bits.cost(self.costs) <= self.cost_limit
-        if not ok.all() and self.linear_full_limit:
+        binding = not ok.all()          # the limit excludes a candidate of the whole menu
+        if among is not None:
+            ok = ok & among
+        if not binding:
+            return ok
+        if self.linear_full_limit:
             return linear_full_limit(candidates, ok, None if bits is None else bits.counts)
-        if not ok.all():
-            if self.exclude_random:
-                ok = without_random(candidates, ok)
-            if self.info_first_only:
-                ok = on_info_first(candidates, ok)
-            if self.full_limit:
-                ok = full_limit_prefixes(candidates, ok, None if bits is None else bits.counts)
-            if self.stable_only:
-                ok = stable_within(candidates, ok)
+        if self.exclude_random:
+            ok = without_random(candidates, ok)
+        if self.info_first_only:
+            ok = on_info_first(candidates, ok)
+        if self.full_limit:
+            ok = full_limit_prefixes(candidates, ok, None if bits is None else bits.counts)
+        if self.stable_only:
+            ok = stable_within(candidates, ok)
         return ok
+
+    def limits_only(self) -> "PanelConstraint":
+        """The same limits without any filter by path rule or stability: what a binding
+        limit admits before :meth:`mask` narrows it (the screen's drop-one references)."""
+        return PanelConstraint(self.max_judges, self.budget, self.costs)
+
+    @property
+    def screenable(self) -> bool:
+        """Whether the screen after the first repeat (:mod:`.screening`) knows this
+        constraint's filters: none, or ``full_limit`` (its own references). The off-by-default
+        filters (``stable_only``, ``exclude_random``, ``info_first_only``, ``rule_choice``)
+        admit candidates the screen's references do not bound, so a selection with one of
+        them refits every candidate in every repeat."""
+        return not (self.stable_only or self.exclude_random or self.info_first_only or self.rule_choice
+                    or self.linear_full_limit)
 
     def members_fit(self, candidates, members) -> bool:
         """Whether the average of ``members`` (candidate indices) respects the limits."""
@@ -384,6 +412,19 @@ def rule_b_selector(selector):
     other = replace(selector)
     setattr(other, RULE_B_ATTRIBUTE, True)
     return other
+
+
+def unlimited(selector):
+    """A copy of ``selector`` without its ``max_judges`` / ``budget``: the choice over all
+    judges that a full-limit rule deploys when it meets the limit (:func:`.choice.choose_deployed`)."""
+    from dataclasses import replace
+    return replace(selector, max_judges=None, budget=None)
+
+
+def whole_choice_fits(constraint: PanelConstraint, candidates, members) -> bool:
+    """Whether a full-limit rule deploys the choice over all judges, ``members`` (candidate
+    indices), under ``constraint``: the limit binds and that choice meets it."""
+    return constraint.full_limit and constraint.active and constraint.members_fit(candidates, members)
 
 
 def no_admissible_candidate(constraint: PanelConstraint) -> MenuError:

@@ -50,7 +50,7 @@ from .baselines import baseline_predictions
 from .folds import (HeldOut, RepeatTables, distinct_key, distinct_rows, grouped_folds, label_digits,
                     panel_output_digits)
 from .choice import choose_deployed, default_prior
-from .constraints import JudgeBits, is_stable, selector_constraint
+from .constraints import JudgeBits, is_stable, on_info_first_path, selector_constraint
 from .screening import Screen, first_repeat_risks, screen_candidates
 from ..families import REGISTRY
 from ..families.base import one_blas_thread
@@ -451,9 +451,14 @@ def _screen(settings, panel: Panel, D: np.ndarray, groups: np.ndarray, final, st
     first, _ = restrict_heldout(first, None, D, settings.eval_rows)    # read on the evaluation rows, as the risks
     means, se = first_repeat_risks(first, settings.objective)
     guard = (settings.prior_family or default_prior(panel)) if settings.guard == "one_se" else None
+    limit = selector_constraint(settings)
+    # the drop-one references read the user's limits before the full-limit filter: without a
+    # judge that filter may fall back to every candidate within them (:mod:`.drop_one`)
+    admissible = limit.limits_only().mask(cands, JudgeBits(cands, panel.judge_names))
+    on_info_first = np.array([on_info_first_path(c) for c in cands], dtype=bool) if limit.full_limit else None
     return screen_candidates(means, se, keys, judge_sets, len(panel.judge_names), steady=np.asarray(steady),
-                             admissible=selector_constraint(settings).mask(cands, JudgeBits(cands, panel.judge_names)),
-                             with_costs=settings.judge_costs is not None, guard_family=guard, z=settings.screen_se)
+                             admissible=admissible, with_costs=settings.judge_costs is not None,
+                             guard_family=guard, full_limit=on_info_first, z=settings.screen_se)
 
 
 @one_blas_thread
@@ -497,7 +502,7 @@ def fit_crossfit(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
     bare = replace(settings, progress=None) if parallel else settings
     # with the screen (:mod:`.screening`) the first repeat's folds run first, then the later
     # repeats' folds fit the candidates it kept
-    screened = settings.screen_se is not None and R > 1
+    screened = settings.screen_se is not None and R > 1 and selector_constraint(settings).screenable
     n_first = settings.folds if screened else len(fold_list)
 
     def task(u: int, selector, only=None) -> tuple:

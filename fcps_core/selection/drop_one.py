@@ -18,7 +18,11 @@ averaging; its size says what the judge is worth to this deployment.
 This works the same for one deployed model and for an average of tied models: a judge that
 only one of ten members uses gets a row too (the rule then averages other tied models
 without it). A judge every candidate calls has no admissible choice without it
-(``change`` None, ``note`` says so).
+(``change`` None, ``note`` says so). Under a binding limit the limit's filters
+(:meth:`.constraints.PanelConstraint.mask` with ``among``) pick among the candidates without
+the judge: with ``full_limit_sets`` (the default) the longest ``info_first`` prefix within
+the limit that does not call it, i.e. the judges before it in that order, and every
+admissible candidate without it when the judge is that path's first.
 
 Unlike the next-judge plan's drop rows (:func:`fcps_core.planning.next_judge.plan_next_judge`,
 which refit the deployed family without the judge), nothing is refitted: it costs one
@@ -32,7 +36,7 @@ import contextlib
 import numpy as np
 
 from ..defaults import TIE_AVERAGE
-from .constraints import selector_constraint
+from .constraints import selector_constraint, whole_choice_fits
 from .frontier import HeldoutChoice, RuleReplay, grouped_columns
 from .honesty import UNIT_SUM_CELLS, Z95
 
@@ -56,8 +60,6 @@ def drop_one_choices(result) -> dict | None:
     names = list(result.panel.judge_names)
     replay = RuleReplay(result, heldout)
     limit = selector_constraint(result.selector)
-    base = limit.mask(cands, replay.bits)
-    base = np.ones(len(cands), dtype=bool) if base is None else base
     members_fit = limit.members_test(cands, names, replay.bits)
     deployed = HeldoutChoice(heldout, replay.grouped, replay.selector.objective, result.selected_index,
                              result.members)
@@ -74,13 +76,24 @@ def drop_one_choices(result) -> dict | None:
     shared = replay.rule != "argmin" and len(deployed_judges) > 1
     with replay.grouped.unit_sums_held(UNIT_SUM_CELLS) if shared else contextlib.nullcontext():
         for name in deployed_judges:
-            allowed = base & ~calls[:, names.index(name)]
+            # the limit's own filters (the info_first prefix using the whole limit, ...) pick
+            # among the candidates without the judge, as on a menu without it
+            without_judge = ~calls[:, names.index(name)]
+            allowed = limit.mask(cands, replay.bits, among=without_judge)
+            allowed = without_judge if allowed is None else allowed
             if not allowed.any():
                 rows.append({"judge": name, "change": None, "ci": None, "verdict": None, "risk": None,
                              "family": None, "members": None, "K": None,
                              "note": "every admissible candidate calls this judge: no choice without it"})
                 continue
-            without = replay.decide(allowed, members_fit)
+            without = None
+            if limit.full_limit and limit.active:
+                # the full-limit rule: the choice over all judges without it, where it meets the limit
+                whole = replay.decide(without_judge)
+                if whole_choice_fits(limit, cands, whole.members or [whole.chosen]):
+                    without = whole
+            if without is None:
+                without = replay.decide(allowed, members_fit)
             if without.key not in cache:
                 g = grouped_columns(heldout, without.loss, deployed.loss)
                 means = g.means()

@@ -73,7 +73,7 @@ from ..families.base import one_blas_thread
 from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
-from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
+from .constraints import whole_choice_fits, JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
                       own_set_shifted, training_size_corrected)
 from .members import deployed_weights, member_lookup
@@ -353,15 +353,20 @@ class _Replays:
 
     def chain(self, constraints: list[PanelConstraint], masks: list[np.ndarray]) -> list[np.ndarray]:
         """Per constraint (admissible sets nested, largest first) every draw's out-of-bag
-        risk of the constrained choice."""
+        risk of the constrained choice. Under a full-limit rule a draw whose choice over all
+        judges meets a level's limit deploys that choice there (:func:`.choice.choose_deployed`):
+        the chain then starts with the unconstrained level, replayed and left out of the output."""
+        if any(c.full_limit and c.active for c in constraints) and not (constraints and not constraints[0].active):
+            return self.chain([PanelConstraint()] + list(constraints), [None] + list(masks))[1:]
         cands = self.result.candidates
         # every level's best per draw first: a draw's tie set depends only on its best (the
         # limit then masks it), so each (draw, best) pair is summed once, in one pass
         levels = nested_draw_best(self.Mc, self.tie_rank, masks)
         ties = self._pair_ties([lv[0] for lv in levels], [lv[2] for lv in levels], masks)
+        whole = None            # each draw's choice over all judges (the first level's, when it is one)
         if self.rule == "argmin" or self.rule in WITHIN_TIE_RULES:
             out = []
-            for allowed, (best, _, _) in zip(masks, levels):
+            for constraint, allowed, (best, _, _) in zip(constraints, masks, levels):
                 chosen = best
                 if self.rule != "argmin":
                     tied = ties(best)
@@ -369,6 +374,12 @@ class _Replays:
                         tied &= allowed[None, :]
                     pool = rule_pool(self.rule, tied, best, self.lines)
                     chosen = np.where(pool, self.simple_rank[None, :], len(cands) + 1).argmin(axis=1)
+                if whole is None and not constraint.active:
+                    whole = chosen
+                elif whole is not None and constraint.full_limit and constraint.active:
+                    test = constraint.members_test(cands, self.result.panel.judge_names, self.bits)
+                    fits = {int(c): test([int(c)]) for c in np.unique(whole)}
+                    chosen = np.where([fits[int(c)] for c in whole], whole, chosen)
                 proc = np.empty(len(best))
                 for c in np.unique(self.grouped.col[chosen]):
                     rows = np.flatnonzero(self.grouped.col[chosen] == c)
@@ -385,11 +396,14 @@ class _Replays:
             # a draw keeps its previous members when they are all still admissible and
             # their union still fits (the greedy pick would make them again)
             kept = {}
+            if whole is not None and constraint.full_limit and constraint.active:
+                # a draw whose choice over all judges meets this limit deploys it
+                kept = {b: m for b, m in enumerate(whole) if members_fit(m)}
             if prev_members is not None:
                 admissible = None if allowed is None else allowed.tolist()
                 for b, beta in enumerate(best.tolist()):
                     old = prev_members[b]
-                    if old[0] == beta and (admissible is None or all(admissible[m] for m in old)) \
+                    if b not in kept and old[0] == beta and (admissible is None or all(admissible[m] for m in old)) \
                             and members_fit(old):
                         kept[b] = old
             todo = [b for b in range(B) if b not in kept]
@@ -400,6 +414,8 @@ class _Replays:
             prev_members = [kept[b] if b in kept else
                             pick_in_order(orders[b], self.signature_list, self.max_members, members_fit)
                             for b in range(B)]
+            if whole is None and not constraint.active:
+                whole = prev_members
             chosen_members.append(prev_members)
         return self._oob_member_risks(chosen_members)
 
@@ -492,6 +508,8 @@ class FrontierChoices(RuleReplay):
 
         def at_limit(constraint: PanelConstraint):
             allowed = constraint.mask(cands, bits)
+            if whole_choice_fits(constraint, cands, self.reference.members or [self.reference.chosen]):
+                return self.reference, allowed       # the choice over all judges meets the limit
             return self.decide(allowed, constraint.members_test(cands, names, bits)), allowed
 
         self.deployed = deployed = selector_constraint(sel)

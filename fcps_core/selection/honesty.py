@@ -485,6 +485,11 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     big = len(cands) + 1
     chosen = best.copy()
     tied = None
+    # a full-limit rule deploys a draw's choice over all judges where it meets the limit
+    # (:func:`.choice.choose_deployed`): that choice per draw, and where it fits
+    whole = constraint.full_limit and constraint.active and allowed is not None and not allowed.all()
+    whole_best = draw_best(Mc, tie_rank, None) if whole else None
+    whole_chosen = whole_members = fits = None
     # pass 2: the tie sets, per best column over all of its draws
     if rule != "argmin":
         bd = col[best]
@@ -495,6 +500,24 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
         if rule in WITHIN_TIE_RULES:
             pool = rule_pool(rule, tied, best, line_ids(cands))
             chosen = np.where(pool, simple_rank[None, :], big).argmin(axis=1)
+        if whole:
+            whole_tied = draw_tie_sets(grouped, W, M, N, whole_best[2], col[whole_best[0]])[:, col]
+            if rule in WITHIN_TIE_RULES:
+                pool = rule_pool(rule, whole_tied, whole_best[0], line_ids(cands))
+                whole_chosen = np.where(pool, simple_rank[None, :], big).argmin(axis=1)
+            else:
+                signatures_w = member_lookup(heldout, cands)
+                whole_members = [pick_members(np.flatnonzero(whole_tied[b]), Mc[b], tie_rank, signatures_w,
+                                              sel.max_members, None) for b in range(B)]
+    if whole:
+        if whole_members is None:
+            whole_chosen = whole_best[0] if whole_chosen is None else whole_chosen
+            fits = np.array([constraint.members_fit(cands, [int(c)]) for c in whole_chosen], dtype=bool)
+            chosen = np.where(fits, whole_chosen, chosen)
+        else:
+            fits = np.array([constraint.members_fit(cands, m) for m in whole_members], dtype=bool)
+            single = np.array([m[0] if len(m) == 1 else -1 for m in whole_members])
+            chosen = np.where(fits & (single >= 0), single, chosen)
     # pass 3: out-of-bag risks of the procedure and of the baselines
     names = list(base_losses)
     if names and on_distinct:
@@ -519,8 +542,11 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
             proc[idx[rc]] = (OU[rc] @ E[:, c]) / safe[rc]
         if rule == TIE_AVERAGE:
             for i, b in enumerate(idx):
-                members = pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members,
-                                       members_fit)
+                if whole_members is not None and fits[b]:
+                    members = whole_members[b]
+                else:
+                    members = pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members,
+                                           members_fit)
                 if len(members) > 1:
                     key = tuple(members)
                     if key not in avg_cache:
@@ -590,6 +616,8 @@ def _tie(result, grouped: GroupedLosses, heldout=None, limit: int = 5) -> dict:
     ``alternatives`` are the closest others, one candidate per model."""
     cands = result.candidates
     allowed = selector_constraint(result.selector).mask(cands)
+    if (result.choice_info or {}).get("limit_met_by_whole_choice"):
+        allowed = None          # the choice over all judges, deployed as it meets the limit: its tie set
     best, tied, means, se = tie_set(grouped, tie_break_order(cands), allowed=allowed)
     if result.guard:                       # the guard may deploy a candidate off the tie set
         best = result.selected_index

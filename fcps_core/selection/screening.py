@@ -24,16 +24,25 @@ cannot lose one:
   candidate with no more judges than c; with judge costs, the best one calling a subset of
   c's judges instead (its cost is no higher, whatever the costs: sums of non-negative costs
   over a subset, in the same order, are no larger), which also covers every budget;
+* with ``full_limit_sets`` (the default), where a binding limit admits only the
+  ``info_first`` prefix that uses the whole limit, every family on it: for a candidate on
+  that path, the best one on the same path calling exactly its judges (the candidates a
+  limit compares it with);
 * for the drop-one replays of the judges report (the choice rule without judge j, under the
   user's limits): for every judge j that c does not call, the best candidate within the
-  user's limits that does not call j (when c is within them);
+  user's limits (before the full-limit filter, to which the replay falls back when every
+  ``info_first`` prefix within them calls j) that does not call j (when c is within them);
 * the best candidate of c's side of the regime verdict (table-like or scalar families: the
   verdict reads each side's best, :func:`.honesty.assess`); and with the one-SE guard every
   candidate of the guard's prior family is kept (the guard reads that family's best under
   the limits).
 
 Under every limit c satisfies, the reference for it satisfies the limit too, so the best t
-under it has r(t) <= r(b) and c is behind t by at least r(c) - r(b).
+under it has r(t) <= r(b) and c is behind t by at least r(c) - r(b). The other, off-by-default
+filters of a limit (``stable_judge_sets``, ``random_under_limits=False``,
+``info_first_under_limits``, ``limit_rule_choice``) admit candidates these references do not
+bound, so with one of them there is no screen (every candidate is refitted in every repeat:
+:attr:`.constraints.PanelConstraint.screenable`).
 
 Why the bound suffices. The choice's tie band is one paired SE (plus tol), and a paired SE
 is the norm of the difference of two residual vectors, so SE(c - t) <= u(c) + u(t) (the
@@ -82,14 +91,17 @@ class Screen:
     screened: frozenset
     kept: frozenset
     z: float
+    #: whether info_first candidates were also compared with the best on their own judge set
+    full_limit: bool = False
 
     def info(self) -> dict:
         """What the result reports of the screen."""
+        same = "on the info_first path the best one calling the same judges, " if self.full_limit else ""
         return {"z": self.z, "n_screened": len(self.screened), "n_kept": len(self.kept),
                 "rule": (f"after the first repeat, a candidate behind, by more than {self.z:g} times the sum of "
                          "its clustered SE and the largest among the candidates ahead, the best one with no more "
-                         "judges (with judge costs: calling a subset of its judges), the best one without each "
-                         "judge it does not call, and the best of its side of the regime verdict keeps that "
+                         f"judges (with judge costs: calling a subset of its judges), {same}the best one without "
+                         "each judge it does not call, and the best of its side of the regime verdict keeps that "
                          "repeat's held-out predictions; the later repeats refit the others")}
 
 
@@ -189,20 +201,36 @@ def _side_best(means: np.ndarray, members: np.ndarray) -> np.ndarray:
     return out
 
 
+def same_set_references(means: np.ndarray, judge_sets: list, members: np.ndarray,
+                        eligible: np.ndarray) -> np.ndarray:
+    """For each of ``members`` (a bool mask), the ``eligible`` member of lowest mean calling
+    exactly its judge set (ties: the lower index); -1 elsewhere and where none qualifies."""
+    out = np.full(len(means), -1, dtype=np.int64)
+    best: dict = {}
+    for c in _best_first(means, members & eligible):
+        best.setdefault(frozenset(judge_sets[c]), int(c))
+    for c in np.flatnonzero(members):
+        out[c] = best.get(frozenset(judge_sets[c]), -1)
+    return out
+
+
 def screen_candidates(means: np.ndarray, se: np.ndarray, keys: list, judge_sets: list, n_judges: int,
                       *, steady: np.ndarray | None = None, admissible: np.ndarray | None = None,
                       with_costs: bool = False, guard_family: str | None = None,
-                      z: float = SCREEN_SE) -> Screen:
+                      full_limit: np.ndarray | None = None, z: float = SCREEN_SE) -> Screen:
     """The screen (module docstring) over candidates ``keys`` (:func:`.menu.menu_key`) from
     their first-repeat mean losses ``means`` and clustered SEs ``se``
     (:func:`first_repeat_risks`); ``judge_sets`` their judge index sets among ``n_judges``;
     ``steady`` which of them every fold offers whatever its rows (those serve as references;
-    None: all); ``admissible`` which are within the user's limits (None: all);
-    ``with_costs`` whether judge costs are set (the limit reference is then the best subset);
-    ``guard_family`` the one-SE guard's prior family (its candidates are kept)."""
+    None: all); ``admissible`` which are within the user's limits, before any filter by path
+    rule (None: all); ``with_costs`` whether judge costs are set (the limit reference is
+    then the best subset); ``guard_family`` the one-SE guard's prior family (its candidates
+    are kept); ``full_limit`` (the selector's ``full_limit_sets``) which candidates are on the
+    ``info_first`` path: a binding limit then compares such a candidate with the other
+    families on its own judge set only, so each is also compared with the best of those."""
     m = len(keys)
     if m == 0:
-        return Screen(frozenset(), frozenset(), z)
+        return Screen(frozenset(), frozenset(), z, full_limit is not None)
     means, se = np.asarray(means, dtype=float), np.asarray(se, dtype=float)
     steady = np.ones(m, dtype=bool) if steady is None else np.asarray(steady, dtype=bool)
     admissible = np.ones(m, dtype=bool) if admissible is None else np.asarray(admissible, dtype=bool)
@@ -218,6 +246,9 @@ def screen_candidates(means: np.ndarray, se: np.ndarray, keys: list, judge_sets:
         limit_ref = best_count_references(means, calls.sum(axis=1), steady)
     ahead = _ahead(means, se)
     screened = _behind(means, se, limit_ref, z, ahead)
+    if full_limit is not None:
+        on_path = np.asarray(full_limit, dtype=bool)
+        screened &= ~on_path | _behind(means, se, same_set_references(means, judge_sets, on_path, steady), z, ahead)
     # the drop-one replays: without judge j, under the user's limits
     without = best_without_each_judge(means, calls, steady & admissible)
     for j in range(n_judges):
@@ -230,4 +261,4 @@ def screen_candidates(means: np.ndarray, se: np.ndarray, keys: list, judge_sets:
     if guard_family is not None:
         screened &= np.array([f != guard_family for f in family], dtype=bool)
     out = frozenset(keys[int(c)] for c in np.flatnonzero(screened))
-    return Screen(out, frozenset(k for k in keys if k not in out), z)
+    return Screen(out, frozenset(k for k in keys if k not in out), z, full_limit is not None)

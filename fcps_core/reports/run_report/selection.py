@@ -3,7 +3,7 @@ pressure, baselines."""
 
 from __future__ import annotations
 
-from ..explain import display_family, effective_judges_note
+from ..explain import display_family, effective_judges_note, limit_deploys_words
 from ..names import FAMILY_NAMES, PATH_NAMES, count_of, family_name, judges_count
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
@@ -72,14 +72,14 @@ def frontier_section(res: dict, figs: Figures) -> str:
         prev = (key, row)
     if budget:
         out = ["<h3>What a smaller budget costs (the frontier)</h3>",
-               para("The best predictor the same choice rule deploys within each budget per item (select --budget "
+               para(f"What each budget per item deploys ({limit_deploys_words(res, budget=True)}; select --budget "
                     "C), from the same held-out predictions: its held-out risk, its paired difference to the choice "
                     "over all judges (95% interval) and its estimate on new items (bias-corrected for choosing under "
                     "that budget). Budgets deploying the same predictor share a row.")]
         limit_column = Column("limit", "limit", "budget per item")
     else:
         out = ["<h3>What fewer judges cost (the frontier)</h3>",
-               para("The best predictor the same choice rule deploys with at most k judges (select --max-judges k), "
+               para(f"What a limit of k judges deploys (select --max-judges k): {limit_deploys_words(res)}, "
                     "from the same held-out predictions: its held-out risk, its paired difference to the choice over "
                     "all judges (95% interval) and its estimate on new items (bias-corrected for choosing under that "
                     "limit). Panel sizes deploying the same predictor share a row.")]
