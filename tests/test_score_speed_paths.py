@@ -86,7 +86,7 @@ def _traffic_rows(n=300, seed=1):
     rows = []
     for i in range(n):
         rows.append([f"t{i}",
-                     rng.choice(["A", "B", "tie", "parse_error", "", "NA", "a"]),   # 'a' never seen
+                     rng.choice(["A", "B", "tie", "parse_error", "", "NA", "a"]),   # 'a' read as 'A' (case)
                      rng.choice(["yes", "no", "", "maybe"]),                        # 'maybe' never seen
                      rng.choice(["1", "2", "3", "4", "5", "5.0", "", "7"]),
                      rng.choice([f"{rng.normal(0, 2):.3f}", "", "nan"]),
@@ -401,7 +401,7 @@ def test_scalar_families_score_without_pattern_ids(tmp_path, predictors, monkeyp
         calls.clear()
         p, _ = pred.score(panel)
         assert len(calls) == expected
-        X = pred.models[0].features(panel)
+        X = pred.models[0].features(pred.read_outputs(panel)[0])       # 'a' read as 'A', as score reads it
         assert np.array_equal(p, pred.models[0].model.predict(X))        # the full features, same predictions
 
 

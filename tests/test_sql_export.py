@@ -301,7 +301,7 @@ def test_missing_and_never_seen_outputs(panels, files, tmp_path):
             "  NULL " if rubric else "n/a",      # missing markers, any case and spacing
             (cell.replace(".0", "") if cell else cell) if rubric else f" {cell}\t",   # 3.0 vs 3, whitespace
             "-0" if rubric else "<missing>",     # -0 is 0; '<missing>' reads as a missing output
-            "3e0" if rubric else "Tie",          # exponent form; case kept (Tie is not tie)
+            "3e0" if rubric else "Tie",          # exponent form; no calibration output folds to 'tie'
         ][i]
 
     edited = _edit(files["llmbar"], tmp_path / "llmbar-edited.csv", edits)
@@ -316,9 +316,10 @@ def test_missing_and_never_seen_outputs(panels, files, tmp_path):
     assert unseen > 0          # the edits did reach never-seen codes
 
 
-def test_discrete_outputs_keep_case_and_unseen_ones_get_the_default_score(panels, files, tmp_path):
+def test_discrete_outputs_by_case_and_unseen_ones_get_the_default_score(panels, files, tmp_path):
     edits_by_column = {
-        # case is kept: 'YES' and 'Cat' are outputs never seen, not 'yes' and 'cat'
+        # 'YES' and 'Cat' are outputs the predictor does not know, read as 'yes' and 'cat'
+        # (their only calibration outputs up to case: deploy.outputs); 'maybe', 'zebra' unseen
         "bin_word": ["YES", " no ", "Unsure", "maybe", "N/A"],
         "cat": ["Cat", "zebra", " dog ", "", "NONE"],
         # rubric cells are stripped of every str.isspace() character, \x1c included
@@ -339,8 +340,12 @@ def test_discrete_outputs_keep_case_and_unseen_ones_get_the_default_score(panels
     for pred in preds:
         assert_sql_matches(pred, edited)
     traffic = read_panel(str(edited), schema=preds[0].judge_schemas(), require_labels=False)
-    codes = apply_encoders(traffic, preds[0].models[0].encoders).codes
-    assert codes[0, 0] == -1 and codes[0, 1] == -1 and codes[0, 2] >= 0     # YES, Cat unseen; 3 seen
+    encoders = preds[0].models[0].encoders
+    codes = apply_encoders(traffic, encoders).codes
+    assert codes[0, 0] == -1 and codes[0, 1] == -1 and codes[0, 2] >= 0     # as written: YES, Cat unknown
+    codes = apply_encoders(preds[0].read_outputs(traffic)[0], encoders).codes
+    assert codes[0, 0] == encoders[0].vocab.index("yes") and codes[0, 1] == encoders[1].vocab.index("cat")
+    assert codes[3, 0] == -1 and codes[1, 1] == -1 and codes[0, 2] >= 0      # maybe, zebra unseen; 3 seen
 
 
 def test_continuous_missing_out_of_range_and_spaced_cells(panels, files, tmp_path):

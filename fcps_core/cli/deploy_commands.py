@@ -122,13 +122,16 @@ def support_summary(n: int, support, behaviour: str) -> str:
 
 
 def cmd_score(args, ctx: RunContext) -> int:
-    from ..service.deploy import missing_behaviour, score
+    from ..service.deploy import missing_behaviour, read_outputs, score
     out_format = predictions_format(args)
     if args.out:
         from ..service.files import check_output_path
         check_output_path(args.out, force=args.force)     # before any work
     predictor = load_predictor(args.model, getattr(args, "store", None))
     panel, item_ids = _score_traffic(args, ctx, predictor)
+    panel, notes = read_outputs(predictor, panel)
+    for line in notes:                 # once per judge: outputs read by their case, outputs never seen
+        log(args, line)
     pred, support = score(predictor, panel)
     write_predictions(args.out, panel, pred, support, force=args.force, item_ids=item_ids, out_format=out_format)
     if support is None:
@@ -181,6 +184,7 @@ def _save_audit(args, ctx, predictor, audit) -> int:
 
 
 def render_audit(audit, *, source: str = "traffic", cells: int = 10) -> str:
+    from ..service.deploy import audit_output_notes
     d = audit.to_dict()
     p = d["predictor"]
     what = p["family"] + (f" of {len(p['members'])} members" if p.get("members") else "")
@@ -204,6 +208,11 @@ def render_audit(audit, *, source: str = "traffic", cells: int = 10) -> str:
              f"{j['missing_calibration']:.1%} -> {j['missing_traffic']:.1%}",
              f"{j['parse_error_calibration']:.1%} -> {j['parse_error_traffic']:.1%}"] for j in d["judges"]]
     out.append(render_table(rows, ["judge", "TV", "threshold", "PSI", "drifted", "missing", "parse error"]))
+    notes = [line for j in d["judges"] for line in audit_output_notes(j)]
+    if notes:
+        out.append("outputs calibration did not hold as written:")
+        out += [safe(f"  - {line}") for line in notes]
+        out.append("")
     top = [[safe(c["pattern"])[:60], c["N_z"], c["q_z"], c["prediction"], "unseen" if c["unseen"] else ""]
            for c in d["cells"][:cells]]
     out.append(f"most frequent traffic patterns ({min(cells, d['n_cells'])} of {d['n_cells']:,}):")

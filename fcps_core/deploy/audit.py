@@ -33,6 +33,11 @@ Status (thresholds in :data:`DEFAULT_THRESHOLDS`, each overridable):
   any judge's distribution drifted beyond noise by more than ``warn_drift`` TV, or when a
   judge's missing or parse-error rate rose by more than ``warn_missing`` over calibration;
 * **OK** otherwise. Every WARN/REFUSE comes with its reason in plain words.
+
+Traffic outputs are read as ``score`` reads them (:mod:`fcps_core.deploy.outputs`): one that
+differs from a calibration output only by case is that output; each judge lists what was so
+read (``read_as``) and the outputs calibration never saw with their rows
+(``never_seen_outputs``).
 """
 
 from __future__ import annotations
@@ -247,6 +252,9 @@ def audit_traffic(predictor, traffic: Panel | pd.DataFrame | np.ndarray, *, thre
         raise PredictorError("the traffic has no rows to audit")
     support = predictor.support
     encoders = predictor.support_encoders()
+    # outputs differing from calibration's only by case are read as them (deploy.outputs)
+    traffic, readings = predictor.read_outputs(traffic)
+    readings = {r.judge: r.to_dict() for r in readings}
     pred, rs = predictor.score(traffic)
     n = traffic.n_rows
     N = int(support["rows"])
@@ -303,7 +311,10 @@ def audit_traffic(predictor, traffic: Panel | pd.DataFrame | np.ndarray, *, thre
                        # outputs calibration never saw (not missing), values off the calibration range
                        "never_seen_traffic": float(((codes < 0) & ~rs.missing[:, k]).mean()),
                        "off_range_traffic": float(off_range.mean()),
-                       "calibration_range": info.get("range")})
+                       "calibration_range": info.get("range"),
+                       # outputs read as a calibration output (case), and those never seen, with rows
+                       "read_as": readings.get(enc.name, {}).get("read_as", []),
+                       "never_seen_outputs": readings.get(enc.name, {}).get("never_seen", [])})
 
     # -- status --------------------------------------------------------------------------
     table_like = predictor.table_like

@@ -220,7 +220,16 @@ class FCPSPredictor:
         :meth:`support_encoders` (saves encoding it twice)."""
         if self.support is None:
             return None
-        self.check_judges(panel)
+        if encoded is None:
+            panel, _ = self.read_outputs(panel)
+        else:
+            self.check_judges(panel)
+        return self._row_support(panel, encoded)
+
+    def _row_support(self, panel: Panel, encoded=None):
+        """:meth:`row_support` of a panel already read (:meth:`read_outputs`)."""
+        if self.support is None:
+            return None
         return row_support(self.support, self.support_encoders(), panel, table_like=self.table_like,
                            encoded=encoded)
 
@@ -232,23 +241,39 @@ class FCPSPredictor:
         if isinstance(data, Panel):
             return data
         from .frame import traffic_panel
+        return traffic_panel(data, self.judges, self.judge_schemas(), self.known_outputs())
+
+    def known_outputs(self) -> dict[str, set]:
+        """Each judge's outputs some member's encoder knows (vocabulary and scalar map; the
+        bin labels of a continuous judge)."""
         known: dict[str, set] = {}
         for m in self.models:
             for e in m.encoders:
                 known.setdefault(e.name, set()).update(e.vocab, e.scalar_map)
-        return traffic_panel(data, self.judges, self.judge_schemas(), known)
+        return known
+
+    def read_outputs(self, panel: Panel | pd.DataFrame | np.ndarray):
+        """(panel, readings): ``panel`` (:meth:`as_panel`) with each text output the
+        predictor does not know but that matches one of its judge's calibration outputs up
+        to ASCII case and surrounding spaces read as that output, and per judge what was
+        so read and what stays never seen (:func:`fcps_core.deploy.outputs.read_known_outputs`).
+        :meth:`score` and :meth:`predict` read every panel so; call this for the report."""
+        from .outputs import read_known_outputs
+        panel = self.as_panel(panel)
+        self.check_judges(panel)
+        return read_known_outputs(panel, self.known_outputs(), self.judge_schemas())
 
     def score(self, panel: Panel | pd.DataFrame | np.ndarray):
         """(predictions, per-row support or None), encoding the panel once where the
         predictor and its support share encoders (a predictor of one member).
-        ``panel``: a Panel, DataFrame or array (:meth:`as_panel`)."""
-        panel = self.as_panel(panel)
-        self.check_judges(panel)          # before encoding: one clear error
+        ``panel``: a Panel, DataFrame or array (:meth:`as_panel`); its outputs are read
+        as :meth:`read_outputs` reads them."""
+        panel, _ = self.read_outputs(panel)      # checks the judges first: one clear error
         if len(self.members) == 1 and self.members[0][0] == 1.0:
             member = self.members[0][1]
             encoded = apply_encoders(panel, member.encoders)
-            return member.predict(panel, encoded=encoded), self.row_support(panel, encoded=encoded)
-        return self._weighted(panel), self.row_support(panel)
+            return member.predict(panel, encoded=encoded), self._row_support(panel, encoded)
+        return self._weighted(panel), self._row_support(panel)
 
     def check_judges(self, panel: Panel) -> None:
         """One clear error naming every judge column the panel lacks."""
@@ -279,9 +304,10 @@ class FCPSPredictor:
         (wide: one column per judge, named as the judge, plus optional ``item_id`` and
         ``group_id``) or a 2-D numpy array (columns in :attr:`judges` order); NaN is a
         missing output. A DataFrame or array is read as ``score`` reads a traffic file
-        (:meth:`as_panel`), so ``predict(pd.read_csv(path))`` equals ``score path``."""
-        panel = self.as_panel(panel)
-        self.check_judges(panel)          # one clear error naming every missing judge
+        (:meth:`as_panel`), so ``predict(pd.read_csv(path))`` equals ``score path``; an
+        output that differs from a calibration output only by ASCII case is read as it
+        (:meth:`read_outputs`)."""
+        panel, _ = self.read_outputs(panel)      # one clear error naming every missing judge
         return self._weighted(panel)
 
     # -- JSON ----------------------------------------------------------------------------

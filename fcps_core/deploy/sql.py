@@ -17,15 +17,21 @@ What the table must hold
   way ``fcps_core.ingest`` turns a file cell into an output --
   ``NULL``, an empty string and ``na``/``n/a``/``nan``/``null``/``none`` (any case,
   surrounding whitespace ignored) are a missing output; text outputs (pairwise, binary,
-  categorical judges) are compared after stripping whitespace, case kept; rubric judges
+  categorical judges) are compared after stripping whitespace, case kept, and an output
+  the predictor does not know that matches exactly one of its judge's calibration outputs
+  up to the case of ASCII letters is read as that output, as ``score`` reads it
+  (:mod:`fcps_core.deploy.outputs`; ``a`` for ``A``, never when two calibration outputs
+  differ only by case; letters beyond ASCII are not folded, in Python either: SQLite's
+  ``lower`` and PostgreSQL's under a C collation change ASCII letters only); rubric judges
   are compared as numbers (``'3'``, ``' 3.0 '``, ``3`` and ``3.0e0`` are the same score);
   continuous judges are parsed as numbers and binned by the predictor's bin edges.
   A VARCHAR column is always exact. A typed column (DuckDB's ``read_csv`` infers BIGINT,
   DOUBLE or BOOLEAN) is exact for rubric and continuous judges; for a text judge it is
   exact when the type prints the outputs as they were written (``0``/``1`` as BIGINT,
-  ``0.0``/``1.0`` as DOUBLE, lower-case ``true``/``false`` as BOOLEAN). A column that mixes
-  spellings of one number in a text judge (``1`` and ``1.0``), or capitalised
-  ``True``/``False``, loses them to the type: read it with ``all_varchar = true``.
+  ``0.0``/``1.0`` as DOUBLE, ``true``/``false`` as BOOLEAN, which a judge calibrated on
+  ``True``/``False`` reads as those by the case rule above). A column that mixes spellings
+  of one number in a text judge (``1`` and ``1.0``) loses them to the type: read it with
+  ``all_varchar = true``.
 
 Behaviour where Python and SQL cannot agree row by row
 ------------------------------------------------------
@@ -106,6 +112,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 
 import numpy as np
 
@@ -114,6 +121,7 @@ from ..errors import PredictorError
 from ..families import fitted_family
 from ..data.stored_names import CONTROL_CHARACTERS
 from ..data.panel import MISSING, MISSING_TOKENS
+from .outputs import fold_targets
 from .validate import check_structure, short
 from .sql_text import (DIALECTS, Dialect, dialect as _dialect, dot_sql, isotonic_sql, member_of, pairwise_sum,
                        quote_ident, quote_table, sql_case, sql_str)
@@ -213,10 +221,17 @@ class _Compiler:
             clean = sorted(t for t in self.tokens.get(name, ())
                            if t and t == t.strip() and t.lower() not in MISSING_TOKENS)
             fast = f"WHEN {member_of(txt, clean)} THEN {txt} " if clean else ""
+            stripped = d.trim(txt, d.ws_all)
+            rest = (f"CASE WHEN {missing} THEN {sql_str(MISSING)} "
+                    f"ELSE {self.known_token(name, stripped, stripped)} END")
+            # A cell that is a known output but for the case of its letters (no surrounding
+            # whitespace: a fold never has any) is read as that output before any trim();
+            # a fold is never a missing marker (outputs.fold_targets), so this cannot hide one.
+            folded = self.known_token(name, txt, "NULL")
+            if folded != "NULL":
+                rest = f"COALESCE({folded}, {rest})"
             self.in_cols.append(
-                f"CASE WHEN {x} IS NULL THEN {sql_str(MISSING)} {fast}"
-                f"WHEN {missing} THEN {sql_str(MISSING)} "
-                f"ELSE {d.trim(txt, d.ws_all)} END AS j{i}_t")
+                f"CASE WHEN {x} IS NULL THEN {sql_str(MISSING)} {fast}ELSE {rest} END AS j{i}_t")
             return i
         # rubric: the cell is stripped, then parsed (panel._discrete_column);
         # continuous: float() strips its own whitespace set (panel._continuous_column).
@@ -234,6 +249,24 @@ class _Compiler:
         # Not missing and not a finite number: Python refuses the file; the row scores NULL.
         self.bad.append(f"(j{i}_v IS NULL AND NOT j{i}_m)")
         return i
+
+    def known_token(self, name: str, token: str, other: str) -> str:
+        """``token`` (a cell, or the stripped cell) read as ``FCPSPredictor.read_outputs``
+        reads it (:mod:`fcps_core.deploy.outputs`) when its fold (ASCII letters in lower
+        case) is the fold of exactly one output the predictor knows: that output; ``other``
+        otherwise. Given the stripped cell and ``other`` the same, this is the whole rule: a
+        known output is its own fold's one output unless the fold is ambiguous, when it
+        stays itself too. The fold is ``replace`` of each upper-case letter the known
+        folds hold (a letter they lack cannot make a cell match one), the same function in
+        every dialect (SQLite's ``lower`` and PostgreSQL's under a C collation change ASCII
+        letters only, DuckDB's others too)."""
+        targets = fold_targets(self.tokens.get(name, ()))
+        if not targets:
+            return other
+        folded = token
+        for letter in sorted({c for key in targets for c in key if c in string.ascii_lowercase}):
+            folded = f"replace({folded}, {sql_str(letter.upper())}, {sql_str(letter)})"
+        return sql_case(folded, [(sql_str(k), sql_str(t)) for k, t in sorted(targets.items())], other)
 
     # encodings --------------------------------------------------------------------------
     def encode(self, prefix: str, k: int, enc, *, codes: bool, scores: bool) -> None:

@@ -152,6 +152,21 @@ def read_uploaded_traffic(store, predictor, file_name: str, data: bytes, item_co
     return load_traffic(load, predictor, where=file_name)[0]
 
 
+def read_outputs(predictor, panel):
+    """(panel, notes): ``panel`` with its outputs read as the predictor reads them
+    (``FCPSPredictor.read_outputs``: an output differing from a calibration output only by
+    case is read as it), and one line per judge for people: the outputs so read, then the
+    outputs calibration never saw, with their rows (:mod:`fcps_core.deploy.outputs`)."""
+    panel, readings = predictor.read_outputs(panel)
+    return panel, [line for r in readings for line in r.lines()]
+
+
+def audit_output_notes(judge: dict) -> list[str]:
+    """The same lines for one judge of an audit (``AuditResult.to_dict()["judges"]``)."""
+    from ..deploy.outputs import describe
+    return describe(judge["judge"], judge.get("read_as", []), judge.get("never_seen_outputs", []))
+
+
 def score(predictor, panel):
     """(predictions, per-row support or None) of ``panel`` (``FCPSPredictor.score``)."""
     return predictor.score(panel)
