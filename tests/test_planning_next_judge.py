@@ -168,6 +168,18 @@ def test_a_traffic_only_judge_gets_pressure_and_agreement_by_hand():
     assert plan["unlabelled"]["judges"][0]["pressure_change"] == pytest.approx(x["pressure_change"])
 
 
+def test_traffic_in_another_case_reads_as_the_calibration_outputs():
+    """Traffic whose deployed judges write a/b for calibration's A/B gets the same label-free
+    view as the same traffic in calibration's spelling (it read every row as unseen)."""
+    panel, blocks = tiny_panel()
+    dep = make_deployment(panel, blocks, ["J1", "J2"], "table", protocol="split")
+    ids = np.array([f"t{i}" for i in range(6)], dtype=object)
+    cols = [build_judge_column(n, v.split(), schema="pairwise")
+            for n, v in (("J1", "a a a b b a"), ("J2", "A a A a b B"), ("X", "A A B A A B"))]
+    lower = Panel(item_ids=ids, group_ids=ids.copy(), labels=np.full(6, np.nan), judges=cols, name="traffic")
+    assert unlabelled_judges(dep, lower) == unlabelled_judges(dep, tiny_traffic())
+
+
 def test_traffic_errors_name_the_problem():
     panel, blocks = tiny_panel()
     dep = make_deployment(panel, blocks, ["J1", "J2"], "table", protocol="split")

@@ -60,6 +60,7 @@ from ..selection.honesty import Z95
 from ..defaults import judges_count
 from ..reports.names import family_name
 from ..data.splits import Blocks
+from ..deploy.outputs import read_known_outputs
 
 #: the scalar stackers that calibrate the whole pool (pairwise stackers grow as K^2, and the
 #: Dawid-Skene EM over a large pool costs more than every other fit together)
@@ -409,6 +410,10 @@ def unlabelled_judges(dep: Deployment, traffic: Panel, *, source: str = "traffic
         raise FCPSError("the traffic has no rows")
     fit_rows = dep.calibration_rows
     cal = encode_panel(dep.panel.subset_judges(names), fit_rows, n_bins=dep.selector.n_bins)
+    # the deployed judges' outputs read as scoring reads traffic: an output differing from a
+    # calibration output only by case is that output (:mod:`fcps_core.deploy.outputs`)
+    traffic, _ = read_known_outputs(traffic, {e.name: set(e.vocab) | set(e.scalar_map) for e in cal.encoders},
+                                    {e.name: e.schema for e in cal.encoders})
     t_codes = np.column_stack([e.codes_for(traffic.judge(n)) for e, n in zip(cal.encoders, names)])
     t_scores = np.column_stack([e.scores_for(traffic.judge(n)) for e, n in zip(cal.encoders, names)])
     joint = dense_ids(np.vstack([cal.codes[fit_rows], t_codes]))
