@@ -566,3 +566,30 @@ def test_tied_models_left_out_under_a_limit_name_their_judges_and_why(result):
                                 alt(22, "mean_iso", ["A", "B"])]
     assert tie_sentence(d).endswith("but not averaged (e.g. logistic K=2 on A and <b>C</b>, scalar + table "
                                     "residual K=2 and mean vote + isotonic K=2).")
+
+
+def test_fewer_judges_are_called_better_only_when_the_paired_change_says_so(result):
+    """Walk 4 (a 400-item pairwise panel, 14 judges, default selection): the answer said "fewer
+    judges do better here: estimated 0.0321 ... with 12 judges" beside 0.0326 for all 14, while the
+    frontier's paired interval of that change ran from -0.0059 to +0.0038 (no clear change), which
+    the clause for more judges already says. The fewer-judges clause now quotes the same paired
+    interval and calls the smaller point better only when the interval lies below 0."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    # k=2 (estimate 0.0960) is printed below the deployed k=3 (0.0980); its paired change to k=3
+    d["frontier"][1]["more_judges_estimate"] = {"n_judges": 3, "cost": None, "estimate": 0.002,
+                                                "ci": [-0.003, 0.007]}
+    text = answer(d)
+    assert "do better" not in text
+    assert ("fewer judges score a little lower here, not clearly: estimated 0.0960 (95% interval 0.0800 to 0.1100) "
+            "with 2 judges (A and B) (paired 95% interval of the change -0.0070 to +0.0030, which holds 0: no "
+            "clear change)") in text
+    d["frontier"][1]["more_judges_estimate"]["ci"] = [0.001, 0.004]
+    text = answer(d)
+    assert ("fewer judges do better here: estimated 0.0960 (95% interval 0.0800 to 0.1100) with 2 judges (A and B) "
+            "(paired 95% interval of the change -0.0040 to -0.0010)") in text
+    assert "no clear change" not in text
+    # paired with another point than the deployed one: no interval to quote, the numbers as before
+    d["frontier"][1]["more_judges_estimate"]["n_judges"] = 4
+    assert "fewer judges do better here: estimated 0.0960 (95% interval 0.0800 to 0.1100) with 2 judges (A and " \
+           "B);" in answer(d)

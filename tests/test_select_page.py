@@ -703,3 +703,41 @@ def test_no_latency_is_claimed_when_no_judge_has_one(stored):
     said = [m.value for m in at.markdown if m.value.startswith("**Cost** of the deployed choice")]
     assert said == [f"**Cost** of the deployed choice: {chosen['cost']:g} per item (no judge latencies given)"]
     assert {m.label: m.value for m in at.metric}["latency per item (deployed)"] == "-"
+
+
+def _a_smaller_point_lower_within_noise(d):
+    """The deployed panel-size point with a smaller point (two judges or more) printed lower
+    whose paired change to the deployed point holds 0 (walk 4's 400-item pairwise panel: 12
+    judges at 0.0321 against all 14 at 0.0326, paired interval -0.0059 to +0.0038)."""
+    import copy
+    d = copy.deepcopy(d)
+    fr = d["frontier"]
+    p = next(q for q in fr if q.get("chosen"))
+    tighter = [q for q in fr if q.get("constraint") == "max_judges" and q["n_judges"] < p["n_judges"]
+               and 2 <= len(q["judges"]) < len(p["judges"])]
+    assert p.get("constraint") == "max_judges" and tighter, "the stored run needs a smaller point of 2+ judges"
+    q = tighter[-1]
+    low = min(x["deployed_risk"]["estimate"] for x in fr) - 0.001
+    q["deployed_risk"] = {**q["deployed_risk"], "estimate": low, "ci": [low - 0.01, low + 0.01]}
+    q["more_judges_estimate"] = {"n_judges": p["n_judges"], "cost": p.get("cost"), "estimate": 0.001,
+                                 "ci": [-0.004, 0.006]}
+    return d, q
+
+
+def test_a_smaller_panel_lower_within_noise_is_not_called_better(stored):
+    """Walk 4: the answer read "fewer judges do better here: estimated 0.0321 ... with 12 judges"
+    beside 0.0326 for the deployed 14, a change whose paired interval (-0.0059 to +0.0038) holds 0,
+    while the verdict below named 8 judges as the smallest panel not clearly different. The answer
+    now quotes the paired interval and says the smaller panel is not clearly better."""
+    from fcps_app.common import md
+    from fcps_app.selection_view import PAGE_ONE_JUDGE_WORDS
+    from fcps_core.reports.explain import answer
+    run_id, _ = stored
+    at, q = _open_changed(run_id, _a_smaller_point_lower_within_noise)
+    said = list(list(at.main.children.values())[2].children.values())[1].value
+    assert said == md(answer(at.session_state["selection"]["dict"], one_judge_words=PAGE_ONE_JUDGE_WORDS))
+    n = len(q["judges"])
+    assert f"fewer judges score a little lower here, not clearly: estimated" in said
+    assert f"with {n} judge{'s' if n != 1 else ''}" in said and "(paired 95% interval of the change -0.0060 to +0.0040, which holds 0: no " \
+                                         "clear change)" in said
+    assert "do better here" not in said

@@ -339,10 +339,35 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
         return ""
     kind = "estimated" if q.get("deployed_risk") else "held-out"
     n = len(q.get("judges") or [])
-    where = f"at a cost of {q['cost']:g} per item" if q.get("constraint") == "budget" else \
+    budget = q.get("constraint") == "budget"
+    where = f"at a cost of {q['cost']:g} per item" if budget else \
         f"with {n} judge{'s' if n != 1 else ''} ({_names(list(q.get('judges') or []))})"
-    smaller = "a smaller budget does" if q.get("constraint") == "budget" else "fewer judges do"
-    return f"; {smaller} better here: {kind} {_interval_text(point_estimate(q), digits)} {where}"
+    smaller = "a smaller budget" if budget else "fewer judges"
+    change = _paired_change_to(q, p) if q.get("deployed_risk") and p.get("deployed_risk") else None
+    if change is None:
+        return f"; {smaller} {'does' if budget else 'do'} better here: {kind} " \
+               f"{_interval_text(point_estimate(q), digits)} {where}"
+    # the frontier's paired interval of the change from p to q (q's estimate - p's)
+    lo, hi = -change["ci"][1], -change["ci"][0]
+    within = f"paired 95% interval of the change {_signed_end(lo, digits)} to {_signed_end(hi, digits)}"
+    if hi < 0:
+        return f"; {smaller} {'does' if budget else 'do'} better here: {kind} " \
+               f"{_interval_text(point_estimate(q), digits)} {where} ({within})"
+    # lower as printed, but the paired interval of the change holds 0: not called better
+    return f"; {smaller} {'scores' if budget else 'score'} a little lower here, not clearly: {kind} " \
+           f"{_interval_text(point_estimate(q), digits)} {where} ({within}, which holds 0: no clear change)"
+
+
+def _paired_change_to(q: dict, p: dict) -> dict | None:
+    """The frontier's paired bootstrap change from the tighter point ``q`` to the looser
+    point ``p`` (p's estimate - q's, with its 95% interval), when q's
+    ``more_judges_estimate`` was paired with p; else None."""
+    paired = q.get("more_judges_estimate")
+    if not paired or paired.get("ci") is None:
+        return None
+    if (paired.get("n_judges"), paired.get("cost")) != (p.get("n_judges"), p.get("cost")):
+        return None
+    return paired
 
 
 def answer_digits(p: dict | None) -> int:
