@@ -741,3 +741,47 @@ def test_a_smaller_panel_lower_within_noise_is_not_called_better(stored):
     assert f"with {n} judge{'s' if n != 1 else ''}" in said and "(paired 95% interval of the change -0.0060 to +0.0040, which holds 0: no " \
                                          "clear change)" in said
     assert "do better here" not in said
+
+
+def _a_small_mse(d):
+    """Every risk of the run a thousandth of its own (walk 4's 1,500-item continuous panel: an
+    estimated MSE of 0.000071)."""
+    import copy
+    d = copy.deepcopy(d)
+    small = lambda v: None if v is None else v / 1000      # noqa: E731
+
+    def shrink(r):
+        if r:
+            r["estimate"] = small(r["estimate"])
+            r["ci"] = [small(v) for v in r["ci"]]
+    for p in d["frontier"]:
+        p["risk"], p["ci"] = small(p["risk"]), [small(v) for v in p["ci"]]
+        shrink(p.get("deployed_risk"))
+    shrink(d["deployed_risk"])
+    d["selected"]["val_mse"] = small(d["selected"].get("val_mse"))
+    return d, next(p for p in d["frontier"] if p.get("chosen"))
+
+
+def test_a_small_mse_prints_as_the_answer_prints_it_in_the_metric_and_the_frontier_control(stored):
+    """Walk 4 (1,500-item continuous panel): the answer read "estimated MSE 0.000071 (95% interval
+    0.000046 to 0.000094)" while the Evidence metric beside it read 0.0001 with "95% interval
+    0.0000 to 0.0001", the held-out metric 0.0002, and the frontier control "estimated MSE 0.0001":
+    four decimals for a number whose first digit is the fifth. They print at the answer's decimals."""
+    import re
+    from fcps_core.reports.explain import answer_digits, point_estimate
+    run_id, _ = stored
+    at, chosen = _open_changed(run_id, _a_small_mse)
+    d = at.session_state["selection"]["dict"]
+    k = answer_digits(chosen)
+    assert k > 4
+    said = list(list(at.main.children.values())[2].children.values())[1].value
+    est = point_estimate(chosen)
+    printed = f"{est['estimate']:.{k}f}"
+    assert f"estimated MSE {printed} (95% interval {est['ci'][0]:.{k}f} to {est['ci'][1]:.{k}f})" in said
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["MSE on new items"] == f"{d['deployed_risk']['estimate']:.{k}f}" == printed
+    assert f"95% interval {est['ci'][0]:.{k}f} to {est['ci'][1]:.{k}f}" in [c.value for c in at.caption]
+    held = next(v for label, v in shown.items() if label.startswith("held-out MSE"))
+    assert held == f"{d['selected']['val_mse']:.{k}f}" and re.search(r"[1-9]", held)
+    box = next(s for s in at.selectbox if s.label.startswith("Another panel size"))
+    assert box.value.endswith(f"estimated MSE {printed}  (deployed)")
