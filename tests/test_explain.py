@@ -593,3 +593,21 @@ def test_fewer_judges_are_called_better_only_when_the_paired_change_says_so(resu
     d["frontier"][1]["more_judges_estimate"]["n_judges"] = 4
     assert "fewer judges do better here: estimated 0.0960 (95% interval 0.0800 to 0.1100) with 2 judges (A and " \
            "B);" in answer(d)
+
+
+def test_a_budget_point_is_said_to_cost_what_its_judges_cost_not_its_budget(result):
+    """Walk 4 (300-item binary panel, judge costs 0.2 to 4, --budget 3): the answer read "bj3 and
+    bj2 ..., at a cost of 3 per item" while the page's cost metric read "Cost of the deployed
+    choice: 2.5 per item": a budget point's cost is its budget level, and the deployment's two
+    judges cost 1.5 + 1. The answer sums the deployed judges' costs."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    d["costs"] = {"judge_costs": {"A": {"cost": 1.5}, "B": {"cost": 1.0}, "C": {"cost": 4.0}}}
+    for p, cost in zip(d["frontier"], (1.5, 3.0, 6.5)):
+        p["cost"] = cost
+    d["frontier"][1]["constraint"] = "budget"       # budget 3: A and B, 2.5 per item
+    assert "at a cost of 2.5 per item: estimated" in answer(d, d["frontier"][1])
+    assert "at a cost of 3 per item" not in answer(d, d["frontier"][1])
+    # without the judges' costs the point's own cost is all there is
+    d["costs"] = None
+    assert "at a cost of 3 per item: estimated" in answer(d, d["frontier"][1])

@@ -785,3 +785,25 @@ def test_a_small_mse_prints_as_the_answer_prints_it_in_the_metric_and_the_fronti
     assert held == f"{d['selected']['val_mse']:.{k}f}" and re.search(r"[1-9]", held)
     box = next(s for s in at.selectbox if s.label.startswith("Another panel size"))
     assert box.value.endswith(f"estimated MSE {printed}  (deployed)")
+
+
+def test_under_a_budget_the_answer_says_what_the_deployed_judges_cost(stored):
+    """Walk 4 (300-item binary panel, judge costs, budget 3): the answer read "bj3 and bj2 ...,
+    at a cost of 3 per item" (the budget level) while the cost section of the same page read
+    "Cost of the deployed choice: 2.5 per item" (1.5 + 1). The answer says what the deployed
+    judges cost, as the cost section does."""
+    run_id, _ = stored
+
+    def budget_above_the_spend(d):
+        d, chosen = _deployed_under_a_budget(d)
+        spent = 1.5 * len(chosen["judges"])            # _with_costs: 1.5 per judge
+        chosen["cost"] = spent + 0.5                   # the budget level, not all of it spent
+        d = _with_costs(d, chosen)
+        d["costs"]["selected"]["cost"] = spent
+        return d, (chosen, spent)
+    at, (chosen, spent) = _open_changed(run_id, budget_above_the_spend)
+    said = list(list(at.main.children.values())[2].children.values())[1].value
+    assert f", at a cost of {spent:g} per item: estimated" in said
+    assert f"at a cost of {chosen['cost']:g} per item" not in said
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["cost per item (deployed)"] == f"{spent:g}"

@@ -417,7 +417,9 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     kind = "estimated" if p.get("deployed_risk") else "held-out"
     who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
     # with judge costs the deployment's own cost per item (what a budget is spent on)
-    cost = f", at a cost of {p['cost']:g} per item" if p.get("cost") is not None else ""
+    # (a budget point's cost is its budget level: what its judges cost may be less)
+    spent = _point_cost(d, p, judges)
+    cost = f", at a cost of {spent:g} per item" if spent is not None else ""
     first = f"Deploy {who} {how}{cost}: {kind} {obj} {_interval_text(point_estimate(p), digits)}."
     further = further_clause(d, p, J, digits) + fewer_clause(d, p, digits)
     single = frontier_point(d, 1)
@@ -460,6 +462,16 @@ def _budget_limit(d: dict) -> float | None:
 def _is_single_judge(b: dict) -> bool:
     """Whether fixed recipe ``b`` is the best single judge (the one recipe that calls one judge)."""
     return str(b.get("name", "")).split(":")[0] == "best_single_judge"
+
+
+def _point_cost(d: dict, p: dict, judges) -> float | None:
+    """What frontier point ``p``'s deployment costs per item: its judges' summed costs (the
+    run's ``costs.judge_costs``), else the point's own ``cost`` (a budget point's is its budget
+    level, which its judges may not spend in full); None without costs."""
+    if p.get("cost") is None:
+        return None
+    spent = _judges_cost((d.get("costs") or {}).get("judge_costs") or {}, judges) if judges else None
+    return p["cost"] if spent is None else float(round(spent, 9))
 
 
 def _judges_cost(judge_costs: dict, names) -> float | None:
