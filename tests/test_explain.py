@@ -611,3 +611,23 @@ def test_a_budget_point_is_said_to_cost_what_its_judges_cost_not_its_budget(resu
     # without the judges' costs the point's own cost is all there is
     d["costs"] = None
     assert "at a cost of 3 per item: estimated" in answer(d, d["frontier"][1])
+
+
+def test_a_point_not_deployed_names_its_judges_in_the_order_a_limit_takes_them(result):
+    """Walk 4 (400-item pairwise panel): the answer named the 12 judges of the 'at most 12'
+    point as "judge02, judge03, judge04, judge05, judge06, judge07 and 6 more" (by name: the
+    weakest first, the strongest two among the 6 unnamed), for a limit that takes the first 12
+    judges by their own risk. A point not deployed names its judges in that order (the run's
+    info_first path); the deployed one stays by contribution."""
+    from fcps_core.reports.explain import answer, frontier_point
+    d = _frontier_result(result)
+    d["paths"] = [{"rule": "complexity_penalized", "judges": ["A", "B", "C"]},
+                  {"rule": "info_first", "judges": ["C", "B", "A"]}]
+    d["frontier"][2]["judges"] = ["A", "B", "C"]
+    d["frontier"][1]["judges"] = ["B", "C"]
+    assert "Deploy these 2 judges (C and B) combined as" in answer(d, frontier_point(d, 2))
+    # the fewer-judges clause of the deployed point names them so too
+    assert "with 2 judges (C and B)" in answer(d)
+    # without the path (an older stored run) the stored order stays
+    d["paths"] = []
+    assert "Deploy these 2 judges (B and C) combined as" in answer(d, frontier_point(d, 2))

@@ -244,10 +244,16 @@ def frontier_point(d: dict, n_judges: int | None = None) -> dict | None:
 
 
 def point_judges(d: dict, p: dict) -> list[str]:
-    """A point's judges, by contribution when it is the deployed one."""
+    """A point's judges, by contribution when it is the deployed one; else in the order of
+    their own risk (the run's info_first path, the order a limit takes them in), where the
+    run has that path."""
     if p.get("chosen") and set(p.get("judges") or []) == set(d["selected"].get("judges") or []):
         return deployed_judges(d)
-    return list(p.get("judges") or [])
+    judges = list(p.get("judges") or [])
+    order = next((list(q.get("judges") or []) for q in d.get("paths") or []
+                  if isinstance(q, dict) and q.get("rule") == "info_first"), [])
+    rank = {j: i for i, j in enumerate(order)}
+    return sorted(judges, key=lambda j: rank.get(j, len(order)))
 
 
 def _looser(d: dict, p: dict) -> list[dict]:
@@ -341,7 +347,7 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
     n = len(q.get("judges") or [])
     budget = q.get("constraint") == "budget"
     where = f"at a cost of {q['cost']:g} per item" if budget else \
-        f"with {n} judge{'s' if n != 1 else ''} ({_names(list(q.get('judges') or []))})"
+        f"with {n} judge{'s' if n != 1 else ''} ({_names(point_judges(d, q))})"
     smaller = "a smaller budget" if budget else "fewer judges"
     change = _paired_change_to(q, p) if q.get("deployed_risk") and p.get("deployed_risk") else None
     if change is None:
