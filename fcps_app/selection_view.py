@@ -10,7 +10,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fcps_core.service.reports import (PAIRED_BASIS, answer, average_words, baseline_rows, comparison, comparison_basis,
+from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, average_words, baseline_rows, comparison, comparison_basis,
                                        judge_order, deployed_kind, deployed_members, display_family,
                                        drop_words, gain_text, limit_deploys_words, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
                                        tie_summary,
@@ -105,7 +105,8 @@ def _row_label(row: dict, objective: str = "MSE", kind: str = "max_judges") -> s
         judge = "judge" if sizes[-1] == 1 else "judges"
     how = display_family(p)
     est = (p.get("deployed_risk") or {}).get("estimate")
-    risk = f"estimated {objective} {est:.4f}" if est is not None else f"held-out {objective} {p['risk']:.4f}"
+    dp = answer_digits(p)       # the decimals the answer prints this point at (4, more for a narrow interval)
+    risk = f"estimated {objective} {est:.{dp}f}" if est is not None else f"held-out {objective} {p['risk']:.{dp}f}"
     used = f"{len(p['judges'])} {judge} used" if kind == "budget" else f"{len(p['judges'])} used"
     head = f"{k}: {used}" if kind == "budget" else f"{k} {judge}: {used}"
     return f"{head}, {how}, {risk}" + ("  (deployed)" if p.get("chosen") else "")
@@ -212,18 +213,21 @@ def show_metrics(d: dict) -> None:
     dr = d.get("deployed_risk") or {}
     cand = next((c for c in d["candidates"] if c["index"] == sel.get("index")), None)
     m = st.columns([1, 1.5, 1, 1, 1])      # the held-out label names what is deployed: room for it
+    # the answer's decimals (4, more when the interval is narrower), so a small MSE keeps its digits
+    chosen = next((p for p in d.get("frontier") or [] if p.get("chosen")), None)
+    k = answer_digits(chosen) if chosen is not None else 4
     if dr.get("estimate") is not None:
         lo, hi = dr["ci"]
-        metric(m[0], "deployed_risk", f"{dr['estimate']:.4f}", label=estimate_name(obj),
-               extra=f"95% interval {lo:.4f} to {hi:.4f} ({str(dr.get('method')).upper()}).")
-        m[0].caption(f"95% interval {lo:.4f} to {hi:.4f}")
+        metric(m[0], "deployed_risk", f"{dr['estimate']:.{k}f}", label=estimate_name(obj),
+               extra=f"95% interval {lo:.{k}f} to {hi:.{k}f} ({str(dr.get('method')).upper()}).")
+        m[0].caption(f"95% interval {lo:.{k}f} to {hi:.{k}f}")
     else:
         metric(m[0], "deployed_risk", "-", label=estimate_name(obj),
                extra=(d.get("choice_info") or {}).get("estimate_note", "Not estimated for this run."))
     own = sel.get(f"val_{obj.lower()}")
     average = deployed_kind(sel) == "average"
     se = cand.get("val_se") if cand and not average else None
-    metric(m[1], "val_risk", "-" if own is None else f"{own:.4f}", label=heldout_metric_label(d),
+    metric(m[1], "val_risk", "-" if own is None else f"{own:.{k}f}", label=heldout_metric_label(d),
            extra=("The deployed average's own held-out risk (its models' predictions averaged on the same rows): "
                   "optimistic, because its models were picked as the best of the menu on these rows; the estimate "
                   "on new items corrects it." if average else

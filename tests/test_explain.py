@@ -566,3 +566,68 @@ def test_tied_models_left_out_under_a_limit_name_their_judges_and_why(result):
                                 alt(22, "mean_iso", ["A", "B"])]
     assert tie_sentence(d).endswith("but not averaged (e.g. logistic K=2 on A and <b>C</b>, scalar + table "
                                     "residual K=2 and mean vote + isotonic K=2).")
+
+
+def test_fewer_judges_are_called_better_only_when_the_paired_change_says_so(result):
+    """Walk 4 (a 400-item pairwise panel, 14 judges, default selection): the answer said "fewer
+    judges do better here: estimated 0.0321 ... with 12 judges" beside 0.0326 for all 14, while the
+    frontier's paired interval of that change ran from -0.0059 to +0.0038 (no clear change), which
+    the clause for more judges already says. The fewer-judges clause now quotes the same paired
+    interval and calls the smaller point better only when the interval lies below 0."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    # k=2 (estimate 0.0960) is printed below the deployed k=3 (0.0980); its paired change to k=3
+    d["frontier"][1]["more_judges_estimate"] = {"n_judges": 3, "cost": None, "estimate": 0.002,
+                                                "ci": [-0.003, 0.007]}
+    text = answer(d)
+    assert "do better" not in text
+    assert ("fewer judges score a little lower here, not clearly: estimated 0.0960 (95% interval 0.0800 to 0.1100) "
+            "with 2 judges (A and B) (paired 95% interval of the change -0.0070 to +0.0030, which holds 0: no "
+            "clear change)") in text
+    d["frontier"][1]["more_judges_estimate"]["ci"] = [0.001, 0.004]
+    text = answer(d)
+    assert ("fewer judges do better here: estimated 0.0960 (95% interval 0.0800 to 0.1100) with 2 judges (A and B) "
+            "(paired 95% interval of the change -0.0040 to -0.0010)") in text
+    assert "no clear change" not in text
+    # paired with another point than the deployed one: no interval to quote, the numbers as before
+    d["frontier"][1]["more_judges_estimate"]["n_judges"] = 4
+    assert "fewer judges do better here: estimated 0.0960 (95% interval 0.0800 to 0.1100) with 2 judges (A and " \
+           "B);" in answer(d)
+
+
+def test_a_budget_point_is_said_to_cost_what_its_judges_cost_not_its_budget(result):
+    """Walk 4 (300-item binary panel, judge costs 0.2 to 4, --budget 3): the answer read "bj3 and
+    bj2 ..., at a cost of 3 per item" while the page's cost metric read "Cost of the deployed
+    choice: 2.5 per item": a budget point's cost is its budget level, and the deployment's two
+    judges cost 1.5 + 1. The answer sums the deployed judges' costs."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    d["costs"] = {"judge_costs": {"A": {"cost": 1.5}, "B": {"cost": 1.0}, "C": {"cost": 4.0}}}
+    for p, cost in zip(d["frontier"], (1.5, 3.0, 6.5)):
+        p["cost"] = cost
+    d["frontier"][1]["constraint"] = "budget"       # budget 3: A and B, 2.5 per item
+    assert "at a cost of 2.5 per item: estimated" in answer(d, d["frontier"][1])
+    assert "at a cost of 3 per item" not in answer(d, d["frontier"][1])
+    # without the judges' costs the point's own cost is all there is
+    d["costs"] = None
+    assert "at a cost of 3 per item: estimated" in answer(d, d["frontier"][1])
+
+
+def test_a_point_not_deployed_names_its_judges_in_the_order_a_limit_takes_them(result):
+    """Walk 4 (400-item pairwise panel): the answer named the 12 judges of the 'at most 12'
+    point as "judge02, judge03, judge04, judge05, judge06, judge07 and 6 more" (by name: the
+    weakest first, the strongest two among the 6 unnamed), for a limit that takes the first 12
+    judges by their own risk. A point not deployed names its judges in that order (the run's
+    info_first path); the deployed one stays by contribution."""
+    from fcps_core.reports.explain import answer, frontier_point
+    d = _frontier_result(result)
+    d["paths"] = [{"rule": "complexity_penalized", "judges": ["A", "B", "C"]},
+                  {"rule": "info_first", "judges": ["C", "B", "A"]}]
+    d["frontier"][2]["judges"] = ["A", "B", "C"]
+    d["frontier"][1]["judges"] = ["B", "C"]
+    assert "Deploy these 2 judges (C and B) combined as" in answer(d, frontier_point(d, 2))
+    # the fewer-judges clause of the deployed point names them so too
+    assert "with 2 judges (C and B)" in answer(d)
+    # without the path (an older stored run) the stored order stays
+    d["paths"] = []
+    assert "Deploy these 2 judges (B and C) combined as" in answer(d, frontier_point(d, 2))

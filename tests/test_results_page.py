@@ -202,3 +202,39 @@ def test_the_runs_table_headers_are_words_not_keys(page_store):
     assert headers["K"] == "judges"
     # the cells keep their type and alignment under the new header (text here: the sweep's row has none)
     assert config["val_mse"].get("type_config") and config["val_mse"].get("help")
+
+
+def test_a_small_mse_keeps_the_answers_decimals_in_the_metrics(page_store, monkeypatch):
+    """Walk 4 (1,500-item continuous panel): the Select page's answer read "estimated MSE 0.000071
+    (95% interval 0.000046 to 0.000094)" while the metrics of the same stored run read 0.0001 and
+    0.0002 at four decimals. The Results browser's metrics print at the answer's decimals."""
+    import copy
+    from fcps_core.reports.explain import answer_digits, point_estimate
+    store, ids = page_store
+    run_id = ids["crossfit"]
+    real = Store.run
+
+    def small_run(self, rid, *a, **kw):
+        run = real(self, rid, *a, **kw)
+        if int(rid) != run_id:
+            return run
+        run = copy.deepcopy(run)
+        res = run["result"]
+        for r in [p.get("deployed_risk") for p in res["frontier"]] + [res["deployed_risk"]]:
+            if r:
+                r["estimate"], r["ci"] = r["estimate"] / 1000, [v / 1000 for v in r["ci"]]
+        for p in res["frontier"]:
+            p["risk"], p["ci"] = p["risk"] / 1000, [v / 1000 for v in p["ci"]]
+        res["selected"]["val_mse"] /= 1000
+        return run
+    monkeypatch.setattr(Store, "run", small_run)
+    res = store.run(run_id)["result"]
+    chosen = next(p for p in res["frontier"] if p.get("chosen"))
+    k = answer_digits(chosen)
+    assert k > 4
+    at = results(run=str(run_id))
+    shown = metrics(at)
+    printed = f"{point_estimate(chosen)['estimate']:.{k}f}"
+    assert f"estimated MSE {printed} (95% interval" in at.success[0].value
+    assert shown["MSE on new items"].value == f"{res['deployed_risk']['estimate']:.{k}f}"
+    assert shown["held-out MSE"].value == f"{res['selected']['val_mse']:.{k}f}"

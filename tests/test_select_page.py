@@ -703,3 +703,107 @@ def test_no_latency_is_claimed_when_no_judge_has_one(stored):
     said = [m.value for m in at.markdown if m.value.startswith("**Cost** of the deployed choice")]
     assert said == [f"**Cost** of the deployed choice: {chosen['cost']:g} per item (no judge latencies given)"]
     assert {m.label: m.value for m in at.metric}["latency per item (deployed)"] == "-"
+
+
+def _a_smaller_point_lower_within_noise(d):
+    """The deployed panel-size point with a smaller point (two judges or more) printed lower
+    whose paired change to the deployed point holds 0 (walk 4's 400-item pairwise panel: 12
+    judges at 0.0321 against all 14 at 0.0326, paired interval -0.0059 to +0.0038)."""
+    import copy
+    d = copy.deepcopy(d)
+    fr = d["frontier"]
+    p = next(q for q in fr if q.get("chosen"))
+    tighter = [q for q in fr if q.get("constraint") == "max_judges" and q["n_judges"] < p["n_judges"]
+               and 2 <= len(q["judges"]) < len(p["judges"])]
+    assert p.get("constraint") == "max_judges" and tighter, "the stored run needs a smaller point of 2+ judges"
+    q = tighter[-1]
+    low = min(x["deployed_risk"]["estimate"] for x in fr) - 0.001
+    q["deployed_risk"] = {**q["deployed_risk"], "estimate": low, "ci": [low - 0.01, low + 0.01]}
+    q["more_judges_estimate"] = {"n_judges": p["n_judges"], "cost": p.get("cost"), "estimate": 0.001,
+                                 "ci": [-0.004, 0.006]}
+    return d, q
+
+
+def test_a_smaller_panel_lower_within_noise_is_not_called_better(stored):
+    """Walk 4: the answer read "fewer judges do better here: estimated 0.0321 ... with 12 judges"
+    beside 0.0326 for the deployed 14, a change whose paired interval (-0.0059 to +0.0038) holds 0,
+    while the verdict below named 8 judges as the smallest panel not clearly different. The answer
+    now quotes the paired interval and says the smaller panel is not clearly better."""
+    from fcps_app.common import md
+    from fcps_app.selection_view import PAGE_ONE_JUDGE_WORDS
+    from fcps_core.reports.explain import answer
+    run_id, _ = stored
+    at, q = _open_changed(run_id, _a_smaller_point_lower_within_noise)
+    said = list(list(at.main.children.values())[2].children.values())[1].value
+    assert said == md(answer(at.session_state["selection"]["dict"], one_judge_words=PAGE_ONE_JUDGE_WORDS))
+    n = len(q["judges"])
+    assert f"fewer judges score a little lower here, not clearly: estimated" in said
+    assert f"with {n} judge{'s' if n != 1 else ''}" in said and "(paired 95% interval of the change -0.0060 to +0.0040, which holds 0: no " \
+                                         "clear change)" in said
+    assert "do better here" not in said
+
+
+def _a_small_mse(d):
+    """Every risk of the run a thousandth of its own (walk 4's 1,500-item continuous panel: an
+    estimated MSE of 0.000071)."""
+    import copy
+    d = copy.deepcopy(d)
+    small = lambda v: None if v is None else v / 1000      # noqa: E731
+
+    def shrink(r):
+        if r:
+            r["estimate"] = small(r["estimate"])
+            r["ci"] = [small(v) for v in r["ci"]]
+    for p in d["frontier"]:
+        p["risk"], p["ci"] = small(p["risk"]), [small(v) for v in p["ci"]]
+        shrink(p.get("deployed_risk"))
+    shrink(d["deployed_risk"])
+    d["selected"]["val_mse"] = small(d["selected"].get("val_mse"))
+    return d, next(p for p in d["frontier"] if p.get("chosen"))
+
+
+def test_a_small_mse_prints_as_the_answer_prints_it_in_the_metric_and_the_frontier_control(stored):
+    """Walk 4 (1,500-item continuous panel): the answer read "estimated MSE 0.000071 (95% interval
+    0.000046 to 0.000094)" while the Evidence metric beside it read 0.0001 with "95% interval
+    0.0000 to 0.0001", the held-out metric 0.0002, and the frontier control "estimated MSE 0.0001":
+    four decimals for a number whose first digit is the fifth. They print at the answer's decimals."""
+    import re
+    from fcps_core.reports.explain import answer_digits, point_estimate
+    run_id, _ = stored
+    at, chosen = _open_changed(run_id, _a_small_mse)
+    d = at.session_state["selection"]["dict"]
+    k = answer_digits(chosen)
+    assert k > 4
+    said = list(list(at.main.children.values())[2].children.values())[1].value
+    est = point_estimate(chosen)
+    printed = f"{est['estimate']:.{k}f}"
+    assert f"estimated MSE {printed} (95% interval {est['ci'][0]:.{k}f} to {est['ci'][1]:.{k}f})" in said
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["MSE on new items"] == f"{d['deployed_risk']['estimate']:.{k}f}" == printed
+    assert f"95% interval {est['ci'][0]:.{k}f} to {est['ci'][1]:.{k}f}" in [c.value for c in at.caption]
+    held = next(v for label, v in shown.items() if label.startswith("held-out MSE"))
+    assert held == f"{d['selected']['val_mse']:.{k}f}" and re.search(r"[1-9]", held)
+    box = next(s for s in at.selectbox if s.label.startswith("Another panel size"))
+    assert box.value.endswith(f"estimated MSE {printed}  (deployed)")
+
+
+def test_under_a_budget_the_answer_says_what_the_deployed_judges_cost(stored):
+    """Walk 4 (300-item binary panel, judge costs, budget 3): the answer read "bj3 and bj2 ...,
+    at a cost of 3 per item" (the budget level) while the cost section of the same page read
+    "Cost of the deployed choice: 2.5 per item" (1.5 + 1). The answer says what the deployed
+    judges cost, as the cost section does."""
+    run_id, _ = stored
+
+    def budget_above_the_spend(d):
+        d, chosen = _deployed_under_a_budget(d)
+        spent = 1.5 * len(chosen["judges"])            # _with_costs: 1.5 per judge
+        chosen["cost"] = spent + 0.5                   # the budget level, not all of it spent
+        d = _with_costs(d, chosen)
+        d["costs"]["selected"]["cost"] = spent
+        return d, (chosen, spent)
+    at, (chosen, spent) = _open_changed(run_id, budget_above_the_spend)
+    said = list(list(at.main.children.values())[2].children.values())[1].value
+    assert f", at a cost of {spent:g} per item: estimated" in said
+    assert f"at a cost of {chosen['cost']:g} per item" not in said
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["cost per item (deployed)"] == f"{spent:g}"

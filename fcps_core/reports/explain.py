@@ -244,10 +244,16 @@ def frontier_point(d: dict, n_judges: int | None = None) -> dict | None:
 
 
 def point_judges(d: dict, p: dict) -> list[str]:
-    """A point's judges, by contribution when it is the deployed one."""
+    """A point's judges, by contribution when it is the deployed one; else in the order of
+    their own risk (the run's info_first path, the order a limit takes them in), where the
+    run has that path."""
     if p.get("chosen") and set(p.get("judges") or []) == set(d["selected"].get("judges") or []):
         return deployed_judges(d)
-    return list(p.get("judges") or [])
+    judges = list(p.get("judges") or [])
+    order = next((list(q.get("judges") or []) for q in d.get("paths") or []
+                  if isinstance(q, dict) and q.get("rule") == "info_first"), [])
+    rank = {j: i for i, j in enumerate(order)}
+    return sorted(judges, key=lambda j: rank.get(j, len(order)))
 
 
 def _looser(d: dict, p: dict) -> list[dict]:
@@ -339,10 +345,35 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
         return ""
     kind = "estimated" if q.get("deployed_risk") else "held-out"
     n = len(q.get("judges") or [])
-    where = f"at a cost of {q['cost']:g} per item" if q.get("constraint") == "budget" else \
-        f"with {n} judge{'s' if n != 1 else ''} ({_names(list(q.get('judges') or []))})"
-    smaller = "a smaller budget does" if q.get("constraint") == "budget" else "fewer judges do"
-    return f"; {smaller} better here: {kind} {_interval_text(point_estimate(q), digits)} {where}"
+    budget = q.get("constraint") == "budget"
+    where = f"at a cost of {q['cost']:g} per item" if budget else \
+        f"with {n} judge{'s' if n != 1 else ''} ({_names(point_judges(d, q))})"
+    smaller = "a smaller budget" if budget else "fewer judges"
+    change = _paired_change_to(q, p) if q.get("deployed_risk") and p.get("deployed_risk") else None
+    if change is None:
+        return f"; {smaller} {'does' if budget else 'do'} better here: {kind} " \
+               f"{_interval_text(point_estimate(q), digits)} {where}"
+    # the frontier's paired interval of the change from p to q (q's estimate - p's)
+    lo, hi = -change["ci"][1], -change["ci"][0]
+    within = f"paired 95% interval of the change {_signed_end(lo, digits)} to {_signed_end(hi, digits)}"
+    if hi < 0:
+        return f"; {smaller} {'does' if budget else 'do'} better here: {kind} " \
+               f"{_interval_text(point_estimate(q), digits)} {where} ({within})"
+    # lower as printed, but the paired interval of the change holds 0: not called better
+    return f"; {smaller} {'scores' if budget else 'score'} a little lower here, not clearly: {kind} " \
+           f"{_interval_text(point_estimate(q), digits)} {where} ({within}, which holds 0: no clear change)"
+
+
+def _paired_change_to(q: dict, p: dict) -> dict | None:
+    """The frontier's paired bootstrap change from the tighter point ``q`` to the looser
+    point ``p`` (p's estimate - q's, with its 95% interval), when q's
+    ``more_judges_estimate`` was paired with p; else None."""
+    paired = q.get("more_judges_estimate")
+    if not paired or paired.get("ci") is None:
+        return None
+    if (paired.get("n_judges"), paired.get("cost")) != (p.get("n_judges"), p.get("cost")):
+        return None
+    return paired
 
 
 def answer_digits(p: dict | None) -> int:
@@ -392,7 +423,9 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     kind = "estimated" if p.get("deployed_risk") else "held-out"
     who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
     # with judge costs the deployment's own cost per item (what a budget is spent on)
-    cost = f", at a cost of {p['cost']:g} per item" if p.get("cost") is not None else ""
+    # (a budget point's cost is its budget level: what its judges cost may be less)
+    spent = _point_cost(d, p, judges)
+    cost = f", at a cost of {spent:g} per item" if spent is not None else ""
     first = f"Deploy {who} {how}{cost}: {kind} {obj} {_interval_text(point_estimate(p), digits)}."
     further = further_clause(d, p, J, digits) + fewer_clause(d, p, digits)
     single = frontier_point(d, 1)
@@ -435,6 +468,16 @@ def _budget_limit(d: dict) -> float | None:
 def _is_single_judge(b: dict) -> bool:
     """Whether fixed recipe ``b`` is the best single judge (the one recipe that calls one judge)."""
     return str(b.get("name", "")).split(":")[0] == "best_single_judge"
+
+
+def _point_cost(d: dict, p: dict, judges) -> float | None:
+    """What frontier point ``p``'s deployment costs per item: its judges' summed costs (the
+    run's ``costs.judge_costs``), else the point's own ``cost`` (a budget point's is its budget
+    level, which its judges may not spend in full); None without costs."""
+    if p.get("cost") is None:
+        return None
+    spent = _judges_cost((d.get("costs") or {}).get("judge_costs") or {}, judges) if judges else None
+    return p["cost"] if spent is None else float(round(spent, 9))
 
 
 def _judges_cost(judge_costs: dict, names) -> float | None:
