@@ -631,3 +631,17 @@ def test_a_point_not_deployed_names_its_judges_in_the_order_a_limit_takes_them(r
     # without the path (an older stored run) the stored order stays
     d["paths"] = []
     assert "Deploy these 2 judges (B and C) combined as" in answer(d, frontier_point(d, 2))
+
+
+def test_limit_words_name_the_rule_the_run_used():
+    """Walk 4: a budget below the first judge's cost deployed another path's set while the
+    caption said 'the longest run of the judges ... within the budget'; the words now name
+    each case of the full-limit rule, and the old rule's words stay for runs made with it."""
+    from fcps_core.reports.explain import limit_deploys_words
+    full = {"menu": {"full_limit_sets": True}}
+    assert "choice over all judges if it calls at most k" in limit_deploys_words(full)
+    assert "first k judges in the order of their own risk" in limit_deploys_words(full)
+    budget = limit_deploys_words(full, budget=True)
+    assert "choice over all judges if it fits" in budget and "when even the first costs more" in budget
+    assert limit_deploys_words({"menu": {"full_limit_sets": False}}) == \
+        "the best predictor the choice rule deploys with at most k judges"

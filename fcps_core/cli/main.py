@@ -75,13 +75,15 @@ def build_parser() -> argparse.ArgumentParser:
                                           "latency (max), the report its risk-cost Pareto front; needed by "
                                           "--choice cheapest_tied (default: the costs stored with a stored panel; "
                                           "--save stores them with it)")
-    pr.add_argument("--max-judges", type=int, help="deploy at most this many judges: the first K judges in the "
+    pr.add_argument("--max-judges", type=int, help="deploy at most this many judges: the choice over all "
+                                                   "judges if it calls at most K, else the first K judges in the "
                                                    "order of their own risk, combined as the choice rule picks "
                                                    "(the JSON's frontier shows every K)")
     pr.add_argument("--budget", type=float, help="deploy judges costing at most this much per item (the sum of "
-                                                 "their costs): the longest run of the judges, in the order of "
-                                                 "their own risk, within it; needs --judge-costs or costs stored "
-                                                 "with the panel")
+                                                 "their costs): the choice over all judges if it fits, else the "
+                                                 "longest run of the judges, in the order of their own risk, "
+                                                 "within it (the best predictor within it when even the first "
+                                                 "costs more); needs --judge-costs or costs stored with the panel")
     pr.add_argument("--estimate", choices=list(ESTIMATES), default="bbc",
                     help="deployed-risk estimate: bbc (bootstrap bias-corrected), nested, none")
     pr.add_argument("--n-boot", type=int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")

@@ -315,9 +315,13 @@ def limit_deploys_words(d: dict, budget: bool = False) -> str:
     run's rule (``menu.full_limit_sets``: the first judges by their own risk; else the best
     predictor among every candidate within the limit)."""
     if bool((d.get("menu") or {}).get("full_limit_sets")):
-        return ("the longest run of the judges, in the order of their own risk, within the budget, combined as "
-                "the choice rule picks") if budget else \
-            "the first k judges in the order of their own risk, combined as the choice rule picks"
+        # :mod:`fcps_core.selection.constraints`: the choice over all judges where it meets
+        # the limit, else the info_first prefix, else (none fits) every candidate within it
+        return ("the choice over all judges if it fits the budget, else the longest run of the judges, in the "
+                "order of their own risk, within it, combined as the choice rule picks (when even the first "
+                "costs more: the best predictor within the budget)") if budget else \
+            ("the choice over all judges if it calls at most k, else the first k judges in the order of their "
+             "own risk, combined as the choice rule picks")
     return "the best predictor the choice rule deploys within the budget" if budget else \
         "the best predictor the choice rule deploys with at most k judges"
 
