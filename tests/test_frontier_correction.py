@@ -100,19 +100,22 @@ def _fit_rows(panel, n_fit: int, seed: int):
 
 
 def test_correction_per_member_set_by_hand():
-    """delta = max(b, 0) (1/n_train - 1/n_D), b = (r_half - r_train) / (1/n_half - 1/n_train).
-    A+B: half average .7 .3 .6 .3, losses .09 .09 .16 .09, r_half .1075; training average
-    .8 .2 .8 .1, losses .04 .04 .04 .01, r_train .0325; b = .075 / .05 = 1.5; delta = 1.5/60.
+    """delta = max(b, 0) (1/n_train - 1/n_D), b = (r_half - r_train) / (1/n_half - 1/n_train),
+    b at most r_train n_train (the curve's floor a = r_train - b/n_train is never negative;
+    n_half 10, n_train 20, n_D 30). A+B: half average .7 .3 .6 .3, losses .09 .09 .16 .09,
+    r_half .1075; training average .8 .2 .8 .1, losses .04 .04 .04 .01, r_train .0325;
+    b = .075 / .05 = 1.5, above r_train n_train = .65 (a would be -.0425): delta = .65/60.
     A alone: r_half (.16+.16+.09+.04)/4 = .1125, r_train (.01+.01+.04+.04)/4 = .025;
-    b = 1.75, delta = 1.75/60. C alone: r_half .025 < r_train .25, so b < 0 and delta = 0."""
+    b = 1.75 capped at .5, delta = .5/60. C alone: r_half .025 < r_train .25, so b < 0 and
+    delta = 0."""
     ref, panel, heldout = _refits()
     D = np.arange(30)
     default = ref.finish(_Selector(), panel, D, heldout, _Distinct(4))
     assert default["risk_half"] == pytest.approx(0.1075, rel=1e-12)
     assert default["risk_train"] == pytest.approx(0.0325, rel=1e-12)
-    assert default["delta"] == pytest.approx(1.5 / 60, rel=1e-12)
-    assert ref.correction([0, 1])["delta"] == pytest.approx(1.5 / 60, rel=1e-12)
-    assert ref.correction([0])["delta"] == pytest.approx(1.75 / 60, rel=1e-12)
+    assert default["delta"] == pytest.approx(0.65 / 60, rel=1e-12) and default["model"] == "b/n (a >= 0)"
+    assert ref.correction([0, 1])["delta"] == pytest.approx(0.65 / 60, rel=1e-12)
+    assert ref.correction([0])["delta"] == pytest.approx(0.5 / 60, rel=1e-12)
     one = ref.correction([2])
     assert one["risk_half"] == pytest.approx(0.025, rel=1e-12) and one["risk_train"] == pytest.approx(0.25)
     assert one["delta"] == 0.0
@@ -135,7 +138,7 @@ def test_a_member_not_offered_at_half_size_leaves_the_others_corrected():
     results[1]["C"] = "the deployed configuration is not offered at half size"
     ref.results = iter(results)
     ref.finish(_Selector(), panel, np.arange(30), heldout, _Distinct(4))
-    assert ref.correction([0, 1])["delta"] == pytest.approx(1.5 / 60, rel=1e-12)
+    assert ref.correction([0, 1])["delta"] == pytest.approx(0.65 / 60, rel=1e-12)
     assert ref.correction([2]) == {"delta": 0.0, "note": "the deployed configuration is not offered at half size"}
 
 
@@ -144,7 +147,7 @@ def test_point_refits_read_the_default_refits_for_shared_members():
     default's refits: the A+C average's correction by hand. Half average of A and C:
     .75 .25 .75 .2, losses .0625 .0625 .0625 .04, r_half .056875; training-size average
     .7 .3 .65 .35, losses .09 .09 .1225 .1225, r_train .10625: b < 0, delta 0. A alone as
-    above (1.75/60)."""
+    above (.5/60: b capped at r_train n_train)."""
     base, panel, heldout = _refits()
     base.finish(_Selector(), panel, np.arange(30), heldout, _Distinct(4))
     half_c = [.9, .1, .8, .2]
@@ -156,7 +159,7 @@ def test_point_refits_read_the_default_refits_for_shared_members():
     assert both["risk_half"] == pytest.approx(0.056875, rel=1e-12)
     assert both["risk_train"] == pytest.approx(0.10625, rel=1e-12)
     assert both["delta"] == 0.0
-    assert read([0])["delta"] == pytest.approx(1.75 / 60, rel=1e-12)
+    assert read([0])["delta"] == pytest.approx(0.5 / 60, rel=1e-12)
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +192,7 @@ def test_every_point_is_corrected_with_its_own_members(result):
         nh, nt, nd = corr["n_half"], corr["n_train"], corr["n_deployable"]
         assert nd == len(h.y) and nh < nt < nd
         b = (corr["risk_half"] - r_train) / (1 / nh - 1 / nt)
-        assert delta == pytest.approx(max(b, 0.0) * (1 / nt - 1 / nd), rel=1e-9, abs=1e-15)
+        assert delta == pytest.approx(min(max(b, 0.0), r_train * nt) * (1 / nt - 1 / nd), rel=1e-9, abs=1e-15)
         deltas.add(round(delta, 12))
         checked += 1
     assert checked == len(result.panel.judge_names) - 1

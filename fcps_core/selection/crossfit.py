@@ -714,7 +714,8 @@ def training_size_correction(selector, panel: Panel, D: np.ndarray, fold_list: l
     stackers), so r(n) = a + b/n. The first repeat's folds are refitted for the deployed
     configuration only (its path rules and families, paths rebuilt) on half of each fold's
     training groups; the paired held-out risks at n_half and n_train give b, and the
-    correction is max(b, 0) * (1/n_train - 1/n_D). No T row is read.
+    correction is max(b, 0) * (1/n_train - 1/n_D), b at most r(n_train) n_train (the floor
+    a = r(n_train) - b/n_train of a loss curve is never negative). No T row is read.
 
     Groups are integer codes (``groups``, :func:`group_codes`), so a fold's half is a mask
     over codes, not a set test over ids. Both risks are count-weighted sums over the
@@ -973,7 +974,8 @@ class CorrectionRefits:
         """The correction of the predictor averaging ``members`` (candidates, or indices
         into the result's candidates that were among the deployed members or ``also``),
         after :meth:`finish`: r(n) = a + b/n through the paired held-out risks at the
-        half and the training size, delta = max(b, 0) * (1/n_train - 1/n_D)."""
+        half and the training size, delta = max(b, 0) * (1/n_train - 1/n_D), with the floor a
+        kept >= 0 (a loss is never negative: b at most r(n_train) n_train)."""
         selector, panel, D, heldout, distinct = self._read
         index = [int(m) if isinstance(m, (int, np.integer)) else m.index for m in members]
         halves = [self._half_size(i) for i in index]
@@ -993,9 +995,13 @@ class CorrectionRefits:
         r_full = float(n @ losses(obj, y, full) / n.sum())
         nh, nt, nd = float(np.mean(self.n_half)), float(np.mean(self.n_train)), float(len(D))
         slope = (r_small - r_full) / (1.0 / nh - 1.0 / nt)
-        delta = max(slope, 0.0) * (1.0 / nt - 1.0 / nd)
+        # a loss is never negative, so neither is the curve's floor a = r_full - b/n_train: a
+        # curve falling faster than 1/n between the two sizes (a near-noiseless label) is
+        # extrapolated with a = 0 through the training size's risk, b = r_full n_train
+        b = min(max(slope, 0.0), max(r_full, 0.0) * nt)
+        delta = b * (1.0 / nt - 1.0 / nd)
         return {"delta": float(delta), "risk_half": r_small, "risk_train": r_full, "n_half": nh,
-                "n_train": nt, "n_deployable": nd, "model": "a + b/n"}
+                "n_train": nt, "n_deployable": nd, "model": "a + b/n" if b == max(slope, 0.0) else "b/n (a >= 0)"}
 
 
 #: the label of the fixed paths the own-set refits fit (:class:`OwnSetLevels`)
