@@ -269,3 +269,31 @@ def test_labels_order_is_kept_for_the_same_read_only_ranks_only():
     assert base._labels_order(ranks1) is kept and not kept.flags.writeable
     writable = np.array(ranks1)
     assert base._labels_order(writable) is not base._labels_order(writable)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_isotonic_predict_in_sorted_order_is_interp_bit_for_bit(seed):
+    """Many points against many thresholds are interpolated in sorted order and put back
+    (``IsotonicMap.predict``): every value is ``np.interp``'s of the points as given, bit for
+    bit, with points on the thresholds, signed zeros, NaN and infinities among them."""
+    from fcps_core.families import base
+    rng = np.random.default_rng(seed)
+    n = 3000 + 2000 * seed
+    x = rng.normal(size=n)
+    if seed % 2:
+        x = np.round(x, 2)
+    y = np.clip(1 / (1 + np.exp(-3 * x)) + 0.05 * rng.normal(size=n), 0, 1)
+    fitted = IsotonicMap().fit(x, y)
+    assert len(fitted.x_) >= base._SORTED_PREDICT_THRESHOLDS
+    m = base._SORTED_PREDICT_POINTS + 1000 * seed
+    q = rng.normal(scale=1.5, size=m)
+    q[:200] = rng.choice(fitted.x_, 200)
+    q[200:260] = -0.0
+    q[260:300] = 0.0
+    q[300:310] = np.nan
+    q[310:315], q[315:320] = np.inf, -np.inf
+    rng.shuffle(q)
+    want = np.interp(q, fitted.x_, fitted.y_)
+    assert np.array_equal(fitted.predict(q).view(np.uint64), want.view(np.uint64))
+    # below the sizes the points are interpolated as given: the same values
+    assert np.array_equal(fitted.predict(q[:100]).view(np.uint64), want[:100].view(np.uint64))
