@@ -256,12 +256,15 @@ def point_judges(d: dict, p: dict) -> list[str]:
     return sorted(judges, key=lambda j: rank.get(j, len(order)))
 
 
-def _looser(d: dict, p: dict) -> list[dict]:
-    """The frontier points with a looser limit than ``p`` (more judges, or a larger budget)."""
+def _beside(d: dict, p: dict, looser: bool) -> list[dict]:
+    """The frontier points of ``p``'s kind with a looser limit than ``p`` (more judges, or a
+    larger budget), or with a tighter one (``looser`` False)."""
     fr = d.get("frontier") or []
     if p.get("constraint") == "budget":
-        return [q for q in fr if q.get("constraint") == "budget" and (q.get("cost") or 0) > (p.get("cost") or 0)]
-    return [q for q in fr if q.get("constraint") == "max_judges" and q["n_judges"] > p["n_judges"]]
+        level, kind = (lambda q: q.get("cost") or 0), "budget"
+    else:
+        level, kind = (lambda q: q["n_judges"]), "max_judges"
+    return [q for q in fr if q.get("constraint") == kind and (level(q) > level(p) if looser else level(q) < level(p))]
 
 
 def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
@@ -272,7 +275,7 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
     bootstrap interval of the change (the point's ``more_judges_estimate``: both choices
     scored in the same draws); without that interval, the reached estimate's own. Without a
     looser point: p is the choice over all judges."""
-    looser = _looser(d, p)
+    looser = _beside(d, p, looser=True)
     budget = p.get("constraint") == "budget"
     if not looser:
         return "No larger budget level is on the frontier" if budget else \
@@ -326,21 +329,13 @@ def limit_deploys_words(d: dict, budget: bool = False) -> str:
         "the best predictor the choice rule deploys with at most k judges"
 
 
-def _tighter(d: dict, p: dict) -> list[dict]:
-    """The frontier points with a tighter limit than ``p`` (fewer judges, or a smaller budget)."""
-    fr = d.get("frontier") or []
-    if p.get("constraint") == "budget":
-        return [q for q in fr if q.get("constraint") == "budget" and (q.get("cost") or 0) < (p.get("cost") or 0)]
-    return [q for q in fr if q.get("constraint") == "max_judges" and q["n_judges"] < p["n_judges"]]
-
-
 def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
     """'' unless a tighter point's estimate, as printed, is below point ``p``'s (a limit
     deploys the first judges in the practitioner's order, so a point may score worse than a
     smaller one); then the lowest such point: "fewer judges do better here: r with k judges",
     so the answer never leaves a lower number on the frontier unsaid. The one-judge point is
     left to the answer's own one-judge clause."""
-    tighter = [q for q in _tighter(d, p) if q.get("n_judges") != 1 or q.get("constraint") == "budget"]
+    tighter = [q for q in _beside(d, p, looser=False) if q.get("n_judges") != 1 or q.get("constraint") == "budget"]
     if not tighter:
         return ""
     mine = round(point_estimate(p)["estimate"], digits)
@@ -353,19 +348,19 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
     where = f"at a cost of {q['cost']:g} per item" if budget else \
         f"with {n} judge{'s' if n != 1 else ''} ({_names(point_judges(d, q))})"
     smaller = "a smaller budget" if budget else "fewer judges"
+    reached = f"{kind} {_interval_text(point_estimate(q), digits)} {where}"
+    better = f"; {smaller} {'does' if budget else 'do'} better here: {reached}"
     change = _paired_change_to(q, p) if q.get("deployed_risk") and p.get("deployed_risk") else None
     if change is None:
-        return f"; {smaller} {'does' if budget else 'do'} better here: {kind} " \
-               f"{_interval_text(point_estimate(q), digits)} {where}"
+        return better
     # the frontier's paired interval of the change from p to q (q's estimate - p's)
     lo, hi = -change["ci"][1], -change["ci"][0]
     within = f"paired 95% interval of the change {_signed_end(lo, digits)} to {_signed_end(hi, digits)}"
     if hi < 0:
-        return f"; {smaller} {'does' if budget else 'do'} better here: {kind} " \
-               f"{_interval_text(point_estimate(q), digits)} {where} ({within})"
+        return f"{better} ({within})"
     # lower as printed, but the paired interval of the change holds 0: not called better
-    return f"; {smaller} {'scores' if budget else 'score'} a little lower here, not clearly: {kind} " \
-           f"{_interval_text(point_estimate(q), digits)} {where} ({within}, which holds 0: no clear change)"
+    return f"; {smaller} {'scores' if budget else 'score'} a little lower here, not clearly: {reached} " \
+           f"({within}, which holds 0: no clear change)"
 
 
 def _paired_change_to(q: dict, p: dict) -> dict | None:

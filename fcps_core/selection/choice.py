@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -588,12 +588,11 @@ def choose_deployed(candidates, settings, panel, heldout) -> ChoiceOutcome:
     full-limit rule (``full_limit_sets``, :mod:`.constraints`) a limit the choice over all
     judges already meets deploys that choice (``choice_info["limit_met_by_whole_choice"]``):
     a limit only narrows the menu when the best choice breaks it."""
-    from dataclasses import replace
-    from .constraints import selector_constraint, unlimited
+    from .constraints import selector_constraint, unlimited, whole_choice_fits
     constraint = selector_constraint(settings)
     if constraint.full_limit and constraint.active:
         whole = _choose_deployed(candidates, unlimited(settings), panel, heldout)
-        if constraint.members_fit(candidates, whole.members or [whole.selected_index]):
+        if whole_choice_fits(constraint, candidates, whole.members or [whole.selected_index]):
             info = dict(whole.choice_info, constraint=constraint.to_dict(), limit_met_by_whole_choice=True)
             return replace(whole, choice_info=info)
     return _choose_deployed(candidates, settings, panel, heldout)

@@ -998,10 +998,11 @@ class CorrectionRefits:
         # a loss is never negative, so neither is the curve's floor a = r_full - b/n_train: a
         # curve falling faster than 1/n between the two sizes (a near-noiseless label) is
         # extrapolated with a = 0 through the training size's risk, b = r_full n_train
-        b = min(max(slope, 0.0), max(r_full, 0.0) * nt)
+        rising = max(slope, 0.0)
+        b = min(rising, max(r_full, 0.0) * nt)
         delta = b * (1.0 / nt - 1.0 / nd)
         return {"delta": float(delta), "risk_half": r_small, "risk_train": r_full, "n_half": nh,
-                "n_train": nt, "n_deployable": nd, "model": "a + b/n" if b == max(slope, 0.0) else "b/n (a >= 0)"}
+                "n_train": nt, "n_deployable": nd, "model": "a + b/n" if b == rising else "b/n (a >= 0)"}
 
 
 #: the label of the fixed paths the own-set refits fit (:class:`OwnSetLevels`)

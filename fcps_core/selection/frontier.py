@@ -356,7 +356,7 @@ class _Replays:
         risk of the constrained choice. Under a full-limit rule a draw whose choice over all
         judges meets a level's limit deploys that choice there (:func:`.choice.choose_deployed`):
         the chain then starts with the unconstrained level, replayed and left out of the output."""
-        if any(c.full_limit and c.active for c in constraints) and not (constraints and not constraints[0].active):
+        if any(c.full_limit and c.active for c in constraints) and constraints[0].active:
             return self.chain([PanelConstraint()] + list(constraints), [None] + list(masks))[1:]
         cands = self.result.candidates
         # every level's best per draw first: a draw's tie set depends only on its best (the

@@ -490,6 +490,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     whole = constraint.full_limit and constraint.active and allowed is not None and not allowed.all()
     whole_best = draw_best(Mc, tie_rank, None) if whole else None
     whole_chosen = whole_members = fits = None
+    signatures = member_lookup(heldout, cands) if rule == TIE_AVERAGE else None
     # pass 2: the tie sets, per best column over all of its draws
     if rule != "argmin":
         bd = col[best]
@@ -506,8 +507,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
                 pool = rule_pool(rule, whole_tied, whole_best[0], line_ids(cands))
                 whole_chosen = np.where(pool, simple_rank[None, :], big).argmin(axis=1)
             else:
-                signatures_w = member_lookup(heldout, cands)
-                whole_members = [pick_members(np.flatnonzero(whole_tied[b]), Mc[b], tie_rank, signatures_w,
+                whole_members = [pick_members(np.flatnonzero(whole_tied[b]), Mc[b], tie_rank, signatures,
                                               sel.max_members, None) for b in range(B)]
     if whole:
         if whole_members is None:
@@ -525,7 +525,6 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     elif names:
         g = np.unique(heldout.groups, return_inverse=True)[1].reshape(-1)
         base_groups = np.column_stack([np.bincount(g, weights=base_losses[n], minlength=G) for n in names])
-    signatures = member_lookup(heldout, cands) if rule == TIE_AVERAGE else None
     members_fit = None if allowed is None else (lambda m: constraint.members_fit(cands, m))
     proc = np.empty(B)
     OB = np.zeros((B, len(names)))
