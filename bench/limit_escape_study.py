@@ -18,7 +18,7 @@ this study does not estimate it.
 
     PYTHONPATH=. nice python bench/limit_escape_study.py --panels llmbar shape:pair_15x300_tie --splits 12
 
-A panel may also be a CSV file (``--panels FILE.csv``): its splits put 20 % of the labelled
+A panel may also be a CSV file (``--panels FILE.csv``, e.g. ``bench/panels/walk4_pair400.csv``): its splits put 20 % of the labelled
 groups in T, as LLMBar's (:func:`bench.bench_frontier.split`).
 """
 
@@ -57,7 +57,7 @@ def paired_z(res, a: list[int], b: list[int]) -> tuple[float, float]:
 def run(name: str, splits: int, quiet: bool) -> list[dict]:
     """Per split and binding level: k, B - A on the held-out rows and its SE, T-MSE of A and B."""
     shape = name.removeprefix("shape:") if name.startswith("shape:") else None
-    panel = None if shape else (read_panel(name) if name.endswith(".csv") else load(name))
+    panel = None if shape else (read_panel(name) if name.endswith((".csv", ".csv.gz")) else load(name))
     rows = []
     with other_random_setting("full_limit_sets") as others:
         for s in range(splits):
