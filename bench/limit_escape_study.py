@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from bench.bench_frontier import _points, load, other_random_setting, shape_split, split
+from bench.bench_frontier import _points, load, other_random_setting, split_k
 from fcps_core import read_panel
 from fcps_core.selection import FCPSSelector
 from fcps_core.selection.choice import GroupedLosses
@@ -56,17 +56,12 @@ def paired_z(res, a: list[int], b: list[int]) -> tuple[float, float]:
 
 def run(name: str, splits: int, quiet: bool) -> list[dict]:
     """Per split and binding level: k, B - A on the held-out rows and its SE, T-MSE of A and B."""
-    shape = name.removeprefix("shape:") if name.startswith("shape:") else None
-    panel = None if shape else (read_panel(name) if name.endswith((".csv", ".csv.gz")) else load(name))
+    panel = None if name.startswith("shape:") else \
+        (read_panel(name) if name.endswith((".csv", ".csv.gz")) else load(name))
     rows = []
     with other_random_setting("full_limit_sets") as others:
         for s in range(splits):
-            if shape:
-                seed = 0
-                panel, blocks = shape_split(shape, s)
-            else:
-                seed = 100 + s
-                blocks = split(panel, name, seed, 0)
+            panel, blocks, seed = split_k(name, panel, s)
             t0 = time.perf_counter()
             res = FCPSSelector(seed=seed).fit(panel, blocks)
             d = res.to_dict()
