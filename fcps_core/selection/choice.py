@@ -584,18 +584,20 @@ def rule_choice(candidates, settings, heldout) -> ChoiceOutcome:
 
 def choose_deployed(candidates, settings, panel, heldout) -> ChoiceOutcome:
     """The deployed choice under ``settings.choice``: the argmin (with the optional guard)
-    on the candidates' recorded risks, any other rule on the held-out predictions. Under a
-    full-limit rule (``full_limit_sets``, :mod:`.constraints`) a limit the choice over all
-    judges already meets deploys that choice (``choice_info["limit_met_by_whole_choice"]``):
-    a limit only narrows the menu when the best choice breaks it."""
-    from .constraints import selector_constraint, unlimited, whole_choice_fits
-    constraint = selector_constraint(settings)
-    if constraint.full_limit and constraint.active:
-        whole = _choose_deployed(candidates, unlimited(settings), panel, heldout)
-        if whole_choice_fits(constraint, candidates, whole.members or [whole.selected_index]):
-            info = dict(whole.choice_info, constraint=constraint.to_dict(), limit_met_by_whole_choice=True)
-            return replace(whole, choice_info=info)
-    return _choose_deployed(candidates, settings, panel, heldout)
+    on the candidates' recorded risks, any other rule on the held-out predictions, under the
+    limited rule (:class:`.limited_rule.LimitedRule`): with a full-limit rule
+    (``full_limit_sets``) a limit the choice over all judges already meets deploys that
+    choice (``choice_info["limit_met_by_whole_choice"]``): a limit only narrows the menu
+    when the best choice breaks it."""
+    from .limited_rule import WHOLE_CHOICE_KEY, LimitedRule, unlimited
+    rule = LimitedRule.of(settings, candidates)
+    chosen, met = rule.deploy(lambda: _choose_deployed(candidates, unlimited(settings), panel, heldout),
+                              lambda: _choose_deployed(candidates, settings, panel, heldout),
+                              lambda ch: ch.members or [ch.selected_index])
+    if met:
+        info = dict(chosen.choice_info, constraint=rule.constraint.to_dict(), **{WHOLE_CHOICE_KEY: True})
+        return replace(chosen, choice_info=info)
+    return chosen
 
 
 def _choose_deployed(candidates, settings, panel, heldout) -> ChoiceOutcome:

@@ -59,10 +59,11 @@ subset of what that one keeps): both on is this one alone. Read wherever ``info_
 is; drop-one applies it to the candidates without the judge (:meth:`PanelConstraint.mask`'s
 ``among``). Since a point k then deploys exactly K = k judges, a point may have a higher
 cross-fitted risk than a smaller one. A limit the choice over all judges already meets
-deploys that choice (:func:`.choice.choose_deployed`, :func:`whole_choice_fits`; the
-bootstrap replays, frontier levels and drop-one rows do the same per draw): a limit only
-narrows the menu when the best choice breaks it, so no point "at most k" deploys something
-else than the choice over all judges when that one calls k judges or fewer. The default since the measurement in
+deploys that choice (:class:`.limited_rule.LimitedRule`, the one owner of this composite
+rule: the deployed choice, the bootstrap replays, frontier levels and drop-one rows ask it,
+the replays per draw): a limit only narrows the menu when the best choice breaks it, so no
+point "at most k" deploys something else than the choice over all judges when that one
+calls k judges or fewer. The default since the measurement in
 docs/performance.md ("Issue 24: the full-limit prefixes become the limited rule"): it is the
 limited rule measured that keeps ``--max-judges 3`` within +0.001 MSE of the top-three stack
 on every panel, and neither ``--max-judges`` 1 nor 3 got worse on new items.
@@ -412,19 +413,6 @@ def rule_b_selector(selector):
     other = replace(selector)
     setattr(other, RULE_B_ATTRIBUTE, True)
     return other
-
-
-def unlimited(selector):
-    """A copy of ``selector`` without its ``max_judges`` / ``budget``: the choice over all
-    judges that a full-limit rule deploys when it meets the limit (:func:`.choice.choose_deployed`)."""
-    from dataclasses import replace
-    return replace(selector, max_judges=None, budget=None)
-
-
-def whole_choice_fits(constraint: PanelConstraint, candidates, members) -> bool:
-    """Whether a full-limit rule deploys the choice over all judges, ``members`` (candidate
-    indices), under ``constraint``: the limit binds and that choice meets it."""
-    return constraint.full_limit and constraint.active and constraint.members_fit(candidates, members)
 
 
 def no_admissible_candidate(constraint: PanelConstraint) -> MenuError:

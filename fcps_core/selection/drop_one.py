@@ -36,7 +36,7 @@ import contextlib
 import numpy as np
 
 from ..defaults import TIE_AVERAGE
-from .constraints import selector_constraint, whole_choice_fits
+from .limited_rule import LimitedRule
 from .frontier import HeldoutChoice, RuleReplay, grouped_columns
 from .honesty import UNIT_SUM_CELLS, Z95
 
@@ -59,8 +59,8 @@ def drop_one_choices(result) -> dict | None:
     cands = result.candidates
     names = list(result.panel.judge_names)
     replay = RuleReplay(result, heldout)
-    limit = selector_constraint(result.selector)
-    members_fit = limit.members_test(cands, names, replay.bits)
+    limited = LimitedRule.of(result.selector, cands)
+    members_fit = limited.constraint.members_test(cands, names, replay.bits)
     deployed = HeldoutChoice(heldout, replay.grouped, replay.selector.objective, result.selected_index,
                              result.members)
     # the judges the deployed predictor calls (its distinct models': an average's member
@@ -79,21 +79,17 @@ def drop_one_choices(result) -> dict | None:
             # the limit's own filters (the info_first prefix using the whole limit, ...) pick
             # among the candidates without the judge, as on a menu without it
             without_judge = ~calls[:, names.index(name)]
-            allowed = limit.mask(cands, replay.bits, among=without_judge)
+            allowed = limited.admissible(replay.bits, among=without_judge)
             allowed = without_judge if allowed is None else allowed
             if not allowed.any():
                 rows.append({"judge": name, "change": None, "ci": None, "verdict": None, "risk": None,
                              "family": None, "members": None, "K": None,
                              "note": "every admissible candidate calls this judge: no choice without it"})
                 continue
-            without = None
-            if limit.full_limit and limit.active:
-                # the full-limit rule: the choice over all judges without it, where it meets the limit
-                whole = replay.decide(without_judge)
-                if whole_choice_fits(limit, cands, whole.members or [whole.chosen]):
-                    without = whole
-            if without is None:
-                without = replay.decide(allowed, members_fit)
+            # the limited rule: the choice over all judges without it, where it meets the limit
+            without, _ = limited.deploy(lambda: replay.decide(without_judge),
+                                        lambda: replay.decide(allowed, members_fit),
+                                        lambda h: h.members or [h.chosen])
             if without.key not in cache:
                 g = grouped_columns(heldout, without.loss, deployed.loss)
                 means = g.means()

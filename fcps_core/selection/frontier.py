@@ -73,9 +73,10 @@ from ..families.base import one_blas_thread
 from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
-from .constraints import whole_choice_fits, JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
+from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
                       own_set_shifted, training_size_corrected)
+from .limited_rule import LimitedRule, deploys_whole_choice, replays_whole_choice
 from .members import deployed_weights, member_lookup
 
 
@@ -354,9 +355,10 @@ class _Replays:
     def chain(self, constraints: list[PanelConstraint], masks: list[np.ndarray]) -> list[np.ndarray]:
         """Per constraint (admissible sets nested, largest first) every draw's out-of-bag
         risk of the constrained choice. Under a full-limit rule a draw whose choice over all
-        judges meets a level's limit deploys that choice there (:func:`.choice.choose_deployed`):
-        the chain then starts with the unconstrained level, replayed and left out of the output."""
-        if any(c.full_limit and c.active for c in constraints) and constraints[0].active:
+        judges meets a level's limit deploys that choice there (:class:`.limited_rule.LimitedRule`):
+        the chain then starts with the unconstrained level (:func:`.limited_rule.replays_whole_choice`),
+        replayed and left out of the output."""
+        if replays_whole_choice(constraints):
             return self.chain([PanelConstraint()] + list(constraints), [None] + list(masks))[1:]
         cands = self.result.candidates
         # every level's best per draw first: a draw's tie set depends only on its best (the
@@ -376,10 +378,10 @@ class _Replays:
                     chosen = np.where(pool, self.simple_rank[None, :], len(cands) + 1).argmin(axis=1)
                 if whole is None and not constraint.active:
                     whole = chosen
-                elif whole is not None and constraint.full_limit and constraint.active:
-                    test = constraint.members_test(cands, self.result.panel.judge_names, self.bits)
-                    fits = {int(c): test([int(c)]) for c in np.unique(whole)}
-                    chosen = np.where([fits[int(c)] for c in whole], whole, chosen)
+                elif whole is not None and deploys_whole_choice(constraint):
+                    limited = LimitedRule(constraint, cands,
+                                          constraint.members_test(cands, self.result.panel.judge_names, self.bits))
+                    chosen = limited.columns_deployed(whole, chosen)
                 proc = np.empty(len(best))
                 for c in np.unique(self.grouped.col[chosen]):
                     rows = np.flatnonzero(self.grouped.col[chosen] == c)
@@ -396,9 +398,10 @@ class _Replays:
             # a draw keeps its previous members when they are all still admissible and
             # their union still fits (the greedy pick would make them again)
             kept = {}
-            if whole is not None and constraint.full_limit and constraint.active:
+            if whole is not None and deploys_whole_choice(constraint):
                 # a draw whose choice over all judges meets this limit deploys it
-                kept = {b: m for b, m in enumerate(whole) if members_fit(m)}
+                met = LimitedRule(constraint, cands, members_fit).draws_met(whole)
+                kept = {int(b): whole[b] for b in np.flatnonzero(met)}
             if prev_members is not None:
                 admissible = None if allowed is None else allowed.tolist()
                 for b, beta in enumerate(best.tolist()):
@@ -507,10 +510,13 @@ class FrontierChoices(RuleReplay):
         costs = self.costs = sel.judge_costs
 
         def at_limit(constraint: PanelConstraint):
-            allowed = constraint.mask(cands, bits)
-            if whole_choice_fits(constraint, cands, self.reference.members or [self.reference.chosen]):
-                return self.reference, allowed       # the choice over all judges meets the limit
-            return self.decide(allowed, constraint.members_test(cands, names, bits)), allowed
+            # the limited rule: the choice over all judges where it meets the limit
+            limited = LimitedRule(constraint, cands)
+            allowed = limited.admissible(bits)
+            chosen, _ = limited.deploy(lambda: self.reference,
+                                       lambda: self.decide(allowed, constraint.members_test(cands, names, bits)),
+                                       lambda h: h.members or [h.chosen])
+            return chosen, allowed
 
         self.deployed = deployed = selector_constraint(sel)
         flags = dict(stable_only=deployed.stable_only, exclude_random=deployed.exclude_random,

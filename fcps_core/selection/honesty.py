@@ -35,7 +35,7 @@ from .folds import grouped_folds
 from ..families.base import one_blas_thread
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, line_ids, pick_members, preference_order,
                      risk_order, rule_pool, tie_break_order, tie_set)
-from .constraints import selector_constraint
+from .limited_rule import LimitedRule, whole_choice_recorded
 from .members import member_lookup
 
 Z95 = 1.959963984540054
@@ -479,15 +479,15 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     Mc = M[:, col]
     # a constraint (--max-judges, --budget) is replayed: best, ties and members among the
     # admissible candidates only
-    constraint = selector_constraint(sel)
-    allowed = constraint.mask(cands)
+    limited = LimitedRule.of(sel, cands)
+    allowed = limited.admissible()
     best, lo, tol = draw_best(Mc, tie_rank, allowed)
     big = len(cands) + 1
     chosen = best.copy()
     tied = None
-    # a full-limit rule deploys a draw's choice over all judges where it meets the limit
-    # (:func:`.choice.choose_deployed`): that choice per draw, and where it fits
-    whole = constraint.full_limit and constraint.active and allowed is not None and not allowed.all()
+    # the limited rule deploys a draw's choice over all judges where it meets the limit
+    # (:class:`.limited_rule.LimitedRule`): that choice per draw, and where it fits
+    whole = limited.replays_whole(allowed)
     whole_best = draw_best(Mc, tie_rank, None) if whole else None
     whole_chosen = whole_members = fits = None
     signatures = member_lookup(heldout, cands) if rule == TIE_AVERAGE else None
@@ -511,11 +511,9 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
                                               sel.max_members, None) for b in range(B)]
     if whole:
         if whole_members is None:
-            whole_chosen = whole_best[0] if whole_chosen is None else whole_chosen
-            fits = np.array([constraint.members_fit(cands, [int(c)]) for c in whole_chosen], dtype=bool)
-            chosen = np.where(fits, whole_chosen, chosen)
+            chosen = limited.columns_deployed(whole_best[0] if whole_chosen is None else whole_chosen, chosen)
         else:
-            fits = np.array([constraint.members_fit(cands, m) for m in whole_members], dtype=bool)
+            fits = limited.draws_met(whole_members)
             single = np.array([m[0] if len(m) == 1 else -1 for m in whole_members])
             chosen = np.where(fits & (single >= 0), single, chosen)
     # pass 3: out-of-bag risks of the procedure and of the baselines
@@ -525,7 +523,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     elif names:
         g = np.unique(heldout.groups, return_inverse=True)[1].reshape(-1)
         base_groups = np.column_stack([np.bincount(g, weights=base_losses[n], minlength=G) for n in names])
-    members_fit = None if allowed is None else (lambda m: constraint.members_fit(cands, m))
+    members_fit = None if allowed is None else limited.members_fit
     proc = np.empty(B)
     OB = np.zeros((B, len(names)))
     avg_cache: dict[tuple, np.ndarray] = {}
@@ -614,8 +612,8 @@ def _tie(result, grouped: GroupedLosses, heldout=None, limit: int = 5) -> dict:
     the deployment averages (1 for a single candidate), ``n_tied`` the others;
     ``alternatives`` are the closest others, one candidate per model."""
     cands = result.candidates
-    allowed = selector_constraint(result.selector).mask(cands)
-    if (result.choice_info or {}).get("limit_met_by_whole_choice"):
+    allowed = LimitedRule.of(result.selector, cands).admissible()
+    if whole_choice_recorded(result.choice_info):
         allowed = None          # the choice over all judges, deployed as it meets the limit: its tie set
     best, tied, means, se = tie_set(grouped, tie_break_order(cands), allowed=allowed)
     if result.guard:                       # the guard may deploy a candidate off the tie set

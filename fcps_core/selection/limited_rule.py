@@ -1,0 +1,129 @@
+"""The limited rule: what a limit deploys (``--max-judges k``, ``--budget C``, every frontier
+level below all judges, every drop-one row under the user's limit).
+
+A limit offers the choice rule its admissible candidates (:meth:`.constraints.PanelConstraint.mask`:
+the limit, then its filters; with ``full_limit_sets``, the default, the ``info_first`` prefix
+that uses the whole limit, every family on it, or every admissible candidate when no such
+prefix fits). Under a full-limit rule a limit the choice over all judges already meets
+deploys that choice instead: a limit only narrows the menu when the best choice breaks it,
+so no point "at most k" deploys something else than the choice over all judges when that
+one calls k judges or fewer. :class:`LimitedRule` owns that composite rule; every place a
+limit is read asks it, each with its own way of forming the two choices:
+
+* the deployed choice (:func:`.choice.choose_deployed`, recording
+  ``choice_info["limit_met_by_whole_choice"]``, :data:`WHOLE_CHOICE_KEY`);
+* its bootstrap replay, draw by draw (:func:`.honesty._bbc`; the answer's tie set,
+  :func:`.honesty._tie`, is the whole choice's when the record says so);
+* the frontier's levels, on the held-out matrix (:class:`.frontier.FrontierChoices`) and
+  draw by draw (:meth:`.frontier._Replays.chain`, whose chain then starts with the
+  unconstrained level, :func:`replays_whole_choice`);
+* the drop-one rows (:func:`.drop_one.drop_one_choices`: the choice over all judges
+  without the judge).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, TypeVar
+
+import numpy as np
+
+from .constraints import PanelConstraint, selector_constraint
+
+T = TypeVar("T")
+
+#: the ``choice_info`` key a deployed choice records when the choice over all judges met the
+#: limit and was deployed (the JSON contract's field)
+WHOLE_CHOICE_KEY = "limit_met_by_whole_choice"
+
+
+def deploys_whole_choice(constraint: PanelConstraint) -> bool:
+    """Whether ``constraint`` deploys the choice over all judges where that choice meets it:
+    a full-limit rule (``full_limit``) with a limit."""
+    return constraint.full_limit and constraint.active
+
+
+def replays_whole_choice(constraints) -> bool:
+    """Whether a chain of nested ``constraints`` (loosest first, :meth:`.frontier._Replays.chain`)
+    needs each draw's choice over all judges first: some level deploys it where it meets the
+    limit (:func:`deploys_whole_choice`) and the loosest level is itself a limit."""
+    return any(deploys_whole_choice(c) for c in constraints) and constraints[0].active
+
+
+def unlimited(selector):
+    """A copy of ``selector`` without its ``max_judges`` / ``budget``: the settings of the
+    choice over all judges (:func:`.choice.choose_deployed`)."""
+    return replace(selector, max_judges=None, budget=None)
+
+
+def whole_choice_recorded(choice_info: dict | None) -> bool:
+    """Whether a deployed choice's ``choice_info`` records that the choice over all judges met
+    the limit and was deployed (:data:`WHOLE_CHOICE_KEY`)."""
+    return bool((choice_info or {}).get(WHOLE_CHOICE_KEY))
+
+
+class LimitedRule:
+    """The limited rule of ``constraint`` on ``candidates``: which candidates are admissible
+    (:meth:`admissible`), and whether the choice over all judges is deployed instead of the
+    choice among them (:meth:`deploy` for one choice, :meth:`draws_met` and
+    :meth:`columns_deployed` for every bootstrap draw at once). ``members_fit(members)``:
+    whether an average of those candidates (indices) respects the limit (default
+    :meth:`.constraints.PanelConstraint.members_fit`; a replay passes its
+    :class:`.constraints.MembersTest`, the same answer from bit masks)."""
+
+    def __init__(self, constraint: PanelConstraint, candidates, members_fit: Callable | None = None):
+        self.constraint = constraint
+        self.candidates = candidates
+        self.members_fit = members_fit if members_fit is not None else \
+            (lambda members: constraint.members_fit(candidates, members))
+
+    @classmethod
+    def of(cls, selector, candidates) -> "LimitedRule":
+        """The limited rule a selector's settings ask for (:func:`.constraints.selector_constraint`)."""
+        return cls(selector_constraint(selector), candidates)
+
+    @property
+    def whole_first(self) -> bool:
+        """Whether the choice over all judges is deployed where it meets the limit
+        (:func:`deploys_whole_choice`)."""
+        return deploys_whole_choice(self.constraint)
+
+    def admissible(self, bits=None, among: np.ndarray | None = None) -> np.ndarray | None:
+        """The candidates the limit offers the choice rule (None: every candidate):
+        :meth:`.constraints.PanelConstraint.mask` with ``bits`` and ``among``."""
+        return self.constraint.mask(self.candidates, bits, among)
+
+    def replays_whole(self, allowed: np.ndarray | None) -> bool:
+        """Whether a replay must form each draw's choice over all judges: :attr:`whole_first`
+        and the limit excludes some candidate (``allowed``, :meth:`admissible`; where it
+        excludes none the choice among the admissible ones is that choice)."""
+        return self.whole_first and allowed is not None and not allowed.all()
+
+    def met_by(self, members) -> bool:
+        """Whether the choice over all judges, the average of ``members`` (candidate indices;
+        one candidate: a list of one), is deployed: :attr:`whole_first` and it fits."""
+        return self.whole_first and bool(self.members_fit(members))
+
+    def deploy(self, whole: Callable[[], T], limited: Callable[[], T],
+               members_of: Callable[[T], list]) -> tuple[T, bool]:
+        """(the deployed choice, whether it is the choice over all judges): ``whole()`` (the
+        choice over all judges, formed only under a full-limit rule) where it meets the limit
+        (``members_of(choice)``: its candidate indices), ``limited()`` (the choice among the
+        admissible candidates) otherwise."""
+        if self.whole_first:
+            chosen = whole()
+            if self.members_fit(members_of(chosen)):
+                return chosen, True
+        return limited(), False
+
+    def draws_met(self, whole_members) -> np.ndarray:
+        """Per draw, whether its choice over all judges (``whole_members[b]``, the members of
+        draw b's choice) meets the limit and is deployed there."""
+        return np.array([self.met_by(m) for m in whole_members], dtype=bool)
+
+    def columns_deployed(self, whole: np.ndarray, limited: np.ndarray) -> np.ndarray:
+        """Per draw, the deployed column of a single-candidate rule (argmin or a within-tie
+        rule): ``whole[b]`` (the choice over all judges) where it meets the limit, else
+        ``limited[b]`` (each distinct column tested once)."""
+        fits = {int(c): self.met_by([int(c)]) for c in np.unique(whole)}
+        return np.where([fits[int(c)] for c in whole], whole, limited)
