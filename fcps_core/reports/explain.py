@@ -335,7 +335,11 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
     smaller one); then the lowest such point: "fewer judges do better here: r with k judges",
     so the answer never leaves a lower number on the frontier unsaid. The one-judge point is
     left to the answer's own one-judge clause."""
-    tighter = [q for q in _beside(d, p, looser=False) if q.get("n_judges") != 1 or q.get("constraint") == "budget"]
+    # a tighter limit that deploys this very predictor is not "fewer judges" or "a smaller budget":
+    # its estimate differs from p's only by the replay of another limit (walk 5: budgets 1.6 and 3
+    # both deploy the same 3 judges' average, estimated 0.0362 and 0.0364)
+    tighter = [q for q in _beside(d, p, looser=False) if (q.get("n_judges") != 1 or q.get("constraint") == "budget")
+               and _deployment_key(q) != _deployment_key(p)]
     if not tighter:
         return ""
     mine = round(point_estimate(p)["estimate"], digits)
@@ -361,6 +365,15 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
     # lower as printed, but the paired interval of the change holds 0: not called better
     return f"; {smaller} {'scores' if budget else 'score'} a little lower here, not clearly: {reached} " \
            f"({within}, which holds 0: no clear change)"
+
+
+def _deployment_key(p: dict) -> tuple:
+    """What frontier point ``p`` deploys: its family, judges and members (by candidate index),
+    so two limits that deploy the same predictor compare equal."""
+    members = tuple(sorted((m.get("index"), m.get("family"), m.get("K"), m.get("path"),
+                            tuple(sorted((str(k), str(v)) for k, v in (m.get("params") or {}).items())))
+                           for m in p.get("members") or []))
+    return p.get("family"), tuple(sorted(p.get("judges") or [])), members
 
 
 def _paired_change_to(q: dict, p: dict) -> dict | None:
@@ -895,6 +908,13 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
                            "raise the budget to weigh it.")
         else:
             details.append(f"A fixed recipe does better: consider deploying {best['label']} instead.")
+        beyond = next((b for b in worse if b is not best and _is_single_judge(b)), None)
+        if beyond is not None and _budget_limit(d) is not None and _recipe_cost(d, beyond) is not None \
+                and _over_budget(d, beyond):
+            # the headline compares with the best single judge: past the budget, it says so (walk 5)
+            details.append(f"The best single judge ({beyond.get('judge') or beyond['label']}) does better too, but it "
+                           f"costs {_recipe_cost(d, beyond):g} per item, more than the budget of "
+                           f"{_budget_limit(d):g}.")
     ties = tie_sentence(d)
     if ties:
         details.append(ties)
