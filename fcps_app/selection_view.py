@@ -97,7 +97,8 @@ def _row_label(row: dict, objective: str = "MSE", kind: str = "max_judges") -> s
     p, sizes = row["point"], row["sizes"]
     if kind == "budget":
         # the deployed level itself where it is among the merged ones
-        k = f"budget {p['cost']:g}" if len(sizes) == 1 or p.get("chosen") else \
+        # (one level reached by two sums of the same costs, 14.6 and 14.600000000000001, is one budget)
+        k = f"budget {p['cost']:g}" if f"{sizes[0]:g}" == f"{sizes[-1]:g}" or p.get("chosen") else \
             f"budget {sizes[0]:g} to {sizes[-1]:g}"
         judge = "judge" if len(p["judges"]) == 1 else "judges"
     else:

@@ -322,6 +322,13 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
     for p in points:
         key = (p["constraint"], tuple(p["judges"]), p["family"], len(p["members"]))
         dv, dr = p["diff_vs_best"], p.get("deployed_risk") or {}
+        if prev is not None and prev[0] == key and p["constraint"] == "budget" and \
+                fmt(p["cost"], 3) == prev[1][0].removeprefix("cost<="):
+            # one cost level reached twice by sums of the same costs (14.6 and 14.600000000000001):
+            # the same row printed twice in a table of distinct rows (walk 5)
+            if p.get("chosen"):
+                prev[1][-1] = "*"
+            continue
         if prev is not None and prev[0] == key and p["constraint"] == "max_judges":
             prev[1][0] = f"{prev[1][0].split('-')[0]}-{p['n_judges']}"
             if p.get("chosen"):         # the deployed point's own estimate (as the answer says)
@@ -336,7 +343,7 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
         rows.append(row)
         prev = (key, row)
     shown = rows if len(rows) <= top else rows[:top // 2] + rows[-top // 2:]
-    lines = ["", f"FRONTIER  the best deployable predictor at each limit ({len(rows)} distinct rows; * deployed; "
+    lines = ["", f"FRONTIER  what each limit deploys ({len(rows)} distinct rows; * deployed; "
                  "diff = its risk - the choice over all judges, 95% paired interval; select --max-judges K deploys "
                  "row K):"]
     lines.append(render_table(shown, ["max judges", "used", "combined as", "risk", "diff vs all (95%)",
