@@ -16,6 +16,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, aver
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
+from fcps_core.reports.explain import end_digits
 from fcps_core.reports.glossary import help_text
 from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
@@ -278,8 +279,9 @@ def show_baselines(d: dict) -> None:
                                      "draws' out-of-bag rows: the difference is this minus the selection's, "
                                      "draw by draw.",
                                      "held-out risk": f"The recipe's {heldout_word(d)} risk on every held-out row."},
-          # signed, as the drop-one change and the interaction gain on the same page
-          formats={"difference": "%+.4f", "95% low": "%+.4f", "95% high": "%+.4f"})
+          # signed, as the drop-one change and the interaction gain on the same page; an interval end
+          # that is not 0 keeps its side of 0 (more decimals), as the verdict and the command line print it
+          formats={"difference": "%+.4f", **{c: f"%+.{end_digits(r[c] for r in rows)}f" for c in ("95% low", "95% high")}})
 
 
 def _paths(cands: list[dict]) -> str:

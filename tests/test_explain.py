@@ -697,3 +697,19 @@ def test_a_better_single_judge_beyond_the_budget_is_said_to_cost_more_than_it(re
     # a single judge within the budget: no such sentence
     d["costs"]["judge_costs"]["gpt-4"]["cost"] = 2.5
     assert "The best single judge (gpt-4) does better too" not in verdict(d)
+
+
+def test_a_worse_or_better_interval_end_near_zero_is_not_printed_as_zero(result):
+    """Walk 5 (binary panel, --max-judges 3): "worse than ridge + isotonic over all judges (...: by
+    0.0068, paired 95% interval 0.0000 to 0.0142)": the end was 0.000024, above 0 as "worse"
+    needs, printed as if it touched 0; the command line's table printed it "-0.0000". Both keep
+    the end's side of 0 at the decimals it needs."""
+    d = copy.deepcopy(result)
+    d["baselines"][2].update(diff_vs_selected=-0.0068, ci=[-0.0142, -0.000024])
+    text = verdict(d)
+    assert "paired 95% interval 0.000024 to 0.0142" in text and "0.0000 to" not in text
+    d["baselines"][0].update(diff_vs_selected=0.0089, ci=[0.000031, 0.0181])
+    assert "paired 95% interval of the difference 0.000031 to 0.0181" in verdict(d)
+    from fcps_core.reports.explain import end_digits, interval_end
+    assert interval_end(-0.000024) == "-0.000024" and interval_end(-0.0142) == "-0.0142"
+    assert end_digits([-0.0142, -0.000024, 0.0, None]) == 6 and end_digits([-0.0142, 0.0]) == 4

@@ -269,6 +269,7 @@ def render_result(result, *, top: int = 15) -> str:
         lines.append(f"  guard (one standard error) toward {family_name(g['prior_family'])}: "
                      + ("adapted away from the prior" if g.get("adapted") else "kept the prior"))
     if d.get("baselines"):
+        from ..reports.explain import interval_end      # an end that is not 0 never prints as 0 (as the verdict)
         rows = baseline_rows(d)
         basis = comparison_basis(d)
         oob = basis is not None         # the differences' basis: out-of-bag risks, printed beside them
@@ -277,7 +278,8 @@ def render_result(result, *, top: int = 15) -> str:
                   "baselines on the same held-out rows (diff = baseline - selection, paired over bootstrap "
                   "draws; > 0: selection better):"]
         lines.append(render_table([[r["label"], r["heldout"], *([r["out_of_bag"]] if oob else []), r["diff"],
-                                    None if r["ci"] is None else f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]"]
+                                    None if r["ci"] is None else
+                                    f"[{interval_end(r['ci'][0])}, {interval_end(r['ci'][1])}]"]
                                    for r in rows],
                                   ["baseline", "held-out", *(["out-of-bag"] if oob else []), "diff", "95% CI"]))
     if d.get("frontier"):

@@ -228,6 +228,18 @@ def _end(v, digits: int) -> str:
     return _f(v, digits)
 
 
+def interval_end(v, digits: int = 4) -> str:
+    """An interval's end as the verdict prints it (:func:`_end`): one that is not 0 never as 0."""
+    return _end(v, digits)
+
+
+def end_digits(values, digits: int = 4) -> int:
+    """The decimals a column of interval ends needs so that none that is not 0 prints as 0
+    (its side of 0 unreadable, "+0.0000" beside "worse"): ``digits``, or more (:func:`_end`)."""
+    need = [_digits(v) for v in values if v is not None and math.isfinite(v) and v != 0 and round(v, digits) == 0]
+    return max([digits, *need])
+
+
 def point_estimate(p: dict) -> dict:
     """A frontier point's estimate on new items: its deployed-risk estimate, else its
     held-out risk with the clustered interval."""
@@ -756,7 +768,7 @@ def _single_judge_clause(d: dict, b: dict) -> str:
     # "isotonic": the answer's one-judge point may be another model of the same judge
     inner = ": ".join(x for x in (_isotonic(b.get("judge")), pair) if x)
     who = "the best single judge (" + (inner + "; " if inner else "")
-    interval = f"paired 95% interval of the difference {_f(lo, k)} to {_f(hi, k)}"
+    interval = f"paired 95% interval of the difference {_end(lo, k)} to {_end(hi, k)}"
     if status == "better":
         return f"about {_f(diff, k)} better than {who}{interval})"
     if status == "worse":
@@ -780,7 +792,7 @@ def _others_clause(d: dict, others: list[dict]) -> str:
         pair, shown = _pair_text(d, b, k)
         gap = -(b["diff_vs_selected"] if shown is None else shown)
         parts.append(f"worse than {b['label']} ({pair + ': ' if pair else ''}by {_f(gap, k)}, "
-                     f"paired 95% interval {_f(-b['ci'][1], k)} to {_f(-b['ci'][0], k)})")
+                     f"paired 95% interval {_end(-b['ci'][1], k)} to {_end(-b['ci'][0], k)})")
     if by["unpaired"]:
         parts.append("not compared (no paired interval) with " + _names([b["label"] for b in by["unpaired"]], 8))
     return "; ".join(parts)
