@@ -713,3 +713,23 @@ def test_a_worse_or_better_interval_end_near_zero_is_not_printed_as_zero(result)
     from fcps_core.reports.explain import end_digits, interval_end
     assert interval_end(-0.000024) == "-0.000024" and interval_end(-0.0142) == "-0.0142"
     assert end_digits([-0.0142, -0.000024, 0.0, None]) == 6 and end_digits([-0.0142, 0.0]) == 4
+
+
+def test_the_one_judge_point_states_its_cost_when_judges_have_costs(result):
+    """Walk 5 (rubric panel, --budget 3): "Deploy these 3 judges ..., at a cost of 1.6 per item:
+    estimated MSE 0.0364 ...; one judge alone (frontier as ..., what --max-judges 1 deploys):
+    estimated 0.0322": the lower number, for a judge costing 15 per item, five times the budget,
+    without its cost. With judge costs the one-judge point's cost is said as the deployment's."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    d["costs"] = {"judge_costs": {"A": {"cost": 15.0}, "B": {"cost": 1.0}, "C": {"cost": 0.6}}}
+    for p, cost in zip(d["frontier"], (15.0, 16.0, 16.6)):
+        p["cost"] = cost
+    text = answer(d)
+    assert "one judge alone (A as logistic, at a cost of 15 per item, what --max-judges 1 deploys): estimated " \
+           "0.1100" in text
+    # without costs, as before
+    d["costs"] = None
+    for p in d["frontier"]:
+        p["cost"] = None
+    assert "one judge alone (A as logistic, what --max-judges 1 deploys): estimated 0.1100" in answer(d)

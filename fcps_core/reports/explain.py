@@ -434,7 +434,8 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
         judges = deployed_judges(d)
         k = len(judges)
         single = frontier_point(d, 1)
-        tail = "" if single is None else f" O{_one_judge_clause(single, one_judge_words, 4)[1:]}."
+        tail = "" if single is None else \
+            f" O{_one_judge_clause(single, one_judge_words, 4, _point_cost(d, single, single.get('judges')))[1:]}."
         who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
         return f"Deploy {who} {combined_as(sel)}: estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}"
     J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
@@ -455,18 +456,20 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     single = frontier_point(d, 1)
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
-        tail = f"; {_one_judge_clause(single, one_judge_words, digits)}"
+        tail = f"; {_one_judge_clause(single, one_judge_words, digits, _point_cost(d, single, single.get('judges')))}"
     return f"{first} {further}{tail}."
 
 
-def _one_judge_clause(single: dict, one_judge_words: str, digits: int) -> str:
+def _one_judge_clause(single: dict, one_judge_words: str, digits: int, cost: float | None = None) -> str:
     """'one judge alone (X as F, how to deploy it): estimated r (interval)': the frontier's
     one-judge point, its model named (the baselines' best single judge is another model of
     it, isotonic) and its number called an estimate (not the judge's held-out risk the
-    baselines and the Judges page print)."""
+    baselines and the Judges page print). With judge costs, its ``cost`` per item, as the
+    deployment's is said (walk 5: under a budget of 3 the one judge quoted cost 15)."""
     name = ", ".join(single.get("judges") or [])
     kind = "estimated" if single.get("deployed_risk") else "held-out"
-    return (f"one judge alone ({name} as {combined_as(single)}, {one_judge_words}): "
+    spent = f", at a cost of {cost:g} per item" if cost is not None else ""
+    return (f"one judge alone ({name} as {combined_as(single)}{spent}, {one_judge_words}): "
             f"{kind} {_interval_text(point_estimate(single), digits)}")
 
 
