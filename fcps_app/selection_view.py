@@ -275,13 +275,15 @@ def show_baselines(d: dict) -> None:
              "95% high": (r.get("ci") or [None, None])[1],
              "compared": {"unpaired": "no interval", "tied": "no clear difference"}.get(r["compared"], r["compared"])}
             for r in baseline_rows(d)]
+    # both interval columns at one precision: 4 decimals, or more where an end that is not 0 needs them
+    ends = f"%+.{end_digits(r[c] for r in rows for c in ('95% low', '95% high'))}f"
     table(pd.DataFrame(rows), helps={**DIFF_CI, "out-of-bag risk": "The recipe's mean risk over the bootstrap "
                                      "draws' out-of-bag rows: the difference is this minus the selection's, "
                                      "draw by draw.",
                                      "held-out risk": f"The recipe's {heldout_word(d)} risk on every held-out row."},
           # signed, as the drop-one change and the interaction gain on the same page; an interval end
           # that is not 0 keeps its side of 0 (more decimals), as the verdict and the command line print it
-          formats={"difference": "%+.4f", **{c: f"%+.{end_digits(r[c] for r in rows)}f" for c in ("95% low", "95% high")}})
+          formats={"difference": "%+.4f", "95% low": ends, "95% high": ends})
 
 
 def _paths(cands: list[dict]) -> str:

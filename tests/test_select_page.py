@@ -824,7 +824,7 @@ def test_an_interval_end_near_zero_keeps_its_sign_in_the_baselines_table_and_the
     at, label = _open_changed(run_id, change)
     base = next(df for df in at.dataframe if "baseline" in df.value.columns)
     formats = _column_formats(base)
-    assert formats["95% high"] == "%+.6f" and formats["difference"] == "%+.4f", formats
+    assert formats["95% low"] == formats["95% high"] == "%+.6f" and formats["difference"] == "%+.4f", formats
     row = base.value[base.value["baseline"] == label].iloc[0]
     assert row["compared"] == "worse" and row["95% high"] < 0
     said = " ".join(str(getattr(e, "value", "")) for e in _flat(at.main))
