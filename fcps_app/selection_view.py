@@ -16,7 +16,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, aver
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
-from fcps_core.reports.explain import end_digits
+from fcps_core.service.reports import end_digits
 from fcps_core.reports.glossary import help_text
 from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k

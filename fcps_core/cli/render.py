@@ -278,7 +278,7 @@ def render_result(result, *, top: int = 15) -> str:
         lines.append(f"  guard (one standard error) toward {family_name(g['prior_family'])}: "
                      + ("adapted away from the prior" if g.get("adapted") else "kept the prior"))
     if d.get("baselines"):
-        from ..reports.explain import interval_end      # an end that is not 0 never prints as 0 (as the verdict)
+        from ..service.reports import interval_end      # an end that is not 0 never prints as 0 (as the verdict)
         rows = baseline_rows(d)
         basis = comparison_basis(d)
         oob = basis is not None         # the differences' basis: out-of-bag risks, printed beside them
