@@ -125,12 +125,18 @@ def run_menu(label: str, panel, split, counts, seed: int, costs: dict | None, me
     """Run the selection with a progress bar, store and remember it; the address then opens it."""
     # the default path menu (None): with judge costs it also orders judges by information per cost
     options = {**menu, "paths": None if menu["paths"] == list(DEFAULT_PATHS) else menu["paths"]}
+    if menu.get("budget") and costs is None:
+        # the page's own control, not the command line's --judge-costs FILE the library's error names
+        st.error("A budget needs every judge's cost: fill in the table under 'Judge costs (optional)' above "
+                 "(0 for a free judge), or set the budget to 0.")
+        st.stop()
     bar = st.progress(0.0, text="starting")
     try:
         outcome = run_select(SelectRequest(panel, split=split, counts=counts, seed=seed, options=options,
                                            judge_costs=costs,
                                            progress=lambda f, m: bar.progress(min(f, 1.0), text=md(m))))
     except FCPSError as exc:
+        bar.empty()         # not left at "starting" above the error
         st.error(md(exc))
         st.stop()
     bar.empty()

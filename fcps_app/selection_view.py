@@ -16,6 +16,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, aver
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
+from fcps_core.service.reports import end_digits
 from fcps_core.reports.glossary import help_text
 from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
@@ -97,7 +98,8 @@ def _row_label(row: dict, objective: str = "MSE", kind: str = "max_judges") -> s
     p, sizes = row["point"], row["sizes"]
     if kind == "budget":
         # the deployed level itself where it is among the merged ones
-        k = f"budget {p['cost']:g}" if len(sizes) == 1 or p.get("chosen") else \
+        # (one level reached by two sums of the same costs, 14.6 and 14.600000000000001, is one budget)
+        k = f"budget {p['cost']:g}" if f"{sizes[0]:g}" == f"{sizes[-1]:g}" or p.get("chosen") else \
             f"budget {sizes[0]:g} to {sizes[-1]:g}"
         judge = "judge" if len(p["judges"]) == 1 else "judges"
     else:
@@ -273,12 +275,15 @@ def show_baselines(d: dict) -> None:
              "95% high": (r.get("ci") or [None, None])[1],
              "compared": {"unpaired": "no interval", "tied": "no clear difference"}.get(r["compared"], r["compared"])}
             for r in baseline_rows(d)]
+    # both interval columns at one precision: 4 decimals, or more where an end that is not 0 needs them
+    ends = f"%+.{end_digits(r[c] for r in rows for c in ('95% low', '95% high'))}f"
     table(pd.DataFrame(rows), helps={**DIFF_CI, "out-of-bag risk": "The recipe's mean risk over the bootstrap "
                                      "draws' out-of-bag rows: the difference is this minus the selection's, "
                                      "draw by draw.",
                                      "held-out risk": f"The recipe's {heldout_word(d)} risk on every held-out row."},
-          # signed, as the drop-one change and the interaction gain on the same page
-          formats={"difference": "%+.4f", "95% low": "%+.4f", "95% high": "%+.4f"})
+          # signed, as the drop-one change and the interaction gain on the same page; an interval end
+          # that is not 0 keeps its side of 0 (more decimals), as the verdict and the command line print it
+          formats={"difference": "%+.4f", "95% low": ends, "95% high": ends})
 
 
 def _paths(cands: list[dict]) -> str:

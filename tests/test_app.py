@@ -268,6 +268,27 @@ def test_select_page_uses_stored_costs_and_shows_the_pareto_chart(upload_csv_byt
     assert "cost_aware" in d["menu"]["paths"]
 
 
+def test_a_budget_without_judge_costs_names_the_pages_costs_table(upload_csv_bytes, seeded_store):
+    """Walk 5 (2,000-item rubric panel, two judge costs not yet filled in): 'budget per item' 3 and
+    Run selection answered "a budget needs judge costs (--judge-costs FILE with judge,cost,latency
+    rows, or costs stored with the panel)", the command line's words, under a progress bar left at
+    "starting". The page names its own costs table, and runs nothing."""
+    at = page("upload")
+    at.file_uploader[0].set_value(("nocosts.csv", upload_csv_bytes, "text/csv")).run()
+    by_label(at.text_input, "Name").set_value("nocosts")
+    by_label(at.button, "Save to the store").click().run()
+    at.switch_page("app_pages/select.py").run()
+    assert by_label(at.selectbox, "Panel").value == "stored: nocosts"
+    by_label(at.number_input, "budget per item (0 = no limit)").set_value(3.0)
+    by_label(at.button, "Run selection").click().run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert errors == ["A budget needs every judge's cost: fill in the table under 'Judge costs (optional)' above "
+                      "(0 for a free judge), or set the budget to 0."], errors
+    assert not any("--judge-costs" in e for e in errors)
+    assert "selection" not in at.session_state
+
+
 def test_next_judge_page_runs_or_reuses_the_selection_and_plans():
     at = page("plan")
     # no selection in this session: the page runs one itself, which the session then reuses

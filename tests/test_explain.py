@@ -645,3 +645,91 @@ def test_limit_words_name_the_rule_the_run_used():
     assert "choice over all judges if it fits" in budget and "when even the first costs more" in budget
     assert limit_deploys_words({"menu": {"full_limit_sets": False}}) == \
         "the best predictor the choice rule deploys with at most k judges"
+
+
+def test_a_tighter_limit_deploying_the_same_predictor_is_not_called_better(result):
+    """Walk 5 (2,000-item rubric panel, 8 judges with costs, --budget 3): the answer read "a
+    smaller budget does better here: estimated 0.0362 ... at a cost of 1.6 per item" beside
+    "Deploy these 3 judges ... at a cost of 1.6 per item: estimated MSE 0.0364": budgets 1.6 and
+    3 deploy the same 3 judges' average (same members), whose two estimates differ only by the
+    replay of each limit. A tighter point deploying the deployed predictor is not a smaller
+    budget doing better."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    d["costs"] = {"judge_costs": {"A": {"cost": 0.3}, "B": {"cost": 1.3}, "C": {"cost": 15.0}}}
+    members = [{"index": 11, "family": "ridge_iso", "K": 2, "path": "cost_aware", "params": {}},
+               {"index": 12, "family": "residual", "K": 2, "path": "cost_aware", "params": {"shrinkage": 32.0}}]
+    for p, cost in zip(d["frontier"], (0.3, 1.6, 3.0)):
+        p.update(constraint="budget", cost=cost, chosen=cost == 3.0, family="tie_average")
+    # budget 3 deploys what budget 1.6 deploys (A and B, 1.6 per item), estimated a little higher
+    d["frontier"][2].update(judges=["A", "B"], members=copy.deepcopy(members),
+                            deployed_risk={"estimate": 0.0364, "ci": [0.0333, 0.0395]})
+    d["frontier"][1].update(judges=["B", "A"], members=list(reversed(copy.deepcopy(members))),
+                            deployed_risk={"estimate": 0.0362, "ci": [0.0333, 0.0391]})
+    d["frontier"][0]["deployed_risk"] = {"estimate": 0.0569, "ci": [0.05, 0.06]}
+    text = answer(d)
+    assert "at a cost of 1.6 per item: estimated MSE 0.0364" in text
+    assert "smaller budget" not in text
+    # another predictor at the smaller budget (another member) is still named when printed lower
+    d["frontier"][1]["members"][0]["index"] = 13
+    assert "a smaller budget does better here: estimated 0.0362 (95% interval 0.0333 to 0.0391) at a cost of " \
+           "1.6 per item" in answer(d)
+
+
+def test_a_better_single_judge_beyond_the_budget_is_said_to_cost_more_than_it(result):
+    """Walk 5 (rubric panel, --budget 3): the verdict opened "It is about 0.0042 worse than the
+    best single judge (frontier, isotonic: ...)" and said nothing of its cost, 15 per item, five
+    times the budget; only the lowest-risk recipe over all judges was said to cost more than the
+    budget. A single judge that does better but costs more than the budget is said so too."""
+    d = _frontier_result(result)
+    for p in d["frontier"]:
+        p.update(constraint="budget", cost={1: 3.0, 2: 8.6, 3: 12.5}[p["n_judges"]], chosen=p["n_judges"] == 1)
+    d["choice_info"] = {"constraint": {"budget": 3.0, "max_judges": None}}
+    d["costs"] = {"judge_costs": {"A": {"cost": 1.0}, "B": {"cost": 2.0}, "gpt-4": {"cost": 15.0}}}
+    d["panel"] = {"judges": ["A", "B", "gpt-4"]}
+    d["baselines"][0].update(risk=0.0320, diff_vs_selected=-0.0042, ci=[-0.0078, -0.0009])
+    d["baselines"][1].update(risk=0.0235)      # the recipe over all judges is the lowest
+    text = verdict(d)
+    assert ("A fixed recipe over all judges does better (ridge over all judges), but it costs 18 per item, "
+            "more than the budget of 3: raise the budget to weigh it.") in text
+    assert ("The best single judge (gpt-4) does better too, but it costs 15 per item, more than the budget of 3."
+            in text)
+    # a single judge within the budget: no such sentence
+    d["costs"]["judge_costs"]["gpt-4"]["cost"] = 2.5
+    assert "The best single judge (gpt-4) does better too" not in verdict(d)
+
+
+def test_a_worse_or_better_interval_end_near_zero_is_not_printed_as_zero(result):
+    """Walk 5 (binary panel, --max-judges 3): "worse than ridge + isotonic over all judges (...: by
+    0.0068, paired 95% interval 0.0000 to 0.0142)": the end was 0.000024, above 0 as "worse"
+    needs, printed as if it touched 0; the command line's table printed it "-0.0000". Both keep
+    the end's side of 0 at the decimals it needs."""
+    d = copy.deepcopy(result)
+    d["baselines"][2].update(diff_vs_selected=-0.0068, ci=[-0.0142, -0.000024])
+    text = verdict(d)
+    assert "paired 95% interval 0.000024 to 0.0142" in text and "0.0000 to" not in text
+    d["baselines"][0].update(diff_vs_selected=0.0089, ci=[0.000031, 0.0181])
+    assert "paired 95% interval of the difference 0.000031 to 0.0181" in verdict(d)
+    from fcps_core.reports.explain import end_digits, interval_end
+    assert interval_end(-0.000024) == "-0.000024" and interval_end(-0.0142) == "-0.0142"
+    assert end_digits([-0.0142, -0.000024, 0.0, None]) == 6 and end_digits([-0.0142, 0.0]) == 4
+
+
+def test_the_one_judge_point_states_its_cost_when_judges_have_costs(result):
+    """Walk 5 (rubric panel, --budget 3): "Deploy these 3 judges ..., at a cost of 1.6 per item:
+    estimated MSE 0.0364 ...; one judge alone (frontier as ..., what --max-judges 1 deploys):
+    estimated 0.0322": the lower number, for a judge costing 15 per item, five times the budget,
+    without its cost. With judge costs the one-judge point's cost is said as the deployment's."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    d["costs"] = {"judge_costs": {"A": {"cost": 15.0}, "B": {"cost": 1.0}, "C": {"cost": 0.6}}}
+    for p, cost in zip(d["frontier"], (15.0, 16.0, 16.6)):
+        p["cost"] = cost
+    text = answer(d)
+    assert "one judge alone (A as logistic, at a cost of 15 per item, what --max-judges 1 deploys): estimated " \
+           "0.1100" in text
+    # without costs, as before
+    d["costs"] = None
+    for p in d["frontier"]:
+        p["cost"] = None
+    assert "one judge alone (A as logistic, what --max-judges 1 deploys): estimated 0.1100" in answer(d)

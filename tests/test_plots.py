@@ -323,6 +323,46 @@ def test_a_budget_frontier_is_not_titled_by_panel_size():
                 "diff_vs_best": {"estimate": risk - 0.10, "ci": [0.0, 0.02]}, "chosen": chosen}
     fr = [point("budget", 1, 1.5, 0.12, False), point("budget", 2, 3.0, 0.10, True),
           point("max_judges", 1, None, 0.12, False), point("max_judges", 2, None, 0.10, False)]
-    assert frontier_figure(fr).layout.title.text == "What a smaller budget costs: the best predictor at each budget"
-    assert frontier_figure(fr, by="judges").layout.title.text == \
-        "What fewer judges cost: the best predictor at each limit"
+    assert frontier_figure(fr).layout.title.text == "What a smaller budget costs: what each budget deploys"
+    assert frontier_figure(fr, by="judges").layout.title.text == "What fewer judges cost: what each limit deploys"
+
+
+def test_the_frontier_is_titled_by_what_each_limit_deploys_not_the_best_within_it():
+    """Walk 5 (2,000-item rubric panel, judge costs 0.3 to 15): the budget chart, titled "the best
+    predictor at each budget", drew a budget of 15 at MSE 0.0320 beside a budget of 14.6 at 0.0248:
+    the limit rule deploys the judges in the order of their own risk, and the best judge alone
+    costs 15. The chart is titled by what each limit deploys (the caption gives the rule), on
+    both axes, and the command line's FRONTIER heading says the same."""
+    from fcps_core.figures.frontier import frontier_figure
+
+    def point(k, cost, risk):
+        return {"constraint": "budget", "n_judges": k, "cost": cost, "judges": ["A", "B", "C"][:k],
+                "family": "logistic", "members": [], "risk": risk, "ci": [risk - 0.001, risk + 0.001],
+                "diff_vs_best": {"estimate": risk - 0.0232, "ci": [0.0, 0.01]}, "chosen": k == 3}
+    fr = [point(2, 14.6, 0.0248), point(1, 15.0, 0.0320), point(3, 29.6, 0.0232)]
+    for by in ("cost", "judges"):
+        assert "best" not in frontier_figure(fr, by=by).layout.title.text
+    from fcps_core.cli.render import render_frontier
+    head = next(line for line in render_frontier({"frontier": fr}) if line.startswith("FRONTIER"))
+    assert head.startswith("FRONTIER  what each limit deploys (") and "best" not in head
+    # one cost level reached by two sums of the same costs is one row of the table of distinct rows
+    twice = [point(2, 14.6, 0.0248), point(2, 14.600000000000001, 0.0248), point(3, 29.6, 0.0232)]
+    lines = render_frontier({"frontier": twice})
+    assert sum(line.startswith("cost<=14.600") for line in lines[-1].splitlines()) == 1
+    assert "(2 distinct rows;" in next(line for line in lines if line.startswith("FRONTIER"))
+
+
+def test_a_budget_reached_by_two_sums_of_the_same_costs_is_one_budget_in_the_frontier_control():
+    """Walk 5 (rubric panel, judge costs 0.3 to 15): the frontier held budgets 14.6 and
+    14.600000000000001 (the same judges' costs summed in two orders), merged into one option
+    of the Select page's budget control, labelled "budget 14.6 to 14.6"."""
+    from fcps_app.selection_view import _row_label, frontier_rows
+
+    def point(cost):
+        return {"constraint": "budget", "n_judges": 2, "cost": cost, "judges": ["A", "B"], "family": "logistic",
+                "members": [], "risk": 0.0248, "ci": [0.0238, 0.0258], "chosen": False,
+                "deployed_risk": {"estimate": 0.0249, "ci": [0.0231, 0.0267]}}
+    rows = frontier_rows({"frontier": [point(14.6), point(14.600000000000001)]}, "budget")
+    assert len(rows) == 1
+    label = _row_label(rows[0], "MSE", "budget")
+    assert label.startswith("budget 14.6:") and "to 14.6" not in label

@@ -321,6 +321,13 @@ def test_a_budget_run_reports_its_budget_frontier():
     drawn.clear()
     text = frontier_section(res, lambda name, *a, **k: drawn.append(k) or "")
     assert "What fewer judges cost (the frontier)" in text and drawn[0].get("by") == "judges"
+    # walk 5 (rubric panel, costs 0.3 to 15): budgets 14.6 and 14.600000000000001 (the same judges'
+    # costs summed in two orders) shared a row labelled "14.6 to 14.6"; one printed budget is one budget
+    res["frontier"] = [point("budget", 2, 14.6, 0.12, chosen=True), point("budget", 2, 14.600000000000001, 0.12),
+                       point("budget", 3, 29.6, 0.10)]
+    text = frontier_section(res, lambda name, *a, **k: "")
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", text, re.S)[1:]
+    assert [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)[0] for r in rows] == ["14.6", "29.6"]
 
 
 def test_a_difference_near_zero_prints_its_sign_and_digits_not_minus_zero():

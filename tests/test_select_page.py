@@ -807,3 +807,26 @@ def test_under_a_budget_the_answer_says_what_the_deployed_judges_cost(stored):
     assert f"at a cost of {chosen['cost']:g} per item" not in said
     shown = {m.label: m.value for m in at.metric}
     assert shown["cost per item (deployed)"] == f"{spent:g}"
+
+
+def test_an_interval_end_near_zero_keeps_its_sign_in_the_baselines_table_and_the_verdict(stored):
+    """Walk 5 (900-item binary panel, --max-judges 3): ridge + isotonic over all judges was
+    "worse" with the paired interval of recipe - selection ending at -0.000024; the page's table
+    printed its 95% high as "+0.0000" (the command line "-0.0000") and the verdict "paired 95%
+    interval 0.0000 to 0.0142", as if the interval touched 0. The end keeps its side of 0 in
+    both, at the decimals it needs."""
+    run_id, _ = stored
+
+    def change(d):
+        b = next(b for b in d["baselines"] if b["name"] != "best_single_judge" and b.get("ci"))
+        b.update(diff_vs_selected=-0.0068, ci=[-0.0142, -0.000024])
+        return d, b["label"]
+    at, label = _open_changed(run_id, change)
+    base = next(df for df in at.dataframe if "baseline" in df.value.columns)
+    formats = _column_formats(base)
+    assert formats["95% low"] == formats["95% high"] == "%+.6f" and formats["difference"] == "%+.4f", formats
+    row = base.value[base.value["baseline"] == label].iloc[0]
+    assert row["compared"] == "worse" and row["95% high"] < 0
+    said = " ".join(str(getattr(e, "value", "")) for e in _flat(at.main))
+    assert f"worse than {label}" in said and "to 0.0142)" in said
+    assert "0.000024 to 0.0142" in said and "0.0000 to 0.0142" not in said

@@ -254,11 +254,20 @@ def render_result(result, *, top: int = 15) -> str:
         lines.append("  judges: " + ", ".join(sel["judges"]))
     dr = d.get("deployed_risk")
     if dr:
+        own = f"; the deployed {deployed_kind(sel)}'s own {risk_word} risk {fmt(dr.get('optimistic'))}"
+        why = "that choice and for fitting on more rows" if dr.get("training_size_correction") else "that choice"
+        if dr.get("optimistic") is None:
+            own = ""
+        elif round(dr["estimate"], 4) <= round(dr["optimistic"], 4):
+            # "0.0080 [...]; ... own risk 0.0080 is optimistic" contradicted the two numbers printed (walk 5):
+            # the verdict's words (explain.verdict_parts)
+            own += f" is corrected by the estimate for {why}; " + (
+                "here the two agree to the digits shown" if round(dr["estimate"], 4) == round(dr["optimistic"], 4)
+                else "here the estimate comes out lower")
+        else:
+            own += " is optimistic"
         lines.append(f"  deployed risk ({dr['method']}, {dr['objective']}): {fmt(dr['estimate'])} "
-                     f"[95% {fmt(dr['ci'][0])}, {fmt(dr['ci'][1])}]"
-                     + (f"; the deployed {deployed_kind(sel)}'s own "
-                        f"{risk_word} risk {fmt(dr['optimistic'])} is optimistic"
-                        if dr.get("optimistic") is not None else ""))
+                     f"[95% {fmt(dr['ci'][0])}, {fmt(dr['ci'][1])}]" + own)
     elif (d.get("choice_info") or {}).get("estimate_note"):
         lines.append(f"  deployed risk: {d['choice_info']['estimate_note']}")
     ties = tie_sentence(d)
@@ -269,6 +278,7 @@ def render_result(result, *, top: int = 15) -> str:
         lines.append(f"  guard (one standard error) toward {family_name(g['prior_family'])}: "
                      + ("adapted away from the prior" if g.get("adapted") else "kept the prior"))
     if d.get("baselines"):
+        from ..service.reports import interval_end      # an end that is not 0 never prints as 0 (as the verdict)
         rows = baseline_rows(d)
         basis = comparison_basis(d)
         oob = basis is not None         # the differences' basis: out-of-bag risks, printed beside them
@@ -277,7 +287,8 @@ def render_result(result, *, top: int = 15) -> str:
                   "baselines on the same held-out rows (diff = baseline - selection, paired over bootstrap "
                   "draws; > 0: selection better):"]
         lines.append(render_table([[r["label"], r["heldout"], *([r["out_of_bag"]] if oob else []), r["diff"],
-                                    None if r["ci"] is None else f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]"]
+                                    None if r["ci"] is None else
+                                    f"[{interval_end(r['ci'][0])}, {interval_end(r['ci'][1])}]"]
                                    for r in rows],
                                   ["baseline", "held-out", *(["out-of-bag"] if oob else []), "diff", "95% CI"]))
     if d.get("frontier"):
@@ -322,6 +333,13 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
     for p in points:
         key = (p["constraint"], tuple(p["judges"]), p["family"], len(p["members"]))
         dv, dr = p["diff_vs_best"], p.get("deployed_risk") or {}
+        if prev is not None and prev[0] == key and p["constraint"] == "budget" and \
+                fmt(p["cost"], 3) == prev[1][0].removeprefix("cost<="):
+            # one cost level reached twice by sums of the same costs (14.6 and 14.600000000000001):
+            # the same row printed twice in a table of distinct rows (walk 5)
+            if p.get("chosen"):
+                prev[1][-1] = "*"
+            continue
         if prev is not None and prev[0] == key and p["constraint"] == "max_judges":
             prev[1][0] = f"{prev[1][0].split('-')[0]}-{p['n_judges']}"
             if p.get("chosen"):         # the deployed point's own estimate (as the answer says)
@@ -336,7 +354,7 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
         rows.append(row)
         prev = (key, row)
     shown = rows if len(rows) <= top else rows[:top // 2] + rows[-top // 2:]
-    lines = ["", f"FRONTIER  the best deployable predictor at each limit ({len(rows)} distinct rows; * deployed; "
+    lines = ["", f"FRONTIER  what each limit deploys ({len(rows)} distinct rows; * deployed; "
                  "diff = its risk - the choice over all judges, 95% paired interval; select --max-judges K deploys "
                  "row K):"]
     lines.append(render_table(shown, ["max judges", "used", "combined as", "risk", "diff vs all (95%)",

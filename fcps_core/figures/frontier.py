@@ -26,10 +26,17 @@ def _hover(p: dict, words: KeyWords) -> str:
     return f"{judges_count(len(judges))}, {how}<br>{shown}{diff}"
 
 
+#: the frontier chart's titles (budget, panel size): what each limit deploys by the run's limit
+#: rule, which need not be the best predictor within it (walk 5: a budget of 15 deploys the
+#: best judge alone, costing 15, above what a budget of 14.6 deploys)
+FRONTIER_TITLES = {False: "What a smaller budget costs: what each budget deploys",
+                   True: "What fewer judges cost: what each limit deploys"}
+
+
 def frontier_figure(frontier: list[dict], *, by: str | None = None, objective: str = "MSE",
                     chosen: dict | None = None, names: dict | None = None) -> go.Figure:
-    """Risk (with 95 % intervals) of the best deployable predictor at each panel size
-    (``by='judges'``) or cost level (``by='cost'``); ``by`` None: the deployed point's axis
+    """Risk (with 95 % intervals) of what each panel size
+    (``by='judges'``) or cost level (``by='cost'``) deploys; ``by`` None: the deployed point's axis
     (cost when the run was deployed under a budget, so its point is the one starred; else
     panel size); ``chosen``: the point to mark (default: the point the frontier marks
     ``chosen``); ``names``: family key -> the name the hover shows (the page's plain names;
@@ -88,6 +95,5 @@ def frontier_figure(frontier: list[dict], *, by: str | None = None, objective: s
     fig.update_layout(xaxis_title="most judges deployed (panel size k)" if by == "judges"
                       else "cost per item (budget)",
                       yaxis_title=f"{objective} (lower is better)", margin=MARGIN, legend=LEGEND_BELOW,
-                      title="What fewer judges cost: the best predictor at each limit" if by == "judges"
-                      else "What a smaller budget costs: the best predictor at each budget")
+                      title=FRONTIER_TITLES[by == "judges"])
     return fig

@@ -228,6 +228,18 @@ def _end(v, digits: int) -> str:
     return _f(v, digits)
 
 
+def interval_end(v, digits: int = 4) -> str:
+    """An interval's end as the verdict prints it (:func:`_end`): one that is not 0 never as 0."""
+    return _end(v, digits)
+
+
+def end_digits(values, digits: int = 4) -> int:
+    """The decimals a column of interval ends needs so that none that is not 0 prints as 0
+    (its side of 0 unreadable, "+0.0000" beside "worse"): ``digits``, or more (:func:`_end`)."""
+    need = [_digits(v) for v in values if v is not None and math.isfinite(v) and v != 0 and round(v, digits) == 0]
+    return max([digits, *need])
+
+
 def point_estimate(p: dict) -> dict:
     """A frontier point's estimate on new items: its deployed-risk estimate, else its
     held-out risk with the clustered interval."""
@@ -335,7 +347,11 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
     smaller one); then the lowest such point: "fewer judges do better here: r with k judges",
     so the answer never leaves a lower number on the frontier unsaid. The one-judge point is
     left to the answer's own one-judge clause."""
-    tighter = [q for q in _beside(d, p, looser=False) if q.get("n_judges") != 1 or q.get("constraint") == "budget"]
+    # a tighter limit that deploys this very predictor is not "fewer judges" or "a smaller budget":
+    # its estimate differs from p's only by the replay of another limit (walk 5: budgets 1.6 and 3
+    # both deploy the same 3 judges' average, estimated 0.0362 and 0.0364)
+    tighter = [q for q in _beside(d, p, looser=False) if (q.get("n_judges") != 1 or q.get("constraint") == "budget")
+               and _deployment_key(q) != _deployment_key(p)]
     if not tighter:
         return ""
     mine = round(point_estimate(p)["estimate"], digits)
@@ -361,6 +377,15 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
     # lower as printed, but the paired interval of the change holds 0: not called better
     return f"; {smaller} {'scores' if budget else 'score'} a little lower here, not clearly: {reached} " \
            f"({within}, which holds 0: no clear change)"
+
+
+def _deployment_key(p: dict) -> tuple:
+    """What frontier point ``p`` deploys: its family, judges and members (by candidate index),
+    so two limits that deploy the same predictor compare equal."""
+    members = tuple(sorted((m.get("index"), m.get("family"), m.get("K"), m.get("path"),
+                            tuple(sorted((str(k), str(v)) for k, v in (m.get("params") or {}).items())))
+                           for m in p.get("members") or []))
+    return p.get("family"), tuple(sorted(p.get("judges") or [])), members
 
 
 def _paired_change_to(q: dict, p: dict) -> dict | None:
@@ -409,7 +434,8 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
         judges = deployed_judges(d)
         k = len(judges)
         single = frontier_point(d, 1)
-        tail = "" if single is None else f" O{_one_judge_clause(single, one_judge_words, 4)[1:]}."
+        tail = "" if single is None else \
+            f" O{_one_judge_clause(single, one_judge_words, 4, _point_cost(d, single, single.get('judges')))[1:]}."
         who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
         return f"Deploy {who} {combined_as(sel)}: estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}"
     J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
@@ -430,18 +456,20 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     single = frontier_point(d, 1)
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
-        tail = f"; {_one_judge_clause(single, one_judge_words, digits)}"
+        tail = f"; {_one_judge_clause(single, one_judge_words, digits, _point_cost(d, single, single.get('judges')))}"
     return f"{first} {further}{tail}."
 
 
-def _one_judge_clause(single: dict, one_judge_words: str, digits: int) -> str:
+def _one_judge_clause(single: dict, one_judge_words: str, digits: int, cost: float | None = None) -> str:
     """'one judge alone (X as F, how to deploy it): estimated r (interval)': the frontier's
     one-judge point, its model named (the baselines' best single judge is another model of
     it, isotonic) and its number called an estimate (not the judge's held-out risk the
-    baselines and the Judges page print)."""
+    baselines and the Judges page print). With judge costs, its ``cost`` per item, as the
+    deployment's is said (walk 5: under a budget of 3 the one judge quoted cost 15)."""
     name = ", ".join(single.get("judges") or [])
     kind = "estimated" if single.get("deployed_risk") else "held-out"
-    return (f"one judge alone ({name} as {combined_as(single)}, {one_judge_words}): "
+    spent = f", at a cost of {cost:g} per item" if cost is not None else ""
+    return (f"one judge alone ({name} as {combined_as(single)}{spent}, {one_judge_words}): "
             f"{kind} {_interval_text(point_estimate(single), digits)}")
 
 
@@ -743,7 +771,7 @@ def _single_judge_clause(d: dict, b: dict) -> str:
     # "isotonic": the answer's one-judge point may be another model of the same judge
     inner = ": ".join(x for x in (_isotonic(b.get("judge")), pair) if x)
     who = "the best single judge (" + (inner + "; " if inner else "")
-    interval = f"paired 95% interval of the difference {_f(lo, k)} to {_f(hi, k)}"
+    interval = f"paired 95% interval of the difference {_end(lo, k)} to {_end(hi, k)}"
     if status == "better":
         return f"about {_f(diff, k)} better than {who}{interval})"
     if status == "worse":
@@ -767,7 +795,7 @@ def _others_clause(d: dict, others: list[dict]) -> str:
         pair, shown = _pair_text(d, b, k)
         gap = -(b["diff_vs_selected"] if shown is None else shown)
         parts.append(f"worse than {b['label']} ({pair + ': ' if pair else ''}by {_f(gap, k)}, "
-                     f"paired 95% interval {_f(-b['ci'][1], k)} to {_f(-b['ci'][0], k)})")
+                     f"paired 95% interval {_end(-b['ci'][1], k)} to {_end(-b['ci'][0], k)})")
     if by["unpaired"]:
         parts.append("not compared (no paired interval) with " + _names([b["label"] for b in by["unpaired"]], 8))
     return "; ".join(parts)
@@ -895,6 +923,13 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
                            "raise the budget to weigh it.")
         else:
             details.append(f"A fixed recipe does better: consider deploying {best['label']} instead.")
+        beyond = next((b for b in worse if b is not best and _is_single_judge(b)), None)
+        if beyond is not None and _budget_limit(d) is not None and _recipe_cost(d, beyond) is not None \
+                and _over_budget(d, beyond):
+            # the headline compares with the best single judge: past the budget, it says so (walk 5)
+            details.append(f"The best single judge ({beyond.get('judge') or beyond['label']}) does better too, but it "
+                           f"costs {_recipe_cost(d, beyond):g} per item, more than the budget of "
+                           f"{_budget_limit(d):g}.")
     ties = tie_sentence(d)
     if ties:
         details.append(ties)

@@ -63,8 +63,9 @@ def frontier_section(res: dict, figs: Figures) -> str:
                "diff_ci": interval(p["diff_vs_best"]["ci"]), "deployed_risk": dr.get("estimate"),
                "selected": bool(p.get("chosen"))}
         if prev is not None and prev[0] == key:
-            prev[1]["limit"] = f"{prev[1]['limit'].split(' to ' if budget else '-')[0]}" \
-                               f"{' to ' if budget else '-'}{limit}"
+            first = prev[1]['limit'].split(' to ' if budget else '-')[0]
+            # one level reached by two sums of the same costs (14.6, 14.600000000000001) is one budget (walk 5)
+            prev[1]["limit"] = first if first == limit else f"{first}{' to ' if budget else '-'}{limit}"
             if p.get("chosen"):
                 prev[1].update(deployed_risk=dr.get("estimate"), selected=True)
             continue
