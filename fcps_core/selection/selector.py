@@ -231,6 +231,11 @@ class FCPSSelector:
     #: (today's, and the info_first prefix using the whole limit in the linear stack families,
     #: :mod:`.constraints`)
     limit_rule_choice: bool = False
+    #: under a full-limit rule, a binding limit deploys the best candidate within it instead of
+    #: the prefix's choice where that one's held-out risk is lower by more than this many
+    #: paired SEs (:func:`.limited_rule.heldout_escape`); None: never (work in progress: the
+    #: replays do not replay it yet)
+    limit_escape_z: float | None = None
     #: after the first repeat, the later repeats do not refit a candidate this far behind the
     #: best one calling a subset of its judges (:mod:`.screening`); None: every repeat
     #: refits every candidate
@@ -278,6 +283,12 @@ class FCPSSelector:
                      "info_first_under_limits", "full_limit_sets", "limit_rule_choice"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise MenuError(f"{name} must be True or False (got {getattr(self, name)!r})")
+        if self.limit_escape_z is not None and not (
+                isinstance(self.limit_escape_z, (int, float, np.integer, np.floating))
+                and not isinstance(self.limit_escape_z, (bool, np.bool_))
+                and math.isfinite(self.limit_escape_z) and self.limit_escape_z > 0):
+            raise MenuError(f"limit_escape_z must be a number > 0 (paired SEs), or None for no escape "
+                            f"(got {self.limit_escape_z!r})")
         if self.screen_se is not None and not (isinstance(self.screen_se, (int, float, np.integer, np.floating))
                                                and math.isfinite(self.screen_se) and self.screen_se >= 1):
             raise MenuError(f"screen_se must be a number >= 1 (the tie band is one SE), or None for no "

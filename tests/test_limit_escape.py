@@ -1,0 +1,68 @@
+"""The limited rule's escape (:mod:`fcps_core.selection.limited_rule`): the best candidate
+within a limit replaces the full-limit prefix's choice when it is lower by more than z paired
+SEs; its in-bag paired statistic per bootstrap draw."""
+
+import numpy as np
+
+from fcps_core.selection.choice import GroupedLosses
+from fcps_core.selection.limited_rule import escapes, paired_margins
+
+
+def test_paired_margins_equal_the_grouped_paired_se_per_draw():
+    """Per-unit sums with a draw's group counts give GroupedLosses.paired_se's statistic with
+    that draw's weights (a hand-sized panel: 7 groups of 1 to 3 rows, two loss columns)."""
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(7), [1, 2, 3, 1, 2, 3, 2])
+    losses = rng.random((len(groups), 2))
+    g = GroupedLosses(losses, groups)
+    rows = g.unit_rows
+    sums = g.unit_sums()                     # (units, 2); here every group is its own unit
+    W = rng.integers(0, 3, size=(5, 7)).astype(float)
+    W[0] = 1.0                                # every group once: the plain statistic
+    unit_counts = np.stack([np.bincount(g.group_unit, weights=w, minlength=len(rows)) for w in W])
+    d, se = paired_margins(np.tile(sums[:, 1] - sums[:, 0], (5, 1)), rows, unit_counts)
+    for b, w in enumerate(W):
+        means = g.means(w)
+        want = g.paired_se(0, w=w)[1]
+        assert np.isclose(d[b], means[1] - means[0], rtol=1e-12, atol=1e-15)
+        assert np.isclose(se[b], want, rtol=1e-12, atol=1e-15)
+    # by hand for draw 0 (every group once): the clustered SE of the per-group differences
+    D = np.bincount(groups, weights=losses[:, 1] - losses[:, 0])
+    n = np.bincount(groups).astype(float)
+    dd = D.sum() / n.sum()
+    assert np.isclose(d[0], dd)
+    assert np.isclose(se[0], np.sqrt(np.sum((D - dd * n) ** 2) * 7 / 6) / n.sum())
+
+
+def test_escape_needs_more_than_the_margin_and_a_real_se():
+    assert escapes(-0.04, 0.01, 3.29) and not escapes(-0.03, 0.01, 3.29)
+    assert not escapes(-0.04, 0.01, None)
+    np.testing.assert_array_equal(escapes(np.array([-1.0, -1.0, 0.5]), np.array([0.1, np.nan, 0.1])),
+                                  [True, False, False])
+
+
+def test_heldout_escape_reads_the_two_averages_paired_by_group():
+    """On a HeldOut built from raw rows: the difference of the two averages' mean losses and
+    the clustered SE of the per-group differences, by hand."""
+    from fcps_core.selection.folds import HeldOut
+    from fcps_core.selection.limited_rule import heldout_escape
+    rng = np.random.default_rng(1)
+    n = 60
+    groups = np.repeat(np.arange(20), 3)
+    y = rng.integers(0, 2, n).astype(float)
+    good = np.clip(y * 0.8 + 0.1 + rng.normal(0, 0.05, n), 0, 1)
+    bad = rng.random(n)
+    preds = np.stack([bad, good, (good + bad) / 2], axis=1)[None]       # (repeats, rows, candidates)
+
+    class P:
+        labels = y
+        group_ids = groups
+    heldout = HeldOut.of(P, np.arange(n), preds, {})
+    rec = heldout_escape(heldout, "mse", [0], [1, 2], z=3.29)
+    avg = (preds[0, :, 1] + preds[0, :, 2]) / 2
+    D = np.bincount(groups, weights=(y - avg) ** 2 - (y - bad) ** 2)
+    m = np.full(20, 3.0)
+    d = D.sum() / n
+    se = np.sqrt(np.sum((D - d * m) ** 2) * 20 / 19) / n
+    assert np.isclose(rec["diff"], d) and np.isclose(rec["se"], se)
+    assert rec["escaped"] == (d < -3.29 * se) and rec["escaped"]
