@@ -172,15 +172,24 @@ def escapes(diff: np.ndarray | float, se: np.ndarray | float, z: float | None = 
     return out if np.ndim(out) else bool(out)
 
 
+def predictor_unit_sums(grouped, heldout, objective: str, members) -> np.ndarray:
+    """One group's loss sums per unit (:class:`.choice.GroupedLosses`' units) of the predictor
+    averaging ``members`` (candidate indices): a single candidate's loss column as the
+    choice and the replay read it, an average's losses as :meth:`.folds.HeldOut.average_losses`
+    forms them (as the tie average is scored)."""
+    members = list(members)
+    if len(members) == 1:
+        return grouped.unit_sums([int(grouped.col[members[0]])])[:, 0]
+    return np.asarray(grouped.unit_matrix @ heldout.average_losses(objective, members)).reshape(-1)
+
+
 def heldout_escape(heldout, objective: str, prefix_members, within_members, z: float | None = ESCAPE_Z) -> dict:
     """The escape test on the held-out rows (every group once): the best-within-limit
-    choice's mean loss (the average of ``within_members``, candidate indices) minus the
-    full-limit prefix choice's (``prefix_members``), its group-clustered paired SE, and
-    whether it escapes (:func:`escapes`). The record ``choice_info[ESCAPE_KEY]`` keeps."""
-    u = heldout.units()
-    rows = np.asarray(u.matrix.sum(axis=1), dtype=float).reshape(-1)
-    diff_rows = heldout.average_losses(objective, list(within_members)) - \
-        heldout.average_losses(objective, list(prefix_members))
-    d, se = paired_margins(np.asarray(u.matrix @ diff_rows).reshape(1, -1), rows,
-                           np.asarray(u.groups, dtype=float).reshape(1, -1))
+    choice's mean loss (``within_members``, candidate indices) minus the full-limit prefix
+    choice's (``prefix_members``), its group-clustered paired SE, and whether it escapes
+    (:func:`escapes`). The record ``choice_info[ESCAPE_KEY]`` keeps."""
+    g = heldout.grouped(objective)
+    diff = predictor_unit_sums(g, heldout, objective, within_members) - \
+        predictor_unit_sums(g, heldout, objective, prefix_members)
+    d, se = paired_margins(diff.reshape(1, -1), g.unit_rows, np.asarray(g.unit_groups, dtype=float).reshape(1, -1))
     return {"diff": float(d[0]), "se": float(se[0]), "z": z, "escaped": bool(escapes(d[0], se[0], z))}
