@@ -539,7 +539,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
         for b in np.flatnonzero(escaped):
             if draw_members is not None:
                 draw_members[b] = within[b]
-            else:
+            if len(within[b]) == 1:          # one column: scored from ``chosen`` below
                 chosen[b] = within[b][0]
     # pass 3: out-of-bag risks of the procedure and of the baselines
     names = list(base_losses)
