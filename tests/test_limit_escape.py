@@ -106,3 +106,4 @@ def test_escape_deploys_the_clearly_better_set_and_both_replays_agree():
                       rtol=1e-12, atol=1e-15)
     # the escape lowers the estimate: the replay deploys two readers in its draws too
     assert limited.deployed_risk["estimate"] < plain.deployed_risk["estimate"] * 0.8
+
