@@ -253,24 +253,27 @@ def _points(res, judge_points: list, T, cache: dict) -> dict:
     return out
 
 
+def split_k(name: str, panel, k: int, population: int = 0):
+    """(panel, blocks, selector seed) of split ``k`` of ``name``: draw k of a latent shape
+    (``shape:NAME``, :func:`shape_split`, seed 0), else ``panel``'s split seeded 100 + k
+    (:func:`split`)."""
+    if name.startswith("shape:"):
+        return (*shape_split(name.removeprefix("shape:"), k), 0)
+    return panel, split(panel, name, 100 + k, population), 100 + k
+
+
 def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: bool = False,
               options: dict | None = None, paired_random: bool | str = False):
     """The panel's summary (:func:`summarise`); with ``paired_random`` a pair (the run's
     summary, the other ``random_under_limits`` setting's; a field name: that boolean
     option's other setting) from the same selections."""
-    shape = name.removeprefix("shape:") if name.startswith("shape:") else None
-    panel = None if shape else load(name, population)
+    panel = None if name.startswith("shape:") else load(name, population)
     recs, other_recs = [], []
     stack = contextlib.ExitStack()
     option = paired_random if isinstance(paired_random, str) else "random_under_limits"
     other_frontiers = stack.enter_context(other_random_setting(option)) if paired_random else None
     for k in range(splits):
-        if shape:
-            seed = 0
-            panel, blocks = shape_split(shape, k)
-        else:
-            seed = 100 + k
-            blocks = split(panel, name, seed, population)
+        panel, blocks, seed = split_k(name, panel, k, population)
         scaled = deployable_label_scale(panel, blocks)
         D = np.sort(np.concatenate([blocks.S, blocks.M, blocks.V]))
         T = blocks.T

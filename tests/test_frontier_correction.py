@@ -267,8 +267,7 @@ def test_a_refit_of_some_keys_cuts_path_fits_after_the_last_wanted_prefix(monkey
 
 def test_point_refits_grouped_into_fewer_tasks_give_every_fold_its_own_result(monkeypatch):
     """``_refits(tasks_at_most=k)`` runs consecutive folds in one task (the points' refits:
-    one task per worker but one, so this process keeps a core for the bootstrap and the
-    replays); each fold's result is the one it gets as its own task, in fold order, and
+    one task per worker); each fold's result is the one it gets as its own task, in fold order, and
     closing them stops the pool's generator."""
     from fcps_core.selection import crossfit as C
     calls = []
@@ -309,3 +308,23 @@ def test_point_refits_grouped_into_fewer_tasks_give_every_fold_its_own_result(mo
             Pending.closed = True
     C._FoldResults(Pending()).close()
     assert Pending.closed
+
+
+def test_point_refits_take_one_task_per_worker(monkeypatch):
+    """The points' refits spread over every worker process (one task each, the folds split
+    between them), not over all workers but one: on a panel of many judges they outlast the
+    bootstrap and the replays this process computes meanwhile, which then waited for them
+    (docs/performance.md, "the points' refits on every worker")."""
+    from fcps_core.selection import crossfit as C
+    seen = {}
+
+    def fake_refits(configs, members, others, panel, D, unlabelled, halves, table_rows, jobs, tasks_at_most=None):
+        seen["tasks_at_most"] = tasks_at_most
+        return C.CorrectionRefits(members=[], keys=[], table_rows=None, halves=[], results=iter(()), indices=[])
+    monkeypatch.setattr(C, "_refits", fake_refits)
+    monkeypatch.setattr(C, "_rule_configurations", lambda selector, rest: [])
+    monkeypatch.setattr(C, "pool_workers", lambda jobs: 3)
+    base = C.CorrectionRefits(members=[], keys=[], table_rows=None, halves=[], results=iter(()), indices=[])
+    base.rest = [_Cand(0)]
+    C.start_point_refits(None, None, None, base, None, jobs=-1)
+    assert seen["tasks_at_most"] == 3

@@ -899,15 +899,18 @@ def start_point_refits(selector, panel: Panel, D: np.ndarray, base: "CorrectionR
     their own tasks on the same halves so the default's correction never waits for them;
     their :meth:`CorrectionRefits.correction` reads ``base``'s predictions too.
 
-    They run in one worker process fewer than the pool has (one task per worker, its folds
-    one after the other): this process computes the bootstrap estimate and the frontier's
-    replays meanwhile, on the selection's critical path; with every worker busy beside it (as
-    many workers as cores) those slowed down by about the refits' own time
-    (docs/performance.md, "the frontier's cost: the points' refits on one worker")."""
+    They run as one task per worker process (each task runs its folds one after the
+    other), so they spread over every worker while this process computes the bootstrap
+    estimate and the frontier's replays. Under the full-limit rule each limited level
+    deploys its own prefix, and on a panel of many judges the refits take longer than the
+    bootstrap and the replays: held to one worker, this process then waited for them
+    (docs/performance.md, "the points' refits on every worker"); on every worker they
+    share the cores with this process for a shorter time. Every fold's result is the one
+    it gets as its own task."""
     if not base.rest:
         return base
     refits = _refits(_rule_configurations(selector, base.rest), [], base.rest, panel, D, unlabelled,
-                     base.halves, base.table_rows, jobs, tasks_at_most=max(1, pool_workers(jobs) - 1))
+                     base.halves, base.table_rows, jobs, tasks_at_most=pool_workers(jobs))
     refits.base = base
     return refits
 
