@@ -107,3 +107,15 @@ def test_escape_deploys_the_clearly_better_set_and_both_replays_agree():
     # the escape lowers the estimate: the replay deploys two readers in its draws too
     assert limited.deployed_risk["estimate"] < plain.deployed_risk["estimate"] * 0.8
 
+
+
+def test_the_screen_never_drops_what_the_escape_deploys():
+    """The screen after the first repeat bounds every candidate within a limit by one calling a
+    subset of its judges, so the escaped points (the best within their limits) are those of a
+    run without the screen, replays included."""
+    from fcps_core import select
+    df = _complementary_panel()
+    screened = select(df, seed=0, limit_escape_z=3.29).to_dict()
+    full = select(df, seed=0, limit_escape_z=3.29, screen_se=None).to_dict()
+    assert sum(bool((p.get("limit_escape") or {}).get("escaped")) for p in screened["frontier"]) >= 2
+    assert screened["frontier"] == full["frontier"]
