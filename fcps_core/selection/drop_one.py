@@ -37,6 +37,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..defaults import TIE_AVERAGE
+from .choice import best_column
 from .limited_rule import LimitedRule, heldout_escape
 from .frontier import HeldoutChoice, RuleReplay, grouped_columns
 from .honesty import UNIT_SUM_CELLS, Z95
@@ -97,10 +98,11 @@ def drop_one_choices(result) -> dict | None:
             if escape is not None and not met:
                 # the escape: the best choice within the limit without the judge, where it
                 # beats the prefix's choice clearly (as the deployed choice is made)
-                other = replay.decide(escape.mask(cands, replay.bits, among=without_judge), escape_fit)
-                if other.key != without.key and heldout_escape(heldout, replay.selector.objective, list(without.key),
-                                                               list(other.key), z)["escaped"]:
-                    without = other
+                loose = escape.mask(cands, replay.bits, among=without_judge)
+                best = best_column(replay.grouped.means(), replay.tie_rank, loose)
+                if (best,) != without.key and heldout_escape(heldout, replay.selector.objective, list(without.key),
+                                                             [best], z)["escaped"]:
+                    without = replay.decide(loose, escape_fit)
             if without.key not in cache:
                 g = grouped_columns(heldout, without.loss, deployed.loss)
                 means = g.means()

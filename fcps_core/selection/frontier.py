@@ -72,11 +72,11 @@ import numpy as np
 from ..defaults import TIE_AVERAGE
 from ..families.base import one_blas_thread
 from ..data.judge_costs import judges_cost, pareto_front
-from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, plain_steps,
+from .choice import (WITHIN_TIE_RULES, GroupedLosses, best_column, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
-                      own_set_shifted, training_size_corrected)
+                      own_set_shifted, training_size_corrected, within_limit_choices)
 from .limited_rule import (ESCAPE_KEY, LimitedRule, deploys_whole_choice, escapes, heldout_escape, paired_margins,
                            replays_whole_choice)
 from .members import deployed_weights, member_lookup
@@ -370,14 +370,23 @@ class _Replays:
                               None if within is None else [None] + list(within), z)[1:]
         members, met = self._level_members(constraints, masks)
         if within is not None and z is not None and any(w is not None for w in within):
-            # the old limited rule's choices (every candidate within each limit: nested too)
-            others, _ = self._level_members([replace(c, full_limit=False) for c in constraints],
-                                            [m if w is None else w for m, w in zip(masks, within)])
+            # each draw's best candidate within each limit (nested too) against its prefix
+            # choice; an escaped draw deploys the choice rule among every candidate within it
+            bests = nested_draw_best(self.Mc, self.tie_rank, [m if w is None else w for m, w in zip(masks, within)])
+            cands, names = self.result.candidates, self.result.panel.judge_names
             for i, w in enumerate(within):
                 if w is None:
                     continue
-                for b in np.flatnonzero(self._escaped(members[i], others[i], ~met[i], z)):
-                    members[i][b] = others[i][b]
+                best_w, _, tol_w = bests[i]
+                escaped = np.flatnonzero(self._escaped(members[i], [[int(c)] for c in best_w], ~met[i], z))
+                loose = replace(constraints[i], full_limit=False)
+                chosen = within_limit_choices(self.rule, self.grouped, self.W, self.M, self.N, self.Mc, best_w, tol_w,
+                                              w, escaped, tie_rank=self.tie_rank, simple_rank=self.simple_rank,
+                                              lines=self.lines, signatures=self.signature_list,
+                                              max_members=self.max_members,
+                                              members_fit=loose.members_test(cands, names, self.bits))
+                for b, m in zip(escaped, chosen):
+                    members[i][b] = m
             return self._oob_member_risks(members)
         if self.rule == "argmin" or self.rule in WITHIN_TIE_RULES:
             out = []
@@ -584,12 +593,11 @@ class FrontierChoices(RuleReplay):
                 loose = replace(constraint, full_limit=False)
                 within = loose.mask(cands, bits)
                 if not met:
-                    other = self.decide(within, loose.members_test(cands, names, bits))
-                    if other.key != chosen.key:
-                        test = heldout_escape(heldout, sel.objective, chosen.members or [chosen.chosen],
-                                              other.members or [other.chosen], z)
+                    best = best_column(self.grouped.means(), self.tie_rank, within)
+                    if (best,) != chosen.key:
+                        test = heldout_escape(heldout, sel.objective, list(chosen.key), [best], z)
                         if test["escaped"]:
-                            chosen = other
+                            chosen = self.decide(within, loose.members_test(cands, names, bits))
             # (constraint, predictor, admissible mask, the mask within the limit where the
             # escape applies, the escape's test where one was made) per level
             return chosen, allowed, within, test

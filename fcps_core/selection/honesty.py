@@ -533,14 +533,23 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
         # the escape, draw by draw (:func:`.limited_rule.heldout_escape`): a draw's best
         # choice within the limit replaces its prefix choice where its in-bag mean loss is
         # lower by more than z in-bag paired SEs
+        # the test reads each draw's best candidate within the limit; an escaped draw then
+        # deploys the choice rule among every candidate within it
         prefix = draw_members if draw_members is not None else [[int(c)] for c in chosen]
-        within = _within_limit_draws(sel, cands, grouped, W, M, N, Mc, tie_rank, simple_rank, signatures)
-        escaped = _escaped_draws(grouped, heldout, sel.objective, W, prefix, within, ~met, z)
-        for b in np.flatnonzero(escaped):
+        loose = LimitedRule.of(replace(sel, full_limit_sets=False), cands)
+        allowed_w = loose.admissible()
+        best_w, _, tol_w = draw_best(Mc, tie_rank, allowed_w)
+        escaped = np.flatnonzero(_escaped_draws(grouped, heldout, sel.objective, W, prefix,
+                                                [[int(c)] for c in best_w], ~met, z))
+        within = within_limit_choices(rule, grouped, W, M, N, Mc, best_w, tol_w, allowed_w, escaped,
+                                      tie_rank=tie_rank, simple_rank=simple_rank, lines=line_ids(cands),
+                                      signatures=signatures, max_members=sel.max_members,
+                                      members_fit=loose.members_fit)
+        for b, members in zip(escaped, within):
             if draw_members is not None:
-                draw_members[b] = within[b]
-            if len(within[b]) == 1:          # one column: scored from ``chosen`` below
-                chosen[b] = within[b][0]
+                draw_members[b] = members
+            if len(members) == 1:            # one column: scored from ``chosen`` below
+                chosen[b] = members[0]
     # pass 3: out-of-bag risks of the procedure and of the baselines
     names = list(base_losses)
     if names and on_distinct:
@@ -594,24 +603,25 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     return deployed, baselines, bootstrap
 
 
-def _within_limit_draws(sel, cands, grouped: GroupedLosses, W, M, N, Mc, tie_rank, simple_rank,
-                        signatures) -> list[list[int]]:
-    """Per draw, the members of its choice among every candidate within the limit (the
-    choice rule on the limit's mask alone, ``full_limit_sets=False``): what the escape
-    (:func:`.limited_rule.heldout_escape`) compares with the draw's prefix choice."""
-    within = LimitedRule.of(replace(sel, full_limit_sets=False), cands)
-    allowed = within.admissible()
-    best, _, tol = draw_best(Mc, tie_rank, allowed)
-    if sel.choice == "argmin":
-        return [[int(c)] for c in best]
-    tied = draw_tie_sets(grouped, W, M, N, tol, grouped.col[best])[:, grouped.col]
+def within_limit_choices(rule: str, grouped: GroupedLosses, W, M, N, Mc, best: np.ndarray, tol: np.ndarray,
+                         allowed: np.ndarray | None, draws: np.ndarray, *, tie_rank, simple_rank, lines, signatures,
+                         max_members: int, members_fit) -> list[list[int]]:
+    """The members the choice ``rule`` deploys in ``draws`` among the ``allowed`` candidates
+    (their best per draw ``best`` and tie tolerance ``tol``, arrays over all draws): an
+    escaped draw's deployed choice within the limit (:func:`.limited_rule.heldout_escape`),
+    its tie sets summed for those draws only. The same rule as the deployed-risk replay."""
+    draws = np.asarray(draws, dtype=np.int64)
+    if rule == "argmin" or not len(draws):
+        return [[int(best[b])] for b in draws]
+    col = grouped.col
+    tied = draw_tie_sets(grouped, W, M, N, np.asarray(tol, dtype=float)[draws], col[best[draws]], draws=draws)[:, col]
     if allowed is not None:
         tied &= allowed[None, :]
-    if sel.choice in WITHIN_TIE_RULES:
-        pool = rule_pool(sel.choice, tied, best, line_ids(cands))
-        return [[int(c)] for c in np.where(pool, simple_rank[None, :], len(cands) + 1).argmin(axis=1)]
-    return [pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members, within.members_fit)
-            for b in range(len(Mc))]
+    if rule in WITHIN_TIE_RULES:
+        pool = rule_pool(rule, tied, best[draws], lines)
+        return [[int(c)] for c in np.where(pool, simple_rank[None, :], len(simple_rank) + 1).argmin(axis=1)]
+    return [pick_members(np.flatnonzero(tied[i]), Mc[b], tie_rank, signatures, max_members, members_fit)
+            for i, b in enumerate(draws)]
 
 
 def _escaped_draws(grouped: GroupedLosses, heldout, objective: str, W: np.ndarray, prefix: list, within: list,
