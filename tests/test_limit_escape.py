@@ -119,3 +119,36 @@ def test_the_screen_never_drops_what_the_escape_deploys():
     full = select(df, seed=0, limit_escape_z=3.29, screen_se=None).to_dict()
     assert sum(bool((p.get("limit_escape") or {}).get("escaped")) for p in screened["frontier"]) >= 2
     assert screened["frontier"] == full["frontier"]
+
+
+def test_drop_one_under_a_limit_applies_the_escape():
+    """y = (u + v + w + x) / 4, four readers and a noisy strong judge with its duplicate; under
+    --max-judges 2 dropping a deployed reader leaves no info_first prefix of two judges
+    without it but a shorter one, while two other readers do as well: with the escape the
+    row's choice is that pair (change about 0), without it the shorter prefix (a large
+    change that overstates the judge)."""
+    from dataclasses import replace
+
+    import pandas as pd
+    from fcps_core import select
+    from fcps_core.selection.drop_one import drop_one_choices
+    rng = np.random.default_rng(0)
+    n = 400
+    u, v, w, x = (rng.random(n) for _ in range(4))
+    s = u + v + w + x
+    strong = s + rng.normal(0, 0.8, n)
+    df = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)], "label": s / 4, "strong": strong,
+                       "strong_dup": strong + rng.normal(0, 0.01, n), "reads_u": u + rng.normal(0, 0.02, n),
+                       "reads_v": v + rng.normal(0, 0.02, n), "reads_w": w + rng.normal(0, 0.02, n),
+                       "reads_x": x + rng.normal(0, 0.02, n), "noisy": s + rng.normal(0, 1.5, n)})
+    r = select(df, seed=0, max_judges=2, limit_escape_z=3.29)
+    with_escape = {row["judge"]: row for row in drop_one_choices(r)["judges"]}
+    without = {row["judge"]: row for row in drop_one_choices(replace(r, selector=replace(r.selector,
+                                                                                     limit_escape_z=None)))["judges"]}
+    changed = [j for j in with_escape if with_escape[j]["change"] is not None
+               and with_escape[j]["change"] != without[j]["change"]]
+    assert changed
+    for j in changed:
+        assert with_escape[j]["K"] == 2 and without[j]["K"] < 2
+        assert with_escape[j]["change"] < without[j]["change"] - 0.002
+        assert with_escape[j]["ci"][0] < 0 < with_escape[j]["ci"][1]
