@@ -91,7 +91,7 @@ def test_escape_deploys_the_clearly_better_set_and_both_replays_agree():
     written apart and must give the same bootstrap estimate for that point."""
     from fcps_core import select
     df = _complementary_panel()
-    plain = select(df, seed=0, max_judges=2)
+    plain = select(df, seed=0, max_judges=2, limit_escape_z=None)
     assert set(plain.selected.judges if not plain.members else
                {j for i in plain.members for j in plain.candidates[i].judges}) == {"strong", "strong_dup"}
     limited = select(df, seed=0, max_judges=2, limit_escape_z=3.29)
@@ -152,3 +152,17 @@ def test_drop_one_under_a_limit_applies_the_escape():
         assert with_escape[j]["K"] == 2 and without[j]["K"] < 2
         assert with_escape[j]["change"] < without[j]["change"] - 0.002
         assert with_escape[j]["ci"][0] < 0 < with_escape[j]["ci"][1]
+
+
+def test_the_escape_replays_equal_a_loop_over_draws():
+    """Every frontier point's estimate on the complementary panel against the limited rule,
+    escape included, replayed draw by draw and limit by limit on raw rows
+    (``test_frontier._check_replays_by_hand``); some draws escape."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fcps_core import select
+    from test_frontier import _check_replays_by_hand
+    res = select(_complementary_panel(), seed=0, n_jobs=1)
+    _check_replays_by_hand(res)
+    assert _check_replays_by_hand.escaped_draws > 0
