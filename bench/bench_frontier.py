@@ -107,6 +107,8 @@ def load(name: str, population: int = 0):
     the synthetic panel has that many more rows, all of which join T (see :func:`split`)."""
     if name in ("llmbar", "hanna"):
         return read_panel(os.path.join(DATA, f"{name}.csv"))
+    if name.endswith((".csv", ".csv.gz")):          # a panel file (e.g. bench/panels/walk4_pair400.csv)
+        return read_panel(name)
     return make_regime(name, rows=SYNTH_ROWS + population, judges=10, seed=7, group_size=2, tie_rate=0.1)
 
 
@@ -179,6 +181,16 @@ def _member(c) -> dict:
             "judges": list(c.judges)}
 
 
+def other_setting(selector, option: str):
+    """The other setting of a selector option the paired runs compare: a boolean's negation;
+    ``limit_escape_z``: :data:`.limited_rule.ESCAPE_Z` where it is None, else None."""
+    value = getattr(selector, option)
+    if option == "limit_escape_z":
+        from fcps_core.selection.limited_rule import ESCAPE_Z
+        return ESCAPE_Z if value is None else None
+    return not value
+
+
 @contextlib.contextmanager
 def other_random_setting(option: str = "random_under_limits"):
     """For the selections made inside the block, the frontier decided, replayed and
@@ -196,7 +208,7 @@ def other_random_setting(option: str = "random_under_limits"):
 
     def flipped(result):
         sel = result.selector
-        return replace(result, selector=replace(sel, **{option: not getattr(sel, option)}))
+        return replace(result, selector=replace(sel, **{option: other_setting(sel, option)}))
 
     class PairedChoices(original_choices):
         def __init__(self, result, heldout):
@@ -330,15 +342,16 @@ def run_panel(name: str, splits: int, quiet: bool, population: int = 0, single: 
     return summarise(name, recs)
 
 
-def paired_random_report(a: dict, b: dict, setting: bool, option: str = "random_under_limits") -> tuple[str, dict]:
+def paired_random_report(a: dict, b: dict, setting, option: str = "random_under_limits") -> tuple[str, dict]:
     """The paired differences (``b`` - ``a``, ``a`` the run's summary with
     ``random_under_limits=setting``, ``b`` the other setting's, split by split): k=1 -
     single, k=3 - top three, the worst point's |estimate - T-MSE| (the paired SE at the k
     worst in the worse setting) and the count of points outside +-0.005."""
     J = a["J"]
     pa, pb = a["per_split"], b["per_split"]
-    out = {"setting": setting, "other": not setting}
-    lines = [f"{a['panel']}: paired, {option}={not setting} - {option}={setting} "
+    other = other_setting(FCPSSelector(**{option: setting}), option)
+    out = {"setting": setting, "other": other}
+    lines = [f"{a['panel']}: paired, {option}={other} - {option}={setting} "
              f"({len(pa)} splits)"]
     for key, label in (("k1", "k=1 - single"), ("k3", "k=3 - top three")):
         base = "single" if key == "k1" else "top3"
@@ -755,8 +768,8 @@ def main(argv=None) -> int:
                     help="also decide, replay and score each selection's frontier with the other "
                          "random_under_limits setting, and print the paired differences")
     ap.add_argument("--paired-option", metavar="FIELD",
-                    help="as --paired-random for another boolean FCPSSelector option that only binding "
-                         "limits read (e.g. full_limit_sets, limit_rule_choice)")
+                    help="as --paired-random for another FCPSSelector option that only binding limits "
+                         "read (a boolean, e.g. full_limit_sets; or limit_escape_z: None against 3.29)")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     if args.timing:
@@ -777,7 +790,8 @@ def main(argv=None) -> int:
             text, paired = paired_random_report(out[0], out[1], setting, option)
             summaries.append({**out[0], option: setting, "other_setting": out[1], "paired": paired})
             print(report(out[0]), flush=True)
-            print(f"  (the other setting, {option}={not setting}:)", flush=True)
+            print(f"  (the other setting, {option}={other_setting(FCPSSelector(**{option: setting}), option)}:)",
+                  flush=True)
             print(report(out[1]), flush=True)
             print(text, flush=True)
         else:

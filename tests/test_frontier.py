@@ -19,7 +19,7 @@ import pytest
 from fcps_core import make_blocks, select
 from fcps_core.errors import MenuError
 from fcps_core.files.json_values import json_ready
-from fcps_core.selection.choice import GroupedLosses, choose
+from fcps_core.selection.choice import GroupedLosses, best_column, choose
 from fcps_core.selection.constraints import JudgeBits, PanelConstraint, selector_constraint
 from fcps_core.selection.members import MemberLookup
 from fcps_core.paper.synthetic import make_regime
@@ -406,7 +406,7 @@ def _check_replays_by_hand(res) -> list[int]:
     rng = np.random.default_rng(np.random.SeedSequence([sel.seed, 2018]))
     weights = [np.bincount(rng.integers(0, G, G), minlength=G).astype(float) for _ in range(sel.n_boot)]
     d = json_ready(res.to_dict())
-    checked, sizes, whole_draws = 0, [], []
+    checked, sizes, whole_draws, escaped_draws = 0, [], [], []
     # levels deploying the same predictor as the next tighter level share its replay (the
     # smallest menu that chooses it): a run of equal member sets reads its tightest level
     points = sorted((p for p in d["frontier"] if p["constraint"] == "max_judges"), key=lambda p: p["n_judges"])
@@ -426,13 +426,34 @@ def _check_replays_by_hand(res) -> list[int]:
             ch = choose(rule, g, tie_rank=tie_rank, simple_rank=simple, signatures=models,
                         max_members=sel.max_members, w=w, lines=line_ids(cands), allowed=allowed,
                         members_fit=lambda m: con.members_fit(cands, m))
+            met = False
             if con.full_limit:
                 # the full-limit rule: the draw's choice over all judges where it meets the limit
                 whole = choose(rule, g, tie_rank=tie_rank, simple_rank=simple, signatures=models,
                                max_members=sel.max_members, w=w, lines=line_ids(cands))
                 if con.members_fit(cands, whole.members or [whole.chosen]):
                     ch = whole
+                    met = True
                     whole_draws.append(1)
+            z = getattr(sel, "limit_escape_z", None)
+            if con.full_limit and z is not None and not met and allowed is not None and not allowed.all():
+                # the escape: the draw's best candidate within the limit against its prefix
+                # choice, in-bag means and the in-bag paired SE of the two on raw rows
+                loose = replace(con, full_limit=False)
+                within = loose.mask(cands)
+                best = best_column(g.means(w), tie_rank, within)
+                mine = ch.members or [ch.chosen]
+                if [best] != sorted(mine):
+                    row_loss = [np.mean([losses(sel.objective, y, pr) for pr in P[:, :, cols].mean(axis=2)], axis=0)
+                                for cols in (mine, [best])]
+                    pair = GroupedLosses(np.column_stack(row_loss), h.groups)
+                    diff = pair.means(w)[1] - pair.means(w)[0]
+                    se = pair.paired_se(0, w=w)[1]
+                    if np.isfinite(se) and se > 0 and diff < -z * se:
+                        ch = choose(rule, g, tie_rank=tie_rank, simple_rank=simple, signatures=models,
+                                    max_members=sel.max_members, w=w, lines=line_ids(cands), allowed=within,
+                                    members_fit=lambda m: loose.members_fit(cands, m))
+                        escaped_draws.append(1)
             sizes.append(len(ch.tied))
             pred = P[:, :, ch.members].mean(axis=2) if ch.members else P[:, :, ch.chosen]   # (repeats, rows)
             procs.append(np.mean([losses(sel.objective, y[oob], pr[oob]) for pr in pred], axis=0).mean())
@@ -445,6 +466,7 @@ def _check_replays_by_hand(res) -> list[int]:
         checked += 1
     assert checked == len(names) - 1
     _check_replays_by_hand.whole_draws = len(whole_draws)      # draws deploying the choice over all judges
+    _check_replays_by_hand.escaped_draws = len(escaped_draws)  # draws deploying the escape
     return sizes
 
 

@@ -77,13 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
                                           "--save stores them with it)")
     pr.add_argument("--max-judges", type=int, help="deploy at most this many judges: the choice over all "
                                                    "judges if it calls at most K, else the first K judges in the "
-                                                   "order of their own risk, combined as the choice rule picks "
+                                                   "order of their own risk, combined as the choice rule picks, "
+                                                   "unless a set of at most K judges scores lower on the held-out "
+                                                   "rows by more than 3.29 paired SEs (then the best within K) "
                                                    "(the JSON's frontier shows every K)")
     pr.add_argument("--budget", type=float, help="deploy judges costing at most this much per item (the sum of "
                                                  "their costs): the choice over all judges if it fits, else the "
                                                  "longest run of the judges, in the order of their own risk, "
-                                                 "within it (the best predictor within it when even the first "
-                                                 "costs more); needs --judge-costs or costs stored with the panel")
+                                                 "within it, unless a predictor within it scores lower on the "
+                                                 "held-out rows by more than 3.29 paired SEs (the best predictor "
+                                                 "within it also when even the first costs more); needs "
+                                                 "--judge-costs or costs stored with the panel")
     pr.add_argument("--estimate", choices=list(ESTIMATES), default="bbc",
                     help="deployed-risk estimate: bbc (bootstrap bias-corrected), nested, none")
     pr.add_argument("--n-boot", type=int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")

@@ -329,14 +329,20 @@ def limit_deploys_words(d: dict, budget: bool = False) -> str:
     """What a frontier point (a limit of k judges, or a budget) deploys, in words, by the
     run's rule (``menu.full_limit_sets``: the first judges by their own risk; else the best
     predictor among every candidate within the limit)."""
-    if bool((d.get("menu") or {}).get("full_limit_sets")):
+    menu = d.get("menu") or {}
+    if bool(menu.get("full_limit_sets")):
         # :mod:`fcps_core.selection.constraints`: the choice over all judges where it meets
-        # the limit, else the info_first prefix, else (none fits) every candidate within it
+        # the limit, else the info_first prefix (or, with the escape, the best within the
+        # limit where it is clearly lower), else (none fits) every candidate within it
+        z = menu.get("limit_escape_z")
+        escape = "" if z is None else \
+            (f", or the best predictor within it where that one's held-out risk is lower by more than "
+             f"{z:g} paired SEs")
         return ("the choice over all judges if it fits the budget, else the longest run of the judges, in the "
-                "order of their own risk, within it, combined as the choice rule picks (when even the first "
-                "costs more: the best predictor within the budget)") if budget else \
+                f"order of their own risk, within it{escape}, combined as the choice rule picks (when even the "
+                "first costs more: the best predictor within the budget)") if budget else \
             ("the choice over all judges if it calls at most k, else the first k judges in the order of their "
-             "own risk, combined as the choice rule picks")
+             f"own risk{escape.replace('within it', 'with at most k judges')}, combined as the choice rule picks")
     return "the best predictor the choice rule deploys within the budget" if budget else \
         "the best predictor the choice rule deploys with at most k judges"
 

@@ -589,14 +589,28 @@ def choose_deployed(candidates, settings, panel, heldout) -> ChoiceOutcome:
     (``full_limit_sets``) a limit the choice over all judges already meets deploys that
     choice (``choice_info["limit_met_by_whole_choice"]``): a limit only narrows the menu
     when the best choice breaks it."""
-    from .limited_rule import WHOLE_CHOICE_KEY, LimitedRule, unlimited
+    from .limited_rule import ESCAPE_KEY, WHOLE_CHOICE_KEY, LimitedRule, heldout_escape, unlimited
     rule = LimitedRule.of(settings, candidates)
+
+    def members_of(ch):
+        return ch.members or [ch.selected_index]
     chosen, met = rule.deploy(lambda: _choose_deployed(candidates, unlimited(settings), panel, heldout),
-                              lambda: _choose_deployed(candidates, settings, panel, heldout),
-                              lambda ch: ch.members or [ch.selected_index])
+                              lambda: _choose_deployed(candidates, settings, panel, heldout), members_of)
     if met:
         info = dict(chosen.choice_info, constraint=rule.constraint.to_dict(), **{WHOLE_CHOICE_KEY: True})
         return replace(chosen, choice_info=info)
+    z = getattr(settings, "limit_escape_z", None)
+    if z is not None and rule.whole_first and heldout is not None:
+        # the best candidate within the limit against the prefix's choice; where it escapes,
+        # the choice rule among every candidate within the limit is deployed
+        loose = replace(settings, full_limit_sets=False)
+        best = best_column(heldout.grouped(settings.objective).means(), tie_break_order(candidates),
+                           LimitedRule.of(loose, candidates).admissible())
+        if [best] != sorted(members_of(chosen)):
+            test = heldout_escape(heldout, settings.objective, members_of(chosen), [best], z)
+            if test["escaped"]:
+                chosen = _choose_deployed(candidates, loose, panel, heldout)
+            chosen = replace(chosen, choice_info=dict(chosen.choice_info, **{ESCAPE_KEY: test}))
     return chosen
 
 

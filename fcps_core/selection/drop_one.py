@@ -32,11 +32,13 @@ replay of the choice rule per deployed judge, so every selection carries it.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
 import numpy as np
 
 from ..defaults import TIE_AVERAGE
-from .limited_rule import LimitedRule
+from .choice import best_column
+from .limited_rule import LimitedRule, heldout_escape
 from .frontier import HeldoutChoice, RuleReplay, grouped_columns
 from .honesty import UNIT_SUM_CELLS, Z95
 
@@ -70,6 +72,9 @@ def drop_one_choices(result) -> dict | None:
     masks = [int(mk) for mk in replay.bits.masks]
     calls = np.array([[(mk >> j) & 1 for j in range(len(names))] for mk in masks], dtype=bool)
     rows, cache = [], {}
+    z = getattr(result.selector, "limit_escape_z", None)
+    escape = replace(limited.constraint, full_limit=False) if z is not None and limited.whole_first else None
+    escape_fit = None if escape is None else escape.members_test(cands, names, replay.bits)
     # a rule with a tie set reads the paired SEs against each replay's best column, each one
     # all columns' unit sums: formed once for all the replays (the same sparse products, so
     # the same SEs: :meth:`.choice.GroupedLosses.unit_sums_held`) when there are several
@@ -87,9 +92,17 @@ def drop_one_choices(result) -> dict | None:
                              "note": "every admissible candidate calls this judge: no choice without it"})
                 continue
             # the limited rule: the choice over all judges without it, where it meets the limit
-            without, _ = limited.deploy(lambda: replay.decide(without_judge),
-                                        lambda: replay.decide(allowed, members_fit),
-                                        lambda h: h.members or [h.chosen])
+            without, met = limited.deploy(lambda: replay.decide(without_judge),
+                                          lambda: replay.decide(allowed, members_fit),
+                                          lambda h: h.members or [h.chosen])
+            if escape is not None and not met:
+                # the escape: the best choice within the limit without the judge, where it
+                # beats the prefix's choice clearly (as the deployed choice is made)
+                loose = escape.mask(cands, replay.bits, among=without_judge)
+                best = best_column(replay.grouped.means(), replay.tie_rank, loose)
+                if (best,) != without.key and heldout_escape(heldout, replay.selector.objective, list(without.key),
+                                                             [best], z)["escaped"]:
+                    without = replay.decide(loose, escape_fit)
             if without.key not in cache:
                 g = grouped_columns(heldout, without.loss, deployed.loss)
                 means = g.means()

@@ -64,6 +64,7 @@ one pass (figures in docs/performance.md, "Issue 24, sixth round").
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import chain
 
 import numpy as np
@@ -71,12 +72,13 @@ import numpy as np
 from ..defaults import TIE_AVERAGE
 from ..families.base import one_blas_thread
 from ..data.judge_costs import judges_cost, pareto_front
-from .choice import (WITHIN_TIE_RULES, GroupedLosses, choose, line_ids, pick_in_order, plain_steps,
+from .choice import (WITHIN_TIE_RULES, GroupedLosses, best_column, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
-                      own_set_shifted, training_size_corrected)
-from .limited_rule import LimitedRule, deploys_whole_choice, replays_whole_choice
+                      own_set_shifted, training_size_corrected, within_limit_choices)
+from .limited_rule import (ESCAPE_KEY, LimitedRule, deploys_whole_choice, escapes, heldout_escape, paired_margins,
+                           replays_whole_choice)
 from .members import deployed_weights, member_lookup
 
 
@@ -352,24 +354,69 @@ class _Replays:
             for i, key in enumerate(block):
                 self._units_of[key] = np.ascontiguousarray(sums[:, i])
 
-    def chain(self, constraints: list[PanelConstraint], masks: list[np.ndarray]) -> list[np.ndarray]:
+    def chain(self, constraints: list[PanelConstraint], masks: list[np.ndarray], within: list | None = None,
+              z: float | None = None) -> list[np.ndarray]:
         """Per constraint (admissible sets nested, largest first) every draw's out-of-bag
         risk of the constrained choice. Under a full-limit rule a draw whose choice over all
         judges meets a level's limit deploys that choice there (:class:`.limited_rule.LimitedRule`):
         the chain then starts with the unconstrained level (:func:`.limited_rule.replays_whole_choice`),
-        replayed and left out of the output."""
+        replayed and left out of the output. ``within`` (per level the mask of every
+        candidate within its limit, None where the escape does not apply) and ``z``: the
+        escape, draw by draw (:func:`.limited_rule.heldout_escape`): a draw's choice among
+        those replaces its prefix choice where its in-bag mean loss is lower by more than
+        ``z`` in-bag paired SEs."""
         if replays_whole_choice(constraints):
-            return self.chain([PanelConstraint()] + list(constraints), [None] + list(masks))[1:]
+            return self.chain([PanelConstraint()] + list(constraints), [None] + list(masks),
+                              None if within is None else [None] + list(within), z)[1:]
+        members, met = self._level_members(constraints, masks)
+        if within is not None and z is not None and any(w is not None for w in within):
+            # each draw's best candidate within each limit (nested too) against its prefix
+            # choice; an escaped draw deploys the choice rule among every candidate within it
+            bests = nested_draw_best(self.Mc, self.tie_rank, [m if w is None else w for m, w in zip(masks, within)])
+            cands, names = self.result.candidates, self.result.panel.judge_names
+            for i, w in enumerate(within):
+                if w is None:
+                    continue
+                best_w, _, tol_w = bests[i]
+                escaped = np.flatnonzero(self._escaped(members[i], [[int(c)] for c in best_w], ~met[i], z))
+                loose = replace(constraints[i], full_limit=False)
+                chosen = within_limit_choices(self.rule, self.grouped, self.W, self.M, self.N, self.Mc, best_w, tol_w,
+                                              w, escaped, tie_rank=self.tie_rank, simple_rank=self.simple_rank,
+                                              lines=self.lines, signatures=self.signature_list,
+                                              max_members=self.max_members,
+                                              members_fit=loose.members_test(cands, names, self.bits))
+                for b, m in zip(escaped, chosen):
+                    members[i][b] = m
+            return self._oob_member_risks(members)
+        if self.rule == "argmin" or self.rule in WITHIN_TIE_RULES:
+            out = []
+            for level in members:
+                chosen = np.fromiter((m[0] for m in level), dtype=np.int64, count=len(level))
+                proc = np.empty(len(chosen))
+                for c in np.unique(self.grouped.col[chosen]):
+                    rows = np.flatnonzero(self.grouped.col[chosen] == c)
+                    proc[rows] = self._oob_risk(int(c))[rows]
+                out.append(proc[self.keep])
+            return out
+        return self._oob_member_risks(members)
+
+    def _level_members(self, constraints: list[PanelConstraint], masks: list) -> tuple[list, list]:
+        """Per constraint (nested, largest first) each draw's deployed members (a list of one
+        candidate under a single-candidate rule) and which draws deploy their choice over all
+        judges there (the first level's, when it is unconstrained)."""
         cands = self.result.candidates
+        B = len(self.Mc)
         # every level's best per draw first: a draw's tie set depends only on its best (the
         # limit then masks it), so each (draw, best) pair is summed once, in one pass
         levels = nested_draw_best(self.Mc, self.tie_rank, masks)
         ties = self._pair_ties([lv[0] for lv in levels], [lv[2] for lv in levels], masks)
         whole = None            # each draw's choice over all judges (the first level's, when it is one)
+        met_levels = []
         if self.rule == "argmin" or self.rule in WITHIN_TIE_RULES:
             out = []
             for constraint, allowed, (best, _, _) in zip(constraints, masks, levels):
                 chosen = best
+                met = np.zeros(B, dtype=bool)
                 if self.rule != "argmin":
                     tied = ties(best)
                     if allowed is not None:
@@ -381,16 +428,13 @@ class _Replays:
                 elif whole is not None and deploys_whole_choice(constraint):
                     limited = LimitedRule(constraint, cands,
                                           constraint.members_test(cands, self.result.panel.judge_names, self.bits))
+                    met = limited.draws_met([[int(c)] for c in whole])
                     chosen = limited.columns_deployed(whole, chosen)
-                proc = np.empty(len(best))
-                for c in np.unique(self.grouped.col[chosen]):
-                    rows = np.flatnonzero(self.grouped.col[chosen] == c)
-                    proc[rows] = self._oob_risk(int(c))[rows]
-                out.append(proc[self.keep])
-            return out
+                out.append([[int(c)] for c in chosen])
+                met_levels.append(met)
+            return out, met_levels
         # the tie average: every level's members per draw (they read the previous level's,
-        # never a risk), then all their out-of-bag risks together
-        B = len(self.Mc)
+        # never a risk)
         chosen_members: list[list] = []
         prev_members: list | None = None
         for constraint, allowed, (best, _, _) in zip(constraints, masks, levels):
@@ -398,6 +442,7 @@ class _Replays:
             # a draw keeps its previous members when they are all still admissible and
             # their union still fits (the greedy pick would make them again)
             kept = {}
+            met = np.zeros(B, dtype=bool)
             if whole is not None and deploys_whole_choice(constraint):
                 # a draw whose choice over all judges meets this limit deploys it
                 met = LimitedRule(constraint, cands, members_fit).draws_met(whole)
@@ -420,7 +465,31 @@ class _Replays:
             if whole is None and not constraint.active:
                 whole = prev_members
             chosen_members.append(prev_members)
-        return self._oob_member_risks(chosen_members)
+            met_levels.append(met)
+        return chosen_members, met_levels
+
+    def _escaped(self, prefix: list, within: list, open_draws: np.ndarray, z: float, block: int = 64) -> np.ndarray:
+        """Per draw, whether its within-limit choice (``within[b]``, members) escapes its
+        prefix choice (``prefix[b]``): a lower in-bag mean loss by more than ``z`` in-bag paired
+        SEs (:func:`.limited_rule.paired_margins` over the units, the draw's group counts).
+        Only ``open_draws`` (not deploying their choice over all judges) are tested."""
+        out = np.zeros(len(prefix), dtype=bool)
+        todo = [b for b in np.flatnonzero(open_draws) if sorted(prefix[b]) != sorted(within[b])]
+        if not todo:
+            return out
+        self._average_unit_sums([tuple(m) for b in todo for m in (prefix[b], within[b]) if len(m) > 1])
+
+        def units_of(members) -> np.ndarray:
+            key = tuple(members)
+            return self._units_of[key] if len(key) > 1 else self._column_unit_sums(int(self.grouped.col[key[0]]))
+        W = self.boot["W"]
+        for a in range(0, len(todo), block):
+            rows = np.asarray(todo[a:a + block], dtype=np.int64)
+            counts = np.asarray(self.grouped.unit_weights(np.asarray(W[rows], dtype=float).T)).T
+            diff = np.stack([units_of(within[b]) - units_of(prefix[b]) for b in rows])
+            d, se = paired_margins(diff, self.grouped.unit_rows, counts)
+            out[rows] = escapes(d, se, z)
+        return out
 
     def _oob_member_risks(self, chosen: list[list]) -> list[np.ndarray]:
         """Per level (``chosen``: each draw's members there) each kept draw's out-of-bag risk
@@ -509,14 +578,29 @@ class FrontierChoices(RuleReplay):
         grouped = self.grouped
         costs = self.costs = sel.judge_costs
 
+        z = getattr(sel, "limit_escape_z", None)
+
         def at_limit(constraint: PanelConstraint):
-            # the limited rule: the choice over all judges where it meets the limit
+            # the limited rule: the choice over all judges where it meets the limit, else the
+            # prefix's choice, or the best within the limit where that one escapes it
             limited = LimitedRule(constraint, cands)
             allowed = limited.admissible(bits)
-            chosen, _ = limited.deploy(lambda: self.reference,
-                                       lambda: self.decide(allowed, constraint.members_test(cands, names, bits)),
-                                       lambda h: h.members or [h.chosen])
-            return chosen, allowed
+            chosen, met = limited.deploy(lambda: self.reference,
+                                         lambda: self.decide(allowed, constraint.members_test(cands, names, bits)),
+                                         lambda h: h.members or [h.chosen])
+            within = test = None
+            if z is not None and limited.whole_first and allowed is not None and not allowed.all():
+                loose = replace(constraint, full_limit=False)
+                within = loose.mask(cands, bits)
+                if not met:
+                    best = best_column(self.grouped.means(), self.tie_rank, within)
+                    if (best,) != chosen.key:
+                        test = heldout_escape(heldout, sel.objective, list(chosen.key), [best], z)
+                        if test["escaped"]:
+                            chosen = self.decide(within, loose.members_test(cands, names, bits))
+            # (constraint, predictor, admissible mask, the mask within the limit where the
+            # escape applies, the escape's test where one was made) per level
+            return chosen, allowed, within, test
 
         self.deployed = deployed = selector_constraint(sel)
         flags = dict(stable_only=deployed.stable_only, exclude_random=deployed.exclude_random,
@@ -595,7 +679,9 @@ def frontier_replays(result, heldout, choices: FrontierChoices) -> list[dict] | 
     with fc.grouped.unit_sums_held(UNIT_SUM_CELLS):
         for decided in fc.chains:
             run = _runs(decided)
-            out.append(dict(zip(run, replays.chain([decided[i][0] for i in run], [decided[i][2] for i in run]))))
+            z = getattr(result.selector, "limit_escape_z", None)
+            out.append(dict(zip(run, replays.chain([decided[i][0] for i in run], [decided[i][2] for i in run],
+                                                   [decided[i][3] for i in run], z))))
         for decided in (fc.b_chains or []):
             # rule B's levels (``limit_rule_choice``), keyed by their level in the chain: every
             # level with a B has its replay (levels deploying the same B share one)
@@ -646,7 +732,7 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
             level = levels(list(pred.members or [pred.chosen]))
         return correction, level
     for c, decided in enumerate(fc.chains):
-        chain = [con for con, _, _ in decided]
+        chain = [level[0] for level in decided]
         boot = {} if replays is None else replays[c]
         b_boot = None if b_chains is None or replays is None else replays[len(fc.chains) + c]
         shared = None
@@ -661,6 +747,8 @@ def compute_frontier(result, heldout, choices: FrontierChoices | None = None,
             point = _point(result, heldout, constraint, pred, reference, shared, deployed, costs,
                            correction, risks, predictions, level)
             point["_draws"] = _estimate_draws(result, point, shared)
+            if decided[i][4] is not None:
+                point[ESCAPE_KEY] = dict(decided[i][4])
             if b_chains is not None and b_chains[c][i] is not None and b_boot is not None:
                 point = _limit_rule_choice(result, heldout, point, b_chains[c][i], b_boot.get(i),
                                            (previous_risk, a_risk(i + 1), a_risk(i - 1)),

@@ -509,13 +509,47 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
             else:
                 whole_members = [pick_members(np.flatnonzero(whole_tied[b]), Mc[b], tie_rank, signatures,
                                               sel.max_members, None) for b in range(B)]
+    met = np.zeros(B, dtype=bool)          # draws deploying their choice over all judges
     if whole:
         if whole_members is None:
-            chosen = limited.columns_deployed(whole_best[0] if whole_chosen is None else whole_chosen, chosen)
+            whole_cols = whole_best[0] if whole_chosen is None else whole_chosen
+            met = limited.draws_met([[int(c)] for c in whole_cols])
+            chosen = limited.columns_deployed(whole_cols, chosen)
         else:
-            fits = limited.draws_met(whole_members)
+            fits = met = limited.draws_met(whole_members)
             single = np.array([m[0] if len(m) == 1 else -1 for m in whole_members])
             chosen = np.where(fits & (single >= 0), single, chosen)
+    members_fit = None if allowed is None else limited.members_fit
+    # each draw's deployed members under the tie average (its choice over all judges where
+    # that meets the limit, else the tie average among the admissible candidates)
+    draw_members = None
+    if rule == TIE_AVERAGE:
+        draw_members = [whole_members[b] if whole_members is not None and fits[b] else
+                        pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members,
+                                     members_fit)
+                        for b in range(B)]
+    z = getattr(sel, "limit_escape_z", None)
+    if z is not None and limited.whole_first and allowed is not None and not allowed.all():
+        # the escape, draw by draw (:func:`.limited_rule.heldout_escape`): a draw's best
+        # choice within the limit replaces its prefix choice where its in-bag mean loss is
+        # lower by more than z in-bag paired SEs
+        # the test reads each draw's best candidate within the limit; an escaped draw then
+        # deploys the choice rule among every candidate within it
+        prefix = draw_members if draw_members is not None else [[int(c)] for c in chosen]
+        loose = LimitedRule.of(replace(sel, full_limit_sets=False), cands)
+        allowed_w = loose.admissible()
+        best_w, _, tol_w = draw_best(Mc, tie_rank, allowed_w)
+        escaped = np.flatnonzero(_escaped_draws(grouped, heldout, sel.objective, W, prefix,
+                                                [[int(c)] for c in best_w], ~met, z))
+        within = within_limit_choices(rule, grouped, W, M, N, Mc, best_w, tol_w, allowed_w, escaped,
+                                      tie_rank=tie_rank, simple_rank=simple_rank, lines=line_ids(cands),
+                                      signatures=signatures, max_members=sel.max_members,
+                                      members_fit=loose.members_fit)
+        for b, members in zip(escaped, within):
+            if draw_members is not None:
+                draw_members[b] = members
+            if len(members) == 1:            # one column: scored from ``chosen`` below
+                chosen[b] = members[0]
     # pass 3: out-of-bag risks of the procedure and of the baselines
     names = list(base_losses)
     if names and on_distinct:
@@ -523,7 +557,6 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     elif names:
         g = np.unique(heldout.groups, return_inverse=True)[1].reshape(-1)
         base_groups = np.column_stack([np.bincount(g, weights=base_losses[n], minlength=G) for n in names])
-    members_fit = None if allowed is None else limited.members_fit
     proc = np.empty(B)
     OB = np.zeros((B, len(names)))
     avg_cache: dict[tuple, np.ndarray] = {}
@@ -539,11 +572,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
             proc[idx[rc]] = (OU[rc] @ E[:, c]) / safe[rc]
         if rule == TIE_AVERAGE:
             for i, b in enumerate(idx):
-                if whole_members is not None and fits[b]:
-                    members = whole_members[b]
-                else:
-                    members = pick_members(np.flatnonzero(tied[b]), Mc[b], tie_rank, signatures, sel.max_members,
-                                           members_fit)
+                members = draw_members[b]
                 if len(members) > 1:
                     key = tuple(members)
                     if key not in avg_cache:
@@ -572,6 +601,52 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
                           "ci": [float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))],
                           **({"judge": judge} if judge else {})})
     return deployed, baselines, bootstrap
+
+
+def within_limit_choices(rule: str, grouped: GroupedLosses, W, M, N, Mc, best: np.ndarray, tol: np.ndarray,
+                         allowed: np.ndarray | None, draws: np.ndarray, *, tie_rank, simple_rank, lines, signatures,
+                         max_members: int, members_fit) -> list[list[int]]:
+    """The members the choice ``rule`` deploys in ``draws`` among the ``allowed`` candidates
+    (their best per draw ``best`` and tie tolerance ``tol``, arrays over all draws): an
+    escaped draw's deployed choice within the limit (:func:`.limited_rule.heldout_escape`),
+    its tie sets summed for those draws only. The same rule as the deployed-risk replay."""
+    draws = np.asarray(draws, dtype=np.int64)
+    if rule == "argmin" or not len(draws):
+        return [[int(best[b])] for b in draws]
+    col = grouped.col
+    tied = draw_tie_sets(grouped, W, M, N, np.asarray(tol, dtype=float)[draws], col[best[draws]], draws=draws)[:, col]
+    if allowed is not None:
+        tied &= allowed[None, :]
+    if rule in WITHIN_TIE_RULES:
+        pool = rule_pool(rule, tied, best[draws], lines)
+        return [[int(c)] for c in np.where(pool, simple_rank[None, :], len(simple_rank) + 1).argmin(axis=1)]
+    return [pick_members(np.flatnonzero(tied[i]), Mc[b], tie_rank, signatures, max_members, members_fit)
+            for i, b in enumerate(draws)]
+
+
+def _escaped_draws(grouped: GroupedLosses, heldout, objective: str, W: np.ndarray, prefix: list, within: list,
+                   open_draws: np.ndarray, z: float, block: int = 64) -> np.ndarray:
+    """Per draw, whether its within-limit choice (``within[b]``, members) escapes its prefix
+    choice (``prefix[b]``): lower in-bag mean loss by more than ``z`` in-bag paired SEs
+    (:func:`.limited_rule.paired_margins` over the units, with the draw's group counts).
+    Only ``open_draws`` (those not deploying their choice over all judges) are tested."""
+    from .limited_rule import escapes, paired_margins, predictor_unit_sums
+    out = np.zeros(len(W), dtype=bool)
+    todo = [b for b in np.flatnonzero(open_draws) if sorted(prefix[b]) != sorted(within[b])]
+    cache: dict[tuple, np.ndarray] = {}
+
+    def units_of(members) -> np.ndarray:
+        key = tuple(sorted(members))
+        if key not in cache:
+            cache[key] = predictor_unit_sums(grouped, heldout, objective, members)
+        return cache[key]
+    for a in range(0, len(todo), block):
+        rows = np.asarray(todo[a:a + block], dtype=np.int64)
+        counts = np.asarray(grouped.unit_weights(np.asarray(W[rows], dtype=float).T)).T       # (draws, units)
+        diff = np.stack([units_of(within[b]) - units_of(prefix[b]) for b in rows])
+        d, se = paired_margins(diff, grouped.unit_rows, counts)
+        out[rows] = escapes(d, se, z)
+    return out
 
 
 def training_size_corrected(estimate: dict, correction: dict) -> dict:

@@ -127,3 +127,69 @@ class LimitedRule:
         ``limited[b]`` (each distinct column tested once)."""
         fits = {int(c): self.met_by([int(c)]) for c in np.unique(whole)}
         return np.where([fits[int(c)] for c in whole], whole, limited)
+
+
+#: the margin, in group-clustered paired SEs, by which the best candidate within a limit must
+#: beat the full-limit prefix's choice on the held-out rows to be deployed instead
+#: (:func:`escapes`): z = 3.29 (two-sided p < 0.001) also allows for that candidate being
+#: the best of many (docs/performance.md, "where the full-limit rule loses clearly")
+ESCAPE_Z = 3.29
+
+#: the ``choice_info`` key of a limited choice's escape test (:func:`escape_record`)
+ESCAPE_KEY = "limit_escape"
+
+
+def paired_margins(diff_units: np.ndarray, unit_rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per draw, the paired difference of two predictors' mean losses and its group-clustered
+    SE, from per-unit sums: ``diff_units`` (draws, units) one group's loss sum of the second
+    predictor minus the first's in each unit (groups of one unit have the same sums; a draw's
+    two predictors are its own), ``unit_rows`` (units,) one group's rows, ``weights`` (draws,
+    units) each draw's count of groups per unit (the bootstrap's in-bag counts, or every
+    group once). The same statistic as :meth:`.choice.GroupedLosses.paired_se` with those
+    weights: d = sum w D / sum w n, SE^2 = sum w (D - d n)^2 g / (g - 1) / (sum w n)^2 with g
+    the groups counted. Draws with at most one group get a NaN SE."""
+    diff_units = np.atleast_2d(np.asarray(diff_units, dtype=float))
+    weights = np.atleast_2d(np.asarray(weights, dtype=float))
+    n = weights @ np.asarray(unit_rows, dtype=float)
+    groups = weights.sum(axis=1)
+    safe_n = np.where(n > 0, n, 1.0)
+    d = np.einsum("bu,bu->b", weights, diff_units) / safe_n
+    resid = diff_units - d[:, None] * np.asarray(unit_rows, dtype=float)[None, :]
+    ss = np.einsum("bu,bu->b", weights, resid * resid)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.where(groups > 1, ss * groups / (groups - 1) / safe_n ** 2, np.nan)
+    return d, np.sqrt(np.maximum(var, 0.0))
+
+
+def escapes(diff: np.ndarray | float, se: np.ndarray | float, z: float | None = ESCAPE_Z) -> np.ndarray | bool:
+    """Whether the best candidate within the limit is deployed instead of the full-limit
+    prefix's choice: its mean loss is lower by more than ``z`` paired SEs (``diff``: its mean
+    loss minus the prefix choice's; None ``z``: never). A NaN SE (one group) never escapes."""
+    if z is None:
+        return np.zeros(np.shape(diff), dtype=bool) if np.ndim(diff) else False
+    out = np.asarray(diff) < -z * np.asarray(se)
+    out &= np.isfinite(np.asarray(se)) & (np.asarray(se) > 0)
+    return out if np.ndim(out) else bool(out)
+
+
+def predictor_unit_sums(grouped, heldout, objective: str, members) -> np.ndarray:
+    """One group's loss sums per unit (:class:`.choice.GroupedLosses`' units) of the predictor
+    averaging ``members`` (candidate indices): a single candidate's loss column as the
+    choice and the replay read it, an average's losses as :meth:`.folds.HeldOut.average_losses`
+    forms them (as the tie average is scored)."""
+    members = list(members)
+    if len(members) == 1:
+        return grouped.unit_sums([int(grouped.col[members[0]])])[:, 0]
+    return np.asarray(grouped.unit_matrix @ heldout.average_losses(objective, members)).reshape(-1)
+
+
+def heldout_escape(heldout, objective: str, prefix_members, within_members, z: float | None = ESCAPE_Z) -> dict:
+    """The escape test on the held-out rows (every group once): the best-within-limit
+    choice's mean loss (``within_members``, candidate indices) minus the full-limit prefix
+    choice's (``prefix_members``), its group-clustered paired SE, and whether it escapes
+    (:func:`escapes`). The record ``choice_info[ESCAPE_KEY]`` keeps."""
+    g = heldout.grouped(objective)
+    diff = predictor_unit_sums(g, heldout, objective, within_members) - \
+        predictor_unit_sums(g, heldout, objective, prefix_members)
+    d, se = paired_margins(diff.reshape(1, -1), g.unit_rows, np.asarray(g.unit_groups, dtype=float).reshape(1, -1))
+    return {"diff": float(d[0]), "se": float(se[0]), "z": z, "escaped": bool(escapes(d[0], se[0], z))}

@@ -411,6 +411,7 @@ class SelectionResult:
                      "info_first_under_limits": bool(getattr(s, "info_first_under_limits", False)),
                      "full_limit_sets": bool(getattr(s, "full_limit_sets", False)),
                      "limit_rule_choice": bool(getattr(s, "limit_rule_choice", False)),
+                     "limit_escape_z": getattr(s, "limit_escape_z", None),
                      "own_set_level": bool(getattr(s, "own_set_level", False))},
             "menu_size": self.menu_size,
             "n_candidates": len(self.candidates),

@@ -43,6 +43,7 @@ from .crossfit import fit_crossfit
 from .menu import MenuFit, MenuRows, checked_panel, deployable_label_scale, fit_menu
 from .result import SelectionResult
 from .screening import SCREEN_SE
+from .limited_rule import ESCAPE_Z
 from .split_protocol import fit_split
 
 if TYPE_CHECKING:
@@ -142,6 +143,18 @@ class FCPSSelector:
         ``max_judges`` 1 nor 3 got worse on new items (docs/performance.md, "Issue 24: the full-limit prefixes
         become the limited rule"); False restores the choice among every admissible
         candidate.
+    limit_escape_z : under the full-limit rule (``full_limit_sets``), where the best single
+        candidate within a binding limit has a held-out risk lower than the prefix's choice by
+        more than this many group-clustered paired SEs, the limit deploys the choice rule
+        among every candidate within it instead (the escape; ``choice_info.limit_escape`` and
+        each frontier point's ``limit_escape`` record the test). The bootstrap replays the
+        escape draw by draw (in-bag paired SEs), and drop-one applies it to each choice
+        without a judge. 3.29 by default (two-sided p < 0.001, which also allows for that
+        candidate being the best of many): on the shapes, LLMBar and HANNA the escape fires
+        rarely and changes no measure, and on a pairwise panel whose strong judge has a
+        near-duplicate, ``--max-judges 3`` went from +0.0020 over the top-three stack to
+        -0.0103 (docs/performance.md, "Issue 24: the escape from the full-limit rule");
+        None never escapes.
     limit_rule_choice : every binding limit (``max_judges``, ``budget``, every frontier level
         below all judges) computes two limited rules, A (the limited choice the options
         above make) and B (the ``info_first`` path's prefix that uses the whole limit, as
@@ -231,6 +244,11 @@ class FCPSSelector:
     #: (today's, and the info_first prefix using the whole limit in the linear stack families,
     #: :mod:`.constraints`)
     limit_rule_choice: bool = False
+    #: under a full-limit rule, a binding limit deploys the choice among every candidate within
+    #: it instead of the prefix's where the best candidate within it has a held-out risk lower
+    #: than the prefix's choice by more than this many paired SEs (:mod:`.limited_rule`; replayed
+    #: draw by draw); None: never
+    limit_escape_z: float | None = ESCAPE_Z
     #: after the first repeat, the later repeats do not refit a candidate this far behind the
     #: best one calling a subset of its judges (:mod:`.screening`); None: every repeat
     #: refits every candidate
@@ -278,6 +296,12 @@ class FCPSSelector:
                      "info_first_under_limits", "full_limit_sets", "limit_rule_choice"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise MenuError(f"{name} must be True or False (got {getattr(self, name)!r})")
+        if self.limit_escape_z is not None and not (
+                isinstance(self.limit_escape_z, (int, float, np.integer, np.floating))
+                and not isinstance(self.limit_escape_z, (bool, np.bool_))
+                and math.isfinite(self.limit_escape_z) and self.limit_escape_z > 0):
+            raise MenuError(f"limit_escape_z must be a number > 0 (paired SEs), or None for no escape "
+                            f"(got {self.limit_escape_z!r})")
         if self.screen_se is not None and not (isinstance(self.screen_se, (int, float, np.integer, np.floating))
                                                and math.isfinite(self.screen_se) and self.screen_se >= 1):
             raise MenuError(f"screen_se must be a number >= 1 (the tie band is one SE), or None for no "
