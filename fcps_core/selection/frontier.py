@@ -77,7 +77,7 @@ from .choice import (WITHIN_TIE_RULES, GroupedLosses, best_column, choose, line_
 from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
                       own_set_shifted, training_size_corrected, within_limit_choices)
-from .limited_rule import (ESCAPE_KEY, LimitedRule, deploys_whole_choice, escapes, heldout_escape, paired_margins,
+from .limited_rule import (ESCAPE_KEY, LimitedRule, deploys_whole_choice, draws_escaped, heldout_escape,
                            replays_whole_choice)
 from .members import deployed_weights, member_lookup
 
@@ -468,28 +468,16 @@ class _Replays:
             met_levels.append(met)
         return chosen_members, met_levels
 
-    def _escaped(self, prefix: list, within: list, open_draws: np.ndarray, z: float, block: int = 64) -> np.ndarray:
-        """Per draw, whether its within-limit choice (``within[b]``, members) escapes its
-        prefix choice (``prefix[b]``): a lower in-bag mean loss by more than ``z`` in-bag paired
-        SEs (:func:`.limited_rule.paired_margins` over the units, the draw's group counts).
-        Only ``open_draws`` (not deploying their choice over all judges) are tested."""
-        out = np.zeros(len(prefix), dtype=bool)
+    def _escaped(self, prefix: list, within: list, open_draws: np.ndarray, z: float) -> np.ndarray:
+        """:func:`.limited_rule.draws_escaped` with the averages' unit sums formed together
+        (:meth:`_average_unit_sums`) and kept with the replays'."""
         todo = [b for b in np.flatnonzero(open_draws) if sorted(prefix[b]) != sorted(within[b])]
-        if not todo:
-            return out
         self._average_unit_sums([tuple(m) for b in todo for m in (prefix[b], within[b]) if len(m) > 1])
 
         def units_of(members) -> np.ndarray:
             key = tuple(members)
             return self._units_of[key] if len(key) > 1 else self._column_unit_sums(int(self.grouped.col[key[0]]))
-        W = self.boot["W"]
-        for a in range(0, len(todo), block):
-            rows = np.asarray(todo[a:a + block], dtype=np.int64)
-            counts = np.asarray(self.grouped.unit_weights(np.asarray(W[rows], dtype=float).T)).T
-            diff = np.stack([units_of(within[b]) - units_of(prefix[b]) for b in rows])
-            d, se = paired_margins(diff, self.grouped.unit_rows, counts)
-            out[rows] = escapes(d, se, z)
-        return out
+        return draws_escaped(self.grouped, self.boot["W"], prefix, within, open_draws, z, units_of)
 
     def _oob_member_risks(self, chosen: list[list]) -> list[np.ndarray]:
         """Per level (``chosen``: each draw's members there) each kept draw's out-of-bag risk

@@ -625,14 +625,10 @@ def within_limit_choices(rule: str, grouped: GroupedLosses, W, M, N, Mc, best: n
 
 
 def _escaped_draws(grouped: GroupedLosses, heldout, objective: str, W: np.ndarray, prefix: list, within: list,
-                   open_draws: np.ndarray, z: float, block: int = 64) -> np.ndarray:
-    """Per draw, whether its within-limit choice (``within[b]``, members) escapes its prefix
-    choice (``prefix[b]``): lower in-bag mean loss by more than ``z`` in-bag paired SEs
-    (:func:`.limited_rule.paired_margins` over the units, with the draw's group counts).
-    Only ``open_draws`` (those not deploying their choice over all judges) are tested."""
-    from .limited_rule import escapes, paired_margins, predictor_unit_sums
-    out = np.zeros(len(W), dtype=bool)
-    todo = [b for b in np.flatnonzero(open_draws) if sorted(prefix[b]) != sorted(within[b])]
+                   open_draws: np.ndarray, z: float) -> np.ndarray:
+    """:func:`.limited_rule.draws_escaped` with each predictor's unit sums formed once
+    (:func:`.limited_rule.predictor_unit_sums`)."""
+    from .limited_rule import draws_escaped, predictor_unit_sums
     cache: dict[tuple, np.ndarray] = {}
 
     def units_of(members) -> np.ndarray:
@@ -640,13 +636,7 @@ def _escaped_draws(grouped: GroupedLosses, heldout, objective: str, W: np.ndarra
         if key not in cache:
             cache[key] = predictor_unit_sums(grouped, heldout, objective, members)
         return cache[key]
-    for a in range(0, len(todo), block):
-        rows = np.asarray(todo[a:a + block], dtype=np.int64)
-        counts = np.asarray(grouped.unit_weights(np.asarray(W[rows], dtype=float).T)).T       # (draws, units)
-        diff = np.stack([units_of(within[b]) - units_of(prefix[b]) for b in rows])
-        d, se = paired_margins(diff, grouped.unit_rows, counts)
-        out[rows] = escapes(d, se, z)
-    return out
+    return draws_escaped(grouped, W, prefix, within, open_draws, z, units_of)
 
 
 def training_size_corrected(estimate: dict, correction: dict) -> dict:

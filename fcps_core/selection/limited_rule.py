@@ -172,6 +172,25 @@ def escapes(diff: np.ndarray | float, se: np.ndarray | float, z: float | None = 
     return out if np.ndim(out) else bool(out)
 
 
+def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws: np.ndarray, z: float,
+                  units_of: Callable[[list], np.ndarray], block: int = 64) -> np.ndarray:
+    """Per bootstrap draw, whether its best candidate within the limit (``within[b]``, a list
+    of one) escapes its prefix choice (``prefix[b]``, members): a lower in-bag mean loss by
+    more than ``z`` in-bag paired SEs (:func:`paired_margins` over ``grouped``'s units, the
+    draw's group counts ``W[b]``). Only ``open_draws`` (not deploying their choice over all
+    judges) where the two differ are tested. ``units_of(members)``: a predictor's one-group
+    loss sums per unit, as the caller keeps them (:func:`predictor_unit_sums`)."""
+    out = np.zeros(len(prefix), dtype=bool)
+    todo = [b for b in np.flatnonzero(open_draws) if sorted(prefix[b]) != sorted(within[b])]
+    for a in range(0, len(todo), block):
+        rows = np.asarray(todo[a:a + block], dtype=np.int64)
+        counts = np.asarray(grouped.unit_weights(np.asarray(W[rows], dtype=float).T)).T       # (draws, units)
+        diff = np.stack([units_of(within[b]) - units_of(prefix[b]) for b in rows])
+        d, se = paired_margins(diff, grouped.unit_rows, counts)
+        out[rows] = escapes(d, se, z)
+    return out
+
+
 def predictor_unit_sums(grouped, heldout, objective: str, members) -> np.ndarray:
     """One group's loss sums per unit (:class:`.choice.GroupedLosses`' units) of the predictor
     averaging ``members`` (candidate indices): a single candidate's loss column as the
