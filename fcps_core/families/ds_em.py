@@ -262,10 +262,16 @@ class _Lockstep:
         self.seg = np.repeat(np.arange(len(problems)), self.sizes)
         self.P, self.width = len(problems), width
         self.total = np.add.reduceat(self.count, self.starts)
-        r, k = np.nonzero(self.votes)
-        self.G = sparse.csr_matrix((self.votes[r, k], (self.seg[r] * width + k, r)),
-                                   shape=(self.P * width, len(self.count)))
-        self.GT = self.G.T.tocsr()
+        # GT straight in CSR form (the nonzero cells in row-major order: each row's columns
+        # ascending), G its transpose (each row's vote rows ascending): the same arrays as
+        # from (row, column) pairs, without the coordinate format's conversion and checks
+        flat = np.flatnonzero(self.votes)
+        r, k = np.divmod(flat, width)
+        indptr = np.zeros(len(self.count) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(r, minlength=len(self.count)), out=indptr[1:])
+        self.GT = sparse.csr_matrix((self.votes.ravel()[flat], self.seg[r] * width + k, indptr),
+                                    shape=(len(self.count), self.P * width))
+        self.G = self.GT.T.tocsr()
         col = (self.G @ self.count).reshape(self.P, width)
         self.col1, self.col0 = col[:, 0::2], col[:, 1::2]
 
