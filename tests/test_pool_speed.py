@@ -277,12 +277,18 @@ def test_vote_dots_refuses_models_out_of_order():
         vote_dots(np.zeros((3, 3)), [np.ones(3), np.ones(1)], [np.ones(3), np.ones(1)], [0.0, 0.0])
 
 
-def test_vote_dots_equal_rowwise_dot_over_the_vote_matrix_bit_for_bit():
+@pytest.mark.parametrize("by_judge_rows", [0, 1024])
+def test_vote_dots_equal_rowwise_dot_over_the_vote_matrix_bit_for_bit(monkeypatch, by_judge_rows):
     """ds_jury's log-odds for many prefix models at once (a gather per judge) against the
     plain definition: the interleaved vote indicators times the weights, added column by
-    column; scores with abstentions (exactly 1/2) and missing outputs (NaN)."""
+    column; scores with abstentions (exactly 1/2) and missing outputs (NaN). Both ways of
+    adding: model by model (300 rows above the threshold 0) and judge by judge over all
+    models (300 rows under 1,024)."""
+    from fcps_core.families import fitted
     from fcps_core.families.base import rowwise_dot
     from fcps_core.families.fitted import vote_dots, vote_matrix
+
+    monkeypatch.setattr(fitted, "VOTE_DOTS_BY_JUDGE_ROWS", by_judge_rows)
 
     def interleave(w1, w0):          # vote_matrix's column weights: w1_j, w0_j per judge
         out = np.empty(2 * len(w1))

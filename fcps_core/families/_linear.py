@@ -160,7 +160,7 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
     fails to halve the gradient (the contraction a Newton step gives near the optimum).
     A prefix starts from the previous one's optimum with the new coefficient at 0."""
     from scipy.linalg.blas import dsyrk
-    from scipy.linalg.lapack import dpotrs
+    from scipy.linalg.lapack import dpotrs, dtrtrs
     n, P = F.shape[0], max(sizes)
     unit = w is None                    # unit weights: w * v is v, so the product is skipped
     w = np.ones(n) if w is None else w
@@ -181,7 +181,7 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
     def rebuild(k, weights):
         # X' D X as one symmetric rank-n update of sqrt(D) X (half a general product's flops)
         H = dsyrk(1.0, X[:, :k] * np.sqrt(weights)[:, None], trans=1, lower=1)
-        H[np.diag_indices_from(H)] += ridge[:k]
+        H.flat[::k + 1] += ridge[:k]
         L[:k, :k] = np.linalg.cholesky(H)
 
     coefs, intercepts = [], []
@@ -198,10 +198,16 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
             rebuild(k, d)
         elif k > m:                     # border the factor with the new judges' columns
             B = X[:, m:k]
-            A12 = X[:, :m].T @ (B * d[:, None])
-            A22 = B.T @ (B * d[:, None])
-            A22[np.diag_indices_from(A22)] += ridge[m:k]
-            L21 = solve_triangular(L[:m, :m], A12, lower=True).T
+            Bd = B * d[:, None]
+            A12 = X[:, :m].T @ Bd
+            A22 = B.T @ Bd
+            A22.flat[::k - m + 1] += ridge[m:k]
+            # solve_triangular(L[:m, :m], A12, lower=True)'s LAPACK call (a C-ordered factor
+            # solved as its transpose), without its argument checks
+            L21, info = dtrtrs(L[:m, :m].T, A12, lower=0, trans=1)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {info - 1}")
+            L21 = L21.T
             try:
                 L[m:k, m:k] = np.linalg.cholesky(A22 - L21 @ L21.T)
                 L[m:k, :m] = L21
@@ -215,7 +221,7 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
         last = np.inf
         for _ in range(4 * NEWTON_MAX_ITER):
             grad = Xk.T @ ((prob - y) if unit else w * (prob - y)) + ridge[:k] * b
-            size = float(np.max(np.abs(grad)))
+            size = float(np.abs(grad).max())
             if size <= PATH_GTOL * scale:
                 break
             if size > 0.5 * last and not fresh:

@@ -131,6 +131,11 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
                 if 4 * n_groups * 2 * K > BATCH_CELLS or (2 * n_groups > len(count)
                                                           and n_groups * 2 * K > ds_em.NESTED_MIN_CELLS):
                     long.append(K)                           # few repeated patterns: the path's rows
+                    if n_groups == len(count):
+                        # every row its own pattern, on every longer prefix too: their
+                        # test then grows with K alone, so they are all long
+                        long.extend(k for k in range(K + 1, K_max + 1) if k in sizes)
+                        break
                 else:
                     first = np.empty(n_groups, dtype=np.int64)
                     first[group[::-1]] = np.arange(len(group) - 1, -1, -1)

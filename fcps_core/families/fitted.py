@@ -355,6 +355,12 @@ def vote_matrix(scores: np.ndarray) -> np.ndarray:
     return out
 
 
+#: :func:`vote_dots` runs judge by judge over all models up to this many rows (the per-call
+#: overhead of a gather per model and judge dominates there) and model by model above it
+#: (contiguous passes over one column; the crossover measured at about 1,000-2,000 rows)
+VOTE_DOTS_BY_JUDGE_ROWS = 1024
+
+
 def vote_dots(scores: np.ndarray, w1: list[np.ndarray], w0: list[np.ndarray], starts) -> np.ndarray:
     """(rows, models) log-odds of Dawid-Skene models on their first ``len(w1[m])`` judges
     (``w1`` ordered by length): model m's column is ``starts[m]`` plus, judge by judge,
@@ -364,8 +370,11 @@ def vote_dots(scores: np.ndarray, w1: list[np.ndarray], w0: list[np.ndarray], st
     the weight or a zero), with one gather and one addition per model and judge instead of
     a product and an addition per vote column and model. The result is column-major, built
     model by model through one scratch vector from the judges' vote codes (column-major):
-    contiguous passes, no (rows x models) temporary. The models come ordered by their number
-    of judges, as the Dawid-Skene paths produce them (the function's contract, checked)."""
+    contiguous passes, no (rows x models) temporary; up to :data:`VOTE_DOTS_BY_JUDGE_ROWS`
+    rows judge by judge instead, one gather and one addition for all the models that have
+    the judge (the same additions in the same order, bit for bit). The models come ordered
+    by their number of judges, as the Dawid-Skene paths produce them (the function's
+    contract, checked)."""
     scores = np.asarray(scores, dtype=float)
     lens = np.array([len(w) for w in w1], dtype=np.int64)
     if np.any(np.diff(lens) < 0):
@@ -378,6 +387,20 @@ def vote_dots(scores: np.ndarray, w1: list[np.ndarray], w0: list[np.ndarray], st
     K = int(lens.max())
     # per row and judge: 0 = a 0-vote, 1 = an abstention, 2 = a 1-vote
     code = np.asfortranarray(1 + (scores[:, :K] > 0.5).astype(np.intp) - (scores[:, :K] < 0.5))
+    if n <= VOTE_DOTS_BY_JUDGE_ROWS:
+        # few rows: judge by judge, one gather and one addition for every model that has
+        # the judge (the models from ``first[j]`` on); each cell gets the same additions in
+        # the same judge order
+        M = len(w1)
+        table = np.zeros((K, 3, M))                 # per judge: the 0-vote, abstention, 1-vote weights
+        for m, (a, b) in enumerate(zip(w1, w0)):
+            table[:len(a), 0, m] = b
+            table[:len(a), 2, m] = a
+        first = np.searchsorted(lens, np.arange(K), side="right")
+        for j in range(K):
+            block = out[:, int(first[j]):]
+            block += np.take(table[j, :, int(first[j]):], code[:, j], axis=0)
+        return out
     added = np.empty(n)
     for m, (a, b) in enumerate(zip(w1, w0)):
         column = out[:, m]
