@@ -603,13 +603,12 @@ def choose_deployed(candidates, settings, panel, heldout) -> ChoiceOutcome:
     if z is not None and rule.whole_first and heldout is not None:
         # the best candidate within the limit against the prefix's choice; where it escapes,
         # the choice rule among every candidate within the limit is deployed
-        loose = replace(settings, full_limit_sets=False)
         best = best_column(heldout.grouped(settings.objective).means(), tie_break_order(candidates),
-                           LimitedRule.of(loose, candidates).admissible())
-        if [best] != sorted(members_of(chosen)):
-            test = heldout_escape(heldout, settings.objective, members_of(chosen), [best], z)
+                           rule.within().admissible())
+        test = heldout_escape(heldout, settings.objective, members_of(chosen), [best], z)
+        if test is not None:
             if test["escaped"]:
-                chosen = _choose_deployed(candidates, loose, panel, heldout)
+                chosen = _choose_deployed(candidates, replace(settings, full_limit_sets=False), panel, heldout)
             chosen = replace(chosen, choice_info=dict(chosen.choice_info, **{ESCAPE_KEY: test}))
     return chosen
 

@@ -32,7 +32,6 @@ replay of the choice rule per deployed judge, so every selection carries it.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import replace
 
 import numpy as np
 
@@ -73,8 +72,8 @@ def drop_one_choices(result) -> dict | None:
     calls = np.array([[(mk >> j) & 1 for j in range(len(names))] for mk in masks], dtype=bool)
     rows, cache = [], {}
     z = getattr(result.selector, "limit_escape_z", None)
-    escape = replace(limited.constraint, full_limit=False) if z is not None and limited.whole_first else None
-    escape_fit = None if escape is None else escape.members_test(cands, names, replay.bits)
+    escape = limited.within() if z is not None and limited.whole_first else None
+    escape_fit = None if escape is None else escape.constraint.members_test(cands, names, replay.bits)
     # a rule with a tie set reads the paired SEs against each replay's best column, each one
     # all columns' unit sums: formed once for all the replays (the same sparse products, so
     # the same SEs: :meth:`.choice.GroupedLosses.unit_sums_held`) when there are several
@@ -98,10 +97,10 @@ def drop_one_choices(result) -> dict | None:
             if escape is not None and not met:
                 # the escape: the best choice within the limit without the judge, where it
                 # beats the prefix's choice clearly (as the deployed choice is made)
-                loose = escape.mask(cands, replay.bits, among=without_judge)
-                best = best_column(replay.grouped.means(), replay.tie_rank, loose)
-                if (best,) != without.key and heldout_escape(heldout, replay.selector.objective, list(without.key),
-                                                             [best], z)["escaped"]:
+                loose = escape.admissible(replay.bits, among=without_judge)
+                test = heldout_escape(heldout, replay.selector.objective, list(without.key),
+                                      [best_column(replay.grouped.means(), replay.tie_rank, loose)], z)
+                if test is not None and test["escaped"]:
                     without = replay.decide(loose, escape_fit)
             if without.key not in cache:
                 g = grouped_columns(heldout, without.loss, deployed.loss)

@@ -577,15 +577,14 @@ class FrontierChoices(RuleReplay):
                                          lambda: self.decide(allowed, constraint.members_test(cands, names, bits)),
                                          lambda h: h.members or [h.chosen])
             within = test = None
-            if z is not None and limited.whole_first and allowed is not None and not allowed.all():
-                loose = replace(constraint, full_limit=False)
-                within = loose.mask(cands, bits)
+            if z is not None and limited.replays_whole(allowed):
+                loose = limited.within()
+                within = loose.admissible(bits)
                 if not met:
-                    best = best_column(self.grouped.means(), self.tie_rank, within)
-                    if (best,) != chosen.key:
-                        test = heldout_escape(heldout, sel.objective, list(chosen.key), [best], z)
-                        if test["escaped"]:
-                            chosen = self.decide(within, loose.members_test(cands, names, bits))
+                    test = heldout_escape(heldout, sel.objective, list(chosen.key),
+                                          [best_column(self.grouped.means(), self.tie_rank, within)], z)
+                    if test is not None and test["escaped"]:
+                        chosen = self.decide(within, loose.constraint.members_test(cands, names, bits))
             # (constraint, predictor, admissible mask, the mask within the limit where the
             # escape applies, the escape's test where one was made) per level
             return chosen, allowed, within, test

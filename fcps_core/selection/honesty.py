@@ -529,14 +529,13 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
                                      members_fit)
                         for b in range(B)]
     z = getattr(sel, "limit_escape_z", None)
-    if z is not None and limited.whole_first and allowed is not None and not allowed.all():
+    if z is not None and whole:
         # the escape, draw by draw (:func:`.limited_rule.heldout_escape`): a draw's best
-        # choice within the limit replaces its prefix choice where its in-bag mean loss is
-        # lower by more than z in-bag paired SEs
-        # the test reads each draw's best candidate within the limit; an escaped draw then
-        # deploys the choice rule among every candidate within it
+        # candidate within the limit against its prefix choice, by its in-bag mean loss and
+        # in-bag paired SE; an escaped draw deploys the choice rule among every candidate
+        # within the limit
         prefix = draw_members if draw_members is not None else [[int(c)] for c in chosen]
-        loose = LimitedRule.of(replace(sel, full_limit_sets=False), cands)
+        loose = limited.within()
         allowed_w = loose.admissible()
         best_w, _, tol_w = draw_best(Mc, tie_rank, allowed_w)
         escaped = np.flatnonzero(_escaped_draws(grouped, heldout, sel.objective, W, prefix,

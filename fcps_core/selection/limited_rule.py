@@ -99,6 +99,11 @@ class LimitedRule:
         excludes none the choice among the admissible ones is that choice)."""
         return self.whole_first and allowed is not None and not allowed.all()
 
+    def within(self) -> "LimitedRule":
+        """The same limit with its filters but without the full-limit prefix: the candidates
+        the escape chooses among (:func:`heldout_escape`)."""
+        return LimitedRule(replace(self.constraint, full_limit=False), self.candidates)
+
     def met_by(self, members) -> bool:
         """Whether the choice over all judges, the average of ``members`` (candidate indices;
         one candidate: a list of one), is deployed: :attr:`whole_first` and it fits."""
@@ -202,11 +207,15 @@ def predictor_unit_sums(grouped, heldout, objective: str, members) -> np.ndarray
     return np.asarray(grouped.unit_matrix @ heldout.average_losses(objective, members)).reshape(-1)
 
 
-def heldout_escape(heldout, objective: str, prefix_members, within_members, z: float | None = ESCAPE_Z) -> dict:
+def heldout_escape(heldout, objective: str, prefix_members, within_members,
+                   z: float | None = ESCAPE_Z) -> dict | None:
     """The escape test on the held-out rows (every group once): the best-within-limit
     choice's mean loss (``within_members``, candidate indices) minus the full-limit prefix
     choice's (``prefix_members``), its group-clustered paired SE, and whether it escapes
-    (:func:`escapes`). The record ``choice_info[ESCAPE_KEY]`` keeps."""
+    (:func:`escapes`). The record ``choice_info[ESCAPE_KEY]`` keeps. None when the two are the
+    same predictor (no test is made)."""
+    if sorted(prefix_members) == sorted(within_members):
+        return None
     g = heldout.grouped(objective)
     diff = predictor_unit_sums(g, heldout, objective, within_members) - \
         predictor_unit_sums(g, heldout, objective, prefix_members)
