@@ -555,6 +555,30 @@ def test_nested_draw_best_equals_one_mask_at_a_time():
             np.testing.assert_array_equal(a, b)
 
 
+def test_draw_best_on_a_mask_equals_masking_every_column():
+    """draw_best reads only a mask's columns (a full-limit level admits one prefix's
+    candidates); against the whole matrix with the other columns set to infinity, by hand,
+    on risks with exact ties (the tie rank decides), a one-column mask and disjoint masks."""
+    from fcps_core.measures.diagnostics import risk_tolerance
+    from fcps_core.selection.honesty import draw_best
+    rng = np.random.default_rng(7)
+    C, B = 30, 40
+    Mc = rng.integers(0, 5, size=(B, C)) / 9.0
+    tie_rank = rng.permutation(C)
+    for mask in [np.arange(C) < 1, np.arange(C) % 3 == 0, (np.arange(C) >= 10) & (np.arange(C) < 20),
+                 rng.random(C) < 0.5]:
+        masked = np.where(mask[None, :], Mc, np.inf)
+        lo = masked.min(axis=1)
+        tol = risk_tolerance(lo)
+        within = masked <= (lo + tol)[:, None]
+        expect = np.array([min(np.flatnonzero(row), key=lambda c: tie_rank[c]) for row in within])
+        best, got_lo, got_tol = draw_best(Mc, tie_rank, mask)
+        np.testing.assert_array_equal(best, expect)
+        np.testing.assert_array_equal(got_lo, lo)
+        np.testing.assert_array_equal(got_tol, tol)
+        assert mask[best].all()
+
+
 def test_tie_orders_filtered_at_tighter_limits_equal_a_fresh_sort():
     """The replays keep a draw's tie set in risk order and filter it at tighter limits
     (:class:`TieOrders`); against :func:`risk_order` of each tighter set itself. By hand:

@@ -217,6 +217,9 @@ class _Replays:
         self._units_of: dict = {}
         self._unit_sums = None
         self._stored_of: np.ndarray | None = None
+        #: (units, draws) every draw's in-bag group counts per unit, formed at the first
+        #: escape test (:meth:`_escaped`); False when they would not fit in memory
+        self._in_bag: np.ndarray | bool | None = None
         self.bits = bits
         self.first = heldout.columns()[1]
         self.orders = TieOrders(self.Mc, tie_rank)
@@ -231,19 +234,21 @@ class _Replays:
         col = self.grouped.col
         boot = self.boot
         known = boot.get("allowed") is None and boot.get("tied") is not None
-        index: dict[tuple[int, int], tuple[int, int]] = {}
-        found = []                 # per level: (its new pairs' draws, bests, tolerances)
-        for best, t in zip(bests, tols):
-            rows, betas, tol = [], [], []
-            for b, beta in enumerate(best):
-                key = (b, int(beta))
-                if key in index or (known and beta == boot["best"][b]):
-                    continue
-                index[key] = (len(found), len(rows))
-                rows.append(b)
-                betas.append(int(beta))
-                tol.append(t[b])
-            found.append((rows, betas, tol))
+        # every level's (draw, best) pairs as codes draw * candidates + best, level by level;
+        # a pair is summed at its first level (its tolerance that level's), in that order
+        n_cands = self.Mc.shape[1]
+        best_all = np.stack([np.asarray(beta, dtype=np.int64) for beta in bests])         # (levels, draws)
+        B = best_all.shape[1]
+        codes = (np.arange(B, dtype=np.int64)[None, :] * n_cands + best_all).reshape(-1)
+        open_pairs = np.ones(best_all.shape, dtype=bool) if not known else best_all != boot["best"][None, :]
+        candidates_at = np.flatnonzero(open_pairs.reshape(-1))
+        first = np.sort(candidates_at[np.unique(codes[candidates_at], return_index=True)[1]])
+        pair_level, pair_draws = np.divmod(first, B)
+        pair_codes = codes[first]
+        pair_best = col[best_all.reshape(-1)[first]]
+        pair_tol = np.stack([np.asarray(t, dtype=float) for t in tols]).reshape(-1)[first]
+        sorter = np.argsort(pair_codes, kind="stable")
+        sorted_codes = pair_codes[sorter]
         if self._unit_sums is None:               # every column's unit sums, once, when they fit
             g = self.grouped
             self._unit_sums = g.unit_sums() if len(g.unit_rows) * g.losses.shape[1] <= UNIT_SUM_CELLS else False
@@ -251,30 +256,20 @@ class _Replays:
         # (limits tighten), so its sums skip every other column; pairs of one best column
         # met at several levels are summed together over the loosest of their sets (the
         # others' extra columns are masked by their own limit), all levels in one call
-        pair_draws, pair_best, pair_tol, where = [], [], [], []
         allowed_of: dict[int, np.ndarray] = {}
-        everything = np.ones(self.M.shape[1], dtype=bool)
-        for level, ((rows, betas, tol), allowed) in enumerate(zip(found, masks)):
-            if not rows:
-                continue
+        betas_d, at = np.unique(pair_best, return_index=True)      # each best column's first level
+        for beta_d, level in zip(betas_d.tolist(), pair_level[at].tolist()):
+            allowed = masks[level]
             if allowed is None:
-                allowed_d = everything
+                allowed_of[beta_d] = np.ones(self.M.shape[1], dtype=bool)
             else:
-                allowed_d = np.zeros(self.M.shape[1], dtype=bool)
-                allowed_d[col[allowed]] = True
-            for beta_d in np.unique(col[np.asarray(betas)]):
-                allowed_of.setdefault(int(beta_d), allowed_d)      # levels come loosest first
-            where.append((level, len(pair_draws)))
-            pair_draws.extend(rows)
-            pair_best.extend(col[np.asarray(betas)])
-            pair_tol.extend(tol)
-        start = dict(where)
+                allowed_of[beta_d] = np.zeros(self.M.shape[1], dtype=bool)
+                allowed_of[beta_d][col[allowed]] = True
         pair_tied = None
-        if pair_draws:
-            pair_tied = draw_tie_sets(self.grouped, self.W, self.M, self.N, np.asarray(pair_tol, dtype=float),
-                                      np.asarray(pair_best, dtype=np.int64), allowed_of,
+        if len(first):
+            pair_tied = draw_tie_sets(self.grouped, self.W, self.M, self.N, pair_tol, pair_best, allowed_of,
                                       None if self._unit_sums is False else self._unit_sums,
-                                      draws=np.asarray(pair_draws, dtype=np.int64))[:, col]   # per candidate
+                                      draws=pair_draws)[:, col]   # per candidate
 
         def ties(best: np.ndarray, draws=None) -> np.ndarray:
             """(draws, candidates) the tie sets of ``draws`` (None: all) at the level whose
@@ -287,8 +282,11 @@ class _Replays:
                 out[reused] = boot["tied"][rows[reused]]
             rest = np.flatnonzero(~reused)
             if len(rest):
-                pairs = [index[(b, beta_b)] for b, beta_b in zip(rows[rest].tolist(), beta[rest].tolist())]
-                out[rest] = pair_tied[np.array([start[level] + row for level, row in pairs])]
+                wanted = rows[rest] * n_cands + beta[rest]
+                found = np.minimum(np.searchsorted(sorted_codes, wanted), max(len(sorted_codes) - 1, 0))
+                if not len(sorted_codes) or not np.array_equal(sorted_codes[found], wanted):
+                    raise RuntimeError("a level asked for a (draw, best) pair no level had")
+                out[rest] = pair_tied[sorter[found]]
             return out
         return ties
 
@@ -371,21 +369,25 @@ class _Replays:
         members, met = self._level_members(constraints, masks)
         if within is not None and z is not None and any(w is not None for w in within):
             # each draw's best candidate within each limit (nested too) against its prefix
-            # choice; an escaped draw deploys the choice rule among every candidate within it
+            # choice; an escaped draw deploys the choice rule among every candidate within it.
+            # Every level's escaped draws are found first (a level's members never read
+            # another level's escape), then all their choices are made in one pass
             bests = nested_draw_best(self.Mc, self.tie_rank, [m if w is None else w for m, w in zip(masks, within)])
             cands, names = self.result.candidates, self.result.panel.judge_names
+            at, levels = [], []
             for i, w in enumerate(within):
                 if w is None:
                     continue
                 best_w, _, tol_w = bests[i]
                 escaped = np.flatnonzero(self._escaped(members[i], [[int(c)] for c in best_w], ~met[i], z))
                 loose = replace(constraints[i], full_limit=False)
-                chosen = within_limit_choices(self.rule, self.grouped, self.W, self.M, self.N, self.Mc, best_w, tol_w,
-                                              w, escaped, tie_rank=self.tie_rank, simple_rank=self.simple_rank,
-                                              lines=self.lines, signatures=self.signature_list,
-                                              max_members=self.max_members,
-                                              members_fit=loose.members_test(cands, names, self.bits))
-                for b, m in zip(escaped, chosen):
+                at.append(i)
+                levels.append((best_w, tol_w, w, escaped, loose.members_test(cands, names, self.bits)))
+            chosen = within_limit_choices(self.rule, self.grouped, self.W, self.M, self.N, self.Mc, levels,
+                                          tie_rank=self.tie_rank, simple_rank=self.simple_rank, lines=self.lines,
+                                          signatures=self.signature_list, max_members=self.max_members)
+            for i, (_, _, _, escaped, _), level_chosen in zip(at, levels, chosen):
+                for b, m in zip(escaped, level_chosen):
                     members[i][b] = m
             return self._oob_member_risks(members)
         if self.rule == "argmin" or self.rule in WITHIN_TIE_RULES:
@@ -477,7 +479,12 @@ class _Replays:
         def units_of(members) -> np.ndarray:
             key = tuple(members)
             return self._units_of[key] if len(key) > 1 else self._column_unit_sums(int(self.grouped.col[key[0]]))
-        return draws_escaped(self.grouped, self.boot["W"], prefix, within, open_draws, z, units_of)
+        if self._in_bag is None:
+            self._in_bag = draw_unit_counts(self.grouped, self.W, np.arange(len(self.W)))
+            if self._in_bag is None:
+                self._in_bag = False
+        return draws_escaped(self.grouped, self.boot["W"], prefix, within, open_draws, z, units_of,
+                             unit_counts=None if self._in_bag is False else self._in_bag)
 
     def _oob_member_risks(self, chosen: list[list]) -> list[np.ndarray]:
         """Per level (``chosen``: each draw's members there) each kept draw's out-of-bag risk

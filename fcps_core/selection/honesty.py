@@ -215,10 +215,21 @@ def draw_best(Mc: np.ndarray, tie_rank: np.ndarray, allowed: np.ndarray | None =
     """(best candidate, lowest risk, tie tolerance) of each draw from its in-bag means ``Mc``
     (draws, candidates): the lowest risk among the ``allowed`` candidates (None: all),
     candidates within :func:`.diagnostics.risk_tolerance` of it going by ``tie_rank``."""
+    big = len(tie_rank) + 1
+    if allowed is not None and 0 < np.count_nonzero(allowed) < len(allowed):
+        # the admissible columns only (a full-limit level admits one prefix's candidates)
+        cols = np.flatnonzero(allowed)
+        sub = Mc[:, cols]
+        lo = sub.min(axis=1)
+        tol = risk_tolerance(lo)
+        ranks = np.where(sub <= (lo + tol)[:, None], tie_rank[cols][None, :], big)
+        at = ranks.argmin(axis=1)
+        # no column within the tolerance (NaN means): column 0, as over every column
+        best = np.where(ranks[np.arange(len(at)), at] < big, cols[at], 0)
+        return best, lo, tol
     masked = Mc if allowed is None else np.where(allowed[None, :], Mc, np.inf)
     lo = masked.min(axis=1)
     tol = risk_tolerance(lo)
-    big = len(tie_rank) + 1
     best = np.where(masked <= (lo + tol)[:, None], tie_rank[None, :], big).argmin(axis=1)
     return best, lo, tol
 
@@ -540,10 +551,9 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
         best_w, _, tol_w = draw_best(Mc, tie_rank, allowed_w)
         escaped = np.flatnonzero(_escaped_draws(grouped, heldout, sel.objective, W, prefix,
                                                 [[int(c)] for c in best_w], ~met, z))
-        within = within_limit_choices(rule, grouped, W, M, N, Mc, best_w, tol_w, allowed_w, escaped,
-                                      tie_rank=tie_rank, simple_rank=simple_rank, lines=line_ids(cands),
-                                      signatures=signatures, max_members=sel.max_members,
-                                      members_fit=loose.members_fit)
+        within, = within_limit_choices(rule, grouped, W, M, N, Mc, [(best_w, tol_w, allowed_w, escaped, loose.members_fit)],
+                                       tie_rank=tie_rank, simple_rank=simple_rank, lines=line_ids(cands),
+                                       signatures=signatures, max_members=sel.max_members)
         for b, members in zip(escaped, within):
             if draw_members is not None:
                 draw_members[b] = members
@@ -602,25 +612,48 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     return deployed, baselines, bootstrap
 
 
-def within_limit_choices(rule: str, grouped: GroupedLosses, W, M, N, Mc, best: np.ndarray, tol: np.ndarray,
-                         allowed: np.ndarray | None, draws: np.ndarray, *, tie_rank, simple_rank, lines, signatures,
-                         max_members: int, members_fit) -> list[list[int]]:
-    """The members the choice ``rule`` deploys in ``draws`` among the ``allowed`` candidates
-    (their best per draw ``best`` and tie tolerance ``tol``, arrays over all draws): an
-    escaped draw's deployed choice within the limit (:func:`.limited_rule.heldout_escape`),
-    its tie sets summed for those draws only. The same rule as the deployed-risk replay."""
-    draws = np.asarray(draws, dtype=np.int64)
-    if rule == "argmin" or not len(draws):
-        return [[int(best[b])] for b in draws]
+def within_limit_choices(rule: str, grouped: GroupedLosses, W, M, N, Mc, levels: list, *, tie_rank, simple_rank,
+                         lines, signatures, max_members: int) -> list[list[list[int]]]:
+    """Per level of ``levels``, the members the choice ``rule`` deploys in its escaped draws
+    among its admissible candidates (:func:`.limited_rule.heldout_escape`). A level is
+    ``(best, tol, allowed, draws, members_fit)``: every draw's best candidate within the limit
+    and its tie tolerance (arrays over all draws), the admissible mask (None: every
+    candidate), the escaped draws and the limit's test of an average's members. The same
+    rule as the deployed-risk replay. The tie sets of every level's escaped draws are summed
+    in one :func:`draw_tie_sets` pass ((draw, best) pairs), each best column's over the
+    columns some level admits with it."""
+    levels = [(best, tol, allowed, np.asarray(draws, dtype=np.int64), fit) for best, tol, allowed, draws, fit in levels]
+    if rule == "argmin" or not sum(len(lv[3]) for lv in levels):
+        return [[[int(best[b])] for b in draws] for best, _, _, draws, _ in levels]
     col = grouped.col
-    tied = draw_tie_sets(grouped, W, M, N, np.asarray(tol, dtype=float)[draws], col[best[draws]], draws=draws)[:, col]
-    if allowed is not None:
-        tied &= allowed[None, :]
-    if rule in WITHIN_TIE_RULES:
-        pool = rule_pool(rule, tied, best[draws], lines)
-        return [[int(c)] for c in np.where(pool, simple_rank[None, :], len(simple_rank) + 1).argmin(axis=1)]
-    return [pick_members(np.flatnonzero(tied[i]), Mc[b], tie_rank, signatures, max_members, members_fit)
-            for i, b in enumerate(draws)]
+    columns = M.shape[1]
+    allowed_of: dict[int, np.ndarray] = {}      # per best distinct column: the columns some level admits
+    for best, _, allowed, draws, _ in levels:
+        if not len(draws):
+            continue
+        mask = np.ones(columns, dtype=bool)
+        if allowed is not None:
+            mask = np.zeros(columns, dtype=bool)
+            mask[col[allowed]] = True
+        for beta in np.unique(col[best[draws]]).tolist():
+            allowed_of[beta] = allowed_of[beta] | mask if beta in allowed_of else mask
+    tied_all = draw_tie_sets(grouped, W, M, N,
+                             np.concatenate([np.asarray(tol, dtype=float)[draws] for _, tol, _, draws, _ in levels]),
+                             np.concatenate([col[best[draws]] for best, _, _, draws, _ in levels]), allowed_of,
+                             draws=np.concatenate([draws for *_, draws, _ in levels]))[:, col]
+    out, start = [], 0
+    for best, _, allowed, draws, members_fit in levels:
+        tied = tied_all[start:start + len(draws)]
+        start += len(draws)
+        if allowed is not None:
+            tied &= allowed[None, :]
+        if rule in WITHIN_TIE_RULES:
+            pool = rule_pool(rule, tied, best[draws], lines)
+            out.append([[int(c)] for c in np.where(pool, simple_rank[None, :], len(simple_rank) + 1).argmin(axis=1)])
+        else:
+            out.append([pick_members(np.flatnonzero(tied[i]), Mc[b], tie_rank, signatures, max_members, members_fit)
+                        for i, b in enumerate(draws)])
+    return out
 
 
 def _escaped_draws(grouped: GroupedLosses, heldout, objective: str, W: np.ndarray, prefix: list, within: list,

@@ -124,7 +124,16 @@ class LimitedRule:
     def draws_met(self, whole_members) -> np.ndarray:
         """Per draw, whether its choice over all judges (``whole_members[b]``, the members of
         draw b's choice) meets the limit and is deployed there."""
-        return np.array([self.met_by(m) for m in whole_members], dtype=bool)
+        if not self.whole_first:
+            return np.zeros(len(whole_members), dtype=bool)
+        fits: dict[tuple, bool] = {}          # many draws share one choice: each tested once
+        out = np.empty(len(whole_members), dtype=bool)
+        for b, m in enumerate(whole_members):
+            key = tuple(m)
+            if key not in fits:
+                fits[key] = bool(self.members_fit(m))
+            out[b] = fits[key]
+        return out
 
     def columns_deployed(self, whole: np.ndarray, limited: np.ndarray) -> np.ndarray:
         """Per draw, the deployed column of a single-candidate rule (argmin or a within-tie
@@ -178,19 +187,32 @@ def escapes(diff: np.ndarray | float, se: np.ndarray | float, z: float | None = 
 
 
 def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws: np.ndarray, z: float,
-                  units_of: Callable[[list], np.ndarray], block: int = 64) -> np.ndarray:
+                  units_of: Callable[[list], np.ndarray], block: int = 64,
+                  unit_counts: np.ndarray | None = None) -> np.ndarray:
     """Per bootstrap draw, whether its best candidate within the limit (``within[b]``, a list
     of one) escapes its prefix choice (``prefix[b]``, members): a lower in-bag mean loss by
     more than ``z`` in-bag paired SEs (:func:`paired_margins` over ``grouped``'s units, the
     draw's group counts ``W[b]``). Only ``open_draws`` (not deploying their choice over all
     judges) where the two differ are tested. ``units_of(members)``: a predictor's one-group
-    loss sums per unit, as the caller keeps them (:func:`predictor_unit_sums`)."""
+    loss sums per unit, as the caller keeps them (:func:`predictor_unit_sums`), asked once per
+    distinct predictor. ``unit_counts`` (units, draws): every draw's group counts per unit
+    when the caller holds them (:func:`.honesty.draw_unit_counts`, exact integers, so the
+    same weights as formed here from ``W``)."""
     out = np.zeros(len(prefix), dtype=bool)
     todo = [b for b in np.flatnonzero(open_draws) if sorted(prefix[b]) != sorted(within[b])]
+    if not todo:
+        return out
+    index: dict[tuple, int] = {}            # each distinct predictor's row of ``sums``
+    pairs = np.array([[index.setdefault(tuple(within[b]), len(index)), index.setdefault(tuple(prefix[b]), len(index))]
+                      for b in todo], dtype=np.int64)
+    sums = np.stack([units_of(list(key)) for key in index])            # (predictors, units)
     for a in range(0, len(todo), block):
         rows = np.asarray(todo[a:a + block], dtype=np.int64)
-        counts = np.asarray(grouped.unit_weights(np.asarray(W[rows], dtype=float).T)).T       # (draws, units)
-        diff = np.stack([units_of(within[b]) - units_of(prefix[b]) for b in rows])
+        if unit_counts is None:
+            counts = np.asarray(grouped.unit_weights(np.asarray(W[rows], dtype=float).T)).T       # (draws, units)
+        else:
+            counts = unit_counts[:, rows].T.astype(float)
+        diff = sums[pairs[a:a + block, 0]] - sums[pairs[a:a + block, 1]]
         d, se = paired_margins(diff, grouped.unit_rows, counts)
         out[rows] = escapes(d, se, z)
     return out
