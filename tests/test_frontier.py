@@ -107,6 +107,26 @@ def test_union_pick_equals_the_members_walk_by_hand():
             assert pick_in_order(order, None, 4, test) == pick_in_order(order, None, 4, slow)
 
 
+def test_cost_levels_that_differ_by_rounding_are_one_level():
+    """Sums of decimal costs differ in their last digits by the order they are added in
+    (0.1 + 0.2 is 0.30000000000000004): such levels are one (a budget of the smaller admits
+    the larger), written as the decimal; the user's own budget replaces the level it equals."""
+    from fcps_core.selection.frontier import distinct_cost_levels
+    assert distinct_cost_levels([0.1, 0.1 + 0.2, 0.3, 0.6, 2.3, 2.3000000000000003]) == [0.1, 0.3, 0.6, 2.3]
+    assert distinct_cost_levels([0.1 + 0.2, 0.5], user=0.30000000000000004) == [0.30000000000000004, 0.5]
+    assert distinct_cost_levels([0.3, 0.31], user=0.305) == [0.3, 0.305, 0.31]
+    for c in distinct_cost_levels([0.1 + 0.2, 0.7 + 0.2]):
+        assert PanelConstraint(budget=c).cost_limit >= {0.3: 0.1 + 0.2, 0.9: 0.7 + 0.2}[c]
+    # a selection whose judge sets' costs collide so: every budget point's cost once
+    panel = make_regime("additive", rows=500, judges=6, seed=0)
+    costs = {n: {"cost": c, "latency": 0.0} for n, c in zip(panel.judge_names, [0.1, 0.2, 0.3, 0.7, 0.4, 0.6])}
+    res = select(panel, make_blocks(panel, seed=0), seed=0, judge_costs=costs, **MENU)
+    levels = [p["cost"] for p in json_ready(res.to_dict())["frontier"] if p["constraint"] == "budget"]
+    assert len(levels) > 3
+    assert all(b > PanelConstraint(budget=a).cost_limit for a, b in zip(levels, levels[1:])), levels
+    assert all(c == float(f"{c:.12g}") for c in levels), levels
+
+
 def test_budget_counts_each_judge_once():
     costs = {"j0": {"cost": 1.0}, "j1": {"cost": 2.5}, "j2": {"cost": 0.5}}
     cands = [_Cand(0, ["j0", "j2"]), _Cand(1, ["j1"]), _Cand(2, ["j0", "j1", "j2"])]

@@ -102,6 +102,24 @@ def cost_levels(candidates, risks: np.ndarray, costs) -> list[float]:
     return sorted({float(cost[i]) for i in pareto_front(risks, cost)})
 
 
+def distinct_cost_levels(levels, user: float | None = None) -> list[float]:
+    """``levels`` sorted, each kept only when it exceeds the one before within the budget's
+    rounding (:attr:`.constraints.PanelConstraint.cost_limit`): sums of decimal costs differ
+    in the last digits by the order they are added in (0.1 + 0.2 against 0.3), and a budget
+    of the smaller admits the larger, so both would be one point shown twice. ``user``: the
+    user's own budget, a level itself, replacing the levels it admits that no smaller kept
+    level does. A level is written with 12 significant digits (0.30000000000000004 as
+    0.3: the decimal the costs were given in; the budget's rounding still admits the set)."""
+    out: list[float] = []
+    for c in sorted({float(f"{c:.12g}") for c in levels} | ({user} if user is not None else set())):
+        if out and c <= PanelConstraint(budget=out[-1]).cost_limit:
+            if c == user:
+                out[-1] = user
+            continue
+        out.append(c)
+    return out
+
+
 class HeldoutChoice:
     """One deployable choice on the held-out rows (a candidate, or the average of
     ``members``): its per-distinct-row loss and its key (the sorted member indices)."""
@@ -612,9 +630,11 @@ class FrontierChoices(RuleReplay):
                 if kept and len(kept) < len(cands):
                     levels = sorted(set(levels) | set(cost_levels([cands[i] for i in kept],
                                                                   grouped.means()[kept], costs)))
+            user = None
             if deployed.budget is not None and deployed.max_judges is None and \
-                    float(deployed.budget) not in levels and float(deployed.budget) >= levels[0]:
-                levels = sorted(levels + [float(deployed.budget)])        # the user's own budget is a point
+                    float(deployed.budget) >= levels[0]:
+                user = float(deployed.budget)        # the user's own budget is a point
+            levels = distinct_cost_levels(levels, user)
             chains.append([PanelConstraint(budget=c, costs=costs, **flags) for c in levels][::-1])
         with grouped.unit_sums_held(UNIT_SUM_CELLS):        # one paired SE per distinct best
             self.reference = self.decide()
