@@ -180,14 +180,15 @@ class PanelConstraint:
             ok = ok & among
         if not binding:
             return ok
+        counts, info = (None, None) if bits is None else (bits.counts, bits.info_first)
         if self.linear_full_limit:
-            return linear_full_limit(candidates, ok, None if bits is None else bits.counts)
+            return linear_full_limit(candidates, ok, counts, info)
         if self.exclude_random:
-            ok = without_random(candidates, ok)
+            ok = without_random(candidates, ok, None if bits is None else bits.off_random)
         if self.info_first_only:
-            ok = on_info_first(candidates, ok)
+            ok = on_info_first(candidates, ok, info)
         if self.full_limit:
-            ok = full_limit_prefixes(candidates, ok, None if bits is None else bits.counts)
+            ok = full_limit_prefixes(candidates, ok, counts, info)
         if self.stable_only:
             ok = stable_within(candidates, ok)
         return ok
@@ -281,6 +282,10 @@ class JudgeBits:
         self.sets = [sorted(set(c.judge_idx)) for c in candidates]
         self.masks = [sum(1 << j for j in s) for s in self.sets]
         self.counts = np.array([len(s) for s in self.sets], dtype=np.int64)
+        #: each candidate on the ``info_first`` path / off the ``random`` path (the limits'
+        #: filters, read once per menu instead of once per limit)
+        self.info_first = np.fromiter((on_info_first_path(c) for c in candidates), dtype=bool, count=len(self.sets))
+        self.off_random = np.fromiter((off_random(c) for c in candidates), dtype=bool, count=len(self.sets))
         self._cost = None
 
     def cost(self, costs) -> np.ndarray:
@@ -323,36 +328,41 @@ def on_info_first_path(c) -> bool:
     return c.path_rule == INFO_FIRST_RULE
 
 
-def eligible_mask(candidates, admissible: np.ndarray, eligible) -> np.ndarray:
-    """The ``admissible`` candidates ``eligible(candidate)`` keeps, as a boolean array."""
+def eligible_mask(candidates, admissible: np.ndarray, eligible, known: np.ndarray | None = None) -> np.ndarray:
+    """The ``admissible`` candidates ``eligible(candidate)`` keeps, as a boolean array
+    (``known``: ``eligible`` of every candidate, when the caller holds it)."""
+    if known is not None:
+        return admissible & known
     return admissible & np.fromiter((eligible(c) for c in candidates), dtype=bool, count=len(admissible))
 
 
-def kept_by_rule(candidates, admissible: np.ndarray, eligible) -> np.ndarray:
+def kept_by_rule(candidates, admissible: np.ndarray, eligible, known: np.ndarray | None = None) -> np.ndarray:
     """The ``admissible`` candidates ``eligible(candidate)`` keeps (by path rule); all of
     ``admissible`` when it keeps none of them."""
-    kept = eligible_mask(candidates, admissible, eligible)
+    kept = eligible_mask(candidates, admissible, eligible, known)
     return kept if kept.any() else admissible
 
 
-def without_random(candidates, admissible: np.ndarray) -> np.ndarray:
+def without_random(candidates, admissible: np.ndarray, off: np.ndarray | None = None) -> np.ndarray:
     """The ``admissible`` candidates not on the ``random`` path (``path_rule``); all of
-    ``admissible`` when every one of them is."""
-    return kept_by_rule(candidates, admissible, off_random)
+    ``admissible`` when every one of them is. ``off``: :attr:`JudgeBits.off_random`, when known."""
+    return kept_by_rule(candidates, admissible, off_random, off)
 
 
-def on_info_first(candidates, admissible: np.ndarray) -> np.ndarray:
+def on_info_first(candidates, admissible: np.ndarray, info: np.ndarray | None = None) -> np.ndarray:
     """The ``admissible`` candidates on the ``info_first`` path (``path_rule``); all of
-    ``admissible`` when none of them is."""
-    return kept_by_rule(candidates, admissible, on_info_first_path)
+    ``admissible`` when none of them is. ``info``: :attr:`JudgeBits.info_first`, when known."""
+    return kept_by_rule(candidates, admissible, on_info_first_path, info)
 
 
-def full_limit_prefixes(candidates, admissible: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+def full_limit_prefixes(candidates, admissible: np.ndarray, counts: np.ndarray | None = None,
+                        on_path: np.ndarray | None = None) -> np.ndarray:
     """The ``admissible`` candidates on the ``info_first`` path calling as many judges as the
     largest of them (``full_limit``: the longest ``info_first`` prefix the limit admits, every
     family on it); all of ``admissible`` when none of them is on that path. ``counts``: each
-    candidate's number of distinct judges when known (:attr:`JudgeBits.counts`)."""
-    info = eligible_mask(candidates, admissible, on_info_first_path)
+    candidate's number of distinct judges when known (:attr:`JudgeBits.counts`); ``on_path``:
+    :attr:`JudgeBits.info_first`, when known."""
+    info = eligible_mask(candidates, admissible, on_info_first_path, on_path)
     if not info.any():
         return admissible
     if counts is None:
@@ -364,14 +374,15 @@ def full_limit_prefixes(candidates, admissible: np.ndarray, counts: np.ndarray |
 LINEAR_STACK_FAMILIES = ("ridge_iso", "logistic")
 
 
-def linear_full_limit(candidates, admissible: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+def linear_full_limit(candidates, admissible: np.ndarray, counts: np.ndarray | None = None,
+                      on_path: np.ndarray | None = None) -> np.ndarray:
     """Rule B of ``limit_rule_choice``: the ``admissible`` candidates on the ``info_first`` path
     calling as many judges as the largest of them (:func:`full_limit_prefixes`) whose family is
     a linear stack (:data:`LINEAR_STACK_FAMILIES`); none (an all-False mask) when no
     ``info_first`` prefix is admissible or none of the longest is such a stack."""
-    if not eligible_mask(candidates, admissible, on_info_first_path).any():
+    if not eligible_mask(candidates, admissible, on_info_first_path, on_path).any():
         return np.zeros(len(admissible), dtype=bool)
-    full = full_limit_prefixes(candidates, admissible, counts)
+    full = full_limit_prefixes(candidates, admissible, counts, on_path)
     return eligible_mask(candidates, full, lambda c: c.family in LINEAR_STACK_FAMILIES)
 
 
