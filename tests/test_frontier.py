@@ -638,6 +638,51 @@ def test_tie_orders_filtered_at_tighter_limits_equal_a_fresh_sort():
     assert checked > 4000
 
 
+def test_tie_orders_picks_equal_picking_each_draws_order():
+    """TieOrders.picks (every draw's tie-average members at once, where no average breaks
+    the limit) against pick_in_order of each draw's own risk order, by hand-built cases and
+    at random: models repeated (signatures), the member cap reached, risks equal or equal up
+    to rounding (orders that are not plain), draws whose kept order is filtered at a
+    tighter level. By hand: columns 0-3 with risks 0.1, 0.2, 0.2, 0.3, columns 1 and 3 one
+    model: members [0, 1] with at most 2, [0, 1, 2] with at most 3 (3 is 1's model)."""
+    from fcps_core.selection.choice import pick_in_order, risk_order
+    from fcps_core.selection.frontier import TieOrders
+    means = np.array([[0.1, 0.2, 0.2, 0.3]])
+    tie_rank = np.array([0, 1, 2, 3])
+    signatures = [0, 1, 2, 1]
+    tied = np.ones((1, 4), dtype=bool)
+    assert TieOrders(means, tie_rank).picks([0], np.array([0]), tied, signatures, 2) == {0: [0, 1]}
+    assert TieOrders(means, tie_rank).picks([0], np.array([0]), tied, signatures, 3) == {0: [0, 1, 2]}
+    assert TieOrders(means, tie_rank).picks([0], np.array([0]), tied, None, 9) == {0: [0, 1, 2, 3]}
+    rng = np.random.default_rng(11)
+    checked = 0
+    for trial in range(200):
+        B, C = 6, 20
+        means = rng.random((B, C)) * 0.3
+        for b in range(B):
+            if rng.random() < 0.7:
+                at = rng.integers(0, C, size=C // 2)
+                means[b, at] = means[b, 0] + rng.choice([0.0, 0.0, 1e-16, 6e-14, 5e-13, 1e-10], size=C // 2)
+        tie_rank = rng.permutation(C)
+        signatures = rng.integers(0, 8, size=C).tolist() if trial % 3 else None
+        most = int(rng.integers(1, 8))
+        orders = TieOrders(means, tie_rank)
+        best = rng.integers(0, 2, size=B)
+        tied = rng.random((B, C)) < 0.8
+        for _level in range(4):
+            draws = [b for b in range(B) if rng.random() < 0.8]
+            if _level % 2:
+                orders.orders(draws, best, tied[draws])           # kept orders, filtered next level
+            got = orders.picks(draws, best, tied[draws], signatures, most)
+            assert sorted(got) == draws
+            for b in draws:
+                order = risk_order(np.flatnonzero(tied[b]), means[b], tie_rank).tolist()
+                assert got[b] == pick_in_order(order, signatures, most)
+                checked += 1
+            tied &= rng.random(C) < 0.85
+    assert checked > 2500
+
+
 def test_held_unit_sums_equal_the_sums_formed_per_call():
     """``GroupedLosses.unit_sums_held``: inside the block every read of the unit sums (a
     slice, a list of columns, all) and the paired and clustered SEs built on them equal,

@@ -158,6 +158,7 @@ class TieOrders:
         self.means, self.tie_rank = means, tie_rank      # (draws, candidates) in-bag means
         self._plain: dict[tuple[int, int], list[int]] = {}
         self._seen: set[tuple[int, int]] = set()
+        self._signature_codes: np.ndarray | None = None
 
     def _keep(self, key: tuple[int, int], order: list[int], plain: bool) -> None:
         if key not in self._seen:
@@ -169,6 +170,69 @@ class TieOrders:
         """``{b: draw b's tied columns in risk order}`` for the ``draws`` of one level (its
         best column per draw ``best``; ``tied[i]`` the tie set of ``draws[i]``, a row per
         draw asked for)."""
+        out, todo = self._filtered(draws, best, tied)
+        if not todo:
+            return out
+        rows, r, c, not_plain, bounds = self._sorted(draws, tied, todo)
+        cols = c.tolist()
+        for i, b in enumerate(rows.tolist()):
+            key = (b, int(best[b]))
+            if not_plain[i]:
+                order, plain = risk_order_runs(np.flatnonzero(tied[todo[i]]), self.means[b], self.tie_rank)
+                order = order.tolist()
+            else:
+                order, plain = cols[bounds[i]:bounds[i + 1]], True
+            self._keep(key, order, plain)
+            out[b] = order
+        return out
+
+    def picks(self, draws: list[int], best: np.ndarray, tied: np.ndarray, signatures: list | None,
+              max_members: int) -> dict[int, list[int]]:
+        """``{b: the tie average's members of draw b}``: :func:`.choice.pick_in_order` of each
+        draw's order (:meth:`orders`) where every average of the level's admissible
+        candidates fits its limit (no member is ever refused for the limit). Plain orders are
+        picked for all draws at once: a column joins unless its model (``signatures``, an int
+        per column; None: every column its own) is in already, until there are ``max_members``; each
+        draw's first columns of distinct models, in its order. Those orders are not kept for
+        tighter levels (a fresh sort gives the same order, :func:`.choice.risk_order_runs`)."""
+        out, todo = self._filtered(draws, best, tied)
+        out = {b: pick_in_order(order, signatures, max_members) for b, order in out.items()}
+        if not todo:
+            return out
+        rows, r, c, not_plain, bounds = self._sorted(draws, tied, todo)
+        for i in np.flatnonzero(not_plain).tolist():
+            b = int(rows[i])
+            order, plain = risk_order_runs(np.flatnonzero(tied[todo[i]]), self.means[b], self.tie_rank)
+            order = order.tolist()
+            self._keep((b, int(best[b])), order, plain)
+            out[b] = pick_in_order(order, signatures, max_members)
+        entry = ~not_plain[r]                         # the plain draws' (draw, column) entries
+        r, c = r[entry], c[entry]
+        if signatures is not None:
+            # a draw's first column of each model (entries are in each draw's order)
+            sig = self._codes(signatures)[c]
+            code = r * (int(sig.max(initial=0)) + 1) + sig
+            first = np.zeros(len(r), dtype=bool)
+            first[np.unique(code, return_index=True)[1]] = True
+            r, c = r[first], c[first]
+        # at most max_members per draw: an entry's position within its draw's entries
+        position = np.arange(len(r)) - np.searchsorted(r, r, side="left")
+        r, c = r[position < max_members], c[position < max_members]
+        bounds = np.searchsorted(r, np.arange(len(rows) + 1))
+        members = c.tolist()
+        for i in np.flatnonzero(~not_plain).tolist():
+            out[int(rows[i])] = members[bounds[i]:bounds[i + 1]]
+        return out
+
+    def _codes(self, signatures: list) -> np.ndarray:
+        """``signatures`` as an int64 array (formed once)."""
+        if self._signature_codes is None or len(self._signature_codes) != len(signatures):
+            self._signature_codes = np.asarray(signatures, dtype=np.int64)
+        return self._signature_codes
+
+    def _filtered(self, draws: list[int], best: np.ndarray, tied: np.ndarray) -> tuple[dict, list[int]]:
+        """(``{b: order}`` for the draws whose kept plain order at their (draw, best) pair
+        holds their whole tie set, filtered to it; the other draws' positions in ``draws``)."""
         out, todo = {}, []
         for i, b in enumerate(draws):
             plain = self._plain.get((b, int(best[b])))
@@ -179,10 +243,13 @@ class TieOrders:
                     out[b] = kept
                     continue
             todo.append(i)
-        if not todo:
-            return out
-        # every remaining draw sorted at once: (draw, risk, tie rank); a draw's order is plain
-        # when each risk equals the one before or exceeds it by more than its rounding tolerance
+        return out, todo
+
+    def _sorted(self, draws: list[int], tied: np.ndarray, todo: list[int]):
+        """Every ``todo`` draw's tied columns sorted at once by (draw, risk, tie rank): (the
+        draws, the sorted entries' draw positions and columns, which draws' orders are not
+        plain, each draw's bounds in the entries). A draw's order is plain when each risk
+        equals the one before or exceeds it by more than its rounding tolerance."""
         at = np.asarray(todo, dtype=np.int64)
         rows = np.asarray(draws, dtype=np.int64)[at]
         r, c = np.nonzero(tied[at])
@@ -193,17 +260,7 @@ class TieOrders:
         not_plain = np.zeros(len(rows), dtype=bool)
         not_plain[r[1:][close]] = True
         bounds = np.searchsorted(r, np.arange(len(rows) + 1))
-        cols = c.tolist()
-        for i, b in enumerate(rows.tolist()):
-            key = (b, int(best[b]))
-            if not_plain[i]:
-                order, plain = risk_order_runs(np.flatnonzero(tied[at[i]]), self.means[b], self.tie_rank)
-                order = order.tolist()
-            else:
-                order, plain = cols[bounds[i]:bounds[i + 1]], True
-            self._keep(key, order, plain)
-            out[b] = order
-        return out
+        return rows, r, c, not_plain, bounds
 
 
 class _Replays:
@@ -478,15 +535,31 @@ class _Replays:
             tied = ties(best, todo)                      # only the draws that pick again
             if allowed is not None:
                 tied &= allowed[None, :]
-            orders = self.orders.orders(todo, best, tied)
-            prev_members = [kept[b] if b in kept else
-                            pick_in_order(orders[b], self.signature_list, self.max_members, members_fit)
-                            for b in range(B)]
+            if self._fits_any_average(allowed, members_fit):
+                picked = self.orders.picks(todo, best, tied, self.signature_list, self.max_members)
+            else:
+                orders = self.orders.orders(todo, best, tied)
+                picked = {b: pick_in_order(orders[b], self.signature_list, self.max_members, members_fit)
+                          for b in todo}
+            prev_members = [kept[b] if b in kept else picked[b] for b in range(B)]
             if whole is None and not constraint.active:
                 whole = prev_members
             chosen_members.append(prev_members)
             met_levels.append(met)
         return chosen_members, met_levels
+
+    def _fits_any_average(self, allowed: np.ndarray | None, members_fit) -> bool:
+        """Whether every average of the ``allowed`` candidates respects the limit
+        (``members_fit``, a :class:`.constraints.MembersTest`; None: no limit): the union of
+        all their judges fits (a full-limit level admits one prefix's candidates)."""
+        if members_fit is None:
+            return True
+        if allowed is None:
+            return False
+        union = 0
+        for c in np.flatnonzero(allowed).tolist():
+            union |= members_fit.masks[c]
+        return bool(members_fit.union_fits(union))
 
     def _escaped(self, prefix: list, within: list, open_draws: np.ndarray, z: float) -> np.ndarray:
         """:func:`.limited_rule.draws_escaped` with the averages' unit sums formed together
