@@ -346,22 +346,32 @@ class _Replays:
                                       None if self._unit_sums is False else self._unit_sums,
                                       draws=pair_draws)[:, col]   # per candidate
 
-        def ties(best: np.ndarray, draws=None) -> np.ndarray:
+        def ties(best: np.ndarray, draws=None, allowed: np.ndarray | None = None) -> np.ndarray:
             """(draws, candidates) the tie sets of ``draws`` (None: all) at the level whose
-            best per draw is ``best``."""
+            best per draw is ``best``, within the ``allowed`` candidates (None: all; only
+            those columns are read, the others are False)."""
             rows = np.arange(len(best)) if draws is None else np.asarray(draws, dtype=np.int64)
             beta = best[rows]
             reused = (beta == boot["best"][rows]) if known else np.zeros(len(rows), dtype=bool)
-            out = np.empty((len(rows), self.Mc.shape[1]), dtype=bool)
-            if reused.any():
-                out[reused] = boot["tied"][rows[reused]]
+            cols = None if allowed is None else np.flatnonzero(allowed)
+            out = np.empty((len(rows), self.Mc.shape[1]), dtype=bool) if cols is None else \
+                np.zeros((len(rows), self.Mc.shape[1]), dtype=bool)
+
+            def fill(at: np.ndarray, source: np.ndarray, source_rows: np.ndarray) -> None:
+                if cols is None:
+                    out[at] = source[source_rows]
+                else:
+                    out[np.ix_(at, cols)] = source[np.ix_(source_rows, cols)]
+            at = np.flatnonzero(reused)
+            if len(at):
+                fill(at, boot["tied"], rows[at])
             rest = np.flatnonzero(~reused)
             if len(rest):
                 wanted = rows[rest] * n_cands + beta[rest]
                 found = np.minimum(np.searchsorted(sorted_codes, wanted), max(len(sorted_codes) - 1, 0))
                 if not len(sorted_codes) or not np.array_equal(sorted_codes[found], wanted):
                     raise RuntimeError("a level asked for a (draw, best) pair no level had")
-                out[rest] = pair_tied[sorter[found]]
+                fill(rest, pair_tied, sorter[found])
             return out
         return ties
 
@@ -495,9 +505,7 @@ class _Replays:
                 chosen = best
                 met = np.zeros(B, dtype=bool)
                 if self.rule != "argmin":
-                    tied = ties(best)
-                    if allowed is not None:
-                        tied &= allowed[None, :]
+                    tied = ties(best, None, allowed)
                     pool = rule_pool(self.rule, tied, best, self.lines)
                     chosen = np.where(pool, self.simple_rank[None, :], len(cands) + 1).argmin(axis=1)
                 if whole is None and not constraint.active:
@@ -532,9 +540,7 @@ class _Replays:
                             and members_fit(old):
                         kept[b] = old
             todo = [b for b in range(B) if b not in kept]
-            tied = ties(best, todo)                      # only the draws that pick again
-            if allowed is not None:
-                tied &= allowed[None, :]
+            tied = ties(best, todo, allowed)             # only the draws that pick again
             if self._fits_any_average(allowed, members_fit):
                 picked = self.orders.picks(todo, best, tied, self.signature_list, self.max_members)
             else:
