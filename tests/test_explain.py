@@ -263,6 +263,21 @@ def test_the_optimistic_heldout_risk_is_named_for_what_is_deployed(result):
     assert "picked over 1,503 candidates" in verdict(d)
 
 
+def test_a_gain_that_rounds_to_0_prints_with_no_sign_on_the_page_and_in_the_advice():
+    """Walk 6: an interaction gain of -1.1e-07 showed as "+0.0000, interval +0.0000 to
+    +0.0000", a direction rounding made up. Every gain that rounds to 0 at 4 decimals prints
+    "0.0000" with no sign, in the pages' gain_text and in the regime advice alike."""
+    from fcps_core.selection.honesty import undetermined_advice
+    for v in (-1.1e-07, 1.1e-07, -0.00004999, 0.00004, 0.0, -0.0):
+        assert gain_text(v) == "0.0000"
+    assert gain_text(0.00005001) == "+0.0001" and gain_text(-0.00006) == "-0.0001"
+    text = undetermined_advice(-1.1e-07, -2e-07, 3e-08, 0.0, None)
+    assert "the interaction gain 0.0000 (95% interval 0.0000 to 0.0000)" in text
+    assert "+0.0000" not in text and "-0.0000" not in text
+    for v in (-1.1e-07, 0.0011, -0.0003, 0.00004):
+        assert f"interaction gain {gain_text(v)} " in undetermined_advice(v, v, v, 1.0, 5)
+
+
 def test_the_undetermined_regime_prints_the_gain_as_the_metrics_do():
     """Issue 24 walk: the regime box said '95% interval -0.0000 to +0.0022' above a caption
     '+0.0000 to +0.0022'; the advice prints the gain and its interval as gain_text does, and
@@ -270,7 +285,7 @@ def test_the_undetermined_regime_prints_the_gain_as_the_metrics_do():
     from fcps_core.selection.honesty import undetermined_advice
     text = undetermined_advice(0.0011, -0.00004, 0.0022, 0.001, 281063)
     assert f"the interaction gain {gain_text(0.0011)} (95% interval {gain_text(-0.00004)} to {gain_text(0.0022)})" in text
-    assert "(95% interval +0.0000 to +0.0022)" in text and "-0.0000" not in text
+    assert "(95% interval 0.0000 to +0.0022)" in text and "-0.0000" not in text
     assert "About 281,063 more held-out labels" in text
     assert "not clearly above the threshold 0.001" in text
 

@@ -190,8 +190,13 @@ def drop_words(change) -> str:
 
 
 def gain_text(v) -> str:
-    """An interaction gain as every page shows it: signed, 4 decimals ("+0.0100")."""
-    return "-" if v is None else f"{round(v, 4) + 0.0:+.4f}"      # + 0.0: never "-0.0000"
+    """An interaction gain as every page shows it: signed, 4 decimals ("+0.0100"); one that
+    rounds to 0 at 4 decimals as "0.0000", with no sign (a sign rounding left meaningless,
+    "+0.0000" for -1.1e-07, would give it a direction it does not have)."""
+    if v is None:
+        return "-"
+    r = round(v, 4)
+    return "0.0000" if r == 0 else f"{r:+.4f}"
 
 
 def pressure_text(v) -> str:
