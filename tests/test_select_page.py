@@ -830,3 +830,22 @@ def test_an_interval_end_near_zero_keeps_its_sign_in_the_baselines_table_and_the
     said = " ".join(str(getattr(e, "value", "")) for e in _flat(at.main))
     assert f"worse than {label}" in said and "to 0.0142)" in said
     assert "0.000024 to 0.0142" in said and "0.0000 to 0.0142" not in said
+
+
+def _costs_editor_script():
+    """AppTest script: the Select page's judge-costs editor for an uploaded panel of two judges,
+    no cost given yet."""
+    from types import SimpleNamespace
+    from fcps_app.costs import judge_costs_editor
+    judge_costs_editor("uploaded: x", SimpleNamespace(judge_names=["A", "B"]))
+
+
+def test_a_judge_cost_not_given_shows_in_words_not_as_none():
+    """Walk 6: the judge-costs table showed a cost not yet given as "None" (Streamlit's text for
+    a missing cell). The table names it ("not given") and its caption says what that means."""
+    from fcps_app.costs import NOT_GIVEN
+    at = AppTest.from_function(_costs_editor_script, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    editor = at.dataframe[0].proto
+    assert editor.placeholder == NOT_GIVEN and NOT_GIVEN != "None"
+    assert any(f'shows "{NOT_GIVEN}": a cost not given yet' in c.value for c in at.caption)
