@@ -748,3 +748,27 @@ def test_the_one_judge_point_states_its_cost_when_judges_have_costs(result):
     for p in d["frontier"]:
         p["cost"] = None
     assert "one judge alone (A as logistic, what --max-judges 1 deploys): estimated 0.1100" in answer(d)
+
+
+def test_the_answer_says_once_that_the_risks_are_on_rescaled_labels(result):
+    """Walk 6: a rubric panel's MSE is on its labels rescaled to 0-1, and neither the Select
+    page nor the command line said so. The answer (the command line's ANSWER, the page's
+    answer box, the report's verdict) says the scale once, only when labels were rescaled."""
+    from fcps_core.reports.explain import answer, label_scale_sentence
+    d = _frontier_result(result)
+    plain = answer(d)
+    assert "rescaled" not in plain and label_scale_sentence(d) == ""
+    for note, scale in (("integer rubric labels normalised from the observed range [1, 5]", "1-5"),
+                        ("labels normalised from [0, 10]; label words declared: 'n/a' -> unlabelled", "0-10")):
+        d["panel"]["label_note"] = note
+        said = f"MSE is on the labels rescaled from {scale} to 0-1."
+        assert answer(d) == f"{plain} {said}"
+        assert verdict(d).count("rescaled") == 1
+        assert " ".join(verdict_parts(d)["headline"]).count(said) == 1
+    # a declared label word that reads like a note is not a rescaling
+    d["panel"]["label_note"] = "label words declared: 'labels normalised from [1, 5]' -> 1"
+    assert answer(d) == plain
+    # no frontier, so no answer: the headline says it
+    d["panel"]["label_note"] = "labels normalised from [1, 5]"
+    d["frontier"] = []
+    assert verdict_parts(d)["headline"][0].endswith(" MSE is on the labels rescaled from 1-5 to 0-1.")

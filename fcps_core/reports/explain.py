@@ -24,7 +24,9 @@ interval is reported without a claim.
 from __future__ import annotations
 
 import math
+import re
 
+from ..data.panel import INFERRED_LABEL_NOTE
 from ..defaults import deployed_family_name
 from .names import family_name, judges_count, path_name
 
@@ -421,6 +423,22 @@ def answer_digits(p: dict | None) -> int:
     return max(4, _digits(ci[1] - ci[0]))
 
 
+#: the label notes of a panel whose numeric labels were mapped onto [0, 1] from another range
+#: (declared with --label-range, or an integer rubric's observed range; data.labels.map_labels)
+_RESCALED = re.compile(r"(?:labels normalised from|" + re.escape(INFERRED_LABEL_NOTE) + r") \[([^,\]]+), ([^\]]+)\]")
+
+
+def label_scale_sentence(d: dict) -> str:
+    """The scale the run's risks are on, in one sentence, when its labels were rescaled onto
+    0-1 ("MSE is on the labels rescaled from 1-5 to 0-1."); '' when they were not (labels
+    already in [0, 1], verdicts, preferences). The objective is computed on the rescaled
+    labels, so an MSE of 0.04 on a 1-5 rubric is 0.64 in squared rubric points."""
+    m = _RESCALED.match(str((d.get("panel") or {}).get("label_note") or ""))
+    if not m:
+        return ""
+    return f"{_objective(d).upper()} is on the labels rescaled from {m.group(1)}-{m.group(2)} to 0-1."
+
+
 #: how the command line's reader deploys the frontier's one-judge point
 CLI_ONE_JUDGE_WORDS = "what --max-judges 1 deploys"
 
@@ -448,7 +466,8 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
         tail = "" if single is None else \
             f" O{_one_judge_clause(single, one_judge_words, 4, _point_cost(d, single, single.get('judges')))[1:]}."
         who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
-        return f"Deploy {who} {combined_as(sel)}: estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}"
+        return _with_scale(d, f"Deploy {who} {combined_as(sel)}: estimated {obj} "
+                              f"{_interval_text(d.get('deployed_risk'), 4)}.{tail}")
     J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
     judges = point_judges(d, p)
     k = len(judges)
@@ -468,7 +487,14 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
         tail = f"; {_one_judge_clause(single, one_judge_words, digits, _point_cost(d, single, single.get('judges')))}"
-    return f"{first} {further}{tail}."
+    return _with_scale(d, f"{first} {further}{tail}.")
+
+
+def _with_scale(d: dict, text: str) -> str:
+    """``text`` followed by the risks' label scale where the labels were rescaled
+    (:func:`label_scale_sentence`)."""
+    scale = label_scale_sentence(d)
+    return f"{text} {scale}" if scale else text
 
 
 def _one_judge_clause(single: dict, one_judge_words: str, digits: int, cost: float | None = None) -> str:
@@ -855,7 +881,8 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
     single = next((b for b in base if b.get("name") == "best_single_judge"), None)
     if single:
         clauses.append(_single_judge_clause(d, single))
-    headline = [f"Deploy {what}" + (": " + ", ".join(clauses) if clauses else "") + "."]
+    # no answer (no frontier): the headline says the risks' label scale instead
+    headline = [_with_scale(d, f"Deploy {what}" + (": " + ", ".join(clauses) if clauses else "") + ".")]
     first = answer(d)
     if first:
         # the answer first; the comparison with the best single judge follows it
