@@ -208,8 +208,10 @@ def test_every_printed_difference_is_the_difference_of_the_two_risks_beside_it(r
     assert "on them this choice's MSE is 0.0723, the estimate above (0.0718) before its training-size " \
            "correction." in text
     # the smallest panel not clearly different: its held-out risk and the choice's, then their difference
+    # (the estimates put k=2 lower, 0.0960 against 0.0980, which the sentence says: walk 6)
     assert "has 2 judges (logistic): held-out MSE 0.0900 against 0.0880, paired difference 0.0020 (95% interval " \
-           "0.0000 to 0.0040); deploy it with --max-judges 2" in text
+           "0.0000 to 0.0040); its estimate on new items, which the answer compares, is lower instead (0.0960 " \
+           "against 0.0980)" in text and "limit; deploy it with --max-judges 2" in text
 
 
 def test_the_baselines_table_prints_both_risks_of_each_difference(result):
@@ -302,7 +304,7 @@ def test_a_tiny_paired_difference_leaves_the_risks_at_the_pages_decimals(result)
                                                                  risk - 0.007995 + 0.000073]}
     text = verdict(d)
     assert ("has 2 judges (logistic): held-out MSE 0.0081 against 0.0080 (paired difference 0.000066, 95% "
-            "interval -0.000008 to 0.000139); deploy it with --max-judges 2") in text
+            "interval -0.000008 to 0.000139); its estimate on new items") in text
     assert "0.007995" not in text and "0.008061" not in text
 
 
@@ -772,3 +774,24 @@ def test_the_answer_says_once_that_the_risks_are_on_rescaled_labels(result):
     d["panel"]["label_note"] = "labels normalised from [1, 5]"
     d["frontier"] = []
     assert verdict_parts(d)["headline"][0].endswith(" MSE is on the labels rescaled from 1-5 to 0-1.")
+
+
+def test_the_verdict_names_its_measure_where_the_answers_estimates_point_the_other_way(result):
+    """Walk 6: the answer said fewer judges "score a little lower here, not clearly" (on the
+    estimates on new items) while the verdict's smallest tied panel, the same judges, read
+    higher on its held-out risks. Here k=2 is estimated 0.0960 against the choice over all 3
+    judges' 0.0980, but held-out 0.0900 against 0.0880: the verdict says the estimates point
+    the other way and which measure each sentence uses."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    d["frontier"][1]["more_judges_estimate"] = {"n_judges": 3, "cost": None, "estimate": 0.002,
+                                                "ci": [-0.003, 0.007]}
+    assert "fewer judges score a little lower here, not clearly: estimated 0.0960" in answer(d)
+    smallest = next(h for h in verdict_parts(d)["headline"] if h.startswith("The smallest panel"))
+    assert "has 2 judges (logistic): held-out MSE 0.0900 against 0.0880, paired difference 0.0020" in smallest
+    assert ("; its estimate on new items, which the answer compares, is lower instead (0.0960 against 0.0980): "
+            "the held-out risks are what the frontier's tie is judged on") in smallest
+    # the two measures agree: nothing added
+    d["frontier"][1]["deployed_risk"]["estimate"] = 0.0990
+    smallest = next(h for h in verdict_parts(d)["headline"] if h.startswith("The smallest panel"))
+    assert "instead" not in smallest and "which the answer compares" not in smallest

@@ -392,6 +392,31 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
            f"({within}, which holds 0: no clear change)"
 
 
+def _other_way_round(d: dict, tied: dict, ref: float) -> str:
+    """'' unless the estimates on new items (what the answer compares) put the smallest tied
+    point ``tied`` and the choice over all judges the other way round from their held-out
+    risks (``tied['risk']`` against ``ref``, what the frontier's tie is judged on), both as
+    printed; then both measures are named with the estimates (walk 6: the answer called 9
+    judges "a little lower, not clearly" on the estimates, the verdict's held-out risks put
+    them higher)."""
+    full = max((q for q in d.get("frontier") or [] if q.get("constraint") == "max_judges"),
+               key=lambda q: q["n_judges"], default=None)
+    mine, theirs = (tied.get("deployed_risk") or {}).get("estimate"), \
+        ((full or {}).get("deployed_risk") or {}).get("estimate")
+    if full is None or full is tied or mine is None or theirs is None:
+        return ""
+    digits = max(answer_digits(tied), answer_digits(full))
+
+    def side(a, b, k):
+        return (round(a, k) > round(b, k)) - (round(a, k) < round(b, k))
+    if side(tied["risk"], ref, 4) * side(mine, theirs, digits) >= 0:
+        return ""
+    return (f"; its estimate on new items, which the answer compares, is "
+            f"{'lower' if mine < theirs else 'higher'} instead ({_f(mine, digits)} against {_f(theirs, digits)}): "
+            f"the held-out risks are what the frontier's tie is judged on, the estimates correct each for "
+            f"choosing under its limit")
+
+
 def _deployment_key(p: dict) -> tuple:
     """What frontier point ``p`` deploys: its family, judges and members (by candidate index),
     so two limits that deploy the same predictor compare equal."""
@@ -903,7 +928,7 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
                             f"{judges_count(len(tied['judges']))} ({display_family(tied)}): held-out {obj} "
-                            f"{compared}; {limit_words(tied['n_judges'])}.")
+                            f"{compared}{_other_way_round(d, tied, ref)}; {limit_words(tied['n_judges'])}.")
     others = [b for b in base if b is not single]
     if others:
         headline.append(f"Against the {'other ' if single else ''}fixed recipes it is "
