@@ -795,3 +795,35 @@ def test_the_verdict_names_its_measure_where_the_answers_estimates_point_the_oth
     d["frontier"][1]["deployed_risk"]["estimate"] = 0.0990
     smallest = next(h for h in verdict_parts(d)["headline"] if h.startswith("The smallest panel"))
     assert "instead" not in smallest and "which the answer compares" not in smallest
+
+
+def test_a_looser_limit_estimated_higher_is_said_plainly_not_called_an_improvement(result):
+    """Walk 6: a larger budget can deploy a worse predictor (each limit chooses by its own rule),
+    and nothing said so beside the frontier. Here all 3 judges are estimated 0.0980, above 2
+    judges' 0.0960: the note says so, on the command line's frontier and in the report's, and
+    says nothing when the estimates fall with every looser limit."""
+    from fcps_core.cli.render import render_frontier
+    from fcps_core.reports.explain import non_monotone_note
+    from fcps_core.reports.run_report.blocks import Figures
+    from fcps_core.reports.run_report.selection import frontier_section
+    d = _frontier_result(result)
+    note = non_monotone_note(d)
+    assert note == ("More judges allowed do not always do better here (each limit deploys by the run's rule within "
+                    "it, not the best of the smaller limits' choices): a limit of 3 judges deploys estimated MSE "
+                    "0.0980, higher than 0.0960 with a limit of 2 judges.")
+    assert f"  note: {note}" in render_frontier(d)
+    assert "a limit of 3 judges deploys estimated MSE 0.0980, higher than 0.0960" in frontier_section(d, Figures(False))
+    assert non_monotone_note(d, budget=True) == ""           # no budget points
+    # a budget frontier: the same words for budgets
+    for q, cost in zip(d["frontier"], (1.0, 2.5, 4.0)):
+        q.update(constraint="budget", cost=cost)
+    assert "a budget of 4 deploys estimated MSE 0.0980, higher than 0.0960 with a budget of 2.5" in \
+        non_monotone_note(d, budget=True)
+    # estimates falling with every looser limit: nothing to say
+    d = _frontier_result(result)
+    d["frontier"][2]["deployed_risk"]["estimate"] = 0.0950
+    assert non_monotone_note(d) == "" and not any("note:" in line for line in render_frontier(d))
+    # two limits deploying the same predictor are not compared (the replay of each limit moves its estimate)
+    d = _frontier_result(result)
+    d["frontier"][2].update(judges=d["frontier"][1]["judges"], members=d["frontier"][1]["members"])
+    assert non_monotone_note(d) == ""

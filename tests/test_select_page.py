@@ -849,3 +849,18 @@ def test_a_judge_cost_not_given_shows_in_words_not_as_none():
     editor = at.dataframe[0].proto
     assert editor.placeholder == NOT_GIVEN and NOT_GIVEN != "None"
     assert any(f'shows "{NOT_GIVEN}": a cost not given yet' in c.value for c in at.caption)
+
+
+def test_a_looser_limit_estimated_higher_is_said_under_the_frontier_chart(stored):
+    """Walk 6: a larger limit can deploy a worse predictor (each limit chooses by its own rule);
+    the chart's line read as steady improvement. Under the chart a caption now says which looser
+    limit is estimated higher than a tighter one, as the command line's frontier note does."""
+    from fcps_app.common import md
+    from fcps_core.reports.explain import non_monotone_note
+    run_id, _ = stored
+    at, q = _open_changed(run_id, _a_smaller_point_lower_within_noise)
+    d = at.session_state["selection"]["dict"]
+    note = non_monotone_note(d)
+    n = q["n_judges"]
+    assert note and f"higher than {q['deployed_risk']['estimate']:.4f} with a limit of {n} judges" in note
+    assert sum(c.value == md(note) for c in at.caption) == 1

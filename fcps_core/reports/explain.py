@@ -392,6 +392,46 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
            f"({within}, which holds 0: no clear change)"
 
 
+def non_monotone_note(d: dict, budget: bool = False, *, most: int = 3) -> str:
+    """'' unless a looser limit of the frontier (more judges allowed, or a larger budget)
+    deploys a predictor whose estimate, as the answer prints it (:func:`point_estimate`), is
+    higher than a tighter limit's; then the plain note saying so, naming up to ``most`` such
+    points (each against the lowest tighter point). Each limit deploys what the run's rule picks
+    within it, so a larger limit need not do better; two limits deploying the same predictor
+    are not compared (their estimates differ only by the replay of each limit)."""
+    kind = "budget" if budget else "max_judges"
+    points = [p for p in d.get("frontier") or [] if p.get("constraint") == kind and point_estimate(p).get("estimate")
+              is not None]
+    level = (lambda q: q.get("cost") or 0) if budget else (lambda q: q["n_judges"])
+    digits = max([4, *(answer_digits(p) for p in points)])
+
+    def est(q):
+        return round(point_estimate(q)["estimate"], digits)
+    found = []
+    for p in points:
+        tighter = [q for q in points if level(q) < level(p) and _deployment_key(q) != _deployment_key(p)
+                   and est(q) < est(p)]
+        if tighter:
+            found.append((p, min(tighter, key=lambda q: (est(q), level(q)))))
+    if not found:
+        return ""
+    obj = _objective(d).upper()
+
+    def at(q):
+        return f"a budget of {q['cost']:g}" if budget else f"a limit of {judges_count(q['n_judges'])}"
+
+    def said(p, q):
+        kind_p = "estimated" if p.get("deployed_risk") else "held-out"
+        return (f"{at(p)} deploys {kind_p} {obj} {_f(point_estimate(p)['estimate'], digits)}, higher than "
+                f"{_f(point_estimate(q)['estimate'], digits)} with {at(q)}")
+    more = f"; {len(found) - most} more such point{'s' if len(found) - most != 1 else ''}" if len(found) > most else ""
+    head = ("A larger budget does not always do better here (each budget deploys by the run's rule within it, "
+            "not the best of the smaller budgets' choices): ") if budget else \
+        ("More judges allowed do not always do better here (each limit deploys by the run's rule within it, not "
+         "the best of the smaller limits' choices): ")
+    return head + "; ".join(said(p, q) for p, q in found[:most]) + more + "."
+
+
 def _other_way_round(d: dict, tied: dict, ref: float) -> str:
     """'' unless the estimates on new items (what the answer compares) put the smallest tied
     point ``tied`` and the choice over all judges the other way round from their held-out
