@@ -760,10 +760,10 @@ def test_the_answer_says_once_that_the_risks_are_on_rescaled_labels(result):
     d = _frontier_result(result)
     plain = answer(d)
     assert "rescaled" not in plain and label_scale_sentence(d) == ""
-    for note, scale in (("integer rubric labels normalised from the observed range [1, 5]", "1-5"),
-                        ("labels normalised from [0, 10]; label words declared: 'n/a' -> unlabelled", "0-10")):
+    for note, scale in (("integer rubric labels normalised from the observed range [1, 5]", "[1, 5]"),
+                        ("labels normalised from [-2, 10]; label words declared: 'n/a' -> unlabelled", "[-2, 10]")):
         d["panel"]["label_note"] = note
-        said = f"MSE is on the labels rescaled from {scale} to 0-1."
+        said = f"MSE is on the labels rescaled from {scale} to [0, 1]."
         assert answer(d) == f"{plain} {said}"
         assert verdict(d).count("rescaled") == 1
         assert " ".join(verdict_parts(d)["headline"]).count(said) == 1
@@ -773,7 +773,7 @@ def test_the_answer_says_once_that_the_risks_are_on_rescaled_labels(result):
     # no frontier, so no answer: the headline says it
     d["panel"]["label_note"] = "labels normalised from [1, 5]"
     d["frontier"] = []
-    assert verdict_parts(d)["headline"][0].endswith(" MSE is on the labels rescaled from 1-5 to 0-1.")
+    assert verdict_parts(d)["headline"][0].endswith(" MSE is on the labels rescaled from [1, 5] to [0, 1].")
 
 
 def test_the_verdict_names_its_measure_where_the_answers_estimates_point_the_other_way(result):
@@ -823,6 +823,13 @@ def test_a_looser_limit_estimated_higher_is_said_plainly_not_called_an_improveme
     d = _frontier_result(result)
     d["frontier"][2]["deployed_risk"]["estimate"] = 0.0950
     assert non_monotone_note(d) == "" and not any("note:" in line for line in render_frontier(d))
+    # a point without an estimate: every point is compared on its held-out risk (here falling: 0.100, 0.090, 0.088)
+    d = _frontier_result(result)
+    d["frontier"][0]["deployed_risk"] = None
+    assert non_monotone_note(d) == ""
+    d["frontier"][2]["risk"] = 0.095
+    assert "a limit of 3 judges deploys held-out MSE 0.0950, higher than 0.0900 with a limit of 2 judges" in \
+        non_monotone_note(d)
     # two limits deploying the same predictor are not compared (the replay of each limit moves its estimate)
     d = _frontier_result(result)
     d["frontier"][2].update(judges=d["frontier"][1]["judges"], members=d["frontier"][1]["members"])

@@ -395,18 +395,22 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
 def non_monotone_note(d: dict, budget: bool = False, *, most: int = 3) -> str:
     """'' unless a looser limit of the frontier (more judges allowed, or a larger budget)
     deploys a predictor whose estimate, as the answer prints it (:func:`point_estimate`), is
-    higher than a tighter limit's; then the plain note saying so, naming up to ``most`` such
+    higher than a tighter limit's (the held-out risks where some point has no estimate); then
+    the plain note saying so, naming up to ``most`` such
     points (each against the lowest tighter point). Each limit deploys what the run's rule picks
     within it, so a larger limit need not do better; two limits deploying the same predictor
     are not compared (their estimates differ only by the replay of each limit)."""
     kind = "budget" if budget else "max_judges"
-    points = [p for p in d.get("frontier") or [] if p.get("constraint") == kind and point_estimate(p).get("estimate")
-              is not None]
+    points = [p for p in d.get("frontier") or [] if p.get("constraint") == kind]
+    # one measure for every point (as further_clause): the estimates where every point has one
+    deployed = all(p.get("deployed_risk") for p in points)
+    value = (lambda q: point_estimate(q)["estimate"]) if deployed else (lambda q: q.get("risk"))
+    points = [p for p in points if value(p) is not None]
     level = (lambda q: q.get("cost") or 0) if budget else (lambda q: q["n_judges"])
     digits = max([4, *(answer_digits(p) for p in points)])
 
     def est(q):
-        return round(point_estimate(q)["estimate"], digits)
+        return round(value(q), digits)
     found = []
     for p in points:
         tighter = [q for q in points if level(q) < level(p) and _deployment_key(q) != _deployment_key(p)
@@ -421,9 +425,8 @@ def non_monotone_note(d: dict, budget: bool = False, *, most: int = 3) -> str:
         return f"a budget of {q['cost']:g}" if budget else f"a limit of {judges_count(q['n_judges'])}"
 
     def said(p, q):
-        kind_p = "estimated" if p.get("deployed_risk") else "held-out"
-        return (f"{at(p)} deploys {kind_p} {obj} {_f(point_estimate(p)['estimate'], digits)}, higher than "
-                f"{_f(point_estimate(q)['estimate'], digits)} with {at(q)}")
+        return (f"{at(p)} deploys {'estimated' if deployed else 'held-out'} {obj} {_f(value(p), digits)}, higher "
+                f"than {_f(value(q), digits)} with {at(q)}")
     more = f"; {len(found) - most} more such point{'s' if len(found) - most != 1 else ''}" if len(found) > most else ""
     head = ("A larger budget does not always do better here (each budget deploys by the run's rule within it, "
             "not the best of the smaller budgets' choices): ") if budget else \
@@ -432,13 +435,19 @@ def non_monotone_note(d: dict, budget: bool = False, *, most: int = 3) -> str:
     return head + "; ".join(said(p, q) for p, q in found[:most]) + more + "."
 
 
-def _other_way_round(d: dict, tied: dict, ref: float) -> str:
+def _side(v: float, digits: int) -> int:
+    """-1, 0 or 1: the sign of ``v`` as printed at ``digits`` decimals."""
+    r = round(v, digits)
+    return (r > 0) - (r < 0)
+
+
+def _other_way_round(d: dict, tied: dict, held_side: int) -> str:
     """'' unless the estimates on new items (what the answer compares) put the smallest tied
     point ``tied`` and the choice over all judges the other way round from their held-out
-    risks (``tied['risk']`` against ``ref``, what the frontier's tie is judged on), both as
-    printed; then both measures are named with the estimates (walk 6: the answer called 9
-    judges "a little lower, not clearly" on the estimates, the verdict's held-out risks put
-    them higher)."""
+    risks (``held_side``: the sign of the held-out difference the verdict prints, what the
+    frontier's tie is judged on), both as printed; then both measures are named with the
+    estimates (walk 6: the answer called 9 judges "a little lower, not clearly" on the
+    estimates, the verdict's held-out risks put them higher)."""
     full = max((q for q in d.get("frontier") or [] if q.get("constraint") == "max_judges"),
                key=lambda q: q["n_judges"], default=None)
     mine, theirs = (tied.get("deployed_risk") or {}).get("estimate"), \
@@ -446,10 +455,7 @@ def _other_way_round(d: dict, tied: dict, ref: float) -> str:
     if full is None or full is tied or mine is None or theirs is None:
         return ""
     digits = max(answer_digits(tied), answer_digits(full))
-
-    def side(a, b, k):
-        return (round(a, k) > round(b, k)) - (round(a, k) < round(b, k))
-    if side(tied["risk"], ref, 4) * side(mine, theirs, digits) >= 0:
+    if held_side * _side(round(mine, digits) - round(theirs, digits), digits) >= 0:
         return ""
     return (f"; its estimate on new items, which the answer compares, is "
             f"{'lower' if mine < theirs else 'higher'} instead ({_f(mine, digits)} against {_f(theirs, digits)}): "
@@ -495,13 +501,13 @@ _RESCALED = re.compile(r"(?:labels normalised from|" + re.escape(INFERRED_LABEL_
 
 def label_scale_sentence(d: dict) -> str:
     """The scale the run's risks are on, in one sentence, when its labels were rescaled onto
-    0-1 ("MSE is on the labels rescaled from 1-5 to 0-1."); '' when they were not (labels
+    0-1 ("MSE is on the labels rescaled from [1, 5] to [0, 1]."); '' when they were not (labels
     already in [0, 1], verdicts, preferences). The objective is computed on the rescaled
     labels, so an MSE of 0.04 on a 1-5 rubric is 0.64 in squared rubric points."""
     m = _RESCALED.match(str((d.get("panel") or {}).get("label_note") or ""))
     if not m:
         return ""
-    return f"{_objective(d).upper()} is on the labels rescaled from {m.group(1)}-{m.group(2)} to 0-1."
+    return f"{_objective(d).upper()} is on the labels rescaled from [{m.group(1)}, {m.group(2)}] to [0, 1]."
 
 
 #: how the command line's reader deploys the frontier's one-judge point
@@ -958,6 +964,8 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
             dv = tied["diff_vs_best"]
             k = max(4, _digits(dv["estimate"]))
             ref = tied["risk"] - dv["estimate"]          # the choice over all judges' held-out risk
+            # which side of the choice over all judges the sentence puts it (its printed difference)
+            held_side = _side(shown_difference(tied["risk"], ref, k) if k == 4 else dv["estimate"], k)
             if k == 4:      # the difference of the two risks as printed
                 shown = {"estimate": shown_difference(tied["risk"], ref, k), "ci": dv["ci"]}
                 compared = (f"{_f(tied['risk'], 4)} against {_f(ref, 4)}, paired difference "
@@ -968,7 +976,7 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
                             f"{judges_count(len(tied['judges']))} ({display_family(tied)}): held-out {obj} "
-                            f"{compared}{_other_way_round(d, tied, ref)}; {limit_words(tied['n_judges'])}.")
+                            f"{compared}{_other_way_round(d, tied, held_side)}; {limit_words(tied['n_judges'])}.")
     others = [b for b in base if b is not single]
     if others:
         headline.append(f"Against the {'other ' if single else ''}fixed recipes it is "
