@@ -16,6 +16,11 @@ from fcps_app import glossary
 from fcps_app.common import figure_download, get_store, md, stored_name
 
 
+#: what the costs table shows in a cell left empty (a judge's cost not yet given; an empty
+#: latency counts as 0)
+NOT_GIVEN = "not given"
+
+
 def judge_costs_editor(label: str, panel) -> dict | None:
     """The costs the selection will use: the table as edited (None while any judge lacks
     a cost). A stored panel's costs prefill it and can be saved back."""
@@ -26,11 +31,15 @@ def judge_costs_editor(label: str, panel) -> dict | None:
                    "candidate costs the sum over its judges and takes the longest latency (judges run in "
                    "parallel). With costs every candidate gets its cost, the result a risk-cost Pareto chart, and "
                    "the choice rule cheapest_tied deploys the cheapest candidate statistically tied with the best on "
-                   "the best candidate's own line (same path, family and parameters; a shorter prefix).")
+                   "the best candidate's own line (same path, family and parameters; a shorter prefix). A cell "
+                   f"left empty shows \"{NOT_GIVEN}\": a cost not given yet (every judge needs one; 0 for a free "
+                   "judge), a latency not given counts as 0.")
         base = pd.DataFrame({"judge": panel.judge_names,
                              "cost": [(stored or {}).get(j, {}).get("cost", math.nan) for j in panel.judge_names],
                              "latency": [(stored or {}).get(j, {}).get("latency", 0.0) for j in panel.judge_names]})
+        # an empty cell is a cost not yet given (Streamlit would print it "None")
         edited = st.data_editor(base, hide_index=True, disabled=["judge"], key=f"costs-{label}",
+                                placeholder=NOT_GIVEN,
                                 column_config={"judge": st.column_config.Column(help=glossary.column_help("judge")),
                                                "cost": st.column_config.NumberColumn(
                                                    min_value=0.0, format="%.4g",

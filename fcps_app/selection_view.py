@@ -12,7 +12,7 @@ import streamlit as st
 
 from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, average_words, baseline_rows, comparison, comparison_basis,
                                        judge_order, deployed_kind, deployed_members, display_family,
-                                       drop_words, gain_text, limit_deploys_words, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
+                                       drop_words, gain_text, limit_deploys_words, non_monotone_note, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
@@ -158,6 +158,9 @@ def show_answer(state: dict) -> dict | None:
                      "another is described); "
                    + ("the x axis is the budget, so one predictor can stand for several budgets." if budget else
                       "the x axis is the limit k, so one predictor can stand for several limits."))
+        note = non_monotone_note(d, budget=budget)
+        if note:
+            st.caption(md(note))
     if not point.get("chosen") and st.button(f"Deploy {limit}", type="primary"):
         return point
     return None

@@ -208,8 +208,10 @@ def test_every_printed_difference_is_the_difference_of_the_two_risks_beside_it(r
     assert "on them this choice's MSE is 0.0723, the estimate above (0.0718) before its training-size " \
            "correction." in text
     # the smallest panel not clearly different: its held-out risk and the choice's, then their difference
+    # (the estimates put k=2 lower, 0.0960 against 0.0980, which the sentence says: walk 6)
     assert "has 2 judges (logistic): held-out MSE 0.0900 against 0.0880, paired difference 0.0020 (95% interval " \
-           "0.0000 to 0.0040); deploy it with --max-judges 2" in text
+           "0.0000 to 0.0040); its estimate on new items, which the answer compares, is lower instead (0.0960 " \
+           "against 0.0980)" in text and "limit; deploy it with --max-judges 2" in text
 
 
 def test_the_baselines_table_prints_both_risks_of_each_difference(result):
@@ -263,6 +265,21 @@ def test_the_optimistic_heldout_risk_is_named_for_what_is_deployed(result):
     assert "picked over 1,503 candidates" in verdict(d)
 
 
+def test_a_gain_that_rounds_to_0_prints_with_no_sign_on_the_page_and_in_the_advice():
+    """Walk 6: an interaction gain of -1.1e-07 showed as "+0.0000, interval +0.0000 to
+    +0.0000", a direction rounding made up. Every gain that rounds to 0 at 4 decimals prints
+    "0.0000" with no sign, in the pages' gain_text and in the regime advice alike."""
+    from fcps_core.selection.honesty import undetermined_advice
+    for v in (-1.1e-07, 1.1e-07, -0.00004999, 0.00004, 0.0, -0.0):
+        assert gain_text(v) == "0.0000"
+    assert gain_text(0.00005001) == "+0.0001" and gain_text(-0.00006) == "-0.0001"
+    text = undetermined_advice(-1.1e-07, -2e-07, 3e-08, 0.0, None)
+    assert "the interaction gain 0.0000 (95% interval 0.0000 to 0.0000)" in text
+    assert "+0.0000" not in text and "-0.0000" not in text
+    for v in (-1.1e-07, 0.0011, -0.0003, 0.00004):
+        assert f"interaction gain {gain_text(v)} " in undetermined_advice(v, v, v, 1.0, 5)
+
+
 def test_the_undetermined_regime_prints_the_gain_as_the_metrics_do():
     """Issue 24 walk: the regime box said '95% interval -0.0000 to +0.0022' above a caption
     '+0.0000 to +0.0022'; the advice prints the gain and its interval as gain_text does, and
@@ -270,7 +287,7 @@ def test_the_undetermined_regime_prints_the_gain_as_the_metrics_do():
     from fcps_core.selection.honesty import undetermined_advice
     text = undetermined_advice(0.0011, -0.00004, 0.0022, 0.001, 281063)
     assert f"the interaction gain {gain_text(0.0011)} (95% interval {gain_text(-0.00004)} to {gain_text(0.0022)})" in text
-    assert "(95% interval +0.0000 to +0.0022)" in text and "-0.0000" not in text
+    assert "(95% interval 0.0000 to +0.0022)" in text and "-0.0000" not in text
     assert "About 281,063 more held-out labels" in text
     assert "not clearly above the threshold 0.001" in text
 
@@ -287,7 +304,7 @@ def test_a_tiny_paired_difference_leaves_the_risks_at_the_pages_decimals(result)
                                                                  risk - 0.007995 + 0.000073]}
     text = verdict(d)
     assert ("has 2 judges (logistic): held-out MSE 0.0081 against 0.0080 (paired difference 0.000066, 95% "
-            "interval -0.000008 to 0.000139); deploy it with --max-judges 2") in text
+            "interval -0.000008 to 0.000139); its estimate on new items") in text
     assert "0.007995" not in text and "0.008061" not in text
 
 
@@ -733,3 +750,87 @@ def test_the_one_judge_point_states_its_cost_when_judges_have_costs(result):
     for p in d["frontier"]:
         p["cost"] = None
     assert "one judge alone (A as logistic, what --max-judges 1 deploys): estimated 0.1100" in answer(d)
+
+
+def test_the_answer_says_once_that_the_risks_are_on_rescaled_labels(result):
+    """Walk 6: a rubric panel's MSE is on its labels rescaled to 0-1, and neither the Select
+    page nor the command line said so. The answer (the command line's ANSWER, the page's
+    answer box, the report's verdict) says the scale once, only when labels were rescaled."""
+    from fcps_core.reports.explain import answer, label_scale_sentence
+    d = _frontier_result(result)
+    plain = answer(d)
+    assert "rescaled" not in plain and label_scale_sentence(d) == ""
+    for note, scale in (("integer rubric labels normalised from the observed range [1, 5]", "[1, 5]"),
+                        ("labels normalised from [-2, 10]; label words declared: 'n/a' -> unlabelled", "[-2, 10]")):
+        d["panel"]["label_note"] = note
+        said = f"MSE is on the labels rescaled from {scale} to [0, 1]."
+        assert answer(d) == f"{plain} {said}"
+        assert verdict(d).count("rescaled") == 1
+        assert " ".join(verdict_parts(d)["headline"]).count(said) == 1
+    # a declared label word that reads like a note is not a rescaling
+    d["panel"]["label_note"] = "label words declared: 'labels normalised from [1, 5]' -> 1"
+    assert answer(d) == plain
+    # no frontier, so no answer: the headline says it
+    d["panel"]["label_note"] = "labels normalised from [1, 5]"
+    d["frontier"] = []
+    assert verdict_parts(d)["headline"][0].endswith(" MSE is on the labels rescaled from [1, 5] to [0, 1].")
+
+
+def test_the_verdict_names_its_measure_where_the_answers_estimates_point_the_other_way(result):
+    """Walk 6: the answer said fewer judges "score a little lower here, not clearly" (on the
+    estimates on new items) while the verdict's smallest tied panel, the same judges, read
+    higher on its held-out risks. Here k=2 is estimated 0.0960 against the choice over all 3
+    judges' 0.0980, but held-out 0.0900 against 0.0880: the verdict says the estimates point
+    the other way and which measure each sentence uses."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    d["frontier"][1]["more_judges_estimate"] = {"n_judges": 3, "cost": None, "estimate": 0.002,
+                                                "ci": [-0.003, 0.007]}
+    assert "fewer judges score a little lower here, not clearly: estimated 0.0960" in answer(d)
+    smallest = next(h for h in verdict_parts(d)["headline"] if h.startswith("The smallest panel"))
+    assert "has 2 judges (logistic): held-out MSE 0.0900 against 0.0880, paired difference 0.0020" in smallest
+    assert ("; its estimate on new items, which the answer compares, is lower instead (0.0960 against 0.0980): "
+            "the held-out risks are what the frontier's tie is judged on") in smallest
+    # the two measures agree: nothing added
+    d["frontier"][1]["deployed_risk"]["estimate"] = 0.0990
+    smallest = next(h for h in verdict_parts(d)["headline"] if h.startswith("The smallest panel"))
+    assert "instead" not in smallest and "which the answer compares" not in smallest
+
+
+def test_a_looser_limit_estimated_higher_is_said_plainly_not_called_an_improvement(result):
+    """Walk 6: a larger budget can deploy a worse predictor (each limit chooses by its own rule),
+    and nothing said so beside the frontier. Here all 3 judges are estimated 0.0980, above 2
+    judges' 0.0960: the note says so, on the command line's frontier and in the report's, and
+    says nothing when the estimates fall with every looser limit."""
+    from fcps_core.cli.render import render_frontier
+    from fcps_core.reports.explain import non_monotone_note
+    from fcps_core.reports.run_report.blocks import Figures
+    from fcps_core.reports.run_report.selection import frontier_section
+    d = _frontier_result(result)
+    note = non_monotone_note(d)
+    assert note == ("More judges allowed do not always do better here (each limit deploys by the run's rule within "
+                    "it, not the best of the smaller limits' choices): a limit of 3 judges deploys estimated MSE "
+                    "0.0980, higher than 0.0960 with a limit of 2 judges.")
+    assert f"  note: {note}" in render_frontier(d)
+    assert "a limit of 3 judges deploys estimated MSE 0.0980, higher than 0.0960" in frontier_section(d, Figures(False))
+    assert non_monotone_note(d, budget=True) == ""           # no budget points
+    # a budget frontier: the same words for budgets
+    for q, cost in zip(d["frontier"], (1.0, 2.5, 4.0)):
+        q.update(constraint="budget", cost=cost)
+    assert "a budget of 4 deploys estimated MSE 0.0980, higher than 0.0960 with a budget of 2.5" in \
+        non_monotone_note(d, budget=True)
+    # estimates falling with every looser limit: nothing to say
+    d = _frontier_result(result)
+    d["frontier"][2]["deployed_risk"]["estimate"] = 0.0950
+    assert non_monotone_note(d) == "" and not any("note:" in line for line in render_frontier(d))
+    # a point without an estimate: every point is compared on its held-out risk (here falling: 0.100, 0.090, 0.088)
+    d = _frontier_result(result)
+    d["frontier"][0]["deployed_risk"] = None
+    assert non_monotone_note(d) == ""
+    d["frontier"][2]["risk"] = 0.095
+    assert "a limit of 3 judges deploys held-out MSE 0.0950, higher than 0.0900 with a limit of 2 judges" in \
+        non_monotone_note(d)
+    # two limits deploying the same predictor are not compared (the replay of each limit moves its estimate)
+    d = _frontier_result(result)
+    d["frontier"][2].update(judges=d["frontier"][1]["judges"], members=d["frontier"][1]["members"])
+    assert non_monotone_note(d) == ""

@@ -14,6 +14,7 @@ tied outputs, and a synthetic panel of continuous judges (every row its own tabl
 
 import contextlib
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,11 @@ ABS = 1e-12                  # figures that are zero up to rounding (a differenc
 SMALL_MENU = dict(families=["table", "logistic", "mean_iso", "ridge_iso", "one_coin_iso"], k_max=5)
 
 
+def _unsigned_zeros(text: str) -> str:
+    """``text`` with every signed 4-decimal zero ("+0.0000", "-0.0000") unsigned."""
+    return re.sub(r"[+-](0\.0000)(?!\d)", r"\1", text)
+
+
 def differences(a, b, path="", out=None) -> list[str]:
     """Every place two JSON-ready trees differ (floats: beyond REL relative / ABS absolute)."""
     out = [] if out is None else out
@@ -49,6 +55,10 @@ def differences(a, b, path="", out=None) -> list[str]:
                 continue
             if k not in a or k not in b:
                 out.append(f"{path}.{k}: present on one side only")
+            elif k == "advice" and isinstance(a[k], str) and isinstance(b[k], str):
+                # a gain that rounds to 0 prints "0.0000" with no sign (walk 6), newer than the
+                # reference's "+0.0000" / "-0.0000": tests/test_explain.py holds that format
+                differences(_unsigned_zeros(a[k]), _unsigned_zeros(b[k]), f"{path}.{k}", out)
             else:
                 differences(a[k], b[k], f"{path}.{k}", out)
     elif isinstance(a, list) and isinstance(b, list):

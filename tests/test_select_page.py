@@ -830,3 +830,37 @@ def test_an_interval_end_near_zero_keeps_its_sign_in_the_baselines_table_and_the
     said = " ".join(str(getattr(e, "value", "")) for e in _flat(at.main))
     assert f"worse than {label}" in said and "to 0.0142)" in said
     assert "0.000024 to 0.0142" in said and "0.0000 to 0.0142" not in said
+
+
+def _costs_editor_script():
+    """AppTest script: the Select page's judge-costs editor for an uploaded panel of two judges,
+    no cost given yet."""
+    from types import SimpleNamespace
+    from fcps_app.costs import judge_costs_editor
+    judge_costs_editor("uploaded: x", SimpleNamespace(judge_names=["A", "B"]))
+
+
+def test_a_judge_cost_not_given_shows_in_words_not_as_none():
+    """Walk 6: the judge-costs table showed a cost not yet given as "None" (Streamlit's text for
+    a missing cell). The table names it ("not given") and its caption says what that means."""
+    from fcps_app.costs import NOT_GIVEN
+    at = AppTest.from_function(_costs_editor_script, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    editor = at.dataframe[0].proto
+    assert editor.placeholder == NOT_GIVEN and NOT_GIVEN != "None"
+    assert any(f'shows "{NOT_GIVEN}": a cost not given yet' in c.value for c in at.caption)
+
+
+def test_a_looser_limit_estimated_higher_is_said_under_the_frontier_chart(stored):
+    """Walk 6: a larger limit can deploy a worse predictor (each limit chooses by its own rule);
+    the chart's line read as steady improvement. Under the chart a caption now says which looser
+    limit is estimated higher than a tighter one, as the command line's frontier note does."""
+    from fcps_app.common import md
+    from fcps_core.reports.explain import non_monotone_note
+    run_id, _ = stored
+    at, q = _open_changed(run_id, _a_smaller_point_lower_within_noise)
+    d = at.session_state["selection"]["dict"]
+    note = non_monotone_note(d)
+    n = q["n_judges"]
+    assert note and f"higher than {q['deployed_risk']['estimate']:.4f} with a limit of {n} judges" in note
+    assert sum(c.value == md(note) for c in at.caption) == 1

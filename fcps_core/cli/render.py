@@ -359,6 +359,11 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
                  "row K):"]
     lines.append(render_table(shown, ["max judges", "used", "combined as", "risk", "diff vs all (95%)",
                                       "on new items (95%)", ""]))
+    from ..service.reports import non_monotone_note
+    for budget in (False, True):
+        note = non_monotone_note(d, budget=budget)
+        if note:
+            lines.append(f"  note: {note}")
     return lines
 
 

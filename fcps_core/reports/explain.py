@@ -24,7 +24,9 @@ interval is reported without a claim.
 from __future__ import annotations
 
 import math
+import re
 
+from ..data.panel import INFERRED_LABEL_NOTE
 from ..defaults import deployed_family_name
 from .names import family_name, judges_count, path_name
 
@@ -190,8 +192,13 @@ def drop_words(change) -> str:
 
 
 def gain_text(v) -> str:
-    """An interaction gain as every page shows it: signed, 4 decimals ("+0.0100")."""
-    return "-" if v is None else f"{round(v, 4) + 0.0:+.4f}"      # + 0.0: never "-0.0000"
+    """An interaction gain as every page shows it: signed, 4 decimals ("+0.0100"); one that
+    rounds to 0 at 4 decimals as "0.0000", with no sign (a sign rounding left meaningless,
+    "+0.0000" for -1.1e-07, would give it a direction it does not have)."""
+    if v is None:
+        return "-"
+    r = round(v, 4)
+    return "0.0000" if r == 0 else f"{r:+.4f}"
 
 
 def pressure_text(v) -> str:
@@ -385,6 +392,77 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
            f"({within}, which holds 0: no clear change)"
 
 
+def non_monotone_note(d: dict, budget: bool = False, *, most: int = 3) -> str:
+    """'' unless a looser limit of the frontier (more judges allowed, or a larger budget)
+    deploys a predictor whose estimate, as the answer prints it (:func:`point_estimate`), is
+    higher than a tighter limit's (the held-out risks where some point has no estimate); then
+    the plain note saying so, naming up to ``most`` such
+    points (each against the lowest tighter point). Each limit deploys what the run's rule picks
+    within it, so a larger limit need not do better; two limits deploying the same predictor
+    are not compared (their estimates differ only by the replay of each limit)."""
+    kind = "budget" if budget else "max_judges"
+    points = [p for p in d.get("frontier") or [] if p.get("constraint") == kind]
+    # one measure for every point (as further_clause): the estimates where every point has one
+    deployed = all(p.get("deployed_risk") for p in points)
+    value = (lambda q: point_estimate(q)["estimate"]) if deployed else (lambda q: q.get("risk"))
+    points = [p for p in points if value(p) is not None]
+    level = (lambda q: q.get("cost") or 0) if budget else (lambda q: q["n_judges"])
+    digits = max([4, *(answer_digits(p) for p in points)])
+
+    def est(q):
+        return round(value(q), digits)
+    found = []
+    for p in points:
+        tighter = [q for q in points if level(q) < level(p) and _deployment_key(q) != _deployment_key(p)
+                   and est(q) < est(p)]
+        if tighter:
+            found.append((p, min(tighter, key=lambda q: (est(q), level(q)))))
+    if not found:
+        return ""
+    obj = _objective(d).upper()
+
+    def at(q):
+        return f"a budget of {q['cost']:g}" if budget else f"a limit of {judges_count(q['n_judges'])}"
+
+    def said(p, q):
+        return (f"{at(p)} deploys {'estimated' if deployed else 'held-out'} {obj} {_f(value(p), digits)}, higher "
+                f"than {_f(value(q), digits)} with {at(q)}")
+    more = f"; {len(found) - most} more such point{'s' if len(found) - most != 1 else ''}" if len(found) > most else ""
+    head = ("A larger budget does not always do better here (each budget deploys by the run's rule within it, "
+            "not the best of the smaller budgets' choices): ") if budget else \
+        ("More judges allowed do not always do better here (each limit deploys by the run's rule within it, not "
+         "the best of the smaller limits' choices): ")
+    return head + "; ".join(said(p, q) for p, q in found[:most]) + more + "."
+
+
+def _side(v: float, digits: int) -> int:
+    """-1, 0 or 1: the sign of ``v`` as printed at ``digits`` decimals."""
+    r = round(v, digits)
+    return (r > 0) - (r < 0)
+
+
+def _other_way_round(d: dict, tied: dict, held_side: int) -> str:
+    """'' unless the estimates on new items (what the answer compares) put the smallest tied
+    point ``tied`` and the choice over all judges the other way round from their held-out
+    risks (``held_side``: the sign of the held-out difference the verdict prints, what the
+    frontier's tie is judged on), both as printed; then both measures are named with the
+    estimates (walk 6: the answer called 9 judges "a little lower, not clearly" on the
+    estimates, the verdict's held-out risks put them higher)."""
+    full = max((q for q in d.get("frontier") or [] if q.get("constraint") == "max_judges"),
+               key=lambda q: q["n_judges"], default=None)
+    mine, theirs = (tied.get("deployed_risk") or {}).get("estimate"), \
+        ((full or {}).get("deployed_risk") or {}).get("estimate")
+    if full is None or full is tied or mine is None or theirs is None:
+        return ""
+    digits = max(answer_digits(tied), answer_digits(full))
+    if held_side * _side(round(mine, digits) - round(theirs, digits), digits) >= 0:
+        return ""
+    return (f"; its estimate on new items, which the answer compares, is "
+            f"{'lower' if mine < theirs else 'higher'} instead ({_f(mine, digits)} against {_f(theirs, digits)}): "
+            f"the held-out risks are what the frontier's tie is judged on, the estimates correct each for "
+            f"choosing under its limit")
+
+
 def _deployment_key(p: dict) -> tuple:
     """What frontier point ``p`` deploys: its family, judges and members (by candidate index),
     so two limits that deploy the same predictor compare equal."""
@@ -416,6 +494,22 @@ def answer_digits(p: dict | None) -> int:
     return max(4, _digits(ci[1] - ci[0]))
 
 
+#: the label notes of a panel whose numeric labels were mapped onto [0, 1] from another range
+#: (declared with --label-range, or an integer rubric's observed range; data.labels.map_labels)
+_RESCALED = re.compile(r"(?:labels normalised from|" + re.escape(INFERRED_LABEL_NOTE) + r") \[([^,\]]+), ([^\]]+)\]")
+
+
+def label_scale_sentence(d: dict) -> str:
+    """The scale the run's risks are on, in one sentence, when its labels were rescaled onto
+    0-1 ("MSE is on the labels rescaled from [1, 5] to [0, 1]."); '' when they were not (labels
+    already in [0, 1], verdicts, preferences). The objective is computed on the rescaled
+    labels, so an MSE of 0.04 on a 1-5 rubric is 0.64 in squared rubric points."""
+    m = _RESCALED.match(str((d.get("panel") or {}).get("label_note") or ""))
+    if not m:
+        return ""
+    return f"{_objective(d).upper()} is on the labels rescaled from [{m.group(1)}, {m.group(2)}] to [0, 1]."
+
+
 #: how the command line's reader deploys the frontier's one-judge point
 CLI_ONE_JUDGE_WORDS = "what --max-judges 1 deploys"
 
@@ -443,7 +537,8 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
         tail = "" if single is None else \
             f" O{_one_judge_clause(single, one_judge_words, 4, _point_cost(d, single, single.get('judges')))[1:]}."
         who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
-        return f"Deploy {who} {combined_as(sel)}: estimated {obj} {_interval_text(d.get('deployed_risk'), 4)}.{tail}"
+        return _with_scale(d, f"Deploy {who} {combined_as(sel)}: estimated {obj} "
+                              f"{_interval_text(d.get('deployed_risk'), 4)}.{tail}")
     J = len((d.get("panel") or {}).get("judges") or []) or max(q["n_judges"] for q in fr)
     judges = point_judges(d, p)
     k = len(judges)
@@ -463,7 +558,14 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
         tail = f"; {_one_judge_clause(single, one_judge_words, digits, _point_cost(d, single, single.get('judges')))}"
-    return f"{first} {further}{tail}."
+    return _with_scale(d, f"{first} {further}{tail}.")
+
+
+def _with_scale(d: dict, text: str) -> str:
+    """``text`` followed by the risks' label scale where the labels were rescaled
+    (:func:`label_scale_sentence`)."""
+    scale = label_scale_sentence(d)
+    return f"{text} {scale}" if scale else text
 
 
 def _one_judge_clause(single: dict, one_judge_words: str, digits: int, cost: float | None = None) -> str:
@@ -850,7 +952,8 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
     single = next((b for b in base if b.get("name") == "best_single_judge"), None)
     if single:
         clauses.append(_single_judge_clause(d, single))
-    headline = [f"Deploy {what}" + (": " + ", ".join(clauses) if clauses else "") + "."]
+    # no answer (no frontier): the headline says the risks' label scale instead
+    headline = [_with_scale(d, f"Deploy {what}" + (": " + ", ".join(clauses) if clauses else "") + ".")]
     first = answer(d)
     if first:
         # the answer first; the comparison with the best single judge follows it
@@ -861,6 +964,8 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
             dv = tied["diff_vs_best"]
             k = max(4, _digits(dv["estimate"]))
             ref = tied["risk"] - dv["estimate"]          # the choice over all judges' held-out risk
+            # which side of the choice over all judges the sentence puts it (its printed difference)
+            held_side = _side(shown_difference(tied["risk"], ref, k) if k == 4 else dv["estimate"], k)
             if k == 4:      # the difference of the two risks as printed
                 shown = {"estimate": shown_difference(tied["risk"], ref, k), "ci": dv["ci"]}
                 compared = (f"{_f(tied['risk'], 4)} against {_f(ref, 4)}, paired difference "
@@ -871,7 +976,7 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
                             f"{judges_count(len(tied['judges']))} ({display_family(tied)}): held-out {obj} "
-                            f"{compared}; {limit_words(tied['n_judges'])}.")
+                            f"{compared}{_other_way_round(d, tied, held_side)}; {limit_words(tied['n_judges'])}.")
     others = [b for b in base if b is not single]
     if others:
         headline.append(f"Against the {'other ' if single else ''}fixed recipes it is "

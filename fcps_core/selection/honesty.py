@@ -777,14 +777,15 @@ def _regime(result, grouped_pair) -> dict:
 
 
 def _signed4(v: float) -> str:
-    """A gain as the pages print it: signed, 4 decimals, never "-0.0000" (the reports'
-    ``gain_text``, which this layer cannot import)."""
-    return f"{round(v, 4) + 0.0:+.4f}"
+    """A gain as the pages print it: signed, 4 decimals; one that rounds to 0 as "0.0000",
+    with no sign (the reports' ``gain_text``, which this layer cannot import)."""
+    r = round(v, 4)
+    return "0.0000" if r == 0 else f"{r:+.4f}"
 
 
 def undetermined_advice(gain: float, lo: float, hi: float, threshold: float, more: int | None) -> str:
     """The regime's advice when the interaction gain's 95% interval [lo, hi] holds its
-    threshold: the gain and interval in the pages' format (signed, 4 decimals, no "-0.0000")
+    threshold: the gain and interval in the pages' format (signed, 4 decimals, "0.0000" unsigned)
     and the held-out labels that would resolve it (thousands separated)."""
     return ("Undetermined: the interaction gain "
             f"{_signed4(gain)} (95% interval {_signed4(lo)} to {_signed4(hi)}) is not clearly "

@@ -3,7 +3,7 @@ pressure, baselines."""
 
 from __future__ import annotations
 
-from ..explain import display_family, effective_judges_note, limit_deploys_words
+from ..explain import display_family, effective_judges_note, limit_deploys_words, non_monotone_note
 from ..names import FAMILY_NAMES, PATH_NAMES, count_of, family_name, judges_count
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
@@ -90,6 +90,9 @@ def frontier_section(res: dict, figs: Figures) -> str:
                             Column("diff", "diff", "diff vs all"), Column("diff_ci", "diff_ci", "95% interval"),
                             Column("deployed_risk", "deployed_risk", "on new items"), Column("selected")],
                      highlight=lambda r: r["selected"]))
+    note = non_monotone_note(res, budget=budget)
+    if note:
+        out.append(para(note))
     out.append(figs("frontier.frontier_figure", res.get("frontier"), by="cost" if budget else "judges",
                     objective=str((res.get("menu") or {}).get("objective") or "mse").upper(), names=FAMILY_NAMES))
     return "".join(out)
