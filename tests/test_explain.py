@@ -834,3 +834,16 @@ def test_a_looser_limit_estimated_higher_is_said_plainly_not_called_an_improveme
     d = _frontier_result(result)
     d["frontier"][2].update(judges=d["frontier"][1]["judges"], members=d["frontier"][1]["members"])
     assert non_monotone_note(d) == ""
+
+
+def test_cli_frontier_prints_a_zero_difference_without_a_sign(result):
+    """The all-judges row's difference to the choice over all judges is 0: the command line's
+    FRONTIER prints it "0.0000 [0.0000, 0.0000]" as the pages print a gain that rounds to 0,
+    not "+0.0000" (a direction rounding made up, walk 6); other rows keep their sign."""
+    from fcps_core.cli.render import render_frontier
+    d = _frontier_result(result)
+    d["frontier"][2]["diff_vs_best"] = {"estimate": 0.0, "ci": [0.0, 0.0]}
+    d["frontier"][1]["diff_vs_best"] = {"estimate": 0.002, "ci": [-0.00001, 0.004]}
+    text = "\n".join(render_frontier(d))
+    assert "0.0000 [0.0000, 0.0000]" in text and "+0.0000" not in text
+    assert "+0.0020 [0.0000, +0.0040]" in text

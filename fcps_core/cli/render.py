@@ -7,7 +7,8 @@ import json
 import math
 import sys
 
-from ..service.reports import average_words, count_of, deployed_kind, deployed_members, display_family, family_name
+from ..service.reports import (average_words, count_of, deployed_kind, deployed_members, display_family, family_name,
+                               gain_text, non_monotone_note)
 from ..service.text import clean, one_line, safe  # noqa: F401 (the one sanitiser: see there)
 
 
@@ -348,7 +349,7 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
             continue
         row = [str(p["n_judges"]) if p["constraint"] == "max_judges" else f"cost<={fmt(p['cost'], 3)}",
                len(p["judges"]), display_family(p),
-               p["risk"], f"{dv['estimate']:+.4f} [{dv['ci'][0]:+.4f}, {dv['ci'][1]:+.4f}]",
+               p["risk"], f"{gain_text(dv['estimate'])} [{gain_text(dv['ci'][0])}, {gain_text(dv['ci'][1])}]",
                None if not dr else f"{fmt(dr['estimate'])} [{fmt(dr['ci'][0])}, {fmt(dr['ci'][1])}]",
                "*" if p.get("chosen") else ""]
         rows.append(row)
@@ -359,7 +360,6 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
                  "row K):"]
     lines.append(render_table(shown, ["max judges", "used", "combined as", "risk", "diff vs all (95%)",
                                       "on new items (95%)", ""]))
-    from ..service.reports import non_monotone_note
     for budget in (False, True):
         note = non_monotone_note(d, budget=budget)
         if note:
