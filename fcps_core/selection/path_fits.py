@@ -72,6 +72,7 @@ def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str,
         todo = {f: ([k for k in s if k in keep.get(f, ())] if REGISTRY[f].joint_paths else s)
                 for f, s in todo.items()}
         todo = {f: s for f, s in todo.items() if s}
+    kept = {f: None if keep is None or not REGISTRY[f].path_keeps_prefixes else keep.get(f, set()) for f in todo}
     if not todo:
         return
     prefitted = prefitted or {}
@@ -90,7 +91,7 @@ def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str,
         cls = REGISTRY[family]
         if cls.joint_paths:
             continue
-        for K in (k for k in sizes if k in short):
+        for K in (k for k in sizes if k in short and (kept[family] is None or k in kept[family])):
             _fit_prefix_alone(selector, views, judges[:K], family, fits, score_val=score_val, has_T=has_T)
         todo[family] = [k for k in sizes if k not in short]
     for family, sizes in todo.items():
@@ -101,11 +102,19 @@ def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str,
         for params in selector.family_grid(family):
             key_params = tuple(sorted(params.items()))
             models = [prefitted.get((judges[:K], family, key_params)) for K in sizes]
+            made = sizes
             if any(m is None for m in models):
-                models = cls.fit_path(vM.X, vM.y, unlabelled, sizes, **selector.family_fixed(family), **params)
-            pV = cls.predict_path(models, sizes, vV.X) if vV.X.n_rows else None
-            pT = cls.predict_path(models, sizes, block_views["T"].X) if has_T else None
-            for i, (K, model) in enumerate(zip(sizes, models)):
+                models = cls.fit_path(vM.X, vM.y, unlabelled, sizes,
+                                      **({} if kept[family] is None else {"keep": kept[family]}),
+                                      **selector.family_fixed(family), **params)
+                # with ``keep``: the kept prefixes' models only (each prediction reads its own model)
+                made = [K for K, m in zip(sizes, models) if m is not None]
+                models = [m for m in models if m is not None]
+                if not made:
+                    continue
+            pV = cls.predict_path(models, made, vV.X) if vV.X.n_rows else None
+            pT = cls.predict_path(models, made, block_views["T"].X) if has_T else None
+            for i, (K, model) in enumerate(zip(made, models)):
                 fits[(judges[:K], family, key_params)] = prediction_record(
                     model, vV, None if pV is None else pV[:, i].copy(), score_val,
                     block_views.get("T"), None if pT is None else pT[:, i].copy())
