@@ -21,7 +21,7 @@ import pytest
 
 from fcps_core.families import REGISTRY, PrefixFeatures
 from fcps_core.families import ds_em, ds_jury
-from fcps_core.families.ds_em import distinct_votes, em_fit, em_fit_nested
+from fcps_core.families.ds_em import distinct_votes, em_fit, em_fit_batched, em_fit_nested
 
 
 def panel(rng, n, K, *, acc=(0.55, 0.9), abstain=0.0, weights=False):
@@ -305,3 +305,60 @@ def test_vote_dots_equal_rowwise_dot_over_the_vote_matrix_bit_for_bit(monkeypatc
     for m, K in enumerate(sizes):
         want = rowwise_dot(vote_matrix(scores[:, :K]), interleave(w1[m], w0[m]), starts[m])
         assert np.array_equal(got[:, m], want)
+
+
+def _same_model(a, b) -> bool:
+    return (a.prior_logit_ == b.prior_logit_ and a.orientation_ == b.orientation_ and a.ybar_ == b.ybar_
+            and all(np.array_equal(x, y) for x, y in ((a.w1_, b.w1_), (a.w0_, b.w0_), (a.iso_.x_, b.iso_.x_),
+                                                       (a.iso_.y_, b.iso_.y_))))
+
+
+@pytest.mark.parametrize("batch_cells", [ds_jury.BATCH_CELLS, 1])
+def test_fit_paths_keep_makes_the_kept_models_bit_for_bit(monkeypatch, batch_cells):
+    """``keep`` (a refit restricted to some candidates) makes only the kept prefixes' models,
+    each bit for bit the one made without it: the lockstep batches and nested chunks are
+    formed from every size (a kept prefix alone in its batch still runs in lockstep, a chunk
+    with a kept prefix runs whole), the default single-precision nested products included;
+    the other entries are None, and a chunk with no kept prefix is not run."""
+    monkeypatch.setattr(ds_jury, "BATCH_CELLS", batch_cells)
+    monkeypatch.setattr(ds_em, "NESTED_CHUNK", 3)
+    rng = np.random.default_rng(17)
+    jobs = []
+    for n, K in ((200, 9), (150, 12)):
+        scores, _ = panel(rng, n, K, abstain=0.05)
+        y = (rng.random(n) < 0.5).astype(float)
+        X = PrefixFeatures(patterns=[None] * K, scores=scores)
+        U = PrefixFeatures(patterns=[None] * K, scores=panel(rng, 80, K, abstain=0.05)[0])
+        jobs.append((X, y, U, list(range(1, K + 1))))
+    cls = REGISTRY["ds_jury"]
+    every = cls.fit_paths(jobs)
+    chunks = []
+    original = ds_em._em_chunk
+    monkeypatch.setattr(ds_em, "_em_chunk", lambda *a, **k: chunks.append(a[7]) or original(*a, **k))
+    keep = [{2, 7}, {1, 11, 12}]
+    some = cls.fit_paths(jobs, keep=keep)
+    for (_, _, _, sizes), kept, full, part in zip(jobs, keep, every, some):
+        for K, a, b in zip(sizes, full, part):
+            if K in kept:
+                assert _same_model(a, b)
+            else:
+                assert b is None
+    if batch_cells == 1:            # every prefix nested: only the chunks holding 2, 7, 1, 11, 12 ran
+        assert sorted(tuple(int(k) for k in c) for c in chunks) == [(1, 2, 3), (1, 2, 3), (7, 8, 9), (10, 11, 12)]
+
+
+def test_batched_run_flags_leave_the_flagged_results_alone():
+    """em_fit_batched with ``run``: the flagged problems' results are bit for bit the ones of
+    the whole run (a flagged problem alone among its batch's still runs in lockstep, at the
+    batch's width), the others None."""
+    rng = np.random.default_rng(5)
+    problems = [distinct_votes(*panel(rng, int(rng.integers(20, 90)), int(rng.integers(1, 7)), abstain=0.1,
+                                      weights=True)) for _ in range(10)]
+    whole = em_fit_batched(problems)
+    run = [i in (3, 8) for i in range(len(problems))]
+    part = em_fit_batched(problems, run=run)
+    for flag, a, b in zip(run, whole, part):
+        if flag:
+            assert a[0] == b[0] and all(np.array_equal(x, y) for x, y in zip(a[1:], b[1:]))
+        else:
+            assert b is None

@@ -314,6 +314,7 @@ class LinearBase(Aggregator):
 class RidgeIsotonicBase(LinearBase):
     #: one Cholesky factor of the longest prefix's Gram matrix serves every prefix
     path_prefixes_apart = False
+    path_keeps_prefixes = True
 
     def _fit(self, X, y, unlabelled):
         F = self.features(X.scores)
@@ -325,30 +326,34 @@ class RidgeIsotonicBase(LinearBase):
         self.iso_ = IsotonicMap().fit(rowwise_dot(F, self.coef_, self.intercept_), y, X.weight)
 
     @classmethod
-    def fit_path(cls, X, y, unlabelled, sizes, **params):
+    def fit_path(cls, X, y, unlabelled, sizes, keep=None, **params):
         """Every prefix from one Gram matrix and Cholesky factor (:func:`ridge_path`), their
-        linear scores in one pass, then each prefix's isotonic map."""
+        linear scores in one pass, then each prefix's isotonic map. ``keep`` (sizes; None:
+        all): the factor is the whole path's as without it, but only the kept prefixes'
+        scores and maps are made (each score column reads its own coefficients alone), the
+        others' entries are None."""
         X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
         proto = cls(**params)
         y = proto._start_fit(X, y)
         if np.ptp(y) == 0:
-            return super().fit_path(X, y, unlabelled, sizes, **params)
+            return super().fit_path(X, y, unlabelled, sizes, keep=keep, **params)
         F, widths, orders = cls.path_features(X, sizes)
         solved = ridge_path(F, y, proto.ridge_alpha, X.weight, widths)
         if solved is None:
-            return super().fit_path(X, y, unlabelled, sizes, **params)
+            return super().fit_path(X, y, unlabelled, sizes, keep=keep, **params)
         coefs, intercepts = solved
         coefs = cls.reorder(coefs, orders)
-        Z = cls.path_scores(F, coefs, intercepts, orders)
+        made = [i for i, K in enumerate(sizes) if keep is None or K in keep]
+        Z = cls.path_scores(F, [coefs[i] for i in made], [intercepts[i] for i in made], [orders[i] for i in made])
         y_rank = label_ranks(y)          # the prefixes' maps share the labels
-        models = []
-        for i, K in enumerate(sizes):
+        models = [None] * len(sizes)
+        for col, i in enumerate(made):
             model = cls(**params)
             model._start_fit(X, y)
             model.constant_ = False
             model.coef_, model.intercept_ = coefs[i], intercepts[i]
-            model.iso_ = IsotonicMap().fit(Z[:, i], y, X.weight, y_rank=y_rank)
-            models.append(model)
+            model.iso_ = IsotonicMap().fit(Z[:, col], y, X.weight, y_rank=y_rank)
+            models[i] = model
         return models
 
 

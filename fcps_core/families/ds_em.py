@@ -184,32 +184,42 @@ BATCH_CELLS = 400_000
 
 
 def em_fit_batched(problems: list[tuple[np.ndarray, np.ndarray]], *, max_iter: int = MAX_ITER,
-                   tol: float = TOL) -> list[tuple]:
+                   tol: float = TOL, run: list | None = None) -> list[tuple]:
     """:func:`em_fit` (majority-vote start) of every (votes, count) problem: problems are
     taken by size, small ones in lockstep batches of at most ``BATCH_CELLS`` padded vote
-    cells (:func:`em_fit_many`), large ones alone."""
+    cells (:func:`em_fit_many`), large ones alone. ``run`` (a flag per problem; None: all):
+    only the flagged problems are solved, the others' results are None; the batches are
+    formed from every problem all the same, and a flagged problem of a batch of several
+    runs in lockstep (over its batch's flagged problems, at the batch's width) even when it
+    is the only one flagged, so its result is bit for bit the one without ``run`` (a
+    problem's lockstep iterates read its own rows alone, :func:`em_fit_many`)."""
     out: list = [None] * len(problems)
     order = sorted(range(len(problems)), key=lambda i: (problems[i][0].shape[1], len(problems[i][1])))
     batch: list[int] = []
 
-    def run(batch):
-        for i, res in zip(batch, em_fit_many([problems[i] for i in batch], max_iter=max_iter, tol=tol)):
+    def run_batch(batch):
+        todo = batch if run is None else [i for i in batch if run[i]]
+        if not todo:
+            return
+        width = max(problems[i][0].shape[1] for i in batch)
+        for i, res in zip(todo, em_fit_many([problems[i] for i in todo], max_iter=max_iter, tol=tol,
+                                            width=width, lockstep=len(batch) > 1)):
             out[i] = res
 
     for i in order:
         width = problems[i][0].shape[1]         # sorted: the widest of the batch so far
         cells = (sum(len(problems[j][1]) for j in batch) + len(problems[i][1])) * width
         if batch and cells > BATCH_CELLS:
-            run(batch)
+            run_batch(batch)
             batch = []
         batch.append(i)
     if batch:
-        run(batch)
+        run_batch(batch)
     return out
 
 
 def em_fit_many(problems: list[tuple[np.ndarray, np.ndarray]], *, max_iter: int = MAX_ITER,
-                tol: float = TOL) -> list[tuple]:
+                tol: float = TOL, width: int | None = None, lockstep: bool | None = None) -> list[tuple]:
     """:func:`em_fit` of several problems in lockstep: each problem keeps its own
     parameters and stopping point (the same arithmetic as alone, summed by segment instead of
     by a matrix product), but one numpy pass serves all of them, so small problems cost one
@@ -220,11 +230,15 @@ def em_fit_many(problems: list[tuple[np.ndarray, np.ndarray]], *, max_iter: int 
     one- or two-judge prefixes): once the ones still running hold at most half of the
     operators' vote rows, the operators are rebuilt over those alone, so a step costs the
     running problems' rows, not the whole batch's. A problem's sums are the same in the
-    smaller operators (its own entries in the same order), so its iterates do not change."""
-    if len(problems) == 1:
+    smaller operators (its own entries in the same order), so its iterates do not change.
+
+    ``width`` (default: the widest problem's) pads the operators to that many vote columns;
+    ``lockstep`` (default: when there are several problems) runs them here even when there
+    is one, which :func:`em_fit` otherwise solves alone (:func:`em_fit_batched` with ``run``)."""
+    if not (len(problems) > 1 if lockstep is None else lockstep):
         v, c = problems[0]
         return [em_fit(v, c, max_iter=max_iter, tol=tol)]
-    width = max(v.shape[1] for v, _ in problems)
+    width = max(v.shape[1] for v, _ in problems) if width is None else width
     results: list = [None] * len(problems)
     live = np.arange(len(problems))              # the problems the operators hold
     ops = _Lockstep([problems[p] for p in live], width)
@@ -361,10 +375,14 @@ def em_fit_nested(votes: np.ndarray, count: np.ndarray, sizes, *, max_iter: int 
 
 
 def em_fit_nested_many(paths: list[tuple], *, max_iter: int = MAX_ITER, tol: float = TOL,
-                       dtype=None) -> list[list]:
+                       dtype=None, keep: list | None = None) -> list[list]:
     """:func:`em_fit_nested` of several (votes, count, sizes) paths; the chunks of prefixes
     are independent EMs, run on up to :data:`EM_THREADS` threads (numpy releases the GIL in
-    the products and the elementwise steps; a chunk's arithmetic is the same on any thread)."""
+    the products and the elementwise steps; a chunk's arithmetic is the same on any thread).
+    ``keep`` (per path, a flag per size, or None for all): a chunk none of whose prefixes is
+    flagged is not run (its results are None); the chunks are formed from every size as
+    without ``keep``, and a chunk with a flagged prefix runs whole, so every result made is
+    bit for bit the one without ``keep``."""
     dtype = PRODUCT_DTYPE if dtype is None else dtype
     if 2 * tol < np.finfo(dtype).eps:
         dtype = np.float64
@@ -374,7 +392,10 @@ def em_fit_nested_many(paths: list[tuple], *, max_iter: int = MAX_ITER, tol: flo
         sizes = [int(K) for K in sizes]
         out.append([None] * len(sizes))
         if sizes:
+            flags = None if keep is None or keep[p] is None else keep[p]
             for task, members in _nested_tasks(votes, np.asarray(count, dtype=float), sizes, max_iter, tol, dtype):
+                if flags is not None and not any(flags[i] for i in members):
+                    continue
                 tasks.append(task)
                 slots.append((p, members))
     # the costliest chunks first: the threads end together

@@ -98,15 +98,24 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
         return cls.fit_paths([(X, y, unlabelled, sizes)], **params)[0]
 
     @classmethod
-    def fit_paths(cls, jobs, **params):
+    def fit_paths(cls, jobs, keep=None, **params):
         """:meth:`fit_path` for several paths: the same fits as each prefix on its own (up
         to rounding, and the nested runner's single-precision products). Prefixes with few
         vote cells whose rows repeat (at most half as many distinct patterns as the path
         has rows), or with at most ``ds_em.NESTED_MIN_CELLS`` cells, run on their patterns,
         all paths' in lockstep (:func:`em_fit_batched`, double precision); the others run
-        on the path's rows in chunks of nested prefixes (:func:`em_fit_nested_many`)."""
+        on the path's rows in chunks of nested prefixes (:func:`em_fit_nested_many`).
+
+        ``keep`` (per job, a set of prefix sizes or None for all): only these prefixes'
+        models are made, the others' entries are None (a refit restricted to some
+        candidates, :func:`.selection.menu.fit_menu` with ``only``). The batches and chunks
+        are formed from every size as without ``keep`` and only the EMs of kept prefixes
+        run in them, so each kept model is bit for bit the one made without ``keep``: a
+        prefix's lockstep iterates read its own rows alone (:func:`em_fit_batched`), a
+        chunk with no kept prefix is skipped whole, the others run as they are."""
+        keep = [None] * len(jobs) if keep is None else list(keep)
         proto = cls(**params)
-        problems, owners = [], []
+        problems, owners, runs = [], [], []
         by_job: list[dict] = [{} for _ in jobs]
         paths = []                  # per job: (votes, count, long prefix sizes)
         jobs = [(*cls._labelled_rows(X, y, U), sizes) for X, y, U, sizes in jobs]
@@ -141,27 +150,34 @@ class DawidSkeneJury(DSJuryModel, Aggregator):
                     first[group[::-1]] = np.arange(len(group) - 1, -1, -1)
                     problems.append((votes[first, :2 * K], np.bincount(group, weights=count, minlength=n_groups)))
                     owners.append((i, K))
+                    runs.append(keep[i] is None or K in keep[i])
             paths.append((votes, count, long))
-        for (i, K), em in zip(owners, em_fit_batched(problems, max_iter=proto.max_iter, tol=proto.tol)):
-            by_job[i][K] = em[:3]
+        for (i, K), em in zip(owners, em_fit_batched(problems, max_iter=proto.max_iter, tol=proto.tol,
+                                                                run=runs)):
+            if em is not None:
+                by_job[i][K] = em[:3]
         nested = em_fit_nested_many([(votes, count, long) for votes, count, long in paths],
-                                    max_iter=proto.max_iter, tol=proto.tol)
+                                    max_iter=proto.max_iter, tol=proto.tol,
+                                    keep=[None if k is None else [K in k for K in long]
+                                          for k, (_, _, long) in zip(keep, paths)])
         for i, ((_, _, long), ems) in enumerate(zip(paths, nested)):
             for K, em in zip(long, ems):
-                by_job[i][K] = em[:3]
+                if em is not None:
+                    by_job[i][K] = em[:3]
         out = []
-        for (X, y, _, sizes), fits in zip(jobs, by_job):
+        for (X, y, _, sizes), fits, kept in zip(jobs, by_job, keep):
             y = np.asarray(y, dtype=float)
             y_rank = label_ranks(y)
-            raw = vote_dots(X.scores, [fits[K][1] for K in sizes], [fits[K][2] for K in sizes],
-                            [fits[K][0] for K in sizes])
-            models = []
-            for i, K in enumerate(sizes):
+            made = [K for K in sizes if kept is None or K in kept]
+            raw = vote_dots(X.scores, [fits[K][1] for K in made], [fits[K][2] for K in made],
+                            [fits[K][0] for K in made])
+            models = dict.fromkeys(sizes)
+            for i, K in enumerate(made):
                 model = cls(**params)
                 model._start_fit(X, y)
                 model._finish(X.first(K), y, fits[K], raw=raw[:, i], y_rank=y_rank)
-                models.append(model)
-            out.append(models)
+                models[K] = model
+            out.append([models[K] for K in sizes])
         return out
 
     @classmethod

@@ -74,6 +74,10 @@ class Aggregator(FittedModel, EstimatorParams):
     #: spans the longest prefix (ridge's Cholesky factor of the whole path's Gram matrix,
     #: the Dawid-Skene EMs' chunks of prefixes).
     path_prefixes_apart: ClassVar[bool] = True
+    #: True: :meth:`fit_path` takes ``keep`` (the sizes whose models are read; the others'
+    #: entries are None) and makes each kept model bit for bit as without it, skipping the
+    #: per-prefix work of the others (their isotonic maps): a refit restricted by ``only``
+    path_keeps_prefixes: ClassVar[bool] = False
 
     def __sklearn_is_fitted__(self) -> bool:
         """Fitted: ``fit`` (or ``from_state``) has set ``ybar_`` (scikit-learn's
@@ -160,13 +164,14 @@ class Aggregator(FittedModel, EstimatorParams):
 
     @classmethod
     def fit_path(cls, X: PrefixFeatures, y: np.ndarray, unlabelled: PrefixFeatures | None,
-                 sizes: list[int], **params) -> list["Aggregator"]:
+                 sizes: list[int], keep=None, **params) -> list["Aggregator"]:
         """One model per prefix size in ``sizes`` (ascending), each fitted on the first K
         columns of ``X`` (a path's judges in path order). Equal to fitting every prefix on its
-        own."""
+        own. ``keep`` (sizes; None: all): only those prefixes are fitted, the others' entries
+        are None."""
         X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
         return [cls(**params).fit(X.first(K), y, None if unlabelled is None else unlabelled.first(K))
-                for K in sizes]
+                if keep is None or K in keep else None for K in sizes]
 
     @classmethod
     def fit_paths(cls, jobs: list[tuple], **params) -> list[list["Aggregator"]]:

@@ -14,6 +14,7 @@ from .fitted import MeanIsoModel
 class MeanIsotonic(MeanIsoModel, Aggregator):
     complexity_rank = 1
     ladder = 0
+    path_keeps_prefixes = True
 
     def _fit(self, X, y, unlabelled, y_rank=None):
         self.iso_ = IsotonicMap().fit(X.scores.mean(axis=1), y, X.weight, y_rank=y_rank)
@@ -36,7 +37,10 @@ class MeanIsotonic(MeanIsoModel, Aggregator):
         return models
 
     @classmethod
-    def fit_path(cls, X, y, unlabelled, sizes, **params):
-        """Every prefix's mean, calibrated on its own (:meth:`fit_each`)."""
+    def fit_path(cls, X, y, unlabelled, sizes, keep=None, **params):
+        """Every prefix's mean, calibrated on its own (:meth:`fit_each`); ``keep`` (sizes;
+        None: all): only those prefixes, the others' entries None."""
         X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
-        return cls.fit_each([X.first(K) for K in sizes], y, **params)
+        made = [K for K in sizes if keep is None or K in keep]
+        models = dict(zip(made, cls.fit_each([X.first(K) for K in made], y, **params)))
+        return [models.get(K) for K in sizes]

@@ -28,6 +28,7 @@ class OneCoinIsotonic(OneCoinModel, Aggregator):
     #: exact in any order) and a prefix's score is a running sum, so a path cut after
     #: prefix K fits the prefixes up to K alike
     path_prefixes_apart = True
+    path_keeps_prefixes = True
 
     def _fit(self, X, y, unlabelled):
         self.weights_, self.prior_logit_ = self._judge_weights(votes(X.scores), y, X.w)
@@ -56,9 +57,11 @@ class OneCoinIsotonic(OneCoinModel, Aggregator):
         return np.cumsum(terms, axis=1)[:, 1:]
 
     @classmethod
-    def fit_path(cls, X, y, unlabelled, sizes, **params):
+    def fit_path(cls, X, y, unlabelled, sizes, keep=None, **params):
         """A judge's weight reads only its own column, so the path's weights serve every
-        prefix and the prefix scores are running sums (one pass instead of one per K)."""
+        prefix and the prefix scores are running sums (one pass instead of one per K).
+        ``keep`` (sizes; None: all): only those prefixes' maps are made, the others'
+        entries are None."""
         X, y, unlabelled = cls._labelled_rows(X, y, unlabelled)
         y = cls(**params)._start_fit(X, y)
         K_max = max(sizes)
@@ -68,6 +71,9 @@ class OneCoinIsotonic(OneCoinModel, Aggregator):
         y_rank = label_ranks(y)          # the prefixes' maps share the labels
         models = []
         for K in sizes:
+            if keep is not None and K not in keep:
+                models.append(None)
+                continue
             model = cls(**params)
             model._start_fit(X, y)
             model.weights_, model.prior_logit_ = weights[:K].copy(), prior

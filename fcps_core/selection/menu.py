@@ -227,10 +227,12 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     # the judges each path's views span: the longest prefix any family fits along it, as
     # the whole menu (or the families of ``only``) fits it, whatever is cut below
     view_len = {path: max((max(s) for s in sizes.values() if s), default=0) for path, sizes in path_sizes.items()}
+    path_keep = None
     if only is not None:
-        path_sizes = _wanted_path_sizes(settings, path_sizes, work, only)
+        path_sizes, path_keep = _wanted_path_sizes(settings, path_sizes, work, only)
     report(0.04, "fitting the label-free families along every path")
-    prefitted = fit_joint_families(settings, views, [(p.judges, s) for p, s in path_sizes.items()])
+    prefitted = fit_joint_families(settings, views, [(p.judges, s) for p, s in path_sizes.items()],
+                                   keep=None if path_keep is None else [path_keep[p] for p in path_sizes])
     current_path = patterns = None
     offered = False             # whether the full menu has a candidate (``only`` may want none of them)
     offered_keys: set = set()   # with ``only``: every key the full menu has
@@ -245,7 +247,8 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
             views.release(("M", "rest"))
             current_path = path
             fit_path_families(settings, views, path.judges, path_sizes[path], fits,
-                              score_val=score_val, has_T=has_T, prefitted=prefitted, view_len=view_len[path])
+                              score_val=score_val, has_T=has_T, prefitted=prefitted, view_len=view_len[path],
+                              keep=None if path_keep is None else path_keep[path])
         judges = path.judges[:K]
         patterns = _patterns(path, K, pattern_cache)
 
@@ -316,7 +319,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
                    predictions=predictions, offered=None if only is None else frozenset(offered_keys))
 
 
-def _wanted_path_sizes(settings, path_sizes: dict, work: list, only: frozenset) -> dict:
+def _wanted_path_sizes(settings, path_sizes: dict, work: list, only: frozenset) -> tuple[dict, dict]:
     """``path_sizes`` (per path, per family, the prefix sizes fitted along it) cut to what
     a refit of the keys ``only`` reads: a family whose path fit keeps each prefix apart
     (``path_prefixes_apart``) is fitted up to the last prefix of the path that a wanted key,
@@ -324,7 +327,8 @@ def _wanted_path_sizes(settings, path_sizes: dict, work: list, only: frozenset) 
     fitted whole when the path has a wanted prefix of theirs, else not at all. Each prefix
     is fitted on the path it is fitted on in the whole menu (``path_sizes`` already lists
     a prefix shared by several paths on the first one only), so every model read is the
-    one the whole menu fits."""
+    one the whole menu fits. Also returned, per path and family, the set of those sizes a
+    wanted key reads (the joint families make only those models: :func:`.path_fits.fit_joint_families`)."""
     wanted: set = set()       # (prefix judges, family) some wanted key reads
     for path, K in work:
         judges = path.judges[:K]
@@ -334,18 +338,19 @@ def _wanted_path_sizes(settings, path_sizes: dict, work: list, only: frozenset) 
                     wanted.add((judges, family))
                     if REGISTRY[family].shares_base_models and "base" in params:
                         wanted.add((judges, params["base"]))    # its base's fit is the scalar family's
-    out = {}
+    out, kept = {}, {}
     for path, sizes in path_sizes.items():
-        out[path] = {}
+        out[path], kept[path] = {}, {}
         for family, need in sizes.items():
             hit = [k for k in need if (path.judges[:k], family) in wanted]
+            kept[path][family] = set(hit)
             if not hit:
                 out[path][family] = []
             elif REGISTRY[family].path_prefixes_apart and not REGISTRY[family].joint_paths:
                 out[path][family] = [k for k in need if k <= hit[-1]]
             else:
                 out[path][family] = need
-    return out
+    return out, kept
 
 
 #: the family of a fixed single-judge candidate: an isotonic map of the judge's score, the

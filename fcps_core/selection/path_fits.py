@@ -19,44 +19,60 @@ from .views import prediction_record
 
 
 @one_blas_thread
-def fit_joint_families(selector, views, jobs: list[tuple[tuple, dict[str, list[int]]]]) -> dict:
+def fit_joint_families(selector, views, jobs: list[tuple[tuple, dict[str, list[int]]]],
+                       keep: list | None = None) -> dict:
     """Models of the families that fit all paths together (``joint_paths``: ds_jury's EM
     chains advance in lockstep), keyed (prefix judges, family, params); ``jobs`` lists each
-    path's judges and the sizes every family needs on it."""
+    path's judges and the sizes every family needs on it. ``keep`` (per job, None or per
+    family the set of sizes whose models are read; None: all): only those models are made
+    (a refit restricted by ``only``, :func:`.menu.fit_menu`), each the one made without
+    ``keep``."""
+    keep = [None] * len(jobs) if keep is None else keep
     out: dict[tuple, object] = {}
     for family in selector.families:
         cls = REGISTRY[family]
         if not cls.joint_paths:
             continue
-        wanted = [(judges, sizes[family]) for judges, sizes in jobs if sizes.get(family)]
+        wanted = [(judges, sizes[family], None if kept is None else kept.get(family, set()))
+                  for (judges, sizes), kept in zip(jobs, keep) if sizes.get(family)]
         if not wanted:
             continue
         inputs = []
-        for judges, sizes in wanted:
+        for judges, sizes, _ in wanted:
             path = judges[:max(sizes)]
             vM = views.path_view(path, "M")
             vR = views.path_view(path, "rest") if cls.uses_unlabelled else None
             inputs.append((vM.X, vM.y, None if vR is None else vR.X, sizes))
         for params in selector.family_grid(family):
-            fitted = cls.fit_paths(inputs, **selector.family_fixed(family), **params)
+            fitted = cls.fit_paths(inputs, **({} if all(k is None for _, _, k in wanted)
+                                              else {"keep": [k for _, _, k in wanted]}),
+                                   **selector.family_fixed(family), **params)
             key_params = tuple(sorted(params.items()))
-            for (judges, sizes), models in zip(wanted, fitted):
+            for (judges, sizes, _), models in zip(wanted, fitted):
                 for K, model in zip(sizes, models):
-                    out[(judges[:K], family, key_params)] = model
+                    if model is not None:
+                        out[(judges[:K], family, key_params)] = model
     return out
 
 
 @one_blas_thread
 def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str, list[int]],
                       fits: dict, *, score_val: bool, has_T: bool, prefitted: dict | None = None,
-                      view_len: int | None = None) -> None:
+                      view_len: int | None = None, keep: dict | None = None) -> None:
     """Fit every (family, K) of ``sizes_by_family`` on the path ``judges`` (K ascending) and
     store each record in ``fits`` under (prefix judges, family, params), with its V (and T)
     predictions under ``record['pred']``; ``prefitted`` holds models already fitted
     (:func:`fit_joint_families`). ``view_len``: the prefix the path's views span (None: the
     longest size listed); a refit cut to some prefixes keeps the whole menu's views, whose
-    distinct rows the fits read."""
+    distinct rows the fits read. ``keep`` (per family the sizes whose models are read; None:
+    all): the joint families' (:func:`fit_joint_families`) other prefixes were not made,
+    and are not recorded."""
     todo = {f: s for f, s in sizes_by_family.items() if s}
+    if keep is not None:
+        todo = {f: ([k for k in s if k in keep.get(f, ())] if REGISTRY[f].joint_paths else s)
+                for f, s in todo.items()}
+        todo = {f: s for f, s in todo.items() if s}
+    kept = {f: None if keep is None or not REGISTRY[f].path_keeps_prefixes else keep.get(f, set()) for f in todo}
     if not todo:
         return
     prefitted = prefitted or {}
@@ -75,7 +91,7 @@ def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str,
         cls = REGISTRY[family]
         if cls.joint_paths:
             continue
-        for K in (k for k in sizes if k in short):
+        for K in (k for k in sizes if k in short and (kept[family] is None or k in kept[family])):
             _fit_prefix_alone(selector, views, judges[:K], family, fits, score_val=score_val, has_T=has_T)
         todo[family] = [k for k in sizes if k not in short]
     for family, sizes in todo.items():
@@ -86,11 +102,19 @@ def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str,
         for params in selector.family_grid(family):
             key_params = tuple(sorted(params.items()))
             models = [prefitted.get((judges[:K], family, key_params)) for K in sizes]
+            made = sizes
             if any(m is None for m in models):
-                models = cls.fit_path(vM.X, vM.y, unlabelled, sizes, **selector.family_fixed(family), **params)
-            pV = cls.predict_path(models, sizes, vV.X) if vV.X.n_rows else None
-            pT = cls.predict_path(models, sizes, block_views["T"].X) if has_T else None
-            for i, (K, model) in enumerate(zip(sizes, models)):
+                models = cls.fit_path(vM.X, vM.y, unlabelled, sizes,
+                                      **({} if kept[family] is None else {"keep": kept[family]}),
+                                      **selector.family_fixed(family), **params)
+                # with ``keep``: the kept prefixes' models only (each prediction reads its own model)
+                made = [K for K, m in zip(sizes, models) if m is not None]
+                models = [m for m in models if m is not None]
+                if not made:
+                    continue
+            pV = cls.predict_path(models, made, vV.X) if vV.X.n_rows else None
+            pT = cls.predict_path(models, made, block_views["T"].X) if has_T else None
+            for i, (K, model) in enumerate(zip(made, models)):
                 fits[(judges[:K], family, key_params)] = prediction_record(
                     model, vV, None if pV is None else pV[:, i].copy(), score_val,
                     block_views.get("T"), None if pT is None else pT[:, i].copy())
