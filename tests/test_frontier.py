@@ -599,6 +599,17 @@ def test_draw_best_on_a_mask_equals_masking_every_column():
         assert mask[best].all()
 
 
+def _near_tied_means(rng, B: int, C: int):
+    """(draws, candidates) random in-bag means, most draws with half their columns equal,
+    equal up to rounding or just outside it, and a random tie rank."""
+    means = rng.random((B, C)) * 0.3
+    for b in range(B):
+        if rng.random() < 0.7:
+            at = rng.integers(0, C, size=C // 2)
+            means[b, at] = means[b, 0] + rng.choice([0.0, 0.0, 1e-16, 6e-14, 5e-13, 1e-10], size=C // 2)
+    return means, rng.permutation(C)
+
+
 def test_tie_orders_filtered_at_tighter_limits_equal_a_fresh_sort():
     """The replays keep a draw's tie set in risk order and filter it at tighter limits
     (:class:`TieOrders`); against :func:`risk_order` of each tighter set itself. By hand:
@@ -618,12 +629,7 @@ def test_tie_orders_filtered_at_tighter_limits_equal_a_fresh_sort():
     checked = 0
     for _ in range(300):
         B, C = 5, 25
-        means = rng.random((B, C)) * 0.3
-        for b in range(B):
-            if rng.random() < 0.7:
-                at = rng.integers(0, C, size=C // 2)
-                means[b, at] = means[b, 0] + rng.choice([0.0, 0.0, 1e-16, 6e-14, 5e-13, 1e-10], size=C // 2)
-        tie_rank = rng.permutation(C)
+        means, tie_rank = _near_tied_means(rng, B, C)
         orders = TieOrders(means, tie_rank)
         best = rng.integers(0, 2, size=B)
         tied = rng.random((B, C)) < 0.8
@@ -658,12 +664,7 @@ def test_tie_orders_picks_equal_picking_each_draws_order():
     checked = 0
     for trial in range(200):
         B, C = 6, 20
-        means = rng.random((B, C)) * 0.3
-        for b in range(B):
-            if rng.random() < 0.7:
-                at = rng.integers(0, C, size=C // 2)
-                means[b, at] = means[b, 0] + rng.choice([0.0, 0.0, 1e-16, 6e-14, 5e-13, 1e-10], size=C // 2)
-        tie_rank = rng.permutation(C)
+        means, tie_rank = _near_tied_means(rng, B, C)
         signatures = rng.integers(0, 8, size=C).tolist() if trial % 3 else None
         most = int(rng.integers(1, 8))
         orders = TieOrders(means, tie_rank)

@@ -35,6 +35,16 @@ def panel(rng, n, K, *, acc=(0.55, 0.9), abstain=0.0, weights=False):
     return scores, w
 
 
+def _path_job(rng, n: int, K: int) -> tuple:
+    """One ds_jury path-fit job on a random panel of ``n`` rows and ``K`` judges (5 %
+    abstentions) with 80 unlabelled rows: (X, y, U, every prefix size)."""
+    scores, _ = panel(rng, n, K, abstain=0.05)
+    y = (rng.random(n) < 0.5).astype(float)
+    X = PrefixFeatures(patterns=[None] * K, scores=scores)
+    U = PrefixFeatures(patterns=[None] * K, scores=panel(rng, 80, K, abstain=0.05)[0])
+    return X, y, U, list(range(1, K + 1))
+
+
 def assert_same_em(got, want, tol=1e-12):
     prior, w1, w0, t = got
     p1, a1, b1, t1 = want
@@ -146,11 +156,7 @@ def test_fit_paths_through_nested_ems_equal_each_prefix_alone(monkeypatch, batch
     rng = np.random.default_rng(12)
     jobs, probes = [], []
     for n, K in ((200, 8), (150, 11)):
-        scores, _ = panel(rng, n, K, abstain=0.05)
-        y = (rng.random(n) < 0.5).astype(float)
-        X = PrefixFeatures(patterns=[None] * K, scores=scores)
-        U = PrefixFeatures(patterns=[None] * K, scores=panel(rng, 80, K, abstain=0.05)[0])
-        jobs.append((X, y, U, list(range(1, K + 1))))
+        jobs.append(_path_job(rng, n, K))
         probes.append(PrefixFeatures(patterns=[None] * K, scores=panel(rng, 60, K, abstain=0.1)[0]))
     cls = REGISTRY["ds_jury"]
     for (X, y, U, sizes), models, probe in zip(jobs, cls.fit_paths(jobs), probes):
@@ -323,13 +329,7 @@ def test_fit_paths_keep_makes_the_kept_models_bit_for_bit(monkeypatch, batch_cel
     monkeypatch.setattr(ds_jury, "BATCH_CELLS", batch_cells)
     monkeypatch.setattr(ds_em, "NESTED_CHUNK", 3)
     rng = np.random.default_rng(17)
-    jobs = []
-    for n, K in ((200, 9), (150, 12)):
-        scores, _ = panel(rng, n, K, abstain=0.05)
-        y = (rng.random(n) < 0.5).astype(float)
-        X = PrefixFeatures(patterns=[None] * K, scores=scores)
-        U = PrefixFeatures(patterns=[None] * K, scores=panel(rng, 80, K, abstain=0.05)[0])
-        jobs.append((X, y, U, list(range(1, K + 1))))
+    jobs = [_path_job(rng, n, K) for n, K in ((200, 9), (150, 12))]
     cls = REGISTRY["ds_jury"]
     every = cls.fit_paths(jobs)
     chunks = []
