@@ -69,6 +69,35 @@ def test_clustered_paired_se_matches_the_hand_formula():
     assert g.means() == pytest.approx(L.mean(axis=0))
 
 
+def test_paired_se_among_a_few_columns_is_the_hand_formula_and_nan_elsewhere():
+    """paired_se(among=mask) computes only the masked candidates' SEs (a full-limit level's
+    tie set reads no other): each the hand formula and, to the bit, what every column's pass
+    gives (the blocks holding them are formed alike), the others NaN; a mask of most columns
+    gives every column's SE."""
+    rng = np.random.default_rng(3)
+    n, C = 40, 200
+    L = rng.random((n, C))
+    groups = rng.integers(0, 15, size=n)
+    g = GroupedLosses(L, groups)
+    G = len(np.unique(groups))
+    n_g = np.array([np.sum(groups == k) for k in np.unique(groups)])
+
+    def by_hand(c, ref):
+        d = L[:, c] - L[:, ref]
+        D = np.array([d[groups == k].sum() for k in np.unique(groups)])
+        return math.sqrt(((D - d.mean() * n_g) ** 2).sum() * G / (G - 1)) / n
+    among = np.zeros(C, dtype=bool)
+    among[[1, 4, 5, 9] + list(range(20, 60))] = True          # 44 columns: two blocks of 32
+    se = GroupedLosses(L, groups).paired_se(4, among=among)
+    assert np.isnan(se[~among]).all()
+    for c in np.flatnonzero(among):
+        assert se[c] == pytest.approx(by_hand(c, 4), rel=1e-12, abs=1e-15)
+    np.testing.assert_array_equal(se[among], g.paired_se(4)[among])      # the same blocks' sums, to the bit
+    most = np.ones(C, dtype=bool)
+    most[:3] = False
+    assert np.isfinite(GroupedLosses(L, groups).paired_se(4, among=most)).all()
+
+
 def test_choice_rules_on_a_constructed_matrix():
     class C:  # minimal candidate records
         def __init__(self, i, family, K):

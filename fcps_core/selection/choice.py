@@ -225,17 +225,21 @@ class GroupedLosses:
         return self._cache["spread"]
 
     def _weighted_squares(self, wk: np.ndarray, centre: np.ndarray, ref: int | None = None,
-                          keep_spread: bool = False) -> np.ndarray:
+                          keep_spread: bool = False, cols: np.ndarray | None = None) -> np.ndarray:
         """sum_k wk_k (S_kc [- S_k,ref] - rows_k * centre_c)^2 per distinct column, with the
-        unit sums S formed a block of columns at a time (and :meth:`spread` on the way)."""
+        unit sums S formed a block of columns at a time (and :meth:`spread` on the way).
+        ``cols``: only the blocks holding those distinct columns (sorted), formed as the
+        whole pass forms them, so each of their sums is the same to the bit; no spread kept;
+        the other columns' entries are left unset."""
+        base = None if ref is None else self.unit_sums([ref])
         C = self.losses.shape[1]
         out = np.empty(C)
-        base = None if ref is None else self.unit_sums([ref])
         cnt, n = self.unit_groups, self.unit_rows
-        keep_spread = keep_spread or "spread" not in self._cache
+        keep_spread = cols is None and (keep_spread or "spread" not in self._cache)
         if keep_spread:
             Q0, SN0 = np.empty(C), np.empty(C)
-        for a in range(0, C, self.BLOCK):
+        starts = range(0, C, self.BLOCK) if cols is None else np.unique(cols // self.BLOCK * self.BLOCK).tolist()
+        for a in starts:
             resid = self.unit_sums(slice(a, a + self.BLOCK))
             if keep_spread:
                 SN0[a:a + self.BLOCK] = (cnt * n) @ resid
@@ -260,11 +264,18 @@ class GroupedLosses:
         return (np.sqrt(ss * G / (G - 1)) / self.n_rows)[self.col]
 
     def paired_se(self, ref: int, w: np.ndarray | None = None,
-                  means: np.ndarray | None = None) -> np.ndarray:
-        """Clustered SE of mean(loss_c - loss_ref) for every column c (0 for c = ref)."""
+                  means: np.ndarray | None = None, among: np.ndarray | None = None) -> np.ndarray:
+        """Clustered SE of mean(loss_c - loss_ref) for every column c (0 for c = ref).
+        ``among`` (a candidate mask): only those candidates' SEs are computed, the others are
+        NaN (a limit's tie set reads its admissible candidates only)."""
         plain = w is None and (means is None or np.array_equal(means, self.means()))
         if plain and ("paired_se", ref) in self._cache:
             return self._cache[("paired_se", ref)].copy()
+        cols = None
+        if among is not None:
+            cols = np.unique(self.col[np.flatnonzero(among)])
+            if 4 * len(cols) > self.losses.shape[1]:
+                cols = None                   # most columns: every column's, and kept
         wk = self.unit_weights(w)
         means = self.means(w) if means is None else means
         n = float(wk @ self.unit_rows)
@@ -273,6 +284,10 @@ class GroupedLosses:
             return np.full(len(self.col), np.nan)
         m = np.asarray(means, dtype=float)[self.first]
         r = int(self.col[ref])
+        if cols is not None:
+            var = np.full(self.losses.shape[1], np.nan)
+            var[cols] = self._weighted_squares(wk, m - m[r], ref=r, cols=cols)[cols] * (drawn / (drawn - 1)) / n ** 2
+            return np.sqrt(np.maximum(var, 0.0))[self.col]
         var = self._weighted_squares(wk, m - m[r], ref=r) * (drawn / (drawn - 1)) / n ** 2
         out = np.sqrt(np.maximum(var, 0.0))[self.col]
         if plain:
@@ -334,15 +349,16 @@ def best_column(means: np.ndarray, tie_rank: np.ndarray, allowed: np.ndarray | N
 
 
 def tie_set(grouped: GroupedLosses, tie_rank: np.ndarray, w: np.ndarray | None = None,
-            allowed: np.ndarray | None = None):
+            allowed: np.ndarray | None = None, every_se: bool = True):
     """(best, tied columns, means, paired SEs against the best): the columns within one
     paired, group-clustered SE of the lowest (possibly bootstrap-weighted) mean risk; with
     ``allowed`` (a candidate mask) the best and the tie set are among those columns only
     (the SEs against one best are computed once and cached, so many constraints sharing a
-    best cost one pass)."""
+    best cost one pass). ``every_se=False``: only the allowed candidates' SEs are computed
+    (the others NaN) when they are under a quarter of the columns (a full-limit level's)."""
     means = grouped.means(w)
     best = best_column(means, tie_rank, allowed)
-    se = grouped.paired_se(best, w, means)
+    se = grouped.paired_se(best, w, means, among=None if every_se else allowed)
     se = np.where(np.isfinite(se), se, 0.0)
     lo = float(means.min() if allowed is None else means[allowed].min())
     near = means - means[best] <= se + risk_tolerance(lo)
@@ -365,7 +381,7 @@ def choose(rule: str, grouped: GroupedLosses, *, tie_rank: np.ndarray, simple_ra
     if rule == "argmin":
         best = best_column(grouped.means(w), tie_rank, allowed)
         return Choice(best, best, None, np.array([best]))
-    best, tied, means, _ = tie_set(grouped, tie_rank, w, allowed)
+    best, tied, means, _ = tie_set(grouped, tie_rank, w, allowed, every_se=False)
     if rule in WITHIN_TIE_RULES:
         pool = rule_pool(rule, tied, best, lines)
         chosen = int(pool[np.argmin(simple_rank[pool])])
