@@ -240,8 +240,11 @@ class GroupedLosses:
         return (np.sqrt(ss * G / (G - 1)) / self.n_rows)[self.col]
 
     def paired_se(self, ref: int, w: np.ndarray | None = None,
-                  means: np.ndarray | None = None) -> np.ndarray:
-        """Clustered SE of mean(loss_c - loss_ref) for every column c (0 for c = ref)."""
+                  means: np.ndarray | None = None, among: np.ndarray | None = None) -> np.ndarray:
+        """Clustered SE of mean(loss_c - loss_ref) for every column c (0 for c = ref).
+        ``among`` (not in the 78ada3b copy) is accepted and ignored, every column's SE
+        returned as before: the engine's reporting code (drop-one, the frontier's levels)
+        passes it to the losses a result hands it, and these SEs are the same on its columns."""
         plain = w is None and (means is None or np.array_equal(means, self.means()))
         if plain and ("paired_se", ref) in self._cache:
             return self._cache[("paired_se", ref)].copy()
