@@ -173,6 +173,19 @@ def _frontier_result(result):
     return d
 
 
+def _budget_frontier_result(result, budget: float, judge_costs: dict):
+    """:func:`_frontier_result` under a budget: the one-judge point costs the budget and is
+    deployed, the two- and three-judge points cost 8.6 and 12.5; ``judge_costs`` (judge ->
+    cost per item) are the panel's judges and costs."""
+    d = _frontier_result(result)
+    for p in d["frontier"]:
+        p.update(constraint="budget", cost={1: budget, 2: 8.6, 3: 12.5}[p["n_judges"]], chosen=p["n_judges"] == 1)
+    d["choice_info"] = {"constraint": {"budget": budget, "max_judges": None}}
+    d["costs"] = {"judge_costs": {j: {"cost": c} for j, c in judge_costs.items()}}
+    d["panel"] = {"judges": list(judge_costs)}
+    return d
+
+
 def test_further_judges_are_said_on_the_estimates_the_answer_prints(result):
     from fcps_core.reports.explain import answer, frontier_point
     d = _frontier_result(result)
@@ -439,12 +452,7 @@ def test_a_better_recipe_beyond_the_budget_is_said_to_cost_more_than_it(result):
     better: consider deploying logistic over all judges instead." -- twelve judges costing 39.187
     per item, ten times the budget the user set. Under a budget the advice says what the recipe
     costs against the budget, as it says the judge count against a judge limit."""
-    d = _frontier_result(result)
-    for p in d["frontier"]:
-        p.update(constraint="budget", cost={1: 3.886, 2: 8.6, 3: 12.5}[p["n_judges"]], chosen=p["n_judges"] == 1)
-    d["choice_info"] = {"constraint": {"budget": 3.886, "max_judges": None}}
-    d["costs"] = {"judge_costs": {"A": {"cost": 3.886}, "B": {"cost": 4.703}, "C": {"cost": 30.598}}}
-    d["panel"] = {"judges": ["A", "B", "C"]}
+    d = _budget_frontier_result(result, 3.886, {"A": 3.886, "B": 4.703, "C": 30.598})
     text = verdict(d)
     # 3.886 + 4.703 + 30.598 = 39.187 (by hand): every judge, for a recipe over all judges
     assert ("A fixed recipe over all judges does better (ridge over all judges), but it costs 39.187 per item, "
@@ -698,12 +706,7 @@ def test_a_better_single_judge_beyond_the_budget_is_said_to_cost_more_than_it(re
     best single judge (frontier, isotonic: ...)" and said nothing of its cost, 15 per item, five
     times the budget; only the lowest-risk recipe over all judges was said to cost more than the
     budget. A single judge that does better but costs more than the budget is said so too."""
-    d = _frontier_result(result)
-    for p in d["frontier"]:
-        p.update(constraint="budget", cost={1: 3.0, 2: 8.6, 3: 12.5}[p["n_judges"]], chosen=p["n_judges"] == 1)
-    d["choice_info"] = {"constraint": {"budget": 3.0, "max_judges": None}}
-    d["costs"] = {"judge_costs": {"A": {"cost": 1.0}, "B": {"cost": 2.0}, "gpt-4": {"cost": 15.0}}}
-    d["panel"] = {"judges": ["A", "B", "gpt-4"]}
+    d = _budget_frontier_result(result, 3.0, {"A": 1.0, "B": 2.0, "gpt-4": 15.0})
     d["baselines"][0].update(risk=0.0320, diff_vs_selected=-0.0042, ci=[-0.0078, -0.0009])
     d["baselines"][1].update(risk=0.0235)      # the recipe over all judges is the lowest
     text = verdict(d)

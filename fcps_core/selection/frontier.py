@@ -65,6 +65,7 @@ one pass (figures in docs/performance.md, "Issue 24, sixth round").
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -75,7 +76,7 @@ from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, best_column, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
-from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, draw_tie_sets, draw_unit_counts, nested_draw_best,
+from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, distinct_mask, draw_tie_sets, draw_unit_counts, nested_draw_best,
                       own_set_shifted, training_size_corrected, within_limit_choices)
 from .limited_rule import (ESCAPE_KEY, LimitedRule, deploys_whole_choice, draws_escaped, heldout_escape,
                            replays_whole_choice)
@@ -158,7 +159,6 @@ class TieOrders:
         self.means, self.tie_rank = means, tie_rank      # (draws, candidates) in-bag means
         self._plain: dict[tuple[int, int], list[int]] = {}
         self._seen: set[tuple[int, int]] = set()
-        self._signature_codes: np.ndarray | None = None
 
     def _keep(self, key: tuple[int, int], order: list[int], plain: bool) -> None:
         if key not in self._seen:
@@ -176,17 +176,14 @@ class TieOrders:
         rows, r, c, not_plain, bounds = self._sorted(draws, tied, todo)
         cols = c.tolist()
         for i, b in enumerate(rows.tolist()):
-            key = (b, int(best[b]))
             if not_plain[i]:
-                order, plain = risk_order_runs(np.flatnonzero(tied[todo[i]]), self.means[b], self.tie_rank)
-                order = order.tolist()
+                out[b] = self._own_order(b, int(best[b]), tied[todo[i]])
             else:
-                order, plain = cols[bounds[i]:bounds[i + 1]], True
-            self._keep(key, order, plain)
-            out[b] = order
+                out[b] = cols[bounds[i]:bounds[i + 1]]
+                self._keep((b, int(best[b])), out[b], True)
         return out
 
-    def picks(self, draws: list[int], best: np.ndarray, tied: np.ndarray, signatures: list | None,
+    def picks(self, draws: list[int], best: np.ndarray, tied: np.ndarray, signatures: np.ndarray | None,
               max_members: int) -> dict[int, list[int]]:
         """``{b: the tie average's members of draw b}``: :func:`.choice.pick_in_order` of each
         draw's order (:meth:`orders`) where every average of the level's admissible
@@ -202,15 +199,12 @@ class TieOrders:
         rows, r, c, not_plain, bounds = self._sorted(draws, tied, todo)
         for i in np.flatnonzero(not_plain).tolist():
             b = int(rows[i])
-            order, plain = risk_order_runs(np.flatnonzero(tied[todo[i]]), self.means[b], self.tie_rank)
-            order = order.tolist()
-            self._keep((b, int(best[b])), order, plain)
-            out[b] = pick_in_order(order, signatures, max_members)
+            out[b] = pick_in_order(self._own_order(b, int(best[b]), tied[todo[i]]), signatures, max_members)
         entry = ~not_plain[r]                         # the plain draws' (draw, column) entries
         r, c = r[entry], c[entry]
         if signatures is not None:
             # a draw's first column of each model (entries are in each draw's order)
-            sig = self._codes(signatures)[c]
+            sig = np.asarray(signatures, dtype=np.int64)[c]
             code = r * (int(sig.max(initial=0)) + 1) + sig
             first = np.zeros(len(r), dtype=bool)
             first[np.unique(code, return_index=True)[1]] = True
@@ -224,11 +218,14 @@ class TieOrders:
             out[int(rows[i])] = members[bounds[i]:bounds[i + 1]]
         return out
 
-    def _codes(self, signatures: list) -> np.ndarray:
-        """``signatures`` as an int64 array (formed once)."""
-        if self._signature_codes is None or len(self._signature_codes) != len(signatures):
-            self._signature_codes = np.asarray(signatures, dtype=np.int64)
-        return self._signature_codes
+    def _own_order(self, b: int, beta: int, row: np.ndarray) -> list[int]:
+        """Draw ``b``'s tied columns (``row``) sorted by :func:`.choice.risk_order_runs`
+        itself (a draw whose sorted entries are not plain), the order kept for tighter levels
+        when it is plain."""
+        order, plain = risk_order_runs(np.flatnonzero(row), self.means[b], self.tie_rank)
+        order = order.tolist()
+        self._keep((b, beta), order, plain)
+        return order
 
     def _filtered(self, draws: list[int], best: np.ndarray, tied: np.ndarray) -> tuple[dict, list[int]]:
         """(``{b: order}`` for the draws whose kept plain order at their (draw, best) pair
@@ -292,9 +289,6 @@ class _Replays:
         self._units_of: dict = {}
         self._unit_sums = None
         self._stored_of: np.ndarray | None = None
-        #: (units, draws) every draw's in-bag group counts per unit, formed at the first
-        #: escape test (:meth:`_escaped`); False when they would not fit in memory
-        self._in_bag: np.ndarray | bool | None = None
         self.bits = bits
         self.first = heldout.columns()[1]
         self.orders = TieOrders(self.Mc, tie_rank)
@@ -334,12 +328,7 @@ class _Replays:
         allowed_of: dict[int, np.ndarray] = {}
         betas_d, at = np.unique(pair_best, return_index=True)      # each best column's first level
         for beta_d, level in zip(betas_d.tolist(), pair_level[at].tolist()):
-            allowed = masks[level]
-            if allowed is None:
-                allowed_of[beta_d] = np.ones(self.M.shape[1], dtype=bool)
-            else:
-                allowed_of[beta_d] = np.zeros(self.M.shape[1], dtype=bool)
-                allowed_of[beta_d][col[allowed]] = True
+            allowed_of[beta_d] = distinct_mask(self.grouped, masks[level])
         pair_tied = None
         if len(first):
             pair_tied = draw_tie_sets(self.grouped, self.W, self.M, self.N, pair_tol, pair_best, allowed_of,
@@ -542,7 +531,7 @@ class _Replays:
             todo = [b for b in range(B) if b not in kept]
             tied = ties(best, todo, allowed)             # only the draws that pick again
             if self._fits_any_average(allowed, members_fit):
-                picked = self.orders.picks(todo, best, tied, self.signature_list, self.max_members)
+                picked = self.orders.picks(todo, best, tied, self.signatures, self.max_members)
             else:
                 orders = self.orders.orders(todo, best, tied)
                 picked = {b: pick_in_order(orders[b], self.signature_list, self.max_members, members_fit)
@@ -560,28 +549,23 @@ class _Replays:
         all their judges fits (a full-limit level admits one prefix's candidates)."""
         if members_fit is None:
             return True
-        if allowed is None:
-            return False
-        union = 0
-        for c in np.flatnonzero(allowed).tolist():
-            union |= members_fit.masks[c]
-        return bool(members_fit.union_fits(union))
+        return allowed is not None and bool(members_fit(np.flatnonzero(allowed).tolist()))
+
+    @cached_property
+    def _in_bag(self) -> np.ndarray | None:
+        """(units, draws) every draw's in-bag group counts per unit (the escape tests',
+        :meth:`_escaped`), formed once; None when they would not fit in memory."""
+        return draw_unit_counts(self.grouped, self.W, np.arange(len(self.W)))
 
     def _escaped(self, prefix: list, within: list, open_draws: np.ndarray, z: float) -> np.ndarray:
         """:func:`.limited_rule.draws_escaped` with the averages' unit sums formed together
         (:meth:`_average_unit_sums`) and kept with the replays'."""
-        todo = [b for b in np.flatnonzero(open_draws) if sorted(prefix[b]) != sorted(within[b])]
-        self._average_unit_sums([tuple(m) for b in todo for m in (prefix[b], within[b]) if len(m) > 1])
-
-        def units_of(members) -> np.ndarray:
-            key = tuple(members)
-            return self._units_of[key] if len(key) > 1 else self._column_unit_sums(int(self.grouped.col[key[0]]))
-        if self._in_bag is None:
-            self._in_bag = draw_unit_counts(self.grouped, self.W, np.arange(len(self.W)))
-            if self._in_bag is None:
-                self._in_bag = False
-        return draws_escaped(self.grouped, self.boot["W"], prefix, within, open_draws, z, units_of,
-                             unit_counts=None if self._in_bag is False else self._in_bag)
+        def unit_sums_of(keys: list[tuple]) -> np.ndarray:
+            self._average_unit_sums([k for k in keys if len(k) > 1])
+            return np.stack([self._units_of[k] if len(k) > 1 else self._column_unit_sums(int(self.grouped.col[k[0]]))
+                             for k in keys])
+        return draws_escaped(self.grouped, self.boot["W"], prefix, within, open_draws, z, unit_sums_of,
+                             unit_counts=self._in_bag)
 
     def _oob_member_risks(self, chosen: list[list]) -> list[np.ndarray]:
         """Per level (``chosen``: each draw's members there) each kept draw's out-of-bag risk

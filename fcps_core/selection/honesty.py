@@ -612,6 +612,16 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
     return deployed, baselines, bootstrap
 
 
+def distinct_mask(grouped: GroupedLosses, allowed: np.ndarray | None) -> np.ndarray:
+    """The distinct loss columns of the ``allowed`` candidates (a candidate mask; None: every
+    candidate) as a mask over ``grouped``'s columns (what :func:`draw_tie_sets` reads)."""
+    if allowed is None:
+        return np.ones(grouped.losses.shape[1], dtype=bool)
+    mask = np.zeros(grouped.losses.shape[1], dtype=bool)
+    mask[grouped.col[allowed]] = True
+    return mask
+
+
 def within_limit_choices(rule: str, grouped: GroupedLosses, W, M, N, Mc, levels: list, *, tie_rank, simple_rank,
                          lines, signatures, max_members: int) -> list[list[list[int]]]:
     """Per level of ``levels``, the members the choice ``rule`` deploys in its escaped draws
@@ -626,15 +636,11 @@ def within_limit_choices(rule: str, grouped: GroupedLosses, W, M, N, Mc, levels:
     if rule == "argmin" or not sum(len(lv[3]) for lv in levels):
         return [[[int(best[b])] for b in draws] for best, _, _, draws, _ in levels]
     col = grouped.col
-    columns = M.shape[1]
     allowed_of: dict[int, np.ndarray] = {}      # per best distinct column: the columns some level admits
     for best, _, allowed, draws, _ in levels:
         if not len(draws):
             continue
-        mask = np.ones(columns, dtype=bool)
-        if allowed is not None:
-            mask = np.zeros(columns, dtype=bool)
-            mask[col[allowed]] = True
+        mask = distinct_mask(grouped, allowed)
         for beta in np.unique(col[best[draws]]).tolist():
             allowed_of[beta] = allowed_of[beta] | mask if beta in allowed_of else mask
     tied_all = draw_tie_sets(grouped, W, M, N,
@@ -663,12 +669,15 @@ def _escaped_draws(grouped: GroupedLosses, heldout, objective: str, W: np.ndarra
     from .limited_rule import draws_escaped, predictor_unit_sums
     cache: dict[tuple, np.ndarray] = {}
 
-    def units_of(members) -> np.ndarray:
-        key = tuple(sorted(members))
-        if key not in cache:
-            cache[key] = predictor_unit_sums(grouped, heldout, objective, members)
-        return cache[key]
-    return draws_escaped(grouped, W, prefix, within, open_draws, z, units_of)
+    def unit_sums_of(keys: list[tuple]) -> np.ndarray:
+        rows = []
+        for key in keys:
+            members = tuple(sorted(key))        # one predictor, whatever order its members came in
+            if members not in cache:
+                cache[members] = predictor_unit_sums(grouped, heldout, objective, list(key))
+            rows.append(cache[members])
+        return np.stack(rows)
+    return draws_escaped(grouped, W, prefix, within, open_draws, z, unit_sums_of)
 
 
 def training_size_corrected(estimate: dict, correction: dict) -> dict:

@@ -187,17 +187,19 @@ def escapes(diff: np.ndarray | float, se: np.ndarray | float, z: float | None = 
 
 
 def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws: np.ndarray, z: float,
-                  units_of: Callable[[list], np.ndarray], block: int = 64,
+                  unit_sums_of: Callable[[list], np.ndarray], block: int = 64,
                   unit_counts: np.ndarray | None = None) -> np.ndarray:
     """Per bootstrap draw, whether its best candidate within the limit (``within[b]``, a list
     of one) escapes its prefix choice (``prefix[b]``, members): a lower in-bag mean loss by
     more than ``z`` in-bag paired SEs (:func:`paired_margins` over ``grouped``'s units, the
     draw's group counts ``W[b]``). Only ``open_draws`` (not deploying their choice over all
-    judges) where the two differ are tested. ``units_of(members)``: a predictor's one-group
-    loss sums per unit, as the caller keeps them (:func:`predictor_unit_sums`), asked once per
-    distinct predictor. ``unit_counts`` (units, draws): every draw's group counts per unit
-    when the caller holds them (:func:`.honesty.draw_unit_counts`, exact integers, so the
-    same weights as formed here from ``W``)."""
+    judges) where the two differ are tested. ``unit_sums_of(keys)``: (predictors, units) the
+    one-group loss sums per unit of the predictors averaging each key's members (a tuple of
+    candidate indices), as the caller keeps them (:func:`predictor_unit_sums`), asked once
+    for every distinct predictor the tested draws deploy. ``unit_counts`` (units, draws):
+    every draw's group counts per unit when the caller holds them
+    (:func:`.honesty.draw_unit_counts`, exact integers, so the same weights as formed here
+    from ``W``)."""
     out = np.zeros(len(prefix), dtype=bool)
     todo = [b for b in np.flatnonzero(open_draws) if sorted(prefix[b]) != sorted(within[b])]
     if not todo:
@@ -205,7 +207,7 @@ def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws
     index: dict[tuple, int] = {}            # each distinct predictor's row of ``sums``
     pairs = np.array([[index.setdefault(tuple(within[b]), len(index)), index.setdefault(tuple(prefix[b]), len(index))]
                       for b in todo], dtype=np.int64)
-    sums = np.stack([units_of(list(key)) for key in index])            # (predictors, units)
+    sums = unit_sums_of(list(index))                                  # (predictors, units)
     for a in range(0, len(todo), block):
         rows = np.asarray(todo[a:a + block], dtype=np.int64)
         if unit_counts is None:
