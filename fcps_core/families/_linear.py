@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.linalg.blas import dgemm
 
 from .base import (IsotonicMap, label_ranks, log1p_exp, pairwise_columns, prefix_dots,
                    rowwise_dot)
@@ -37,16 +38,31 @@ PATH_GTOL = 1e-11
 
 def _normal_equations(F: np.ndarray, y: np.ndarray, alpha: float, w: np.ndarray | None):
     """(A, b, column means, y mean) of ridge with an unpenalised intercept: centre F and y
-    at their weighted means, A = Fc' W Fc + alpha I, b = Fc' W (y - ybar)."""
+    at their weighted means, A = Fc' W Fc + alpha I, b = Fc' W (y - ybar).
+
+    Unit weights: W Fc is Fc itself, so A is Fc' Fc by the BLAS general product on Fc
+    twice. numpy's ``Fc.T @ Fc`` would see one array and take the symmetric product, whose
+    rounding differs from the general product's; the weighted form's ``Fw.T @ Fc`` is this
+    general product (the same values, bit for bit), without the rows-by-columns copy."""
+    unit = w is None
     w = np.ones(len(y)) if w is None else w
     total = w.sum()
     f_mean = (w @ F) / total
     y_mean = float(w @ y) / total
     Fc = F - f_mean
+    if unit and (Fc.flags.f_contiguous or Fc.flags.c_contiguous):
+        # Fortran-ordered operands, so f2py passes them without a copy
+        A = (dgemm(1.0, Fc, Fc, trans_a=1) if Fc.flags.f_contiguous
+             else dgemm(1.0, Fc.T, Fc.T, trans_b=1))
+        return _ridge_diag(A, alpha), Fc.T @ (y - y_mean), f_mean, y_mean
     Fw = Fc * w[:, None]
     A = Fw.T @ Fc
+    return _ridge_diag(A, alpha), Fw.T @ (y - y_mean), f_mean, y_mean
+
+
+def _ridge_diag(A: np.ndarray, alpha: float) -> np.ndarray:
     A[np.diag_indices_from(A)] += alpha
-    return A, Fw.T @ (y - y_mean), f_mean, y_mean
+    return A
 
 
 def ridge_fit(F: np.ndarray, y: np.ndarray, alpha: float,
