@@ -279,6 +279,20 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
     return coefs, intercepts
 
 
+_PAIRWISE_ORDERS: dict[int, np.ndarray] = {}
+
+
+def _pairwise_order(K: int) -> np.ndarray:
+    """:func:`.base.pairwise_columns` of K, made once per process (every pairwise path's
+    fit and prediction asks for each of its prefixes' orders); read-only, as it is shared."""
+    order = _PAIRWISE_ORDERS.get(K)
+    if order is None:
+        order = pairwise_columns(K)
+        order.setflags(write=False)
+        _PAIRWISE_ORDERS[K] = order
+    return order
+
+
 class LinearBase(Aggregator):
     """The linear stackers' fitting; their models (``fitted.RidgeIsoModel``,
     ``fitted.LogisticModel`` and the pairwise variants) come first in each estimator's
@@ -299,7 +313,7 @@ class LinearBase(Aggregator):
         if not cls.pairwise:
             return X.scores[:, :K_max], list(sizes), [None] * len(sizes)
         return (X.nested_pairwise(K_max), [K + K * (K - 1) // 2 for K in sizes],
-                [pairwise_columns(K) for K in sizes])
+                [_pairwise_order(K) for K in sizes])
 
     @staticmethod
     def reorder(coefs: list, orders: list) -> list:
@@ -310,11 +324,20 @@ class LinearBase(Aggregator):
     def path_scores(F: np.ndarray, coefs: list, intercepts: list, orders: list) -> np.ndarray:
         """(rows, models) linear scores of the path features ``F`` (:meth:`path_features`),
         bit for bit each model's own: one pass (:func:`prefix_dots`) when the features are
-        in the models' order, else each model's columns summed in its order."""
+        in the models' order, else each model's columns summed in its order: the products
+        and sums of :func:`rowwise_dot`, through one scratch vector into a column-major
+        result (as :func:`prefix_dots` makes), so no product is allocated per column."""
         if all(order is None for order in orders):
             return prefix_dots(F, coefs, intercepts)
-        return np.column_stack([rowwise_dot(F, c, b, columns=order)
-                                for c, b, order in zip(coefs, intercepts, orders)])
+        out = np.empty((F.shape[0], len(coefs)), order="F")
+        product = np.empty(F.shape[0])
+        for m, (c, b, order) in enumerate(zip(coefs, intercepts, orders)):
+            column = out[:, m]
+            column.fill(float(b))
+            for j, col in enumerate(range(F.shape[1]) if order is None else order):
+                np.multiply(F[:, col], c[j], out=product)
+                column += product
+        return out
 
     @classmethod
     def predict_path(cls, models, sizes, X):
