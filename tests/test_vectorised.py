@@ -110,6 +110,21 @@ def test_ridge_closed_form_equals_sklearn(seed):
     assert b_w == pytest.approx(ref_w.intercept_, abs=1e-10)
 
 
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_ridge_unit_weights_equal_weighted_form_bit_for_bit(order):
+    """Unit weights skip the weights' multiply (a general BLAS product on the centred
+    features twice): the normal equations equal the weighted form's with w = 1 bit for bit,
+    for row- and column-major features (a symmetric product would round differently)."""
+    from fcps_core.families._linear import _normal_equations
+    rng = np.random.default_rng(3)
+    F = np.asarray(rng.standard_normal((3000, 31)) * rng.random(31), order=order)
+    y = rng.random(3000)
+    unit = _normal_equations(F, y, 1.0, None)
+    ones = _normal_equations(F, y, 1.0, np.ones(3000))
+    for a, b in zip(unit, ones):
+        np.testing.assert_array_equal(a, b)
+
 # -- logistic ---------------------------------------------------------------------------------
 def _stationarity(F, y, w, coef, b, C=1.0):
     z = F @ coef + b

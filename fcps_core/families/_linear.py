@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.linalg.blas import dgemm
 
 from .base import (IsotonicMap, label_ranks, log1p_exp, pairwise_columns, prefix_dots,
                    rowwise_dot)
@@ -37,16 +38,31 @@ PATH_GTOL = 1e-11
 
 def _normal_equations(F: np.ndarray, y: np.ndarray, alpha: float, w: np.ndarray | None):
     """(A, b, column means, y mean) of ridge with an unpenalised intercept: centre F and y
-    at their weighted means, A = Fc' W Fc + alpha I, b = Fc' W (y - ybar)."""
+    at their weighted means, A = Fc' W Fc + alpha I, b = Fc' W (y - ybar).
+
+    Unit weights: W Fc is Fc itself, so A is Fc' Fc by the BLAS general product on Fc
+    twice. numpy's ``Fc.T @ Fc`` would see one array and take the symmetric product, whose
+    rounding differs from the general product's; the weighted form's ``Fw.T @ Fc`` is this
+    general product (the same values, bit for bit), without the rows-by-columns copy."""
+    unit = w is None
     w = np.ones(len(y)) if w is None else w
     total = w.sum()
     f_mean = (w @ F) / total
     y_mean = float(w @ y) / total
     Fc = F - f_mean
+    if unit and (Fc.flags.f_contiguous or Fc.flags.c_contiguous):
+        # Fortran-ordered operands, so f2py passes them without a copy
+        A = (dgemm(1.0, Fc, Fc, trans_a=1) if Fc.flags.f_contiguous
+             else dgemm(1.0, Fc.T, Fc.T, trans_b=1))
+        return _ridge_diag(A, alpha), Fc.T @ (y - y_mean), f_mean, y_mean
     Fw = Fc * w[:, None]
     A = Fw.T @ Fc
+    return _ridge_diag(A, alpha), Fw.T @ (y - y_mean), f_mean, y_mean
+
+
+def _ridge_diag(A: np.ndarray, alpha: float) -> np.ndarray:
     A[np.diag_indices_from(A)] += alpha
-    return A, Fw.T @ (y - y_mean), f_mean, y_mean
+    return A
 
 
 def ridge_fit(F: np.ndarray, y: np.ndarray, alpha: float,
@@ -263,6 +279,20 @@ def logistic_path(F: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None,
     return coefs, intercepts
 
 
+_PAIRWISE_ORDERS: dict[int, np.ndarray] = {}
+
+
+def _pairwise_order(K: int) -> np.ndarray:
+    """:func:`.base.pairwise_columns` of K, made once per process (every pairwise path's
+    fit and prediction asks for each of its prefixes' orders); read-only, as it is shared."""
+    order = _PAIRWISE_ORDERS.get(K)
+    if order is None:
+        order = pairwise_columns(K)
+        order.setflags(write=False)
+        _PAIRWISE_ORDERS[K] = order
+    return order
+
+
 class LinearBase(Aggregator):
     """The linear stackers' fitting; their models (``fitted.RidgeIsoModel``,
     ``fitted.LogisticModel`` and the pairwise variants) come first in each estimator's
@@ -283,7 +313,7 @@ class LinearBase(Aggregator):
         if not cls.pairwise:
             return X.scores[:, :K_max], list(sizes), [None] * len(sizes)
         return (X.nested_pairwise(K_max), [K + K * (K - 1) // 2 for K in sizes],
-                [pairwise_columns(K) for K in sizes])
+                [_pairwise_order(K) for K in sizes])
 
     @staticmethod
     def reorder(coefs: list, orders: list) -> list:
@@ -294,11 +324,20 @@ class LinearBase(Aggregator):
     def path_scores(F: np.ndarray, coefs: list, intercepts: list, orders: list) -> np.ndarray:
         """(rows, models) linear scores of the path features ``F`` (:meth:`path_features`),
         bit for bit each model's own: one pass (:func:`prefix_dots`) when the features are
-        in the models' order, else each model's columns summed in its order."""
+        in the models' order, else each model's columns summed in its order: the products
+        and sums of :func:`rowwise_dot`, through one scratch vector into a column-major
+        result (as :func:`prefix_dots` makes), so no product is allocated per column."""
         if all(order is None for order in orders):
             return prefix_dots(F, coefs, intercepts)
-        return np.column_stack([rowwise_dot(F, c, b, columns=order)
-                                for c, b, order in zip(coefs, intercepts, orders)])
+        out = np.empty((F.shape[0], len(coefs)), order="F")
+        product = np.empty(F.shape[0])
+        for m, (c, b, order) in enumerate(zip(coefs, intercepts, orders)):
+            column = out[:, m]
+            column.fill(float(b))
+            for j, col in enumerate(range(F.shape[1]) if order is None else order):
+                np.multiply(F[:, col], c[j], out=product)
+                column += product
+        return out
 
     @classmethod
     def predict_path(cls, models, sizes, X):
