@@ -679,10 +679,23 @@ def pattern_table(ids: np.ndarray, values: np.ndarray, weight: np.ndarray | None
             np.bincount(inv, weights=weight, minlength=len(uniq)))
 
 
-def lookup(uniq: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of ``ids`` in sorted ``uniq`` and a mask of ids that are present (-1 never is)."""
+def lookup(uniq: np.ndarray, ids: np.ndarray,
+           codes: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of ``ids`` in sorted ``uniq`` and a mask of ids that are present (-1 never is).
+
+    ``codes`` (optional): :func:`pattern_codes` of ``ids`` (their sorted distinct values and
+    each row's position among them), e.g. kept by the view's :class:`PatternCodes`. Each
+    distinct id is then searched once, in ascending order, and the rows read their id's
+    answer: every row's position and mask are a function of its id alone, so they are the
+    ones the row-by-row search gives. The held-out views' pattern levels are looked up by
+    every table model of a fold (each level of a backoff, the residual tables), and a search
+    of unsorted ids costs a mispredicted branch per step."""
     if len(uniq) == 0:
         return np.zeros(len(ids), dtype=np.int64), np.zeros(len(ids), dtype=bool)
+    if codes is not None:
+        distinct, inverse = codes
+        pos, found = lookup(uniq, distinct)
+        return pos[inverse], found[inverse]
     pos = np.searchsorted(uniq, ids)
     pos = np.minimum(pos, len(uniq) - 1)
     found = (uniq[pos] == ids) & (ids >= 0)
