@@ -81,6 +81,21 @@ def test_lookup_through_codes_is_the_row_by_row_search():
             assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
 
+def test_search_sorted_is_searchsorted():
+    """Many keys against a long table are searched in sorted order and put back: the same
+    positions as ``np.searchsorted`` (keys equal to entries, between, before and after them,
+    repeated keys), on either side of the sizes where the sorted search starts."""
+    from fcps_core.families import base
+    rng = np.random.default_rng(12)
+    for m in (base._SORTED_SEARCH_TABLE - 1, base._SORTED_SEARCH_TABLE, 5_000):
+        table = np.unique(rng.integers(0, 20 * m, size=2 * m))[:m]
+        for n in (base._SORTED_SEARCH_KEYS - 1, base._SORTED_SEARCH_KEYS, 30_000):
+            keys = rng.integers(-5, 20 * m + 5, size=n)
+            keys[:50] = rng.choice(table, 50)
+            got = base.search_sorted(table, keys)
+            assert got.dtype == np.intp
+            assert np.array_equal(got, np.searchsorted(table, keys))
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_table_predictions_through_a_views_codes_equal_the_rows_search(weighted):
     """backoff, residual and table predict held-out rows whose view keeps its codes (the

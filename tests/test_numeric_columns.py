@@ -363,5 +363,13 @@ def test_isotonic_predict_in_sorted_order_is_interp_bit_for_bit(seed):
     rng.shuffle(q)
     want = np.interp(q, fitted.x_, fitted.y_)
     assert np.array_equal(fitted.predict(q).view(np.uint64), want.view(np.uint64))
+    # points one ulp apart (their sort keys tie in the position bits), and a strided column
+    near = np.nextafter(q, np.inf)
+    near[::2] = q[::2]
+    assert np.array_equal(fitted.predict(near).view(np.uint64),
+                          np.interp(near, fitted.x_, fitted.y_).view(np.uint64))
+    both = np.column_stack([q, near])
+    assert np.array_equal(fitted.predict(both[:, 1]).view(np.uint64),
+                          np.interp(near, fitted.x_, fitted.y_).view(np.uint64))
     # below the sizes the points are interpolated as given: the same values
     assert np.array_equal(fitted.predict(q[:100]).view(np.uint64), want[:100].view(np.uint64))

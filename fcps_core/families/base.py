@@ -152,7 +152,8 @@ class IsotonicMap:
         """``np.interp(x, x_, y_)``. Many points against many thresholds are interpolated in
         sorted order and put back: ``np.interp`` finds each point's interval by a binary
         search that starts from the previous point's interval, which is where a sorted
-        point lies, so the searches are short; each point's value depends only on the
+        point lies, so the searches are short (the points are put in order by one sort of
+        packed integer keys, :func:`_key_positions`); each point's value depends only on the
         point and the thresholds (their interval is the one with x_[j] <= point <
         x_[j + 1], whatever the search starts from), so the values are the same bit for
         bit (docs/performance.md, issue 25's sixteenth round)."""
@@ -160,7 +161,10 @@ class IsotonicMap:
         if len(self.x_) == 1:
             return np.full(len(x), self.y_[0])
         if x.ndim == 1 and len(x) >= _SORTED_PREDICT_POINTS and len(self.x_) >= _SORTED_PREDICT_THRESHOLDS:
-            order = np.argsort(x)
+            # any order serves (each value is the point's own): the points by their keys'
+            # high bits, from one sort of integers, are in order but for the rare values
+            # that differ only in the position bits
+            order = _key_positions(np.ascontiguousarray(x))
             out = np.empty(len(x))
             out[order] = np.interp(x[order], self.x_, self.y_)
             return out
@@ -541,11 +545,23 @@ def _packed_order(x: np.ndarray, perm: np.ndarray | None,
     is read as +0.0 first (the two are equal to a comparison: lexsort ties them, and so
     does this order); False keeps the bits' order, -0.0 before +0.0 (their high bits differ,
     so the order is then :func:`_radix_argsort`'s, by the whole key and position)."""
-    n = len(x)
     v = np.array(x, dtype=np.float64) if perm is None else x[perm].astype(np.float64, copy=False)
     if zero_tie:
         v += 0.0                                # -0.0 + 0.0 is +0.0
-    low = np.uint64((1 << (n - 1).bit_length()) - 1)
+    order = _key_positions(v)
+    values = v[order]
+    if not np.all(values[1:] >= values[:-1]):
+        return None
+    return order, values
+
+
+def _key_positions(v: np.ndarray) -> np.ndarray:
+    """The positions of the contiguous float64 ``v`` by (the high bits of each value's
+    order-preserving key, position): one sort of the keys with the positions in their low
+    bits (as many bits as the largest position needs). :func:`_packed_order` checks what it
+    hands out; a caller that only needs the values nearly in order takes it as it is."""
+    n = len(v)
+    low = np.uint64((1 << max(n - 1, 0).bit_length()) - 1)
     key = (v.view(np.int64) >> 63).view(np.uint64)      # all ones where negative, else 0
     key |= _SIGN_BIT
     key ^= v.view(np.uint64)
@@ -553,11 +569,7 @@ def _packed_order(x: np.ndarray, perm: np.ndarray | None,
     key |= np.arange(n, dtype=np.uint64)
     key.sort()
     key &= low
-    order = key.view(np.int64).astype(np.intp, copy=False)
-    values = v[order]
-    if not np.all(values[1:] >= values[:-1]):
-        return None
-    return order, values
+    return key.view(np.int64).astype(np.intp, copy=False)
 
 
 def _in_tied_runs(tied: np.ndarray) -> np.ndarray:
@@ -770,10 +782,32 @@ def lookup(uniq: np.ndarray, ids: np.ndarray,
         distinct, inverse = codes
         pos, found = lookup(uniq, distinct)
         return pos[inverse], found[inverse]
-    pos = np.searchsorted(uniq, ids)
+    pos = search_sorted(uniq, ids)
     pos = np.minimum(pos, len(uniq) - 1)
     found = (uniq[pos] == ids) & (ids >= 0)
     return pos, found
+
+
+#: :func:`search_sorted` searches the keys in sorted order from this many keys against this
+#: many table entries on (below either the sort costs more than the shorter searches save)
+_SORTED_SEARCH_KEYS = 2048
+_SORTED_SEARCH_TABLE = 64
+
+
+def search_sorted(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(table, keys)``. Many keys against a long table are searched in
+    sorted order and the positions put back: numpy's search keeps the lower bound of the
+    previous key when the keys ascend, and a sorted key's search takes the same branches
+    as its neighbour's, where an unsorted key's binary search mispredicts about one branch
+    per step. Each key's position depends only on the key and the table, so the answer is
+    the same array."""
+    keys = np.asarray(keys)
+    if keys.ndim == 1 and len(keys) >= _SORTED_SEARCH_KEYS and len(table) >= _SORTED_SEARCH_TABLE:
+        order = np.argsort(keys)
+        out = np.empty(len(keys), dtype=np.intp)
+        out[order] = np.searchsorted(table, keys[order])
+        return out
+    return np.searchsorted(table, keys)
 
 
 def ids_to_json(ids: np.ndarray) -> list[str]:
