@@ -27,6 +27,25 @@ def test_prefix_diagnostics_by_hand():
     assert d.V_proxy == pytest.approx(d.H_K / 4 + 1 / 5)
 
 
+@pytest.mark.parametrize("n_patterns", [63, 64, 2_000])
+def test_prefix_diagnostics_sorted_search_is_the_row_search(n_patterns, monkeypatch):
+    """Many held-out ids against many M patterns are searched in sorted order (``_search``):
+    the diagnostics equal those of the row-by-row search exactly, weighted, with unseen and
+    negative ids, on either side of the sizes where the sorted search starts."""
+    from fcps_core.measures import diagnostics
+    rng = np.random.default_rng(n_patterns)
+    patterns = rng.choice(10 ** 12, size=n_patterns, replace=False)
+    ids_M = rng.choice(patterns, 3_000)
+    ids_V = np.concatenate([rng.choice(patterns, 2_500), rng.integers(-3, 10 ** 12, 300)])
+    ids_T = rng.choice(np.append(patterns, [-1, 7]), 2_048)
+    w = {"w_M": rng.integers(1, 4, len(ids_M)).astype(float), "w_V": rng.random(len(ids_V)) + 0.5}
+    for ids in (ids_V, ids_T):
+        assert np.array_equal(diagnostics._search(np.unique(ids_M), ids), np.searchsorted(np.unique(ids_M), ids))
+    got = prefix_diagnostics(ids_M, ids_V, ids_T, 50.0, **w).to_dict()
+    monkeypatch.setattr(diagnostics, "_SORTED_SEARCH_IDS", 10 ** 9)      # the row search
+    assert prefix_diagnostics(ids_M, ids_V, ids_T, 50.0, **w).to_dict() == got
+
+
 def test_prefix_diagnostics_without_test_block_use_validation():
     d = prefix_diagnostics(np.array([1, 1, 2]), np.array([1, 5]), None, Q_K=4.0)
     assert d.unseen_test is None

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fcps_core.families import REGISTRY, PrefixFeatures
-from fcps_core.families.base import PatternCodes, pattern_codes, pattern_table, prefix_dots, rowwise_dot
+from fcps_core.families.base import PatternCodes, lookup, pattern_codes, pattern_table, prefix_dots, rowwise_dot
 
 
 def _levels(rng, n, K, alphabet=4):
@@ -64,6 +64,59 @@ def test_table_fits_with_shared_codes_equal_fits_without(weighted):
                 assert ma.get_state() == mb.get_state()
                 assert np.array_equal(ma.predict(plain.first(k)), mb.predict(plain.first(k)))
 
+
+
+def test_lookup_through_codes_is_the_row_by_row_search():
+    """``lookup`` handed the ids' codes (each distinct id searched once) gives every row the
+    position and mask of the search of the rows themselves: ids before, between and after
+    the table's, the never-seen -1, an empty table, one id."""
+    rng = np.random.default_rng(4)
+    uniq = np.unique(rng.integers(0, 400, size=120) * 7)
+    for ids in (rng.integers(-1, 3000, size=2000), np.array([-1, -1]), np.array([5]),
+                np.concatenate([uniq, uniq[::-1] + 1, [-1, 10 ** 12]])):
+        for table in (uniq, uniq[:1], uniq[:0]):
+            want = lookup(table, ids)
+            got = lookup(table, ids, pattern_codes(ids))
+            assert got[0].dtype == want[0].dtype and got[1].dtype == want[1].dtype
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_search_sorted_is_searchsorted():
+    """Many keys against a long table are searched in sorted order and put back: the same
+    positions as ``np.searchsorted`` (keys equal to entries, between, before and after them,
+    repeated keys), on either side of the sizes where the sorted search starts."""
+    from fcps_core.families import base
+    rng = np.random.default_rng(12)
+    for m in (base._SORTED_SEARCH_TABLE - 1, base._SORTED_SEARCH_TABLE, 5_000):
+        table = np.unique(rng.integers(0, 20 * m, size=2 * m))[:m]
+        for n in (base._SORTED_SEARCH_KEYS - 1, base._SORTED_SEARCH_KEYS, 30_000):
+            keys = rng.integers(-5, 20 * m + 5, size=n)
+            keys[:50] = rng.choice(table, 50)
+            got = base.search_sorted(table, keys)
+            assert got.dtype == np.intp
+            assert np.array_equal(got, np.searchsorted(table, keys))
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_table_predictions_through_a_views_codes_equal_the_rows_search(weighted):
+    """backoff, residual and table predict held-out rows whose view keeps its codes (the
+    lookup reads them) as they predict the same rows without a store, bit for bit, with
+    patterns the fit never saw among them."""
+    rng = np.random.default_rng(9)
+    K = 4
+    levels, held = _levels(rng, 400, K), _levels(rng, 300, K, alphabet=5)
+    y = rng.random(400)
+    w = rng.integers(1, 4, size=400).astype(float) if weighted else None
+    fit = PrefixFeatures(patterns=levels, scores=rng.random((400, K)), weight=w)
+    scores = rng.random((300, K))
+    plain = PrefixFeatures(patterns=held, scores=scores)
+    shared = PrefixFeatures(patterns=held, scores=scores, codes=PatternCodes())
+    for family in ("backoff", "residual", "table"):
+        cls = REGISTRY[family]
+        for k in range(1, K + 1):
+            for model in cls.fit_grid(cls.grid(), fit.first(k), y):
+                want = model.predict(plain.first(k))
+                assert np.array_equal(model.predict(shared.first(k)).view(np.uint64), want.view(np.uint64))
+                assert np.array_equal(model.predict(shared.first(k)).view(np.uint64), want.view(np.uint64))
 
 def test_pattern_table_with_shared_codes_against_a_python_loop():
     """Per-id sums and counts (weighted: sums of w * value and of w) from codes handed in,

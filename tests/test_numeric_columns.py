@@ -149,6 +149,44 @@ def test_isotonic_sort_is_lexsort(n, n_x, n_y):
     assert np.array_equal(_lexsort_xy(x_nan, y, None), np.lexsort((y, x_nan)))
 
 
+@pytest.mark.parametrize("n", [2, 3, 1_024, 1_025, 21_000])
+def test_packed_sort_is_lexsort_in_each_case(n):
+    """The one-sort order of (x key, position) (``_packed_order``), with the positions those
+    of the rows in label order where the head shows ties, is ``np.lexsort((y, x))``: on
+    continuous, tie-heavy, signed-zero and infinite values, at sizes on either side of a
+    power of two (the positions' bit width). Values that differ only in the bits the
+    positions take are not told apart by the sort: it declines (None) and the fit's order
+    comes from the other branches, still lexsort's."""
+    from fcps_core.families import base
+    r = np.random.default_rng(n)
+    y = r.integers(0, 40, n) / 40.0
+    cases = {
+        "continuous": r.normal(size=n),
+        "tie-heavy": r.integers(-20, 20, n) / 8.0,
+        "signed zeros": r.choice([-0.0, 0.0, -2.5, 1.0, np.inf, -np.inf], n),
+        "one value": np.full(n, -3.25),
+    }
+    for name, x in cases.items():
+        expected = np.lexsort((y, x))
+        for ranks in (label_ranks(y), None):
+            assert np.array_equal(base._lexsort_xy(x, y, ranks), expected), name
+        packed = base._packed_order(x, None)
+        assert packed is not None, name                     # these the packed sort orders
+        assert np.array_equal(x[packed[0]], np.sort(x)), name
+        assert np.array_equal(np.sort(packed[0]), np.arange(n)), name
+    if n > 2:
+        # values 1 + k ulp apart: within the positions' bits the sort cannot order them
+        near = 1.0 + r.integers(0, 3, n) * np.spacing(1.0)
+        near[:2] = 1.0 + 2 * np.spacing(1.0), 1.0
+        assert base._packed_order(near, None) is None
+        for ranks in (label_ranks(y), None):
+            assert np.array_equal(base._lexsort_xy(near, y, ranks), np.lexsort((y, near)))
+    with_nan = cases["tie-heavy"].copy()
+    with_nan[::3] = np.nan
+    assert base._packed_order(with_nan, None) is None
+    assert np.array_equal(base._lexsort_xy(with_nan, y, label_ranks(y)), np.lexsort((y, with_nan)))
+
+
 @pytest.mark.parametrize("n", [9_000, 40_000])
 def test_radix_argsort_is_argsort_order(n):
     """The isotonic fit's radix sort of float bits (``_radix_argsort``) orders values as
@@ -174,6 +212,31 @@ def _four_pass_order(x: np.ndarray) -> np.ndarray:
     key = bits ^ ((np.uint64(0) - (bits >> np.uint64(63))) | np.uint64(1 << 63))
     digits = [((key >> np.uint64(s)) & np.uint64(0xFFFF)).astype(np.int64) for s in (0, 16, 32, 48)]
     return np.lexsort([np.arange(len(x))] + digits)
+
+
+@pytest.mark.parametrize("n", [3, 1_025, 16_800])
+def test_packed_order_keeping_signed_zeros_is_the_radix_order(n):
+    """``columns_rise_with`` orders each column by one sort of packed keys, keeping the bits'
+    order of -0.0 and +0.0 (``zero_tie=False``): that permutation is the radix sort's (by
+    the whole key, ties by position; the tied blocks' weight sums follow it) on continuous,
+    rounded and signed-zero columns, and the directions are the radix sort's."""
+    from fcps_core.families import base
+    r = np.random.default_rng(n)
+    columns = np.column_stack([r.normal(size=n), np.round(r.normal(size=n), 1),
+                               r.choice([-0.0, 0.0, 0.5, -1.0], n), -np.round(r.uniform(size=n), 2)])
+    for j in range(columns.shape[1]):
+        x = columns[:, j].copy()
+        packed = base._packed_order(x, None, zero_tie=False)
+        assert packed is not None
+        assert np.array_equal(packed[0], _four_pass_order(x))
+        assert np.array_equal(packed[0], base._radix_argsort(x))
+    y = r.uniform(size=n) + columns[:, 1]
+    w = r.uniform(0.5, 3.0, size=n)
+    centred_ranks = base._average_ranks(y, np.argsort(y, kind="stable"), w)
+    centred = w * (centred_ranks - np.sum(w * centred_ranks) / np.sum(w))
+    want = [not float(base._average_ranks(columns[:, j].copy(), base._radix_argsort(columns[:, j].copy()), w)
+                      @ centred) < 0 for j in range(columns.shape[1])]
+    assert base.columns_rise_with(columns, y, w).tolist() == want
 
 
 @pytest.mark.parametrize("n", [8_192, 30_000])
@@ -245,6 +308,11 @@ def test_pool_adjacent_violators_is_scipys_isotonic_regression():
         from scipy.optimize import isotonic_regression
         assert np.array_equal(got, isotonic_regression(y, weights=w).x)
         assert np.array_equal(pool_adjacent_violators(y, np.ones(n)), isotonic_regression(y).x)
+        # the fit's own scratch arrays, worked in: the same values
+        assert np.array_equal(pool_adjacent_violators(y.copy(), w.copy(), overwrite=True), got)
+        y_before = y.copy()
+        pool_adjacent_violators(y, w)                       # without overwrite: inputs kept
+        assert np.array_equal(y, y_before)
 
 
 def test_labels_order_is_kept_for_the_same_read_only_ranks_only():
@@ -295,5 +363,13 @@ def test_isotonic_predict_in_sorted_order_is_interp_bit_for_bit(seed):
     rng.shuffle(q)
     want = np.interp(q, fitted.x_, fitted.y_)
     assert np.array_equal(fitted.predict(q).view(np.uint64), want.view(np.uint64))
+    # points one ulp apart (their sort keys tie in the position bits), and a strided column
+    near = np.nextafter(q, np.inf)
+    near[::2] = q[::2]
+    assert np.array_equal(fitted.predict(near).view(np.uint64),
+                          np.interp(near, fitted.x_, fitted.y_).view(np.uint64))
+    both = np.column_stack([q, near])
+    assert np.array_equal(fitted.predict(both[:, 1]).view(np.uint64),
+                          np.interp(near, fitted.x_, fitted.y_).view(np.uint64))
     # below the sizes the points are interpolated as given: the same values
     assert np.array_equal(fitted.predict(q[:100]).view(np.uint64), want[:100].view(np.uint64))

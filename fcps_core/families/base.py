@@ -125,12 +125,13 @@ class IsotonicMap:
                 y_rank = None if y_rank is None else y_rank[keep]
         order = _lexsort_xy(x, y, y_rank)
         x, y = x[order], y[order]
-        starts = _pool_starts(x)
-        if w is None and len(starts) == len(x):
-            # every input its own run (distinct scores): the runs' means are the labels
+        if w is None and len(x) and np.all(np.diff(x) >= _X_EPS):
+            # every input its own run (distinct scores, each at least eps above the one
+            # before: what :func:`_pool_starts` finds then): the runs' means are the labels
             # themselves and their weights 1, what the sums below give exactly
             w_u, y_u, x_u = np.ones(len(x)), y, x
         else:
+            starts = _pool_starts(x)
             if w is None:
                 # unit weights: a run's weight is its length and y * 1 is y (the same sums, exactly)
                 w_u = np.diff(np.append(starts, len(x))).astype(float)
@@ -140,7 +141,8 @@ class IsotonicMap:
                 w_u = np.add.reduceat(w, starts)
                 y_u = np.add.reduceat(y * w, starts) / w_u
             x_u = x[starts]
-        fitted = np.clip(pool_adjacent_violators(y_u, w_u), 0.0, 1.0)
+        # y_u and w_u are this fit's own arrays (gathered or summed above): PAVA works in them
+        fitted = np.clip(pool_adjacent_violators(y_u, w_u, overwrite=True), 0.0, 1.0)
         keep = np.ones(len(fitted), dtype=bool)
         keep[1:-1] = (fitted[1:-1] != fitted[:-2]) | (fitted[1:-1] != fitted[2:])
         self.x_, self.y_ = x_u[keep], fitted[keep]
@@ -150,7 +152,8 @@ class IsotonicMap:
         """``np.interp(x, x_, y_)``. Many points against many thresholds are interpolated in
         sorted order and put back: ``np.interp`` finds each point's interval by a binary
         search that starts from the previous point's interval, which is where a sorted
-        point lies, so the searches are short; each point's value depends only on the
+        point lies, so the searches are short (the points are put in order by one sort of
+        packed integer keys, :func:`_key_positions`); each point's value depends only on the
         point and the thresholds (their interval is the one with x_[j] <= point <
         x_[j + 1], whatever the search starts from), so the values are the same bit for
         bit (docs/performance.md, issue 25's sixteenth round)."""
@@ -158,7 +161,10 @@ class IsotonicMap:
         if len(self.x_) == 1:
             return np.full(len(x), self.y_[0])
         if x.ndim == 1 and len(x) >= _SORTED_PREDICT_POINTS and len(self.x_) >= _SORTED_PREDICT_THRESHOLDS:
-            order = np.argsort(x)
+            # any order serves (each value is the point's own): the points by their keys'
+            # high bits, from one sort of integers, are in order but for the rare values
+            # that differ only in the position bits
+            order = _key_positions(np.ascontiguousarray(x))
             out = np.empty(len(x))
             out[order] = np.interp(x[order], self.x_, self.y_)
             return out
@@ -196,8 +202,10 @@ def rises_with(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> boo
 def columns_rise_with(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
     """:func:`rises_with` of every column of ``X`` (no NaN) against ``y`` (no NaN) on the same
     rows, the label's ranks formed once: with c = w (rank(y) - its weighted mean), the
-    weighted covariance of the ranks is sum_i rank(x)_i c_i, and each column costs one radix
-    sort (:func:`_radix_argsort`) and linear passes."""
+    weighted covariance of the ranks is sum_i rank(x)_i c_i, and each column costs one sort
+    and linear passes: the order of the column's bits and positions (:func:`_radix_argsort`'s
+    permutation, which the tied blocks' weight sums follow), from one sort of packed keys
+    (:func:`_packed_order`) or, where that declines, the radix sort itself."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     n = len(y)
@@ -209,7 +217,9 @@ def columns_rise_with(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None)
     out = np.empty(X.shape[1], dtype=bool)
     for j in range(X.shape[1]):
         x = np.ascontiguousarray(X[:, j])
-        out[j] = not float(_average_ranks(x, _radix_argsort(x), w) @ centred) < 0
+        packed = _packed_order(x, None, zero_tie=False) if n > 1 else None
+        order = _radix_argsort(x) if packed is None else packed[0]
+        out[j] = not float(_average_ranks(x, order, w) @ centred) < 0
     return out
 
 
@@ -228,10 +238,13 @@ def _average_ranks(v: np.ndarray, order: np.ndarray, w: np.ndarray) -> np.ndarra
     return out
 
 
-def pool_adjacent_violators(y: np.ndarray, w: np.ndarray) -> np.ndarray:
+def pool_adjacent_violators(y: np.ndarray, w: np.ndarray, overwrite: bool = False) -> np.ndarray:
     """``scipy.optimize.isotonic_regression(y, weights=w).x`` (increasing; ``w`` positive):
     the fitted values by SciPy's own PAVA routine (its ``_pava_pybind`` extension, the
     routine ``isotonic_regression`` calls, with the same copies of its inputs).
+    ``overwrite``: ``y`` and ``w`` are the caller's scratch arrays, which the routine may
+    work in (and return ``y`` as the fitted values) instead of copies, when they are
+    C-contiguous float64 already.
 
     The extension is loaded on its own (:func:`_pava_routine`): importing the
     ``scipy.optimize`` package for this one routine loads most of SciPy's optimisers, a
@@ -241,8 +254,9 @@ def pool_adjacent_violators(y: np.ndarray, w: np.ndarray) -> np.ndarray:
     if pava is None:
         from scipy.optimize import isotonic_regression      # here: scoring never imports SciPy
         return isotonic_regression(y, weights=w).x
-    x = np.array(y, order="C", dtype=np.float64, copy=True)
-    wx = np.array(w, order="C", dtype=np.float64, copy=True)
+    copy = None if overwrite else True
+    x = np.array(y, order="C", dtype=np.float64, copy=copy)
+    wx = np.array(w, order="C", dtype=np.float64, copy=copy)
     return pava(x, wx, np.full(len(x) + 1, -1, dtype=np.intp))[0]
 
 
@@ -414,15 +428,18 @@ _LABELS_ORDER: list = [None]
 
 
 def _labels_order(y_rank: np.ndarray) -> np.ndarray:
-    """``np.argsort(y_rank.astype(np.uint16), kind="stable")``: the rows by label rank, ties by
-    position. The fits of a path's prefixes (and the single-judge maps of a fold) share one
+    """``np.argsort(y_rank, kind="stable")``: the rows by label rank, ties by position (a
+    16-bit radix sort where the ranks fit in 16 bits). The fits of a path's prefixes (and the single-judge maps of a fold) share one
     read-only :func:`label_ranks` array, so its order is kept for the next fit that passes the
     same array object (a read-only array cannot change under the kept order; a writable one is
     sorted every time). The order is handed out read-only."""
     kept = _LABELS_ORDER[0]
     if kept is not None and kept[0] is y_rank:
         return kept[1]
-    order = np.argsort(y_rank.astype(np.uint16), kind="stable")
+    if len(y_rank) and int(y_rank.max()) >= 2 ** 16:
+        order = np.argsort(y_rank, kind="stable")
+    else:
+        order = np.argsort(y_rank.astype(np.uint16), kind="stable")
     if not y_rank.flags.writeable:
         order.flags.writeable = False
         _LABELS_ORDER[0] = (y_rank, order)
@@ -433,27 +450,46 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
     """``np.lexsort((y, x))``, the same permutation: by x, ties by y, then by position.
 
     The order decides the summation order of each pooled run (``np.add.reduceat``), so it
-    must be lexsort's exactly. ``lexsort`` compares key tuples in a merge sort; a plain
-    sort of x costs less: numpy's default ``argsort`` (its vectorised quicksort, faster
-    than the stable sort or a radix sort of the bits, :func:`_radix_argsort`, at every size
-    and share of ties measured: docs/performance.md, issue 25's thirteenth round). Its
-    order of tied values is not the stable one, and none is
-    needed: tied runs are re-ordered or ranked below. Where x has few ties (the scores of the
-    linear stackers and posteriors) only the tied runs need lexsort's tie order, which is
-    restored on those positions alone. Where it has many (vote sums, posteriors of vote
-    patterns) and the labels' dense ranks ``y_rank`` are given (:func:`label_ranks`), each
-    row's key is (rank of x, rank of y, position) packed in one integer, which a single
-    sort orders as lexsort does: a stable radix sort of (x rank, y rank) when that fits in
-    16 bits, two stable radix passes (y rank, then x rank) when each fits, else a sort of
-    the unique packed key. Otherwise, or with NaN in x: ``lexsort``."""
+    must be lexsort's exactly. ``lexsort`` compares key tuples in a merge sort; one sort of
+    plain integers costs less: :func:`_packed_order` sorts each row's x key with its
+    position in the low bits, numpy's vectorised sort of 64-bit integers (faster than its
+    argsort of the floats, which moves an index beside each value). Where x has ties (a head
+    sample of :data:`_TIE_SAMPLE` rows shows one: vote sums, posteriors of vote patterns,
+    rounded metrics) and the labels' dense ranks ``y_rank`` are given
+    (:func:`label_ranks`), the positions packed are those of the rows in label order
+    (:func:`_labels_order`, kept across the fits sharing the ranks), so the one sort orders
+    the rows by (x, y rank, position), lexsort's order. Where the packed sort cannot tell
+    two values apart (they differ only in the bits the position takes, or x holds NaN) the
+    order comes as before: numpy's default ``argsort`` of x (faster than its stable sort or
+    a radix sort of the bits, :func:`_radix_argsort`: docs/performance.md, issue 25's
+    thirteenth round), whose tie order is not the stable one, and none is needed: tied runs
+    are re-ordered or ranked below. Where x has few ties (the scores of the linear
+    stackers) only the tied runs need lexsort's tie order, which is restored on those
+    positions alone. Where it has many and ``y_rank`` is given, each row's key is (rank of
+    x, rank of y, position) packed in one integer, which a single sort orders as lexsort
+    does: a stable radix sort of (x rank, y rank) when that fits in 16 bits, two stable
+    radix passes (y rank, then x rank) when each fits, else a sort of the unique packed
+    key. Otherwise, or with NaN in x: ``lexsort``."""
     n = len(x)
     if n < 2:
         return np.lexsort((y, x))
-    # Any order of x serves below (tied runs are re-ordered or ranked)
-    order = np.argsort(x)
-    xs = x[order]
-    if xs[-1] != xs[-1]:                        # NaN sorts last: leave it to lexsort
-        return np.lexsort((y, x))
+    ranked = y_rank is not None and len(y_rank) == n
+    if ranked and _head_has_ties(x):
+        by_y = _labels_order(y_rank)
+        packed = _packed_order(x, by_y)
+        if packed is not None:
+            return by_y[packed[0]]
+        packed = None
+    else:
+        packed = _packed_order(x, None)
+    if packed is not None:
+        order, xs = packed      # by x, ties by position (-0.0 read as +0.0, a tie as in lexsort)
+    else:
+        # Any order of x serves below (tied runs are re-ordered or ranked)
+        order = np.argsort(x)
+        xs = x[order]
+        if xs[-1] != xs[-1]:                    # NaN sorts last: leave it to lexsort
+            return np.lexsort((y, x))
     tied = xs[1:] == xs[:-1]
     n_tied = int(np.count_nonzero(tied))
     if n_tied == 0:
@@ -461,7 +497,7 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
     if 4 * n_tied > n:
         n_y = 0 if y_rank is None else int(y_rank.max()) + 1
         n_x = n - n_tied
-        if y_rank is None or len(y_rank) != n or float(n_x) * n_y * n >= 2.0 ** 62:
+        if not ranked or float(n_x) * n_y * n >= 2.0 ** 62:
             return np.lexsort((y, x))
         rank_sorted = np.empty(n, dtype=np.int64)
         rank_sorted[0] = 0
@@ -484,6 +520,56 @@ def _lexsort_xy(x: np.ndarray, y: np.ndarray, y_rank: np.ndarray | None = None) 
     sub = order[pos]
     order[pos] = sub[np.lexsort((sub, y[sub], xs[pos]))]
     return order
+
+
+def _head_has_ties(x: np.ndarray) -> bool:
+    """Whether the first :data:`_TIE_SAMPLE` values of ``x`` hold two equal ones."""
+    head = np.sort(x[:_TIE_SAMPLE])
+    return bool(np.any(head[1:] == head[:-1]))
+
+
+def _packed_order(x: np.ndarray, perm: np.ndarray | None,
+                  zero_tie: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
+    """(order, sorted values): the positions of ``v = x[perm]`` (``x`` itself when ``perm`` is
+    None) by value, ties by position, and ``v`` in that order, from one sort of 64-bit
+    integers; None when the sort cannot give it (``v`` holds NaN, or two values it orders
+    wrongly).
+
+    Each value's bits map to an unsigned integer in the order of the values (a negative
+    value's bits flipped, a positive one's sign bit set), whose low bits are replaced by the
+    value's position: the sorted keys give the positions ordered by (the key's high bits,
+    position). Values equal in the high bits but not equal are then ordered by position,
+    not value; where the sorted values are nondecreasing no such pair is out of order, so
+    the permutation orders the values with ties by position (every key differs, so the sort
+    has one answer). Otherwise, or with NaN (never nondecreasing), None. ``zero_tie``: -0.0
+    is read as +0.0 first (the two are equal to a comparison: lexsort ties them, and so
+    does this order); False keeps the bits' order, -0.0 before +0.0 (their high bits differ,
+    so the order is then :func:`_radix_argsort`'s, by the whole key and position)."""
+    v = np.array(x, dtype=np.float64) if perm is None else x[perm].astype(np.float64, copy=False)
+    if zero_tie:
+        v += 0.0                                # -0.0 + 0.0 is +0.0
+    order = _key_positions(v)
+    values = v[order]
+    if not np.all(values[1:] >= values[:-1]):
+        return None
+    return order, values
+
+
+def _key_positions(v: np.ndarray) -> np.ndarray:
+    """The positions of the contiguous float64 ``v`` by (the high bits of each value's
+    order-preserving key, position): one sort of the keys with the positions in their low
+    bits (as many bits as the largest position needs). :func:`_packed_order` checks what it
+    hands out; a caller that only needs the values nearly in order takes it as it is."""
+    n = len(v)
+    low = np.uint64((1 << max(n - 1, 0).bit_length()) - 1)
+    key = (v.view(np.int64) >> 63).view(np.uint64)      # all ones where negative, else 0
+    key |= _SIGN_BIT
+    key ^= v.view(np.uint64)
+    key &= ~low
+    key |= np.arange(n, dtype=np.uint64)
+    key.sort()
+    key &= low
+    return key.view(np.int64).astype(np.intp, copy=False)
 
 
 def _in_tied_runs(tied: np.ndarray) -> np.ndarray:
@@ -679,14 +765,49 @@ def pattern_table(ids: np.ndarray, values: np.ndarray, weight: np.ndarray | None
             np.bincount(inv, weights=weight, minlength=len(uniq)))
 
 
-def lookup(uniq: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of ``ids`` in sorted ``uniq`` and a mask of ids that are present (-1 never is)."""
+def lookup(uniq: np.ndarray, ids: np.ndarray,
+           codes: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of ``ids`` in sorted ``uniq`` and a mask of ids that are present (-1 never is).
+
+    ``codes`` (optional): :func:`pattern_codes` of ``ids`` (their sorted distinct values and
+    each row's position among them), e.g. kept by the view's :class:`PatternCodes`. Each
+    distinct id is then searched once, in ascending order, and the rows read their id's
+    answer: every row's position and mask are a function of its id alone, so they are the
+    ones the row-by-row search gives. The held-out views' pattern levels are looked up by
+    every table model of a fold (each level of a backoff, the residual tables), and a search
+    of unsorted ids costs a mispredicted branch per step."""
     if len(uniq) == 0:
         return np.zeros(len(ids), dtype=np.int64), np.zeros(len(ids), dtype=bool)
-    pos = np.searchsorted(uniq, ids)
+    if codes is not None:
+        distinct, inverse = codes
+        pos, found = lookup(uniq, distinct)
+        return pos[inverse], found[inverse]
+    pos = search_sorted(uniq, ids)
     pos = np.minimum(pos, len(uniq) - 1)
     found = (uniq[pos] == ids) & (ids >= 0)
     return pos, found
+
+
+#: :func:`search_sorted` searches the keys in sorted order from this many keys against this
+#: many table entries on (below either the sort costs more than the shorter searches save)
+_SORTED_SEARCH_KEYS = 2048
+_SORTED_SEARCH_TABLE = 64
+
+
+def search_sorted(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(table, keys)``. Many keys against a long table are searched in
+    sorted order and the positions put back: numpy's search keeps the lower bound of the
+    previous key when the keys ascend, and a sorted key's search takes the same branches
+    as its neighbour's, where an unsorted key's binary search mispredicts about one branch
+    per step. Each key's position depends only on the key and the table, so the answer is
+    the same array."""
+    keys = np.asarray(keys)
+    if keys.ndim == 1 and len(keys) >= _SORTED_SEARCH_KEYS and len(table) >= _SORTED_SEARCH_TABLE:
+        order = np.argsort(keys)
+        out = np.empty(len(keys), dtype=np.intp)
+        out[order] = np.searchsorted(table, keys[order])
+        return out
+    return np.searchsorted(table, keys)
 
 
 def ids_to_json(ids: np.ndarray) -> list[str]:

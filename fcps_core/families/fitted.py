@@ -31,6 +31,12 @@ TABLE_FALLBACKS = ("global", "lower_prefix")
 RESIDUAL_BASES = ("mean_iso", "one_coin_iso", "ridge_iso", "logistic")
 
 
+def _codes(X: PrefixFeatures, level: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The factorised pattern ids of ``X``'s level for :func:`.base.lookup`, when the view keeps
+    them (``X.codes``: made once per level array and shared by every model that looks the
+    same rows up); None otherwise (a deployed predictor's rows: each row searched)."""
+    return None if X.codes is None else X.pattern_codes(level)
+
 class FittedModel:
     """Base class of the model classes: ``predict`` clips to [0, 1]; ``from_state`` and
     ``get_state`` persist the hyperparameters (the ``__init__`` arguments), the calibration
@@ -109,7 +115,7 @@ class TableModel(FittedModel):
         unresolved = np.ones(X.n_rows, dtype=bool)
         for level in sorted(self.tables_, reverse=True):
             uniq, values = self._cell_values(level)
-            pos, found = lookup(uniq, X.patterns[level])
+            pos, found = lookup(uniq, X.patterns[level], _codes(X, level))
             take = unresolved & found
             pred[take] = values[pos[take]]
             unresolved &= ~found
@@ -148,7 +154,7 @@ class BackoffModel(FittedModel):
         unseen sub-pattern)."""
         cells = []
         for k, (uniq, sums, counts) in enumerate(self.levels_):
-            pos, found = lookup(uniq, X.patterns[k])
+            pos, found = lookup(uniq, X.patterns[k], _codes(X, k))
             cells.append((np.where(found, sums[pos], 0.0), np.where(found, counts[pos], 0.0)))
         return cells
 
@@ -198,7 +204,7 @@ class ResidualModel(FittedModel):
 
     def _cells(self, X) -> tuple[np.ndarray, np.ndarray]:
         """Each row's residual count and sum in its pattern's cell (0 and 0 when unseen)."""
-        pos, found = lookup(self.uniq_, X.patterns[X.K - 1])
+        pos, found = lookup(self.uniq_, X.patterns[X.K - 1], _codes(X, X.K - 1))
         return np.where(found, self.counts_[pos], 0.0), np.where(found, self.sums_[pos], 0.0)
 
     def _shrunk(self, base_pred, n, s) -> np.ndarray:
