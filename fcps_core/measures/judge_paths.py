@@ -144,7 +144,10 @@ def complexity_penalized(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int,
     rounding of the whole-prefix sums breaks some ties (two judges splitting the same cells
     with their codes swapped sum the same terms in another order); the screen's error is
     far below :data:`_SCREEN_MARGIN` of the scores' scale, so every judge that could win or
-    tie is scored exactly, and the path is the full evaluation's bit for bit."""
+    tie is scored exactly, and the path is the full evaluation's bit for bit. The screen
+    and ``extend_ids`` read the codes a column at a time: one column-major copy serves
+    every step."""
+    codes_S = np.asfortranarray(codes_S)
     remaining = list(range(codes_S.shape[1]))
     order: list[int] = []
     ids = np.zeros(codes_S.shape[0], dtype=np.int64)
@@ -198,66 +201,64 @@ def split_changes(ids: np.ndarray, codes: np.ndarray, judges: list[int],
     """For each of ``judges`` added to the partition ``ids`` (dense cell ids): the change of
     the oracle gain, the change of sum p log p over the cells (the support is exp(-that)),
     and whether it splits a cell at all, up to rounding. Only the rows of cells with two
-    rows or more can be split, so only those are read: the (cell, code) sub-cells of a
-    batch of judges in one counting pass (batches of at most :data:`_SPLIT_CELLS` judge x
-    row entries, so memory stays that of a few S-block columns on large panels).
+    rows or more can be split, so only those are read (every row when every cell is
+    shared: the columns are read in place).
 
-    A sub-cell's key is (judge, cell, code) packed in one integer, laid out row by row (a
-    row's judges together); each sub-cell belongs to one judge, so its rows are summed in
-    row order in either layout. Its counts and label sums are ``bincount``'s over the key
-    range when that is at most :data:`_SUBCELL_COUNT_RANGE` (or 4 keys per entry), else
-    over the keys' ranks (:func:`_densify`); both list the sub-cells in key order."""
+    A judge's sub-cells are its (cell, code) pairs, keyed cell * A + code + 1 (missing
+    codes are -1), counted and label-summed one judge at a time: ``bincount``'s over the
+    judge's key range when that is at most :data:`_SUBCELL_COUNT_RANGE` (or 4 keys per
+    row), else over the keys' ranks (:func:`_densify`); both list the sub-cells in key
+    order and sum each one's rows in row order. One judge's counts span cells x codes, so
+    they stay in cache, where one count over every judge's keys at once spans judges times
+    that (and needs a (rows, judges) gather of the codes and a repeat of the labels). The
+    columns are read one by one, so a column-major ``codes`` (as
+    :func:`complexity_penalized` passes it) reads each contiguously. The changes are then
+    summed over every judge's sub-cells in key order, as one count over all of them sums
+    them."""
     n = len(ids)
     counts = np.bincount(ids)
     shared = counts >= 2
     rows = np.flatnonzero(shared[ids])
-    if len(rows) == 0:
+    if len(rows) == 0 or not judges:
         none = np.zeros(len(judges))
         return none, none, np.zeros(len(judges), dtype=bool)
     sums = np.bincount(ids, weights=y)
-    local = (np.cumsum(shared) - 1)[ids[rows]]            # the row's cell among the shared ones
+    every = len(rows) == n                                  # every cell shared: read the columns whole
+    local = (np.cumsum(shared) - 1)[ids if every else ids[rows]]     # the row's cell among the shared ones
     n_shared = int(shared.sum())
     q = counts[shared] / n
     gain_now = float(np.sum(sums[shared] ** 2 / counts[shared]))
     entropy_now = float(np.sum(q * np.log(q)))
-    y_rows = y[rows]
-    batch = max(1, _SPLIT_CELLS // len(rows))
-    d_gain, d_entropy = np.empty(len(judges)), np.empty(len(judges))
-    splits = np.empty(len(judges), dtype=bool)
-    for b0 in range(0, len(judges), batch):
-        part = judges[b0:b0 + batch]
-        key = codes[np.ix_(rows, part)].astype(np.int64, copy=False)     # (rows, judges), a copy
-        A = int(key.max()) + 2                              # codes + 1 (missing: -1) < A
-        key += (local * A + 1)[:, None]
-        key += (np.arange(len(part), dtype=np.int64) * (n_shared * A))[None, :]
-        key = key.reshape(-1)
-        y_key = np.repeat(y_rows, len(part))
-        span = len(part) * n_shared * A
-        if span <= max(_SUBCELL_COUNT_RANGE, 4 * len(key)):
+    y_rows = y if every else y[rows]
+    columns = [codes[:, j] if every else codes[:, j].take(rows) for j in judges]
+    A = max(int(c.max()) for c in columns) + 2             # codes + 1 (missing: -1) < A
+    base = local * A + 1
+    span = n_shared * A
+    counted = span <= max(_SUBCELL_COUNT_RANGE, 4 * len(rows))
+    sub_counts, sub_sums = [], []
+    for c in columns:
+        key = c + base
+        if counted:
             full = np.bincount(key, minlength=span)
             present = np.flatnonzero(full)                  # the sub-cells, in key order
-            sub_counts = full[present]
-            sub_sums = np.bincount(key, weights=y_key, minlength=span)[present]
-            owner = present // (A * n_shared)               # the judge of each sub-cell
+            sub_counts.append(full[present])
+            sub_sums.append(np.bincount(key, weights=y_rows, minlength=span)[present])
         else:
             dense = _densify(key)
-            sub_counts = np.bincount(dense)
-            sub_sums = np.bincount(dense, weights=y_key)
-            owner = np.empty(len(sub_counts), dtype=np.int64)
-            owner[dense] = key // (A * n_shared)
-        p = sub_counts / n
-        at = slice(b0, b0 + len(part))
-        d_gain[at] = (np.bincount(owner, weights=sub_sums ** 2 / sub_counts, minlength=len(part)) - gain_now) / n
-        d_entropy[at] = np.bincount(owner, weights=p * np.log(p), minlength=len(part)) - entropy_now
-        splits[at] = np.bincount(owner, minlength=len(part)) > n_shared
-    return d_gain, d_entropy, splits
+            sub_counts.append(np.bincount(dense))
+            sub_sums.append(np.bincount(dense, weights=y_rows))
+    n_sub = np.array([len(c) for c in sub_counts])
+    owner = np.repeat(np.arange(len(judges)), n_sub)        # the judge of each sub-cell
+    sub_counts, sub_sums = np.concatenate(sub_counts), np.concatenate(sub_sums)
+    p = sub_counts / n
+    d_gain = (np.bincount(owner, weights=sub_sums ** 2 / sub_counts, minlength=len(judges)) - gain_now) / n
+    d_entropy = np.bincount(owner, weights=p * np.log(p), minlength=len(judges)) - entropy_now
+    return d_gain, d_entropy, n_sub > n_shared
 
 
-#: key ranges up to this many values are counted directly in :func:`split_changes`
+#: a judge's sub-cell key ranges up to this many values are counted directly in
+#: :func:`split_changes`
 _SUBCELL_COUNT_RANGE = 1 << 22
-
-#: judge x row entries :func:`split_changes` keys at once
-_SPLIT_CELLS = 1 << 22
 
 
 def cfps_paths(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int, *, max_size: int,
