@@ -161,3 +161,28 @@ def test_split_changes_count_and_rank_branches_agree(monkeypatch):
         p_new = np.bincount(new) / 200
         assert counted[1][k] == pytest.approx(np.sum(p_new * np.log(p_new)) - np.sum(p_now * np.log(p_now)),
                                               abs=1e-12)
+
+
+@pytest.mark.parametrize("first", [0, 1, 2, 3, 5, 12])
+def test_first_judges_order_the_same_prefixes(first):
+    """``complexity_penalized(first=k)`` stops after k judges not constant on S: with the
+    constant judges moved last (``constant_last``, as ``build_paths`` does), its prefixes
+    up to k judges are those of the whole order, and ``build_paths``' ``prefix_max`` gives
+    them too; constant judges the greedy picks early do not count."""
+    from fcps_core.measures.judge_paths import build_paths, constant_last
+    rng = np.random.default_rng(21)
+    codes = panel(rng, 160, 14, 3, missing=True, copies=3)
+    codes[:, [2, 9]] = 1                    # constant on S: scored 0, picked before judges that lose
+    y = rng.random(160)
+    for penalty in (1.0, 400.0):
+        whole = complexity_penalized(codes, y, 50, penalty)
+        cut = complexity_penalized(codes, y, 50, penalty, first=first)
+        assert sorted(cut) == list(range(14))
+        last = constant_last(codes)
+        assert last(cut)[:first] == last(whole)[:first]
+        if penalty == 400.0:
+            assert whole.index(2) < 3           # the case the count must skip
+        paths = build_paths(["complexity_penalized"], codes, y, 50, table_k_max=3, seed=0, penalty=penalty,
+                            prefix_max=first)
+        assert paths[0].judges[:first] == last(whole)[:first]
+        assert paths[0].judges != last(whole) or first >= 11

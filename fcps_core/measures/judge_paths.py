@@ -132,8 +132,14 @@ def random_path(n_judges: int, seed: int) -> list[int]:
 
 
 def complexity_penalized(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int,
-                         penalty: float = 1.0) -> list[int]:
+                         penalty: float = 1.0, first: int | None = None) -> list[int]:
     """Greedy order by penalised oracle gain (module docstring), ties to the smaller index.
+
+    ``first``: the greedy stops once it has ordered this many judges that are not constant
+    on S, the rest following in index order. The greedy's steps never read what comes
+    after them, and :func:`constant_last` moves the constant judges behind the others, so
+    with :func:`constant_last` applied the prefixes up to ``first`` judges are those of the
+    whole order (a refit that fits no longer prefix needs no more).
 
     Scoring every remaining judge on the whole prefix costs a pass over the S rows per
     judge and step (J^2 passes). Instead each step screens every remaining judge by the
@@ -155,7 +161,12 @@ def complexity_penalized(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int,
     n_cal = max(int(n_cal), 1)
     mean_sq = float(y_S.mean()) ** 2 if len(y_S) else 0.0
     screen = bool(np.isfinite(penalty))
+    flat = np.all(codes_S == codes_S[:1], axis=0) if first is not None else None
+    informative = 0             # judges ordered that are not constant on S
     while remaining:
+        if first is not None and informative >= first:
+            order += remaining
+            break
         # A judge that splits no cell leaves the dense ids as they are (extend_ids of a code
         # constant on each cell is the identity), so its gain and support are the prefix's,
         # bit for bit, and its score is this one.
@@ -187,6 +198,8 @@ def complexity_penalized(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int,
         _, j, ids, gain, support = best
         order.append(j)
         remaining.remove(j)
+        if flat is not None and not flat[j]:
+            informative += 1
     return order
 
 
@@ -378,10 +391,13 @@ def constant_last(codes_S: np.ndarray):
 
 def build_paths(rules: list[str], codes_S: np.ndarray, y_S: np.ndarray, n_cal: int, *,
                 table_k_max: int, seed: int, penalty: float = 1.0,
-                cfps_max_paths: int = 32, costs: np.ndarray | None = None) -> list[JudgePath]:
+                cfps_max_paths: int = 32, costs: np.ndarray | None = None,
+                prefix_max: int | None = None) -> list[JudgePath]:
     """Paths for every requested rule. Orderings cover the whole pool (scalar families may
     use any prefix), judges constant on S last (:func:`constant_last`); cfps paths offer
-    only their own subset size."""
+    only their own subset size. ``prefix_max``: only the prefixes up to this size are read
+    (a refit that reports no path): ``complexity_penalized`` orders its first judges only
+    (``first``), its prefixes up to that size the same."""
     unknown = [r for r in rules if r not in PATH_RULES]
     if unknown:
         raise MenuError(f"unknown path {noun_for(len(unknown), 'rule')} {', '.join(unknown)}; use {', '.join(PATH_RULES)}")
@@ -397,7 +413,7 @@ def build_paths(rules: list[str], codes_S: np.ndarray, y_S: np.ndarray, n_cal: i
         elif rule == "random":
             out.append(JudgePath(rule, last(random_path(n_j, seed)), all_sizes))
         elif rule == "complexity_penalized":
-            out.append(JudgePath(rule, last(complexity_penalized(codes_S, y_S, n_cal, penalty)),
+            out.append(JudgePath(rule, last(complexity_penalized(codes_S, y_S, n_cal, penalty, first=prefix_max)),
                                  all_sizes))
         elif rule == "cost_aware":
             if costs is None:

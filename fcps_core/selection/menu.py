@@ -154,7 +154,8 @@ def families_of(keys) -> set:
 def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bool = False,
              score_val: bool = True, progress: Callable[[float, str], None] | None = None,
              only: "frozenset | None" = None, diagnostics: bool | None = None,
-             fixed_paths: "list | None" = None) -> "MenuFit":
+             fixed_paths: "list | None" = None, encoded: "EncodedPanel | None" = None,
+             whole_paths: bool = True) -> "MenuFit":
     """One pass over the menu of ``settings`` on ``rows`` (:class:`MenuRows`, or its block
     map): encoders fitted on the fitting rows, paths built on the path rows, every
     candidate fitted on the fitting rows and scored on the scored rows; the audit rows only
@@ -171,12 +172,18 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     share work), so every wanted model is the one the full menu fits. Below, rows go by
     the views' block letters (:meth:`MenuRows.block_map`). ``fixed_paths``: these
     :class:`JudgePath` orderings instead of the ones the path rules build (no path is built,
-    no single-judge path joins): the own-set refits of :class:`.crossfit.OwnSetLevels`."""
+    no single-judge path joins): the own-set refits of :class:`.crossfit.OwnSetLevels`.
+    ``encoded``: the panel encoded with encoders fitted on the fitting rows with
+    ``settings.n_bins`` (what this call would make), when several refits on the same rows
+    share one. ``whole_paths=False``: a refit whose paths are not reported (the
+    learning-curve correction's half-size refits) orders only the judges of the prefixes up
+    to ``settings.k_max`` (:func:`.judge_paths.build_paths`' ``prefix_max``): no longer
+    prefix is fitted, and each one fitted is the whole path's."""
     with_diagnostics = only is None if diagnostics is None else diagnostics
     rows = (rows if isinstance(rows, MenuRows) else MenuRows.of_map(rows)).block_map()
     report = progress or (lambda frac, msg: None)
     y = panel.labels
-    encoded = encode_panel(panel, rows["M"], n_bins=settings.n_bins)
+    encoded = encode_panel(panel, rows["M"], n_bins=settings.n_bins) if encoded is None else encoded
     alph = encoded.alphabet_sizes
     report(0.02, "building judge paths on the selection rows")
     paths = list(fixed_paths) if fixed_paths is not None else build_paths(
@@ -184,7 +191,8 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
         table_k_max=min(settings.table_k_max, settings.k_max or settings.table_k_max),
         seed=settings.seed, penalty=settings.complexity_penalty, cfps_max_paths=settings.cfps_max_paths,
         costs=None if settings.judge_costs is None else
-        np.array([settings.judge_costs[j]["cost"] for j in panel.judge_names]))
+        np.array([settings.judge_costs[j]["cost"] for j in panel.judge_names]),
+        prefix_max=None if whole_paths else settings.k_max)
     names = panel.judge_names
     # the fixed single-judge candidates ("judge j alone", :func:`single_judge_paths`) join
     # the fits but not the returned paths (they are no ordering of the pool)
