@@ -37,7 +37,7 @@ from ..errors import MenuError, SplitError
 from ..families import REGISTRY
 from ..families.base import one_blas_thread, small_pages
 from ..data.panel import Panel
-from ..measures.judge_paths import SINGLE_JUDGE_RULE, JudgePath, build_paths, single_judge_paths
+from ..measures.judge_paths import SINGLE_JUDGE_RULE, JudgePath, _densify, build_paths, single_judge_paths
 from ..data.splits import Blocks, check_blocks
 from .path_fits import fit_joint_families, fit_path_families
 from .result import Candidate
@@ -241,7 +241,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     report(0.04, "fitting the label-free families along every path")
     prefitted = fit_joint_families(settings, views, [(p.judges, s) for p, s in path_sizes.items()],
                                    keep=None if path_keep is None else [path_keep[p] for p in path_sizes])
-    current_path = patterns = None
+    current_path = patterns = ranks = None
     offered = False             # whether the full menu has a candidate (``only`` may want none of them)
     offered_keys: set = set()   # with ``only``: every key the full menu has
     for w, (path, K) in enumerate(work):
@@ -254,18 +254,20 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
             patterns = None
             views.release(("M", "rest"))
             current_path = path
+            ranks = PatternRanks(encoded.codes, path.judges) if with_diagnostics else None
             fit_path_families(settings, views, path.judges, path_sizes[path], fits,
                               score_val=score_val, has_T=has_T, prefitted=prefitted, view_len=view_len[path],
                               keep=None if path_keep is None else path_keep[path])
         judges = path.judges[:K]
         patterns = _patterns(path, K, pattern_cache)
 
-        def diag_of(judges=judges, K=K, patterns=patterns):
+        def diag_of(judges=judges, K=K, patterns=patterns, ranks=ranks):
             """The prefix's diagnostics, formed when a candidate of it is first offered (a
             refit restricted by ``only`` forms none for prefixes it offers nothing of)."""
             if judges not in diag_cache:
                 diag_cache[judges] = None if not with_diagnostics else \
-                    _diagnostics(patterns, views, judges, has_T, alph[list(judges)], K <= settings.table_k_max)
+                    _diagnostics(patterns, views, judges, has_T, alph[list(judges)], K <= settings.table_k_max,
+                                 ranks=ranks)
             return diag_cache[judges]
         for family in path_families(settings, path):
             cls = REGISTRY[family]
@@ -394,14 +396,18 @@ def _patterns(path: JudgePath, K: int, cache: PatternCache) -> list:
 
 
 def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
-                 alph: np.ndarray, table_sized: bool) -> PrefixDiagnostics | None:
+                 alph: np.ndarray, table_sized: bool, ranks: "PatternRanks | None" = None) -> PrefixDiagnostics | None:
     """Prefix diagnostics; table-sized prefixes read the (shared) table views' distinct
-    patterns, larger ones the raw pattern ids (no view is built for them)."""
+    patterns, larger ones the pattern ids of every row (no view is built for them): their
+    ranks (``ranks``, :class:`PatternRanks`, the path's) when it has them, else the raw
+    ids."""
     ids = patterns[-1]
     if ids is None:
         return None
     if not table_sized:
         rows = views.rows
+        ranked = None if ranks is None else ranks.level(len(judges))
+        ids = ids if ranked is None else ranked
         return prefix_diagnostics(ids[rows["M"]], ids[rows["V"]], ids[rows["T"]] if has_T else None,
                                   nominal_cells(alph))
     vM, vV = views.get(judges, "M"), views.get(judges, "V")
@@ -413,3 +419,40 @@ def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
                               w_T=vT.X.weight if vT is not None else None,
                               codes_M=(lambda: vM.X.pattern_codes(len(judges) - 1)) if shared else None)
 
+
+class PatternRanks:
+    """The ranks of a path's prefixes' joint patterns among those on every row: level K's
+    rank of a row is its K-prefix pattern's place among the distinct patterns, in the
+    order of the mixed-radix ids (:func:`..data.encoding.prefix_patterns`). Each level
+    comes from the one before by a count over (rank, code) keys (``_densify``: at most
+    rows x codes values), where the raw ids of a long prefix span far more values than
+    rows and need a sort (``np.unique``) and a binary search per held-out row.
+
+    The ranks order the patterns as the ids do, so :func:`.prefix_diagnostics` lists the
+    same cells in the same order with the same counts from either, and every diagnostic
+    is the same to the bit. A prefix holding a never-seen output (a negative code: its
+    raw id is -1, a cell of its own in M that no held-out row matches) has no ranks
+    (None): the raw ids serve it."""
+
+    def __init__(self, codes: np.ndarray, judges: tuple):
+        self.codes, self.judges = codes, judges
+        self._at: tuple[int, np.ndarray | None] = (0, None)     # the last level made: (K, its ranks)
+
+    def level(self, K: int) -> np.ndarray | None:
+        """The K-prefix's ranks on every row (None: a code is negative). Only the last
+        level is held: the menu asks for a path's prefixes in ascending K."""
+        k, ranks = self._at
+        if k > K or (k and ranks is None):
+            if k <= K:
+                return None                 # a shorter prefix holds a negative code
+            k, ranks = 0, None
+        while k < K:
+            c = self.codes[:, self.judges[k]]
+            if len(c) and int(c.min()) < 0:
+                self._at = (K, None)
+                return None
+            before = np.zeros(len(c), dtype=np.int64) if ranks is None else ranks
+            ranks = _densify(before * (int(c.max()) + 1 if len(c) else 1) + c)
+            k += 1
+        self._at = (k, ranks)
+        return ranks
