@@ -51,7 +51,7 @@ class JudgePath:
 
 
 # -- S-block statistics -------------------------------------------------------------------
-def _densify(key: np.ndarray) -> np.ndarray:
+def dense_ranks(key: np.ndarray) -> np.ndarray:
     """Rank of each value of a non-negative integer key among its distinct values (the
     inverse of ``np.unique``), by counting when the key range is small."""
     if len(key) == 0:
@@ -78,7 +78,7 @@ def extend_ids(ids: np.ndarray, codes_j: np.ndarray) -> np.ndarray:
     if len(ids) == 0:
         return ids
     combined = ids * (int(codes_j.max()) + 2) + (codes_j + 1)
-    return _densify(combined)
+    return dense_ranks(combined)
 
 
 def oracle_gain(ids: np.ndarray, y: np.ndarray) -> float:
@@ -220,7 +220,7 @@ def split_changes(ids: np.ndarray, codes: np.ndarray, judges: list[int],
     A judge's sub-cells are its (cell, code) pairs, keyed cell * A + code + 1 (missing
     codes are -1), counted and label-summed one judge at a time: ``bincount``'s over the
     judge's key range when that is at most :data:`_SUBCELL_COUNT_RANGE` (or 4 keys per
-    row), else over the keys' ranks (:func:`_densify`); both list the sub-cells in key
+    row), else over the keys' ranks (:func:`dense_ranks`); both list the sub-cells in key
     order and sum each one's rows in row order. One judge's counts span cells x codes, so
     they stay in cache, where one count over every judge's keys at once spans judges times
     that (and needs a (rows, judges) gather of the codes and a repeat of the labels). The
@@ -257,7 +257,7 @@ def split_changes(ids: np.ndarray, codes: np.ndarray, judges: list[int],
             sub_counts.append(full[present])
             sub_sums.append(np.bincount(key, weights=y_rows, minlength=span)[present])
         else:
-            dense = _densify(key)
+            dense = dense_ranks(key)
             sub_counts.append(np.bincount(dense))
             sub_sums.append(np.bincount(dense, weights=y_rows))
     n_sub = np.array([len(c) for c in sub_counts])

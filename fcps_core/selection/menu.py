@@ -37,7 +37,7 @@ from ..errors import MenuError, SplitError
 from ..families import REGISTRY
 from ..families.base import one_blas_thread, small_pages
 from ..data.panel import Panel
-from ..measures.judge_paths import SINGLE_JUDGE_RULE, JudgePath, _densify, build_paths, single_judge_paths
+from ..measures.judge_paths import SINGLE_JUDGE_RULE, JudgePath, build_paths, dense_ranks, single_judge_paths
 from ..data.splits import Blocks, check_blocks
 from .path_fits import fit_joint_families, fit_path_families
 from .result import Candidate
@@ -424,9 +424,10 @@ class PatternRanks:
     """The ranks of a path's prefixes' joint patterns among those on every row: level K's
     rank of a row is its K-prefix pattern's place among the distinct patterns, in the
     order of the mixed-radix ids (:func:`..data.encoding.prefix_patterns`). Each level
-    comes from the one before by a count over (rank, code) keys (``_densify``: at most
-    rows x codes values), where the raw ids of a long prefix span far more values than
-    rows and need a sort (``np.unique``) and a binary search per held-out row.
+    comes from the one before by a count over (rank, code) keys
+    (:func:`..measures.judge_paths.dense_ranks`: at most rows x codes values), where the
+    raw ids of a long prefix span far more values than rows and need a sort
+    (``np.unique``) and a binary search per held-out row.
 
     The ranks order the patterns as the ids do, so :func:`.prefix_diagnostics` lists the
     same cells in the same order with the same counts from either, and every diagnostic
@@ -452,7 +453,7 @@ class PatternRanks:
                 self._at = (K, None)
                 return None
             before = np.zeros(len(c), dtype=np.int64) if ranks is None else ranks
-            ranks = _densify(before * (int(c.max()) + 1 if len(c) else 1) + c)
+            ranks = dense_ranks(before * (int(c.max()) + 1 if len(c) else 1) + c)
             k += 1
         self._at = (k, ranks)
         return ranks
