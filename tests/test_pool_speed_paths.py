@@ -186,3 +186,19 @@ def test_first_judges_order_the_same_prefixes(first):
                             prefix_max=first)
         assert paths[0].judges[:first] == last(whole)[:first]
         assert paths[0].judges != last(whole) or first >= 11
+
+
+def test_info_first_risks_from_codes_equal_the_dense_ids():
+    """``info_first`` reads ``code + 1`` as the cells of a judge with small codes: the same
+    risks to the bit as the dense ids, so the same order (ties included); codes spanning far
+    more values than rows take the dense ids."""
+    from fcps_core.measures.judge_paths import dense_ids, info_first, oracle_mse
+    rng = np.random.default_rng(5)
+    codes = panel(rng, 90, 10, 4, missing=True, copies=3)
+    codes[:, 7] = rng.integers(0, 10 ** 6, 90)          # a wide code range
+    codes[:, 8] = 2                                       # one cell
+    y = rng.random(90)
+    risks = [oracle_mse(dense_ids(codes[:, [j]]), y) for j in range(10)]
+    assert info_first(codes, y) == sorted(range(10), key=lambda j: (risks[j], j))
+    for j in (0, 3, 8):
+        assert oracle_mse(codes[:, j] + 1, y) == risks[j]

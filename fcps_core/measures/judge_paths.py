@@ -123,8 +123,21 @@ def expected_cell_pressure(p: np.ndarray, n_cal: int) -> float:
 
 # -- rules ------------------------------------------------------------------------------
 def info_first(codes_S: np.ndarray, y_S: np.ndarray) -> list[int]:
-    risks = [oracle_mse(dense_ids(codes_S[:, [j]]), y_S) for j in range(codes_S.shape[1])]
-    return sorted(range(codes_S.shape[1]), key=lambda j: (risks[j], j))
+    """Judges by single-judge oracle risk on S (module docstring), ties to the smaller index.
+
+    A judge's cells are its codes: with codes from -1 (never seen) up to a few per row,
+    ``code + 1`` serves as the cell ids, read from a column-major copy. They number the
+    cells in the order of the dense ids (:func:`dense_ids` ranks the same values), so
+    :func:`oracle_gain` sums the same terms in the same order and every risk is the same to
+    the bit; other codes get the dense ids."""
+    n, n_j = codes_S.shape
+    columns = np.asfortranarray(codes_S)
+    risks = []
+    for j in range(n_j):
+        c = columns[:, j]
+        small = n > 0 and int(c.min()) >= -1 and int(c.max()) < 4 * n
+        risks.append(oracle_mse(c + 1 if small else dense_ids(codes_S[:, [j]]), y_S))
+    return sorted(range(n_j), key=lambda j: (risks[j], j))
 
 
 def random_path(n_judges: int, seed: int) -> list[int]:
