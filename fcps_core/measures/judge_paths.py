@@ -53,14 +53,18 @@ class JudgePath:
 # -- S-block statistics -------------------------------------------------------------------
 def dense_ranks(key: np.ndarray) -> np.ndarray:
     """Rank of each value of a non-negative integer key among its distinct values (the
-    inverse of ``np.unique``), by counting when the key range is small."""
+    inverse of ``np.unique``), by counting when the key range is small. The count runs in
+    32-bit integers (fewer than 2**31 keys rank below 2**31; the key range is the pass's
+    length, so a narrower one is faster) and the ranks are returned as int64."""
     if len(key) == 0:
         return key.astype(np.int64)
     bound = int(key.max()) + 1
-    if bound <= max(1 << 22, 4 * len(key)):
-        present = np.zeros(bound, dtype=np.int64)
+    if bound <= max(1 << 22, 4 * len(key)) and len(key) < 2 ** 31:
+        present = np.zeros(bound, dtype=np.int32)
         present[key] = 1
-        return (np.cumsum(present) - 1)[key]
+        ranks = np.cumsum(present, dtype=np.int32)[key].astype(np.int64)
+        ranks -= 1
+        return ranks
     return np.unique(key, return_inverse=True)[1].reshape(-1)
 
 

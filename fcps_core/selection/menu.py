@@ -438,6 +438,14 @@ class PatternRanks:
     def __init__(self, codes: np.ndarray, judges: tuple):
         self.codes, self.judges = codes, judges
         self._at: tuple[int, np.ndarray | None] = (0, None)     # the last level made: (K, its ranks)
+        self._range: tuple[np.ndarray, np.ndarray] | None = None   # each column's lowest and highest code
+
+    def _code_range(self, j: int) -> tuple[int, int]:
+        """Column ``j``'s lowest and highest code, from one pass over the whole matrix (a
+        path reads most columns; a strided pass per column costs more)."""
+        if self._range is None:
+            self._range = (self.codes.min(axis=0), self.codes.max(axis=0))
+        return int(self._range[0][j]), int(self._range[1][j])
 
     def level(self, K: int) -> np.ndarray | None:
         """The K-prefix's ranks on every row (None: a code is negative). Only the last
@@ -447,13 +455,16 @@ class PatternRanks:
             if k <= K:
                 return None                 # a shorter prefix holds a negative code
             k, ranks = 0, None
+        if not len(self.codes):
+            return np.zeros(0, dtype=np.int64)
         while k < K:
-            c = self.codes[:, self.judges[k]]
-            if len(c) and int(c.min()) < 0:
+            j = self.judges[k]
+            low, high = self._code_range(j)
+            if low < 0:
                 self._at = (K, None)
                 return None
-            before = np.zeros(len(c), dtype=np.int64) if ranks is None else ranks
-            ranks = dense_ranks(before * (int(c.max()) + 1 if len(c) else 1) + c)
+            c = self.codes[:, j]
+            ranks = dense_ranks(c if ranks is None else ranks * (high + 1) + c)
             k += 1
         self._at = (k, ranks)
         return ranks
