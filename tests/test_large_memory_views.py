@@ -35,6 +35,29 @@ def test_prefix_patterns_columns_match_submatrix():
         assert np.array_equal(a, b)
 
 
+@pytest.mark.parametrize("cols", [[4], [4, 0], [4, 0, 2, 5, 1, 3], None])
+def test_prefix_patterns_equal_the_mixed_radix_ids_by_hand(cols):
+    """Every level's id is the mixed-radix number of the prefix's codes, -1 from the first
+    level holding a never-seen output on: negatives in some columns only (a column
+    without one is added as it is), prefixes reading few columns (each column's negatives
+    looked up alone) and many (the whole matrix at once)."""
+    rng = np.random.default_rng(1)
+    codes = rng.integers(0, 3, size=(150, 6))
+    codes[rng.random(150) < 0.1, 0] = -1
+    codes[rng.random(150) < 0.1, 5] = -1
+    sizes = np.array([3, 3, 4, 3, 5, 3])
+    order = list(range(6)) if cols is None else cols
+    got = prefix_patterns(codes, sizes, cols)
+    for k in range(len(order)):
+        for r in range(150):
+            z = [int(codes[r, j]) for j in order[:k + 1]]
+            want = -1 if min(z) < 0 else 0
+            if want == 0:
+                for j, code in zip(order[:k + 1], z):
+                    want = want * int(sizes[j]) + code
+            assert got[k][r] == want
+
+
 def test_pattern_cache_holds_one_path(panel):
     rows = np.arange(panel.n_rows)
     enc = encode_panel(panel, rows[:300])

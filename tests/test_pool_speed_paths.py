@@ -93,20 +93,53 @@ def test_split_changes_match_the_extended_partitions():
         assert d_entropy[k] == pytest.approx(want, abs=1e-12)
 
 
-def test_judges_screened_in_batches(monkeypatch):
-    """Large S blocks screen the judges a few at a time: the same path."""
-    from fcps_core.measures import judge_paths as paths
-    monkeypatch.setattr(paths, "_SPLIT_CELLS", 64)
+def one_count(ids, codes, judges, y):
+    """The screen as one count over every judge's sub-cells at once (the layout before the
+    screen counted one judge at a time): key (judge, cell, code), ``np.unique`` for the
+    sub-cells in key order, each one's rows summed in row order."""
+    n = len(ids)
+    counts = np.bincount(ids)
+    shared = counts >= 2
+    rows = np.flatnonzero(shared[ids])
+    sums = np.bincount(ids, weights=y)
+    local = (np.cumsum(shared) - 1)[ids[rows]]
+    n_shared = int(shared.sum())
+    q = counts[shared] / n
+    gain_now = float(np.sum(sums[shared] ** 2 / counts[shared]))
+    entropy_now = float(np.sum(q * np.log(q)))
+    A = int(codes[np.ix_(rows, judges)].max()) + 2
+    key = (np.arange(len(judges))[None, :] * n_shared + local[:, None]) * A + codes[np.ix_(rows, judges)] + 1
+    sub, inverse = np.unique(key.reshape(-1), return_inverse=True)
+    sub_counts = np.bincount(inverse)
+    sub_sums = np.bincount(inverse, weights=np.repeat(y[rows], len(judges)))
+    owner = sub // (A * n_shared)
+    p = sub_counts / n
+    return ((np.bincount(owner, weights=sub_sums ** 2 / sub_counts, minlength=len(judges)) - gain_now) / n,
+            np.bincount(owner, weights=p * np.log(p), minlength=len(judges)) - entropy_now,
+            np.bincount(owner, minlength=len(judges)) > n_shared)
+
+
+@pytest.mark.parametrize("every", [True, False])
+def test_split_changes_per_judge_equal_one_count(every):
+    """Counting one judge at a time, on row- or column-major codes, with every cell shared
+    (the columns read whole) or not, gives the one count over all judges to the bit."""
     rng = np.random.default_rng(8)
     codes = panel(rng, 150, 20, 3, missing=True, copies=5)
     y = rng.integers(0, 5, 150) / 4
-    assert complexity_penalized(codes, y, 300) == full_evaluation(codes, y, 300)
+    ids = extend_ids(np.zeros(150, dtype=np.int64), codes[:, 0] if every else rng.integers(0, 90, 150))
+    assert (np.bincount(ids)[ids] >= 2).all() == every
+    judges = [1, 3, 4, 7, 8, 12, 13, 19]
+    want = one_count(ids, codes, judges, y)
+    for c in (codes, np.asfortranarray(codes)):
+        for a, b in zip(split_changes(ids, c, judges, y), want):
+            assert np.array_equal(a, b)
+    assert all(len(a) == 0 for a in split_changes(ids, codes, [], y))
 
 
 def test_split_changes_count_and_rank_branches_agree(monkeypatch):
     """The sub-cells are counted over the key range or over the keys' ranks (a wide code
     range): the same sums bit for bit, and the extended partitions' changes (by hand, from
-    ``extend_ids``) within rounding; batches of judges give the same."""
+    ``extend_ids``) within rounding."""
     from fcps_core.measures import judge_paths as paths
     rng = np.random.default_rng(12)
     codes = rng.integers(-1, 40, (200, 9))                  # 41 codes: a key range far above the entries
@@ -118,9 +151,7 @@ def test_split_changes_count_and_rank_branches_agree(monkeypatch):
     counted = split_changes(ids, codes, judges, y)
     monkeypatch.setattr(paths, "_SUBCELL_COUNT_RANGE", -1)          # 4 keys per entry is the limit now
     ranked = split_changes(ids, codes, judges, y)
-    monkeypatch.setattr(paths, "_SPLIT_CELLS", 400)                 # two judges per batch
-    batched = split_changes(ids, codes, judges, y)
-    for a, b, c in zip(counted, ranked, batched):
+    for a, b, c in zip(counted, ranked, one_count(ids, codes, judges, y)):
         assert np.array_equal(a, b) and np.array_equal(a, c)
     p_now = np.bincount(ids) / 200
     for k, j in enumerate(judges):
@@ -130,3 +161,44 @@ def test_split_changes_count_and_rank_branches_agree(monkeypatch):
         p_new = np.bincount(new) / 200
         assert counted[1][k] == pytest.approx(np.sum(p_new * np.log(p_new)) - np.sum(p_now * np.log(p_now)),
                                               abs=1e-12)
+
+
+@pytest.mark.parametrize("first", [0, 1, 2, 3, 5, 12])
+def test_first_judges_order_the_same_prefixes(first):
+    """``complexity_penalized(first=k)`` stops after k judges not constant on S: with the
+    constant judges moved last (``constant_last``, as ``build_paths`` does), its prefixes
+    up to k judges are those of the whole order, and ``build_paths``' ``prefix_max`` gives
+    them too; constant judges the greedy picks early do not count."""
+    from fcps_core.measures.judge_paths import build_paths, constant_last
+    rng = np.random.default_rng(21)
+    codes = panel(rng, 160, 14, 3, missing=True, copies=3)
+    codes[:, [2, 9]] = 1                    # constant on S: scored 0, picked before judges that lose
+    y = rng.random(160)
+    for penalty in (1.0, 400.0):
+        whole = complexity_penalized(codes, y, 50, penalty)
+        cut = complexity_penalized(codes, y, 50, penalty, first=first)
+        assert sorted(cut) == list(range(14))
+        last = constant_last(codes)
+        assert last(cut)[:first] == last(whole)[:first]
+        if penalty == 400.0:
+            assert whole.index(2) < 3           # the case the count must skip
+        paths = build_paths(["complexity_penalized"], codes, y, 50, table_k_max=3, seed=0, penalty=penalty,
+                            prefix_max=first)
+        assert paths[0].judges[:first] == last(whole)[:first]
+        assert paths[0].judges != last(whole) or first >= 11
+
+
+def test_info_first_risks_from_codes_equal_the_dense_ids():
+    """``info_first`` reads ``code + 1`` as the cells of a judge with small codes: the same
+    risks to the bit as the dense ids, so the same order (ties included); codes spanning far
+    more values than rows take the dense ids."""
+    from fcps_core.measures.judge_paths import dense_ids, info_first, oracle_mse
+    rng = np.random.default_rng(5)
+    codes = panel(rng, 90, 10, 4, missing=True, copies=3)
+    codes[:, 7] = rng.integers(0, 10 ** 6, 90)          # a wide code range
+    codes[:, 8] = 2                                       # one cell
+    y = rng.random(90)
+    risks = [oracle_mse(dense_ids(codes[:, [j]]), y) for j in range(10)]
+    assert info_first(codes, y) == sorted(range(10), key=lambda j: (risks[j], j))
+    for j in (0, 3, 8):
+        assert oracle_mse(codes[:, j] + 1, y) == risks[j]

@@ -232,6 +232,11 @@ def prefix_patterns(codes: np.ndarray, alphabet_sizes: np.ndarray,
     ``columns``: the judges (columns of ``codes``, with their alphabet sizes in
     ``alphabet_sizes[columns]``) in prefix order; each column is read in place, so no
     (rows, K) copy of the codes is made (None: every column in order).
+
+    Which columns hold a negative code is found first (over the whole matrix in one pass
+    when the prefix reads a quarter of its columns or more, else per column), and only
+    those columns are masked: a level without one adds the column as it is. The ids are
+    the same either way.
     """
     if columns is None:
         columns = range(codes.shape[1])
@@ -241,6 +246,9 @@ def prefix_patterns(codes: np.ndarray, alphabet_sizes: np.ndarray,
     n_cols = len(columns)
     out: list[np.ndarray] = []
     current = np.zeros(codes.shape[0], dtype=np.int64)
+    negative = None                 # per column of ``codes``: whether a code is negative
+    if codes.shape[0] and 4 * n_cols >= codes.shape[1]:
+        negative = codes.min(axis=0) < 0
     radix = 1
     bad = None                      # rows whose prefix holds a never-seen output (-1)
     for k, j in enumerate(columns):
@@ -249,14 +257,14 @@ def prefix_patterns(codes: np.ndarray, alphabet_sizes: np.ndarray,
             out.extend([None] * (n_cols - k))
             break
         c = codes[:, j]
-        neg = c < 0
-        if bad is None and neg.any():
-            bad = neg
-        elif bad is not None:
-            bad |= neg
+        has_negative = bool(negative[j]) if negative is not None else bool(len(c)) and int(c.min()) < 0
+        if has_negative:
+            neg = c < 0
+            bad = neg if bad is None else bad | neg
+            c = np.where(neg, 0, c)
         # ``current`` is a fresh array at every level, so a level without never-seen
         # outputs is kept as it is (no masked copy)
-        current = current * a + (c if bad is None else np.where(neg, 0, c))
+        current = current * a + c
         radix *= a
         out.append(current if bad is None else np.where(bad, -1, current))
     return out

@@ -51,16 +51,20 @@ class JudgePath:
 
 
 # -- S-block statistics -------------------------------------------------------------------
-def _densify(key: np.ndarray) -> np.ndarray:
+def dense_ranks(key: np.ndarray) -> np.ndarray:
     """Rank of each value of a non-negative integer key among its distinct values (the
-    inverse of ``np.unique``), by counting when the key range is small."""
+    inverse of ``np.unique``), by counting when the key range is small. The count runs in
+    32-bit integers (fewer than 2**31 keys rank below 2**31; the key range is the pass's
+    length, so a narrower one is faster) and the ranks are returned as int64."""
     if len(key) == 0:
         return key.astype(np.int64)
     bound = int(key.max()) + 1
-    if bound <= max(1 << 22, 4 * len(key)):
-        present = np.zeros(bound, dtype=np.int64)
+    if bound <= max(1 << 22, 4 * len(key)) and len(key) < 2 ** 31:
+        present = np.zeros(bound, dtype=np.int32)
         present[key] = 1
-        return (np.cumsum(present) - 1)[key]
+        ranks = np.cumsum(present, dtype=np.int32)[key].astype(np.int64)
+        ranks -= 1
+        return ranks
     return np.unique(key, return_inverse=True)[1].reshape(-1)
 
 
@@ -78,7 +82,7 @@ def extend_ids(ids: np.ndarray, codes_j: np.ndarray) -> np.ndarray:
     if len(ids) == 0:
         return ids
     combined = ids * (int(codes_j.max()) + 2) + (codes_j + 1)
-    return _densify(combined)
+    return dense_ranks(combined)
 
 
 def oracle_gain(ids: np.ndarray, y: np.ndarray) -> float:
@@ -123,8 +127,21 @@ def expected_cell_pressure(p: np.ndarray, n_cal: int) -> float:
 
 # -- rules ------------------------------------------------------------------------------
 def info_first(codes_S: np.ndarray, y_S: np.ndarray) -> list[int]:
-    risks = [oracle_mse(dense_ids(codes_S[:, [j]]), y_S) for j in range(codes_S.shape[1])]
-    return sorted(range(codes_S.shape[1]), key=lambda j: (risks[j], j))
+    """Judges by single-judge oracle risk on S (module docstring), ties to the smaller index.
+
+    A judge's cells are its codes: with codes from -1 (never seen) up to a few per row,
+    ``code + 1`` serves as the cell ids, read from a column-major copy. They number the
+    cells in the order of the dense ids (:func:`dense_ids` ranks the same values), so
+    :func:`oracle_gain` sums the same terms in the same order and every risk is the same to
+    the bit; other codes get the dense ids."""
+    n, n_j = codes_S.shape
+    columns = np.asfortranarray(codes_S)
+    risks = []
+    for j in range(n_j):
+        c = columns[:, j]
+        small = n > 0 and int(c.min()) >= -1 and int(c.max()) < 4 * n
+        risks.append(oracle_mse(c + 1 if small else dense_ids(codes_S[:, [j]]), y_S))
+    return sorted(range(n_j), key=lambda j: (risks[j], j))
 
 
 def random_path(n_judges: int, seed: int) -> list[int]:
@@ -132,8 +149,14 @@ def random_path(n_judges: int, seed: int) -> list[int]:
 
 
 def complexity_penalized(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int,
-                         penalty: float = 1.0) -> list[int]:
+                         penalty: float = 1.0, first: int | None = None) -> list[int]:
     """Greedy order by penalised oracle gain (module docstring), ties to the smaller index.
+
+    ``first``: the greedy stops once it has ordered this many judges that are not constant
+    on S, the rest following in index order. The greedy's steps never read what comes
+    after them, and :func:`constant_last` moves the constant judges behind the others, so
+    with :func:`constant_last` applied the prefixes up to ``first`` judges are those of the
+    whole order (a refit that fits no longer prefix needs no more).
 
     Scoring every remaining judge on the whole prefix costs a pass over the S rows per
     judge and step (J^2 passes). Instead each step screens every remaining judge by the
@@ -144,7 +167,10 @@ def complexity_penalized(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int,
     rounding of the whole-prefix sums breaks some ties (two judges splitting the same cells
     with their codes swapped sum the same terms in another order); the screen's error is
     far below :data:`_SCREEN_MARGIN` of the scores' scale, so every judge that could win or
-    tie is scored exactly, and the path is the full evaluation's bit for bit."""
+    tie is scored exactly, and the path is the full evaluation's bit for bit. The screen
+    and ``extend_ids`` read the codes a column at a time: one column-major copy serves
+    every step."""
+    codes_S = np.asfortranarray(codes_S)
     remaining = list(range(codes_S.shape[1]))
     order: list[int] = []
     ids = np.zeros(codes_S.shape[0], dtype=np.int64)
@@ -152,7 +178,12 @@ def complexity_penalized(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int,
     n_cal = max(int(n_cal), 1)
     mean_sq = float(y_S.mean()) ** 2 if len(y_S) else 0.0
     screen = bool(np.isfinite(penalty))
+    flat = np.all(codes_S == codes_S[:1], axis=0) if first is not None else None
+    informative = 0             # judges ordered that are not constant on S
     while remaining:
+        if first is not None and informative >= first:
+            order += remaining
+            break
         # A judge that splits no cell leaves the dense ids as they are (extend_ids of a code
         # constant on each cell is the identity), so its gain and support are the prefix's,
         # bit for bit, and its score is this one.
@@ -184,6 +215,8 @@ def complexity_penalized(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int,
         _, j, ids, gain, support = best
         order.append(j)
         remaining.remove(j)
+        if flat is not None and not flat[j]:
+            informative += 1
     return order
 
 
@@ -198,66 +231,64 @@ def split_changes(ids: np.ndarray, codes: np.ndarray, judges: list[int],
     """For each of ``judges`` added to the partition ``ids`` (dense cell ids): the change of
     the oracle gain, the change of sum p log p over the cells (the support is exp(-that)),
     and whether it splits a cell at all, up to rounding. Only the rows of cells with two
-    rows or more can be split, so only those are read: the (cell, code) sub-cells of a
-    batch of judges in one counting pass (batches of at most :data:`_SPLIT_CELLS` judge x
-    row entries, so memory stays that of a few S-block columns on large panels).
+    rows or more can be split, so only those are read (every row when every cell is
+    shared: the columns are read in place).
 
-    A sub-cell's key is (judge, cell, code) packed in one integer, laid out row by row (a
-    row's judges together); each sub-cell belongs to one judge, so its rows are summed in
-    row order in either layout. Its counts and label sums are ``bincount``'s over the key
-    range when that is at most :data:`_SUBCELL_COUNT_RANGE` (or 4 keys per entry), else
-    over the keys' ranks (:func:`_densify`); both list the sub-cells in key order."""
+    A judge's sub-cells are its (cell, code) pairs, keyed cell * A + code + 1 (missing
+    codes are -1), counted and label-summed one judge at a time: ``bincount``'s over the
+    judge's key range when that is at most :data:`_SUBCELL_COUNT_RANGE` (or 4 keys per
+    row), else over the keys' ranks (:func:`dense_ranks`); both list the sub-cells in key
+    order and sum each one's rows in row order. One judge's counts span cells x codes, so
+    they stay in cache, where one count over every judge's keys at once spans judges times
+    that (and needs a (rows, judges) gather of the codes and a repeat of the labels). The
+    columns are read one by one, so a column-major ``codes`` (as
+    :func:`complexity_penalized` passes it) reads each contiguously. The changes are then
+    summed over every judge's sub-cells in key order, as one count over all of them sums
+    them."""
     n = len(ids)
     counts = np.bincount(ids)
     shared = counts >= 2
     rows = np.flatnonzero(shared[ids])
-    if len(rows) == 0:
+    if len(rows) == 0 or not judges:
         none = np.zeros(len(judges))
         return none, none, np.zeros(len(judges), dtype=bool)
     sums = np.bincount(ids, weights=y)
-    local = (np.cumsum(shared) - 1)[ids[rows]]            # the row's cell among the shared ones
+    every = len(rows) == n                                  # every cell shared: read the columns whole
+    local = (np.cumsum(shared) - 1)[ids if every else ids[rows]]     # the row's cell among the shared ones
     n_shared = int(shared.sum())
     q = counts[shared] / n
     gain_now = float(np.sum(sums[shared] ** 2 / counts[shared]))
     entropy_now = float(np.sum(q * np.log(q)))
-    y_rows = y[rows]
-    batch = max(1, _SPLIT_CELLS // len(rows))
-    d_gain, d_entropy = np.empty(len(judges)), np.empty(len(judges))
-    splits = np.empty(len(judges), dtype=bool)
-    for b0 in range(0, len(judges), batch):
-        part = judges[b0:b0 + batch]
-        key = codes[np.ix_(rows, part)].astype(np.int64, copy=False)     # (rows, judges), a copy
-        A = int(key.max()) + 2                              # codes + 1 (missing: -1) < A
-        key += (local * A + 1)[:, None]
-        key += (np.arange(len(part), dtype=np.int64) * (n_shared * A))[None, :]
-        key = key.reshape(-1)
-        y_key = np.repeat(y_rows, len(part))
-        span = len(part) * n_shared * A
-        if span <= max(_SUBCELL_COUNT_RANGE, 4 * len(key)):
+    y_rows = y if every else y[rows]
+    columns = [codes[:, j] if every else codes[:, j].take(rows) for j in judges]
+    A = max(int(c.max()) for c in columns) + 2             # codes + 1 (missing: -1) < A
+    base = local * A + 1
+    span = n_shared * A
+    counted = span <= max(_SUBCELL_COUNT_RANGE, 4 * len(rows))
+    sub_counts, sub_sums = [], []
+    for c in columns:
+        key = c + base
+        if counted:
             full = np.bincount(key, minlength=span)
             present = np.flatnonzero(full)                  # the sub-cells, in key order
-            sub_counts = full[present]
-            sub_sums = np.bincount(key, weights=y_key, minlength=span)[present]
-            owner = present // (A * n_shared)               # the judge of each sub-cell
+            sub_counts.append(full[present])
+            sub_sums.append(np.bincount(key, weights=y_rows, minlength=span)[present])
         else:
-            dense = _densify(key)
-            sub_counts = np.bincount(dense)
-            sub_sums = np.bincount(dense, weights=y_key)
-            owner = np.empty(len(sub_counts), dtype=np.int64)
-            owner[dense] = key // (A * n_shared)
-        p = sub_counts / n
-        at = slice(b0, b0 + len(part))
-        d_gain[at] = (np.bincount(owner, weights=sub_sums ** 2 / sub_counts, minlength=len(part)) - gain_now) / n
-        d_entropy[at] = np.bincount(owner, weights=p * np.log(p), minlength=len(part)) - entropy_now
-        splits[at] = np.bincount(owner, minlength=len(part)) > n_shared
-    return d_gain, d_entropy, splits
+            dense = dense_ranks(key)
+            sub_counts.append(np.bincount(dense))
+            sub_sums.append(np.bincount(dense, weights=y_rows))
+    n_sub = np.array([len(c) for c in sub_counts])
+    owner = np.repeat(np.arange(len(judges)), n_sub)        # the judge of each sub-cell
+    sub_counts, sub_sums = np.concatenate(sub_counts), np.concatenate(sub_sums)
+    p = sub_counts / n
+    d_gain = (np.bincount(owner, weights=sub_sums ** 2 / sub_counts, minlength=len(judges)) - gain_now) / n
+    d_entropy = np.bincount(owner, weights=p * np.log(p), minlength=len(judges)) - entropy_now
+    return d_gain, d_entropy, n_sub > n_shared
 
 
-#: key ranges up to this many values are counted directly in :func:`split_changes`
+#: a judge's sub-cell key ranges up to this many values are counted directly in
+#: :func:`split_changes`
 _SUBCELL_COUNT_RANGE = 1 << 22
-
-#: judge x row entries :func:`split_changes` keys at once
-_SPLIT_CELLS = 1 << 22
 
 
 def cfps_paths(codes_S: np.ndarray, y_S: np.ndarray, n_cal: int, *, max_size: int,
@@ -377,10 +408,13 @@ def constant_last(codes_S: np.ndarray):
 
 def build_paths(rules: list[str], codes_S: np.ndarray, y_S: np.ndarray, n_cal: int, *,
                 table_k_max: int, seed: int, penalty: float = 1.0,
-                cfps_max_paths: int = 32, costs: np.ndarray | None = None) -> list[JudgePath]:
+                cfps_max_paths: int = 32, costs: np.ndarray | None = None,
+                prefix_max: int | None = None) -> list[JudgePath]:
     """Paths for every requested rule. Orderings cover the whole pool (scalar families may
     use any prefix), judges constant on S last (:func:`constant_last`); cfps paths offer
-    only their own subset size."""
+    only their own subset size. ``prefix_max``: only the prefixes up to this size are read
+    (a refit that reports no path): ``complexity_penalized`` orders its first judges only
+    (``first``), its prefixes up to that size the same."""
     unknown = [r for r in rules if r not in PATH_RULES]
     if unknown:
         raise MenuError(f"unknown path {noun_for(len(unknown), 'rule')} {', '.join(unknown)}; use {', '.join(PATH_RULES)}")
@@ -396,7 +430,7 @@ def build_paths(rules: list[str], codes_S: np.ndarray, y_S: np.ndarray, n_cal: i
         elif rule == "random":
             out.append(JudgePath(rule, last(random_path(n_j, seed)), all_sizes))
         elif rule == "complexity_penalized":
-            out.append(JudgePath(rule, last(complexity_penalized(codes_S, y_S, n_cal, penalty)),
+            out.append(JudgePath(rule, last(complexity_penalized(codes_S, y_S, n_cal, penalty, first=prefix_max)),
                                  all_sizes))
         elif rule == "cost_aware":
             if costs is None:

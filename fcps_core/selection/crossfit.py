@@ -43,7 +43,7 @@ from ..measures.judge_paths import SINGLE_JUDGE_RULE
 from ..errors import SplitError
 from ..data.panel import Panel
 from ..data.splits import Blocks
-from ..data.encoding import INT64_SAFE
+from ..data.encoding import INT64_SAFE, encode_panel
 from ..process_memory import release_freed_memory
 from ..worker_pool import closes_its_tasks, pool_workers, run_tasks, wait_for_pool_turn
 from .baselines import baseline_predictions
@@ -778,13 +778,21 @@ def half_fold_configurations(configs: list, panel: Panel, D: np.ndarray, half: n
                              unlabelled: np.ndarray, pick: np.ndarray | None) -> dict:
     """One fold of the learning-curve correction over several configurations
     (:func:`_deployed_configuration`, :func:`_rule_configurations`): each key's half-size predictions on the held-out rows
-    ``va`` at positions ``pick``, or the string that says why it has none."""
+    ``va`` at positions ``pick``, or the string that says why it has none.
+
+    Every configuration fits on the same rows, so one encoding of the panel serves those of
+    one ``n_bins``; their paths are not reported, so each orders only the judges of the
+    prefixes it fits (``fit_menu``'s ``whole_paths=False``)."""
     empty = np.zeros(0, dtype=np.int64)
     out = {}
+    encodings: dict = {}        # n_bins -> the panel encoded on the half
     for sub, keys in configs:
         rows = MenuRows(path_rows=D[half], fit=D[half], scored=empty, audit=empty, unlabelled=unlabelled)
         try:
-            menu = fit_menu(sub, panel, rows, expand_grid=True, score_val=False, only=keys)
+            if sub.n_bins not in encodings:
+                encodings[sub.n_bins] = encode_panel(panel, rows.fit, n_bins=sub.n_bins)
+            menu = fit_menu(sub, panel, rows, expand_grid=True, score_val=False, only=keys,
+                            encoded=encodings[sub.n_bins], whole_paths=False)
         except ValueError as exc:       # too few rows for a path rule or a fit: no correction
             out.update(dict.fromkeys((k for k in keys if k not in out), f"not computed: {exc}"))
             continue

@@ -37,7 +37,7 @@ from ..errors import MenuError, SplitError
 from ..families import REGISTRY
 from ..families.base import one_blas_thread, small_pages
 from ..data.panel import Panel
-from ..measures.judge_paths import SINGLE_JUDGE_RULE, JudgePath, build_paths, single_judge_paths
+from ..measures.judge_paths import SINGLE_JUDGE_RULE, JudgePath, build_paths, dense_ranks, single_judge_paths
 from ..data.splits import Blocks, check_blocks
 from .path_fits import fit_joint_families, fit_path_families
 from .result import Candidate
@@ -154,7 +154,8 @@ def families_of(keys) -> set:
 def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bool = False,
              score_val: bool = True, progress: Callable[[float, str], None] | None = None,
              only: "frozenset | None" = None, diagnostics: bool | None = None,
-             fixed_paths: "list | None" = None) -> "MenuFit":
+             fixed_paths: "list | None" = None, encoded: "EncodedPanel | None" = None,
+             whole_paths: bool = True) -> "MenuFit":
     """One pass over the menu of ``settings`` on ``rows`` (:class:`MenuRows`, or its block
     map): encoders fitted on the fitting rows, paths built on the path rows, every
     candidate fitted on the fitting rows and scored on the scored rows; the audit rows only
@@ -171,12 +172,18 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     share work), so every wanted model is the one the full menu fits. Below, rows go by
     the views' block letters (:meth:`MenuRows.block_map`). ``fixed_paths``: these
     :class:`JudgePath` orderings instead of the ones the path rules build (no path is built,
-    no single-judge path joins): the own-set refits of :class:`.crossfit.OwnSetLevels`."""
+    no single-judge path joins): the own-set refits of :class:`.crossfit.OwnSetLevels`.
+    ``encoded``: the panel encoded with encoders fitted on the fitting rows with
+    ``settings.n_bins`` (what this call would make), when several refits on the same rows
+    share one. ``whole_paths=False``: a refit whose paths are not reported (the
+    learning-curve correction's half-size refits) orders only the judges of the prefixes up
+    to ``settings.k_max`` (:func:`.judge_paths.build_paths`' ``prefix_max``): no longer
+    prefix is fitted, and each one fitted is the whole path's."""
     with_diagnostics = only is None if diagnostics is None else diagnostics
     rows = (rows if isinstance(rows, MenuRows) else MenuRows.of_map(rows)).block_map()
     report = progress or (lambda frac, msg: None)
     y = panel.labels
-    encoded = encode_panel(panel, rows["M"], n_bins=settings.n_bins)
+    encoded = encode_panel(panel, rows["M"], n_bins=settings.n_bins) if encoded is None else encoded
     alph = encoded.alphabet_sizes
     report(0.02, "building judge paths on the selection rows")
     paths = list(fixed_paths) if fixed_paths is not None else build_paths(
@@ -184,7 +191,8 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
         table_k_max=min(settings.table_k_max, settings.k_max or settings.table_k_max),
         seed=settings.seed, penalty=settings.complexity_penalty, cfps_max_paths=settings.cfps_max_paths,
         costs=None if settings.judge_costs is None else
-        np.array([settings.judge_costs[j]["cost"] for j in panel.judge_names]))
+        np.array([settings.judge_costs[j]["cost"] for j in panel.judge_names]),
+        prefix_max=None if whole_paths else settings.k_max)
     names = panel.judge_names
     # the fixed single-judge candidates ("judge j alone", :func:`single_judge_paths`) join
     # the fits but not the returned paths (they are no ordering of the pool)
@@ -233,7 +241,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     report(0.04, "fitting the label-free families along every path")
     prefitted = fit_joint_families(settings, views, [(p.judges, s) for p, s in path_sizes.items()],
                                    keep=None if path_keep is None else [path_keep[p] for p in path_sizes])
-    current_path = patterns = None
+    current_path = patterns = ranks = None
     offered = False             # whether the full menu has a candidate (``only`` may want none of them)
     offered_keys: set = set()   # with ``only``: every key the full menu has
     for w, (path, K) in enumerate(work):
@@ -246,18 +254,20 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
             patterns = None
             views.release(("M", "rest"))
             current_path = path
+            ranks = PatternRanks(encoded.codes, path.judges) if with_diagnostics else None
             fit_path_families(settings, views, path.judges, path_sizes[path], fits,
                               score_val=score_val, has_T=has_T, prefitted=prefitted, view_len=view_len[path],
                               keep=None if path_keep is None else path_keep[path])
         judges = path.judges[:K]
         patterns = _patterns(path, K, pattern_cache)
 
-        def diag_of(judges=judges, K=K, patterns=patterns):
+        def diag_of(judges=judges, K=K, patterns=patterns, ranks=ranks):
             """The prefix's diagnostics, formed when a candidate of it is first offered (a
             refit restricted by ``only`` forms none for prefixes it offers nothing of)."""
             if judges not in diag_cache:
                 diag_cache[judges] = None if not with_diagnostics else \
-                    _diagnostics(patterns, views, judges, has_T, alph[list(judges)], K <= settings.table_k_max)
+                    _diagnostics(patterns, views, judges, has_T, alph[list(judges)], K <= settings.table_k_max,
+                                 ranks=ranks)
             return diag_cache[judges]
         for family in path_families(settings, path):
             cls = REGISTRY[family]
@@ -386,14 +396,18 @@ def _patterns(path: JudgePath, K: int, cache: PatternCache) -> list:
 
 
 def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
-                 alph: np.ndarray, table_sized: bool) -> PrefixDiagnostics | None:
+                 alph: np.ndarray, table_sized: bool, ranks: "PatternRanks | None" = None) -> PrefixDiagnostics | None:
     """Prefix diagnostics; table-sized prefixes read the (shared) table views' distinct
-    patterns, larger ones the raw pattern ids (no view is built for them)."""
+    patterns, larger ones the pattern ids of every row (no view is built for them): their
+    ranks (``ranks``, :class:`PatternRanks`, the path's) when it has them, else the raw
+    ids."""
     ids = patterns[-1]
     if ids is None:
         return None
     if not table_sized:
         rows = views.rows
+        ranked = None if ranks is None else ranks.level(len(judges))
+        ids = ids if ranked is None else ranked
         return prefix_diagnostics(ids[rows["M"]], ids[rows["V"]], ids[rows["T"]] if has_T else None,
                                   nominal_cells(alph))
     vM, vV = views.get(judges, "M"), views.get(judges, "V")
@@ -405,3 +419,52 @@ def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
                               w_T=vT.X.weight if vT is not None else None,
                               codes_M=(lambda: vM.X.pattern_codes(len(judges) - 1)) if shared else None)
 
+
+class PatternRanks:
+    """The ranks of a path's prefixes' joint patterns among those on every row: level K's
+    rank of a row is its K-prefix pattern's place among the distinct patterns, in the
+    order of the mixed-radix ids (:func:`..data.encoding.prefix_patterns`). Each level
+    comes from the one before by a count over (rank, code) keys
+    (:func:`..measures.judge_paths.dense_ranks`: at most rows x codes values), where the
+    raw ids of a long prefix span far more values than rows and need a sort
+    (``np.unique``) and a binary search per held-out row.
+
+    The ranks order the patterns as the ids do, so :func:`.prefix_diagnostics` lists the
+    same cells in the same order with the same counts from either, and every diagnostic
+    is the same to the bit. A prefix holding a never-seen output (a negative code: its
+    raw id is -1, a cell of its own in M that no held-out row matches) has no ranks
+    (None): the raw ids serve it."""
+
+    def __init__(self, codes: np.ndarray, judges: tuple):
+        self.codes, self.judges = codes, judges
+        self._at: tuple[int, np.ndarray | None] = (0, None)     # the last level made: (K, its ranks)
+        self._range: tuple[np.ndarray, np.ndarray] | None = None   # each column's lowest and highest code
+
+    def _code_range(self, j: int) -> tuple[int, int]:
+        """Column ``j``'s lowest and highest code, from one pass over the whole matrix (a
+        path reads most columns; a strided pass per column costs more)."""
+        if self._range is None:
+            self._range = (self.codes.min(axis=0), self.codes.max(axis=0))
+        return int(self._range[0][j]), int(self._range[1][j])
+
+    def level(self, K: int) -> np.ndarray | None:
+        """The K-prefix's ranks on every row (None: a code is negative). Only the last
+        level is held: the menu asks for a path's prefixes in ascending K."""
+        k, ranks = self._at
+        if k > K or (k and ranks is None):
+            if k <= K:
+                return None                 # a shorter prefix holds a negative code
+            k, ranks = 0, None
+        if not len(self.codes):
+            return np.zeros(0, dtype=np.int64)
+        while k < K:
+            j = self.judges[k]
+            low, high = self._code_range(j)
+            if low < 0:
+                self._at = (K, None)
+                return None
+            c = self.codes[:, j]
+            ranks = dense_ranks(c if ranks is None else ranks * (high + 1) + c)
+            k += 1
+        self._at = (k, ranks)
+        return ranks
