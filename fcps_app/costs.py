@@ -11,7 +11,7 @@ import streamlit as st
 from fcps_core.errors import FCPSError
 from fcps_core.reports.glossary import help_text
 from fcps_core.figures.selection import risk_cost_pareto
-from fcps_core.service.reports import count_of, family_name, judges_count, tie_words
+from fcps_core.service.reports import count_of, family_name, judges_count, signed_change, tie_words
 from fcps_app import glossary
 from fcps_app.common import figure_download, get_store, md, stored_name
 
@@ -113,8 +113,9 @@ def show_costs(d: dict, held: str) -> None:
         if limited:
             # tied with the best of the whole menu, not with what was chosen within the limit (whose own tie
             # set the verdict counts): said so, without that tie set's count beside it
-            head = (f"Without {limited}, the cheapest of the {count_of(n_line, 'candidate')} tied with the best "
-                    "candidate of the whole menu on its line")
+            # one candidate on the line is the best itself: "the cheapest of the 1 candidate" said a choice there was none
+            which = "the one candidate" if n_line == 1 else f"the cheapest of the {count_of(n_line, 'candidate')}"
+            head = f"Without {limited}, {which} tied with the best candidate of the whole menu on its line"
             limit = (d.get("choice_info") or {}).get("constraint") or {}
             outside = (limit.get("budget") is not None and ct["cost"] > limit["budget"] + 1e-12) or \
                 (limit.get("max_judges") is not None and len(ct.get("judges") or []) > limit["max_judges"])
@@ -124,7 +125,8 @@ def show_costs(d: dict, held: str) -> None:
         else:
             # the tie set is counted once, in distinct models, as on every page (tie_words)
             # the line (the best's family and path at other K) told apart from the whole tie set
-            head = (f"Cheapest of the {count_of(n_line, 'tied candidate')} on the best's line (the best candidate's "
+            which = "The one tied candidate" if n_line == 1 else f"Cheapest of the {count_of(n_line, 'tied candidate')}"
+            head = (f"{which} on the best's line (the best candidate's "
                     f"family and path at other prefix sizes K; in all, {md(tie_words(d))})")
             tail = f"{member}; choose rule cheapest_tied to deploy it alone." if member else \
                 "; it is the deployed one." if same else "; choose rule cheapest_tied to deploy it."
@@ -132,7 +134,7 @@ def show_costs(d: dict, held: str) -> None:
         # against the best, paired SE 0.0000" compared it with itself)
         itself = ct.get("index") is not None and ct.get("index") == ct.get("best_index")
         against = "the best candidate itself" if itself else \
-            f"{ct['diff']:+.4f} against the best, paired SE {ct['se']:.4f}"
+            f"{signed_change(ct['diff'])} against the best, paired SE {ct['se']:.4f}"
         st.caption(f"{head}: {family_name(ct['family'])} K={ct['K']} at {ct['cost']:g} per item, {held} risk "
                    f"{ct['risk']:.4f} ({against}){tail}")
     fig = risk_cost_pareto(d["candidates"], c, risk_label=f"{held} risk")

@@ -44,7 +44,9 @@ def number(v, spec: str) -> str:
         v = float(v)
         return f"{v:,.0f}" if abs(v) < 1e6 and v == int(v) else f"{v:.3g}"
     text = spec % (round(v) if "d" in spec else v)
-    return "0" + text[2:] if text.startswith("-0") and not re.search(r"[1-9]", text) else text
+    # a value that prints as zero has no sign: "-0.000" and a signed format's "+0.00000" give a direction
+    # rounding made up (walk 7: a drop-one change of 3e-07 read "+0.00000" beside "no clear change")
+    return text[1:] if text[:1] in "+-" and not re.search(r"[1-9]", text) else text
 
 
 def _decimals(spec: str) -> int | None:
@@ -77,7 +79,10 @@ def display_frame(df: pd.DataFrame, *, formats: dict | None = None, digits: int 
             spec = (formats or {}).get(c) or FORMATS.get(str(c)) or \
                 ("%d" if pd.api.types.is_integer_dtype(col) else f"%.{digits}f")
             specs[c] = spec
-            if col.isna().any():
+            signed_zero = spec.startswith("%+") and _decimals(spec) is not None and \
+                bool((np.round(col.astype(float), _decimals(spec)) == 0).any())
+            if col.isna().any() or signed_zero:
+                # text (right-aligned): a signed format cannot print a zero without its sign
                 frame[c] = [number(v, spec) for v in col]
             elif _decimals(spec) is not None:     # values that print as zero are zero (never "-0.000")
                 values = col.astype(float)

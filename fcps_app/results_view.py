@@ -19,10 +19,10 @@ from fcps_app.common import figure_download, fmt, get_store, md, page_link, tabl
 from fcps_app.deploy_view import show_audit
 from fcps_app.glossary import metric, table
 from fcps_app.runs import deployed_headline, runs_table
-from fcps_app.selection_view import (page_one_judge_words, estimate_vs_test, objective_name, regime_line, show_candidates,
+from fcps_app.selection_view import (answer_limit, page_one_judge_words, estimate_vs_test, objective_name, regime_line, show_candidates,
                                      show_chart)
 from fcps_core.service.reports import (FAMILY_NAMES, answer, answer_digits, comparison, deployed_judges, display_family,
-                                       judges_count, verdict_parts)
+                                       judges_count, non_monotone_note, verdict_parts)
 from fcps_core.figures.frontier import frontier_figure
 
 OPEN = "Open runs (two or more: side by side)"
@@ -99,7 +99,13 @@ def show_selection(res: dict, run_id: int) -> None:
         # and in its colour: amber when a fixed recipe is clearly better than the deployed choice
         worse = any(comparison(b) == "worse" for b in res.get("baselines") or [])
         (st.warning if worse else st.success)(md(first))
-        st.plotly_chart(frontier_figure(res["frontier"], objective=objective_name(res), names=FAMILY_NAMES), key=f"frontier-{run_id}")
+        # the chart's axis is the deployed point's (a budget run: cost), and the note beside it is that
+        # axis's, as on the Select page (walk 7: this page drew the chart without it)
+        note = non_monotone_note(res, budget=answer_limit(res) == "budget")
+        st.plotly_chart(frontier_figure(res["frontier"], objective=objective_name(res), names=FAMILY_NAMES,
+                                        monotone=not note), key=f"frontier-{run_id}")
+        if note:
+            st.caption(md(note))
     judges = deployed_judges(res) if res.get("judges_report") else (sel.get("judges") or [])
     st.markdown(f"**Deployed:** {md(display_family(sel))} over {judges_count(sel['K'])}, by contribution: "
                 + md(", ".join(judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8 else "")))

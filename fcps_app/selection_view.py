@@ -146,9 +146,11 @@ def show_answer(state: dict) -> dict | None:
     with sentence:
         box(box_text if point.get("chosen") else box_text + f"\n\n(Not deployed: this is what {limit} would give; "
             "the button below deploys it.)")
+    note = non_monotone_note(d, budget=budget)
     with chart:
+        # titled "what fewer judges cost" only where no looser limit does worse (the note below says where)
         fig = frontier_figure(d["frontier"], by="cost" if budget else "judges", objective=objective_name(d),
-                              chosen=point, names=FAMILY_NAMES)
+                              chosen=point, names=FAMILY_NAMES, monotone=not note)
         st.plotly_chart(fig, key="select-frontier")
         st.caption(("Risk (held-out, 95% interval) of what each budget per item deploys: " if budget else
                     "Risk (held-out, 95% interval) of what a limit of k judges deploys: ")
@@ -158,7 +160,6 @@ def show_answer(state: dict) -> dict | None:
                      "another is described); "
                    + ("the x axis is the budget, so one predictor can stand for several budgets." if budget else
                       "the x axis is the limit k, so one predictor can stand for several limits."))
-        note = non_monotone_note(d, budget=budget)
         if note:
             st.caption(md(note))
     if not point.get("chosen") and st.button(f"Deploy {limit}", type="primary"):

@@ -238,3 +238,32 @@ def test_a_small_mse_keeps_the_answers_decimals_in_the_metrics(page_store, monke
     assert f"estimated MSE {printed} (95% interval" in at.success[0].value
     assert shown["MSE on new items"].value == f"{res['deployed_risk']['estimate']:.{k}f}"
     assert shown["held-out MSE"].value == f"{res['selected']['val_mse']:.{k}f}"
+
+
+def test_the_results_browser_says_under_its_frontier_chart_what_the_select_page_says(page_store, monkeypatch):
+    """Walk 7 (20 continuous metrics): the Results browser drew the run's frontier titled "What
+    fewer judges cost" with no note under it, while the Select page (and the report) said under
+    the same chart that a looser limit deploys a predictor estimated higher than a tighter one."""
+    import copy
+
+    import fcps_app.results_view as view
+    from fcps_app.common import md
+    from fcps_core.figures.frontier import NON_MONOTONE_TITLES
+    from fcps_core.reports.explain import non_monotone_note
+    _, ids = page_store
+    stored = view.load
+
+    def changed(run_id):
+        run = copy.deepcopy(stored(run_id))
+        fr = [p for p in run["result"]["frontier"] if p.get("constraint") == "max_judges"]
+        low = min(p["deployed_risk"]["estimate"] for p in fr) - 0.01
+        q = next(p for p in fr if not p.get("chosen"))
+        q["deployed_risk"] = {**q["deployed_risk"], "estimate": low, "ci": [low - 0.01, low + 0.01]}
+        changed.result = run["result"]
+        return run
+    monkeypatch.setattr(view, "load", changed)
+    at = results(run=str(ids["crossfit"]))
+    note = non_monotone_note(changed.result)
+    assert note and sum(c.value == md(note) for c in at.caption) == 1, [c.value for c in at.caption]
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert specs[0]["layout"]["title"]["text"] == NON_MONOTONE_TITLES[True]

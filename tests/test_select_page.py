@@ -864,3 +864,55 @@ def test_a_looser_limit_estimated_higher_is_said_under_the_frontier_chart(stored
     n = q["n_judges"]
     assert note and f"higher than {q['deployed_risk']['estimate']:.4f} with a limit of {n} judges" in note
     assert sum(c.value == md(note) for c in at.caption) == 1
+
+
+def test_one_candidate_on_the_line_and_a_tiny_difference_are_said_as_they_are(stored):
+    """Walk 7 (9 binary judges, budget 2): the cost section read "the cheapest of the 1
+    candidate tied with the best candidate of the whole menu on its line" (the best itself, no
+    choice there), and with no limit a difference of 7.7e-06 to the best read "+0.0000 against
+    the best" (a direction rounding made up)."""
+    run_id, _ = stored
+
+    def one_on_the_line(d):
+        d, chosen = _deployed_under_a_budget(d)
+        d = _with_costs(d, chosen)
+        d["costs"]["cheapest_tied"]["n_tied_on_line"] = 1
+        return d, chosen
+    at, chosen = _open_changed(run_id, one_on_the_line)
+    said = [c.value for c in at.caption if "the best candidate of the whole menu" in c.value]
+    assert len(said) == 1 and said[0].startswith(
+        f"Without the budget of {chosen['cost']:g} per item, the one candidate tied with the best"), said
+    assert "cheapest of the 1" not in said[0]
+
+    def tiny_difference(d):
+        d = _costs_without_a_limit(d)
+        ct = d["costs"]["cheapest_tied"]
+        ct.update(best_index=-1, diff=7.67e-06, se=5.2e-05)
+        return d, ct
+    at, _ = _open_changed(run_id, tiny_difference)
+    said = [c.value for c in at.caption if "best's line" in c.value]
+    assert len(said) == 1 and "(+0.000008 against the best, paired SE 0.0001)" in said[0], said
+    assert "+0.0000 " not in said[0]
+
+
+def test_the_frontier_chart_is_not_titled_a_cost_of_fewer_judges_when_more_do_worse(stored):
+    """Walk 7 (20 continuous metrics): the chart at the top was titled "What fewer judges cost:
+    what each limit deploys" while the note under it said a limit of 9 judges deploys a predictor
+    estimated higher than 8 judges'. Where the note is said, the title claims no such cost."""
+    from fcps_core.figures.frontier import FRONTIER_TITLES, NON_MONOTONE_TITLES
+    from fcps_core.reports.explain import non_monotone_note
+    run_id, _ = stored
+
+    def looser_worse(d):
+        import copy
+        d = copy.deepcopy(d)
+        fr = [p for p in d["frontier"] if p.get("constraint") == "max_judges"]
+        q = next(p for p in fr if p["n_judges"] > 1 and p.get("deployed_risk"))
+        low = min(p["deployed_risk"]["estimate"] for p in fr if p.get("deployed_risk")) - 0.01
+        q["deployed_risk"] = {**q["deployed_risk"], "estimate": low, "ci": [low - 0.01, low + 0.01]}
+        return d, q
+    at, _ = _open_changed(run_id, looser_worse)
+    d = at.session_state["selection"]["dict"]
+    assert non_monotone_note(d)
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert titles[0] == NON_MONOTONE_TITLES[True] and FRONTIER_TITLES[True] not in titles, titles

@@ -8,7 +8,7 @@ import math
 import sys
 
 from ..service.reports import (average_words, count_of, deployed_kind, deployed_members, display_family, family_name,
-                               gain_text, non_monotone_note)
+                               gain_text, non_monotone_note, signed_change)
 from ..service.text import clean, one_line, safe  # noqa: F401 (the one sanitiser: see there)
 
 
@@ -297,10 +297,7 @@ def render_result(result, *, top: int = 15) -> str:
     if d.get("costs"):
         lines += render_costs(d)
     lines += render_judges(d)
-    rg = d["regime"]
-    lines += ["", f"REGIME  {rg.get('quadrant') or 'n/a'}: interaction gain {fmt(rg.get('interaction_gain'))}"
-              + (f" (SE {fmt(rg.get('interaction_gain_se'))})" if rg.get("interaction_gain_se") is not None else "")
-              + f", table pressure {fmt(rg.get('table_pressure'))}", f"  {rg.get('advice', '')}", ""]
+    lines += render_regime(d)
     cands = sorted(d["candidates"], key=lambda c: (c["val_risk"], c["K"]))[:top]
     stab = d["protocol"] == "crossfit"
     rows = [[c["family"], c["path"], c["K"], c["val_mse"], c["val_nll"], c["test_mse"], c["H_K"],
@@ -325,33 +322,52 @@ def render_result(result, *, top: int = 15) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_regime(d: dict) -> list[str]:
+    """REGIME lines: the quadrant, the interaction gain as every page prints it (one that rounds
+    to 0 without a sign: walk 7 read "-0.0000" here beside the page's "0.0000"), its SE, the
+    table pressure and the advice."""
+    rg = d["regime"]
+    return ["", f"REGIME  {rg.get('quadrant') or 'n/a'}: interaction gain {gain_text(rg.get('interaction_gain'))}"
+            + (f" (SE {fmt(rg.get('interaction_gain_se'))})" if rg.get("interaction_gain_se") is not None else "")
+            + f", table pressure {fmt(rg.get('table_pressure'))}", f"  {rg.get('advice', '')}", ""]
+
+
 def render_frontier(d: dict, *, top: int = 30) -> list[str]:
     """FRONTIER lines: per panel size (and cost level) what the limit deploys, its risk, the
-    paired difference to the unconstrained choice and the estimate on new items; panel
-    sizes deploying the same predictor are one row (K 8-13)."""
+    paired difference to the unconstrained choice and the estimate on new items; neighbouring
+    limits deploying the same predictor are one row (K 8-13, cost<=0.230 to 0.630), as the
+    Select page's frontier control and the report's frontier table merge them. Numbers at the
+    answer's decimals (4, more for a narrow interval: a small MSE keeps the digits the answer
+    and the note below print), a difference's interval end that is not 0 never as 0."""
+    from ..service.reports import answer_digits
     rows, prev = [], None
     points = d["frontier"]
+    digits = max([4, *(answer_digits(p) for p in points)])
+
+    def estimate(dr):
+        return None if not dr else f"{fmt(dr['estimate'], digits)} [{fmt(dr['ci'][0], digits)}, " \
+                                   f"{fmt(dr['ci'][1], digits)}]"
     for p in points:
         key = (p["constraint"], tuple(p["judges"]), p["family"], len(p["members"]))
         dv, dr = p["diff_vs_best"], p.get("deployed_risk") or {}
-        if prev is not None and prev[0] == key and p["constraint"] == "budget" and \
-                fmt(p["cost"], 3) == prev[1][0].removeprefix("cost<="):
-            # one cost level reached twice by sums of the same costs (14.6 and 14.600000000000001):
-            # the same row printed twice in a table of distinct rows (walk 5)
-            if p.get("chosen"):
-                prev[1][-1] = "*"
-            continue
-        if prev is not None and prev[0] == key and p["constraint"] == "max_judges":
-            prev[1][0] = f"{prev[1][0].split('-')[0]}-{p['n_judges']}"
+        if prev is not None and prev[0] == key:
+            if p["constraint"] == "budget":
+                # neighbouring budgets deploying the same predictor (walk 7: 0.23 and 0.63 printed as two
+                # rows of a table of distinct rows; the page and the report merged them), or one cost level
+                # reached twice by sums of the same costs (14.6 and 14.600000000000001, walk 5)
+                first = prev[1][0].removeprefix("cost<=").split(" to ")[0]
+                level = fmt(p["cost"], 3)
+                prev[1][0] = f"cost<={first}" if level == first else f"cost<={first} to {level}"
+            else:
+                prev[1][0] = f"{prev[1][0].split('-')[0]}-{p['n_judges']}"
             if p.get("chosen"):         # the deployed point's own estimate (as the answer says)
-                prev[1][-2:] = [None if not dr else f"{fmt(dr['estimate'])} [{fmt(dr['ci'][0])}, "
-                                f"{fmt(dr['ci'][1])}]", "*"]
+                prev[1][-2:] = [estimate(dr), "*"]
             continue
         row = [str(p["n_judges"]) if p["constraint"] == "max_judges" else f"cost<={fmt(p['cost'], 3)}",
-               len(p["judges"]), display_family(p),
-               p["risk"], f"{gain_text(dv['estimate'])} [{gain_text(dv['ci'][0])}, {gain_text(dv['ci'][1])}]",
-               None if not dr else f"{fmt(dr['estimate'])} [{fmt(dr['ci'][0])}, {fmt(dr['ci'][1])}]",
-               "*" if p.get("chosen") else ""]
+               len(p["judges"]), display_family(p), fmt(p["risk"], digits),
+               f"{signed_change(dv['estimate'], digits)} [{signed_change(dv['ci'][0], digits)}, "
+               f"{signed_change(dv['ci'][1], digits)}]",
+               estimate(dr), "*" if p.get("chosen") else ""]
         rows.append(row)
         prev = (key, row)
     shown = rows if len(rows) <= top else rows[:top // 2] + rows[-top // 2:]
@@ -373,18 +389,32 @@ def render_costs(d: dict) -> list[str]:
     c = d["costs"]
     by_index = {x["index"]: x for x in d["candidates"]}
     cost_of = {x["index"]: x for x in c["candidates"]}
-    lines = ["", f"COST  deployed: {fmt(c['selected']['cost'])} per item, latency {fmt(c['selected']['latency'])}"]
+    # an empty latency is read as 0: with no judge latency above 0 none was given, and none is printed
+    # (walk 7: "latency 0.0000" beside the Select page's "no judge latencies given")
+    timed = any(float((v or {}).get("latency") or 0.0) > 0 for v in (c.get("judge_costs") or {}).values()) or \
+        any(float(x.get("latency") or 0.0) > 0 for x in c["candidates"])
+
+    def latency(x):
+        return f", latency {fmt(x['latency'])}" if timed else ""
+    lines = ["", f"COST  deployed: {fmt(c['selected']['cost'])} per item"
+                 + (latency(c["selected"]) if timed else " (no judge latencies given)")]
     ct = c.get("cheapest_tied")
     if ct:
-        lines.append(f"  cheapest tied: {ct['family']} K={ct['K']} cost {fmt(ct['cost'])} latency {fmt(ct['latency'])}, "
-                     f"risk {fmt(ct['risk'])} ({ct['diff']:+.4f} vs the best, paired SE {fmt(ct['se'])}; "
-                     f"the cheapest of {count_of(ct.get('n_tied_on_line', ct['n_tied']), 'tied candidate')} on the best's "
-                     f"line; {tie_words(d)})")
+        n_line = ct.get("n_tied_on_line", ct["n_tied"])
+        # the best candidate itself: no difference to state (the Select page's words)
+        itself = ct.get("index") is not None and ct.get("index") == ct.get("best_index")
+        against = "the best candidate itself" if itself else \
+            f"{signed_change(ct['diff'])} vs the best, paired SE {fmt(ct['se'])}"
+        which = "the one tied candidate" if n_line == 1 else f"the cheapest of {count_of(n_line, 'tied candidate')}"
+        lines.append(f"  cheapest tied: {ct['family']} K={ct['K']} cost {fmt(ct['cost'])}{latency(ct)}, "
+                     f"risk {fmt(ct['risk'])} ({against}; "
+                     f"{which} on the best's line (the best candidate's family and path at other prefix sizes K); "
+                     f"in all, {tie_words(d)})")
     front = c["pareto"]
     rows = [[by_index[i]["family"], by_index[i]["path"], by_index[i]["K"], cost_of[i]["cost"],
-             cost_of[i]["latency"], by_index[i]["val_risk"]] for i in front[:12]]
+             *([cost_of[i]["latency"]] if timed else []), by_index[i]["val_risk"]] for i in front[:12]]
     lines.append(f"  risk-cost Pareto front ({len(front)} candidates, cheapest first):")
-    lines.append(render_table(rows, ["family", "path", "K", "cost", "latency", "risk"]))
+    lines.append(render_table(rows, ["family", "path", "K", "cost", *(["latency"] if timed else []), "risk"]))
     return lines
 
 
@@ -419,11 +449,13 @@ def render_judges(d: dict, *, top: int = 15) -> list[str]:
 
         def change(j):
             v = (drop.get(j) or {}).get("drop_risk_change")
-            return None if v is None else f"{v:+.5f}"
+            # 5 decimals: small changes keep a sign; one that rounds to 0 has none ("+0.00000" for 3e-07 gave
+            # a direction beside "no clear change", walk 7), as the pages print a gain that rounds to 0
+            return None if v is None else ("0.00000" if round(v, 5) == 0 else f"{v:+.5f}")
 
         def ci(j):
             c = (drop.get(j) or {}).get("drop_ci")
-            return None if not c else f"[{c[0]:+.5f}, {c[1]:+.5f}]"     # 5 decimals: small changes keep a sign
+            return None if not c else f"[{signed_change(c[0], 5)}, {signed_change(c[1], 5)}]"
         lines.append(render_table([[safe(j), signed.get(j), share.get(j),
                                     ", ".join(safe(x) for x in shared.get(j, [])) or "-",
                                     change(j), ci(j),

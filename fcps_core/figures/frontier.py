@@ -8,6 +8,8 @@ point marked with the winner's star. Pure: plain data in, a Plotly figure out.
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 from ..defaults import TIE_AVERAGE
@@ -15,14 +17,39 @@ from ..defaults import deployed_family_name, judges_count
 from .style import LEGEND_BELOW, MARGIN, WINNER_MARKER, KeyWords, family_color, plot_text, rgba
 
 
-def _hover(p: dict, words: KeyWords) -> str:
+def point_digits(p: dict) -> int:
+    """The decimals a point's numbers are printed at: 4, more when its interval is narrower
+    (two significant digits of its width, at most 6), as the answer prints them
+    (``reports.explain.answer_digits``)."""
+    lo, hi = (p.get("ci") or [0, 0])[:2]
+    width = (hi or 0) - (lo or 0)
+    return 4 if not width or not math.isfinite(width) else max(4, min(6, 1 - math.floor(math.log10(abs(width)))))
+
+
+def signed(v, digits: int) -> str:
+    """A change with its sign; 0 (or one every printed digit of which is 0 and that is 0)
+    without one, one that is not 0 with the decimals that keep its side of 0 ("-0.000002"), as
+    the answer prints an interval's end (walk 7: the hover read "95% -0.0000 to +0.0002")."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    if v == 0:
+        return f"{0.0:.{digits}f}"
+    if round(v, digits) == 0:
+        digits = max(digits, min(6, 1 - math.floor(math.log10(abs(v)))))
+    text = f"{v:.{digits}f}"
+    if not text.strip("-0."):
+        return f"{0.0:.{digits}f}"
+    return text if text.startswith("-") else "+" + text
+
+
+def _hover(p: dict, words: KeyWords, digits: int = 4) -> str:
     judges = p.get("judges") or []
     shown = ", ".join(plot_text(j) for j in judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8 else "")
     how = plot_text(deployed_family_name(words.family(p.get("family")), len(p.get("members") or [])))
     dv = p.get("diff_vs_best") or {}
     lo, hi = (dv.get("ci") or [None, None])[:2]
     diff = "" if dv.get("estimate") is None else \
-        f"<br>vs all judges: {dv['estimate']:+.4f} (95% {lo:+.4f} to {hi:+.4f})"
+        f"<br>vs all judges: {signed(dv['estimate'], digits)} (95% {signed(lo, digits)} to {signed(hi, digits)})"
     return f"{judges_count(len(judges))}, {how}<br>{shown}{diff}"
 
 
@@ -31,16 +58,42 @@ def _hover(p: dict, words: KeyWords) -> str:
 #: best judge alone, costing 15, above what a budget of 14.6 deploys)
 FRONTIER_TITLES = {False: "What a smaller budget costs: what each budget deploys",
                    True: "What fewer judges cost: what each limit deploys"}
+#: ... where a looser limit deploys a predictor estimated higher than a tighter limit's (walk 7: "What
+#: fewer judges cost" above a curve where 8 judges did better than 9 to 13): no cost is claimed
+NON_MONOTONE_TITLES = {False: "What each budget deploys (a larger budget does not always do better here)",
+                       True: "What each limit deploys (more judges allowed do not always do better here)"}
+
+
+def _deployment(p: dict) -> tuple:
+    """What a point deploys (its judges, family and members): two limits deploying it are not compared."""
+    return (tuple(sorted(p.get("judges") or [])), p.get("family"),
+            tuple(sorted(str(m.get("index")) for m in p.get("members") or [])))
+
+
+def is_monotone(points: list[dict], by: str = "judges") -> bool:
+    """Whether no looser limit (more judges, a larger budget) of ``points`` deploys a predictor
+    scored higher than a tighter limit's, on one measure for every point: the estimates on new
+    items where every point has one, else the held-out risks (as the frontier's note compares
+    them, ``reports.explain.non_monotone_note``, which also rounds them as printed)."""
+    deployed = all(p.get("deployed_risk") for p in points)
+    value = (lambda q: q["deployed_risk"]["estimate"]) if deployed else (lambda q: q.get("risk"))
+    level = (lambda q: q["n_judges"]) if by == "judges" else (lambda q: q.get("cost") or 0)
+    scored = [p for p in points if value(p) is not None]
+    return not any(level(q) < level(p) and _deployment(q) != _deployment(p) and value(q) < value(p)
+                   for p in scored for q in scored)
 
 
 def frontier_figure(frontier: list[dict], *, by: str | None = None, objective: str = "MSE",
-                    chosen: dict | None = None, names: dict | None = None) -> go.Figure:
+                    chosen: dict | None = None, names: dict | None = None,
+                    monotone: bool | None = None) -> go.Figure:
     """Risk (with 95 % intervals) of what each panel size
     (``by='judges'``) or cost level (``by='cost'``) deploys; ``by`` None: the deployed point's axis
     (cost when the run was deployed under a budget, so its point is the one starred; else
     panel size); ``chosen``: the point to mark (default: the point the frontier marks
     ``chosen``); ``names``: family key -> the name the hover shows (the page's plain names;
-    default the key)."""
+    default the key); ``monotone``: whether every looser limit does at least as well, which
+    the title then claims (None: :func:`is_monotone` of the points; a page passes what its note
+    beside the chart says)."""
     if by is None:
         deployed = next((p for p in frontier or [] if p.get("chosen")), None)
         by = "cost" if deployed is not None and deployed.get("constraint") == "budget" else "judges"
@@ -55,12 +108,13 @@ def frontier_figure(frontier: list[dict], *, by: str | None = None, objective: s
     risk = [p["risk"] for p in points]
     lo = [p["risk"] - p["ci"][0] for p in points]
     hi = [p["ci"][1] - p["risk"] for p in points]
-    hover = [_hover(p, words) for p in points]
+    digits = max([4, *(point_digits(p) for p in points)])      # the answer's decimals: a small MSE keeps its digits
+    hover = [_hover(p, words, digits) for p in points]
     fig.add_trace(go.Scatter(x=x, y=risk, mode="lines+markers", name=f"held-out {objective} (95% interval)",
                              line=dict(color=family_color(TIE_AVERAGE)),
                              error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo,
                                           color=rgba(family_color(TIE_AVERAGE), 0.5)),
-                             hovertext=hover, hovertemplate="%{hovertext}<br>risk %{y:.4f}<extra></extra>"))
+                             hovertext=hover, hovertemplate="%{hovertext}<br>risk %{y:." + str(digits) + "f}<extra></extra>"))
     est = [(xi, p["deployed_risk"]) for xi, p in zip(x, points) if p.get("deployed_risk")]
     if est:
         fig.add_trace(go.Scatter(
@@ -71,7 +125,7 @@ def frontier_figure(frontier: list[dict], *, by: str | None = None, objective: s
                          array=[e[1]["ci"][1] - e[1]["estimate"] for e in est],
                          arrayminus=[e[1]["estimate"] - e[1]["ci"][0] for e in est],
                          color=rgba(family_color("logistic"), 0.4)),
-            hovertemplate="estimate on new items %{y:.4f}<extra></extra>"))
+            hovertemplate="estimate on new items %{y:." + str(digits) + "f}<extra></extra>"))
     deployed = next((p for p in points if p.get("chosen")), None)
     mark = chosen or deployed
 
@@ -95,5 +149,6 @@ def frontier_figure(frontier: list[dict], *, by: str | None = None, objective: s
     fig.update_layout(xaxis_title="most judges deployed (panel size k)" if by == "judges"
                       else "cost per item (budget)",
                       yaxis_title=f"{objective} (lower is better)", margin=MARGIN, legend=LEGEND_BELOW,
-                      title=FRONTIER_TITLES[by == "judges"])
+                      title=(FRONTIER_TITLES if (is_monotone(points, by) if monotone is None else monotone)
+                             else NON_MONOTONE_TITLES)[by == "judges"])
     return fig

@@ -6,6 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..measures.diagnostics import QUADRANTS, table_pressure
+from ..defaults import judges_count
 from ..families import REGISTRY
 from .style import (FAMILY_COLORS, LEGEND_BELOW, MARGIN, MENU_COLORS, WINNER_MARKER, Z95, KeyWords, family_color,
                     family_order, plot_text, rgba, risk_title)
@@ -44,7 +45,7 @@ def _winner_points(candidates: list[dict], selected: dict | None, objective: str
         own = selected.get(objective if objective in selected else "val_mse")
         label = (f"best single model of the deployed average: {w.family(best['family'])} K={best['K']} "
                  f"({w.path(best['path'])} path); "
-                 f"the deployment averages {len(members)} statistically tied models over {selected['K']} judges"
+                 f"the deployment averages {len(members)} statistically tied models over {judges_count(selected['K'])}"
                  + (f" (held-out risk {own:.4f}, the dashed line)" if own is not None else ""))
         return members, {"K": best["K"], "risk": best[objective], "se": None, "label": label, "average": True,
                          "own": own, "n": len(members), "n_judges": selected.get("K"),
@@ -72,9 +73,9 @@ def _mark_winner(fig: go.Figure, candidates, selected, objective, risk_label, wo
             # the deployed average has no K of its own: a line at its held-out risk, named in the legend
             fig.add_trace(go.Scatter(
                 x=[min(ks) - 0.3, max(ks) + 0.3], y=[win["own"]] * 2, mode="lines", legendgroup="winner",
-                name=f"deployed: average of {win['n']} models over {win['n_judges']} judges ({win['own']:.4f})",
+                name=f"deployed: average of {win['n']} models over {judges_count(win['n_judges'])} ({win['own']:.4f})",
                 line=dict(color=WINNER_MARKER.get("color", "gold"), dash="dash", width=2),
-                hovertemplate=f"deployed average of {win['n']} models over {win['n_judges']} judges<br>"
+                hovertemplate=f"deployed average of {win['n']} models over {judges_count(win['n_judges'])}<br>"
                               + risk_label + " %{y:.4f}<extra></extra>"))
         fig.add_trace(go.Scatter(
             x=[win["K"]], y=[win["risk"]], mode="markers", name="best single model (a member)",

@@ -240,6 +240,19 @@ def interval_end(v, digits: int = 4) -> str:
     return _end(v, digits)
 
 
+def signed_change(v, digits: int = 4) -> str:
+    """A change (a difference, an interval end of one) with its sign at ``digits`` decimals
+    ("+0.0012", "-0.0003"); exactly 0, or a value whose every printed digit is 0, as "0.0000"
+    with no sign (walk 6: a direction rounding made up); one that is not 0 but would print as
+    0 keeps the decimals that show its side of 0 ("-0.000002", as :func:`interval_end`)."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    text = _end(v, digits)
+    if v == 0 or not text.strip("-0."):
+        return _f(0.0, digits)
+    return text if text.startswith("-") else "+" + text
+
+
 def end_digits(values, digits: int = 4) -> int:
     """The decimals a column of interval ends needs so that none that is not 0 prints as 0
     (its side of 0 unreadable, "+0.0000" beside "worse"): ``digits``, or more (:func:`_end`)."""

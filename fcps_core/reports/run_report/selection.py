@@ -3,7 +3,8 @@ pressure, baselines."""
 
 from __future__ import annotations
 
-from ..explain import display_family, effective_judges_note, limit_deploys_words, non_monotone_note
+from ..explain import (answer_digits, display_family, effective_judges_note, frontier_point, limit_deploys_words,
+                       non_monotone_note, signed_change)
 from ..names import FAMILY_NAMES, PATH_NAMES, count_of, family_name, judges_count
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
@@ -29,11 +30,14 @@ def verdict_section(res: dict, run: dict) -> str:
         text = f"(no verdict for this stored run: {type(exc).__name__} {exc})"
     paragraphs = text if isinstance(text, (list, tuple)) else [text]
     dr = res.get("deployed_risk") or {}
+    # at the answer's decimals (4, more for a narrow interval), as the Select page's metrics: walk 7 read
+    # "estimated MSE 0.00131 (95% interval 0.00108 to 0.00160)" above a card "0.0013 [0.0011 to 0.0016]"
+    k = answer_digits(frontier_point(res))
     items = [("family", "deployed", f"{display_family(sel)} · K={sel.get('K')}"),
-             ("val_mse", "held-out MSE", fmt(sel.get("val_mse"))),
+             ("val_mse", "held-out MSE", fmt(sel.get("val_mse"), k)),
              ("test_mse", "test MSE (T)", fmt(sel.get("test_mse")))]
     if dr:
-        items.append(("deployed_risk", "deployed risk", f"{fmt(dr.get('estimate'))} [{interval(dr.get('ci'))}]"))
+        items.append(("deployed_risk", "deployed risk", f"{fmt(dr.get('estimate'), k)} [{interval(dr.get('ci'), k)}]"))
     items += [("menu_size", "menu size |C|", fmt(res.get("menu_size"))),
               ("choice", "choice rule", str(res.get("choice") or "-"))]
     from ..explain import deployed_judges
@@ -53,14 +57,18 @@ def frontier_section(res: dict, figs: Figures) -> str:
     if not points:
         return ""
     rows, prev = [], None
+    # the answer's decimals (4, more for a narrow interval), so the table shows what the answer and the note
+    # below print (walk 7: 0.0013 in every row beside a note comparing 0.00134 with 0.00131)
+    k = max([4, *(answer_digits(p) for p in points)])
     for p in points:
         key = (tuple(p["judges"]), p["family"], len(p.get("members") or []))
         dr = p.get("deployed_risk") or {}
         limit = f"{p['cost']:g}" if budget else str(p["n_judges"])
         row = {"limit": limit, "used": len(p["judges"]),
                "family": display_family(p),
-               "val_risk": p["risk"], "diff": p["diff_vs_best"]["estimate"],
-               "diff_ci": interval(p["diff_vs_best"]["ci"]), "deployed_risk": dr.get("estimate"),
+               "val_risk": p["risk"], "diff": signed_change(p["diff_vs_best"]["estimate"], k),
+               "diff_ci": " to ".join(signed_change(v, k) for v in p["diff_vs_best"]["ci"]),
+               "deployed_risk": dr.get("estimate"),
                "selected": bool(p.get("chosen"))}
         if prev is not None and prev[0] == key:
             first = prev[1]['limit'].split(' to ' if budget else '-')[0]
@@ -71,30 +79,33 @@ def frontier_section(res: dict, figs: Figures) -> str:
             continue
         rows.append(row)
         prev = (key, row)
+    note = non_monotone_note(res, budget=budget)
     if budget:
-        out = ["<h3>What a smaller budget costs (the frontier)</h3>",
+        out = [f"<h3>{'What each budget deploys' if note else 'What a smaller budget costs'} (the frontier)</h3>",
                para(f"What each budget per item deploys ({limit_deploys_words(res, budget=True)}; select --budget "
                     "C), from the same held-out predictions: its held-out risk, its paired difference to the choice "
                     "over all judges (95% interval) and its estimate on new items (bias-corrected for choosing under "
                     "that budget). Budgets deploying the same predictor share a row.")]
         limit_column = Column("limit", "limit", "budget per item")
     else:
-        out = ["<h3>What fewer judges cost (the frontier)</h3>",
+        # "what fewer judges cost" only where no looser limit does worse (the note below says where)
+        out = [f"<h3>{'What each limit deploys' if note else 'What fewer judges cost'} (the frontier)</h3>",
                para(f"What a limit of k judges deploys (select --max-judges k): {limit_deploys_words(res)}, "
                     "from the same held-out predictions: its held-out risk, its paired difference to the choice over "
                     "all judges (95% interval) and its estimate on new items (bias-corrected for choosing under that "
                     "limit). Panel sizes deploying the same predictor share a row.")]
         limit_column = Column("limit", "limit", "most judges")
     out.append(table(rows, [limit_column, Column("used", "used", "judges used"),
-                            Column("family"), Column("val_risk", "val_risk", "held-out risk"),
-                            Column("diff", "diff", "diff vs all"), Column("diff_ci", "diff_ci", "95% interval"),
-                            Column("deployed_risk", "deployed_risk", "on new items"), Column("selected")],
+                            Column("family"), Column("val_risk", "val_risk", "held-out risk", digits=k),
+                            Column("diff", "diff", "diff vs all", numeric=True),
+                            Column("diff_ci", "diff_ci", "95% interval"),
+                            Column("deployed_risk", "deployed_risk", "on new items", digits=k), Column("selected")],
                      highlight=lambda r: r["selected"]))
-    note = non_monotone_note(res, budget=budget)
     if note:
         out.append(para(note))
     out.append(figs("frontier.frontier_figure", res.get("frontier"), by="cost" if budget else "judges",
-                    objective=str((res.get("menu") or {}).get("objective") or "mse").upper(), names=FAMILY_NAMES))
+                    objective=str((res.get("menu") or {}).get("objective") or "mse").upper(), names=FAMILY_NAMES,
+                    monotone=not note))
     return "".join(out)
 
 
