@@ -29,7 +29,7 @@ def test_prefix_diagnostics_by_hand():
 
 @pytest.mark.parametrize("n_patterns", [63, 64, 2_000])
 def test_prefix_diagnostics_sorted_search_is_the_row_search(n_patterns, monkeypatch):
-    """Many held-out ids against many M patterns are searched in sorted order (``_search``):
+    """Many held-out ids against many M patterns are searched in sorted order (``search_sorted``):
     the diagnostics equal those of the row-by-row search exactly, weighted, with unseen and
     negative ids, on either side of the sizes where the sorted search starts."""
     from fcps_core.measures import diagnostics
@@ -40,9 +40,9 @@ def test_prefix_diagnostics_sorted_search_is_the_row_search(n_patterns, monkeypa
     ids_T = rng.choice(np.append(patterns, [-1, 7]), 2_048)
     w = {"w_M": rng.integers(1, 4, len(ids_M)).astype(float), "w_V": rng.random(len(ids_V)) + 0.5}
     for ids in (ids_V, ids_T):
-        assert np.array_equal(diagnostics._search(np.unique(ids_M), ids), np.searchsorted(np.unique(ids_M), ids))
+        assert np.array_equal(diagnostics.search_sorted(np.unique(ids_M), ids), np.searchsorted(np.unique(ids_M), ids))
     got = prefix_diagnostics(ids_M, ids_V, ids_T, 50.0, **w).to_dict()
-    monkeypatch.setattr(diagnostics, "_SORTED_SEARCH_IDS", 10 ** 9)      # the row search
+    monkeypatch.setattr(diagnostics, "SORTED_SEARCH_KEYS", 10 ** 9)      # the row search
     assert prefix_diagnostics(ids_M, ids_V, ids_T, 50.0, **w).to_dict() == got
 
 

@@ -85,14 +85,14 @@ def test_search_sorted_is_searchsorted():
     """Many keys against a long table are searched in sorted order and put back: the same
     positions as ``np.searchsorted`` (keys equal to entries, between, before and after them,
     repeated keys), on either side of the sizes where the sorted search starts."""
-    from fcps_core.families import base
+    from fcps_core.measures.diagnostics import SORTED_SEARCH_KEYS, SORTED_SEARCH_TABLE, search_sorted
     rng = np.random.default_rng(12)
-    for m in (base._SORTED_SEARCH_TABLE - 1, base._SORTED_SEARCH_TABLE, 5_000):
+    for m in (SORTED_SEARCH_TABLE - 1, SORTED_SEARCH_TABLE, 5_000):
         table = np.unique(rng.integers(0, 20 * m, size=2 * m))[:m]
-        for n in (base._SORTED_SEARCH_KEYS - 1, base._SORTED_SEARCH_KEYS, 30_000):
+        for n in (SORTED_SEARCH_KEYS - 1, SORTED_SEARCH_KEYS, 30_000):
             keys = rng.integers(-5, 20 * m + 5, size=n)
             keys[:50] = rng.choice(table, 50)
-            got = base.search_sorted(table, keys)
+            got = search_sorted(table, keys)
             assert got.dtype == np.intp
             assert np.array_equal(got, np.searchsorted(table, keys))
 

@@ -21,6 +21,8 @@ import threading
 from dataclasses import dataclass, field
 import numpy as np
 
+from ..measures.diagnostics import search_sorted
+
 #: scikit-learn merges isotonic inputs closer than this (``np.finfo(float).resolution``).
 _X_EPS = float(np.finfo(np.float64).resolution)
 #: :meth:`IsotonicMap.predict` sorts the points first from this many points against this many
@@ -786,28 +788,6 @@ def lookup(uniq: np.ndarray, ids: np.ndarray,
     pos = np.minimum(pos, len(uniq) - 1)
     found = (uniq[pos] == ids) & (ids >= 0)
     return pos, found
-
-
-#: :func:`search_sorted` searches the keys in sorted order from this many keys against this
-#: many table entries on (below either the sort costs more than the shorter searches save)
-_SORTED_SEARCH_KEYS = 2048
-_SORTED_SEARCH_TABLE = 64
-
-
-def search_sorted(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(table, keys)``. Many keys against a long table are searched in
-    sorted order and the positions put back: numpy's search keeps the lower bound of the
-    previous key when the keys ascend, and a sorted key's search takes the same branches
-    as its neighbour's, where an unsorted key's binary search mispredicts about one branch
-    per step. Each key's position depends only on the key and the table, so the answer is
-    the same array."""
-    keys = np.asarray(keys)
-    if keys.ndim == 1 and len(keys) >= _SORTED_SEARCH_KEYS and len(table) >= _SORTED_SEARCH_TABLE:
-        order = np.argsort(keys)
-        out = np.empty(len(keys), dtype=np.intp)
-        out[order] = np.searchsorted(table, keys[order])
-        return out
-    return np.searchsorted(table, keys)
 
 
 def ids_to_json(ids: np.ndarray) -> list[str]:

@@ -180,24 +180,28 @@ def _dense_bound(*id_arrays) -> int | None:
     return top if top <= 2 * sum(len(a) for a in arrays) + 1024 else None
 
 
-#: :func:`_search` searches the ids in sorted order from this many ids against this many
-#: distinct M patterns on (below either the sort costs more than the shorter searches save)
-_SORTED_SEARCH_IDS = 2048
-_SORTED_SEARCH_TABLE = 64
+#: :func:`search_sorted` searches the keys in sorted order from this many keys against this
+#: many table entries on (below either the sort costs more than the shorter searches save)
+SORTED_SEARCH_KEYS = 2048
+SORTED_SEARCH_TABLE = 64
 
 
-def _search(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(table, ids)``; many ids against many patterns are searched in
-    sorted order and put back (a sorted id's binary search takes its neighbour's branches,
-    an unsorted one's mispredicts about one per step). Each id's position depends only on
-    the id and the table, so the answer is the same array. (The families' ``search_sorted``
-    does the same; the measures sit below the families and do not import them.)"""
-    if ids.ndim == 1 and len(ids) >= _SORTED_SEARCH_IDS and len(table) >= _SORTED_SEARCH_TABLE:
-        order = np.argsort(ids)
-        out = np.empty(len(ids), dtype=np.intp)
-        out[order] = np.searchsorted(table, ids[order])
+def search_sorted(table: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(table, keys)``. Many keys against a long table (pattern ids against
+    the distinct patterns of M here, a model's table in :func:`fcps_core.families.base.lookup`)
+    are searched in sorted order and the positions put back: numpy's search keeps the lower
+    bound of the previous key when the keys ascend, and a sorted key's search takes the same
+    branches as its neighbour's, where an unsorted key's binary search mispredicts about one
+    branch per step. Each key's position depends only on the key and the table, so the
+    answer is the same array."""
+    keys = np.asarray(keys)
+    if keys.ndim == 1 and len(keys) >= SORTED_SEARCH_KEYS and len(table) >= SORTED_SEARCH_TABLE:
+        order = np.argsort(keys)
+        out = np.empty(len(keys), dtype=np.intp)
+        out[order] = np.searchsorted(table, keys[order])
         return out
-    return np.searchsorted(table, ids)
+    return np.searchsorted(table, keys)
+
 
 def prefix_diagnostics(ids_M: np.ndarray, ids_V: np.ndarray, ids_T: np.ndarray | None,
                        Q_K: float, *, w_M: np.ndarray | None = None,
@@ -229,7 +233,7 @@ def prefix_diagnostics(ids_M: np.ndarray, ids_V: np.ndarray, ids_T: np.ndarray |
         def lookup(ids):
             if not len(uniq_M):
                 return np.zeros(len(ids), dtype=bool), np.zeros(len(ids))
-            pos = np.minimum(_search(uniq_M, ids), len(uniq_M) - 1)
+            pos = np.minimum(search_sorted(uniq_M, ids), len(uniq_M) - 1)
             return (uniq_M[pos] == ids) & (ids >= 0), counts_M[pos]
     H = effective_support(counts_M)
     unseen_val, pressure_val = _seen_share(lookup, ids_V, w_V)
