@@ -91,6 +91,12 @@ def show_sizes(res: dict) -> None:
                    "on its training rows and every deployable row is held out in turn; T only audits.")
 
 
+def stored_limit_words(n_judges: int) -> str:
+    """How a reader of a stored run deploys a panel-size limit: a new selection on the Select
+    page (this page has no frontier control, and a command-line flag is not a page's words)."""
+    return f"to deploy it, set 'most judges deployed' to {n_judges} on the Select page and run the selection"
+
+
 def show_selection(res: dict, run_id: int) -> None:
     sel = res["selected"]
     dr = res.get("deployed_risk") or {}
@@ -127,7 +133,7 @@ def show_selection(res: dict, run_id: int) -> None:
         st.caption(estimate_vs_test(dr, sel["test_mse"], (res.get("split") or {}).get("n_T")))
     show_sizes(res)
     try:
-        parts = verdict_parts(res)
+        parts = verdict_parts(res, limit_words=stored_limit_words)
         # the answer is said once, at the top
         st.markdown(md(" ".join((parts["headline"][1:] if first else parts["headline"]) + parts["details"])))
     except (KeyError, TypeError, ValueError) as exc:

@@ -267,3 +267,21 @@ def test_the_results_browser_says_under_its_frontier_chart_what_the_select_page_
     assert note and sum(c.value == md(note) for c in at.caption) == 1, [c.value for c in at.caption]
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert specs[0]["layout"]["title"]["text"] == NON_MONOTONE_TITLES[True]
+
+
+def test_the_results_browser_verdict_names_the_select_page_not_a_flag(page_store, monkeypatch):
+    """Walk 7: the Results browser's verdict said "...; deploy it with --max-judges 7" (the
+    command line's words) beside the page's own words. It names the Select page's form."""
+    import fcps_app.results_view as view
+    _, ids = page_store
+    asked = []
+    real = view.verdict_parts
+
+    def recording(d, **kwargs):
+        asked.append(kwargs.get("limit_words"))
+        return real(d, **kwargs)
+    monkeypatch.setattr(view, "verdict_parts", recording)
+    results(run=str(ids["crossfit"]))
+    assert asked and asked[0] is not None, asked
+    words = asked[0](7)
+    assert "--max-judges" not in words and "'most judges deployed' to 7 on the Select page" in words
