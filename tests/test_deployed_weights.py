@@ -126,3 +126,41 @@ def test_a_default_deploys_no_judge_only_a_merged_member_called(tmp_path):
     equal_weight = np.mean([result.predict_rows(result.candidates[i], outside_T) for i in result.members], axis=0)
     assert np.max(np.abs(predictor.predict(panel)[outside_T] - equal_weight)) < 1e-9
     np.testing.assert_allclose(result.predict_deployed(outside_T), equal_weight, atol=1e-9)
+
+
+def test_weights_are_formed_once_per_member_list_across_replaced_results(monkeypatch):
+    """The audit, the assessment and the frontier each ask for the deployed weights of a
+    result that ``dataclasses.replace`` rebuilt in between; the weights memo is carried by
+    every replace, so the members' predictions on every non-T row are formed once. Another
+    member list, or other models, are formed again."""
+    from dataclasses import dataclass, field, replace
+
+    from fcps_core.selection import members as members_module
+
+    @dataclass(frozen=True)
+    class Result:
+        candidates: list
+        panel: object
+        blocks: object
+        models: dict
+        predict_rows: object
+        tag: int = 0
+        weights_memo: dict = field(default_factory=dict)
+
+    base = np.linspace(0.0, 1.0, 50)
+    predictions = {0: base, 1: base.copy(), 2: base + 0.3}
+    calls = []
+    first = Result(candidates=[SimpleNamespace(index=i, judge_idx=(i,)) for i in range(3)],
+                   panel=SimpleNamespace(n_rows=50), blocks=SimpleNamespace(T=np.array([3, 4])),
+                   models={}, predict_rows=lambda c, rows: calls.append(c.index) or predictions[c.index][rows])
+    assert deployed_weights(first, [0, 1, 2]) == [(0, 2 / 3), (2, 1 / 3)]
+    made = len(calls)
+    assert made > 0
+    later = replace(first, tag=1)
+    assert deployed_weights(later, [0, 1, 2]) == [(0, 2 / 3), (2, 1 / 3)]
+    assert len(calls) == made                      # the memo answered
+    deployed_weights(later, [1, 2])
+    assert len(calls) > made                       # another member list is compared
+    refitted = replace(first, models={"other": 1})
+    monkeypatch.setattr(members_module, "_distinct_weights", lambda *a: [(9, 1.0)])
+    assert deployed_weights(refitted, [0, 1, 2]) == [(9, 1.0)]      # other models: formed again

@@ -162,6 +162,9 @@ class SelectionResult:
     selected_val: dict | None = None            # risks of an average (not one candidate)
     selected_test: dict | None = None
     heldout: object | None = None               # held-out predictions (crossfit.HeldOut)
+    #: member list -> (models, distinct weights) (:func:`.members.deployed_weights`), one
+    #: dict shared by every ``replace`` of this result
+    weights_memo: dict = field(default_factory=dict, repr=False)
     #: candidate index -> block ('V', 'T') -> predictions made while fitting (path_fits)
     predictions: dict = field(default_factory=dict)
     #: the deployed-risk bootstrap's draws and in-bag choice (honesty._bbc), read by the frontier
@@ -207,14 +210,9 @@ class SelectionResult:
         """The deployed predictor's distinct models as ``[(candidate index, weight)]``: the
         selected candidate with weight 1, or the average's members with tied candidates
         that compute the same refitted model counted once, weighted by their share
-        (:func:`.members.deployed_weights`; formed once per result)."""
-        key = tuple(self.tied_members)
-        held = self.__dict__.get("_deployed_weights")
-        if held is None or held[0] != key:
-            from .members import deployed_weights
-            held = (key, deployed_weights(self, list(key)))
-            object.__setattr__(self, "_deployed_weights", held)
-        return list(held[1])
+        (:func:`.members.deployed_weights`; formed once per member list, :attr:`weights_memo`)."""
+        from .members import deployed_weights
+        return deployed_weights(self, self.tied_members)
 
     @property
     def n_val(self) -> int:
