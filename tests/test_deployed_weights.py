@@ -164,3 +164,20 @@ def test_weights_are_formed_once_per_member_list_across_replaced_results(monkeyp
     refitted = replace(first, models={"other": 1})
     monkeypatch.setattr(members_module, "_distinct_weights", lambda *a: [(9, 1.0)])
     assert deployed_weights(refitted, [0, 1, 2]) == [(9, 1.0)]      # other models: formed again
+
+
+def test_members_on_the_same_judges_that_differ_on_the_sketch_are_not_predicted_on_every_row():
+    """Two families on the same judges usually differ on the sketch's evenly spaced rows;
+    only pairs that agree there are predicted on every non-T row."""
+    n = 400
+    base = np.linspace(0.05, 0.95, n)
+    predictions = {0: base, 1: base + 0.01, 2: base.copy()}
+    judges = {0: (0, 1), 1: (0, 1), 2: (0, 1)}
+    asked = []
+    result = _result(predictions, judges, T=np.array([], dtype=np.int64))
+    predict = result.predict_rows
+    result.predict_rows = lambda c, rows: asked.append((c.index, len(rows))) or predict(c, rows)
+    assert deployed_weights(result, [0, 1]) == [(0, 0.5), (1, 0.5)]
+    assert all(size <= 32 for _, size in asked)            # the sketch told them apart
+    assert deployed_weights(result, [0, 2]) == [(0, 1.0)]
+    assert any(size == n for _, size in asked)             # agreeing sketches: every row compared

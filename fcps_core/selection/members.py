@@ -186,8 +186,9 @@ def deployed_weights(result, members: list[int], predictions: dict | None = None
     those in member order), so the deployed predictor calls, and the answer names, no judge
     none of its models needs.
 
-    Members on other judge sets are compared on all those rows only when their predictions
-    agree on :data:`SKETCH` evenly spaced ones. ``predictions``: a cache of candidate index
+    Members are compared on all those rows only when their predictions agree on
+    :data:`SKETCH` evenly spaced ones (most pairs differ there: two families on the same
+    judges as much as two judge sets). ``predictions``: a cache of candidate index
     -> those predictions (and of ``("sketch", index)`` -> the sketch), shared by callers
     that state several averages (the frontier's points)."""
     n = len(members)
@@ -231,13 +232,13 @@ def _distinct_weights(result, members: list[int], cache: dict) -> list[tuple[int
         return cache[("sketch", m)]
 
     def same(a: int, b: int) -> bool:
-        if frozenset(cands[a].judge_idx) != frozenset(cands[b].judge_idx):
-            # the usual case on other judges: the sketch tells them apart (a tolerance on
-            # the sketch's own scale, at most the full one's)
-            sa, sb = sketch(a), sketch(b)
-            tol = PREDICTION_TOLERANCE * (1.0 + float(np.max(np.abs(sb), initial=0.0)))
-            if np.max(np.abs(sa - sb), initial=0.0) > tol:
-                return False
+        # the usual case (other judges, or another family on the same ones): the sketch
+        # tells them apart (a tolerance on the sketch's own scale, at most the full one's)
+        # before every row is predicted
+        sa, sb = sketch(a), sketch(b)
+        tol = PREDICTION_TOLERANCE * (1.0 + float(np.max(np.abs(sb), initial=0.0)))
+        if np.max(np.abs(sa - sb), initial=0.0) > tol:
+            return False
         p, q = predicted(a), predicted(b)
         tol = PREDICTION_TOLERANCE * (1.0 + float(np.max(np.abs(q), initial=0.0)))
         return bool(np.max(np.abs(p - q), initial=0.0) <= tol)
