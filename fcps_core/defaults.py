@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .measures.diagnostics import GAIN_THRESHOLD, PRESSURE_THRESHOLD
-from .plurals import count_of, judges_count, noun_for  # noqa: F401 (where the pages and figures look)
+from .wording import count_of, judges_count, noun_for  # noqa: F401 (where the pages and figures look)
 
 #: S:M:V ratio of the paper's protocol (a fourth part reserves a research test block T)
 DEFAULT_SPLIT = "1:2:1"

@@ -17,7 +17,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..errors import FCPSError
 
 #: a costs file is read only below this size and row count (one row per judge)

@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..errors import PanelError
 from .panel import (BINARY_NEGATIVE, BINARY_POSITIVE, INFERRED_LABEL_NOTE, MISSING_TOKENS, PAIRWISE_NEGATIVE,
                     PAIRWISE_POSITIVE, TIE_TOKENS, parse_float)

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..measures.diagnostics import PRESSURE_THRESHOLD
 from ..data.encoding import pattern_labels
 from ..errors import PredictorError

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..version import __version__
 from ..data.encoding import JudgeEncoder, apply_encoders, encode_panel, prefix_patterns
 from ..defaults import TIE_AVERAGE as _AVERAGE_LABEL

@@ -37,7 +37,7 @@ import stat
 
 import numpy as np
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..errors import PredictorError
 
 #: The byte cap of a predictor file, checked before parsing, so a huge file is refused

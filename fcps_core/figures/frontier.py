@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from ..defaults import TIE_AVERAGE
 from ..defaults import deployed_family_name, judges_count
+from ..wording import signed_change
 from .style import LEGEND_BELOW, MARGIN, WINNER_MARKER, KeyWords, family_color, plot_text, rgba
 
 
@@ -26,22 +27,6 @@ def point_digits(p: dict) -> int:
     return 4 if not width or not math.isfinite(width) else max(4, min(6, 1 - math.floor(math.log10(abs(width)))))
 
 
-def signed(v, digits: int) -> str:
-    """A change with its sign; 0 (or one every printed digit of which is 0 and that is 0)
-    without one, one that is not 0 with the decimals that keep its side of 0 ("-0.000002"), as
-    the answer prints an interval's end (walk 7: the hover read "95% -0.0000 to +0.0002")."""
-    if v is None or not math.isfinite(v):
-        return "-"
-    if v == 0:
-        return f"{0.0:.{digits}f}"
-    if round(v, digits) == 0:
-        digits = max(digits, min(6, 1 - math.floor(math.log10(abs(v)))))
-    text = f"{v:.{digits}f}"
-    if not text.strip("-0."):
-        return f"{0.0:.{digits}f}"
-    return text if text.startswith("-") else "+" + text
-
-
 def _hover(p: dict, words: KeyWords, digits: int = 4) -> str:
     judges = p.get("judges") or []
     shown = ", ".join(plot_text(j) for j in judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8 else "")
@@ -49,7 +34,7 @@ def _hover(p: dict, words: KeyWords, digits: int = 4) -> str:
     dv = p.get("diff_vs_best") or {}
     lo, hi = (dv.get("ci") or [None, None])[:2]
     diff = "" if dv.get("estimate") is None else \
-        f"<br>vs all judges: {signed(dv['estimate'], digits)} (95% {signed(lo, digits)} to {signed(hi, digits)})"
+        f"<br>vs all judges: {signed_change(dv['estimate'], digits)} (95% {signed_change(lo, digits)} to {signed_change(hi, digits)})"
     return f"{judges_count(len(judges))}, {how}<br>{shown}{diff}"
 
 

@@ -10,7 +10,7 @@ from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..errors import PanelError
 from ..data.panel import (Panel, detect_schema)
 from .files import DEFAULT_LIMITS, ImportLimits, file_sha256, in_file, shown_name

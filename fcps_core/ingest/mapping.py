@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..data.panel import MISSING, PAIRWISE_GRADED
 
 #: CLI flag -> the load/import option it sets ("limits" for the --max-* reading limits)

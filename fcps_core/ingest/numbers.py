@@ -33,7 +33,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..plurals import noun_for
+from ..wording import noun_for
 from ..errors import PanelError
 
 DECIMAL_MARKS = (",", ".")

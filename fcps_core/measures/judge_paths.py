@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..errors import MenuError
 
 PATH_RULES = ("info_first", "random", "complexity_penalized", "cfps", "cost_aware")

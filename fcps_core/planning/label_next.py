@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..errors import FCPSError
 
 #: default audit share: None = the precision rule (:func:`audit_size`)

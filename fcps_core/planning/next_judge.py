@@ -47,7 +47,7 @@ from typing import Callable
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..measures.diagnostics import effective_support, prefix_diagnostics, risk_tolerance
 from ..data.encoding import JudgeEncoder, encode_panel, nominal_cells, prefix_patterns
 from ..errors import FCPSError, MenuError, SplitError

@@ -28,6 +28,7 @@ import re
 
 from ..data.panel import INFERRED_LABEL_NOTE
 from ..defaults import deployed_family_name
+from ..wording import gain_text, interval_end, side_digits, signed_change  # noqa: F401 (the pages read them here)
 from .names import family_name, judges_count, path_name
 
 #: how many judge names the headline spells out before "and N more"
@@ -42,13 +43,6 @@ def _f(v, digits: int = 3) -> str:
 def _count(n) -> str:
     """A count as the pages' metrics print it ("1,503"); "many" when unknown."""
     return f"{n:,}" if isinstance(n, int) else "many"
-
-
-def _digits(v: float | None) -> int:
-    """Decimals that show at least two significant digits of a small difference (3 to 6)."""
-    if v is None or v == 0 or not math.isfinite(v):
-        return 3
-    return max(3, min(6, 1 - math.floor(math.log10(abs(v)))))
 
 
 def _names(items: list[str], limit: int = SHOWN_JUDGES) -> str:
@@ -191,16 +185,6 @@ def drop_words(change) -> str:
     return "dropping it leaves the risk unchanged"
 
 
-def gain_text(v) -> str:
-    """An interaction gain as every page shows it: signed, 4 decimals ("+0.0100"); one that
-    rounds to 0 at 4 decimals as "0.0000", with no sign (a sign rounding left meaningless,
-    "+0.0000" for -1.1e-07, would give it a direction it does not have)."""
-    if v is None:
-        return "-"
-    r = round(v, 4)
-    return "0.0000" if r == 0 else f"{r:+.4f}"
-
-
 def pressure_text(v) -> str:
     """A table pressure as every page shows it: 3 decimals ("0.035")."""
     return "-" if v is None else f"{round(v, 3) + 0.0:.3f}"
@@ -218,45 +202,19 @@ def _interval_text(v: dict | None, digits: int = 3) -> str:
     if not v or v.get("estimate") is None:
         return "-"
     lo, hi = (v.get("ci") or [None, None])[:2]
-    return f"{_f(v['estimate'], digits)} (95% interval {_end(lo, digits)} to {_end(hi, digits)})"
+    return f"{_f(v['estimate'], digits)} (95% interval {interval_end(lo, digits)} to {interval_end(hi, digits)})"
 
 
 def _signed_end(v, digits: int) -> str:
     """An interval end of a change, with its sign (+0.0005, -0.0016)."""
-    text = _end(v, digits)
+    text = interval_end(v, digits)
     return text if text.startswith("-") or text == "-" else "+" + text
-
-
-def _end(v, digits: int) -> str:
-    """An interval's end at ``digits`` decimals; one that is not 0 but would print as 0
-    ("-0.0000") at its own precision, so which side of 0 it lies on stays readable."""
-    if v is not None and math.isfinite(v) and v != 0 and round(v, digits) == 0:
-        return _f(v, max(digits, _digits(v)))
-    return _f(v, digits)
-
-
-def interval_end(v, digits: int = 4) -> str:
-    """An interval's end as the verdict prints it (:func:`_end`): one that is not 0 never as 0."""
-    return _end(v, digits)
-
-
-def signed_change(v, digits: int = 4) -> str:
-    """A change (a difference, an interval end of one) with its sign at ``digits`` decimals
-    ("+0.0012", "-0.0003"); exactly 0, or a value whose every printed digit is 0, as "0.0000"
-    with no sign (walk 6: a direction rounding made up); one that is not 0 but would print as
-    0 keeps the decimals that show its side of 0 ("-0.000002", as :func:`interval_end`)."""
-    if v is None or not math.isfinite(v):
-        return "-"
-    text = _end(v, digits)
-    if v == 0 or not text.strip("-0."):
-        return _f(0.0, digits)
-    return text if text.startswith("-") else "+" + text
 
 
 def end_digits(values, digits: int = 4) -> int:
     """The decimals a column of interval ends needs so that none that is not 0 prints as 0
-    (its side of 0 unreadable, "+0.0000" beside "worse"): ``digits``, or more (:func:`_end`)."""
-    need = [_digits(v) for v in values if v is not None and math.isfinite(v) and v != 0 and round(v, digits) == 0]
+    (its side of 0 unreadable, "+0.0000" beside "worse"): ``digits``, or more (:func:`.wording.interval_end`)."""
+    need = [side_digits(v) for v in values if v is not None and math.isfinite(v) and v != 0 and round(v, digits) == 0]
     return max([digits, *need])
 
 
@@ -504,7 +462,7 @@ def answer_digits(p: dict | None) -> int:
     if p is None:
         return 4
     ci = p.get("ci") or [0, 0]
-    return max(4, _digits(ci[1] - ci[0]))
+    return max(4, side_digits(ci[1] - ci[0]))
 
 
 #: the label notes of a panel whose numeric labels were mapped onto [0, 1] from another range
@@ -886,13 +844,13 @@ def _single_judge_clause(d: dict, b: dict) -> str:
         inner = ": ".join(x for x in (_isotonic(b.get("judge")), f"held-out {_f(b['risk'])}") if x)
         return f"against the best single judge ({inner}; no paired interval, so no claim)"
     diff, (lo, hi) = b["diff_vs_selected"], b["ci"]
-    k = max(4, _digits(diff))
+    k = max(4, side_digits(diff))
     pair, shown = _pair_text(d, b, k)
     diff = diff if shown is None else shown
     # "isotonic": the answer's one-judge point may be another model of the same judge
     inner = ": ".join(x for x in (_isotonic(b.get("judge")), pair) if x)
     who = "the best single judge (" + (inner + "; " if inner else "")
-    interval = f"paired 95% interval of the difference {_end(lo, k)} to {_end(hi, k)}"
+    interval = f"paired 95% interval of the difference {interval_end(lo, k)} to {interval_end(hi, k)}"
     if status == "better":
         return f"about {_f(diff, k)} better than {who}{interval})"
     if status == "worse":
@@ -912,11 +870,11 @@ def _others_clause(d: dict, others: list[dict]) -> str:
         parts.append("not clearly different from " + _names([b["label"] for b in by["tied"]], 8)
                      + " (the paired interval holds 0)")
     for b in by["worse"]:
-        k = max(4, _digits(b["diff_vs_selected"]))
+        k = max(4, side_digits(b["diff_vs_selected"]))
         pair, shown = _pair_text(d, b, k)
         gap = -(b["diff_vs_selected"] if shown is None else shown)
         parts.append(f"worse than {b['label']} ({pair + ': ' if pair else ''}by {_f(gap, k)}, "
-                     f"paired 95% interval {_end(-b['ci'][1], k)} to {_end(-b['ci'][0], k)})")
+                     f"paired 95% interval {interval_end(-b['ci'][1], k)} to {interval_end(-b['ci'][0], k)})")
     if by["unpaired"]:
         parts.append("not compared (no paired interval) with " + _names([b["label"] for b in by["unpaired"]], 8))
     return "; ".join(parts)
@@ -960,7 +918,7 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
     risk, se = _heldout(d)
     clauses = []
     if risk is not None and se is not None:     # an average of ties has no SE: the estimate below says it
-        clauses.append(f"held-out {obj} {_f(risk)} ± {_f(1.959963984540054 * se, _digits(1.96 * se))} (95%)")
+        clauses.append(f"held-out {obj} {_f(risk)} ± {_f(1.959963984540054 * se, side_digits(1.96 * se))} (95%)")
     base = [b for b in d.get("baselines") or [] if b.get("risk") is not None]
     single = next((b for b in base if b.get("name") == "best_single_judge"), None)
     if single:
@@ -975,7 +933,7 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
         chosen = frontier_point(d)
         if tied is not None and chosen is not None and tied["n_judges"] < len(chosen.get("judges") or []):
             dv = tied["diff_vs_best"]
-            k = max(4, _digits(dv["estimate"]))
+            k = max(4, side_digits(dv["estimate"]))
             ref = tied["risk"] - dv["estimate"]          # the choice over all judges' held-out risk
             # which side of the choice over all judges the sentence puts it (its printed difference)
             held_side = _side(shown_difference(tied["risk"], ref, k) if k == 4 else dv["estimate"], k)

@@ -9,7 +9,7 @@ as it is."""
 
 from __future__ import annotations
 
-from ..plurals import count_of, judges_count  # noqa: F401 (the names' module is where the pages look)
+from ..wording import count_of, judges_count  # noqa: F401 (the names' module is where the pages look)
 
 #: aggregator family key -> its name for people
 FAMILY_NAMES = {

@@ -29,6 +29,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..defaults import TIE_AVERAGE
+from ..wording import gain_text
 from ..measures.diagnostics import argmin_with_ties, losses, regime_quadrant, risk_tolerance, table_pressure
 from ..families import REGISTRY
 from .folds import grouped_folds
@@ -785,19 +786,12 @@ def _regime(result, grouped_pair) -> dict:
     return out
 
 
-def _signed4(v: float) -> str:
-    """A gain as the pages print it: signed, 4 decimals; one that rounds to 0 as "0.0000",
-    with no sign (the reports' ``gain_text``, which this layer cannot import)."""
-    r = round(v, 4)
-    return "0.0000" if r == 0 else f"{r:+.4f}"
-
-
 def undetermined_advice(gain: float, lo: float, hi: float, threshold: float, more: int | None) -> str:
     """The regime's advice when the interaction gain's 95% interval [lo, hi] holds its
     threshold: the gain and interval in the pages' format (signed, 4 decimals, "0.0000" unsigned)
     and the held-out labels that would resolve it (thousands separated)."""
     return ("Undetermined: the interaction gain "
-            f"{_signed4(gain)} (95% interval {_signed4(lo)} to {_signed4(hi)}) is not clearly "
+            f"{gain_text(gain)} (95% interval {gain_text(lo)} to {gain_text(hi)}) is not clearly "
             f"{'above' if gain > threshold else 'below'} the threshold {threshold:g}. "
             + (f"About {more:,} more held-out labels would resolve it (its SE shrinks as 1/sqrt(n))."
                if more is not None else "More labels would not resolve it: the gain sits on the threshold."))

@@ -13,7 +13,7 @@ import json
 import os
 from typing import Callable, Sequence
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..errors import FCPSError
 
 #: the SQL dialects of an export (fcps_core.deploy.sql.DIALECTS), as people name them

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import fields
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..errors import FCPSError
 
 

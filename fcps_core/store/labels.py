@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..plurals import count_of, noun_for
+from ..wording import count_of, noun_for
 from ..errors import StoreError
 
 #: meta key of a panel's actively chosen, not yet audited items

@@ -12,7 +12,7 @@ from typing import Callable
 
 import pandas as pd
 
-from ...plurals import count_of, noun_for
+from ...wording import count_of, noun_for
 from ...version import __version__
 from . import real_more as more
 from . import real_tables as real
