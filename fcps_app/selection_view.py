@@ -420,8 +420,8 @@ def candidates_frame(d: dict) -> pd.DataFrame:
         return cands
     sort = "val_risk" if "val_risk" in cands else "val_mse"
     cands = cands.sort_values(sort)
-    cands["parameters"] = [", ".join(f"{k}={v}" for k, v in (p or {}).items()) or "-"
-                           for p in cands.get("params", pd.Series([None] * len(cands), index=cands.index))]
+    cands["parameters"] = [parameters_text(p) for p in
+                           cands.get("params", pd.Series([None] * len(cands), index=cands.index))]
     if "judges" in cands:
         cands["judges"] = cands["judges"].map(lambda j: ", ".join(j or []))
     drop = ["params"]

@@ -299,3 +299,24 @@ def test_the_text_report_names_an_average_as_the_deployed_average():
                                    "selector": result.selector})()
         line = next(l for l in render_result(shown).splitlines() if l.startswith("  deployed risk"))
         assert line.endswith(said) and ("is optimistic" in line) == (said == "is optimistic"), line
+
+
+def test_the_candidates_table_tells_apart_candidates_that_differ_only_in_parameters():
+    """Walk 7: two backoff candidates on the same path and K with other shrinkages printed as
+    two identical rows; the table now has a parameters column (the pages' words)."""
+    from fcps_core import make_blocks, select
+    from fcps_core.cli.render import render_result
+    from fcps_core.paper.synthetic import make_regime
+    panel = make_regime("mixed", rows=600, judges=5, seed=0)
+    result = select(panel, make_blocks(panel, seed=0), seed=0)
+    d = result.to_dict(cells_limit=12)
+    best = min(d["candidates"], key=lambda c: (c["val_risk"], c["K"]))
+    twins = [{**best, "family": "backoff", "params": {"shrinkage": s}, "val_risk": best["val_risk"] - 1e-9}
+             for s in (2.0, 8.0)]
+    changed = {**d, "candidates": twins + d["candidates"]}
+    shown = type("Shown", (), {"to_dict": lambda self, cells_limit=None: changed, "selector": result.selector})()
+    lines = render_result(shown).splitlines()
+    top = lines.index(next(l for l in lines if l.startswith("top ")))
+    assert "parameters" in lines[top + 1]
+    rows = [l for l in lines[top + 3:top + 5]]
+    assert "shrinkage=2.0" in rows[0] and "shrinkage=8.0" in rows[1], rows

@@ -300,13 +300,14 @@ def render_result(result, *, top: int = 15) -> str:
     lines += render_regime(d)
     cands = sorted(d["candidates"], key=lambda c: (c["val_risk"], c["K"]))[:top]
     stab = d["protocol"] == "crossfit"
-    rows = [[c["family"], c["path"], c["K"], c["val_mse"], c["val_nll"], c["test_mse"], c["H_K"],
-             c["unseen_val"], c["V_cell"], c["V_proxy"]] + ([c.get("judge_set_stability")] if stab else [])
-            for c in cands]
+    from ..service.reports import parameters_text     # two candidates differing only in shrinkage are two rows
+    rows = [[c["family"], parameters_text(c.get("params")), c["path"], c["K"], c["val_mse"], c["val_nll"],
+             c["test_mse"], c["H_K"], c["unseen_val"], c["V_cell"], c["V_proxy"]]
+            + ([c.get("judge_set_stability")] if stab else []) for c in cands]
     lines.append(f"top {len(rows)} candidates by {risk_word} {result.selector.objective}"
                  + (" (stability: mean Jaccard overlap of the fold judge sets with the deployed one)" if stab else "")
                  + ":")
-    lines.append(render_table(rows, ["family", "path", "K", f"{risk_word[:5]}_mse", f"{risk_word[:5]}_nll",
+    lines.append(render_table(rows, ["family", "parameters", "path", "K", f"{risk_word[:5]}_mse", f"{risk_word[:5]}_nll",
                                      "test_mse", "H_K", "unseen", "V_cell", "V_proxy"]
                               + (["stability"] if stab else [])))
     screen = (d.get("split") or {}).get("screen")
