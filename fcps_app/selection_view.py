@@ -16,7 +16,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, aver
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
-from fcps_core.service.reports import end_digits
+from fcps_core.service.reports import end_digits, frontier_rows
 from fcps_core.reports.glossary import help_text
 from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
@@ -69,33 +69,11 @@ def answer_limit(d: dict) -> str:
     return "budget" if chosen is not None and chosen.get("constraint") == "budget" else "max_judges"
 
 
-def _limit(p: dict, kind: str):
-    return p["cost"] if kind == "budget" else p["n_judges"]
-
-
-def frontier_rows(d: dict, kind: str = "max_judges") -> list[dict]:
-    """The frontier's points of one limit (``"max_judges"``: panel sizes, ``"budget"``: cost
-    levels), one per distinct deployment (neighbouring limits deploying the same predictor
-    merged, keeping the deployed one where it is among them)."""
-    rows: list[dict] = []
-    for p in d.get("frontier") or []:
-        if p.get("constraint") != kind:
-            continue
-        key = (tuple(p["judges"]), p["family"], len(p.get("members") or []))
-        if rows and rows[-1]["key"] == key:
-            rows[-1]["sizes"].append(_limit(p, kind))
-            if p.get("chosen"):
-                rows[-1]["point"] = p
-            continue
-        rows.append({"key": key, "sizes": [_limit(p, kind)], "point": p})
-    return rows
-
-
 def _row_label(row: dict, objective: str = "MSE", kind: str = "max_judges") -> str:
     """One option of the frontier control: the limits it stands for, the judges used, how they
     are combined and the risk it prints, named (the estimate on new items, as the answer
     sentence; the held-out risk where the point has no estimate)."""
-    p, sizes = row["point"], row["sizes"]
+    p, sizes = row["point"], row["levels"]
     if kind == "budget":
         # the deployed level itself where it is among the merged ones
         # (one level reached by two sums of the same costs, 14.6 and 14.600000000000001, is one budget)

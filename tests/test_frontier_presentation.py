@@ -50,13 +50,44 @@ def test_cli_frontier_merges_budgets_that_deploy_the_same_predictor(small_mse):
     assert sum(row.startswith("cost<=0.230 to 0.630 ") for row in table) == 1, table
     assert not any(row.startswith("cost<=0.630") for row in table)
     assert "(6 distinct rows;" in lines[1]
-    # a deployed budget inside a merged run keeps its estimate and its star
+    # a deployed budget inside a run of the same predictor keeps its star, in a row that says
+    # only its own estimate where it prints otherwise (next test)
+    d = copy.deepcopy(small_mse)
+    for p in d["frontier"]:
+        p["chosen"] = p["constraint"] == "budget" and p["cost"] == 0.63
+    row = next(r for r in render_frontier(d)[2].splitlines() if r.startswith("cost<=0.230 to 0.630"))
+    assert row.rstrip().endswith("0.00135 [0.00110, 0.00160]  *"), row
+
+
+def test_limits_deploying_one_predictor_whose_estimates_print_differently_are_two_rows(small_mse):
+    """Walk 7 (20 metrics): limits 14-20 deployed one predictor; the merged row printed the
+    deployed limit's own estimate (0.00131) while the chart and the note read 0.00137 for limits
+    14-19 (each limit's replay of choosing under it). A row now merges only limits whose printed
+    estimates agree, in the CLI, the Select page's control and the report alike."""
+    from fcps_app.selection_view import _row_label
+    from fcps_core.cli.render import render_frontier
+    from fcps_core.reports.explain import frontier_rows
+    from fcps_core.reports.run_report.blocks import Figures
+    from fcps_core.reports.run_report.selection import frontier_section
     d = copy.deepcopy(small_mse)
     for p in d["frontier"]:
         p["chosen"] = p["constraint"] == "budget" and p["cost"] == 0.63
     d["frontier"][5]["deployed_risk"] = {"estimate": 0.00133, "ci": [0.00108, 0.00158]}
-    row = next(r for r in render_frontier(d)[2].splitlines() if r.startswith("cost<=0.230 to 0.630"))
-    assert row.rstrip().endswith("0.00133 [0.00108, 0.00158]  *"), row
+    rows = frontier_rows(d, "budget")
+    assert [r["levels"] for r in rows] == [[0.01], [0.23], [0.63], [1.13]]
+    table = render_frontier(d)[2].splitlines()
+    row23 = next(r for r in table if r.startswith("cost<=0.230 "))
+    row63 = next(r for r in table if r.startswith("cost<=0.630 "))
+    assert "0.00135 [" in row23 and not row23.rstrip().endswith("*"), row23
+    assert row63.rstrip().endswith("0.00133 [0.00108, 0.00158]  *"), row63
+    labels = [_row_label(r, "MSE", "budget") for r in rows]
+    assert "budget 0.23: 2 judges used" in labels[1] and "0.00135" in labels[1], labels
+    assert "budget 0.63" in labels[2] and "0.00133" in labels[2] and "(deployed)" in labels[2], labels
+    html = frontier_section(d, Figures(False))
+    assert ">0.23<" in html and ">0.63<" in html and "0.23 to 0.63" not in html
+    # the same estimate as printed: one row again (0.001352 and 0.001349 both print 0.00135)
+    d["frontier"][4]["deployed_risk"]["estimate"], d["frontier"][5]["deployed_risk"]["estimate"] = 0.001352, 0.001349
+    assert [r["levels"] for r in frontier_rows(d, "budget")] == [[0.01], [0.23, 0.63], [1.13]]
 
 
 def test_cli_frontier_prints_the_answers_decimals_and_keeps_an_ends_side_of_zero(small_mse):

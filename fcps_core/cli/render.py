@@ -336,41 +336,32 @@ def render_regime(d: dict) -> list[str]:
 def render_frontier(d: dict, *, top: int = 30) -> list[str]:
     """FRONTIER lines: per panel size (and cost level) what the limit deploys, its risk, the
     paired difference to the unconstrained choice and the estimate on new items; neighbouring
-    limits deploying the same predictor are one row (K 8-13, cost<=0.230 to 0.630), as the
-    Select page's frontier control and the report's frontier table merge them. Numbers at the
-    answer's decimals (4, more for a narrow interval: a small MSE keeps the digits the answer
-    and the note below print), a difference's interval end that is not 0 never as 0."""
-    from ..service.reports import answer_digits
-    rows, prev = [], None
-    points = d["frontier"]
-    digits = max([4, *(answer_digits(p) for p in points)])
+    limits deploying the same predictor with the same printed estimate are one row (K 8-13,
+    cost<=0.230 to 0.630; :func:`..reports.explain.frontier_rows`, the Select page's control
+    and the report's table group them alike). Numbers at the answer's decimals (4, more for a
+    narrow interval: a small MSE keeps the digits the answer and the note below print), a
+    difference's interval end that is not 0 never as 0."""
+    from ..service.reports import answer_digits, frontier_rows
+    rows = []
+    digits = max([4, *(answer_digits(p) for p in d["frontier"])])
 
     def estimate(dr):
         return None if not dr else f"{fmt(dr['estimate'], digits)} [{fmt(dr['ci'][0], digits)}, " \
                                    f"{fmt(dr['ci'][1], digits)}]"
-    for p in points:
-        key = (p["constraint"], tuple(p["judges"]), p["family"], len(p["members"]))
-        dv, dr = p["diff_vs_best"], p.get("deployed_risk") or {}
-        if prev is not None and prev[0] == key:
-            if p["constraint"] == "budget":
-                # neighbouring budgets deploying the same predictor (walk 7: 0.23 and 0.63 printed as two
-                # rows of a table of distinct rows; the page and the report merged them), or one cost level
-                # reached twice by sums of the same costs (14.6 and 14.600000000000001, walk 5)
-                first = prev[1][0].removeprefix("cost<=").split(" to ")[0]
-                level = fmt(p["cost"], 3)
-                prev[1][0] = f"cost<={first}" if level == first else f"cost<={first} to {level}"
+    for kind in ("max_judges", "budget"):
+        for group in frontier_rows(d, kind):
+            p, levels = group["point"], group["levels"]
+            dv = p["diff_vs_best"]
+            if kind == "budget":
+                # one level reached twice by sums of the same costs (14.6 and 14.600000000000001, walk 5)
+                first, last = fmt(levels[0], 3), fmt(levels[-1], 3)
+                limit = f"cost<={first}" if first == last else f"cost<={first} to {last}"
             else:
-                prev[1][0] = f"{prev[1][0].split('-')[0]}-{p['n_judges']}"
-            if p.get("chosen"):         # the deployed point's own estimate (as the answer says)
-                prev[1][-2:] = [estimate(dr), "*"]
-            continue
-        row = [str(p["n_judges"]) if p["constraint"] == "max_judges" else f"cost<={fmt(p['cost'], 3)}",
-               len(p["judges"]), display_family(p), fmt(p["risk"], digits),
-               f"{signed_change(dv['estimate'], digits)} [{signed_change(dv['ci'][0], digits)}, "
-               f"{signed_change(dv['ci'][1], digits)}]",
-               estimate(dr), "*" if p.get("chosen") else ""]
-        rows.append(row)
-        prev = (key, row)
+                limit = str(levels[0]) if len(levels) == 1 else f"{levels[0]}-{levels[-1]}"
+            rows.append([limit, len(p["judges"]), display_family(p), fmt(p["risk"], digits),
+                         f"{signed_change(dv['estimate'], digits)} [{signed_change(dv['ci'][0], digits)}, "
+                         f"{signed_change(dv['ci'][1], digits)}]",
+                         estimate(p.get("deployed_risk") or {}), "*" if p.get("chosen") else ""])
     shown = rows if len(rows) <= top else rows[:top // 2] + rows[-top // 2:]
     lines = ["", f"FRONTIER  what each limit deploys ({len(rows)} distinct rows; * deployed; "
                  "diff = its risk - the choice over all judges, 95% paired interval; select --max-judges K deploys "

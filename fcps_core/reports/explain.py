@@ -455,6 +455,37 @@ def _paired_change_to(q: dict, p: dict) -> dict | None:
     return paired
 
 
+def frontier_rows(d: dict, kind: str = "max_judges") -> list[dict]:
+    """The frontier's points of one limit (``"max_judges"``: panel sizes, ``"budget"``: cost
+    levels) as the rows every front end shows (the CLI's FRONTIER, the Select page's control,
+    the report's table): ``{"points": [...], "point": ..., "levels": [...]}``, one row per
+    run of neighbouring limits that deploy the same predictor (:func:`_deployment_key`) *and*
+    print the same estimate on new items at the answer's decimals; ``point`` is the deployed
+    one where it is among them, else the first. Neighbours deploying the same predictor with
+    estimates that print differently are two rows (the deployed limit's own estimate beside
+    a tighter limit's replay of choosing under that limit; walk 7 saw one merged row print
+    0.00131 where the chart and the note read 0.00137 for the same limits), so a row's
+    number is what the chart and ``select --max-judges k`` print for every limit in it."""
+    points = [p for p in d.get("frontier") or [] if p.get("constraint") == kind]
+    digits = max([4, *(answer_digits(p) for p in d.get("frontier") or [])])
+
+    def printed(p):
+        v = point_estimate(p).get("estimate")
+        return None if v is None else round(float(v), digits)
+    rows: list[dict] = []
+    for p in points:
+        level = p.get("cost") if kind == "budget" else p.get("n_judges")
+        key = (_deployment_key(p), printed(p))
+        if rows and rows[-1]["key"] == key:
+            rows[-1]["points"].append(p)
+            rows[-1]["levels"].append(level)
+            if p.get("chosen"):
+                rows[-1]["point"] = p
+            continue
+        rows.append({"key": key, "points": [p], "levels": [level], "point": p})
+    return rows
+
+
 def answer_digits(p: dict | None) -> int:
     """The decimals the answer prints frontier point ``p``'s numbers at: at least the 4 every
     page prints an estimate at (metric, frontier control, runs table), more when its interval

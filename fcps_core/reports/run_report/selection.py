@@ -3,7 +3,7 @@ pressure, baselines."""
 
 from __future__ import annotations
 
-from ..explain import (answer_digits, display_family, effective_judges_note, frontier_point, limit_deploys_words,
+from ..explain import (answer_digits, display_family, effective_judges_note, frontier_point, frontier_rows, limit_deploys_words,
                        non_monotone_note, signed_change)
 from ..names import FAMILY_NAMES, PATH_NAMES, count_of, family_name, judges_count
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
@@ -56,36 +56,32 @@ def frontier_section(res: dict, figs: Figures) -> str:
     points = [p for p in frontier if p.get("constraint") == ("budget" if budget else "max_judges")]
     if not points:
         return ""
-    rows, prev = [], None
+    rows = []
     # the answer's decimals (4, more for a narrow interval), so the table shows what the answer and the note
     # below print (walk 7: 0.0013 in every row beside a note comparing 0.00134 with 0.00131)
     k = max([4, *(answer_digits(p) for p in points)])
-    for p in points:
-        key = (tuple(p["judges"]), p["family"], len(p.get("members") or []))
+    # neighbouring limits deploying the same predictor with the same printed estimate share a row
+    # (explain.frontier_rows, as the CLI and the Select page group them)
+    for group in frontier_rows(res, "budget" if budget else "max_judges"):
+        p, levels = group["point"], group["levels"]
         dr = p.get("deployed_risk") or {}
-        limit = f"{p['cost']:g}" if budget else str(p["n_judges"])
-        row = {"limit": limit, "used": len(p["judges"]),
-               "family": display_family(p),
-               "val_risk": p["risk"], "diff": signed_change(p["diff_vs_best"]["estimate"], k),
-               "diff_ci": " to ".join(signed_change(v, k) for v in p["diff_vs_best"]["ci"]),
-               "deployed_risk": dr.get("estimate"),
-               "selected": bool(p.get("chosen"))}
-        if prev is not None and prev[0] == key:
-            first = prev[1]['limit'].split(' to ' if budget else '-')[0]
+        if budget:
             # one level reached by two sums of the same costs (14.6, 14.600000000000001) is one budget (walk 5)
-            prev[1]["limit"] = first if first == limit else f"{first}{' to ' if budget else '-'}{limit}"
-            if p.get("chosen"):
-                prev[1].update(deployed_risk=dr.get("estimate"), selected=True)
-            continue
-        rows.append(row)
-        prev = (key, row)
+            first, last = f"{levels[0]:g}", f"{levels[-1]:g}"
+            limit = first if first == last else f"{first} to {last}"
+        else:
+            limit = str(levels[0]) if len(levels) == 1 else f"{levels[0]}-{levels[-1]}"
+        rows.append({"limit": limit, "used": len(p["judges"]), "family": display_family(p),
+                     "val_risk": p["risk"], "diff": signed_change(p["diff_vs_best"]["estimate"], k),
+                     "diff_ci": " to ".join(signed_change(v, k) for v in p["diff_vs_best"]["ci"]),
+                     "deployed_risk": dr.get("estimate"), "selected": bool(p.get("chosen"))})
     note = non_monotone_note(res, budget=budget)
     if budget:
         out = [f"<h3>{'What each budget deploys' if note else 'What a smaller budget costs'} (the frontier)</h3>",
                para(f"What each budget per item deploys ({limit_deploys_words(res, budget=True)}; select --budget "
                     "C), from the same held-out predictions: its held-out risk, its paired difference to the choice "
                     "over all judges (95% interval) and its estimate on new items (bias-corrected for choosing under "
-                    "that budget). Budgets deploying the same predictor share a row.")]
+                    "that budget). Neighbouring budgets deploying the same predictor with the same estimate share a row.")]
         limit_column = Column("limit", "limit", "budget per item")
     else:
         # "what fewer judges cost" only where no looser limit does worse (the note below says where)
@@ -93,7 +89,7 @@ def frontier_section(res: dict, figs: Figures) -> str:
                para(f"What a limit of k judges deploys (select --max-judges k): {limit_deploys_words(res)}, "
                     "from the same held-out predictions: its held-out risk, its paired difference to the choice over "
                     "all judges (95% interval) and its estimate on new items (bias-corrected for choosing under that "
-                    "limit). Panel sizes deploying the same predictor share a row.")]
+                    "limit). Neighbouring panel sizes deploying the same predictor with the same estimate share a row.")]
         limit_column = Column("limit", "limit", "most judges")
     out.append(table(rows, [limit_column, Column("used", "used", "judges used"),
                             Column("family"), Column("val_risk", "val_risk", "held-out risk", digits=k),
