@@ -553,9 +553,11 @@ class _Replays:
 
     @cached_property
     def _in_bag(self) -> np.ndarray | None:
-        """(units, draws) every draw's in-bag group counts per unit (the escape tests',
-        :meth:`_escaped`), formed once; None when they would not fit in memory."""
-        return draw_unit_counts(self.grouped, self.W, np.arange(len(self.W)))
+        """(draws, units) every draw's in-bag group counts per unit (the escape tests',
+        :meth:`_escaped`, read a draw's row at a time), formed once; None when they would
+        not fit in memory."""
+        counts = draw_unit_counts(self.grouped, self.W, np.arange(len(self.W)))
+        return None if counts is None else _transposed(counts)
 
     def _escaped(self, prefix: list, within: list, open_draws: np.ndarray, z: float) -> np.ndarray:
         """:func:`.limited_rule.draws_escaped` with the averages' unit sums formed together
@@ -565,7 +567,7 @@ class _Replays:
             return np.stack([self._units_of[k] if len(k) > 1 else self._column_unit_sums(int(self.grouped.col[k[0]]))
                              for k in keys])
         return draws_escaped(self.grouped, self.boot["W"], prefix, within, open_draws, z, unit_sums_of,
-                             unit_counts=self._in_bag)
+                             draw_counts=self._in_bag)
 
     def _oob_member_risks(self, chosen: list[list]) -> list[np.ndarray]:
         """Per level (``chosen``: each draw's members there) each kept draw's out-of-bag risk
@@ -603,6 +605,17 @@ class _Replays:
                 rows = np.stack([unit_sums_of(k) for k in keys[i][a:a + step]])
                 sums[i, a:a + step] = np.einsum("ij,ij->i", counts, rows)
         return [(s / self._safe_on)[self.keep] for s in sums]
+
+
+def _transposed(a: np.ndarray) -> np.ndarray:
+    """A C-ordered copy of ``a``'s transpose, copied :data:`.honesty.BLOCK_CELLS` cells at a
+    time: each block's reads and writes stay near each other (a whole-array transposing copy
+    strides over all of it)."""
+    out = np.empty(a.shape[::-1], dtype=a.dtype)
+    step = max(1, BLOCK_CELLS // max(a.shape[1], 1))
+    for i in range(0, a.shape[0], step):
+        out[:, i:i + step] = a[i:i + step].T
+    return out
 
 
 def _interval(v: np.ndarray) -> dict:

@@ -170,9 +170,17 @@ def paired_margins(diff_units: np.ndarray, unit_rows: np.ndarray, weights: np.nd
     d = np.einsum("bu,bu->b", weights, diff_units) / safe_n
     resid = diff_units - d[:, None] * np.asarray(unit_rows, dtype=float)[None, :]
     ss = np.einsum("bu,bu->b", weights, resid * resid)
+    return d, _clustered_se(ss, groups, safe_n)
+
+
+def _clustered_se(ss: np.ndarray, groups: np.ndarray, safe_n: np.ndarray) -> np.ndarray:
+    """The group-clustered SE of :func:`paired_margins` from its weighted sum of squared
+    residuals ``ss``, the groups counted and the rows counted (1 where none): NaN with at
+    most one group. Nondecreasing in ``ss`` (every step is), which :func:`_screen_escapes`
+    relies on to bound it from bounds of ``ss``."""
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.where(groups > 1, ss * groups / (groups - 1) / safe_n ** 2, np.nan)
-    return d, np.sqrt(np.maximum(var, 0.0))
+    return np.sqrt(np.maximum(var, 0.0))
 
 
 def escapes(diff: np.ndarray | float, se: np.ndarray | float, z: float | None = ESCAPE_Z) -> np.ndarray | bool:
@@ -188,18 +196,20 @@ def escapes(diff: np.ndarray | float, se: np.ndarray | float, z: float | None = 
 
 def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws: np.ndarray, z: float,
                   unit_sums_of: Callable[[list], np.ndarray], block: int = 64,
-                  unit_counts: np.ndarray | None = None) -> np.ndarray:
+                  draw_counts: np.ndarray | None = None) -> np.ndarray:
     """Per bootstrap draw, whether its best candidate within the limit (``within[b]``, a list
     of one) escapes its prefix choice (``prefix[b]``, members): a lower in-bag mean loss by
     more than ``z`` in-bag paired SEs (:func:`paired_margins` over ``grouped``'s units, the
-    draw's group counts ``W[b]``). Only ``open_draws`` (not deploying their choice over all
-    judges) where the two differ are tested. ``unit_sums_of(keys)``: (predictors, units) the
-    one-group loss sums per unit of the predictors averaging each key's members (a tuple of
-    candidate indices), as the caller keeps them (:func:`predictor_unit_sums`), asked once
-    for every distinct predictor the tested draws deploy. ``unit_counts`` (units, draws):
-    every draw's group counts per unit when the caller holds them
-    (:func:`.honesty.draw_unit_counts`, exact integers, so the same weights as formed here
-    from ``W``)."""
+    draw's group counts ``W[b]``, ``block`` draws at a time). Only ``open_draws`` (not
+    deploying their choice over all judges) where the two differ are tested.
+    ``unit_sums_of(keys)``: (predictors, units) the one-group loss sums per unit of the
+    predictors averaging each key's members (a tuple of candidate indices), as the caller
+    keeps them (:func:`predictor_unit_sums`), asked once for every distinct predictor the
+    tested draws deploy. ``draw_counts`` (draws, units): every draw's group counts per unit
+    when the caller holds them (:func:`.honesty.draw_unit_counts`, exact integers, so the
+    same weights as formed here from ``W``); with them the draws whose answer rounding
+    cannot change are decided first (:func:`_screen_escapes`) and only the blocks holding
+    another draw are summed."""
     out = np.zeros(len(prefix), dtype=bool)
     todo = [b for b in np.flatnonzero(open_draws) if sorted(prefix[b]) != sorted(within[b])]
     if not todo:
@@ -208,16 +218,76 @@ def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws
     pairs = np.array([[index.setdefault(tuple(within[b]), len(index)), index.setdefault(tuple(prefix[b]), len(index))]
                       for b in todo], dtype=np.int64)
     sums = unit_sums_of(list(index))                                  # (predictors, units)
+    todo = np.asarray(todo, dtype=np.int64)
+    decided = np.zeros(len(todo), dtype=bool)
+    if draw_counts is not None and z is not None:
+        decided, sure = _screen_escapes(sums, pairs, grouped.unit_rows, draw_counts, todo, z)
+        out[todo[decided]] = sure[decided]
     for a in range(0, len(todo), block):
-        rows = np.asarray(todo[a:a + block], dtype=np.int64)
-        if unit_counts is None:
+        if decided[a:a + block].all():
+            continue
+        rows = todo[a:a + block]
+        if draw_counts is None:
             counts = np.asarray(grouped.unit_weights(np.asarray(W[rows], dtype=float).T)).T       # (draws, units)
         else:
-            counts = unit_counts[:, rows].T.astype(float)
+            counts = draw_counts[rows].astype(float)
         diff = sums[pairs[a:a + block, 0]] - sums[pairs[a:a + block, 1]]
         d, se = paired_margins(diff, grouped.unit_rows, counts)
         out[rows] = escapes(d, se, z)
     return out
+
+
+def _screen_escapes(sums: np.ndarray, pairs: np.ndarray, unit_rows: np.ndarray, draw_counts: np.ndarray,
+                    draws: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """(decided, escaped) per draw of ``draws``: which draws' escape test (:func:`paired_margins`
+    and :func:`escapes` as :func:`draws_escaped` runs them) has an answer no rounding of its
+    sums can change, and that answer. Draw i compares the predictors ``pairs[i]`` (rows of
+    ``sums``) under its group counts ``draw_counts[draws[i]]`` (exact integers).
+
+    The test's sums are formed here by one product per predictor pair (its draws' counts
+    against the pair's per-unit terms: D, |D|, D^2, D n, |D| n, n^2, n and 1), in another
+    order than the test's, with SS expanded as sum w D^2 - 2 d sum w D n + d^2 sum w n^2.
+    The counted rows and groups are exact (integer sums). Any sum of U products is within
+    (U + 1) eps of its value times the sum of the products' magnitudes, in whatever order it
+    is added (Higham, Accuracy and Stability of Numerical Algorithms, 3.1), and so is the
+    test's: so its d lies in [d_lo, d_hi], and its SS, within rounding of its residuals
+    (D - d n with d anywhere in that interval), in [Q - err, Q + err] (err: four times
+    that bound, which also covers the few roundings of these bounds' own arithmetic, times
+    the largest magnitude sum, plus the change of Q over d's interval). The SE and the
+    escape threshold are nondecreasing in SS and d, so the test's answer is known where
+    both ends of those intervals give it; elsewhere the draw is left to the test itself."""
+    u = np.asarray(unit_rows, dtype=float)
+    rho = 4.0 * (len(u) + 16) * np.finfo(float).eps
+    decided = np.zeros(len(draws), dtype=bool)
+    escaped = np.zeros(len(draws), dtype=bool)
+    codes = pairs[:, 0] * len(sums) + pairs[:, 1]
+    _, first, of_pair = np.unique(codes, return_index=True, return_inverse=True)
+    of_pair = of_pair.reshape(-1)
+    terms = np.empty((8, len(u)))           # a pair's per-unit terms, a row each
+    D, aD = terms[0], terms[1]
+    terms[5], terms[6], terms[7] = u * u, u, 1.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        for p, i in enumerate(first.tolist()):
+            at = np.flatnonzero(of_pair == p)
+            np.subtract(sums[pairs[i, 0]], sums[pairs[i, 1]], out=D)
+            np.abs(D, out=aD)
+            np.multiply(D, D, out=terms[2])
+            np.multiply(D, u, out=terms[3])
+            np.multiply(aD, u, out=terms[4])
+            s1, sa, A, B, E, C, n, g = (draw_counts[draws[at]].astype(float) @ terms.T).T
+            safe_n = np.where(n > 0, n, 1.0)
+            d0 = s1 / safe_n
+            d_lo, d_hi = (s1 - rho * sa) / safe_n, (s1 + rho * sa) / safe_n
+            dd = (d_hi - d_lo) * (1 + rho)                 # the test's d is within dd of d0
+            dm = np.abs(d0) + dd
+            Q = A - 2 * d0 * B + d0 * d0 * C
+            err = rho * (A + 2 * dm * E + dm * dm * C) + (1 + rho) * (2 * dd * (E + np.abs(d0) * C) + dd * dd * C)
+            se_lo, se_hi = _clustered_se(Q - err, g, safe_n), _clustered_se(Q + err, g, safe_n)
+            never = (g <= 1) | (se_hi == 0) | (d_lo >= -z * se_lo)
+            always = (g > 1) & (se_lo > 0) & np.isfinite(se_hi) & (d_hi < -z * se_hi)
+            decided[at] = never | always
+            escaped[at] = always
+    return decided, escaped
 
 
 def predictor_unit_sums(grouped, heldout, objective: str, members) -> np.ndarray:
