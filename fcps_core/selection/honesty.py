@@ -295,6 +295,17 @@ def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *
     return np.asarray(units_of_groups @ counts.astype(dtype, copy=False))
 
 
+def transposed(a: np.ndarray) -> np.ndarray:
+    """A C-ordered copy of ``a``'s transpose, copied :data:`BLOCK_CELLS` cells at a time: each
+    block's reads and writes stay near each other (a whole-array transposing copy strides
+    over all of it)."""
+    out = np.empty(a.shape[::-1], dtype=a.dtype)
+    step = max(1, BLOCK_CELLS // max(a.shape[1], 1))
+    for i in range(0, a.shape[0], step):
+        out[:, i:i + step] = a[i:i + step].T
+    return out
+
+
 def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.ndarray, tol: np.ndarray,
                   bd: np.ndarray, allowed_d: np.ndarray | dict | None = None,
                   unit_sums: np.ndarray | None = None, draws: np.ndarray | None = None) -> np.ndarray:
@@ -326,11 +337,22 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
     if counted is not None:
         position = position.reshape(-1)
         nn_unit = n_unit * n_unit
+        # a draw's counts read as a row (a pair's column of ``counted`` strides over every unit)
+        counted_rows, counted = transposed(counted), None
+        # each draw's sum of n^2 w once (not once per pair): exact, so the same as each pair's
+        # product, where no sum of them can exceed the integers a float holds exactly
+        nn_of = None
+        if float(nn_unit.sum()) * float(counted_rows.max(initial=0)) < 2.0 ** 53:
+            nn_of = np.concatenate([counted_rows[a:a + step].astype(float) @ nn_unit
+                                    for a in range(0, len(counted_rows), step)]) if len(counted_rows) else np.zeros(0)
 
         def unit_weights(rows) -> tuple[np.ndarray, np.ndarray]:
-            """(units, draws) float weights of pairs ``rows`` and each one's sum of n^2 w."""
-            Wu = np.take(counted, position[rows], axis=1).astype(float)    # C order, as the sparse product's
-            return Wu, nn_unit @ Wu
+            """(units, draws) float weights of pairs ``rows`` (C order, as the sparse product's)
+            and each one's sum of n^2 w."""
+            at = position[rows]
+            Wu = np.empty((counted_rows.shape[1], len(at)))
+            Wu[...] = counted_rows[at].T
+            return Wu, (nn_unit @ Wu if nn_of is None else nn_of[at])
     else:
         ng = grouped.rows_per_group
         buffer = np.empty((G, step))

@@ -207,9 +207,11 @@ def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws
     keeps them (:func:`predictor_unit_sums`), asked once for every distinct predictor the
     tested draws deploy. ``draw_counts`` (draws, units): every draw's group counts per unit
     when the caller holds them (:func:`.honesty.draw_unit_counts`, exact integers, so the
-    same weights as formed here from ``W``); with them the draws whose answer rounding
-    cannot change are decided first (:func:`_screen_escapes`) and only the blocks holding
-    another draw are summed."""
+    same weights as formed here from ``W``); with them, where a block's (draws, units)
+    arrays would exceed :data:`.honesty.BLOCK_CELLS` (the test's passes over them then
+    leave the cache; on fewer units they cost less than the screen's product per predictor
+    pair), the draws whose answer rounding cannot change are decided first
+    (:func:`_screen_escapes`) and only the blocks holding another draw are summed."""
     out = np.zeros(len(prefix), dtype=bool)
     todo = [b for b in np.flatnonzero(open_draws) if sorted(prefix[b]) != sorted(within[b])]
     if not todo:
@@ -220,8 +222,9 @@ def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws
     sums = unit_sums_of(list(index))                                  # (predictors, units)
     todo = np.asarray(todo, dtype=np.int64)
     decided = np.zeros(len(todo), dtype=bool)
-    if draw_counts is not None and z is not None:
-        decided, sure = _screen_escapes(sums, pairs, grouped.unit_rows, draw_counts, todo, z)
+    from .honesty import BLOCK_CELLS
+    if draw_counts is not None and z is not None and block * len(grouped.unit_rows) > BLOCK_CELLS:
+        decided, sure = _screen_escapes(sums, pairs, grouped.unit_rows, draw_counts, todo, z, block)
         out[todo[decided]] = sure[decided]
     for a in range(0, len(todo), block):
         if decided[a:a + block].all():
@@ -238,14 +241,15 @@ def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws
 
 
 def _screen_escapes(sums: np.ndarray, pairs: np.ndarray, unit_rows: np.ndarray, draw_counts: np.ndarray,
-                    draws: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+                    draws: np.ndarray, z: float, block: int = 64) -> tuple[np.ndarray, np.ndarray]:
     """(decided, escaped) per draw of ``draws``: which draws' escape test (:func:`paired_margins`
     and :func:`escapes` as :func:`draws_escaped` runs them) has an answer no rounding of its
     sums can change, and that answer. Draw i compares the predictors ``pairs[i]`` (rows of
     ``sums``) under its group counts ``draw_counts[draws[i]]`` (exact integers).
 
-    The test's sums are formed here by one product per predictor pair (its draws' counts
-    against the pair's per-unit terms: D, |D|, D^2, D n, |D| n, n^2, n and 1), in another
+    The test's sums are formed here by one product per predictor pair (its draws' counts,
+    ``block`` draws at a time, against the pair's per-unit terms: D, |D|, D^2, D n, |D| n,
+    n^2, n and 1, formed for a block of pairs at once), in another
     order than the test's, with SS expanded as sum w D^2 - 2 d sum w D n + d^2 sum w n^2.
     The counted rows and groups are exact (integer sums). Any sum of U products is within
     (U + 1) eps of its value times the sum of the products' magnitudes, in whatever order it
@@ -258,35 +262,42 @@ def _screen_escapes(sums: np.ndarray, pairs: np.ndarray, unit_rows: np.ndarray, 
     both ends of those intervals give it; elsewhere the draw is left to the test itself."""
     u = np.asarray(unit_rows, dtype=float)
     rho = 4.0 * (len(u) + 16) * np.finfo(float).eps
-    decided = np.zeros(len(draws), dtype=bool)
-    escaped = np.zeros(len(draws), dtype=bool)
+    # the draws sorted by pair, each pair's draws a run; a block of pairs' terms formed at once
     codes = pairs[:, 0] * len(sums) + pairs[:, 1]
-    _, first, of_pair = np.unique(codes, return_index=True, return_inverse=True)
-    of_pair = of_pair.reshape(-1)
-    terms = np.empty((8, len(u)))           # a pair's per-unit terms, a row each
-    D, aD = terms[0], terms[1]
-    terms[5], terms[6], terms[7] = u * u, u, 1.0
+    order = np.argsort(codes, kind="stable")
+    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]])
+    bounds = np.r_[starts, len(order)]
+    first = pairs[order[starts]]                    # each pair's (within, prefix) rows of ``sums``
+    sums_of = np.empty((len(draws), 8))             # per draw (in ``order``) its eight sums
+    from .honesty import BLOCK_CELLS
+    per_block = max(1, BLOCK_CELLS // (8 * max(len(u), 1)))
     with np.errstate(invalid="ignore", over="ignore"):
-        for p, i in enumerate(first.tolist()):
-            at = np.flatnonzero(of_pair == p)
-            np.subtract(sums[pairs[i, 0]], sums[pairs[i, 1]], out=D)
+        for p0 in range(0, len(first), per_block):
+            at = first[p0:p0 + per_block]
+            terms = np.empty((len(at), 8, len(u)))
+            D, aD = terms[:, 0], terms[:, 1]
+            np.subtract(sums[at[:, 0]], sums[at[:, 1]], out=D)
             np.abs(D, out=aD)
-            np.multiply(D, D, out=terms[2])
-            np.multiply(D, u, out=terms[3])
-            np.multiply(aD, u, out=terms[4])
-            s1, sa, A, B, E, C, n, g = (draw_counts[draws[at]].astype(float) @ terms.T).T
-            safe_n = np.where(n > 0, n, 1.0)
-            d0 = s1 / safe_n
-            d_lo, d_hi = (s1 - rho * sa) / safe_n, (s1 + rho * sa) / safe_n
-            dd = (d_hi - d_lo) * (1 + rho)                 # the test's d is within dd of d0
-            dm = np.abs(d0) + dd
-            Q = A - 2 * d0 * B + d0 * d0 * C
-            err = rho * (A + 2 * dm * E + dm * dm * C) + (1 + rho) * (2 * dd * (E + np.abs(d0) * C) + dd * dd * C)
-            se_lo, se_hi = _clustered_se(Q - err, g, safe_n), _clustered_se(Q + err, g, safe_n)
-            never = (g <= 1) | (se_hi == 0) | (d_lo >= -z * se_lo)
-            always = (g > 1) & (se_lo > 0) & np.isfinite(se_hi) & (d_hi < -z * se_hi)
-            decided[at] = never | always
-            escaped[at] = always
+            np.multiply(D, D, out=terms[:, 2])
+            np.multiply(D, u, out=terms[:, 3])
+            np.multiply(aD, u, out=terms[:, 4])
+            terms[:, 5], terms[:, 6], terms[:, 7] = u * u, u, 1.0
+            for q in range(len(at)):
+                for r0 in range(bounds[p0 + q], bounds[p0 + q + 1], block):
+                    rows = order[r0:min(r0 + block, bounds[p0 + q + 1])]
+                    sums_of[r0:r0 + len(rows)] = draw_counts[draws[rows]].astype(float) @ terms[q].T
+        s1, sa, A, B, E, C, n, g = sums_of[np.argsort(order)].T
+        safe_n = np.where(n > 0, n, 1.0)
+        d0 = s1 / safe_n
+        d_lo, d_hi = (s1 - rho * sa) / safe_n, (s1 + rho * sa) / safe_n
+        dd = (d_hi - d_lo) * (1 + rho)                 # the test's d is within dd of d0
+        dm = np.abs(d0) + dd
+        Q = A - 2 * d0 * B + d0 * d0 * C
+        err = rho * (A + 2 * dm * E + dm * dm * C) + (1 + rho) * (2 * dd * (E + np.abs(d0) * C) + dd * dd * C)
+        se_lo, se_hi = _clustered_se(Q - err, g, safe_n), _clustered_se(Q + err, g, safe_n)
+        never = (g <= 1) | (se_hi == 0) | (d_lo >= -z * se_lo)
+        escaped = (g > 1) & (se_lo > 0) & np.isfinite(se_hi) & (d_hi < -z * se_hi)
+    decided = never | escaped
     return decided, escaped
 
 
