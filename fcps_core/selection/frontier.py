@@ -601,10 +601,15 @@ class _Replays:
         # many: a block of draws at a time, its counts converted to floats once for all
         # these levels, each draw's row times the per-unit sums of what it deploys there
         step = max(1, BLOCK_CELLS // max(self.OU.shape[1], 1))
+        if many:        # one pair of buffers for every block (a block's rows are read before the next's)
+            count_buffer, row_buffer = (np.empty((min(step, B), self.OU.shape[1])) for _ in range(2))
         for a in (range(0, B, step) if many else ()):
-            counts = self.OU[a:a + step].astype(float)
+            counts = count_buffer[:len(self.OU[a:a + step])]
+            np.copyto(counts, self.OU[a:a + step], casting="unsafe")
             for i in many:
-                rows = np.stack([unit_sums_of(k) for k in keys[i][a:a + step]])
+                rows = row_buffer[:len(counts)]
+                for j, k in enumerate(keys[i][a:a + step]):
+                    rows[j] = unit_sums_of(k)
                 sums[i, a:a + step] = np.einsum("ij,ij->i", counts, rows)
         return [(s / self._safe_on)[self.keep] for s in sums]
 

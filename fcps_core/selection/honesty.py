@@ -346,11 +346,14 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
             nn_of = np.concatenate([counted_rows[a:a + step].astype(float) @ nn_unit
                                     for a in range(0, len(counted_rows), step)]) if len(counted_rows) else np.zeros(0)
 
+        # one buffer for every block's weights (a block's are read before the next is formed)
+        weights_buffer = np.empty(counted_rows.shape[1] * min(step, len(dr)))
+
         def unit_weights(rows) -> tuple[np.ndarray, np.ndarray]:
             """(units, draws) float weights of pairs ``rows`` (C order, as the sparse product's)
             and each one's sum of n^2 w."""
             at = position[rows]
-            Wu = np.empty((counted_rows.shape[1], len(at)))
+            Wu = weights_buffer[:counted_rows.shape[1] * len(at)].reshape(counted_rows.shape[1], len(at))
             Wu[...] = counted_rows[at].T
             return Wu, (nn_unit @ Wu if nn_of is None else nn_of[at])
     else:
