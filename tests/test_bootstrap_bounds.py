@@ -235,6 +235,9 @@ def test_draw_tie_sets_with_integer_counts_equal_float_weights_and_unheld_sums(m
         assert np.flatnonzero(integer[i]).tolist() == expect.tolist(), f"pair {i}"
     given = honesty.draw_tie_sets(g, W, M, N, tols, bd, unit_sums=g.unit_sums(), draws=draws)   # no triangle bound
     np.testing.assert_array_equal(given, integer)
+    # every draw's counts given by the caller (draw-major, as the frontier keeps them)
+    held = honesty.transposed(honesty.draw_unit_counts(g, W, np.arange(len(W))))
+    np.testing.assert_array_equal(honesty.draw_tie_sets(g, W, M, N, tols, bd, draws=draws, draw_counts=held), integer)
     monkeypatch.setattr(honesty, "UNIT_SUM_CELLS", 1)
     unheld = honesty.draw_tie_sets(g, W, M, N, tols, bd, draws=draws)
     np.testing.assert_array_equal(unheld, integer)

@@ -332,7 +332,7 @@ class _Replays:
         if len(first):
             pair_tied = draw_tie_sets(self.grouped, self.W, self.M, self.N, pair_tol, pair_best, allowed_of,
                                       None if self._unit_sums is False else self._unit_sums,
-                                      draws=pair_draws)   # per distinct column, read per candidate below
+                                      draws=pair_draws, draw_counts=self._in_bag)   # per distinct column
 
         def ties(best: np.ndarray, draws=None, allowed: np.ndarray | None = None) -> np.ndarray:
             """(draws, candidates) the tie sets of ``draws`` (None: all) at the level whose
@@ -555,9 +555,9 @@ class _Replays:
 
     @cached_property
     def _in_bag(self) -> np.ndarray | None:
-        """(draws, units) every draw's in-bag group counts per unit (the escape tests',
-        :meth:`_escaped`, read a draw's row at a time), formed once; None when they would
-        not fit in memory."""
+        """(draws, units) every draw's in-bag group counts per unit (the tie sets',
+        :meth:`_pair_ties`, and the escape tests', :meth:`_escaped`, read a draw's row at a
+        time), formed once; None when they would not fit in memory."""
         counts = draw_unit_counts(self.grouped, self.W, np.arange(len(self.W)))
         return None if counts is None else transposed(counts)
 
