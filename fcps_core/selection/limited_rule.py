@@ -223,7 +223,7 @@ def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws
     todo = np.asarray(todo, dtype=np.int64)
     decided = np.zeros(len(todo), dtype=bool)
     from .honesty import BLOCK_CELLS
-    if draw_counts is not None and z is not None and block * len(grouped.unit_rows) > BLOCK_CELLS:
+    if draw_counts is not None and z is not None and z >= 0 and block * len(grouped.unit_rows) > BLOCK_CELLS:
         decided, sure = _screen_escapes(sums, pairs, grouped.unit_rows, draw_counts, todo, z, block)
         out[todo[decided]] = sure[decided]
     for a in range(0, len(todo), block):
@@ -248,18 +248,19 @@ def _screen_escapes(sums: np.ndarray, pairs: np.ndarray, unit_rows: np.ndarray, 
     ``sums``) under its group counts ``draw_counts[draws[i]]`` (exact integers).
 
     The test's sums are formed here by one product per predictor pair (its draws' counts,
-    ``block`` draws at a time, against the pair's per-unit terms: D, |D|, D^2, D n, |D| n,
-    n^2, n and 1, formed for a block of pairs at once), in another
-    order than the test's, with SS expanded as sum w D^2 - 2 d sum w D n + d^2 sum w n^2.
-    The counted rows and groups are exact (integer sums). Any sum of U products is within
-    (U + 1) eps of its value times the sum of the products' magnitudes, in whatever order it
-    is added (Higham, Accuracy and Stability of Numerical Algorithms, 3.1), and so is the
-    test's: so its d lies in [d_lo, d_hi], and its SS, within rounding of its residuals
-    (D - d n with d anywhere in that interval), in [Q - err, Q + err] (err: four times
-    that bound, which also covers the few roundings of these bounds' own arithmetic, times
-    the largest magnitude sum, plus the change of Q over d's interval). The SE and the
-    escape threshold are nondecreasing in SS and d, so the test's answer is known where
-    both ends of those intervals give it; elsewhere the draw is left to the test itself."""
+    ``block`` draws at a time, against the pair's per-unit terms D, |D|, D^2, D n, |D| n,
+    n^2, n and 1, formed for a block of pairs at once), in another order than the test's,
+    with SS expanded as sum w D^2 - 2 d sum w D n + d^2 sum w n^2. The counted rows and
+    groups are exact (integer sums). Any sum of U products is within (U + 1) eps of its
+    value times the sum of the products' magnitudes, in whatever order it is added (Higham,
+    Accuracy and Stability of Numerical Algorithms, 3.1), and so is the test's: so its d
+    lies in [d_lo, d_hi], and its SS, within rounding of its residuals (D - d n with d
+    anywhere in that interval), in [Q - err, Q + err] (err: four times that bound, which
+    also covers the few roundings of these bounds' own arithmetic, times the largest
+    magnitude sum, plus the change of Q over d's interval). The test's d is nondecreasing
+    in its sum, and its SE and escape threshold (-z SE, z >= 0) are monotone in SS, so the
+    test's answer is known where both ends of those intervals give it; elsewhere the draw
+    is left to the test itself."""
     u = np.asarray(unit_rows, dtype=float)
     rho = 4.0 * (len(u) + 16) * np.finfo(float).eps
     # the draws sorted by pair, each pair's draws a run; a block of pairs' terms formed at once
