@@ -235,6 +235,9 @@ def test_draw_tie_sets_with_integer_counts_equal_float_weights_and_unheld_sums(m
         assert np.flatnonzero(integer[i]).tolist() == expect.tolist(), f"pair {i}"
     given = honesty.draw_tie_sets(g, W, M, N, tols, bd, unit_sums=g.unit_sums(), draws=draws)   # no triangle bound
     np.testing.assert_array_equal(given, integer)
+    # every draw's counts given by the caller (draw-major, as the frontier keeps them)
+    held = honesty.transposed(honesty.draw_unit_counts(g, W, np.arange(len(W))))
+    np.testing.assert_array_equal(honesty.draw_tie_sets(g, W, M, N, tols, bd, draws=draws, draw_counts=held), integer)
     monkeypatch.setattr(honesty, "UNIT_SUM_CELLS", 1)
     unheld = honesty.draw_tie_sets(g, W, M, N, tols, bd, draws=draws)
     np.testing.assert_array_equal(unheld, integer)
@@ -258,3 +261,17 @@ def test_draw_unit_counts_are_sized_by_a_units_count_not_a_draws():
     assert got.dtype == np.uint16 and got.shape == (G, 2) and (got == 1).all()
     W[1, 7] = 3                                      # one group drawn three times
     assert draw_unit_counts(g, W, np.arange(2))[7].tolist() == [1, 3]
+
+
+def test_transposed_copies_every_block_of_a_transpose(monkeypatch):
+    """honesty.transposed: a C-ordered copy of the transpose, the same array as ``a.T`` whether
+    the rows make one block or several (BLOCK_CELLS lowered: 4 rows of 7 per block, the
+    last block short), in the input's dtype."""
+    import fcps_core.selection.honesty as honesty
+    a = np.arange(13 * 7, dtype=np.uint16).reshape(13, 7)
+    whole = honesty.transposed(a)
+    monkeypatch.setattr(honesty, "BLOCK_CELLS", 28)
+    blocks = honesty.transposed(a)
+    for got in (whole, blocks):
+        assert got.flags["C_CONTIGUOUS"] and got.dtype == a.dtype
+        np.testing.assert_array_equal(got, a.T)

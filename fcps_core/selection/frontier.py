@@ -77,7 +77,7 @@ from .choice import (WITHIN_TIE_RULES, GroupedLosses, best_column, choose, line_
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, distinct_mask, draw_tie_sets, draw_unit_counts, nested_draw_best,
-                      own_set_shifted, training_size_corrected, within_limit_choices)
+                      own_set_shifted, training_size_corrected, transposed, within_limit_choices)
 from .limited_rule import (ESCAPE_KEY, LimitedRule, deploys_whole_choice, draws_escaped, heldout_escape,
                            replays_whole_choice)
 from .members import deployed_weights, member_lookup
@@ -278,8 +278,7 @@ class _Replays:
         # per unit, draws x units, never draws x groups or rows. Kept as the smallest
         # integers that hold them (a float copy would be the largest array of a panel whose
         # groups are mostly distinct units); :meth:`_oob_sums` reads a block at a time.
-        self.OU = np.ascontiguousarray(draw_unit_counts(grouped, self.W, np.arange(len(self.W)),
-                                                        out_of_bag=True, limit=None).T)
+        self.OU = transposed(draw_unit_counts(grouped, self.W, np.arange(len(self.W)), out_of_bag=True, limit=None))
         self.ON = self._oob_sums(grouped.unit_rows.astype(float))
         self.keep = self.ON > 0
         self._safe_on = np.where(self.keep, self.ON, 1.0)
@@ -333,7 +332,7 @@ class _Replays:
         if len(first):
             pair_tied = draw_tie_sets(self.grouped, self.W, self.M, self.N, pair_tol, pair_best, allowed_of,
                                       None if self._unit_sums is False else self._unit_sums,
-                                      draws=pair_draws)[:, col]   # per candidate
+                                      draws=pair_draws, draw_counts=self._in_bag)   # per distinct column
 
         def ties(best: np.ndarray, draws=None, allowed: np.ndarray | None = None) -> np.ndarray:
             """(draws, candidates) the tie sets of ``draws`` (None: all) at the level whose
@@ -346,11 +345,14 @@ class _Replays:
             out = np.empty((len(rows), self.Mc.shape[1]), dtype=bool) if cols is None else \
                 np.zeros((len(rows), self.Mc.shape[1]), dtype=bool)
 
-            def fill(at: np.ndarray, source: np.ndarray, source_rows: np.ndarray) -> None:
+            def fill(at: np.ndarray, source: np.ndarray, source_rows: np.ndarray, source_cols=None) -> None:
+                """Rows ``at`` of ``out`` from rows ``source_rows`` of ``source``, whose
+                candidate c is its column ``source_cols[c]`` (None: c)."""
                 if cols is None:
-                    out[at] = source[source_rows]
+                    out[at] = source[source_rows] if source_cols is None else source[np.ix_(source_rows, source_cols)]
                 else:
-                    out[np.ix_(at, cols)] = source[np.ix_(source_rows, cols)]
+                    read = cols if source_cols is None else source_cols[cols]
+                    out[np.ix_(at, cols)] = source[np.ix_(source_rows, read)]
             at = np.flatnonzero(reused)
             if len(at):
                 fill(at, boot["tied"], rows[at])
@@ -360,7 +362,7 @@ class _Replays:
                 found = np.minimum(np.searchsorted(sorted_codes, wanted), max(len(sorted_codes) - 1, 0))
                 if not len(sorted_codes) or not np.array_equal(sorted_codes[found], wanted):
                     raise RuntimeError("a level asked for a (draw, best) pair no level had")
-                fill(rest, pair_tied, sorter[found])
+                fill(rest, pair_tied, sorter[found], col)
             return out
         return ties
 
@@ -553,9 +555,11 @@ class _Replays:
 
     @cached_property
     def _in_bag(self) -> np.ndarray | None:
-        """(units, draws) every draw's in-bag group counts per unit (the escape tests',
-        :meth:`_escaped`), formed once; None when they would not fit in memory."""
-        return draw_unit_counts(self.grouped, self.W, np.arange(len(self.W)))
+        """(draws, units) every draw's in-bag group counts per unit (the tie sets',
+        :meth:`_pair_ties`, and the escape tests', :meth:`_escaped`, read a draw's row at a
+        time), formed once; None when they would not fit in memory."""
+        counts = draw_unit_counts(self.grouped, self.W, np.arange(len(self.W)))
+        return None if counts is None else transposed(counts)
 
     def _escaped(self, prefix: list, within: list, open_draws: np.ndarray, z: float) -> np.ndarray:
         """:func:`.limited_rule.draws_escaped` with the averages' unit sums formed together
@@ -565,7 +569,7 @@ class _Replays:
             return np.stack([self._units_of[k] if len(k) > 1 else self._column_unit_sums(int(self.grouped.col[k[0]]))
                              for k in keys])
         return draws_escaped(self.grouped, self.boot["W"], prefix, within, open_draws, z, unit_sums_of,
-                             unit_counts=self._in_bag)
+                             draw_counts=self._in_bag)
 
     def _oob_member_risks(self, chosen: list[list]) -> list[np.ndarray]:
         """Per level (``chosen``: each draw's members there) each kept draw's out-of-bag risk
@@ -597,10 +601,15 @@ class _Replays:
         # many: a block of draws at a time, its counts converted to floats once for all
         # these levels, each draw's row times the per-unit sums of what it deploys there
         step = max(1, BLOCK_CELLS // max(self.OU.shape[1], 1))
+        if many:        # one pair of buffers for every block (a block's rows are read before the next's)
+            count_buffer, row_buffer = (np.empty((min(step, B), self.OU.shape[1])) for _ in range(2))
         for a in (range(0, B, step) if many else ()):
-            counts = self.OU[a:a + step].astype(float)
+            counts = count_buffer[:len(self.OU[a:a + step])]
+            np.copyto(counts, self.OU[a:a + step], casting="unsafe")
             for i in many:
-                rows = np.stack([unit_sums_of(k) for k in keys[i][a:a + step]])
+                rows = row_buffer[:len(counts)]
+                for j, k in enumerate(keys[i][a:a + step]):
+                    rows[j] = unit_sums_of(k)
                 sums[i, a:a + step] = np.einsum("ij,ij->i", counts, rows)
         return [(s / self._safe_on)[self.keep] for s in sums]
 

@@ -296,9 +296,21 @@ def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *
     return np.asarray(units_of_groups @ counts.astype(dtype, copy=False))
 
 
+def transposed(a: np.ndarray) -> np.ndarray:
+    """A C-ordered copy of ``a``'s transpose, copied :data:`BLOCK_CELLS` cells at a time: each
+    block's reads and writes stay near each other (a whole-array transposing copy strides
+    over all of it)."""
+    out = np.empty(a.shape[::-1], dtype=a.dtype)
+    step = max(1, BLOCK_CELLS // max(a.shape[1], 1))
+    for i in range(0, a.shape[0], step):
+        out[:, i:i + step] = a[i:i + step].T
+    return out
+
+
 def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.ndarray, tol: np.ndarray,
                   bd: np.ndarray, allowed_d: np.ndarray | dict | None = None,
-                  unit_sums: np.ndarray | None = None, draws: np.ndarray | None = None) -> np.ndarray:
+                  unit_sums: np.ndarray | None = None, draws: np.ndarray | None = None,
+                  draw_counts: np.ndarray | None = None) -> np.ndarray:
     """(draws, distinct columns): which columns are within one paired, group-clustered SE
     of draw b's best distinct column ``bd[b]`` under its group counts ``W[b]`` (in-bag
     means ``M``, in-bag rows ``N``, tolerance ``tol``). Candidates a bound rules out
@@ -315,23 +327,41 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
 
     A draw's weights per unit are formed once per draw (:func:`draw_unit_counts`, integer
     counts), not once per pair: the frontier's pairs are several per draw, and forming
-    them reads all the draw's group counts."""
+    them reads all the draw's group counts. ``draw_counts`` (draws of ``W``, units): those
+    counts of every draw when the caller holds them (:func:`draw_unit_counts` of all draws,
+    :func:`transposed`; integer ``W`` only)."""
     G = grouped.n_groups
     step = max(1, BLOCK_CELLS // max(G, 1))
     dr = np.arange(len(bd)) if draws is None else np.asarray(draws, dtype=np.int64)
     n_unit = grouped.unit_rows
-    counted = None
-    if np.issubdtype(W.dtype, np.integer):
+    counted = counted_rows = None
+    if draw_counts is not None and np.issubdtype(W.dtype, np.integer):
+        counted_rows, position = draw_counts, dr
+    elif np.issubdtype(W.dtype, np.integer):
         used, position = np.unique(dr, return_inverse=True)
         counted = draw_unit_counts(grouped, W, used)
-    if counted is not None:
+        if counted is not None:
+            # a draw's counts read as a row (a pair's column of ``counted`` strides over every unit)
+            counted_rows, counted = transposed(counted), None
+    if counted_rows is not None:
         position = position.reshape(-1)
         nn_unit = n_unit * n_unit
+        # each draw's sum of n^2 w once (not once per pair): exact, so the same as each pair's
+        # product, where no sum of them can exceed the integers a float holds exactly
+        nn_of = None
+        if float(nn_unit.sum()) * float(counted_rows.max(initial=0)) < 2.0 ** 53:
+            nn_of = np.concatenate([counted_rows[a:a + step].astype(float) @ nn_unit
+                                    for a in range(0, len(counted_rows), step)]) if len(counted_rows) else np.zeros(0)
+        # one buffer for every block's weights (a block's are read before the next is formed)
+        weights_buffer = np.empty(counted_rows.shape[1] * min(step, len(dr)))
 
         def unit_weights(rows) -> tuple[np.ndarray, np.ndarray]:
-            """(units, draws) float weights of pairs ``rows`` and each one's sum of n^2 w."""
-            Wu = np.take(counted, position[rows], axis=1).astype(float)    # C order, as the sparse product's
-            return Wu, nn_unit @ Wu
+            """(units, draws) float weights of pairs ``rows`` (C order, as the sparse product's)
+            and each one's sum of n^2 w."""
+            at = position[rows]
+            Wu = weights_buffer[:counted_rows.shape[1] * len(at)].reshape(counted_rows.shape[1], len(at))
+            Wu[...] = counted_rows[at].T
+            return Wu, (nn_unit @ Wu if nn_of is None else nn_of[at])
     else:
         ng = grouped.rows_per_group
         buffer = np.empty((G, step))

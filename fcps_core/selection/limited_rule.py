@@ -170,9 +170,17 @@ def paired_margins(diff_units: np.ndarray, unit_rows: np.ndarray, weights: np.nd
     d = np.einsum("bu,bu->b", weights, diff_units) / safe_n
     resid = diff_units - d[:, None] * np.asarray(unit_rows, dtype=float)[None, :]
     ss = np.einsum("bu,bu->b", weights, resid * resid)
+    return d, _clustered_se(ss, groups, safe_n)
+
+
+def _clustered_se(ss: np.ndarray, groups: np.ndarray, safe_n: np.ndarray) -> np.ndarray:
+    """The group-clustered SE of :func:`paired_margins` from its weighted sum of squared
+    residuals ``ss``, the groups counted and the rows counted (1 where none): NaN with at
+    most one group. Nondecreasing in ``ss`` (every step is), which :func:`_screen_escapes`
+    relies on to bound it from bounds of ``ss``."""
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.where(groups > 1, ss * groups / (groups - 1) / safe_n ** 2, np.nan)
-    return d, np.sqrt(np.maximum(var, 0.0))
+    return np.sqrt(np.maximum(var, 0.0))
 
 
 def escapes(diff: np.ndarray | float, se: np.ndarray | float, z: float | None = ESCAPE_Z) -> np.ndarray | bool:
@@ -188,18 +196,22 @@ def escapes(diff: np.ndarray | float, se: np.ndarray | float, z: float | None = 
 
 def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws: np.ndarray, z: float,
                   unit_sums_of: Callable[[list], np.ndarray], block: int = 64,
-                  unit_counts: np.ndarray | None = None) -> np.ndarray:
+                  draw_counts: np.ndarray | None = None) -> np.ndarray:
     """Per bootstrap draw, whether its best candidate within the limit (``within[b]``, a list
     of one) escapes its prefix choice (``prefix[b]``, members): a lower in-bag mean loss by
     more than ``z`` in-bag paired SEs (:func:`paired_margins` over ``grouped``'s units, the
-    draw's group counts ``W[b]``). Only ``open_draws`` (not deploying their choice over all
-    judges) where the two differ are tested. ``unit_sums_of(keys)``: (predictors, units) the
-    one-group loss sums per unit of the predictors averaging each key's members (a tuple of
-    candidate indices), as the caller keeps them (:func:`predictor_unit_sums`), asked once
-    for every distinct predictor the tested draws deploy. ``unit_counts`` (units, draws):
-    every draw's group counts per unit when the caller holds them
-    (:func:`.honesty.draw_unit_counts`, exact integers, so the same weights as formed here
-    from ``W``)."""
+    draw's group counts ``W[b]``, ``block`` draws at a time). Only ``open_draws`` (not
+    deploying their choice over all judges) where the two differ are tested.
+    ``unit_sums_of(keys)``: (predictors, units) the one-group loss sums per unit of the
+    predictors averaging each key's members (a tuple of candidate indices), as the caller
+    keeps them (:func:`predictor_unit_sums`), asked once for every distinct predictor the
+    tested draws deploy. ``draw_counts`` (draws, units): every draw's group counts per unit
+    when the caller holds them (:func:`.honesty.draw_unit_counts`, exact integers, so the
+    same weights as formed here from ``W``); with them, where a block's (draws, units)
+    arrays would exceed :data:`.honesty.BLOCK_CELLS` (the test's passes over them then
+    leave the cache; on fewer units they cost less than the screen's product per predictor
+    pair), the draws whose answer rounding cannot change are decided first
+    (:func:`_screen_escapes`) and only the blocks holding another draw are summed."""
     out = np.zeros(len(prefix), dtype=bool)
     todo = [b for b in np.flatnonzero(open_draws) if sorted(prefix[b]) != sorted(within[b])]
     if not todo:
@@ -208,16 +220,86 @@ def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws
     pairs = np.array([[index.setdefault(tuple(within[b]), len(index)), index.setdefault(tuple(prefix[b]), len(index))]
                       for b in todo], dtype=np.int64)
     sums = unit_sums_of(list(index))                                  # (predictors, units)
+    todo = np.asarray(todo, dtype=np.int64)
+    decided = np.zeros(len(todo), dtype=bool)
+    from .honesty import BLOCK_CELLS
+    if draw_counts is not None and z is not None and z >= 0 and block * len(grouped.unit_rows) > BLOCK_CELLS:
+        decided, sure = _screen_escapes(sums, pairs, grouped.unit_rows, draw_counts, todo, z, block)
+        out[todo[decided]] = sure[decided]
     for a in range(0, len(todo), block):
-        rows = np.asarray(todo[a:a + block], dtype=np.int64)
-        if unit_counts is None:
+        if decided[a:a + block].all():
+            continue
+        rows = todo[a:a + block]
+        if draw_counts is None:
             counts = np.asarray(grouped.unit_weights(np.asarray(W[rows], dtype=float).T)).T       # (draws, units)
         else:
-            counts = unit_counts[:, rows].T.astype(float)
+            counts = draw_counts[rows].astype(float)
         diff = sums[pairs[a:a + block, 0]] - sums[pairs[a:a + block, 1]]
         d, se = paired_margins(diff, grouped.unit_rows, counts)
         out[rows] = escapes(d, se, z)
     return out
+
+
+def _screen_escapes(sums: np.ndarray, pairs: np.ndarray, unit_rows: np.ndarray, draw_counts: np.ndarray,
+                    draws: np.ndarray, z: float, block: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """(decided, escaped) per draw of ``draws``: which draws' escape test (:func:`paired_margins`
+    and :func:`escapes` as :func:`draws_escaped` runs them) has an answer no rounding of its
+    sums can change, and that answer. Draw i compares the predictors ``pairs[i]`` (rows of
+    ``sums``) under its group counts ``draw_counts[draws[i]]`` (exact integers).
+
+    The test's sums are formed here by one product per predictor pair (its draws' counts,
+    ``block`` draws at a time, against the pair's per-unit terms D, |D|, D^2, D n, |D| n,
+    n^2, n and 1, formed for a block of pairs at once), in another order than the test's,
+    with SS expanded as sum w D^2 - 2 d sum w D n + d^2 sum w n^2. The counted rows and
+    groups are exact (integer sums). Any sum of U products is within (U + 1) eps of its
+    value times the sum of the products' magnitudes, in whatever order it is added (Higham,
+    Accuracy and Stability of Numerical Algorithms, 3.1), and so is the test's: so its d
+    lies in [d_lo, d_hi], and its SS, within rounding of its residuals (D - d n with d
+    anywhere in that interval), in [Q - err, Q + err] (err: four times that bound, which
+    also covers the few roundings of these bounds' own arithmetic, times the largest
+    magnitude sum, plus the change of Q over d's interval). The test's d is nondecreasing
+    in its sum, and its SE and escape threshold (-z SE, z >= 0) are monotone in SS, so the
+    test's answer is known where both ends of those intervals give it; elsewhere the draw
+    is left to the test itself."""
+    u = np.asarray(unit_rows, dtype=float)
+    rho = 4.0 * (len(u) + 16) * np.finfo(float).eps
+    # the draws sorted by pair, each pair's draws a run; a block of pairs' terms formed at once
+    codes = pairs[:, 0] * len(sums) + pairs[:, 1]
+    order = np.argsort(codes, kind="stable")
+    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]])
+    bounds = np.r_[starts, len(order)]
+    first = pairs[order[starts]]                    # each pair's (within, prefix) rows of ``sums``
+    sums_of = np.empty((len(draws), 8))             # per draw (in ``order``) its eight sums
+    from .honesty import BLOCK_CELLS
+    per_block = max(1, BLOCK_CELLS // (8 * max(len(u), 1)))
+    with np.errstate(invalid="ignore", over="ignore"):
+        for p0 in range(0, len(first), per_block):
+            at = first[p0:p0 + per_block]
+            terms = np.empty((len(at), 8, len(u)))
+            D, aD = terms[:, 0], terms[:, 1]
+            np.subtract(sums[at[:, 0]], sums[at[:, 1]], out=D)
+            np.abs(D, out=aD)
+            np.multiply(D, D, out=terms[:, 2])
+            np.multiply(D, u, out=terms[:, 3])
+            np.multiply(aD, u, out=terms[:, 4])
+            terms[:, 5], terms[:, 6], terms[:, 7] = u * u, u, 1.0
+            for q in range(len(at)):
+                for r0 in range(bounds[p0 + q], bounds[p0 + q + 1], block):
+                    rows = order[r0:min(r0 + block, bounds[p0 + q + 1])]
+                    sums_of[r0:r0 + len(rows)] = draw_counts[draws[rows]].astype(float) @ terms[q].T
+        s1, sa, A, B, E, C, n, g = sums_of[np.argsort(order)].T
+        safe_n = np.where(n > 0, n, 1.0)
+        d0 = s1 / safe_n
+        d_lo, d_hi = (s1 - rho * sa) / safe_n, (s1 + rho * sa) / safe_n
+        dd = (d_hi - d_lo) * (1 + rho)                 # the test's d is within dd of d0
+        dm = np.abs(d0) + dd
+        Q = A - 2 * d0 * B + d0 * d0 * C
+        err = rho * (A + 2 * dm * E + dm * dm * C) + (1 + rho) * (2 * dd * (E + np.abs(d0) * C) + dd * dd * C)
+        se_lo, se_hi = _clustered_se(Q - err, g, safe_n), _clustered_se(Q + err, g, safe_n)
+        never = (g <= 1) | (se_hi == 0) | (d_lo >= -z * se_lo)
+        escaped = (g > 1) & (se_lo > 0) & np.isfinite(se_hi) & (d_hi < -z * se_hi)
+    decided = never | escaped
+    return decided, escaped
 
 
 def predictor_unit_sums(grouped, heldout, objective: str, members) -> np.ndarray:
