@@ -181,17 +181,15 @@ def _escape_reference(unit_rows, sums, pairs, counts, todo, z, block):
     return out
 
 
-def test_screened_escapes_answer_as_the_summed_test_at_every_margin(monkeypatch):
+def test_screened_escapes_answer_as_the_summed_test_at_every_margin():
     """draws_escaped with integer per-unit counts decides the draws whose answer rounding
     cannot change from bounds (_screen_escapes) and sums only the blocks holding others (on
-    many units: here BLOCK_CELLS is lowered so that 3,000 units are many): its answers equal
+    many units: here the block size ``cells`` is lowered so that 3,000 units are many): its answers equal
     the test summed draw by draw, at z values far from every draw's margin and at each
     draw's own margin -d/SE (where only the summed test can answer); there the bounds decide
     no draw wrongly."""
     from types import SimpleNamespace
-    from fcps_core.selection import honesty
     from fcps_core.selection.limited_rule import _screen_escapes, draws_escaped
-    monkeypatch.setattr(honesty, "BLOCK_CELLS", 1 << 12)
     rng = np.random.default_rng(3)
     units, B = 3000, 40
     unit_rows = rng.integers(1, 4, size=units)
@@ -222,10 +220,11 @@ def test_screened_escapes_answer_as_the_summed_test_at_every_margin(monkeypatch)
     undecided = 0
     for z in [0.0, 0.5, 3.29, 50.0] + own[:8]:
         want = _escape_reference(unit_rows, local, pairs, counts, todo, z, 16)
-        got = draws_escaped(grouped, None, prefix, within, opened, z, unit_sums_of, block=16, draw_counts=counts)
+        got = draws_escaped(grouped, None, prefix, within, opened, z, unit_sums_of, block=16, draw_counts=counts,
+                            cells=1 << 12)
         assert [bool(got[b]) for b in todo] == [want[b] for b in todo.tolist()]
         assert not got[9] and not got[11] and not got[5]
-        decided, sure = _screen_escapes(local, pairs, unit_rows, counts, todo, z, 16)
+        decided, sure = _screen_escapes(local, pairs, unit_rows, counts, todo, z, 16, 1 << 12)
         assert [bool(s) for s in sure[decided]] == [want[b] for b in todo[decided].tolist()]
         undecided += int((~decided).sum())
     assert undecided > 0                                # the own margins were left to the test

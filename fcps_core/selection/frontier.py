@@ -569,7 +569,7 @@ class _Replays:
             return np.stack([self._units_of[k] if len(k) > 1 else self._column_unit_sums(int(self.grouped.col[k[0]]))
                              for k in keys])
         return draws_escaped(self.grouped, self.boot["W"], prefix, within, open_draws, z, unit_sums_of,
-                             draw_counts=self._in_bag)
+                             draw_counts=self._in_bag, cells=BLOCK_CELLS)
 
     def _oob_member_risks(self, chosen: list[list]) -> list[np.ndarray]:
         """Per level (``chosen``: each draw's members there) each kept draw's out-of-bag risk

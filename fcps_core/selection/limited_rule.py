@@ -196,7 +196,7 @@ def escapes(diff: np.ndarray | float, se: np.ndarray | float, z: float | None = 
 
 def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws: np.ndarray, z: float,
                   unit_sums_of: Callable[[list], np.ndarray], block: int = 64,
-                  draw_counts: np.ndarray | None = None) -> np.ndarray:
+                  draw_counts: np.ndarray | None = None, cells: int | None = None) -> np.ndarray:
     """Per bootstrap draw, whether its best candidate within the limit (``within[b]``, a list
     of one) escapes its prefix choice (``prefix[b]``, members): a lower in-bag mean loss by
     more than ``z`` in-bag paired SEs (:func:`paired_margins` over ``grouped``'s units, the
@@ -208,7 +208,8 @@ def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws
     tested draws deploy. ``draw_counts`` (draws, units): every draw's group counts per unit
     when the caller holds them (:func:`.honesty.draw_unit_counts`, exact integers, so the
     same weights as formed here from ``W``); with them, where a block's (draws, units)
-    arrays would exceed :data:`.honesty.BLOCK_CELLS` (the test's passes over them then
+    arrays would exceed ``cells`` (the caller's block size, :data:`.honesty.BLOCK_CELLS`;
+    None: never) (the test's passes over them then
     leave the cache; on fewer units they cost less than the screen's product per predictor
     pair), the draws whose answer rounding cannot change are decided first
     (:func:`_screen_escapes`) and only the blocks holding another draw are summed."""
@@ -222,9 +223,9 @@ def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws
     sums = unit_sums_of(list(index))                                  # (predictors, units)
     todo = np.asarray(todo, dtype=np.int64)
     decided = np.zeros(len(todo), dtype=bool)
-    from .honesty import BLOCK_CELLS
-    if draw_counts is not None and z is not None and z >= 0 and block * len(grouped.unit_rows) > BLOCK_CELLS:
-        decided, sure = _screen_escapes(sums, pairs, grouped.unit_rows, draw_counts, todo, z, block)
+    if draw_counts is not None and cells is not None and z is not None and z >= 0 \
+            and block * len(grouped.unit_rows) > cells:
+        decided, sure = _screen_escapes(sums, pairs, grouped.unit_rows, draw_counts, todo, z, block, cells)
         out[todo[decided]] = sure[decided]
     for a in range(0, len(todo), block):
         if decided[a:a + block].all():
@@ -241,7 +242,7 @@ def draws_escaped(grouped, W: np.ndarray, prefix: list, within: list, open_draws
 
 
 def _screen_escapes(sums: np.ndarray, pairs: np.ndarray, unit_rows: np.ndarray, draw_counts: np.ndarray,
-                    draws: np.ndarray, z: float, block: int = 64) -> tuple[np.ndarray, np.ndarray]:
+                    draws: np.ndarray, z: float, block: int, cells: int) -> tuple[np.ndarray, np.ndarray]:
     """(decided, escaped) per draw of ``draws``: which draws' escape test (:func:`paired_margins`
     and :func:`escapes` as :func:`draws_escaped` runs them) has an answer no rounding of its
     sums can change, and that answer. Draw i compares the predictors ``pairs[i]`` (rows of
@@ -249,7 +250,8 @@ def _screen_escapes(sums: np.ndarray, pairs: np.ndarray, unit_rows: np.ndarray, 
 
     The test's sums are formed here by one product per predictor pair (its draws' counts,
     ``block`` draws at a time, against the pair's per-unit terms D, |D|, D^2, D n, |D| n,
-    n^2, n and 1, formed for a block of pairs at once), in another order than the test's,
+    n^2, n and 1, formed for a block of pairs at once; ``cells``: the most cells one block
+    of pairs' terms takes), in another order than the test's,
     with SS expanded as sum w D^2 - 2 d sum w D n + d^2 sum w n^2. The counted rows and
     groups are exact (integer sums). Any sum of U products is within (U + 1) eps of its
     value times the sum of the products' magnitudes, in whatever order it is added (Higham,
@@ -270,8 +272,7 @@ def _screen_escapes(sums: np.ndarray, pairs: np.ndarray, unit_rows: np.ndarray, 
     bounds = np.r_[starts, len(order)]
     first = pairs[order[starts]]                    # each pair's (within, prefix) rows of ``sums``
     sums_of = np.empty((len(draws), 8))             # per draw (in ``order``) its eight sums
-    from .honesty import BLOCK_CELLS
-    per_block = max(1, BLOCK_CELLS // (8 * max(len(u), 1)))
+    per_block = max(1, cells // (8 * max(len(u), 1)))
     with np.errstate(invalid="ignore", over="ignore"):
         for p0 in range(0, len(first), per_block):
             at = first[p0:p0 + per_block]
