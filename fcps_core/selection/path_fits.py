@@ -40,7 +40,7 @@ def fit_joint_families(selector, views, jobs: list[tuple[tuple, dict[str, list[i
         inputs = []
         for judges, sizes, _ in wanted:
             path = judges[:max(sizes)]
-            vM = views.path_view(path, "M")
+            vM = views.path_view(path, "M", hold=True)     # the path's own fits read it next
             vR = views.path_view(path, "rest") if cls.uses_unlabelled else None
             inputs.append((vM.X, vM.y, None if vR is None else vR.X, sizes))
         for params in selector.family_grid(family):
