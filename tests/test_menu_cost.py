@@ -99,3 +99,21 @@ def test_scalar_views_extend_the_held_score_ids(views):
     assert "M" not in views._score_held
     views.release_held()
     assert not views._score_held
+
+
+@pytest.mark.parametrize("block", ["M", "V", "T", "rest"])
+def test_prefix_views_grouped_from_the_path_view_are_the_block_views(views, block):
+    fresh = ViewCache(views.encoded, views.rows, views.labels, views.pattern_cache, compress=True)
+    path = (2, 4, 0, 1, 3)
+    path_view = views.path_view(path, block)
+    for K in range(1, len(path) + 1):
+        got = views._prefix_of_path(path_view, path[:K], block)
+        want = fresh.get(path[:K], block, "scalar")
+        assert got is not None
+        assert np.array_equal(got.X.scores, want.X.scores) and got.X.scores.flags.c_contiguous
+        assert np.array_equal(got.X.weight, want.X.weight) and got.X.weight.dtype == want.X.weight.dtype
+        assert (got.y is None and want.y is None) or np.array_equal(got.y, want.y)
+        assert (got.inverse is None) == (want.inverse is None)
+        if got.inverse is not None:
+            assert np.array_equal(got.inverse, want.inverse) and got.inverse.dtype == want.inverse.dtype
+        assert got.compressed == want.compressed

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -162,6 +162,11 @@ class PathView:
     y: np.ndarray | None
     inverse: np.ndarray | None
     compressed: bool = False        # distinct rows whose raw-row map was not kept
+    #: each distinct row's first position among the block's rows (None: raw rows)
+    first: np.ndarray | None = None
+    #: per judge (and "y" for the label), the distinct rows' score-level (label) index,
+    #: made when a prefix's view is grouped from this one (:meth:`ViewCache.prefix_of_path`)
+    digits: dict = field(default_factory=dict)
 
     def expand(self, values: np.ndarray) -> np.ndarray:
         """Per-distinct-row values (first axis) on the block's raw rows."""
@@ -295,7 +300,54 @@ class ViewCache:
                            weight=counts.astype(float))
         keep = block in self.EXPANDED
         return PathView(X=X, y=self.labels[sel] if labelled else None,
-                        inverse=row_index(key, len(counts)) if keep else None, compressed=not keep)
+                        inverse=row_index(key, len(counts)) if keep else None, compressed=not keep,
+                        first=first)
+
+    def prefix_of_path(self, path_view: PathView, judges: tuple, block: str) -> BlockView:
+        """The scalar view of ``judges`` on ``block`` (cached as :meth:`get` caches it), where
+        ``path_view`` is the block's view of a path that starts with ``judges``: the path's
+        distinct rows are grouped by the prefix's key, fewer rows than the block's. Rows
+        that agree on the path agree on the prefix, so the groups, their order (the same
+        keys), counts, representatives' values and raw-row map are those :meth:`get` makes."""
+        key = (judges, block, "scalar")
+        if key not in self._cache:
+            view = self._prefix_of_path(path_view, judges, block)
+            self._cache[key] = self._build(judges, block, "scalar") if view is None else view
+        return self._cache[key]
+
+    def _prefix_of_path(self, path_view: PathView, judges: tuple, block: str) -> BlockView | None:
+        first = path_view.first
+        rows = self.rows[block]
+        keep = block in self.EXPANDED
+        if first is None or path_view.X.weight is None or (keep and path_view.inverse is None):
+            return None
+        digits = path_view.digits
+        ids, bound = np.zeros(len(first), dtype=np.int64), 1
+        for j in judges:               # the arithmetic of _score_ids, on the path's rows
+            coded = self._scores_code(j)
+            if coded is None or bound * coded[0] >= INT64_SAFE:
+                return None
+            if j not in digits:
+                digits[j] = coded[1][rows[first]]
+            ids = ids * coded[0] + digits[j]
+            bound *= coded[0]
+        key = ids
+        labelled = block != "rest"
+        if labelled:
+            n_levels, ycode = self._labels_code(block)
+            if bound >= INT64_SAFE // max(n_levels, 1):
+                return None
+            if "y" not in digits:
+                digits["y"] = ycode[first]
+            key, bound = ids * n_levels + digits["y"], bound * n_levels
+        pos, _, group = group_rows(key, bound, with_inverse=True)
+        counts = np.bincount(group, weights=path_view.X.weight, minlength=len(pos))
+        # each group's representative is a distinct row of the path: its scores and label
+        # are the path view's (the path's judges start with the prefix's)
+        X = PrefixFeatures(patterns=[None] * len(judges), weight=counts,
+                           scores=np.ascontiguousarray(path_view.X.scores[pos, :len(judges)]))
+        return BlockView(X=X, y=path_view.y[pos] if labelled else None, ids=None,
+                         inverse=group[path_view.inverse] if keep else None, compressed=not keep)
 
     def _build(self, judges: tuple, block: str, kind: str) -> BlockView:
         rows = self.rows[block]
