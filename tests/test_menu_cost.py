@@ -117,3 +117,11 @@ def test_prefix_views_grouped_from_the_path_view_are_the_block_views(views, bloc
         if got.inverse is not None:
             assert np.array_equal(got.inverse, want.inverse) and got.inverse.dtype == want.inverse.dtype
         assert got.compressed == want.compressed
+
+
+def test_prefix_of_another_path_is_built_from_the_block(views):
+    path_view = views.path_view((2, 4, 0), "M")
+    assert views._prefix_of_path(path_view, (4, 2), "M") is None
+    fresh = ViewCache(views.encoded, views.rows, views.labels, views.pattern_cache, compress=True)
+    got, want = views.prefix_of_path(path_view, (4, 2), "M"), fresh.get((4, 2), "M", "scalar")
+    assert np.array_equal(got.X.scores, want.X.scores) and np.array_equal(got.X.weight, want.X.weight)

@@ -167,6 +167,7 @@ class PathView:
     #: per judge (and "y" for the label), the distinct rows' score-level (label) index,
     #: made when a prefix's view is grouped from this one (:meth:`ViewCache.prefix_of_path`)
     digits: dict = field(default_factory=dict)
+    judges: tuple = ()              # the path's judges (the columns of ``X.scores``)
 
     def expand(self, values: np.ndarray) -> np.ndarray:
         """Per-distinct-row values (first axis) on the block's raw rows."""
@@ -301,7 +302,7 @@ class ViewCache:
         keep = block in self.EXPANDED
         return PathView(X=X, y=self.labels[sel] if labelled else None,
                         inverse=row_index(key, len(counts)) if keep else None, compressed=not keep,
-                        first=first)
+                        first=first, judges=tuple(judges))
 
     def prefix_of_path(self, path_view: PathView, judges: tuple, block: str) -> BlockView:
         """The scalar view of ``judges`` on ``block`` (cached as :meth:`get` caches it), where
@@ -319,7 +320,8 @@ class ViewCache:
         first = path_view.first
         rows = self.rows[block]
         keep = block in self.EXPANDED
-        if first is None or path_view.X.weight is None or (keep and path_view.inverse is None):
+        if (first is None or path_view.X.weight is None or (keep and path_view.inverse is None)
+                or path_view.judges[:len(judges)] != tuple(judges)):
             return None
         digits = path_view.digits
         ids, bound = np.zeros(len(first), dtype=np.int64), 1
