@@ -399,9 +399,10 @@ def _patterns(path: JudgePath, K: int, cache: PatternCache) -> list:
 def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
                  alph: np.ndarray, table_sized: bool, ranks: "PatternRanks | None" = None) -> PrefixDiagnostics | None:
     """Prefix diagnostics; table-sized prefixes read the (shared) table views' distinct
-    patterns, larger ones the pattern ids of every row (no view is built for them): their
-    ranks (``ranks``, :class:`PatternRanks`, the path's) when it has them, else the raw
-    ids."""
+    patterns, larger ones the pattern ids of every row (no view is built for them): the raw
+    ids when their nominal table is small enough for a count per id (:func:`ids_dense`),
+    else their ranks (``ranks``, :class:`PatternRanks`, the path's) when it has them, else
+    the raw ids. Either gives the same diagnostics to the bit."""
     ids = patterns[-1]
     if ids is None:
         return None
