@@ -211,7 +211,9 @@ def encode_panel(panel: Panel, fit_rows: np.ndarray, *, n_bins: int = 5) -> Enco
 
 def apply_encoders(panel: Panel, encoders: list[JudgeEncoder]) -> EncodedPanel:
     cols = {c.name: c for c in panel.judges}
-    codes = np.empty((panel.n_rows, len(encoders)), dtype=np.int64)
+    # column-major: the selection reads the codes a judge (column) at a time (pattern ids,
+    # score levels, path rules), and a row-major column is a strided pass over every row
+    codes = np.empty((panel.n_rows, len(encoders)), dtype=np.int64, order="F")
     scores = np.empty((panel.n_rows, len(encoders)), dtype=float)
     for k, enc in enumerate(encoders):
         col = cols[enc.name]

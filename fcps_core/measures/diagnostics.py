@@ -177,7 +177,13 @@ def _dense_bound(*id_arrays) -> int | None:
     if min(int(a.min()) for a in arrays) < 0:
         return None
     top = max(int(a.max()) for a in arrays) + 1
-    return top if top <= 2 * sum(len(a) for a in arrays) + 1024 else None
+    return top if ids_dense(top, sum(len(a) for a in arrays)) else None
+
+
+def ids_dense(top: int, n_ids: int) -> bool:
+    """Whether ids below ``top`` on ``n_ids`` rows in all are few enough for a count per id
+    (:func:`prefix_diagnostics` then counts instead of sorting)."""
+    return top <= 2 * n_ids + 1024
 
 
 #: :func:`search_sorted` searches the keys in sorted order from this many keys against this

@@ -59,13 +59,41 @@ def dense_ranks(key: np.ndarray) -> np.ndarray:
     if len(key) == 0:
         return key.astype(np.int64)
     bound = int(key.max()) + 1
-    if bound <= max(1 << 22, 4 * len(key)) and len(key) < 2 ** 31:
+    if ranks_by_counting(bound, len(key)):
         present = np.zeros(bound, dtype=np.int32)
         present[key] = 1
         ranks = np.cumsum(present, dtype=np.int32)[key].astype(np.int64)
         ranks -= 1
         return ranks
     return np.unique(key, return_inverse=True)[1].reshape(-1)
+
+
+def ranks_by_counting(bound: int, n: int) -> bool:
+    """Whether :func:`dense_ranks` ranks ``n`` keys below ``bound`` by counting (no sort)."""
+    return bound <= max(1 << 22, 4 * n) and n < 2 ** 31
+
+
+def mixed_radix_ranks(digits) -> np.ndarray:
+    """:func:`dense_ids` of the rows whose columns are ``digits``: an iterable of
+    (number of levels, per-row level in [0, levels)) pairs, all the same length. The digits
+    are combined into mixed-radix keys while their range stays countable
+    (:func:`ranks_by_counting`) and ranked once (a rank pass only when the next digit
+    would take the range past that): the ranks of a row's digits in lexicographic order,
+    as :func:`extend_ids` gives them one digit (and one rank pass) at a time."""
+    key, bound = None, 1
+    for levels, level in digits:
+        levels = max(int(levels), 1)
+        if key is None:
+            key = level.astype(np.int64)
+        else:
+            if not ranks_by_counting(bound * levels, len(key)):
+                key = dense_ranks(key)
+                bound = int(key.max()) + 1 if len(key) else 1
+            key = key * levels + level
+        bound *= levels
+    if key is None:
+        raise ValueError("mixed_radix_ranks needs at least one digit")
+    return dense_ranks(key)
 
 
 def dense_ids(codes: np.ndarray) -> np.ndarray:

@@ -57,7 +57,8 @@ def distinct_score_rows(scores: np.ndarray, y: np.ndarray | None = None,
     from .folds import factorize_values, distinct_key, distinct_rows
     def digits():          # as distinct_key reads them (it stops once every row differs)
         for j in range(scores.shape[1]):
-            yield factorize_values(scores[:, j])
+            # a contiguous copy of the column: factorize_values passes over it several times
+            yield factorize_values(np.ascontiguousarray(scores[:, j]))
         if y is not None:
             yield factorize_values(np.asarray(y, dtype=float))
     rep, counts, inverse = distinct_rows(*distinct_key(digits(), scores.shape[0]))

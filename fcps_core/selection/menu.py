@@ -31,7 +31,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..measures.diagnostics import PrefixDiagnostics, argmin_with_ties, prefix_diagnostics
+from ..measures.diagnostics import PrefixDiagnostics, argmin_with_ties, ids_dense, prefix_diagnostics
 from ..data.encoding import EncodedPanel, encode_panel, nominal_cells
 from ..errors import MenuError, SplitError
 from ..families import REGISTRY
@@ -324,6 +324,7 @@ def fit_menu(settings, panel: Panel, rows: "MenuRows | dict", *, expand_grid: bo
     if not offered:
         raise MenuError("the menu produced no candidates (every family was out of its K range)")
     pattern_cache.release()         # the views hold what they need of the last path's ids
+    views.release_held()            # path views and ids held for readers that did not come
     return MenuFit(encoded=encoded, paths=paths, candidates=candidates, models=models,
                    menu_size=menu_size, pattern_cache=pattern_cache, views=views,
                    predictions=predictions, offered=None if only is None else frozenset(offered_keys))
@@ -398,18 +399,22 @@ def _patterns(path: JudgePath, K: int, cache: PatternCache) -> list:
 def _diagnostics(patterns: list, views: "ViewCache", judges: tuple, has_T: bool,
                  alph: np.ndarray, table_sized: bool, ranks: "PatternRanks | None" = None) -> PrefixDiagnostics | None:
     """Prefix diagnostics; table-sized prefixes read the (shared) table views' distinct
-    patterns, larger ones the pattern ids of every row (no view is built for them): their
-    ranks (``ranks``, :class:`PatternRanks`, the path's) when it has them, else the raw
-    ids."""
+    patterns, larger ones the pattern ids of every row (no view is built for them): the raw
+    ids when their nominal table is small enough for a count per id (:func:`ids_dense`),
+    else their ranks (``ranks``, :class:`PatternRanks`, the path's) when it has them, else
+    the raw ids. Either gives the same diagnostics to the bit."""
     ids = patterns[-1]
     if ids is None:
         return None
     if not table_sized:
         rows = views.rows
-        ranked = None if ranks is None else ranks.level(len(judges))
+        Q_K = nominal_cells(alph)
+        n_ids = len(rows["M"]) + len(rows["V"]) + (len(rows["T"]) if has_T else 0)
+        # raw ids below Q_K that are few enough are counted as they are (the ranks would
+        # list the same cells in the same order): no ranks are made for them
+        ranked = None if ranks is None or ids_dense(Q_K, n_ids) else ranks.level(len(judges))
         ids = ids if ranked is None else ranked
-        return prefix_diagnostics(ids[rows["M"]], ids[rows["V"]], ids[rows["T"]] if has_T else None,
-                                  nominal_cells(alph))
+        return prefix_diagnostics(ids[rows["M"]], ids[rows["V"]], ids[rows["T"]] if has_T else None, Q_K)
     vM, vV = views.get(judges, "M"), views.get(judges, "V")
     vT = views.get(judges, "T") if has_T else None
     # raw-row views share their top level's factorisation with the table fits

@@ -40,7 +40,7 @@ def fit_joint_families(selector, views, jobs: list[tuple[tuple, dict[str, list[i
         inputs = []
         for judges, sizes, _ in wanted:
             path = judges[:max(sizes)]
-            vM = views.path_view(path, "M")
+            vM = views.path_view(path, "M", hold=True)     # the path's own fits read it next
             vR = views.path_view(path, "rest") if cls.uses_unlabelled else None
             inputs.append((vM.X, vM.y, None if vR is None else vR.X, sizes))
         for params in selector.family_grid(family):
@@ -92,7 +92,8 @@ def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str,
         if cls.joint_paths:
             continue
         for K in (k for k in sizes if k in short and (kept[family] is None or k in kept[family])):
-            _fit_prefix_alone(selector, views, judges[:K], family, fits, score_val=score_val, has_T=has_T)
+            _fit_prefix_alone(selector, views, judges[:K], family, fits, score_val=score_val, has_T=has_T,
+                              path_views=block_views)
         todo[family] = [k for k in sizes if k not in short]
     for family, sizes in todo.items():
         if not sizes:
@@ -121,15 +122,22 @@ def fit_path_families(selector, views, judges: tuple, sizes_by_family: dict[str,
 
 
 def _fit_prefix_alone(selector, views, judges: tuple, family: str, fits: dict, *, score_val: bool,
-                      has_T: bool) -> None:
+                      has_T: bool, path_views: dict | None = None) -> None:
     """One prefix of a scalar family fitted on its own distinct-row views (cached per
-    prefix), with its V (and T) predictions."""
+    prefix), with its V (and T) predictions. ``path_views``: the blocks' views of a path
+    starting with ``judges``, whose distinct rows the prefix's views are grouped from
+    (:meth:`.views.ViewCache.prefix_of_path`)."""
     cls = REGISTRY[family]
-    vM, vV = views.get(judges, "M", "scalar"), views.get(judges, "V", "scalar")
-    unlabelled = views.get(judges, "rest", "scalar").X if cls.uses_unlabelled else None
+
+    def view(block):
+        path_view = (path_views or {}).get(block)
+        return (views.get(judges, block, "scalar") if path_view is None
+                else views.prefix_of_path(path_view, judges, block))
+    vM, vV = view("M"), view("V")
+    unlabelled = view("rest").X if cls.uses_unlabelled else None
     for params in selector.family_grid(family):
         model = cls(**selector.family_fixed(family), **params).fit(vM.X, vM.y, unlabelled)
-        vT = views.get(judges, "T", "scalar") if has_T else None
+        vT = view("T") if has_T else None
         fits[(judges, family, tuple(sorted(params.items())))] = prediction_record(
             model, vV, model.predict(vV.X) if vV.X.n_rows else None, score_val,
             vT, None if vT is None else model.predict(vT.X))

@@ -7,8 +7,9 @@ expanded rows, so the views change cost, not results.
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from ..measures.diagnostics import losses
 from ..data.encoding import INT64_SAFE, EncodedPanel, prefix_patterns
 from ..families import PrefixFeatures
 from ..families.base import PatternCodes
-from ..measures.judge_paths import extend_ids
+from ..measures.judge_paths import mixed_radix_ranks
 
 
 # -- distinct-row views of the blocks ---------------------------------------------------------
@@ -161,6 +162,12 @@ class PathView:
     y: np.ndarray | None
     inverse: np.ndarray | None
     compressed: bool = False        # distinct rows whose raw-row map was not kept
+    #: each distinct row's first position among the block's rows (None: raw rows)
+    first: np.ndarray | None = None
+    #: per judge (and "y" for the label), the distinct rows' score-level (label) index,
+    #: made when a prefix's view is grouped from this one (:meth:`ViewCache.prefix_of_path`)
+    digits: dict = field(default_factory=dict)
+    judges: tuple = ()              # the path's judges (the columns of ``X.scores``)
 
     def expand(self, values: np.ndarray) -> np.ndarray:
         """Per-distinct-row values (first axis) on the block's raw rows."""
@@ -196,6 +203,9 @@ class ViewCache:
         # block the factorisations of those levels (see _levels_on_rows)
         self._levels: dict[tuple, np.ndarray] = {}
         self._codes: dict[str, PatternCodes] = {}
+        self._path_held: dict[tuple, PathView] = {}     # path views held for their next reader
+        #: per block, the last scalar view's prefix, its score-level ids and their bound
+        self._score_held: dict[str, tuple[tuple, np.ndarray, int]] = {}
 
     def release(self, blocks) -> None:
         """Drop the cached views of ``blocks`` (rebuilt on demand if asked for again)."""
@@ -205,6 +215,7 @@ class ViewCache:
             del self._levels[key]
         for block in blocks:
             self._codes.pop(block, None)
+            self._score_held.pop(block, None)
 
     def get(self, judges: tuple, block: str, kind: str = "table") -> BlockView:
         key = (judges, block, kind)
@@ -248,22 +259,37 @@ class ViewCache:
             out.append(K)
         return out
 
-    def path_view(self, judges: tuple, block: str) -> PathView:
-        """The block's distinct rows over all of ``judges`` (not cached: one per path)."""
+    def path_view(self, judges: tuple, block: str, hold: bool = False) -> PathView:
+        """The block's distinct rows over all of ``judges`` (not cached: one per path).
+        ``hold``: keep a view of distinct rows until the next call for it, which takes it
+        (the joint families' fits and then the path's own fits read the same M view; a
+        view of raw rows is as large as the block and is not held)."""
+        key = (tuple(judges), block)
+        if key in self._path_held:
+            return self._path_held.pop(key)
+        view = self._path_view(judges, block)
+        if hold and view.X.weight is not None:
+            self._path_held[key] = view
+        return view
+
+    def release_held(self) -> None:
+        """Drop the held path views (:meth:`path_view` with ``hold``) nobody took and the
+        held score-level ids (the menu is fitted)."""
+        self._path_held.clear()
+        self._score_held.clear()
+
+    def _path_view(self, judges: tuple, block: str) -> PathView:
         rows = self.rows[block]
         cols = list(judges)
         labelled = block != "rest"
         key = None
         if self.compress and len(rows) and not self.continuous[cols].any():
-            key = np.zeros(len(rows), dtype=np.int64)
-            for j in cols:
-                coded = self._scores_code(j)
-                if coded is None:
-                    key = None
-                    break
-                key = extend_ids(key, coded[1][rows])       # dense ids: no overflow
-            if key is not None and labelled:
-                key = extend_ids(key, self._labels_code(block)[1])
+            coded = [self._scores_code(j) for j in cols]
+            if all(c is not None for c in coded):
+                # dense ids of (score levels..., label) in lexicographic order: mixed-radix
+                # keys ranked as they would overflow the count, so no overflow
+                digits = ((n, index[rows]) for n, index in coded)
+                key = mixed_radix_ranks(itertools.chain(digits, [self._labels_code(block)] if labelled else []))
         if key is None:
             X = PrefixFeatures(patterns=[None] * len(cols), scores=self.encoded.scores[np.ix_(rows, cols)])
             return PathView(X=X, y=self.labels[rows] if labelled else None, inverse=None)
@@ -275,7 +301,55 @@ class ViewCache:
                            weight=counts.astype(float))
         keep = block in self.EXPANDED
         return PathView(X=X, y=self.labels[sel] if labelled else None,
-                        inverse=row_index(key, len(counts)) if keep else None, compressed=not keep)
+                        inverse=row_index(key, len(counts)) if keep else None, compressed=not keep,
+                        first=first, judges=tuple(judges))
+
+    def prefix_of_path(self, path_view: PathView, judges: tuple, block: str) -> BlockView:
+        """The scalar view of ``judges`` on ``block`` (cached as :meth:`get` caches it), where
+        ``path_view`` is the block's view of a path that starts with ``judges``: the path's
+        distinct rows are grouped by the prefix's key, fewer rows than the block's. Rows
+        that agree on the path agree on the prefix, so the groups, their order (the same
+        keys), counts, representatives' values and raw-row map are those :meth:`get` makes."""
+        key = (judges, block, "scalar")
+        if key not in self._cache:
+            view = self._prefix_of_path(path_view, judges, block)
+            self._cache[key] = self._build(judges, block, "scalar") if view is None else view
+        return self._cache[key]
+
+    def _prefix_of_path(self, path_view: PathView, judges: tuple, block: str) -> BlockView | None:
+        first = path_view.first
+        rows = self.rows[block]
+        keep = block in self.EXPANDED
+        if (first is None or path_view.X.weight is None or (keep and path_view.inverse is None)
+                or path_view.judges[:len(judges)] != tuple(judges)):
+            return None
+        digits = path_view.digits
+        ids, bound = np.zeros(len(first), dtype=np.int64), 1
+        for j in judges:               # the arithmetic of _score_ids, on the path's rows
+            coded = self._scores_code(j)
+            if coded is None or bound * coded[0] >= INT64_SAFE:
+                return None
+            if j not in digits:
+                digits[j] = coded[1][rows[first]]
+            ids = ids * coded[0] + digits[j]
+            bound *= coded[0]
+        key = ids
+        labelled = block != "rest"
+        if labelled:
+            n_levels, ycode = self._labels_code(block)
+            if bound >= INT64_SAFE // max(n_levels, 1):
+                return None
+            if "y" not in digits:
+                digits["y"] = ycode[first]
+            key, bound = ids * n_levels + digits["y"], bound * n_levels
+        pos, _, group = group_rows(key, bound, with_inverse=True)
+        counts = np.bincount(group, weights=path_view.X.weight, minlength=len(pos))
+        # each group's representative is a distinct row of the path: its scores and label
+        # are the path view's (the path's judges start with the prefix's)
+        X = PrefixFeatures(patterns=[None] * len(judges), weight=counts,
+                           scores=np.ascontiguousarray(path_view.X.scores[pos, :len(judges)]))
+        return BlockView(X=X, y=path_view.y[pos] if labelled else None, ids=None,
+                         inverse=group[path_view.inverse] if keep else None, compressed=not keep)
 
     def _build(self, judges: tuple, block: str, kind: str) -> BlockView:
         rows = self.rows[block]
@@ -290,14 +364,7 @@ class ViewCache:
             if table_kind:
                 ids, bound = top[rows], None
             else:
-                ids, bound = np.zeros(len(rows), dtype=np.int64), 1
-                for j in cols:
-                    coded = self._scores_code(j)
-                    if coded is None or bound * coded[0] >= INT64_SAFE:
-                        ids = None
-                        break
-                    ids = ids * coded[0] + coded[1][rows]
-                    bound *= coded[0]
+                ids, bound = self._score_ids(judges, block)
             if ids is not None and ids.min() >= 0:
                 if bound is None:
                     bound = int(ids.max()) + 1
@@ -322,6 +389,27 @@ class ViewCache:
         X = PrefixFeatures(patterns=levels, scores=self.encoded.scores[np.ix_(rows, cols)],
                            codes=self._codes.setdefault(block, PatternCodes()) if table_kind else None)
         return BlockView(X=X, y=self.labels[rows] if labelled else None, ids=levels[-1] if levels else None)
+
+    def _score_ids(self, judges: tuple, block: str) -> tuple[np.ndarray | None, int]:
+        """Mixed-radix ids of the judges' score levels on the block's rows and their bound
+        (None: a judge holds a never-seen code, or the ids would overflow). The ids of
+        the last prefix asked for on a block are held, and a longer prefix of the same
+        judges extends them (the short prefixes of a path are asked for in ascending K):
+        the same arithmetic from the same start, so the same ids."""
+        rows = self.rows[block]
+        held = self._score_held.get(block)
+        if held is not None and held[0] == judges[:len(held[0])]:
+            done, ids, bound = held
+        else:
+            done, ids, bound = (), np.zeros(len(rows), dtype=np.int64), 1
+        for j in judges[len(done):]:
+            coded = self._scores_code(j)
+            if coded is None or bound * coded[0] >= INT64_SAFE:
+                return None, bound
+            ids = ids * coded[0] + coded[1][rows]
+            bound *= coded[0]
+        self._score_held[block] = (tuple(judges), ids, bound)
+        return ids, bound
 
     def _levels_on_rows(self, judges: tuple, block: str, patterns: list) -> list:
         """The prefix's pattern levels on the block's raw rows. Level k depends only on the
