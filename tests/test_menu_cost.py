@@ -125,3 +125,27 @@ def test_prefix_of_another_path_is_built_from_the_block(views):
     fresh = ViewCache(views.encoded, views.rows, views.labels, views.pattern_cache, compress=True)
     got, want = views.prefix_of_path(path_view, (4, 2), "M"), fresh.get((4, 2), "M", "scalar")
     assert np.array_equal(got.X.scores, want.X.scores) and np.array_equal(got.X.weight, want.X.weight)
+
+
+def test_mixed_radix_ranks_count_over_a_range_near_the_rows(monkeypatch):
+    """200 judges of 3 levels on 500 rows (a large pool's M block): the digits are ranked
+    whenever the key's range would pass 4 times the rows, so no count pass runs over the
+    millions of cells the counting limit's floor allows (a 2,000 x 200 split selection
+    spent more in those passes than its whole menu saved); the ranks are those of one digit
+    at a time."""
+    from fcps_core.measures import judge_paths
+    rng = np.random.default_rng(0)
+    n, judges, levels = 500, 200, 3
+    codes = rng.integers(0, levels, size=(n, judges))
+    seen = []
+    real = judge_paths.dense_ranks
+
+    def recorded(key):
+        seen.append(int(key.max()) + 1)
+        return real(key)
+    monkeypatch.setattr(judge_paths, "dense_ranks", recorded)
+    got = judge_paths.mixed_radix_ranks((levels, codes[:, j]) for j in range(judges))
+    monkeypatch.setattr(judge_paths, "dense_ranks", real)
+    assert max(seen) <= 4 * n * levels, max(seen)
+    want = np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1)
+    assert np.array_equal(got, want)

@@ -76,17 +76,20 @@ def ranks_by_counting(bound: int, n: int) -> bool:
 def mixed_radix_ranks(digits) -> np.ndarray:
     """:func:`dense_ids` of the rows whose columns are ``digits``: an iterable of
     (number of levels, per-row level in [0, levels)) pairs, all the same length. The digits
-    are combined into mixed-radix keys while their range stays countable
-    (:func:`ranks_by_counting`) and ranked once (a rank pass only when the next digit
-    would take the range past that): the ranks of a row's digits in lexicographic order,
-    as :func:`extend_ids` gives them one digit (and one rank pass) at a time."""
+    are combined into mixed-radix keys while their range stays within 4 times the rows
+    (a count pass over the range then costs about what the rows do; the
+    :func:`ranks_by_counting` limit without its floor, which on a few hundred rows would
+    let every pass run over millions of counts) and ranked once (a rank pass only when the
+    next digit would take the range past that): the ranks of a row's digits in
+    lexicographic order, as :func:`extend_ids` gives them one digit (and one rank pass) at
+    a time."""
     key, bound = None, 1
     for levels, level in digits:
         levels = max(int(levels), 1)
         if key is None:
             key = level.astype(np.int64)
         else:
-            if not ranks_by_counting(bound * levels, len(key)):
+            if bound * levels > 4 * max(len(key), 1) or not ranks_by_counting(bound * levels, len(key)):
                 key = dense_ranks(key)
                 bound = int(key.max()) + 1 if len(key) else 1
             key = key * levels + level
