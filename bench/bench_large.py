@@ -14,14 +14,24 @@ discrete judges: about 60,000 distinct (outputs, label) rows of 200,000), see
 ``fcps_core.selection.folds``. On a shared machine, run it next to a checkout of the
 previous code in the same session and note the load average printed beside each run.
 Run: PYTHONPATH=. .venv/bin/python bench/bench_large.py [--rows N] [--judges J] [--protocol split]
+
+``--base REV [--rounds N]``: the same work unit in fresh processes of this tree and of a
+detached worktree of REV (each tree running its own bench/bench_large.py), alternating for N
+rounds (default 2), then each tree's selection wall and CPU seconds and peak RSS and the ratio
+of the medians: the split protocol's figures against the tree an issue was filed on (issue 25:
+``--base 78ada3b``), which a chain of branch-against-its-parent comparisons does not show.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -57,6 +67,46 @@ def peak_rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20   # KiB on Linux
 
 
+def _run_tree(tree: Path, args) -> dict:
+    """One fresh-process run of ``tree``'s own bench/bench_large.py: its printed selection
+    wall and CPU seconds and peak RSS (GiB)."""
+    out = subprocess.run([sys.executable, "bench/bench_large.py", "--rows", str(args.rows), "--judges",
+                          str(args.judges), "--protocol", args.protocol], cwd=tree, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(tree)}, timeout=3600)
+    sel = re.search(r"selection: ([0-9.]+) s wall, ([0-9.]+) s CPU", out.stdout)
+    rss = re.search(r"peak RSS \(whole process\): ([0-9.]+) GiB", out.stdout)
+    if out.returncode or not sel or not rss:
+        raise SystemExit(f"bench_large in {tree} failed: {(out.stderr or out.stdout).strip()[-500:]}")
+    return {"wall": float(sel.group(1)), "cpu": float(sel.group(2)), "rss": float(rss.group(1))}
+
+
+def against_base(args) -> None:
+    """--base: this tree and REV's alternately, fresh processes, the medians' ratios."""
+    import statistics
+    import tempfile
+    here = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "base"
+        subprocess.run(["git", "worktree", "add", "--detach", str(base), args.base], cwd=here, check=True,
+                       capture_output=True)
+        try:
+            runs = {"this tree": [], args.base: []}
+            for r in range(args.rounds):
+                for name, tree in (("this tree", here), (args.base, base))[::1 if r % 2 == 0 else -1]:
+                    run = _run_tree(tree, args)
+                    runs[name].append(run)
+                    print(f"round {r + 1}: {name}: selection {run['wall']:.2f} s wall, {run['cpu']:.2f} s CPU, "
+                          f"peak {run['rss']:.2f} GiB (load {os.getloadavg()[0]:.2f})", flush=True)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=here, capture_output=True)
+    med = {k: {m: statistics.median(x[m] for x in v) for m in ("wall", "cpu", "rss")} for k, v in runs.items()}
+    mine, theirs = med["this tree"], med[args.base]
+    print(f"medians: this tree {mine['wall']:.2f} s wall / {mine['cpu']:.2f} s CPU / {mine['rss']:.2f} GiB; "
+          f"{args.base} {theirs['wall']:.2f} / {theirs['cpu']:.2f} / {theirs['rss']:.2f}; ratio (this / base) "
+          f"wall {mine['wall'] / theirs['wall']:.2f}, CPU {mine['cpu'] / theirs['cpu']:.2f}, "
+          f"peak {mine['rss'] / theirs['rss']:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -64,7 +114,12 @@ def main() -> None:
     ap.add_argument("--protocol", choices=sorted(PROTOCOL), default="split",
                     help="split: the default selection under --protocol split (the large-pools "
                          "issue's target); paper: the paper's bare protocol; crossfit: the default")
+    ap.add_argument("--base", default=None, help="a revision to run alternately with this tree (fresh processes)")
+    ap.add_argument("--rounds", type=int, default=2, help="--base: rounds of one run per tree")
     args = ap.parse_args()
+    if args.base:
+        against_base(args)
+        return
     t0 = time.perf_counter()
     panel = build_panel(args.rows, args.judges)
     blocks = make_blocks(panel, split="1:2:1:1", seed=0)
