@@ -47,6 +47,14 @@ def _cpu_seconds(pid: int) -> float:
     return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _cmdline(pid: int) -> str:
+    """``pid``'s command line ('' once it has ended)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
+
+
 def _alive(pid: int) -> bool:
     fields = _stat(pid)
     return fields is not None and fields[0] != "Z"
@@ -155,8 +163,17 @@ def test_workers_end_when_the_selection_is_killed_outright(tmp_path):
         deadline = time.monotonic() + 120
         workers = _started_workers(proc, deadline)
         assert len(workers) >= 2, "the selection started no worker process"
-        # the pool's workers (not the resource trackers of loky and multiprocessing)
-        pool = [w for w in workers if "LokyProcess" in Path(f"/proc/{w}/cmdline").read_text()]
+        # the pool's workers (not the resource trackers of loky and multiprocessing); a child
+        # caught between its fork and its exec still shows the parent's command line, so the
+        # children are read again until one shows loky's
+        pool: list[int] = []
+
+        def pool_started() -> bool:
+            nonlocal pool
+            workers.update(_children(proc.pid))
+            pool = [w for w in workers if "LokyProcess" in _cmdline(w)]
+            return bool(pool) or proc.poll() is not None
+        _wait(pool_started, deadline)
         assert pool, "no loky worker among the children"
         # a worker with 1 CPU second is inside a fold (its start and imports take about a
         # third of that); one that never got a task ends on loky's own idle timeout (300 s),
