@@ -40,7 +40,8 @@ def side_digits(v: float | None) -> int:
     return max(3, min(6, 1 - math.floor(math.log10(abs(v)))))
 
 
-def _fixed(v, digits: int) -> str:
+def fixed_text(v, digits: int = 3) -> str:
+    """A number at ``digits`` decimals; "-" when missing or not a number (never "nan")."""
     return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.{digits}f}"
 
 
@@ -49,8 +50,8 @@ def interval_end(v, digits: int = 4) -> str:
     ("-0.0000") at its own precision (:func:`side_digits`), so which side of 0 it lies on
     stays readable; "-" when missing or not a number."""
     if v is not None and math.isfinite(v) and v != 0 and round(v, digits) == 0:
-        return _fixed(v, max(digits, side_digits(v)))
-    return _fixed(v, digits)
+        return fixed_text(v, max(digits, side_digits(v)))
+    return fixed_text(v, digits)
 
 
 def signed_change(v, digits: int = 4) -> str:
@@ -63,7 +64,7 @@ def signed_change(v, digits: int = 4) -> str:
         return "-"
     text = interval_end(v, digits)
     if v == 0 or not text.strip("-0."):
-        return _fixed(0.0, digits)
+        return fixed_text(0.0, digits)
     return text if text.startswith("-") else "+" + text
 
 

@@ -28,16 +28,14 @@ import re
 
 from ..data.panel import INFERRED_LABEL_NOTE
 from ..defaults import deployed_family_name
-from ..wording import gain_text, interval_end, side_digits, signed_change  # noqa: F401 (the pages read them here)
+from ..wording import fixed_text, gain_text, interval_end, side_digits, signed_change  # noqa: F401 (the pages read them here)
 from .names import family_name, judges_count, path_name
 
 #: how many judge names the headline spells out before "and N more"
 SHOWN_JUDGES = 6
 
 
-def _f(v, digits: int = 3) -> str:
-    """A number at ``digits`` decimals; "-" when missing or not a number (never "nan")."""
-    return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.{digits}f}"
+_f = fixed_text          # the module's many number cells (wording.fixed_text)
 
 
 def _count(n) -> str:
