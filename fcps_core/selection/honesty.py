@@ -171,7 +171,7 @@ def _tie_columns(spread, M, beta, w_max, N, tol, drawn, among: np.ndarray | None
     return keep if among is None else among[keep]
 
 
-def _paired_tie_columns(spread, cross, cols, M, beta, w_max, N, tol, drawn):
+def _paired_tie_columns(spread, cross, cols, M, beta, w_max, N, tol, drawn, rows=None):
     """Of ``cols``, the columns that may be tied with the best column ``beta`` in some of
     these draws, by a paired bound (tighter than :func:`_tie_columns`' triangle inequality).
 
@@ -181,11 +181,12 @@ def _paired_tie_columns(spread, cross, cols, M, beta, w_max, N, tol, drawn):
     sum_g S_gc S_g,beta) and Bn = sum D n = SN_c - SN_beta from per-column sums
     (:meth:`.choice.GroupedLosses.spread`). That expansion cancels where D is small, so a
     slack of 1e-10 times the sum of its terms' magnitudes covers its rounding: a column it
-    drops is out of the tie set of every one of these draws."""
+    drops is out of the tie set of every one of these draws. ``rows``: these draws' rows
+    of ``M`` (None: all of them; only their columns ``cols`` and ``beta`` are read)."""
     Q0, SN0, NN0 = spread
     A = Q0[cols] - 2 * cross + Q0[beta]
     Bn = SN0[cols] - SN0[beta]
-    delta = M[:, cols] - M[:, [beta]]
+    delta = M[:, cols] - M[:, [beta]] if rows is None else M[np.ix_(rows, cols)] - M[rows, beta][:, None]
     # ss = A - 2 delta Bn + delta^2 NN, plus 1e-10 times the magnitude of its terms; formed
     # in place (a handful of passes over (draws, columns))
     t = delta * Bn
@@ -419,7 +420,9 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
             def unit_sums_t(c):
                 return grouped.unit_sums(c).T
         crosses = [cross[np.searchsorted(held, cols), i] for i, cols in enumerate(cols_of)]
-    cols_of = [_paired_tie_columns(spread, crosses[i], cols, M[dr[rb]], beta, w_max[rb], Np[rb], tol[rb], drawn[rb])
+    # a best column's draws read only the columns its tie sets may hold (never whole rows of M)
+    cols_of = [_paired_tie_columns(spread, crosses[i], cols, M, beta, w_max[rb], Np[rb], tol[rb], drawn[rb],
+                                   rows=dr[rb])
                for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
     del crosses
     for beta, rb, cols in zip(betas, draws_of, cols_of):
@@ -435,8 +438,8 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
             Wu, NN = unit_weights(part)                       # the draws' weights per unit
             DN, D2 = np.vsplit(DN_D2 @ Wu, 2)
             DN, D2 = DN.T, D2.T
-            Mp = M[dr[part]]
-            d = Mp[:, cols] - Mp[:, [beta]]
+            rows = dr[part]
+            d = M[np.ix_(rows, cols)] - M[rows, beta][:, None]
             ss = D2 - 2 * d * DN + d ** 2 * NN[:, None]
             f = drawn[part] / np.maximum(drawn[part] - 1, 1)
             se = np.sqrt(np.maximum(ss, 0.0) * f[:, None]) / Np[part, None]
