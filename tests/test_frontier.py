@@ -573,6 +573,14 @@ def test_nested_draw_best_equals_one_mask_at_a_time():
     for got, ref in zip(nested_draw_best(Mc, tie_rank, shuffled), [draw_best(Mc, tie_rank, m) for m in shuffled]):
         for a, b in zip(got, ref):
             np.testing.assert_array_equal(a, b)
+    # continuous risks (one candidate within the tolerance in most draws), a draw of NaN
+    # risks (none within it) and a draw of two risks one rounding apart (both within it)
+    smooth = rng.random((B, C))
+    smooth[3] = np.nan
+    smooth[5, [7, 9]] = 0.0001, np.nextafter(0.0001, 1.0)
+    for got, ref in zip(nested_draw_best(smooth, tie_rank, masks), [draw_best(smooth, tie_rank, m) for m in masks]):
+        for a, b in zip(got, ref):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_draw_best_on_a_mask_equals_masking_every_column():

@@ -90,6 +90,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import chain
 from typing import Mapping
 
 import numpy as np
@@ -273,6 +274,20 @@ class MembersTest:
         return self.union_fits(u)
 
 
+def _bit_masks(sets: list[list[int]]) -> list[int]:
+    """Each set of judge indices as an integer with bit j set for judge j: one packing of
+    a (sets, judges) membership table, little-endian bytes per set (the menu's thousands of
+    sets on hundreds of judges, without a Python shift per member)."""
+    width = max((s[-1] for s in sets if s), default=-1) + 1
+    if not width:
+        return [0] * len(sets)
+    member = np.zeros((len(sets), width), dtype=bool)
+    member[np.repeat(np.arange(len(sets)), [len(s) for s in sets]),
+           np.fromiter(chain.from_iterable(sets), dtype=np.int64)] = True
+    packed = np.packbits(member, axis=1, bitorder="little")
+    return [int.from_bytes(row.tobytes(), "little") for row in packed]
+
+
 class JudgeBits:
     """Each candidate's judge set as an integer bit mask (bit j: judge j), its size, and
     (on demand) its cost per item: the constraint tests of many replays on one menu."""
@@ -280,7 +295,7 @@ class JudgeBits:
     def __init__(self, candidates, judge_names):
         self.judge_names = list(judge_names)
         self.sets = [sorted(set(c.judge_idx)) for c in candidates]
-        self.masks = [sum(1 << j for j in s) for s in self.sets]
+        self.masks = _bit_masks(self.sets)
         self.counts = np.array([len(s) for s in self.sets], dtype=np.int64)
         #: each candidate on the ``info_first`` path / off the ``random`` path (the limits'
         #: filters, read once per menu instead of once per limit)

@@ -76,8 +76,9 @@ from ..data.judge_costs import judges_cost, pareto_front
 from .choice import (WITHIN_TIE_RULES, GroupedLosses, best_column, choose, line_ids, pick_in_order, plain_steps,
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
-from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, distinct_mask, draw_tie_sets, draw_unit_counts, nested_draw_best,
-                      own_set_shifted, training_size_corrected, transposed, within_limit_choices)
+from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, central_interval, distinct_mask, draw_tie_sets,
+                      draw_unit_counts, nested_draw_best, own_set_shifted, training_size_corrected, transposed,
+                      within_limit_choices)
 from .limited_rule import (ESCAPE_KEY, LimitedRule, deploys_whole_choice, draws_escaped, heldout_escape,
                            replays_whole_choice)
 from .members import deployed_weights, member_lookup
@@ -166,14 +167,16 @@ class TieOrders:
             if plain:
                 self._plain[key] = order
 
-    def orders(self, draws: list[int], best: np.ndarray, tied: np.ndarray) -> dict[int, list[int]]:
+    def orders(self, draws: list[int], best: np.ndarray, tied: np.ndarray,
+               cols: np.ndarray | None = None) -> dict[int, list[int]]:
         """``{b: draw b's tied columns in risk order}`` for the ``draws`` of one level (its
         best column per draw ``best``; ``tied[i]`` the tie set of ``draws[i]``, a row per
-        draw asked for)."""
+        draw asked for; ``cols``: the level's admissible columns, ascending, the only ones
+        a tie set may hold; None: all)."""
         out, todo = self._filtered(draws, best, tied)
         if not todo:
             return out
-        rows, r, c, not_plain, bounds = self._sorted(draws, tied, todo)
+        rows, r, c, not_plain, bounds = self._sorted(draws, tied, todo, cols)
         cols = c.tolist()
         for i, b in enumerate(rows.tolist()):
             if not_plain[i]:
@@ -184,19 +187,20 @@ class TieOrders:
         return out
 
     def picks(self, draws: list[int], best: np.ndarray, tied: np.ndarray, signatures: np.ndarray | None,
-              max_members: int) -> dict[int, list[int]]:
+              max_members: int, cols: np.ndarray | None = None) -> dict[int, list[int]]:
         """``{b: the tie average's members of draw b}``: :func:`.choice.pick_in_order` of each
         draw's order (:meth:`orders`) where every average of the level's admissible
         candidates fits its limit (no member is ever refused for the limit). Plain orders are
         picked for all draws at once: a column joins unless its model (``signatures``, an int
         per column; None: every column its own) is in already, until there are ``max_members``; each
         draw's first columns of distinct models, in its order. Those orders are not kept for
-        tighter levels (a fresh sort gives the same order, :func:`.choice.risk_order_runs`)."""
+        tighter levels (a fresh sort gives the same order, :func:`.choice.risk_order_runs`).
+        ``cols``: as :meth:`orders` takes it."""
         out, todo = self._filtered(draws, best, tied)
         out = {b: pick_in_order(order, signatures, max_members) for b, order in out.items()}
         if not todo:
             return out
-        rows, r, c, not_plain, bounds = self._sorted(draws, tied, todo)
+        rows, r, c, not_plain, bounds = self._sorted(draws, tied, todo, cols)
         for i in np.flatnonzero(not_plain).tolist():
             b = int(rows[i])
             out[b] = pick_in_order(self._own_order(b, int(best[b]), tied[todo[i]]), signatures, max_members)
@@ -242,14 +246,19 @@ class TieOrders:
             todo.append(i)
         return out, todo
 
-    def _sorted(self, draws: list[int], tied: np.ndarray, todo: list[int]):
+    def _sorted(self, draws: list[int], tied: np.ndarray, todo: list[int], cols: np.ndarray | None = None):
         """Every ``todo`` draw's tied columns sorted at once by (draw, risk, tie rank): (the
         draws, the sorted entries' draw positions and columns, which draws' orders are not
         plain, each draw's bounds in the entries). A draw's order is plain when each risk
-        equals the one before or exceeds it by more than its rounding tolerance."""
+        equals the one before or exceeds it by more than its rounding tolerance. ``cols``
+        (ascending; None: all): the only columns read (a tight level's few)."""
         at = np.asarray(todo, dtype=np.int64)
         rows = np.asarray(draws, dtype=np.int64)[at]
-        r, c = np.nonzero(tied[at])
+        if cols is None:
+            r, c = np.nonzero(tied[at])
+        else:
+            r, c = np.nonzero(tied[np.ix_(at, cols)])
+            c = cols[c]
         m = self.means[rows[r], c]
         o = np.lexsort((self.tie_rank[c], m, r))
         r, c, m = r[o], c[o], m[o]
@@ -532,10 +541,11 @@ class _Replays:
                         kept[b] = old
             todo = [b for b in range(B) if b not in kept]
             tied = ties(best, todo, allowed)             # only the draws that pick again
+            cols = None if allowed is None else np.flatnonzero(allowed)
             if self._fits_any_average(allowed, members_fit):
-                picked = self.orders.picks(todo, best, tied, self.signatures, self.max_members)
+                picked = self.orders.picks(todo, best, tied, self.signatures, self.max_members, cols)
             else:
-                orders = self.orders.orders(todo, best, tied)
+                orders = self.orders.orders(todo, best, tied, cols)
                 picked = {b: pick_in_order(orders[b], self.signature_list, self.max_members, members_fit)
                           for b in todo}
             prev_members = [kept[b] if b in kept else picked[b] for b in range(B)]
@@ -615,7 +625,7 @@ class _Replays:
 
 
 def _interval(v: np.ndarray) -> dict:
-    return {"estimate": float(v.mean()), "ci": [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]}
+    return {"estimate": float(v.mean()), "ci": central_interval(v)}
 
 
 class RuleReplay:
@@ -934,7 +944,7 @@ def _estimate_change(points: list[dict]) -> None:
             continue
         d = float(q["deployed_risk"]["estimate"] - p["deployed_risk"]["estimate"])
         per_draw = q["_draws"] - p["_draws"] - (delta(q) - delta(p))
-        low, high = float(np.percentile(per_draw, 2.5)), float(np.percentile(per_draw, 97.5))
+        low, high = central_interval(per_draw)
         p["more_judges_estimate"] = {"n_judges": q["n_judges"], "cost": q["cost"], "estimate": d,
                                      "ci": [min(low, d), max(high, d)]}
 

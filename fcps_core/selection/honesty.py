@@ -261,8 +261,20 @@ def nested_draw_best(Mc: np.ndarray, tie_rank: np.ndarray, masks: list) -> list[
         n = int(np.count_nonzero(depth > i))
         lo = running[:, n - 1].copy() if n else np.full(Mc.shape[0], np.inf)
         tol = risk_tolerance(lo)
-        best = order[np.where(Ms[:, :n] <= (lo + tol)[:, None], rank_sorted[None, :n], big).argmin(axis=1)] \
-            if n else np.zeros(Mc.shape[0], dtype=np.int64)
+        if not n:
+            out.append((np.zeros(Mc.shape[0], dtype=np.int64), lo, tol))
+            continue
+        # the candidates within the tolerance of the lowest risk: mostly one per draw, its
+        # first position; where there are several the smallest tie rank; where there is
+        # none (NaN risks) column 0, as draw_best gives
+        hit = Ms[:, :n] <= (lo + tol)[:, None]
+        at = hit.argmax(axis=1)
+        hits = np.count_nonzero(hit, axis=1)
+        several = np.flatnonzero(hits > 1)
+        if len(several):
+            at[several] = np.where(hit[several], rank_sorted[None, :n], big).argmin(axis=1)
+        best = order[at]
+        best[hits == 0] = 0
         out.append((best, lo, tol))
     return out
 
@@ -445,6 +457,13 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
             se = np.sqrt(np.maximum(ss, 0.0) * f[:, None]) / Np[part, None]
             tied_d[np.ix_(part, cols)] = d <= se + tol[part, None]
     return tied_d
+
+
+def central_interval(v: np.ndarray) -> list[float]:
+    """[2.5th, 97.5th] percentiles of the draws ``v`` (numpy's linear interpolation), the
+    bootstrap's 95 % intervals: one partition for both ends (the same values as two calls)."""
+    low, high = np.percentile(v, (2.5, 97.5))
+    return [float(low), float(high)]
 
 
 def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct: bool):
@@ -630,7 +649,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
                  "proc": proc.copy(), "keep": keep}
     ON, proc, OB = ON[keep], proc[keep], OB[keep]
     deployed = {"estimate": float(proc.mean()),
-                "ci": [float(np.percentile(proc, 2.5)), float(np.percentile(proc, 97.5))],
+                "ci": central_interval(proc),
                 "method": "bbc", "n_boot": int(len(proc)), "objective": sel.objective,
                 "rule": rule if not result.guard else "argmin (guard not replayed)",
                 "optimistic": _deployed_heldout_risk(result)}
@@ -641,7 +660,7 @@ def _bbc(result, heldout, grouped: GroupedLosses, base_losses: dict, on_distinct
         name, _, judge = n.partition(":")
         baselines.append({"name": name, "label": BASELINE_LABELS[name] + (f": {judge}" if judge else ""),
                           "risk": _raw_mean(bl, heldout, on_distinct), "diff_vs_selected": float(d.mean()),
-                          "ci": [float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))],
+                          "ci": central_interval(d),
                           **({"judge": judge} if judge else {})})
     return deployed, baselines, bootstrap
 
