@@ -553,6 +553,12 @@ def test_draw_tie_sets_on_pairs_equal_the_clustered_formula(default):
         # the same pair alone, the mask as an array: the same row
         alone = draw_tie_sets(g, W[[b]], M[[b]], N[[b]], tol[[i]], bd[[i]], allowed[int(beta)])
         np.testing.assert_array_equal(alone[0], got[i])
+    # packed eight to a byte (the frontier's storage), read back row by row and in any order
+    from fcps_core.selection.honesty import unpacked_rows
+    packed = draw_tie_sets(g, W, M, N, tol, bd, allowed, draws=draws, packed=True)
+    assert packed.dtype == np.uint8 and packed.shape == (len(bd), (C + 7) // 8)
+    order = np.arange(len(bd))[::-1]
+    np.testing.assert_array_equal(unpacked_rows(packed, order, C), got[order])
 
 
 def test_nested_draw_best_equals_one_mask_at_a_time():

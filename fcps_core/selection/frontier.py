@@ -78,7 +78,7 @@ from .choice import (WITHIN_TIE_RULES, GroupedLosses, best_column, choose, line_
 from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, central_interval, distinct_mask, draw_tie_sets,
                       draw_unit_counts, nested_draw_best, own_set_shifted, training_size_corrected, transposed,
-                      within_limit_choices)
+                      unpacked_rows, within_limit_choices)
 from .limited_rule import (ESCAPE_KEY, LimitedRule, deploys_whole_choice, draws_escaped, heldout_escape,
                            replays_whole_choice)
 from .members import deployed_weights, member_lookup
@@ -341,7 +341,8 @@ class _Replays:
         if len(first):
             pair_tied = draw_tie_sets(self.grouped, self.W, self.M, self.N, pair_tol, pair_best, allowed_of,
                                       None if self._unit_sums is False else self._unit_sums,
-                                      draws=pair_draws, draw_counts=self._in_bag)   # per distinct column
+                                      draws=pair_draws, draw_counts=self._in_bag,
+                                      packed=True)   # per distinct column, eight to a byte
 
         def ties(best: np.ndarray, draws=None, allowed: np.ndarray | None = None) -> np.ndarray:
             """(draws, candidates) the tie sets of ``draws`` (None: all) at the level whose
@@ -371,7 +372,7 @@ class _Replays:
                 found = np.minimum(np.searchsorted(sorted_codes, wanted), max(len(sorted_codes) - 1, 0))
                 if not len(sorted_codes) or not np.array_equal(sorted_codes[found], wanted):
                     raise RuntimeError("a level asked for a (draw, best) pair no level had")
-                fill(rest, pair_tied, sorter[found], col)
+                fill(rest, unpacked_rows(pair_tied, sorter[found], self.M.shape[1]), np.arange(len(rest)), col)
             return out
         return ties
 

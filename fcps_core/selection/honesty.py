@@ -323,7 +323,7 @@ def transposed(a: np.ndarray) -> np.ndarray:
 def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.ndarray, tol: np.ndarray,
                   bd: np.ndarray, allowed_d: np.ndarray | dict | None = None,
                   unit_sums: np.ndarray | None = None, draws: np.ndarray | None = None,
-                  draw_counts: np.ndarray | None = None) -> np.ndarray:
+                  draw_counts: np.ndarray | None = None, packed: bool = False) -> np.ndarray:
     """(draws, distinct columns): which columns are within one paired, group-clustered SE
     of draw b's best distinct column ``bd[b]`` under its group counts ``W[b]`` (in-bag
     means ``M``, in-bag rows ``N``, tolerance ``tol``). Candidates a bound rules out
@@ -342,7 +342,10 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
     counts), not once per pair: the frontier's pairs are several per draw, and forming
     them reads all the draw's group counts. ``draw_counts`` (draws of ``W``, units): those
     counts of every draw when the caller holds them (:func:`draw_unit_counts` of all draws,
-    :func:`transposed`; integer ``W`` only)."""
+    :func:`transposed`; integer ``W`` only). ``packed``: each row's bits packed eight to a
+    byte (``np.packbits(..., axis=1, bitorder="little")``; :func:`unpacked_rows` reads rows
+    back): the frontier's tens of thousands of pairs on thousands of columns, an eighth of
+    the memory."""
     G = grouped.n_groups
     step = max(1, BLOCK_CELLS // max(G, 1))
     dr = np.arange(len(bd)) if draws is None else np.asarray(draws, dtype=np.int64)
@@ -388,7 +391,7 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
     w_max = W.max(axis=1).astype(float)[dr]
     Np = N[dr]
     spread = grouped.spread()
-    tied_d = np.zeros((len(bd), M.shape[1]), dtype=bool)
+    tied_d = np.zeros((len(bd), (M.shape[1] + 7) // 8 if packed else M.shape[1]), dtype=np.uint8 if packed else bool)
     betas = np.unique(bd)
     draws_of = [np.flatnonzero(bd == beta) for beta in betas]
     # a tie set is within the admissible columns: the bound is computed for those only
@@ -455,8 +458,19 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
             ss = D2 - 2 * d * DN + d ** 2 * NN[:, None]
             f = drawn[part] / np.maximum(drawn[part] - 1, 1)
             se = np.sqrt(np.maximum(ss, 0.0) * f[:, None]) / Np[part, None]
-            tied_d[np.ix_(part, cols)] = d <= se + tol[part, None]
+            if packed:          # a pair's row is written once (its best column's block)
+                rows_tied = np.zeros((len(part), M.shape[1]), dtype=bool)
+                rows_tied[:, cols] = d <= se + tol[part, None]
+                tied_d[part] = np.packbits(rows_tied, axis=1, bitorder="little")
+            else:
+                tied_d[np.ix_(part, cols)] = d <= se + tol[part, None]
     return tied_d
+
+
+def unpacked_rows(packed: np.ndarray, rows, width: int) -> np.ndarray:
+    """(rows, ``width``) booleans: rows ``rows`` of a :func:`draw_tie_sets` result made with
+    ``packed=True``."""
+    return np.unpackbits(packed[rows], axis=1, count=width, bitorder="little").view(bool)
 
 
 def central_interval(v: np.ndarray) -> list[float]:
