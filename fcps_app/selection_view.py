@@ -16,7 +16,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, aver
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
-from fcps_core.service.reports import end_digits, frontier_rows
+from fcps_core.service.reports import end_digits, frontier_rows, limit_span
 from fcps_core.reports.glossary import help_text
 from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
@@ -76,12 +76,10 @@ def _row_label(row: dict, objective: str = "MSE", kind: str = "max_judges") -> s
     p, sizes = row["point"], row["levels"]
     if kind == "budget":
         # the deployed level itself where it is among the merged ones
-        # (one level reached by two sums of the same costs, 14.6 and 14.600000000000001, is one budget)
-        k = f"budget {p['cost']:g}" if f"{sizes[0]:g}" == f"{sizes[-1]:g}" or p.get("chosen") else \
-            f"budget {sizes[0]:g} to {sizes[-1]:g}"
+        k = f"budget {p['cost']:g}" if p.get("chosen") else f"budget {limit_span(sizes, kind)}"
         judge = "judge" if len(p["judges"]) == 1 else "judges"
     else:
-        k = f"at most {sizes[0]}" if len(sizes) == 1 else f"at most {sizes[0]}-{sizes[-1]}"
+        k = f"at most {limit_span(sizes)}"
         judge = "judge" if sizes[-1] == 1 else "judges"
     how = display_family(p)
     est = (p.get("deployed_risk") or {}).get("estimate")

@@ -88,6 +88,23 @@ def test_limits_deploying_one_predictor_whose_estimates_print_differently_are_tw
     # the same estimate as printed: one row again (0.001352 and 0.001349 both print 0.00135)
     d["frontier"][4]["deployed_risk"]["estimate"], d["frontier"][5]["deployed_risk"]["estimate"] = 0.001352, 0.001349
     assert [r["levels"] for r in frontier_rows(d, "budget")] == [[0.01], [0.23, 0.63], [1.13]]
+    # the merged row's limits, written by the one limit_span: the CLI at 3 decimals, the
+    # report and the page's control as :g (the page names the deployed level itself)
+    assert any(r.startswith("cost<=0.230 to 0.630 ") for r in render_frontier(d)[2].splitlines())
+    assert ">0.23 to 0.63<" in frontier_section(d, Figures(False))
+    for p in d["frontier"]:
+        p["chosen"] = False
+    assert any(label.startswith("budget 0.23 to 0.63: ")
+               for label in (_row_label(r, "MSE", "budget") for r in frontier_rows(d, "budget")))
+
+
+def test_limit_span_writes_panel_sizes_and_cost_levels():
+    from fcps_core.reports.explain import limit_span
+    assert limit_span([3]) == "3" and limit_span([8, 9, 13]) == "8-13"
+    assert limit_span([0.23, 0.63], "budget") == "0.23 to 0.63"
+    # one level reached by two sums of the same costs prints once (walk 5)
+    assert limit_span([14.6, 14.600000000000001], "budget") == "14.6"
+    assert limit_span([0.2301, 0.6304], "budget", lambda v: f"{v:.3f}") == "0.230 to 0.630"
 
 
 def test_cli_frontier_prints_the_answers_decimals_and_keeps_an_ends_side_of_zero(small_mse):

@@ -341,7 +341,7 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
     and the report's table group them alike). Numbers at the answer's decimals (4, more for a
     narrow interval: a small MSE keeps the digits the answer and the note below print), a
     difference's interval end that is not 0 never as 0."""
-    from ..service.reports import answer_digits, frontier_rows
+    from ..service.reports import answer_digits, frontier_rows, limit_span
     rows = []
     digits = max([4, *(answer_digits(p) for p in d["frontier"])])
 
@@ -352,12 +352,7 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
         for group in frontier_rows(d, kind):
             p, levels = group["point"], group["levels"]
             dv = p["diff_vs_best"]
-            if kind == "budget":
-                # one level reached twice by sums of the same costs (14.6 and 14.600000000000001, walk 5)
-                first, last = fmt(levels[0], 3), fmt(levels[-1], 3)
-                limit = f"cost<={first}" if first == last else f"cost<={first} to {last}"
-            else:
-                limit = str(levels[0]) if len(levels) == 1 else f"{levels[0]}-{levels[-1]}"
+            limit = f"cost<={limit_span(levels, kind, lambda v: fmt(v, 3))}" if kind == "budget" else limit_span(levels)
             rows.append([limit, len(p["judges"]), display_family(p), fmt(p["risk"], digits),
                          f"{signed_change(dv['estimate'], digits)} [{signed_change(dv['ci'][0], digits)}, "
                          f"{signed_change(dv['ci'][1], digits)}]",

@@ -484,6 +484,17 @@ def frontier_rows(d: dict, kind: str = "max_judges") -> list[dict]:
     return rows
 
 
+def limit_span(levels: list, kind: str = "max_judges", number=lambda v: f"{v:g}") -> str:
+    """The limits of one :func:`frontier_rows` row as every front end writes them: panel
+    sizes ``"8"`` or ``"8-13"``; cost levels written by ``number`` (``:g`` by default), one
+    level where the first and the last print alike (one level reached by two sums of the
+    same costs, 14.6 and 14.600000000000001, walk 5), else ``"0.23 to 0.63"``."""
+    if kind == "budget":
+        first, last = number(levels[0]), number(levels[-1])
+        return first if first == last else f"{first} to {last}"
+    return str(levels[0]) if len(levels) == 1 else f"{levels[0]}-{levels[-1]}"
+
+
 def answer_digits(p: dict | None) -> int:
     """The decimals the answer prints frontier point ``p``'s numbers at: at least the 4 every
     page prints an estimate at (metric, frontier control, runs table), more when its interval

@@ -3,8 +3,8 @@ pressure, baselines."""
 
 from __future__ import annotations
 
-from ..explain import (answer_digits, display_family, effective_judges_note, frontier_point, frontier_rows, limit_deploys_words,
-                       non_monotone_note, signed_change)
+from ..explain import (answer_digits, display_family, effective_judges_note, frontier_point, frontier_rows,
+                       limit_deploys_words, limit_span, non_monotone_note, signed_change)
 from ..names import FAMILY_NAMES, PATH_NAMES, count_of, family_name, judges_count
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
@@ -65,12 +65,7 @@ def frontier_section(res: dict, figs: Figures) -> str:
     for group in frontier_rows(res, "budget" if budget else "max_judges"):
         p, levels = group["point"], group["levels"]
         dr = p.get("deployed_risk") or {}
-        if budget:
-            # one level reached by two sums of the same costs (14.6, 14.600000000000001) is one budget (walk 5)
-            first, last = f"{levels[0]:g}", f"{levels[-1]:g}"
-            limit = first if first == last else f"{first} to {last}"
-        else:
-            limit = str(levels[0]) if len(levels) == 1 else f"{levels[0]}-{levels[-1]}"
+        limit = limit_span(levels, "budget" if budget else "max_judges")
         rows.append({"limit": limit, "used": len(p["judges"]), "family": display_family(p),
                      "val_risk": p["risk"], "diff": signed_change(p["diff_vs_best"]["estimate"], k),
                      "diff_ci": " to ".join(signed_change(v, k) for v in p["diff_vs_best"]["ci"]),
