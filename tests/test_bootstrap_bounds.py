@@ -195,15 +195,15 @@ def test_draw_unit_counts_sum_each_units_groups_by_hand():
     W = np.array([[1, 0, 2, 2, 0],
                   [0, 5, 0, 0, 0],
                   [1, 1, 1, 1, 1]], dtype=np.uint8)
-    got = draw_unit_counts(g, W, np.arange(3))
-    assert got.tolist() == [[3, 0, 2],        # unit 0: groups 0 and 3
-                            [0, 5, 1],        # unit 1: group 1
-                            [2, 0, 2]]        # unit 2: groups 2 and 4
+    got = draw_unit_counts(g, W, np.arange(3))          # a draw's counts as a row
+    assert got.T.tolist() == [[3, 0, 2],      # unit 0: groups 0 and 3
+                              [0, 5, 1],      # unit 1: group 1
+                              [2, 0, 2]]      # unit 2: groups 2 and 4
     assert np.issubdtype(got.dtype, np.unsignedinteger)
-    assert draw_unit_counts(g, W, np.array([2, 0])).tolist() == [[2, 3], [1, 0], [2, 2]]
-    assert draw_unit_counts(g, W, np.arange(3), out_of_bag=True).tolist() == [[0, 2, 0],
-                                                                              [1, 0, 0],
-                                                                              [1, 2, 0]]
+    assert draw_unit_counts(g, W, np.array([2, 0])).T.tolist() == [[2, 3], [1, 0], [2, 2]]
+    assert draw_unit_counts(g, W, np.arange(3), out_of_bag=True).T.tolist() == [[0, 2, 0],
+                                                                                [1, 0, 0],
+                                                                                [1, 2, 0]]
     assert draw_unit_counts(g, W, np.arange(3), limit=8) is None     # 9 counts of 2 bytes do not fit
 
 
@@ -236,7 +236,7 @@ def test_draw_tie_sets_with_integer_counts_equal_float_weights_and_unheld_sums(m
     given = honesty.draw_tie_sets(g, W, M, N, tols, bd, unit_sums=g.unit_sums(), draws=draws)   # no triangle bound
     np.testing.assert_array_equal(given, integer)
     # every draw's counts given by the caller (draw-major, as the frontier keeps them)
-    held = honesty.transposed(honesty.draw_unit_counts(g, W, np.arange(len(W))))
+    held = honesty.draw_unit_counts(g, W, np.arange(len(W)))
     np.testing.assert_array_equal(honesty.draw_tie_sets(g, W, M, N, tols, bd, draws=draws, draw_counts=held), integer)
     monkeypatch.setattr(honesty, "UNIT_SUM_CELLS", 1)
     unheld = honesty.draw_tie_sets(g, W, M, N, tols, bd, draws=draws)
@@ -246,10 +246,11 @@ def test_draw_tie_sets_with_integer_counts_equal_float_weights_and_unheld_sums(m
 
 def test_draw_unit_counts_are_sized_by_a_units_count_not_a_draws():
     """70,000 groups, each its own unit, drawn once each: a draw counts 70,000 groups (more
-    than 16 bits hold), but no unit counts more than 1, so the table takes 16-bit cells,
+    than 16 bits hold), but no unit counts more than 1, so the table takes 8-bit cells,
     not 32 (the split protocol's 1M-row work unit has 99,921 units for 100,000 groups:
     sized by the draw, the table did not fit its limit and the replays took the slower
-    per-pair path)."""
+    per-pair path; its in-bag and out-of-bag tables are held through the frontier's replays,
+    so each byte per cell is 20 MB there). A unit counting 300 takes 16 bits."""
     from scipy import sparse
     from fcps_core.selection.honesty import draw_unit_counts
 
@@ -258,20 +259,36 @@ def test_draw_unit_counts_are_sized_by_a_units_count_not_a_draws():
                                  np.array([0]))
     W = np.ones((2, G), dtype=np.uint8)
     got = draw_unit_counts(g, W, np.arange(2))
-    assert got.dtype == np.uint16 and got.shape == (G, 2) and (got == 1).all()
+    assert got.dtype == np.uint8 and got.shape == (2, G) and (got == 1).all()
     W[1, 7] = 3                                      # one group drawn three times
-    assert draw_unit_counts(g, W, np.arange(2))[7].tolist() == [1, 3]
+    assert draw_unit_counts(g, W, np.arange(2))[:, 7].tolist() == [1, 3]
+    W = W.astype(np.uint16)
+    W[0, 9] = 300
+    wide = draw_unit_counts(g, W, np.arange(2))
+    assert wide.dtype == np.uint16 and wide[:, 9].tolist() == [300, 1]
 
 
-def test_transposed_copies_every_block_of_a_transpose(monkeypatch):
-    """honesty.transposed: a C-ordered copy of the transpose, the same array as ``a.T`` whether
-    the rows make one block or several (BLOCK_CELLS lowered: 4 rows of 7 per block, the
-    last block short), in the input's dtype."""
+def test_draw_unit_counts_by_blocks_of_draws_equal_the_sums_by_hand(monkeypatch):
+    """draw_unit_counts, a draw's counts per unit as a row: every unit's summed group counts
+    (in-bag) and count of undrawn groups (out-of-bag), for all draws and for a subset in
+    another order, whether the draws make one block or several (BLOCK_CELLS lowered to 3
+    draws of 40 groups per block, the last block short)."""
+    from scipy import sparse
     import fcps_core.selection.honesty as honesty
-    a = np.arange(13 * 7, dtype=np.uint16).reshape(13, 7)
-    whole = honesty.transposed(a)
-    monkeypatch.setattr(honesty, "BLOCK_CELLS", 28)
-    blocks = honesty.transposed(a)
-    for got in (whole, blocks):
-        assert got.flags["C_CONTIGUOUS"] and got.dtype == a.dtype
-        np.testing.assert_array_equal(got, a.T)
+    rng = np.random.default_rng(5)
+    G, U, B = 40, 9, 11
+    group_unit = np.sort(np.r_[np.arange(U), rng.integers(0, U, G - U)])    # every unit has a group
+    unit_groups = np.bincount(group_unit, minlength=U)
+    g = GroupedLosses.from_units(np.ones((U, 1)), sparse.identity(U, format="csr"), unit_groups, group_unit,
+                                 np.array([0]))
+    W = rng.integers(0, 4, size=(B, G)).astype(np.int64)
+    inbag = np.stack([np.bincount(group_unit, weights=W[b], minlength=U) for b in range(B)])
+    oob = np.stack([np.bincount(group_unit, weights=(W[b] == 0), minlength=U) for b in range(B)])
+    subset = np.array([7, 2, 9])
+    for cells in (honesty.BLOCK_CELLS, 3 * G):
+        monkeypatch.setattr(honesty, "BLOCK_CELLS", cells)
+        for draws in (np.arange(B), subset):
+            got = honesty.draw_unit_counts(g, W, draws)
+            assert got.flags["C_CONTIGUOUS"] and got.shape == (len(draws), U)
+            np.testing.assert_array_equal(got, inbag[draws])
+            np.testing.assert_array_equal(honesty.draw_unit_counts(g, W, draws, out_of_bag=True), oob[draws])

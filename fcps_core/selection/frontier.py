@@ -77,8 +77,8 @@ from .choice import (WITHIN_TIE_RULES, GroupedLosses, best_column, choose, line_
                      preference_order, risk_order_runs, rule_pool, tie_break_order)
 from .constraints import JudgeBits, PanelConstraint, limit_rule_filter, selector_constraint
 from .honesty import (BLOCK_CELLS, UNIT_SUM_CELLS, Z95, central_interval, distinct_mask, draw_tie_sets,
-                      draw_unit_counts, nested_draw_best, own_set_shifted, training_size_corrected, transposed,
-                      unpacked_rows, within_limit_choices)
+                      draw_unit_counts, nested_draw_best, own_set_shifted, training_size_corrected, unpacked_rows,
+                      within_limit_choices)
 from .limited_rule import (ESCAPE_KEY, LimitedRule, deploys_whole_choice, draws_escaped, heldout_escape,
                            replays_whole_choice)
 from .members import deployed_weights, member_lookup
@@ -287,7 +287,7 @@ class _Replays:
         # per unit, draws x units, never draws x groups or rows. Kept as the smallest
         # integers that hold them (a float copy would be the largest array of a panel whose
         # groups are mostly distinct units); :meth:`_oob_sums` reads a block at a time.
-        self.OU = transposed(draw_unit_counts(grouped, self.W, np.arange(len(self.W)), out_of_bag=True, limit=None))
+        self.OU = draw_unit_counts(grouped, self.W, np.arange(len(self.W)), out_of_bag=True, limit=None)
         self.ON = self._oob_sums(grouped.unit_rows.astype(float))
         self.keep = self.ON > 0
         self._safe_on = np.where(self.keep, self.ON, 1.0)
@@ -569,8 +569,7 @@ class _Replays:
         """(draws, units) every draw's in-bag group counts per unit (the tie sets',
         :meth:`_pair_ties`, and the escape tests', :meth:`_escaped`, read a draw's row at a
         time), formed once; None when they would not fit in memory."""
-        counts = draw_unit_counts(self.grouped, self.W, np.arange(len(self.W)))
-        return None if counts is None else transposed(counts)
+        return draw_unit_counts(self.grouped, self.W, np.arange(len(self.W)))
 
     def _escaped(self, prefix: list, within: list, open_draws: np.ndarray, z: float) -> np.ndarray:
         """:func:`.limited_rule.draws_escaped` with the averages' unit sums formed together

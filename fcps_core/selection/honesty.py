@@ -281,42 +281,39 @@ def nested_draw_best(Mc: np.ndarray, tie_rank: np.ndarray, masks: list) -> list[
 
 def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *, out_of_bag: bool = False,
                      limit: int | None | str = "cells") -> np.ndarray | None:
-    """(units, draws) each unit's total draw count (the counts ``W[b]`` of its groups summed)
-    in draws ``draws`` (``out_of_bag``: its count of groups not drawn), as the smallest
-    unsigned integers that hold a unit's count; None when that table would
-    take more than ``limit`` bytes (None: no limit; by default as many bytes as
-    :data:`UNIT_SUM_CELLS` float cells take). One integer sparse product (units x
-    groups, a one per group) with the draws' group counts: the work is draws x groups,
-    whatever rows or columns the panel has. Exact (integers), so a product with it equals
-    one with :meth:`.choice.GroupedLosses.unit_weights` bit for bit."""
+    """(draws, units) each unit's total draw count (the counts ``W[b]`` of its groups summed)
+    in draws ``draws`` (``out_of_bag``: its count of groups not drawn), a draw's counts as a
+    row (the replays read a draw at a time), as the smallest unsigned integers that hold a
+    unit's count; None when that table would take more than ``limit`` bytes (None: no
+    limit; by default as many bytes as :data:`UNIT_SUM_CELLS` float cells take). Integer
+    sparse products (units x groups, a one per group) with the group counts of a block of
+    draws at a time (:data:`BLOCK_CELLS` counts), each block's transpose written into its
+    rows: the work is draws x groups, whatever rows or columns the panel has, and neither a
+    draws x groups copy nor a second table is held whole. Exact (integers), so a product
+    with it equals one with :meth:`.choice.GroupedLosses.unit_weights` bit for bit."""
     from scipy import sparse
     units, G = len(grouped.unit_rows), grouped.n_groups
-    counts = W.T if len(draws) == len(W) and np.array_equal(draws, np.arange(len(W))) else W[draws].T
+    draws = np.asarray(draws, dtype=np.int64)
     if out_of_bag:
-        counts = counts == 0
         most = int(grouped.unit_groups.max(initial=0))      # a unit's count of all its groups
     else:
         # a unit's count is at most its groups times the largest count of one group, and at
         # most a draw's count of all groups
-        most = min(int(counts.max(initial=0)) * int(grouped.unit_groups.max(initial=0)),
-                   int(counts.sum(axis=0, dtype=np.int64).max(initial=0)))
-    dtype = next(t for t in (np.uint16, np.uint32, np.uint64) if most <= np.iinfo(t).max)
+        drawn = W if len(draws) == len(W) and np.array_equal(draws, np.arange(len(W))) else W[draws]
+        most = min(int(drawn.max(initial=0)) * int(grouped.unit_groups.max(initial=0)),
+                   int(drawn.sum(axis=1, dtype=np.int64).max(initial=0)))
+    dtype = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if most <= np.iinfo(t).max)
     limit = 8 * UNIT_SUM_CELLS if limit == "cells" else limit
     if limit is not None and units * len(draws) * np.dtype(dtype).itemsize > limit:
         return None
     units_of_groups = sparse.csr_matrix((np.ones(G, dtype=dtype), (grouped.group_unit, np.arange(G))),
                                         shape=(units, G))
-    return np.asarray(units_of_groups @ counts.astype(dtype, copy=False))
-
-
-def transposed(a: np.ndarray) -> np.ndarray:
-    """A C-ordered copy of ``a``'s transpose, copied :data:`BLOCK_CELLS` cells at a time: each
-    block's reads and writes stay near each other (a whole-array transposing copy strides
-    over all of it)."""
-    out = np.empty(a.shape[::-1], dtype=a.dtype)
-    step = max(1, BLOCK_CELLS // max(a.shape[1], 1))
-    for i in range(0, a.shape[0], step):
-        out[:, i:i + step] = a[i:i + step].T
+    out = np.empty((len(draws), units), dtype=dtype)
+    step = max(1, BLOCK_CELLS // max(G, 1))
+    for a in range(0, len(draws), step):
+        counts = W[draws[a:a + step]].T                      # (groups, the block's draws)
+        counts = (counts == 0) if out_of_bag else counts
+        out[a:a + step] = np.asarray(units_of_groups @ counts.astype(dtype, copy=False)).T
     return out
 
 
@@ -341,24 +338,21 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
     A draw's weights per unit are formed once per draw (:func:`draw_unit_counts`, integer
     counts), not once per pair: the frontier's pairs are several per draw, and forming
     them reads all the draw's group counts. ``draw_counts`` (draws of ``W``, units): those
-    counts of every draw when the caller holds them (:func:`draw_unit_counts` of all draws,
-    :func:`transposed`; integer ``W`` only). ``packed``: each row's bits packed eight to a
-    byte (``np.packbits(..., axis=1, bitorder="little")``; :func:`unpacked_rows` reads rows
+    counts of every draw when the caller holds them (:func:`draw_unit_counts` of all draws;
+    integer ``W`` only). ``packed``: each row's bits packed eight to a byte
+    (``np.packbits(..., axis=1, bitorder="little")``; :func:`unpacked_rows` reads rows
     back): the frontier's tens of thousands of pairs on thousands of columns, an eighth of
     the memory."""
     G = grouped.n_groups
     step = max(1, BLOCK_CELLS // max(G, 1))
     dr = np.arange(len(bd)) if draws is None else np.asarray(draws, dtype=np.int64)
     n_unit = grouped.unit_rows
-    counted = counted_rows = None
+    counted_rows = None
     if draw_counts is not None and np.issubdtype(W.dtype, np.integer):
         counted_rows, position = draw_counts, dr
     elif np.issubdtype(W.dtype, np.integer):
         used, position = np.unique(dr, return_inverse=True)
-        counted = draw_unit_counts(grouped, W, used)
-        if counted is not None:
-            # a draw's counts read as a row (a pair's column of ``counted`` strides over every unit)
-            counted_rows, counted = transposed(counted), None
+        counted_rows = draw_unit_counts(grouped, W, used)           # a draw's counts as a row
     if counted_rows is not None:
         position = position.reshape(-1)
         nn_unit = n_unit * n_unit
