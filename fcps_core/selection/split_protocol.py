@@ -30,6 +30,7 @@ import numpy as np
 
 from ..data.panel import Panel
 from ..data.splits import Blocks
+from ..process_memory import release_freed_memory
 from .baselines import baseline_predictions
 from .choice import argmin_choice, choose_deployed
 from .folds import HeldOut
@@ -69,6 +70,10 @@ def fit_split(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
             panel, blocks.V, menu.encoded, menu.pattern_cache, menu.candidates, menu.models, menu.predictions,
             compress=settings.compress), base)
         release_validation_sources(menu.predictions, menu.views)
+        # the menu's fits and views are done with: what they freed goes back to the system
+        # before the choice, the bootstrap and the frontier allocate (as the cross-fitted
+        # protocol does once its folds are read)
+        release_freed_memory()
         if settings.choice != "argmin":
             report(0.95, f"choice rule {settings.choice} on the validation block")
         chosen = choose_deployed(menu.candidates, settings, panel, heldout)
@@ -77,6 +82,7 @@ def fit_split(panel: Panel, blocks: Blocks, settings) -> SelectionResult:
         report(0.97, "bias-corrected risk estimate (bootstrap over validation groups)")
         result = replace(result, **assess(result, heldout))
         result = with_frontier(result, heldout)
+        release_freed_memory()          # the frontier's replays and the assessment's draws
     result = replace(result, timings={**result.timings, "select_seconds": time.perf_counter() - t0})
     report(1.0, "done")
     return result
