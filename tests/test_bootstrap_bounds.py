@@ -204,7 +204,11 @@ def test_draw_unit_counts_sum_each_units_groups_by_hand():
     assert draw_unit_counts(g, W, np.arange(3), out_of_bag=True).T.tolist() == [[0, 2, 0],
                                                                                 [1, 0, 0],
                                                                                 [1, 2, 0]]
-    assert draw_unit_counts(g, W, np.arange(3), limit=8) is None     # 9 counts of 2 bytes do not fit
+    # 9 one-byte counts, sized against the limit at 2 bytes each (as when 16 bits were the
+    # narrowest cells: which callers get the table is unchanged)
+    assert got.dtype == np.uint8
+    assert draw_unit_counts(g, W, np.arange(3), limit=17) is None
+    assert draw_unit_counts(g, W, np.arange(3), limit=18) is not None
 
 
 def test_draw_tie_sets_with_integer_counts_equal_float_weights_and_unheld_sums(monkeypatch):

@@ -275,9 +275,10 @@ class MembersTest:
 
 
 def _bit_masks(sets: list[list[int]]) -> list[int]:
-    """Each set of judge indices as an integer with bit j set for judge j: one packing of
-    a (sets, judges) membership table, little-endian bytes per set (the menu's thousands of
-    sets on hundreds of judges, without a Python shift per member)."""
+    """Each set of judge indices (sorted, non-negative: :class:`JudgeBits` sorts them) as an
+    integer with bit j set for judge j: one packing of a (sets, judges) membership table,
+    little-endian bytes per set (the menu's thousands of sets on hundreds of judges, without
+    a Python shift per member)."""
     width = max((s[-1] for s in sets if s), default=-1) + 1
     if not width:
         return [0] * len(sets)

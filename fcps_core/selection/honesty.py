@@ -284,8 +284,9 @@ def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *
     """(draws, units) each unit's total draw count (the counts ``W[b]`` of its groups summed)
     in draws ``draws`` (``out_of_bag``: its count of groups not drawn), a draw's counts as a
     row (the replays read a draw at a time), as the smallest unsigned integers that hold a
-    unit's count; None when that table would take more than ``limit`` bytes (None: no
-    limit; by default as many bytes as :data:`UNIT_SUM_CELLS` float cells take). Integer
+    unit's count; None when that table would take more than ``limit`` bytes, counting at
+    least 2 bytes a cell (None: no limit; by default as many bytes as :data:`UNIT_SUM_CELLS`
+    float cells take). Integer
     sparse products (units x groups, a one per group) with the group counts of a block of
     draws at a time (:data:`BLOCK_CELLS` counts), each block's transpose written into its
     rows: the work is draws x groups, whatever rows or columns the panel has, and neither a
@@ -304,7 +305,10 @@ def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *
                    int(drawn.sum(axis=1, dtype=np.int64).max(initial=0)))
     dtype = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if most <= np.iinfo(t).max)
     limit = 8 * UNIT_SUM_CELLS if limit == "cells" else limit
-    if limit is not None and units * len(draws) * np.dtype(dtype).itemsize > limit:
+    # the limit reads at least 2 bytes a cell, as when 16 bits were the narrowest: whether a
+    # caller gets the table (and so which of its ways of summing it takes) is unchanged by
+    # the 8-bit cells
+    if limit is not None and units * len(draws) * max(np.dtype(dtype).itemsize, 2) > limit:
         return None
     units_of_groups = sparse.csr_matrix((np.ones(G, dtype=dtype), (grouped.group_unit, np.arange(G))),
                                         shape=(units, G))
@@ -429,7 +433,8 @@ def draw_tie_sets(grouped: GroupedLosses, W: np.ndarray, M: np.ndarray, N: np.nd
             def unit_sums_t(c):
                 return grouped.unit_sums(c).T
         crosses = [cross[np.searchsorted(held, cols), i] for i, cols in enumerate(cols_of)]
-    # a best column's draws read only the columns its tie sets may hold (never whole rows of M)
+    # a best column's draws read only the columns its tie sets may hold (no copies of their
+    # whole rows of M here; the triangle bound above, without held unit sums, still takes them)
     cols_of = [_paired_tie_columns(spread, crosses[i], cols, M, beta, w_max[rb], Np[rb], tol[rb], drawn[rb],
                                    rows=dr[rb])
                for i, (beta, rb, cols) in enumerate(zip(betas, draws_of, cols_of))]
@@ -468,8 +473,9 @@ def unpacked_rows(packed: np.ndarray, rows, width: int) -> np.ndarray:
 
 
 def central_interval(v: np.ndarray) -> list[float]:
-    """[2.5th, 97.5th] percentiles of the draws ``v`` (numpy's linear interpolation), the
-    bootstrap's 95 % intervals: one partition for both ends (the same values as two calls)."""
+    """[2.5th, 97.5th] percentiles of the draws ``v`` (float64; numpy's linear
+    interpolation), the bootstrap's 95 % intervals: one partition for both ends, the same
+    values as two calls on float64 draws (a float32 array would come back in float64)."""
     low, high = np.percentile(v, (2.5, 97.5))
     return [float(low), float(high)]
 
