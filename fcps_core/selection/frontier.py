@@ -177,12 +177,12 @@ class TieOrders:
         if not todo:
             return out
         rows, r, c, not_plain, bounds = self._sorted(draws, tied, todo, cols)
-        cols = c.tolist()
+        entries = c.tolist()
         for i, b in enumerate(rows.tolist()):
             if not_plain[i]:
                 out[b] = self._own_order(b, int(best[b]), tied[todo[i]])
             else:
-                out[b] = cols[bounds[i]:bounds[i + 1]]
+                out[b] = entries[bounds[i]:bounds[i + 1]]
                 self._keep((b, int(best[b])), out[b], True)
         return out
 

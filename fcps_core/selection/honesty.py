@@ -286,12 +286,12 @@ def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *
     row (the replays read a draw at a time), as the smallest unsigned integers that hold a
     unit's count; None when that table would take more than ``limit`` bytes, counting at
     least 2 bytes a cell (None: no limit; by default as many bytes as :data:`UNIT_SUM_CELLS`
-    float cells take). Integer
-    sparse products (units x groups, a one per group) with the group counts of a block of
-    draws at a time (:data:`BLOCK_CELLS` counts), each block's transpose written into its
-    rows: the work is draws x groups, whatever rows or columns the panel has, and neither a
-    draws x groups copy nor a second table is held whole. Exact (integers), so a product
-    with it equals one with :meth:`.choice.GroupedLosses.unit_weights` bit for bit."""
+    float cells take). Integer sparse products (units x groups, a one per group) with the
+    group counts of a block of draws at a time (:data:`BLOCK_CELLS` counts), each block's
+    transpose written into its rows: the work is draws x groups, whatever rows or columns
+    the panel has, and neither a draws x groups copy nor a second table is held whole.
+    Exact (integers), so a product with it equals one with
+    :meth:`.choice.GroupedLosses.unit_weights` bit for bit."""
     from scipy import sparse
     units, G = len(grouped.unit_rows), grouped.n_groups
     draws = np.asarray(draws, dtype=np.int64)
@@ -300,9 +300,9 @@ def draw_unit_counts(grouped: GroupedLosses, W: np.ndarray, draws: np.ndarray, *
     else:
         # a unit's count is at most its groups times the largest count of one group, and at
         # most a draw's count of all groups
-        drawn = W if len(draws) == len(W) and np.array_equal(draws, np.arange(len(W))) else W[draws]
-        most = min(int(drawn.max(initial=0)) * int(grouped.unit_groups.max(initial=0)),
-                   int(drawn.sum(axis=1, dtype=np.int64).max(initial=0)))
+        # (per-draw maxima and totals read from W itself: no copy of the draws' rows)
+        most = min(int(W.max(axis=1, initial=0)[draws].max(initial=0)) * int(grouped.unit_groups.max(initial=0)),
+                   int(W.sum(axis=1, dtype=np.int64)[draws].max(initial=0)))
     dtype = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if most <= np.iinfo(t).max)
     limit = 8 * UNIT_SUM_CELLS if limit == "cells" else limit
     # the limit reads at least 2 bytes a cell, as when 16 bits were the narrowest: whether a
