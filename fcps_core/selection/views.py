@@ -324,15 +324,14 @@ class ViewCache:
                 or path_view.judges[:len(judges)] != tuple(judges)):
             return None
         digits = path_view.digits
-        ids, bound = np.zeros(len(first), dtype=np.int64), 1
-        for j in judges:               # the arithmetic of _score_ids, on the path's rows
-            coded = self._scores_code(j)
-            if coded is None or bound * coded[0] >= INT64_SAFE:
-                return None
+
+        def levels_of(j, index):       # a judge's score levels on the path's distinct rows, kept
             if j not in digits:
-                digits[j] = coded[1][rows[first]]
-            ids = ids * coded[0] + digits[j]
-            bound *= coded[0]
+                digits[j] = index[rows[first]]
+            return digits[j]
+        ids, bound = self._extend_score_ids(np.zeros(len(first), dtype=np.int64), 1, judges, levels_of)
+        if ids is None:
+            return None
         key = ids
         labelled = block != "rest"
         if labelled:
@@ -402,13 +401,23 @@ class ViewCache:
             done, ids, bound = held
         else:
             done, ids, bound = (), np.zeros(len(rows), dtype=np.int64), 1
-        for j in judges[len(done):]:
+        ids, bound = self._extend_score_ids(ids, bound, judges[len(done):], lambda j, index: index[rows])
+        if ids is not None:
+            self._score_held[block] = (tuple(judges), ids, bound)
+        return ids, bound
+
+    def _extend_score_ids(self, ids: np.ndarray, bound: int, judges, levels_of) -> tuple[np.ndarray | None, int]:
+        """``ids`` (below ``bound``) extended by each judge's score level in turn, mixed
+        radix: ``levels_of(j, index)`` gives judge j's levels on the rows ``ids`` stand for
+        (``index``: its level per panel row). (None, bound) where a judge holds a
+        never-seen code or the ids would overflow. :meth:`_score_ids` runs it on a block's
+        rows, :meth:`_prefix_of_path` on a path's distinct rows: the same arithmetic."""
+        for j in judges:
             coded = self._scores_code(j)
             if coded is None or bound * coded[0] >= INT64_SAFE:
                 return None, bound
-            ids = ids * coded[0] + coded[1][rows]
+            ids = ids * coded[0] + levels_of(j, coded[1])
             bound *= coded[0]
-        self._score_held[block] = (tuple(judges), ids, bound)
         return ids, bound
 
     def _levels_on_rows(self, judges: tuple, block: str, patterns: list) -> list:
