@@ -21,7 +21,8 @@ of time in rows (time ~ rows^a on log-log), time(80k)/time(20k), and the default
 protocol's time as a multiple of the split protocol's in the same run.
 
 The machine is shared: note the load beside every figure; ratios within one run hold better
-than absolute times. Long runs: prefix ``nice``.
+than absolute times. The host's own speed drifts too (bench/host_speed.py): its reference
+workload's time is printed before and after the runs, to read absolute times against. Long runs: prefix ``nice``.
 
     PYTHONPATH=. .venv/bin/python bench/bench_rows.py [--rows 5000 20000 80000 200000]
         [--judges 10] [--continuous 25000x31] [--protocols default split] [--repeat 1]
@@ -47,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 #: the child process a select runs in (bench/select_child.py)
 from bench.select_child import CHILD, bench_report  # noqa: E402 (the repository on the path first)
+from bench.host_speed import host_seconds  # noqa: E402
 
 
 def additive_csv(path: Path, rows: int, judges: int) -> None:
@@ -153,7 +155,8 @@ def main() -> int:
         continuous_csv(path, n, J)
         panels.append((f"continuous {n:,} x {J}", None, path))
     flags = {"default": [], "split": ["--protocol", "split"]}
-    print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; {os.cpu_count()} cores")
+    print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; {os.cpu_count()} cores; "
+          f"host reference workload {host_seconds():.2f} s (bench/host_speed.py)")
     print(f"{'panel':<24} {'protocol':<8} {'select s':>8} {'sel s':>7} {'cpu s':>7} {'main MiB':>8} "
           f"{'max MiB':>8} {'load':>5}  selected")
     results: dict[tuple[str, str], dict] = {}
@@ -190,7 +193,8 @@ def main() -> int:
             if n is None:
                 print(f"{name}, default protocol: {run['seconds']:.1f} s (the target: a 26,250 x 31 "
                       f"continuous panel in <= 20 s)")
-    print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; "
+          f"host reference workload {host_seconds():.2f} s")
     return 0
 
 
