@@ -181,7 +181,7 @@ except FCPSError as exc:
     fail(exc, stop=False)
     panel = None
 if panel is not None:
-    st.success(md(f"{shown}: {panel.n_rows} rows, {panel.n_labelled} labelled, {len(panel.judges)} judges, "
+    st.success(md(f"{shown}: {panel.n_rows:,} rows, {panel.n_labelled:,} labelled, {len(panel.judges)} judges, "
                   f"schema {panel.schema}"))
     say(getattr(panel, "import_notes", []), getattr(panel, "import_warnings", []))
 

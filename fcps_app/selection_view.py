@@ -10,7 +10,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, average_words, baseline_rows, comparison, comparison_basis,
+from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, average_words, baseline_rows, risk_digits, comparison, comparison_basis,
                                        judge_order, deployed_kind, deployed_members, display_family,
                                        drop_words, gain_text, limit_deploys_words, non_monotone_note, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
                                        tie_summary,
@@ -242,28 +242,30 @@ def show_baselines(d: dict) -> None:
     if not d.get("baselines"):
         return
     basis = comparison_basis(d)
+    k = risk_digits(d)              # the answer's decimals: a small MSE keeps its digits
     if basis is None:
         st.markdown(f"**Against fixed recipes on the same {heldout_word(d)} rows** (difference = recipe risk - "
                     "selection risk, paired over bootstrap draws; above 0 the selection is better; *better* only "
                     "when the whole 95% interval is above 0)")
     else:
         st.markdown(f"**Against fixed recipes** (difference = recipe - selection, {md(PAIRED_BASIS)}: the recipe's "
-                    f"out-of-bag risk minus the selection's {basis:.4f}; above 0 the selection is better; *better* "
+                    f"out-of-bag risk minus the selection's {basis:.{k}f}; above 0 the selection is better; *better* "
                     "only when the whole 95% interval is above 0)")
     rows = [{"baseline": r["label"], "held-out risk": r["heldout"], "out-of-bag risk": r["out_of_bag"],
              "difference": r["diff"], "95% low": (r.get("ci") or [None, None])[0],
              "95% high": (r.get("ci") or [None, None])[1],
              "compared": {"unpaired": "no interval", "tied": "no clear difference"}.get(r["compared"], r["compared"])}
             for r in baseline_rows(d)]
-    # both interval columns at one precision: 4 decimals, or more where an end that is not 0 needs them
-    ends = f"%+.{end_digits(r[c] for r in rows for c in ('95% low', '95% high'))}f"
+    # both interval columns at one precision: the risks' decimals, or more where an end that is not 0 needs them
+    ends = f"%+.{end_digits((r[c] for r in rows for c in ('95% low', '95% high')), k)}f"
     table(pd.DataFrame(rows), helps={**DIFF_CI, "out-of-bag risk": "The recipe's mean risk over the bootstrap "
                                      "draws' out-of-bag rows: the difference is this minus the selection's, "
                                      "draw by draw.",
                                      "held-out risk": f"The recipe's {heldout_word(d)} risk on every held-out row."},
           # signed, as the drop-one change and the interaction gain on the same page; an interval end
           # that is not 0 keeps its side of 0 (more decimals), as the verdict and the command line print it
-          formats={"difference": "%+.4f", "95% low": ends, "95% high": ends})
+          formats={"difference": f"%+.{k}f", "95% low": ends, "95% high": ends,
+                   "held-out risk": f"%.{k}f", "out-of-bag risk": f"%.{k}f"})
 
 
 def _paths(cands: list[dict]) -> str:
@@ -280,17 +282,19 @@ def show_ties(d: dict) -> None:
     if sentence:
         # the difference is to the best candidate's held-out risk, printed here so each row's can be checked
         best = listed[0]["risk"] - listed[0]["diff"] if listed else None
+        k = risk_digits(d)          # the answer's decimals: a small MSE and its SEs keep their digits
         st.markdown(f"**Statistical ties**: {md(sentence)}" + (
             f" The {len(listed)} closest of the others (difference: their held-out risk minus the best candidate's, "
-            f"{best:.4f}):" if listed else ""))
+            f"{best:.{k}f}):" if listed else ""))
         if listed:
             params = {c.get("index"): c.get("params") for c in d.get("candidates") or []}
             table(pd.DataFrame([{"family": family_name(a["family"]), "K": a["K"], "path": path_name(a["path"]),
                                  "parameters": parameters_text(params.get(a["index"])),
                                  "held-out risk": a["risk"],
-                                 "difference": shown_difference(a["risk"], best, 4), "paired SE": a["se"],
+                                 "difference": shown_difference(a["risk"], best, k), "paired SE": a["se"],
                                  "judges": ", ".join(a["judges"])} for a in listed]),
-                  helps={"difference": TIE_DIFF_HELP}, formats={"held-out risk": "%.4f", "difference": "%.4f"})
+                  helps={"difference": TIE_DIFF_HELP},
+                  formats={"held-out risk": f"%.{k}f", "difference": f"%.{k}f", "paired SE": f"%.{k}f"})
     sel = d["selected"]
     members = deployed_members(sel)
     if members:
@@ -418,7 +422,7 @@ def show_candidates(d: dict, *, key: str, name: str = "candidates") -> None:
 
 
 def show_detail(d: dict) -> None:
-    with st.expander(f"Full detail: all {len(d['candidates'])} candidates (chart and table)"):
+    with st.expander(f"Full detail: all {len(d['candidates']):,} candidates (chart and table)"):
         fig = all_candidates_over_k(d["candidates"], selected=d["selected"], objective="val_risk",
                                     risk_label=risk_label(d), names=FAMILY_NAMES, path_names=PATH_NAMES)
         st.plotly_chart(fig, key="select-all-candidates")

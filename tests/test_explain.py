@@ -135,10 +135,11 @@ def test_one_tie_set_counted_in_distinct_models(result):
     assert (t["n_models"], t["n_members"], t["n_tied"], t["unlisted"], t["same"]) == (3, 2, 1, 0, [])
     assert tie_sentence(result) == ("3 distinct models are statistically tied (within one paired standard error of "
                                     "the best): the deployment averages 2 of them; the other 1 is tied with the best "
-                                    "single model too, but not averaged (e.g. joint table K=2).")
+                                    "single model too, but not averaged, as an average takes at most 2 models, lowest "
+                                    "held-out risk first (e.g. joint table K=2).")
     result["tie"] = {"n_tied": 0, "n_models": 2, "n_members": 2, "alternatives": []}
     assert tie_sentence(result) == ("2 distinct models are statistically tied (within one paired standard error of "
-                                    "the best): the deployment averages all 2.")
+                                    "the best): the deployment averages both.")
     result["tie"] = {"n_tied": 0, "n_models": 1, "n_members": 1, "alternatives": []}
     assert tie_sentence(result) == ""
 
@@ -852,3 +853,42 @@ def test_cli_frontier_prints_a_zero_difference_without_a_sign(result):
     # an interval end that is not 0 keeps its side of 0, as the verdict prints it (walk 7: "[0.0000, +0.0002]"
     # in the table beside a verdict reading "-0.000002 to 0.000183", which holds 0)
     assert "+0.0020 [-0.000010, +0.0040]" in text
+
+
+def _small_mse_result(result):
+    """:func:`_frontier_result` on a panel whose MSE is near 0.0002 (browser walk 10,
+    walk4_cont1500): the deployed point's interval 0.000190 to 0.000200, so the answer
+    prints 6 decimals; the best single judge's out-of-bag risk 0.000242 + 0.0000218."""
+    d = _frontier_result(result)
+    for p in d["frontier"]:
+        p["deployed_risk"] = {"estimate": 0.000195, "ci": [0.000190, 0.000200]}
+        p["ci"] = [0.000190, 0.000200]
+    d["deployed_risk"] = {"estimate": 0.000195, "bbc_estimate": 0.000242, "ci": [0.000190, 0.000200],
+                          "method": "bbc", "objective": "mse", "optimistic": 0.000240}
+    d["baselines"][0].update(risk=0.000264, diff_vs_selected=0.0000218, ci=[0.000002, 0.000039])
+    d["baselines"][1].update(risk=0.000250, diff_vs_selected=0.0000051, ci=[-0.000004, 0.000014])
+    return d
+
+
+def test_a_small_mse_keeps_its_digits_in_the_baselines_table_and_the_verdict(result):
+    """Walk 10: on a panel whose MSE is near 0.0002 the baselines table printed a recipe's
+    difference as 0.0003 - 0.0002 = +0.0001 (4 decimals) beside its own 95 % interval
+    +0.000002 to +0.000039, and the verdict said "this choice's 0.0002" where the answer said
+    0.000195. Risks and differences now print at the answer's decimals (6 here) in the
+    table every front end prints and in the verdict."""
+    import html as html_lib
+    from fcps_core.reports.explain import baseline_rows, risk_digits
+    from fcps_core.reports.run_report.selection import baselines_section
+    d = _small_mse_result(result)
+    assert risk_digits(d) == 6
+    single = baseline_rows(d)[0]
+    # 0.000242 + 0.0000218 = 0.0002638 -> 0.000264; 0.000264 - 0.000242 = 0.000022 (by hand)
+    assert single["diff"] == pytest.approx(0.000022, abs=1e-12)
+    assert single["ci"][0] <= single["diff"] <= single["ci"][1]
+    text = verdict(d)
+    assert "out-of-bag 0.000264 against this choice's 0.000242" in text
+    assert "0.0002 " not in text and "0.0003 " not in text
+    page = html_lib.unescape(baselines_section(d))
+    assert "0.000264" in page and "0.000022" in page and "0.000242" in page
+    # a panel at the usual scale keeps 4 decimals
+    assert risk_digits(_frontier_result(result)) == 4

@@ -212,7 +212,8 @@ def test_the_ties_sentence_counts_what_the_ties_table_lists(stored):
         return
     assert len(said) == 1 and f"{t['n_models']} distinct models" in said[0]
     if t["n_members"] > 1:
-        assert (f"averages {t['n_members']} of them" if t["n_tied"] else f"averages all {t['n_members']}") in said[0]
+        assert (f"averages {t['n_members']} of them" if t["n_tied"] else
+                 "averages both" if t["n_members"] == 2 else f"averages all {t['n_members']}") in said[0]
         assert t["n_members"] == len(d["selected"]["members"])
     named = re.search(r"The (\d+) closest of the others", said[0])
     assert (int(named.group(1)) if named else 0) == (len(tables[0]) if tables else 0) == len(t["listed"])

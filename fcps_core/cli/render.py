@@ -279,17 +279,18 @@ def render_result(result, *, top: int = 15) -> str:
         lines.append(f"  guard (one standard error) toward {family_name(g['prior_family'])}: "
                      + ("adapted away from the prior" if g.get("adapted") else "kept the prior"))
     if d.get("baselines"):
-        from ..service.reports import interval_end      # an end that is not 0 never prints as 0 (as the verdict)
+        from ..service.reports import interval_end, risk_digits      # an end that is not 0 never prints as 0 (as the verdict)
         rows = baseline_rows(d)
+        k = risk_digits(d)              # the answer's decimals: a small MSE keeps its digits
         basis = comparison_basis(d)
         oob = basis is not None         # the differences' basis: out-of-bag risks, printed beside them
         lines += ["", f"baselines (diff = baseline - selection, {PAIRED_BASIS}; the selection's out-of-bag "
-                      f"risk {fmt(basis)}; > 0: selection better):" if oob else
+                      f"risk {fmt(basis, k)}; > 0: selection better):" if oob else
                   "baselines on the same held-out rows (diff = baseline - selection, paired over bootstrap "
                   "draws; > 0: selection better):"]
-        lines.append(render_table([[r["label"], r["heldout"], *([r["out_of_bag"]] if oob else []), r["diff"],
-                                    None if r["ci"] is None else
-                                    f"[{interval_end(r['ci'][0])}, {interval_end(r['ci'][1])}]"]
+        lines.append(render_table([[r["label"], fmt(r["heldout"], k), *([fmt(r["out_of_bag"], k)] if oob else []),
+                                    fmt(r["diff"], k), None if r["ci"] is None else
+                                    f"[{interval_end(r['ci'][0], k)}, {interval_end(r['ci'][1], k)}]"]
                                    for r in rows],
                                   ["baseline", "held-out", *(["out-of-bag"] if oob else []), "diff", "95% CI"]))
     if d.get("frontier"):

@@ -705,7 +705,8 @@ def tie_sentence(d: dict) -> str:
     if t["n_models"] <= 1:
         return ""
     head = tie_words(d)
-    deployed = "the deployment averages " + (f"all {t['n_members']}" if not t["n_tied"] else
+    deployed = "the deployment averages " + (("both" if t["n_members"] == 2 else f"all {t['n_members']}")
+                                             if not t["n_tied"] else
                                              f"{t['n_members']} of them") if t["n_members"] > 1 else \
         "one of them is deployed"
     rest = ""
@@ -735,6 +736,10 @@ def tie_sentence(d: dict) -> str:
         others = (f"the other {t['n_tied']} {'is' if t['n_tied'] == 1 else 'are'} tied with the best single model "
                   "too, but not averaged" if t["n_members"] > 1 else
                   f"the other {t['n_tied']} would serve about as well")
+        if t["n_members"] > 1 and _judge_limit(d) is None and _budget_limit(d) is None:
+            # without a limit only the average's cap leaves tied models out (``max_members``:
+            # distinct models join lowest held-out risk first until it is full, so it holds that many)
+            others += f", as an average takes at most {t['n_members']} models, lowest held-out risk first"
         # a few names as examples: "and N more" would count the listed closest only, not the others
         where = f", {'all ' if len(names[:3]) > 1 else ''}on {_names(list(next(iter(sets))))}" if one_set else ""
         rest = f"; {others}" + (f" (e.g. {_names(names[:3], 3)}{where})" if names else "")
@@ -827,11 +832,18 @@ def baseline_pair(d: dict, b: dict) -> dict | None:
             "ci": list(b["ci"])}
 
 
-#: decimals of the risks and differences in the baselines tables (CLI, HTML report, Select page)
-TABLE_DIGITS = 4
 #: how the baselines' paired differences are taken, in one phrase every front end uses
 PAIRED_BASIS = ("paired over the bootstrap draws that replay the choice, each scored on its out-of-bag rows "
                 "(the same draws as the estimate)")
+
+
+def risk_digits(d: dict) -> int:
+    """The decimals a run's risks and their differences print at in its baselines tables
+    and the verdict's comparisons (CLI, HTML report, Select page): the answer's
+    (:func:`answer_digits` of the deployed point: 4, more when its interval is narrower), so
+    on a panel whose MSE is near 0.0002 a risk keeps the digits the answer gives it and a
+    difference of two printed risks stays within its own interval; 4 without a frontier."""
+    return answer_digits(frontier_point(d)) if d.get("frontier") else 4
 
 
 def baseline_rows(d: dict) -> list[dict]:
@@ -840,15 +852,17 @@ def baseline_rows(d: dict) -> list[dict]:
     risk on the basis of the paired difference, :func:`baseline_pair`), ``selection`` (the
     deployment's on that basis), ``diff`` (= out_of_bag - selection), ``ci`` and
     ``compared`` ('better' ... from the deployment's side). With both risks, ``diff`` is
-    their difference as printed at :data:`TABLE_DIGITS` decimals (:func:`shown_difference`)."""
+    their difference as printed at :func:`risk_digits` decimals (:func:`shown_difference`),
+    the decimals the front ends print the table's risks at."""
+    k = risk_digits(d)
     out = []
     for b in d.get("baselines") or []:
         pair = baseline_pair(d, b)
         out.append({"label": b["label"], "heldout": b.get("risk"),
                     "out_of_bag": pair["baseline"] if pair else None,
                     "selection": pair["selection"] if pair else None,
-                    # as the tables print them (4 decimals): the difference of the printed risks
-                    "diff": shown_difference(pair["baseline"], pair["selection"], TABLE_DIGITS) if pair
+                    # as the tables print them: the difference of the printed risks
+                    "diff": shown_difference(pair["baseline"], pair["selection"], k) if pair
                     else b.get("diff_vs_selected"), "ci": b.get("ci"), "compared": comparison(b)})
     return out
 
@@ -884,7 +898,7 @@ def _single_judge_clause(d: dict, b: dict) -> str:
         inner = ": ".join(x for x in (_isotonic(b.get("judge")), f"held-out {_f(b['risk'])}") if x)
         return f"against the best single judge ({inner}; no paired interval, so no claim)"
     diff, (lo, hi) = b["diff_vs_selected"], b["ci"]
-    k = max(4, side_digits(diff))
+    k = max(risk_digits(d), side_digits(diff))
     pair, shown = _pair_text(d, b, k)
     diff = diff if shown is None else shown
     # "isotonic": the answer's one-judge point may be another model of the same judge
@@ -910,7 +924,7 @@ def _others_clause(d: dict, others: list[dict]) -> str:
         parts.append("not clearly different from " + _names([b["label"] for b in by["tied"]], 8)
                      + " (the paired interval holds 0)")
     for b in by["worse"]:
-        k = max(4, side_digits(b["diff_vs_selected"]))
+        k = max(risk_digits(d), side_digits(b["diff_vs_selected"]))
         pair, shown = _pair_text(d, b, k)
         gap = -(b["diff_vs_selected"] if shown is None else shown)
         parts.append(f"worse than {b['label']} ({pair + ': ' if pair else ''}by {_f(gap, k)}, "
@@ -929,7 +943,7 @@ def _basis_sentence(d: dict) -> str:
     corrected = dr.get("bbc_estimate") is not None and dr.get("estimate") is not None
     # "the estimate above" as the answer above prints it (0.00205 on a panel whose MSE is near
     # 0.002, not 0.0021), and this choice's risk at the same decimals
-    k = answer_digits(frontier_point(d)) if d.get("frontier") else 4
+    k = risk_digits(d)
     return (f"These comparisons are {PAIRED_BASIS}; on them this choice's {_objective(d).upper()} is "
             f"{_f(s, k)}" + (f", the estimate above ({_f(dr['estimate'], k)}) before its training-size "
                               f"correction" if corrected else "") + ".")

@@ -258,28 +258,30 @@ def cells_section(res: dict) -> str:
 
 
 def baselines_section(res: dict) -> str:
-    from ..explain import PAIRED_BASIS, baseline_rows, comparison_basis
+    from ..explain import PAIRED_BASIS, baseline_rows, comparison_basis, risk_digits
     base = res.get("baselines") or []
     if not base:
         return para("No baselines were scored for this run (run the selection with baselines on).", "muted")
     sel = res.get("selected") or {}
-    rows = [{**r, "ci": interval(r.get("ci"))} for r in sorted(baseline_rows(res), key=lambda r: (
+    k = risk_digits(res)                # the answer's decimals: a small MSE keeps its digits
+    rows = [{**r, "ci": interval(r.get("ci"), k)} for r in sorted(baseline_rows(res), key=lambda r: (
         r.get("heldout") is None, r.get("heldout") or 0))]
     basis = comparison_basis(res)
-    own = fmt(sel.get('val_risk', sel.get('val_mse')))
+    own = fmt(sel.get('val_risk', sel.get('val_mse')), k)
     if basis is None:
         text = para(f"Fixed recipes scored on the same held-out rows as the selection (its held-out risk {own}). The "
                     "difference (recipe - selection) is paired over bootstrap draws; a positive difference means the "
                     "selection is better; an interval that contains 0 is no clear difference.")
     else:
         text = para(f"Fixed recipes scored on the same rows as the selection. The difference (recipe - selection) is "
-                    f"{PAIRED_BASIS}: it is the recipe's out-of-bag risk minus the selection's ({fmt(basis)}). A "
+                    f"{PAIRED_BASIS}: it is the recipe's out-of-bag risk minus the selection's ({fmt(basis, k)}). A "
                     "positive difference means the selection is better; an interval that contains 0 is no clear "
                     f"difference. The held-out risks (the selection's own: {own}, optimistic because it won over the "
                     "menu) are shown beside them.")
-    out_of_bag = [] if basis is None else [Column("out_of_bag", "val_risk", "out-of-bag risk")]
-    return text + table(rows, [Column("label", "baseline", "baseline"), Column("heldout", "val_risk", "held-out risk"),
-                               *out_of_bag, Column("diff", "diff_vs_selected"),
+    out_of_bag = [] if basis is None else [Column("out_of_bag", "val_risk", "out-of-bag risk", digits=k)]
+    return text + table(rows, [Column("label", "baseline", "baseline"),
+                               Column("heldout", "val_risk", "held-out risk", digits=k),
+                               *out_of_bag, Column("diff", "diff_vs_selected", digits=k),
                                Column("ci", "ci", "95% interval", numeric=True)])
 
 
