@@ -279,10 +279,10 @@ def show_ties(d: dict) -> None:
     t = tie_summary(d)
     listed = t["listed"]
     sentence = tie_sentence(d)          # the same words as the verdict, the CLI and the HTML report
+    k = risk_digits(d)                  # the answer's decimals: a small MSE and its SEs keep their digits
     if sentence:
         # the difference is to the best candidate's held-out risk, printed here so each row's can be checked
         best = listed[0]["risk"] - listed[0]["diff"] if listed else None
-        k = risk_digits(d)          # the answer's decimals: a small MSE and its SEs keep their digits
         st.markdown(f"**Statistical ties**: {md(sentence)}" + (
             f" The {len(listed)} closest of the others (difference: their held-out risk minus the best candidate's, "
             f"{best:.{k}f}):" if listed else ""))
@@ -304,13 +304,14 @@ def show_ties(d: dict) -> None:
                              "weight": mm.get("weight", 1.0 / len(members)),
                              "held-out risk": mm["val_risk"]} for mm in members]),
               helps={"weight": "This model's weight in the deployed average (the models are averaged with equal "
-                               "weights; a model reached by several paths counts once)."})
+                               "weights; a model reached by several paths counts once)."},
+              formats={"held-out risk": f"%.{k}f"})
 
 
 def show_chart(d: dict, *, key: str, name: str, caption: bool = True) -> None:
     """The best candidate per family over K, the winner marked, on the run's risk label."""
     objective = "val_risk" if all("val_risk" in c for c in d["candidates"]) else "val_mse"
-    fig = best_per_family_over_k(d["candidates"], selected=d["selected"], objective=objective,
+    fig = best_per_family_over_k(d["candidates"], selected=d["selected"], objective=objective, digits=risk_digits(d),
                                  risk_label=risk_label(d), baselines=d.get("baselines"), names=FAMILY_NAMES,
                                  path_names=PATH_NAMES)
     st.plotly_chart(fig, key=key)

@@ -194,6 +194,24 @@ def test_per_family_chart_marks_a_tie_average(result):
     assert "3 statistically tied models" in best.text[0]     # one name for the tie set (issue 24)
 
 
+def test_per_family_chart_prints_a_small_mse_at_the_pages_decimals(result):
+    """Walk 10 (a panel whose MSE is near 0.0002): the legend said the deployed average's
+    held-out risk was "(0.0002)" where the answer printed 0.000195. The chart takes the
+    page's decimals (the answer's) for its legend and hover texts."""
+    cands = [dict(c, val_mse=c["val_mse"] / 500, val_risk=c["val_risk"] / 500) for c in result["candidates"]]
+    members = sorted(cands, key=lambda c: c["val_risk"])[:3]
+    sel = {"family": "tie_average", "K": 4, "val_mse": 0.000195, "val_risk": 0.000195, "judges": [],
+           "index": members[0]["index"],
+           "members": [{"index": m["index"], "family": m["family"], "K": m["K"]} for m in members]}
+    fig = best_per_family_over_k(cands, selected=sel, objective="val_mse", digits=6)
+    line = next(t for t in fig.data if str(t.name).startswith("deployed: average of 3 models over 4 judges"))
+    assert line.name.endswith("(0.000195)")
+    assert all(".6f" in t.hovertemplate and ".4f" not in t.hovertemplate for t in fig.data if t.hovertemplate)
+    # the default stays at 4 decimals
+    four = best_per_family_over_k(cands, selected=sel, objective="val_mse")
+    assert next(t for t in four.data if str(t.name).startswith("deployed: average")).name.endswith("(0.0002)")
+
+
 def test_regime_map_labels_do_not_overlap_and_name_their_risks(result, sweep):
     rg = result["regime"]
     points = regime_map_points(result, {"cells": sweep.cells})

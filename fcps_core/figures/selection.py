@@ -25,7 +25,7 @@ def _best_by_family_and_k(candidates: list[dict], objective: str) -> dict[str, d
 
 
 def _winner_points(candidates: list[dict], selected: dict | None, objective: str,
-                   words: KeyWords | None = None) -> tuple[list, dict | None]:
+                   words: KeyWords | None = None, digits: int = 4) -> tuple[list, dict | None]:
     """(members, point): the averaged members of an average (empty otherwise) and the point
     to mark (K, risk, label, se, text, ``average``). One deployed candidate is its own point
     (the deployed star). An average of tied models has no point of its own on a per-K chart
@@ -46,7 +46,7 @@ def _winner_points(candidates: list[dict], selected: dict | None, objective: str
         label = (f"best single model of the deployed average: {w.family(best['family'])} K={best['K']} "
                  f"({w.path(best['path'])} path); "
                  f"the deployment averages {len(members)} statistically tied models over {judges_count(selected['K'])}"
-                 + (f" (held-out risk {own:.4f}, the dashed line)" if own is not None else ""))
+                 + (f" (held-out risk {own:.{digits}f}, the dashed line)" if own is not None else ""))
         return members, {"K": best["K"], "risk": best[objective], "se": None, "label": label, "average": True,
                          "own": own, "n": len(members), "n_judges": selected.get("K"),
                          "text": f"<b>best single model (K={best['K']})</b>"}
@@ -57,30 +57,32 @@ def _winner_points(candidates: list[dict], selected: dict | None, objective: str
                 "label": f"deployed: {w.family(c['family'])}, K={c['K']} ({w.path(c['path'])} path)", "average": False}
 
 
-def _mark_winner(fig: go.Figure, candidates, selected, objective, risk_label, words: KeyWords | None = None) -> None:
+def _mark_winner(fig: go.Figure, candidates, selected, objective, risk_label, words: KeyWords | None = None,
+                 digits: int = 4) -> None:
     w = words or KeyWords()
-    members, win = _winner_points(candidates, selected, objective, w)
+    members, win = _winner_points(candidates, selected, objective, w, digits)
+    y = f"%{{y:.{digits}f}}"             # a risk at the page's decimals (the answer's: more for a small MSE)
     if members:
         fig.add_trace(go.Scatter(
             x=[m["K"] for m in members], y=[m[objective] for m in members], mode="markers",
             name="averaged members", legendgroup="winner",
             marker=dict(symbol="star-open", size=12, color="black", line=dict(width=1.5)),
             text=[plot_text(f"{w.family(m['family'])} K={m['K']} ({w.path(m['path'])} path)") for m in members],
-            hovertemplate="%{text}<br>" + risk_label + " %{y:.4f}<extra>averaged member</extra>"))
+            hovertemplate="%{text}<br>" + risk_label + " " + y + "<extra>averaged member</extra>"))
     if win and win.get("average"):
         ks = [c["K"] for c in candidates]
         if win.get("own") is not None and ks:
             # the deployed average has no K of its own: a line at its held-out risk, named in the legend
             fig.add_trace(go.Scatter(
                 x=[min(ks) - 0.3, max(ks) + 0.3], y=[win["own"]] * 2, mode="lines", legendgroup="winner",
-                name=f"deployed: average of {win['n']} models over {judges_count(win['n_judges'])} ({win['own']:.4f})",
+                name=f"deployed: average of {win['n']} models over {judges_count(win['n_judges'])} ({win['own']:.{digits}f})",
                 line=dict(color=WINNER_MARKER.get("color", "gold"), dash="dash", width=2),
                 hovertemplate=f"deployed average of {win['n']} models over {judges_count(win['n_judges'])}<br>"
-                              + risk_label + " %{y:.4f}<extra></extra>"))
+                              + risk_label + " " + y + "<extra></extra>"))
         fig.add_trace(go.Scatter(
             x=[win["K"]], y=[win["risk"]], mode="markers", name="best single model (a member)",
             legendgroup="winner", marker=dict(symbol="star-diamond", size=13, color="black"),
-            text=[win["label"]], hovertemplate="%{text}<br>" + risk_label + " %{y:.4f}<extra>best single model</extra>"))
+            text=[win["label"]], hovertemplate="%{text}<br>" + risk_label + " " + y + "<extra>best single model</extra>"))
         fig.add_annotation(x=win["K"], y=win["risk"], text=win["text"], showarrow=True, arrowhead=2, ax=0,
                            ay=34, font=dict(size=12, color="black"), bgcolor="rgba(255,255,255,0.85)",
                            name="best single model")
@@ -92,15 +94,15 @@ def _mark_winner(fig: go.Figure, candidates, selected, objective, risk_label, wo
             error_y=dict(type="data", array=[Z95 * se], color="black", thickness=1.5, width=6)
             if se else None,
             text=[win["label"]], customdata=[[(Z95 * se) if se else float("nan")]],
-            hovertemplate="%{text}<br>" + risk_label + " %{y:.4f}"
-                          + (" ± %{customdata[0]:.4f} (95%)" if se else "") + "<extra>winner</extra>"))
+            hovertemplate="%{text}<br>" + risk_label + " " + y
+                          + (f" ± %{{customdata[0]:.{digits}f}} (95%)" if se else "") + "<extra>winner</extra>"))
         # the winner has the lowest risk, so the space below it is free of lines
         fig.add_annotation(x=win["K"], y=win["risk"], text=win["text"], showarrow=True, arrowhead=2, ax=0,
                            ay=34, font=dict(size=12, color="black"), bgcolor="rgba(255,255,255,0.85)",
                            name="winner")
 
 
-def _baseline_line(fig: go.Figure, baselines: list[dict] | None, ks: list[int]) -> None:
+def _baseline_line(fig: go.Figure, baselines: list[dict] | None, ks: list[int], digits: int = 4) -> None:
     """The best single judge's held-out risk as a dotted reference line, named in the legend
     (not on the plot, where a label would cross the family lines)."""
     single = next((b for b in baselines or [] if b.get("name") == "best_single_judge" and b.get("risk") is not None),
@@ -109,19 +111,21 @@ def _baseline_line(fig: go.Figure, baselines: list[dict] | None, ks: list[int]) 
         who = plot_text(single.get("judge") or "best single judge")
         fig.add_trace(go.Scatter(
             x=[min(ks) - 0.3, max(ks) + 0.3], y=[single["risk"]] * 2, mode="lines", legendgroup="baseline",
-            name=f"best single judge, isotonic ({who}): held-out {single['risk']:.4f}",
+            name=f"best single judge, isotonic ({who}): held-out {single['risk']:.{digits}f}",
             line=dict(color="#555", dash="dot", width=1.5),
-            hovertemplate=f"best single judge, isotonic ({who})<br>held-out risk {single['risk']:.4f}<extra></extra>"))
+            hovertemplate=f"best single judge, isotonic ({who})<br>held-out risk {single['risk']:.{digits}f}<extra></extra>"))
 
 
 def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = None, objective: str = "val_risk",
                            risk_label: str | None = None, baselines: list[dict] | None = None,
-                           names: dict | None = None, path_names: dict | None = None) -> go.Figure:
+                           names: dict | None = None, path_names: dict | None = None,
+                           digits: int = 4) -> go.Figure:
     """The decision at a glance: for each family, its best candidate (over paths and
     parameters) at each prefix size K, one line per family in the family's colour; the
     deployed choice is a gold star (with its 95% interval where it is one candidate), the
     averaged members of a tie open stars, and the best single judge a dotted line.
-    ``names``: family key -> the name the legend shows (the page's plain names; default the key)."""
+    ``names``: family key -> the name the legend shows (the page's plain names; default the key).
+    ``digits``: the decimals risks print at (the page's answer's: 4, more for a small MSE)."""
     words = KeyWords(names, path_names)
     risk_label = risk_label or risk_title(objective)
     best = _best_by_family_and_k(candidates, objective)
@@ -137,12 +141,12 @@ def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = No
                                                        dash="solid" if kind == "scalar" else "dash"),
             marker=dict(size=6, color=family_color(family)),
             customdata=[[plot_text(words.path(r["path"])), Z95 * (r.get("val_se") or 0.0)] for r in rows],
-            hovertemplate="K=%{x}<br>" + risk_label + " %{y:.4f} ± %{customdata[1]:.4f} (95%)"
+            hovertemplate="K=%{x}<br>" + risk_label + f" %{{y:.{digits}f}} ± %{{customdata[1]:.{digits}f}} (95%)"
                           "<br>best over paths: %{customdata[0]} path<extra>"
                           + f"{plot_text(words.family(family))} ({kind})</extra>"))
     ks = sorted({c["K"] for c in candidates})
-    _baseline_line(fig, baselines, ks)
-    _mark_winner(fig, candidates, selected, objective, risk_label, words)
+    _baseline_line(fig, baselines, ks, digits)
+    _mark_winner(fig, candidates, selected, objective, risk_label, words, digits)
     fig.update_layout(xaxis=dict(title="prefix size K (judges used, from the front of the path)",
                                  tickmode="array" if len(ks) <= 20 else "auto",
                                  tickvals=ks if len(ks) <= 20 else None),
