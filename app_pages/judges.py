@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from fcps_core.errors import FCPSError
-from fcps_core.service.reports import (count_of, effective_judges_note, family_name, judge_order, judges_count,
+from fcps_core.service.reports import (count_of, risk_digits, effective_judges_note, family_name, judge_order, judges_count,
                                        judges_report, metric_help, panel_judges_report)
 from fcps_core.figures.panel import judge_matrix_heatmap, reliability_diagram
 from fcps_app.common import figure_download, md, md_list, page_link, panel_picker, table_download
@@ -103,8 +103,9 @@ own = next((j.get("brier_iso") for j in rep["judges"] if single and j["judge"] =
 if single and own is not None and str((chosen_by.get("menu") or {}).get("objective") or "mse") == "mse":
     where = ("held-out over the selection's own folds and repeats" if chosen_by.get("protocol") == "crossfit"
              else "on the selection's validation rows")
-    st.caption(f"The selection's best single judge, {md(single['judge'])}, reads {own:.4f} here (one cross-fit over "
-               f"these {rep['folds']['folds']} folds) and {single['risk']:.4f} on the Select page ({where}, the "
+    rk = risk_digits(chosen_by)     # the Select page's decimals for this run's risks
+    st.caption(f"The selection's best single judge, {md(single['judge'])}, reads {own:.{rk}f} here (one cross-fit "
+               f"over these {rep['folds']['folds']} folds) and {single['risk']:.{rk}f} on the Select page ({where}, the "
                "basis of its fixed-recipe comparisons): the same map on different rows.")
 
 st.subheader("Between judges")

@@ -20,7 +20,10 @@ tie average, of the argmin
 (the lowest cross-fitted risk) and of logistic over the most judges the menu's logistic
 candidates use; then each minus the default, mean and SE over the splits (paired).
 Splits as ``bench_frontier.py`` makes them (``shape:NAME``: draw d of the latent shape, T
-its 40,000 fresh items; a shared panel: seeded grouped splits, T 20 % of the groups).
+its 40,000 fresh items; a shared panel: seeded grouped splits, T 20 % of the groups); every
+selection is seeded 0 (as the sweep's ``select --seed 0``; ``bench_frontier.py`` seeds a
+shared panel's selection 100 + k), with no limit, so each draw's members are the
+unconstrained tie average's, recorded once per draw in draw order.
 
     PYTHONPATH=. .venv/bin/python bench/bagged_choice.py PANEL N [POPULATION]
 
@@ -185,9 +188,9 @@ def split_record(result, bootstrap, T: np.ndarray) -> dict:
     top = sorted(preds, key=lambda c: (-w[c], c))[:result.selector.max_members]
     bagged_top = sum(w[c] * preds[c] for c in top) / sum(w[c] for c in top)
     argmin = min(result.candidates, key=lambda c: c.val_risk)
-    k_max = max(c.K for c in result.candidates if c.family == "logistic")
-    logistic = next(c for c in result.candidates if c.family == "logistic" and c.K == k_max
-                    and result.models.get(c.index) is not None)
+    fitted = [c for c in result.candidates if c.family == "logistic" and result.models.get(c.index) is not None]
+    k_max = max((c.K for c in fitted), default=None)
+    logistic = next((c for c in fitted if c.K == k_max), None)
     wt = bagged_tie_weights(result, bootstrap)
     bagged_tie = (math.nan if wt is None else
                   mse(sum(wt[c] * result.predict_rows(result.candidates[c], T) for c in np.flatnonzero(wt))))
@@ -208,7 +211,7 @@ def split_record(result, bootstrap, T: np.ndarray) -> dict:
             "procedure_choice": procedure_mse, "procedure": procedure,
             "bagged_oob_estimate": bagged_out_of_bag(bootstrap),
             "argmin": mse(result.predict_rows(argmin, T)),
-            "logistic_most_judges": mse(result.predict_rows(logistic, T)),
+            "logistic_most_judges": math.nan if logistic is None else mse(result.predict_rows(logistic, T)),
             "bagged_models": int(np.count_nonzero(w)), "largest_share": float(w.max())}
 
 

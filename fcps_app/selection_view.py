@@ -425,7 +425,8 @@ def show_candidates(d: dict, *, key: str, name: str = "candidates") -> None:
 def show_detail(d: dict) -> None:
     with st.expander(f"Full detail: all {len(d['candidates']):,} candidates (chart and table)"):
         fig = all_candidates_over_k(d["candidates"], selected=d["selected"], objective="val_risk",
-                                    risk_label=risk_label(d), names=FAMILY_NAMES, path_names=PATH_NAMES)
+                                    risk_label=risk_label(d), names=FAMILY_NAMES, path_names=PATH_NAMES,
+                                    digits=risk_digits(d))
         st.plotly_chart(fig, key="select-all-candidates")
         figure_download(fig, "all-candidates-over-K")
         show_candidates(d, key="select-candidates")

@@ -135,8 +135,19 @@ def test_one_tie_set_counted_in_distinct_models(result):
     assert (t["n_models"], t["n_members"], t["n_tied"], t["unlisted"], t["same"]) == (3, 2, 1, 0, [])
     assert tie_sentence(result) == ("3 distinct models are statistically tied (within one paired standard error of "
                                     "the best): the deployment averages 2 of them; the other 1 is tied with the best "
-                                    "single model too, but not averaged, as an average takes at most 2 models, lowest "
-                                    "held-out risk first (e.g. joint table K=2).")
+                                    "single model too, but not averaged (e.g. joint table K=2).")
+    # the average's picks filled its cap (recorded in the tie) with as many distinct models: the
+    # cap is what left the other out, and the sentence says so
+    result["tie"].update(max_members=2, members_full=True)
+    assert tie_sentence(result).endswith("but not averaged, as an average takes at most 2 models, lowest held-out "
+                                         "risk first (e.g. joint table K=2).")
+    # two of its 3 picks were one refitted model (2 distinct members, cap 3): not said, it would read false
+    result["tie"].update(max_members=3, members_full=True)
+    assert tie_sentence(result).endswith("but not averaged (e.g. joint table K=2).")
+    result["tie"].update(max_members=2, members_full=True)
+    result["choice_info"] = {"constraint": {"max_judges": 3, "budget": None}}      # a limit may have left it out
+    assert tie_sentence(result).endswith("but not averaged (e.g. joint table K=2).")
+    result.pop("choice_info")
     result["tie"] = {"n_tied": 0, "n_models": 2, "n_members": 2, "alternatives": []}
     assert tie_sentence(result) == ("2 distinct models are statistically tied (within one paired standard error of "
                                     "the best): the deployment averages both.")
@@ -860,7 +871,13 @@ def _small_mse_result(result):
     walk4_cont1500): the deployed point's interval 0.000190 to 0.000200, so the answer
     prints 6 decimals; the best single judge's out-of-bag risk 0.000242 + 0.0000218."""
     d = _frontier_result(result)
-    for p in d["frontier"]:
+    for p in d["frontier"]:         # the held-out risks and differences on the same small scale
+        p["risk"] /= 500
+        p["diff_vs_best"] = {"estimate": p["diff_vs_best"]["estimate"] / 500,
+                             "ci": [v / 500 for v in p["diff_vs_best"]["ci"]]}
+        if p.get("more_judges"):
+            p["more_judges"] = dict(p["more_judges"], estimate=p["more_judges"]["estimate"] / 500,
+                                    ci=[v / 500 for v in p["more_judges"]["ci"]])
         p["deployed_risk"] = {"estimate": 0.000195, "ci": [0.000190, 0.000200]}
         p["ci"] = [0.000190, 0.000200]
     d["deployed_risk"] = {"estimate": 0.000195, "bbc_estimate": 0.000242, "ci": [0.000190, 0.000200],

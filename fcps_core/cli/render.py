@@ -240,35 +240,37 @@ def render_result(result, *, top: int = 15) -> str:
         f"Theorem 1 bound (delta=0.05) = {d['theorem1_bound']:.4f}; choice rule {d['choice']}",
         "",
     ]
+    from ..service.reports import risk_digits
+    rk = risk_digits(d)             # the answer's decimals: a small MSE keeps its digits
     members = deployed_members(sel)
     if members:
         lines.append(f"SELECTED  {average_words(members)} over "
-                     f"{sel['K']} judges  {risk_word}_mse={fmt(sel['val_mse'])}  test_mse={fmt(sel['test_mse'])}")
+                     f"{sel['K']} judges  {risk_word}_mse={fmt(sel['val_mse'], rk)}  test_mse={fmt(sel['test_mse'], rk)}")
         for m in members:
             # parameters tell apart two members of one family on one judge set
             params = " ".join(f"{k}={v}" for k, v in sorted((m.get("params") or {}).items()))
             lines.append(f"  member {m['family']} K={m['K']} path={m['path']}{' ' + params if params else ''} "
-                         f"weight={fmt(m.get('weight'), 3)} {risk_word}_risk={fmt(m['val_risk'])}")
+                         f"weight={fmt(m.get('weight'), 3)} {risk_word}_risk={fmt(m['val_risk'], rk)}")
     else:
         lines.append(f"SELECTED  {sel['family']}  K={sel['K']}  path={sel['path']}  "
-                     f"{risk_word}_mse={fmt(sel['val_mse'])}  test_mse={fmt(sel['test_mse'])}")
+                     f"{risk_word}_mse={fmt(sel['val_mse'], rk)}  test_mse={fmt(sel['test_mse'], rk)}")
         lines.append("  judges: " + ", ".join(sel["judges"]))
     dr = d.get("deployed_risk")
     if dr:
-        own = f"; the deployed {deployed_kind(sel)}'s own {risk_word} risk {fmt(dr.get('optimistic'))}"
+        own = f"; the deployed {deployed_kind(sel)}'s own {risk_word} risk {fmt(dr.get('optimistic'), rk)}"
         why = "that choice and for fitting on more rows" if dr.get("training_size_correction") else "that choice"
         if dr.get("optimistic") is None:
             own = ""
-        elif round(dr["estimate"], 4) <= round(dr["optimistic"], 4):
+        elif round(dr["estimate"], rk) <= round(dr["optimistic"], rk):
             # "0.0080 [...]; ... own risk 0.0080 is optimistic" contradicted the two numbers printed (walk 5):
             # the verdict's words (explain.verdict_parts)
             own += f" is corrected by the estimate for {why}; " + (
-                "here the two agree to the digits shown" if round(dr["estimate"], 4) == round(dr["optimistic"], 4)
+                "here the two agree to the digits shown" if round(dr["estimate"], rk) == round(dr["optimistic"], rk)
                 else "here the estimate comes out lower")
         else:
             own += " is optimistic"
-        lines.append(f"  deployed risk ({dr['method']}, {dr['objective']}): {fmt(dr['estimate'])} "
-                     f"[95% {fmt(dr['ci'][0])}, {fmt(dr['ci'][1])}]" + own)
+        lines.append(f"  deployed risk ({dr['method']}, {dr['objective']}): {fmt(dr['estimate'], rk)} "
+                     f"[95% {fmt(dr['ci'][0], rk)}, {fmt(dr['ci'][1], rk)}]" + own)
     elif (d.get("choice_info") or {}).get("estimate_note"):
         lines.append(f"  deployed risk: {d['choice_info']['estimate_note']}")
     ties = tie_sentence(d)
@@ -279,9 +281,9 @@ def render_result(result, *, top: int = 15) -> str:
         lines.append(f"  guard (one standard error) toward {family_name(g['prior_family'])}: "
                      + ("adapted away from the prior" if g.get("adapted") else "kept the prior"))
     if d.get("baselines"):
-        from ..service.reports import interval_end, risk_digits      # an end that is not 0 never prints as 0 (as the verdict)
+        from ..service.reports import interval_end      # an end that is not 0 never prints as 0 (as the verdict)
         rows = baseline_rows(d)
-        k = risk_digits(d)              # the answer's decimals: a small MSE keeps its digits
+        k = rk
         basis = comparison_basis(d)
         oob = basis is not None         # the differences' basis: out-of-bag risks, printed beside them
         lines += ["", f"baselines (diff = baseline - selection, {PAIRED_BASIS}; the selection's out-of-bag "

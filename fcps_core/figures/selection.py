@@ -184,12 +184,12 @@ def _competitive_range(best: dict[str, dict[int, dict]], objective: str, baselin
 def validation_risk_over_k(candidates: list[dict], *, objective: str = "val_mse",
                            selected: dict | None = None, risk_label: str | None = None,
                            baselines: list[dict] | None = None, names: dict | None = None,
-                           path_names: dict | None = None) -> go.Figure:
+                           path_names: dict | None = None, digits: int = 4) -> go.Figure:
     """Held-out risk against prefix size K: one line per family (its best candidate over
-    the paths at each K), the deployed candidate(s) marked with a star; ``names`` and
-    ``path_names`` as :func:`best_per_family_over_k` takes them."""
+    the paths at each K), the deployed candidate(s) marked with a star; ``names``,
+    ``path_names`` and ``digits`` as :func:`best_per_family_over_k` takes them."""
     return best_per_family_over_k(candidates, selected=selected, objective=objective, risk_label=risk_label,
-                                  baselines=baselines, names=names, path_names=path_names)
+                                  baselines=baselines, names=names, path_names=path_names, digits=digits)
 
 
 _PATH_DASHES = ("solid", "dot", "dash", "longdash", "dashdot", "longdashdot")
@@ -197,11 +197,12 @@ _PATH_DASHES = ("solid", "dot", "dash", "longdash", "dashdot", "longdashdot")
 
 def all_candidates_over_k(candidates: list[dict], *, selected: dict | None = None, objective: str = "val_risk",
                           risk_label: str | None = None, names: dict | None = None,
-                          path_names: dict | None = None) -> go.Figure:
+                          path_names: dict | None = None, digits: int = 4) -> go.Figure:
     """Full detail: every candidate's held-out risk against K. Colour = family (one legend
     entry per family), line style = path; several parameter settings of one (family, path, K)
     show as separate markers on the same vertical. ``names`` / ``path_names``: family and
-    path-rule key -> the name the legend and hover show (default the key)."""
+    path-rule key -> the name the legend and hover show (default the key); ``digits``: the
+    decimals risks print at (the page's answer's)."""
     words = KeyWords(names, path_names)
     risk_label = risk_label or risk_title(objective)
     paths = list(dict.fromkeys(c["path"] for c in candidates))
@@ -234,12 +235,12 @@ def all_candidates_over_k(candidates: list[dict], *, selected: dict | None = Non
                 text=[plot_text(f"{words.family(r['family'])} K={r['K']} ({words.path(r['path'])} path)")
                       + (" " + ", ".join(f"{k}={v}" for k, v in r["params"].items()) if r.get("params") else "")
                       for r in rows],
-                hovertemplate="%{text}<br>" + risk_label + " %{y:.4f}<extra></extra>"))
+                hovertemplate="%{text}<br>" + risk_label + f" %{{y:.{digits}f}}<extra></extra>"))
     for path in paths:   # a key for the line styles, in grey
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=plot_text(f"{words.path(path)} path"),
                                  legend="legend2",
                                  line=dict(color="#555", dash=dash[path], width=1.5)))
-    _mark_winner(fig, candidates, selected, objective, risk_label, words)
+    _mark_winner(fig, candidates, selected, objective, risk_label, words, digits)
     ks = sorted({c["K"] for c in candidates})
     fig.update_layout(xaxis=dict(title="prefix size K (judges used, from the front of the path)",
                                  tickmode="array" if len(ks) <= 20 else "auto",

@@ -736,10 +736,13 @@ def tie_sentence(d: dict) -> str:
         others = (f"the other {t['n_tied']} {'is' if t['n_tied'] == 1 else 'are'} tied with the best single model "
                   "too, but not averaged" if t["n_members"] > 1 else
                   f"the other {t['n_tied']} would serve about as well")
-        if t["n_members"] > 1 and _judge_limit(d) is None and _budget_limit(d) is None:
-            # without a limit only the average's cap leaves tied models out (``max_members``:
-            # distinct models join lowest held-out risk first until it is full, so it holds that many)
-            others += f", as an average takes at most {t['n_members']} models, lowest held-out risk first"
+        tie = d.get("tie") or {}
+        cap = tie.get("max_members")
+        if (tie.get("members_full") and cap == t["n_members"] and _judge_limit(d) is None
+                and _budget_limit(d) is None and not (d.get("choice_info") or {}).get("constraint")):
+            # no limit, and the average's picks filled its cap (``max_members``: models join
+            # lowest held-out risk first) with as many distinct models: the cap left the others out
+            others += f", as an average takes at most {cap} models, lowest held-out risk first"
         # a few names as examples: "and N more" would count the listed closest only, not the others
         where = f", {'all ' if len(names[:3]) > 1 else ''}on {_names(list(next(iter(sets))))}" if one_set else ""
         rest = f"; {others}" + (f" (e.g. {_names(names[:3], 3)}{where})" if names else "")
@@ -895,7 +898,7 @@ def _single_judge_clause(d: dict, b: dict) -> str:
     only where the difference's basis is known (:func:`baseline_pair`)."""
     status = comparison(b)
     if status == "unpaired":
-        inner = ": ".join(x for x in (_isotonic(b.get("judge")), f"held-out {_f(b['risk'])}") if x)
+        inner = ": ".join(x for x in (_isotonic(b.get("judge")), f"held-out {_f(b['risk'], risk_digits(d))}") if x)
         return f"against the best single judge ({inner}; no paired interval, so no claim)"
     diff, (lo, hi) = b["diff_vs_selected"], b["ci"]
     k = max(risk_digits(d), side_digits(diff))
@@ -987,17 +990,18 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
         chosen = frontier_point(d)
         if tied is not None and chosen is not None and tied["n_judges"] < len(chosen.get("judges") or []):
             dv = tied["diff_vs_best"]
-            k = max(4, side_digits(dv["estimate"]))
+            rd = risk_digits(d)                          # the risks' decimals on every page
+            k = max(rd, side_digits(dv["estimate"]))
             ref = tied["risk"] - dv["estimate"]          # the choice over all judges' held-out risk
             # which side of the choice over all judges the sentence puts it (its printed difference)
-            held_side = _side(shown_difference(tied["risk"], ref, k) if k == 4 else dv["estimate"], k)
-            if k == 4:      # the difference of the two risks as printed
+            held_side = _side(shown_difference(tied["risk"], ref, k) if k == rd else dv["estimate"], k)
+            if k == rd:     # the difference of the two risks as printed
                 shown = {"estimate": shown_difference(tied["risk"], ref, k), "ci": dv["ci"]}
-                compared = (f"{_f(tied['risk'], 4)} against {_f(ref, 4)}, paired difference "
+                compared = (f"{_f(tied['risk'], rd)} against {_f(ref, rd)}, paired difference "
                             f"{_interval_text(shown, k)}")
-            else:           # too small for the risks' 4 decimals (printed so on every page): its own precision
-                compared = (f"{_f(tied['risk'], 4)} against {_f(ref, 4)} (paired difference {_f(dv['estimate'], k)}, "
-                            f"95% interval {_f(dv['ci'][0], k)} to {_f(dv['ci'][1], k)})")
+            else:           # too small for the risks' decimals (printed so on every page): its own precision
+                compared = (f"{_f(tied['risk'], rd)} against {_f(ref, rd)} (paired difference "
+                            f"{_f(dv['estimate'], k)}, 95% interval {_f(dv['ci'][0], k)} to {_f(dv['ci'][1], k)})")
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
                             f"{judges_count(len(tied['judges']))} ({display_family(tied)}): held-out {obj} "

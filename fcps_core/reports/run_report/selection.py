@@ -166,8 +166,11 @@ def candidates_section(res: dict, figs: Figures) -> str:
                 f"the {len(top)} with the lowest held-out risk, the deployed "
                 f"{'one' if len(members - {None}) == 1 else 'ones'} highlighted:")]
     rows = [{**c, "judges": " > ".join(c.get("judges") or []), "selected": c["index"] in members} for c in top]
+    from ..explain import risk_digits
+    k = risk_digits(res)                # the answer's decimals: a small MSE keeps its digits
     out.append(table(rows, [Column("index", "index", "#"), Column("family"), Column("path", "path", "path"),
-                            Column("K"), Column("judges"), Column("val_mse"), Column("val_se"), Column("test_mse"),
+                            Column("K"), Column("judges"), Column("val_mse", digits=k), Column("val_se", digits=k),
+                            Column("test_mse", digits=k),
                             Column("H_K", digits=2), Column("unseen_val", show=pct), Column("V_cell"),
                             Column("selected")],
                      highlight=lambda r: r["selected"]))
@@ -178,7 +181,7 @@ def candidates_section(res: dict, figs: Figures) -> str:
     if ties:
         out.append(para(ties))
     out.append(figs("selection.validation_risk_over_k", cands, selected=sel, names=FAMILY_NAMES,
-                    path_names=PATH_NAMES))
+                    path_names=PATH_NAMES, digits=k))
     return "".join(out)
 
 
