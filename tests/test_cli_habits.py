@@ -320,3 +320,37 @@ def test_the_candidates_table_tells_apart_candidates_that_differ_only_in_paramet
     assert "parameters" in lines[top + 1]
     rows = [l for l in lines[top + 3:top + 5]]
     assert "shrinkage=2.0" in rows[0] and "shrinkage=8.0" in rows[1], rows
+
+
+def test_the_baselines_table_prints_a_small_mse_at_the_answers_decimals():
+    """Walk 10 (a panel whose MSE is near 0.0002): the text report's baselines table printed
+    a recipe's difference of two risks rounded to 4 decimals (+0.0001) beside its own 95 %
+    interval [0.000002, 0.000039]. The table now prints at the answer's decimals, so each
+    printed difference is the printed out-of-bag risk minus the selection's and lies in
+    its interval."""
+    import re
+    from fcps_core import make_blocks, select
+    from fcps_core.cli.render import render_result
+    from fcps_core.paper.synthetic import make_regime
+    panel = make_regime("mixed", rows=600, judges=5, seed=0)
+    result = select(panel, make_blocks(panel, seed=0), seed=0)
+    d = result.to_dict(cells_limit=12)
+    chosen = next(p for p in d["frontier"] if p["chosen"])
+    small = {**d, "deployed_risk": {**d["deployed_risk"], "estimate": 0.000195, "bbc_estimate": 0.000242,
+                                    "ci": [0.000190, 0.000200], "optimistic": 0.000240},
+             "frontier": [dict(p, ci=[0.000190, 0.000200], deployed_risk={"estimate": 0.000195,
+                                                                          "ci": [0.000190, 0.000200]})
+                          if p is chosen else p for p in d["frontier"]],
+             "baselines": [dict(b, risk=0.000265, diff_vs_selected=0.0000218, ci=[0.000002, 0.000039])
+                           for b in d["baselines"]]}
+    shown = type("Shown", (), {"to_dict": lambda self, cells_limit=None: small, "selector": result.selector})()
+    lines = render_result(shown).splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith("baselines ("))
+    assert "the selection's out-of-bag risk 0.000242;" in lines[head]
+    rows = [l for l in lines[head + 3:] if re.search(r"\[-?\d", l)][:len(small["baselines"])]
+    assert rows
+    for row in rows:
+        heldout, oob, diff, lo, hi = re.findall(r"-?\d+\.\d+", row)[-5:]
+        # 0.000242 + 0.0000218 = 0.0002638 -> 0.000264; 0.000264 - 0.000242 = 0.000022 (by hand)
+        assert (heldout, oob, diff, lo, hi) == ("0.000265", "0.000264", "0.000022", "0.000002", "0.000039"), row
+        assert float(lo) <= float(diff) <= float(hi)
