@@ -356,7 +356,9 @@ def show_judges(d: dict) -> None:
             row["drop-one change"] = change
             # without a change, why not (e.g. every candidate calls the judge), as the Judges page says it
             row["meaning"] = c.get("drop_verdict") or drop_words(change) or c.get("drop_note") or "-"
-    table(pd.DataFrame(rows), digits=3, helps=JUDGE_HELPS, formats={"drop-one change": "%+.5f", "weight": "%+.3f"})
+    # 5 decimals (a drop-one change is a small difference of risks), more where the answer prints more
+    table(pd.DataFrame(rows), digits=3, helps=JUDGE_HELPS,
+          formats={"drop-one change": f"%+.{max(5, risk_digits(d))}f", "weight": "%+.3f"})
     page_link("app_pages/judges.py", "Every judge, agreement and error correlation: the Judges page")
 
 
