@@ -21,7 +21,7 @@ from fcps_app.glossary import metric, table
 from fcps_app.runs import deployed_headline, runs_table
 from fcps_app.selection_view import (answer_limit, page_one_judge_words, estimate_vs_test, objective_name, regime_line, show_candidates,
                                      show_chart)
-from fcps_core.service.reports import (FAMILY_NAMES, answer, answer_digits, comparison, deployed_judges, display_family,
+from fcps_core.service.reports import (FAMILY_NAMES, answer, risk_digits, comparison, deployed_judges, display_family,
                                        judges_count, non_monotone_note, verdict_parts)
 from fcps_core.figures.frontier import frontier_figure
 
@@ -116,9 +116,7 @@ def show_selection(res: dict, run_id: int) -> None:
     st.markdown(f"**Deployed:** {md(display_family(sel))} over {judges_count(sel['K'])}, by contribution: "
                 + md(", ".join(judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8 else "")))
     m = st.columns(4)
-    # the answer's decimals (4, more for a narrow interval), so a small MSE keeps its digits
-    chosen = next((p for p in res.get("frontier") or [] if p.get("chosen")), None)
-    k = answer_digits(chosen) if chosen is not None else 4
+    k = risk_digits(res)        # the answer's decimals (4, more for a narrow interval): a small MSE keeps its digits
     metric(m[0], "val_mse", fmt(sel.get("val_mse"), k), label="held-out MSE")
     metric(m[1], "test_mse", fmt(sel.get("test_mse"), k), label="test MSE (T)")
     if dr:

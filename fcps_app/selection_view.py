@@ -195,9 +195,7 @@ def show_metrics(d: dict) -> None:
     dr = d.get("deployed_risk") or {}
     cand = next((c for c in d["candidates"] if c["index"] == sel.get("index")), None)
     m = st.columns([1, 1.5, 1, 1, 1])      # the held-out label names what is deployed: room for it
-    # the answer's decimals (4, more when the interval is narrower), so a small MSE keeps its digits
-    chosen = next((p for p in d.get("frontier") or [] if p.get("chosen")), None)
-    k = answer_digits(chosen) if chosen is not None else 4
+    k = risk_digits(d)          # the answer's decimals (4, more when the interval is narrower): a small MSE keeps its digits
     if dr.get("estimate") is not None:
         lo, hi = dr["ci"]
         metric(m[0], "deployed_risk", f"{dr['estimate']:.{k}f}", label=estimate_name(obj),

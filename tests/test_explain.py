@@ -136,15 +136,15 @@ def test_one_tie_set_counted_in_distinct_models(result):
     assert tie_sentence(result) == ("3 distinct models are statistically tied (within one paired standard error of "
                                     "the best): the deployment averages 2 of them; the other 1 is tied with the best "
                                     "single model too, but not averaged (e.g. joint table K=2).")
-    # the average's picks filled its cap (recorded in the tie) with as many distinct models: the
-    # cap is what left the other out, and the sentence says so
-    result["tie"].update(max_members=2, members_full=True)
+    # the average holds as many distinct models as its cap (recorded in the tie): its picks
+    # filled it, the cap is what left the other out, and the sentence says so
+    result["tie"].update(max_members=2)
     assert tie_sentence(result).endswith("but not averaged, as an average takes at most 2 models, lowest held-out "
                                          "risk first (e.g. joint table K=2).")
     # two of its 3 picks were one refitted model (2 distinct members, cap 3): not said, it would read false
-    result["tie"].update(max_members=3, members_full=True)
+    result["tie"].update(max_members=3)
     assert tie_sentence(result).endswith("but not averaged (e.g. joint table K=2).")
-    result["tie"].update(max_members=2, members_full=True)
+    result["tie"].update(max_members=2)
     result["choice_info"] = {"constraint": {"max_judges": 3, "budget": None}}      # a limit may have left it out
     assert tie_sentence(result).endswith("but not averaged (e.g. joint table K=2).")
     result.pop("choice_info")

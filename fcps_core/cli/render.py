@@ -229,7 +229,7 @@ def render_result(result, *, top: int = 15) -> str:
         blocks = (f"blocks ({sp['source']}): S={sp['n_S']} M={sp['n_M']} V={sp['n_V']} "
                   f"T={sp['n_T']}  seed={sp['seed']}")
         risk_word = "validation"
-    from ..service.reports import PAIRED_BASIS, answer, baseline_rows, comparison_basis, tie_sentence
+    from ..service.reports import PAIRED_BASIS, answer, baseline_rows, comparison_basis, risk_digits, tie_sentence
     first = answer(d)
     lines = ([f"ANSWER  {first}", ""] if first else []) + [
         f"panel {d['panel']['name']}: {d['panel']['rows']} rows, {d['panel']['labelled']} labelled, "
@@ -240,7 +240,6 @@ def render_result(result, *, top: int = 15) -> str:
         f"Theorem 1 bound (delta=0.05) = {d['theorem1_bound']:.4f}; choice rule {d['choice']}",
         "",
     ]
-    from ..service.reports import risk_digits
     rk = risk_digits(d)             # the answer's decimals: a small MSE keeps its digits
     members = deployed_members(sel)
     if members:
@@ -283,16 +282,15 @@ def render_result(result, *, top: int = 15) -> str:
     if d.get("baselines"):
         from ..service.reports import interval_end      # an end that is not 0 never prints as 0 (as the verdict)
         rows = baseline_rows(d)
-        k = rk
         basis = comparison_basis(d)
         oob = basis is not None         # the differences' basis: out-of-bag risks, printed beside them
         lines += ["", f"baselines (diff = baseline - selection, {PAIRED_BASIS}; the selection's out-of-bag "
-                      f"risk {fmt(basis, k)}; > 0: selection better):" if oob else
+                      f"risk {fmt(basis, rk)}; > 0: selection better):" if oob else
                   "baselines on the same held-out rows (diff = baseline - selection, paired over bootstrap "
                   "draws; > 0: selection better):"]
-        lines.append(render_table([[r["label"], fmt(r["heldout"], k), *([fmt(r["out_of_bag"], k)] if oob else []),
-                                    fmt(r["diff"], k), None if r["ci"] is None else
-                                    f"[{interval_end(r['ci'][0], k)}, {interval_end(r['ci'][1], k)}]"]
+        lines.append(render_table([[r["label"], fmt(r["heldout"], rk), *([fmt(r["out_of_bag"], rk)] if oob else []),
+                                    fmt(r["diff"], rk), None if r["ci"] is None else
+                                    f"[{interval_end(r['ci'][0], rk)}, {interval_end(r['ci'][1], rk)}]"]
                                    for r in rows],
                                   ["baseline", "held-out", *(["out-of-bag"] if oob else []), "diff", "95% CI"]))
     if d.get("frontier"):

@@ -738,10 +738,11 @@ def tie_sentence(d: dict) -> str:
                   f"the other {t['n_tied']} would serve about as well")
         tie = d.get("tie") or {}
         cap = tie.get("max_members")
-        if (tie.get("members_full") and cap == t["n_members"] and _judge_limit(d) is None
-                and _budget_limit(d) is None and not (d.get("choice_info") or {}).get("constraint")):
-            # no limit, and the average's picks filled its cap (``max_members``: models join
-            # lowest held-out risk first) with as many distinct models: the cap left the others out
+        if (cap == t["n_members"] and _judge_limit(d) is None and _budget_limit(d) is None
+                and not (d.get("choice_info") or {}).get("constraint")):
+            # no limit, and the average holds as many distinct models as its cap (``max_members``:
+            # models join lowest held-out risk first; its picks, at least as many, filled it): the
+            # cap left the others out
             others += f", as an average takes at most {cap} models, lowest held-out risk first"
         # a few names as examples: "and N more" would count the listed closest only, not the others
         where = f", {'all ' if len(names[:3]) > 1 else ''}on {_names(list(next(iter(sets))))}" if one_set else ""
@@ -1013,7 +1014,7 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
     dr = d.get("deployed_risk")
     if first and dr and dr.get("estimate") is not None:
         if dr.get("optimistic") is not None:
-            k = answer_digits(frontier_point(d))     # the decimals of "the estimate above"
+            k = risk_digits(d)     # the decimals of "the estimate above"
             n_members = len(deployed_members(sel))
             whose, picked = (("deployed average's", f"its {n_members} models were") if n_members > 1
                              else ("deployed model's", "it was"))

@@ -812,12 +812,10 @@ def _tie(result, grouped: GroupedLosses, heldout=None, limit: int = 5) -> dict:
     # (:func:`.members.deployed_weights`, what the selected JSON and the predictor list)
     n_members = len(result.deployed_weights()) if len(members) > 1 else 1
     n_models = len(models) - (len(deployed) - n_members)
-    # the average's cap (``max_members``) and whether its picks filled it: then, with no limit,
-    # the cap is what left the other tied models out (the answer's tie sentence says so)
-    cap = getattr(result.selector, "max_members", None)
+    # the average's cap: where it holds as many distinct models, the cap is what left the other
+    # tied models out of an unconstrained average (the answer's tie sentence says so)
     return {"tied": n_models > 1, "n_tied": len(others), "n_models": n_models,
-            "n_members": n_members, "max_members": cap,
-            "members_full": bool(cap is not None and len(members) > 1 and len(members) >= cap),
+            "n_members": n_members, "max_members": getattr(result.selector, "max_members", None),
             "best_index": int(best), "alternatives": alternatives,
             "rule": "within one paired, group-clustered SE of the best candidate"
                     + (" within the limit" if allowed is not None else "")

@@ -3,8 +3,8 @@ pressure, baselines."""
 
 from __future__ import annotations
 
-from ..explain import (answer_digits, display_family, effective_judges_note, frontier_point, frontier_rows,
-                       limit_deploys_words, limit_span, non_monotone_note, signed_change)
+from ..explain import (answer_digits, display_family, effective_judges_note, frontier_rows,
+                       limit_deploys_words, limit_span, non_monotone_note, risk_digits, signed_change)
 from ..names import FAMILY_NAMES, PATH_NAMES, count_of, family_name, judges_count
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
@@ -32,7 +32,7 @@ def verdict_section(res: dict, run: dict) -> str:
     dr = res.get("deployed_risk") or {}
     # at the answer's decimals (4, more for a narrow interval), as the Select page's metrics: walk 7 read
     # "estimated MSE 0.00131 (95% interval 0.00108 to 0.00160)" above a card "0.0013 [0.0011 to 0.0016]"
-    k = answer_digits(frontier_point(res))
+    k = risk_digits(res)
     items = [("family", "deployed", f"{display_family(sel)} · K={sel.get('K')}"),
              ("val_mse", "held-out MSE", fmt(sel.get("val_mse"), k)),
              ("test_mse", "test MSE (T)", fmt(sel.get("test_mse")))]
@@ -166,7 +166,6 @@ def candidates_section(res: dict, figs: Figures) -> str:
                 f"the {len(top)} with the lowest held-out risk, the deployed "
                 f"{'one' if len(members - {None}) == 1 else 'ones'} highlighted:")]
     rows = [{**c, "judges": " > ".join(c.get("judges") or []), "selected": c["index"] in members} for c in top]
-    from ..explain import risk_digits
     k = risk_digits(res)                # the answer's decimals: a small MSE keeps its digits
     out.append(table(rows, [Column("index", "index", "#"), Column("family"), Column("path", "path", "path"),
                             Column("K"), Column("judges"), Column("val_mse", digits=k), Column("val_se", digits=k),
@@ -261,7 +260,7 @@ def cells_section(res: dict) -> str:
 
 
 def baselines_section(res: dict) -> str:
-    from ..explain import PAIRED_BASIS, baseline_rows, comparison_basis, risk_digits
+    from ..explain import PAIRED_BASIS, baseline_rows, comparison_basis
     base = res.get("baselines") or []
     if not base:
         return para("No baselines were scored for this run (run the selection with baselines on).", "muted")
