@@ -344,14 +344,13 @@ class _Replays:
                                       draws=pair_draws, draw_counts=self._in_bag,
                                       packed=True)   # per distinct column, eight to a byte
 
-        def ties(best: np.ndarray, draws=None, allowed: np.ndarray | None = None) -> np.ndarray:
+        def ties(best: np.ndarray, draws=None, cols: np.ndarray | None = None) -> np.ndarray:
             """(draws, candidates) the tie sets of ``draws`` (None: all) at the level whose
-            best per draw is ``best``, within the ``allowed`` candidates (None: all; only
-            those columns are read, the others are False)."""
+            best per draw is ``best``, within the admissible candidates ``cols`` (ascending
+            indices; None: all; only those columns are read, the others are False)."""
             rows = np.arange(len(best)) if draws is None else np.asarray(draws, dtype=np.int64)
             beta = best[rows]
             reused = (beta == boot["best"][rows]) if known else np.zeros(len(rows), dtype=bool)
-            cols = None if allowed is None else np.flatnonzero(allowed)
             out = np.empty((len(rows), self.Mc.shape[1]), dtype=bool) if cols is None else \
                 np.zeros((len(rows), self.Mc.shape[1]), dtype=bool)
 
@@ -506,7 +505,7 @@ class _Replays:
                 chosen = best
                 met = np.zeros(B, dtype=bool)
                 if self.rule != "argmin":
-                    tied = ties(best, None, allowed)
+                    tied = ties(best, None, None if allowed is None else np.flatnonzero(allowed))
                     pool = rule_pool(self.rule, tied, best, self.lines)
                     chosen = np.where(pool, self.simple_rank[None, :], len(cands) + 1).argmin(axis=1)
                 if whole is None and not constraint.active:
@@ -541,8 +540,8 @@ class _Replays:
                             and members_fit(old):
                         kept[b] = old
             todo = [b for b in range(B) if b not in kept]
-            tied = ties(best, todo, allowed)             # only the draws that pick again
-            cols = None if allowed is None else np.flatnonzero(allowed)
+            cols = None if allowed is None else np.flatnonzero(allowed)      # the level's admissible columns
+            tied = ties(best, todo, cols)                # only the draws that pick again
             if self._fits_any_average(allowed, members_fit):
                 picked = self.orders.picks(todo, best, tied, self.signatures, self.max_members, cols)
             else:
