@@ -22,7 +22,7 @@ from fcps_app.runs import deployed_headline, runs_table
 from fcps_app.selection_view import (answer_limit, page_one_judge_words, estimate_vs_test, objective_name, regime_line, show_candidates,
                                      show_chart)
 from fcps_core.service.reports import (FAMILY_NAMES, answer, risk_digits, comparison, deployed_judges, display_family,
-                                       judges_count, non_monotone_note, verdict_parts)
+                                       frontier_noise_note, judges_count, non_monotone_note, verdict_parts)
 from fcps_core.figures.frontier import frontier_figure
 
 OPEN = "Open runs (two or more: side by side)"
@@ -110,8 +110,9 @@ def show_selection(res: dict, run_id: int) -> None:
         note = non_monotone_note(res, budget=answer_limit(res) == "budget")
         st.plotly_chart(frontier_figure(res["frontier"], objective=objective_name(res), names=FAMILY_NAMES,
                                         monotone=not note), key=f"frontier-{run_id}")
-        if note:
-            st.caption(md(note))
+        for said in (note, frontier_noise_note(res, budget=answer_limit(res) == "budget")):
+            if said:
+                st.caption(md(said))
     judges = deployed_judges(res) if res.get("judges_report") else (sel.get("judges") or [])
     st.markdown(f"**Deployed:** {md(display_family(sel))} over {judges_count(sel['K'])}, by contribution: "
                 + md(", ".join(judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8 else "")))

@@ -16,7 +16,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, aver
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
-from fcps_core.service.reports import end_digits, frontier_rows, limit_span
+from fcps_core.service.reports import end_digits, frontier_noise_note, frontier_rows, limit_span
 from fcps_core.reports.glossary import help_text
 from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
@@ -136,8 +136,9 @@ def show_answer(state: dict) -> dict | None:
                      "another is described); "
                    + ("the x axis is the budget, so one predictor can stand for several budgets." if budget else
                       "the x axis is the limit k, so one predictor can stand for several limits."))
-        if note:
-            st.caption(md(note))
+        for said in (note, frontier_noise_note(d, budget=budget)):
+            if said:
+                st.caption(md(said))
     if not point.get("chosen") and st.button(f"Deploy {limit}", type="primary"):
         return point
     return None
@@ -373,9 +374,10 @@ def show_regime(d: dict) -> None:
         st.info(f"**{rg['quadrant'].replace('_', ' ')}** ({md(rg['description'])}). {md(rg['advice'])}")
     m = st.columns(3)
     lo, hi = rg.get("interaction_gain_ci") or (None, None)
-    metric(m[0], "interaction_gain", gain_text(rg["interaction_gain"]), label="interaction gain",
+    k = risk_digits(d)
+    metric(m[0], "interaction_gain", gain_text(rg["interaction_gain"], k), label="interaction gain",
            extra=f"Threshold {rg['gain_threshold']:g}.")
-    m[0].caption(f"95% interval {gain_text(lo)} to {gain_text(hi)}" if lo is not None else "no interval")
+    m[0].caption(f"95% interval {gain_text(lo, k)} to {gain_text(hi, k)}" if lo is not None else "no interval")
     metric(m[1], "table_pressure", pressure_text(rg["table_pressure"]), label="table pressure",
            extra=f"Threshold {rg['pressure_threshold']:g}.")
     m[1].caption(f"threshold {rg['pressure_threshold']:g}")
@@ -388,7 +390,8 @@ def regime_line(d: dict) -> str | None:
     rg = d.get("regime") or {}
     if not rg.get("quadrant"):
         return None
-    return (f"Regime: {rg['quadrant'].replace('_', ' ')}: interaction gain {gain_text(rg.get('interaction_gain'))}, "
+    return (f"Regime: {rg['quadrant'].replace('_', ' ')}: interaction gain "
+            f"{gain_text(rg.get('interaction_gain'), risk_digits(d))}, "
             f"table pressure {pressure_text(rg.get('table_pressure'))}. {md(rg.get('advice') or '')}")
 
 

@@ -176,6 +176,10 @@ def _frontier_result(result):
     d["panel"] = {"judges": ["A", "B", "C"]}
     d["frontier"] = [point(1, 0.100, 0.110, 0.090, 0.130), point(2, 0.090, 0.096, 0.080, 0.110),
                      point(3, 0.088, 0.098, 0.080, 0.120, chosen=True)]
+    # the paired change of each estimate from the lowest tighter one (k=3 clearly above k=2's)
+    d["frontier"][0]["fewer_judges_estimate"] = None
+    d["frontier"][1]["fewer_judges_estimate"] = {"n_judges": 1, "cost": None, "estimate": -0.014, "ci": [-0.02, -0.008]}
+    d["frontier"][2]["fewer_judges_estimate"] = {"n_judges": 2, "cost": None, "estimate": 0.002, "ci": [0.001, 0.003]}
     d["selected"]["judges"] = ["A", "B", "C"]
     d["deployed_risk"] = {"estimate": 0.0718, "bbc_estimate": 0.0723, "ci": [0.0516, 0.0937], "method": "bbc",
                           "objective": "mse", "optimistic": 0.0697}
@@ -344,7 +348,7 @@ def test_the_answer_prints_the_estimate_as_the_metric_does(result):
     text = answer(d)
     assert "estimated MSE 0.0717 (95% interval 0.0521 to 0.0938)" in text
     # named an estimate: the judge's held-out risk (baselines, Judges page) is another number
-    assert "one judge alone (A as logistic, what --max-judges 1 deploys): estimated 0.1100 (95% interval 0.0900 to 0.1300)" in text
+    assert "one judge alone: estimated 0.1100 (95% interval 0.0900 to 0.1300) for A as logistic, what --max-judges 1 deploys" in text
 
 
 def test_the_answer_states_the_deployments_cost_when_judges_have_costs(result):
@@ -750,7 +754,7 @@ def test_a_worse_or_better_interval_end_near_zero_is_not_printed_as_zero(result)
 def test_the_one_judge_point_states_its_cost_when_judges_have_costs(result):
     """Walk 5 (rubric panel, --budget 3): "Deploy these 3 judges ..., at a cost of 1.6 per item:
     estimated MSE 0.0364 ...; one judge alone (frontier as ..., what --max-judges 1 deploys):
-    estimated 0.0322": the lower number, for a judge costing 15 per item, five times the budget,
+    estimated 0.0322" (the words of then): the lower number, for a judge costing 15 per item, five times the budget,
     without its cost. With judge costs the one-judge point's cost is said as the deployment's."""
     from fcps_core.reports.explain import answer
     d = _frontier_result(result)
@@ -758,13 +762,13 @@ def test_the_one_judge_point_states_its_cost_when_judges_have_costs(result):
     for p, cost in zip(d["frontier"], (15.0, 16.0, 16.6)):
         p["cost"] = cost
     text = answer(d)
-    assert "one judge alone (A as logistic, at a cost of 15 per item, what --max-judges 1 deploys): estimated " \
-           "0.1100" in text
+    assert "one judge alone: estimated 0.1100 (95% interval 0.0900 to 0.1300) for A as logistic at a cost of 15 " \
+           "per item, what --max-judges 1 deploys" in text
     # without costs, as before
     d["costs"] = None
     for p in d["frontier"]:
         p["cost"] = None
-    assert "one judge alone (A as logistic, what --max-judges 1 deploys): estimated 0.1100" in answer(d)
+    assert "one judge alone: estimated 0.1100 (95% interval 0.0900 to 0.1300) for A as logistic, what --max-judges 1 deploys" in answer(d)
 
 
 def test_the_answer_says_once_that_the_risks_are_on_rescaled_labels(result):
@@ -825,18 +829,22 @@ def test_a_looser_limit_estimated_higher_is_said_plainly_not_called_an_improveme
     note = non_monotone_note(d)
     assert note == ("More judges allowed do not always do better here (each limit deploys by the run's rule within "
                     "it, not the best of the smaller limits' choices): a limit of 3 judges deploys estimated MSE "
-                    "0.0980, higher than 0.0960 with a limit of 2 judges.")
+                    "0.0980, higher than 0.0960 with a limit of 2 judges (+0.0020, paired 95% interval +0.0010 to "
+                    "+0.0030).")
     assert f"  note: {note}" in render_frontier(d)
     assert "a limit of 3 judges deploys estimated MSE 0.0980, higher than 0.0960" in frontier_section(d, Figures(False))
     assert non_monotone_note(d, budget=True) == ""           # no budget points
     # a budget frontier: the same words for budgets
     for q, cost in zip(d["frontier"], (1.0, 2.5, 4.0)):
         q.update(constraint="budget", cost=cost)
+    for q, tighter in zip(d["frontier"][1:], (1.0, 2.5)):
+        q["fewer_judges_estimate"]["cost"] = tighter
     assert "a budget of 4 deploys estimated MSE 0.0980, higher than 0.0960 with a budget of 2.5" in \
         non_monotone_note(d, budget=True)
     # estimates falling with every looser limit: nothing to say
     d = _frontier_result(result)
     d["frontier"][2]["deployed_risk"]["estimate"] = 0.0950
+    d["frontier"][2]["fewer_judges_estimate"].update(estimate=-0.001, ci=[-0.002, 0.0])
     assert non_monotone_note(d) == "" and not any("note:" in line for line in render_frontier(d))
     # a point without an estimate: every point is compared on its held-out risk (here falling: 0.100, 0.090, 0.088)
     d = _frontier_result(result)
@@ -849,6 +857,47 @@ def test_a_looser_limit_estimated_higher_is_said_plainly_not_called_an_improveme
     d = _frontier_result(result)
     d["frontier"][2].update(judges=d["frontier"][1]["judges"], members=d["frontier"][1]["members"])
     assert non_monotone_note(d) == ""
+
+
+def test_a_rise_of_the_estimates_within_its_paired_interval_is_no_claim(result):
+    """Walk 10 (20 continuous metrics, MSE near 0.0002): the note said more judges allowed "do
+    not always do better" because a limit of 10 judges printed 0.000198 against 0.000197 with 9,
+    a change of +0.000001 inside a paired interval of -0.000018 to +0.000014; and two rows
+    deploying the same three models read 0.000198 and 0.000195 with nothing saying why. The
+    claim now needs the paired interval above 0; a rise within it, and one deployment with two
+    estimates, are said as what they are, on the command line, the report and under the chart."""
+    from fcps_core.cli.render import render_frontier
+    from fcps_core.figures.frontier import FRONTIER_TITLES, frontier_figure
+    from fcps_core.reports.explain import frontier_noise_note, non_monotone_note
+    from fcps_core.reports.run_report.blocks import Figures
+    from fcps_core.reports.run_report.selection import frontier_section
+    d = _frontier_result(result)
+    d["frontier"][2]["fewer_judges_estimate"].update(ci=[-0.0010, 0.0050])     # +0.0020, interval holds 0
+    assert non_monotone_note(d) == ""
+    noise = frontier_noise_note(d)
+    assert noise == ("A looser limit is estimated a little higher than a tighter one here, not clearly: a limit of 3 "
+                     "judges 0.0980 against 0.0960 with a limit of 2 judges, a change of +0.0020 whose paired 95% "
+                     "interval -0.0010 to +0.0050 holds 0.")
+    assert f"  note: {noise}" in render_frontier(d)
+    assert noise in frontier_section(d, Figures(False))
+    assert frontier_figure(d["frontier"], by="judges", monotone=not non_monotone_note(d)).layout.title.text == \
+        FRONTIER_TITLES[True]
+    # an interval just above 0 is a claim, its low end printed with the digits that keep its side
+    d["frontier"][2]["fewer_judges_estimate"].update(ci=[0.00004, 0.0050])
+    assert non_monotone_note(d).endswith("(+0.0020, paired 95% interval +0.000040 to +0.0050).")
+    assert frontier_noise_note(d) == ""
+    # one deployment, two estimates: limits 2 and 3 deploy the same models (3's estimate is its own replay)
+    d = _frontier_result(result)
+    d["frontier"][2].update(judges=d["frontier"][1]["judges"], members=d["frontier"][1]["members"])
+    d["frontier"][2]["fewer_judges_estimate"] = {"n_judges": 1, "cost": None, "estimate": -0.012, "ci": [-0.02, -0.004]}
+    assert non_monotone_note(d) == ""
+    assert frontier_noise_note(d) == ("A limit of 2 judges and a limit of 3 judges deploy the same models, estimated "
+                                      "MSE 0.0960 and 0.0980: each estimate replays choosing under its own limit, and "
+                                      "those choices differ in some bootstrap draws.")
+    # neither: nothing
+    d = _frontier_result(result)
+    d["frontier"][2]["deployed_risk"]["estimate"] = 0.0950
+    assert frontier_noise_note(d) == "" and frontier_noise_note(d, budget=True) == ""
 
 
 def test_cli_frontier_prints_a_zero_difference_without_a_sign(result):

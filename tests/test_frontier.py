@@ -774,3 +774,32 @@ def test_the_estimate_change_interval_holds_its_estimate_when_most_draws_agree()
     diff = loose - tight
     assert points[0]["more_judges_estimate"]["ci"] == pytest.approx([np.percentile(diff, 2.5),
                                                                       np.percentile(diff, 97.5)])
+
+
+def test_the_estimate_change_from_fewer_judges_pairs_the_lowest_tighter_point_with_other_models():
+    """Walk 10: the frontier's note said more judges "do not always do better" on a rise of
+    0.000001 inside a paired interval of +-0.00002. Each point now carries the other way round
+    of ``more_judges_estimate``: ``fewer_judges_estimate``, its estimate less the lowest
+    estimate among the tighter points that deploy other models (a tighter point deploying the
+    same models is skipped: the two differ only by each limit's replay), with the percentiles
+    of the per-draw differences; the note claims a rise only where that interval is above 0."""
+    from fcps_core.selection.frontier import _estimate_change
+    rng = np.random.default_rng(1)
+    base = rng.normal(0.20, 0.01, 200)
+    one, two, three = base + 0.010, base - 0.002, base + rng.normal(0.001, 0.0005, 200)
+
+    def point(k, draws, members):
+        return {"n_judges": k, "cost": None, "deployed_risk": {"estimate": float(draws.mean())}, "_draws": draws,
+                "members": [{"index": i} for i in members]}
+    points = [point(1, one, [4]), point(2, two, [7, 9]), point(3, three, [11]), point(4, two + 1e-4, [9, 7])]
+    _estimate_change(points)
+    assert points[0]["fewer_judges_estimate"] is None                     # no tighter point
+    assert points[1]["fewer_judges_estimate"]["n_judges"] == 1
+    change = points[2]["fewer_judges_estimate"]                           # the lowest tighter point: k = 2
+    assert change["n_judges"] == 2
+    assert change["estimate"] == pytest.approx(three.mean() - two.mean())
+    assert change["ci"] == pytest.approx([np.percentile(three - two, 2.5), np.percentile(three - two, 97.5)])
+    assert change["ci"][0] > 0                                            # k = 3 clearly above k = 2
+    # k = 4 deploys k = 2's models (members in another order): compared with k = 3, not with k = 2
+    assert points[3]["fewer_judges_estimate"]["n_judges"] == 3
+    assert points[3]["fewer_judges_estimate"]["estimate"] == pytest.approx((two + 1e-4).mean() - three.mean())

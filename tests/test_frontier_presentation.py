@@ -209,6 +209,12 @@ def test_the_frontier_chart_claims_no_cost_of_fewer_judges_where_more_do_worse(s
     assert frontier_figure(small_mse["frontier"], by="judges").layout.title.text == FRONTIER_TITLES[True]
     worse = copy.deepcopy(small_mse)
     worse["frontier"][2]["deployed_risk"]["estimate"] = 0.00137     # 3 judges above 2 judges' 0.00135
+    # ... within the paired interval of the change: no claim either way (walk 10)
+    worse["frontier"][2]["fewer_judges_estimate"] = {"n_judges": 2, "cost": None, "estimate": 0.00002,
+                                                     "ci": [-0.00001, 0.00005]}
+    assert frontier_figure(worse["frontier"], by="judges").layout.title.text == FRONTIER_TITLES[True]
+    # ... clearly: the title claims no cost of fewer judges
+    worse["frontier"][2]["fewer_judges_estimate"]["ci"] = [0.00001, 0.00003]
     fig = frontier_figure(worse["frontier"], by="judges")
     assert fig.layout.title.text == NON_MONOTONE_TITLES[True] and "cost" not in fig.layout.title.text
     assert frontier_figure(worse["frontier"], by="judges", monotone=True).layout.title.text == FRONTIER_TITLES[True]
@@ -254,4 +260,6 @@ def test_report_prints_the_answers_decimals_in_its_cards_and_frontier(small_mse)
     assert "e-06" not in html and "-0.000002 to +0.00018" in html and ">+0.00009<" in html
     assert ">0.00138<" in html and ">0.00135<" in html and "What fewer judges cost" in html
     d["frontier"][2]["deployed_risk"]["estimate"] = 0.00137
+    d["frontier"][2]["fewer_judges_estimate"] = {"n_judges": 2, "cost": None, "estimate": 0.00002,
+                                                 "ci": [0.00001, 0.00003]}
     assert "What each limit deploys (the frontier)" in frontier_section(d, Figures(False))

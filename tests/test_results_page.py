@@ -259,6 +259,11 @@ def test_the_results_browser_says_under_its_frontier_chart_what_the_select_page_
         low = min(p["deployed_risk"]["estimate"] for p in fr) - 0.01
         q = next(p for p in fr if not p.get("chosen"))
         q["deployed_risk"] = {**q["deployed_risk"], "estimate": low, "ci": [low - 0.01, low + 0.01]}
+        for p in fr:        # every looser point clearly above it, paired in the same draws
+            if p["n_judges"] > q["n_judges"]:
+                change = p["deployed_risk"]["estimate"] - low
+                p["fewer_judges_estimate"] = {"n_judges": q["n_judges"], "cost": q.get("cost"), "estimate": change,
+                                              "ci": [change - 0.001, change + 0.001]}
         changed.result = run["result"]
         return run
     monkeypatch.setattr(view, "load", changed)

@@ -852,19 +852,41 @@ def test_a_judge_cost_not_given_shows_in_words_not_as_none():
     assert any(f'shows "{NOT_GIVEN}": a cost not given yet' in c.value for c in at.caption)
 
 
+def _looser_points_paired_with(d, q, ci):
+    """Every looser panel-size point of ``d`` than ``q`` paired with q as its lowest tighter
+    point (``fewer_judges_estimate``), the change with the interval ``ci`` around it."""
+    for p in d["frontier"]:
+        if p.get("constraint") == "max_judges" and p["n_judges"] > q["n_judges"] and p.get("deployed_risk"):
+            change = p["deployed_risk"]["estimate"] - q["deployed_risk"]["estimate"]
+            p["fewer_judges_estimate"] = {"n_judges": q["n_judges"], "cost": q.get("cost"), "estimate": change,
+                                          "ci": [change + ci[0], change + ci[1]]}
+    return d
+
+
 def test_a_looser_limit_estimated_higher_is_said_under_the_frontier_chart(stored):
     """Walk 6: a larger limit can deploy a worse predictor (each limit chooses by its own rule);
     the chart's line read as steady improvement. Under the chart a caption now says which looser
-    limit is estimated higher than a tighter one, as the command line's frontier note does."""
+    limit is estimated higher than a tighter one, as the command line's frontier note does, where
+    the paired interval of the change is above 0; walk 10: within that interval the caption says
+    the rise is not clear, and the chart's title claims nothing either way."""
     from fcps_app.common import md
-    from fcps_core.reports.explain import non_monotone_note
+    from fcps_core.figures.frontier import FRONTIER_TITLES, NON_MONOTONE_TITLES
+    from fcps_core.reports.explain import frontier_noise_note, non_monotone_note
     run_id, _ = stored
-    at, q = _open_changed(run_id, _a_smaller_point_lower_within_noise)
-    d = at.session_state["selection"]["dict"]
-    note = non_monotone_note(d)
-    n = q["n_judges"]
-    assert note and f"higher than {q['deployed_risk']['estimate']:.4f} with a limit of {n} judges" in note
-    assert sum(c.value == md(note) for c in at.caption) == 1
+    for ci, clear in (((-0.0005, 0.0005), True), ((-0.02, 0.0005), False)):
+        def changed(d):
+            d, q = _a_smaller_point_lower_within_noise(d)
+            return _looser_points_paired_with(d, q, ci), q
+        at, q = _open_changed(run_id, changed)
+        d = at.session_state["selection"]["dict"]
+        note, noise = non_monotone_note(d), frontier_noise_note(d)
+        n = q["n_judges"]
+        said = note if clear else noise
+        assert bool(note) == clear and said and \
+            f"{q['deployed_risk']['estimate']:.4f} with a limit of {n} judges" in said, (note, noise)
+        assert sum(c.value == md(said) for c in at.caption) == 1
+        titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+        assert titles[0] == (NON_MONOTONE_TITLES if clear else FRONTIER_TITLES)[True], titles
 
 
 def test_one_candidate_on_the_line_and_a_tiny_difference_are_said_as_they_are(stored):
@@ -911,7 +933,7 @@ def test_the_frontier_chart_is_not_titled_a_cost_of_fewer_judges_when_more_do_wo
         q = next(p for p in fr if p["n_judges"] > 1 and p.get("deployed_risk"))
         low = min(p["deployed_risk"]["estimate"] for p in fr if p.get("deployed_risk")) - 0.01
         q["deployed_risk"] = {**q["deployed_risk"], "estimate": low, "ci": [low - 0.01, low + 0.01]}
-        return d, q
+        return _looser_points_paired_with(d, q, (-0.001, 0.001)), q
     at, _ = _open_changed(run_id, looser_worse)
     d = at.session_state["selection"]["dict"]
     assert non_monotone_note(d)

@@ -8,7 +8,7 @@ import math
 import sys
 
 from ..service.reports import (average_words, count_of, deployed_kind, deployed_members, display_family, family_name,
-                               gain_text, non_monotone_note, signed_change)
+                               frontier_noise_note, gain_text, non_monotone_note, risk_digits, signed_change)
 from ..service.text import clean, one_line, safe  # noqa: F401 (the one sanitiser: see there)
 
 
@@ -229,7 +229,7 @@ def render_result(result, *, top: int = 15) -> str:
         blocks = (f"blocks ({sp['source']}): S={sp['n_S']} M={sp['n_M']} V={sp['n_V']} "
                   f"T={sp['n_T']}  seed={sp['seed']}")
         risk_word = "validation"
-    from ..service.reports import PAIRED_BASIS, answer, baseline_rows, comparison_basis, risk_digits, tie_sentence
+    from ..service.reports import PAIRED_BASIS, answer, baseline_rows, comparison_basis, tie_sentence
     first = answer(d)
     lines = ([f"ANSWER  {first}", ""] if first else []) + [
         f"panel {d['panel']['name']}: {d['panel']['rows']} rows, {d['panel']['labelled']} labelled, "
@@ -302,8 +302,9 @@ def render_result(result, *, top: int = 15) -> str:
     cands = sorted(d["candidates"], key=lambda c: (c["val_risk"], c["K"]))[:top]
     stab = d["protocol"] == "crossfit"
     from ..service.reports import parameters_text     # two candidates differing only in shrinkage are two rows
-    rows = [[c["family"], parameters_text(c.get("params")), c["path"], c["K"], c["val_mse"], c["val_nll"],
-             c["test_mse"], c["H_K"], c["unseen_val"], c["V_cell"], c["V_proxy"]]
+    # the MSEs at the run's risk decimals, as the SELECTED and member lines above print them
+    rows = [[c["family"], parameters_text(c.get("params")), c["path"], c["K"], fmt(c["val_mse"], rk), c["val_nll"],
+             fmt(c["test_mse"], rk), c["H_K"], c["unseen_val"], c["V_cell"], c["V_proxy"]]
             + ([c.get("judge_set_stability")] if stab else []) for c in cands]
     lines.append(f"top {len(rows)} candidates by {risk_word} {result.selector.objective}"
                  + (" (stability: mean Jaccard overlap of the fold judge sets with the deployed one)" if stab else "")
@@ -329,8 +330,9 @@ def render_regime(d: dict) -> list[str]:
     to 0 without a sign: walk 7 read "-0.0000" here beside the page's "0.0000"), its SE, the
     table pressure and the advice."""
     rg = d["regime"]
-    return ["", f"REGIME  {rg.get('quadrant') or 'n/a'}: interaction gain {gain_text(rg.get('interaction_gain'))}"
-            + (f" (SE {fmt(rg.get('interaction_gain_se'))})" if rg.get("interaction_gain_se") is not None else "")
+    k = risk_digits(d)
+    return ["", f"REGIME  {rg.get('quadrant') or 'n/a'}: interaction gain {gain_text(rg.get('interaction_gain'), k)}"
+            + (f" (SE {rg['interaction_gain_se']:.{k}f})" if rg.get("interaction_gain_se") is not None else "")
             + f", table pressure {fmt(rg.get('table_pressure'))}", f"  {rg.get('advice', '')}", ""]
 
 
@@ -365,9 +367,9 @@ def render_frontier(d: dict, *, top: int = 30) -> list[str]:
     lines.append(render_table(shown, ["max judges", "used", "combined as", "risk", "diff vs all (95%)",
                                       "on new items (95%)", ""]))
     for budget in (False, True):
-        note = non_monotone_note(d, budget=budget)
-        if note:
-            lines.append(f"  note: {note}")
+        for note in (non_monotone_note(d, budget=budget), frontier_noise_note(d, budget=budget)):
+            if note:
+                lines.append(f"  note: {note}")
     return lines
 
 

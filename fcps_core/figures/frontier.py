@@ -57,14 +57,18 @@ def _deployment(p: dict) -> tuple:
 
 def is_monotone(points: list[dict], by: str = "judges") -> bool:
     """Whether no looser limit (more judges, a larger budget) of ``points`` deploys a predictor
-    scored higher than a tighter limit's, on one measure for every point: the estimates on new
-    items where every point has one, else the held-out risks (as the frontier's note compares
-    them, ``reports.explain.non_monotone_note``, which also rounds them as printed)."""
+    that does clearly worse than a tighter limit's, as the frontier's note judges it
+    (``reports.explain.non_monotone_note``, which also rounds as printed): on the estimates on
+    new items where every point has one, a point whose ``fewer_judges_estimate`` (its estimate
+    less the lowest tighter point's, paired in the same bootstrap draws) is above 0 with its
+    95 % interval; else on the held-out risks."""
     deployed = all(p.get("deployed_risk") for p in points)
-    value = (lambda q: q["deployed_risk"]["estimate"]) if deployed else (lambda q: q.get("risk"))
+    if deployed:
+        return not any((p.get("fewer_judges_estimate") or {}).get("estimate", 0) > 0
+                       and ((p.get("fewer_judges_estimate") or {}).get("ci") or [0])[0] > 0 for p in points)
     level = (lambda q: q["n_judges"]) if by == "judges" else (lambda q: q.get("cost") or 0)
-    scored = [p for p in points if value(p) is not None]
-    return not any(level(q) < level(p) and _deployment(q) != _deployment(p) and value(q) < value(p)
+    scored = [p for p in points if p.get("risk") is not None]
+    return not any(level(q) < level(p) and _deployment(q) != _deployment(p) and q["risk"] < p["risk"]
                    for p in scored for q in scored)
 
 

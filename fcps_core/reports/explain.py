@@ -363,45 +363,132 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
 
 def non_monotone_note(d: dict, budget: bool = False, *, most: int = 3) -> str:
     """'' unless a looser limit of the frontier (more judges allowed, or a larger budget)
-    deploys a predictor whose estimate, as the answer prints it (:func:`point_estimate`), is
-    higher than a tighter limit's (the held-out risks where some point has no estimate); then
-    the plain note saying so, naming up to ``most`` such
-    points (each against the lowest tighter point). Each limit deploys what the run's rule picks
-    within it, so a larger limit need not do better; two limits deploying the same predictor
-    are not compared (their estimates differ only by the replay of each limit)."""
+    deploys a predictor that does clearly worse than a tighter limit's; then the plain note
+    saying so, naming up to ``most`` such points, each against the lowest tighter point.
+    Clearly: on the estimates on new items (where every point has one), the point's
+    ``fewer_judges_estimate`` (its estimate less the lowest tighter point's, both choices
+    replayed in the same bootstrap draws) is above 0 as printed and its paired 95 %
+    interval above 0; a rise within that interval is no claim (walk 10: a limit of 10 judges
+    "higher" than 9 by 0.000001 of a +-0.00002 interval), :func:`frontier_noise_note` says
+    it. Without estimates, on the held-out risks as printed, which the limits' choices read.
+    Each limit deploys what the run's rule picks within it, so a larger limit need not do
+    better; two limits deploying the same predictor are not compared."""
     kind = "budget" if budget else "max_judges"
     points = [p for p in d.get("frontier") or [] if p.get("constraint") == kind]
-    # one measure for every point (as further_clause): the estimates where every point has one
     deployed = all(p.get("deployed_risk") for p in points)
-    value = (lambda q: point_estimate(q)["estimate"]) if deployed else (lambda q: q.get("risk"))
-    points = [p for p in points if value(p) is not None]
     level = (lambda q: q.get("cost") or 0) if budget else (lambda q: q["n_judges"])
     digits = max([4, *(answer_digits(p) for p in points)])
-
-    def est(q):
-        return round(value(q), digits)
     found = []
-    for p in points:
-        tighter = [q for q in points if level(q) < level(p) and _deployment_key(q) != _deployment_key(p)
-                   and est(q) < est(p)]
-        if tighter:
-            found.append((p, min(tighter, key=lambda q: (est(q), level(q)))))
+    if deployed:
+        for p in points:
+            change = _clear_rise(p, points, digits, budget)
+            if change is not None:
+                found.append((p, *change))
+    else:
+        points = [p for p in points if p.get("risk") is not None]
+        for p in points:
+            tighter = [q for q in points if level(q) < level(p) and _deployment_key(q) != _deployment_key(p)
+                       and round(q["risk"], digits) < round(p["risk"], digits)]
+            if tighter:
+                found.append((p, min(tighter, key=lambda q: (round(q["risk"], digits), level(q))), None))
     if not found:
         return ""
     obj = _objective(d).upper()
+    value = (lambda q: point_estimate(q)["estimate"]) if deployed else (lambda q: q["risk"])
 
-    def at(q):
-        return f"a budget of {q['cost']:g}" if budget else f"a limit of {judges_count(q['n_judges'])}"
-
-    def said(p, q):
-        return (f"{at(p)} deploys {'estimated' if deployed else 'held-out'} {obj} {_f(value(p), digits)}, higher "
-                f"than {_f(value(q), digits)} with {at(q)}")
+    def said(p, q, change):
+        paired = "" if change is None else \
+            (f" ({_signed_end(change['estimate'], digits)}, paired 95% interval {_signed_end(change['ci'][0], digits)} "
+             f"to {_signed_end(change['ci'][1], digits)})")
+        return (f"{_limit_at(p, budget)} deploys {'estimated' if deployed else 'held-out'} {obj} "
+                f"{_f(value(p), digits)}, higher than {_f(value(q), digits)} with {_limit_at(q, budget)}{paired}")
     more = f"; {len(found) - most} more such point{'s' if len(found) - most != 1 else ''}" if len(found) > most else ""
     head = ("A larger budget does not always do better here (each budget deploys by the run's rule within it, "
             "not the best of the smaller budgets' choices): ") if budget else \
         ("More judges allowed do not always do better here (each limit deploys by the run's rule within it, not "
          "the best of the smaller limits' choices): ")
-    return head + "; ".join(said(p, q) for p, q in found[:most]) + more + "."
+    return head + "; ".join(said(*f) for f in found[:most]) + more + "."
+
+
+def _limit_at(q: dict, budget: bool) -> str:
+    return f"a budget of {q['cost']:g}" if budget else f"a limit of {judges_count(q['n_judges'])}"
+
+
+def _tighter_pair(p: dict, points: list[dict], budget: bool) -> tuple[dict, dict] | None:
+    """(the tighter point, the change) of frontier point ``p``'s ``fewer_judges_estimate``
+    (p's estimate less the lowest tighter point's deploying other models, paired in the
+    same bootstrap draws), None where p has none or it names no point of ``points``."""
+    change = p.get("fewer_judges_estimate")
+    if not change or change.get("ci") is None:
+        return None
+    at = (lambda q: q.get("cost")) if budget else (lambda q: q.get("n_judges"))
+    q = next((q for q in points if at(q) == (change.get("cost") if budget else change.get("n_judges"))), None)
+    return None if q is None or _deployment_key(q) == _deployment_key(p) else (q, change)
+
+
+def _clear_rise(p: dict, points: list[dict], digits: int, budget: bool) -> tuple[dict, dict] | None:
+    """(tighter point, change) where p's estimate, printed at ``digits``, is above the tighter
+    point's and the change's paired interval is above 0 (its low end prints with the digits
+    that keep its side, :func:`.wording.interval_end`); else None."""
+    pair = _tighter_pair(p, points, budget)
+    if pair is None:
+        return None
+    q, change = pair
+    shown = round(point_estimate(p)["estimate"], digits) > round(point_estimate(q)["estimate"], digits)
+    return pair if shown and change["ci"][0] > 0 else None
+
+
+def frontier_noise_note(d: dict, budget: bool = False) -> str:
+    """'' unless the frontier's estimates on new items could be read as saying more than they
+    do; then one plain sentence for each of (walk 10, a panel whose MSE is near 0.0002):
+
+    * a looser limit's estimate printed higher than a tighter limit's within the paired
+      interval of the difference (not clearly: :func:`non_monotone_note` says the clear
+      ones), the widest such rise named;
+    * neighbouring rows deploying the same models with estimates that print differently
+      (limits 10-19 at 0.000198, 20 at 0.000195): each estimate replays choosing under
+      its own limit, and those choices differ in some bootstrap draws."""
+    kind = "budget" if budget else "max_judges"
+    points = [p for p in d.get("frontier") or [] if p.get("constraint") == kind]
+    if not points or not all(p.get("deployed_risk") for p in points):
+        return ""
+    digits = max([4, *(answer_digits(p) for p in points)])
+    obj = _objective(d).upper()
+    rows = frontier_rows(d, kind)
+
+    def span(row):
+        text = limit_span(row["levels"], kind)
+        if len(row["levels"]) == 1:
+            return _limit_at(row["points"][0], budget)
+        return f"budgets of {text}" if budget else f"limits of {text} judges"
+    out = []
+    rises = []
+    for row in rows:
+        p = row["points"][0]
+        pair = _tighter_pair(p, points, budget)
+        if pair is None or _clear_rise(p, points, digits, budget) is not None:
+            continue
+        q, change = pair
+        if round(point_estimate(p)["estimate"], digits) > round(point_estimate(q)["estimate"], digits):
+            rises.append((change["estimate"], row, q, change))
+    if rises:
+        _, row, q, change = max(rises, key=lambda r: r[0])
+        p = row["points"][0]
+        many = f" (the largest of {len(rises)} such rises)" if len(rises) > 1 else ""
+        out.append(f"{'A larger budget' if budget else 'A looser limit'} is estimated a little higher than a tighter "
+                   f"one here, not clearly: {span(row)} {_f(point_estimate(p)['estimate'], digits)} against "
+                   f"{_f(point_estimate(q)['estimate'], digits)} with {_limit_at(q, budget)}{many}, a change of "
+                   f"{_signed_end(change['estimate'], digits)} whose paired 95% interval "
+                   f"{_signed_end(change['ci'][0], digits)} to {_signed_end(change['ci'][1], digits)} holds 0.")
+    same = [(a, b) for a, b in zip(rows, rows[1:]) if a["key"][0] == b["key"][0]]
+    if same:
+        a, b = same[0]
+        est = (lambda row: _f(point_estimate(row["points"][0])["estimate"], digits))
+        first = span(a)
+        out.append(f"{first[0].upper() + first[1:]} and {span(b)} deploy the same models, estimated {obj} {est(a)} "
+                   f"and {est(b)}: each estimate replays choosing under its own limit, and those choices differ in "
+                   "some bootstrap draws.")
+    return " ".join(out)
 
 
 def _side(v: float, digits: int) -> int:
@@ -580,16 +667,18 @@ def _with_scale(d: dict, text: str) -> str:
 
 
 def _one_judge_clause(single: dict, one_judge_words: str, digits: int, cost: float | None = None) -> str:
-    """'one judge alone (X as F, how to deploy it): estimated r (interval)': the frontier's
+    """'one judge alone: estimated r (interval) for X as F, how to deploy it': the frontier's
     one-judge point, its model named (the baselines' best single judge is another model of
     it, isotonic) and its number called an estimate (not the judge's held-out risk the
     baselines and the Judges page print). With judge costs, its ``cost`` per item, as the
-    deployment's is said (walk 5: under a budget of 3 the one judge quoted cost 15)."""
+    deployment's is said (walk 5: under a budget of 3 the one judge quoted cost 15). The
+    model comes after the number, so an average's families in parentheses are not nested
+    in another pair (walk 10)."""
     name = ", ".join(single.get("judges") or [])
     kind = "estimated" if single.get("deployed_risk") else "held-out"
-    spent = f", at a cost of {cost:g} per item" if cost is not None else ""
-    return (f"one judge alone ({name} as {combined_as(single)}{spent}, {one_judge_words}): "
-            f"{kind} {_interval_text(point_estimate(single), digits)}")
+    spent = f" at a cost of {cost:g} per item" if cost is not None else ""
+    return (f"one judge alone: {kind} {_interval_text(point_estimate(single), digits)} for {name} as "
+            f"{combined_as(single)}{spent}, {one_judge_words}")
 
 
 def _judge_limit(d: dict) -> int | None:
@@ -1079,9 +1168,10 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
         details.append("Regime undetermined: the interaction gain's 95% interval contains its threshold.")
     elif rg.get("quadrant"):
         lo, hi = rg.get("interaction_gain_ci") or (None, None)
+        k = risk_digits(d)
         details.append(f"Regime: {rg['quadrant'].replace('_', ' ')} ({rg.get('description', '')}; interaction gain "
-                       f"{gain_text(rg['interaction_gain'])}"
-                       + (f", 95% interval {gain_text(lo)} to {gain_text(hi)}" if lo is not None else "") + ").")
+                       f"{gain_text(rg['interaction_gain'], k)}"
+                       + (f", 95% interval {gain_text(lo, k)} to {gain_text(hi, k)}" if lo is not None else "") + ").")
     return {"headline": headline, "details": details}
 
 

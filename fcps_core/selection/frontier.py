@@ -927,7 +927,14 @@ def _estimate_change(points: list[dict]) -> None:
     difference of the two estimates), widened to d where d lies outside them: when both
     points deploy the same model in more than 97.5 % of the draws both percentiles are 0,
     while d, a mean over the draws, is not. None for the loosest point, and where either
-    point has no replayed draws (no bootstrap, or a nested estimate)."""
+    point has no replayed draws (no bootstrap, or a nested estimate).
+
+    And each point's ``fewer_judges_estimate``, the other way round: d = this estimate - the
+    lowest estimate with a tighter limit that deploys other models (two limits deploying the
+    same models differ only by each limit's replay), with the same paired interval; what
+    the frontier's note reads before it says a looser limit does clearly worse (an interval
+    above 0), not a rise of the printed estimates within their noise (walk 10). None for the
+    tightest point and wherever no such tighter point or no replayed draws exist."""
     def delta(p: dict) -> float:
         # the learning-curve correction less the own-set shift (FCPSSelector(own_set_level=True))
         dr = p["deployed_risk"] or {}
@@ -946,6 +953,25 @@ def _estimate_change(points: list[dict]) -> None:
         low, high = central_interval(per_draw)
         p["more_judges_estimate"] = {"n_judges": q["n_judges"], "cost": q["cost"], "estimate": d,
                                      "ci": [min(low, d), max(high, d)]}
+    for i, p in enumerate(points):
+        # the other way round: from the lowest estimate with a tighter limit that deploys other models
+        tighter = [q for q in points[:i] if q["deployed_risk"] is not None and _same_models(q) != _same_models(p)]
+        p["fewer_judges_estimate"] = None
+        if not tighter or p["deployed_risk"] is None or p["_draws"] is None:
+            continue
+        q = min(tighter, key=lambda x: (x["deployed_risk"]["estimate"], x["n_judges"], x["cost"] or 0))
+        if q["_draws"] is None or len(q["_draws"]) != len(p["_draws"]):
+            continue
+        d = float(p["deployed_risk"]["estimate"] - q["deployed_risk"]["estimate"])
+        low, high = central_interval(p["_draws"] - q["_draws"] - (delta(p) - delta(q)))
+        p["fewer_judges_estimate"] = {"n_judges": q["n_judges"], "cost": q["cost"], "estimate": d,
+                                      "ci": [min(low, d), max(high, d)]}
+
+
+def _same_models(p: dict) -> tuple:
+    """What point ``p`` deploys, as the candidate indices of its distinct members: two limits
+    deploying the same models compare equal (their estimates differ only by each limit's replay)."""
+    return tuple(sorted(int(m["index"]) for m in p.get("members") or []))
 
 
 def _more_judges(heldout, points: list[dict]) -> None:

@@ -4,8 +4,10 @@ pressure, baselines."""
 from __future__ import annotations
 
 from ..explain import (answer_digits, display_family, effective_judges_note, frontier_rows,
-                       limit_deploys_words, limit_span, non_monotone_note, risk_digits, signed_change)
+                       frontier_noise_note, limit_deploys_words, limit_span, non_monotone_note, risk_digits,
+                       signed_change)
 from ..names import FAMILY_NAMES, PATH_NAMES, count_of, family_name, judges_count
+from ...wording import gain_text
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
 
 #: candidates listed in the Candidates table (best held-out risk first)
@@ -94,6 +96,9 @@ def frontier_section(res: dict, figs: Figures) -> str:
                      highlight=lambda r: r["selected"]))
     if note:
         out.append(para(note))
+    noise = frontier_noise_note(res, budget=budget)
+    if noise:
+        out.append(para(noise, "muted"))
     out.append(figs("frontier.frontier_figure", res.get("frontier"), by="cost" if budget else "judges",
                     objective=str((res.get("menu") or {}).get("objective") or "mse").upper(), names=FAMILY_NAMES,
                     monotone=not note))
@@ -191,10 +196,12 @@ def regime_section(res: dict, figs: Figures) -> str:
     out = [para(f"{rg['quadrant'].replace('_', ' ')}: {rg.get('description') or ''}", "verdict")]
     if rg.get("advice"):
         out.append(para(rg["advice"]))
+    k = risk_digits(res)      # a gain of risks at the run's risk decimals (4 printed 0.0000 at MSE 0.0002)
     pairs = [("quadrant", "regime quadrant", rg["quadrant"].replace("_", " ")),
-             ("interaction_gain", "interaction gain", fmt(rg.get("interaction_gain")))]
+             ("interaction_gain", "interaction gain", gain_text(rg.get("interaction_gain"), k))]
     if rg.get("interaction_gain_ci"):
-        pairs.append(("interaction_gain_ci", "interaction gain 95% interval", interval(rg["interaction_gain_ci"])))
+        pairs.append(("interaction_gain_ci", "interaction gain 95% interval",
+                      " to ".join(gain_text(v, k) for v in rg["interaction_gain_ci"][:2])))
     pairs += [("table_pressure", "table pressure", fmt(rg.get("table_pressure"))),
               ("gain_threshold", "gain threshold", fmt(rg.get("gain_threshold"))),
               ("pressure_threshold", "pressure threshold", fmt(rg.get("pressure_threshold")))]
