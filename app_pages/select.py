@@ -14,7 +14,7 @@ from fcps_app.common import panel_picker
 from fcps_app.costs import judge_costs_editor
 from fcps_app.glossary import glossary_expander
 from fcps_app.selection_form import (block_controls, deploy_point, keep_in_address, menu_form, open_stored_run,
-                                    run_menu)
+                                    run_menu, shown_limits)
 from fcps_app.selection_view import show_answer, show_selection
 
 st.title("Select a panel and aggregator")
@@ -38,7 +38,8 @@ if shown_state and shown_state["label"] == label and shown_state.get("run_id") i
 st.caption(f"{panel.n_rows:,} rows, {panel.n_labelled:,} labelled, {len(panel.judges)} judges, schema {panel.schema}")
 split, counts, seed = block_controls(panel)
 costs = judge_costs_editor(label, panel)
-menu = menu_form(panel)
+# the form starts from the shown selection's limits (after deploying a frontier point: that point's)
+menu = menu_form(panel, shown_limits(shown_state if shown_state and shown_state["label"] == label else None))
 if menu is not None:
     run_menu(label, panel, split, counts, seed, costs, menu)
 

@@ -79,8 +79,17 @@ def choice_words(choice: str) -> str:
     return CHOICE_WORDS.get(choice, choice)
 
 
-def menu_form(panel) -> dict | None:
-    """The menu of candidates and the protocol; the settings once "Run selection" is pressed."""
+def shown_limits(state: dict | None) -> tuple[int, float]:
+    """(most judges, budget per item) the shown selection was chosen under (0 for none): the
+    form starts from them, so after "Deploy at most 3 judges" it does not say "0 = no limit"
+    beside a 3-judge result (walk 10)."""
+    constraint = (((state or {}).get("dict") or {}).get("choice_info") or {}).get("constraint") or {}
+    return int(constraint.get("max_judges") or 0), float(constraint.get("budget") or 0.0)
+
+
+def menu_form(panel, limits: tuple[int, float] = (0, 0.0)) -> dict | None:
+    """The menu of candidates and the protocol; the settings once "Run selection" is pressed.
+    ``limits``: the form's starting most judges and budget (:func:`shown_limits`)."""
     with st.form("menu_form"):
         p1, p2, p3, p4 = st.columns(4)
         protocol = p1.selectbox("protocol", PROTOCOLS, index=PROTOCOLS.index(DEFAULT_PROTOCOL),
@@ -106,10 +115,11 @@ def menu_form(panel) -> dict | None:
                              "winner is clearly better (needs the argmin choice rule)")
         refit = c3.selectbox("deployment", ["frozen", "refit"], help="refit re-fits the chosen candidate on S+M+V")
         l1, l2 = st.columns(2)
-        max_judges = l1.number_input("most judges deployed (0 = no limit)", 0, len(panel.judges), 0,
+        max_judges = l1.number_input("most judges deployed (0 = no limit)", 0, len(panel.judges),
+                                     min(int(limits[0]), len(panel.judges)),
                                      help="The choice rule runs on the candidates calling at most this many judges "
                                           "(select --max-judges K); the frontier shows every limit.")
-        budget = l2.number_input("budget per item (0 = no limit)", 0.0, None, 0.0,
+        budget = l2.number_input("budget per item (0 = no limit)", 0.0, None, float(limits[1]),
                                  help="Deploy judges whose costs sum to at most this per item (select --budget C); "
                                       "needs judge costs (above).")
         run = st.form_submit_button("Run selection", type="primary")

@@ -939,3 +939,22 @@ def test_the_frontier_chart_is_not_titled_a_cost_of_fewer_judges_when_more_do_wo
     assert non_monotone_note(d)
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert titles[0] == NON_MONOTONE_TITLES[True] and FRONTIER_TITLES[True] not in titles, titles
+
+
+def test_the_form_starts_from_the_shown_selections_limits(stored):
+    """Walk 10: after "Deploy at most 3 judges" the page showed the 3-judge result above a form
+    reading "most judges deployed (0 = no limit): 0", as if the result had no limit. The form
+    now starts from the limits the shown selection was chosen under (none: 0)."""
+    import copy
+    run_id, at = stored
+
+    def value(page, label):
+        return next(n.value for n in page.number_input if n.label.startswith(label))
+    assert value(at, "most judges deployed") == 0 and value(at, "budget per item") == 0.0
+
+    def limited(d):
+        d = copy.deepcopy(d)
+        d["choice_info"] = {**(d.get("choice_info") or {}), "constraint": {"max_judges": 2, "budget": 3.5}}
+        return d, None
+    changed, _ = _open_changed(run_id, limited)
+    assert value(changed, "most judges deployed") == 2 and value(changed, "budget per item") == 3.5
