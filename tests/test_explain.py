@@ -176,16 +176,23 @@ def _frontier_result(result):
     d["panel"] = {"judges": ["A", "B", "C"]}
     d["frontier"] = [point(1, 0.100, 0.110, 0.090, 0.130), point(2, 0.090, 0.096, 0.080, 0.110),
                      point(3, 0.088, 0.098, 0.080, 0.120, chosen=True)]
-    # the paired change of each estimate from the lowest tighter one (k=3 clearly above k=2's)
+    # the paired change of each estimate from the lowest tighter one (k=3's: set by the tests that read it)
     d["frontier"][0]["fewer_judges_estimate"] = None
     d["frontier"][1]["fewer_judges_estimate"] = {"n_judges": 1, "cost": None, "estimate": -0.014, "ci": [-0.02, -0.008]}
-    d["frontier"][2]["fewer_judges_estimate"] = {"n_judges": 2, "cost": None, "estimate": 0.002, "ci": [0.001, 0.003]}
+    d["frontier"][2]["fewer_judges_estimate"] = None
     d["selected"]["judges"] = ["A", "B", "C"]
     d["deployed_risk"] = {"estimate": 0.0718, "bbc_estimate": 0.0723, "ci": [0.0516, 0.0937], "method": "bbc",
                           "objective": "mse", "optimistic": 0.0697}
     d["baselines"][0].update(risk=0.0967, diff_vs_selected=0.0238, ci=[0.0051, 0.0417])
     d["baselines"][1].update(risk=0.0690, diff_vs_selected=-0.0031, ci=[-0.0060, -0.0002],
                              label="ridge over all judges", name="ridge_iso_all")
+    return d
+
+
+def _with_clear_rise(d):
+    """:func:`_frontier_result` with k=3's estimate clearly above k=2's: the change's paired
+    interval above 0."""
+    d["frontier"][2]["fewer_judges_estimate"] = {"n_judges": 2, "cost": None, "estimate": 0.002, "ci": [0.001, 0.003]}
     return d
 
 
@@ -617,6 +624,7 @@ def test_fewer_judges_are_called_better_only_when_the_paired_change_says_so(resu
     interval and calls the smaller point better only when the interval lies below 0."""
     from fcps_core.reports.explain import answer
     d = _frontier_result(result)
+    d["frontier"][2]["fewer_judges_estimate"] = None    # as stored before the frontier carried it
     # k=2 (estimate 0.0960) is printed below the deployed k=3 (0.0980); its paired change to k=3
     d["frontier"][1]["more_judges_estimate"] = {"n_judges": 3, "cost": None, "estimate": 0.002,
                                                 "ci": [-0.003, 0.007]}
@@ -630,9 +638,9 @@ def test_fewer_judges_are_called_better_only_when_the_paired_change_says_so(resu
     assert ("fewer judges do better here: estimated 0.0960 (95% interval 0.0800 to 0.1100) with 2 judges (A and B) "
             "(paired 95% interval of the change -0.0040 to -0.0010)") in text
     assert "no clear change" not in text
-    # paired with another point than the deployed one: no interval to quote, the numbers as before
+    # paired with another point than the deployed one: no interval to quote, so not called better
     d["frontier"][1]["more_judges_estimate"]["n_judges"] = 4
-    assert "fewer judges do better here: estimated 0.0960 (95% interval 0.0800 to 0.1100) with 2 judges (A and " \
+    assert "fewer judges score lower here: estimated 0.0960 (95% interval 0.0800 to 0.1100) with 2 judges (A and " \
            "B);" in answer(d)
 
 
@@ -712,8 +720,9 @@ def test_a_tighter_limit_deploying_the_same_predictor_is_not_called_better(resul
     assert "at a cost of 1.6 per item: estimated MSE 0.0364" in text
     assert "smaller budget" not in text
     # another predictor at the smaller budget (another member) is still named when printed lower
+    # (with no paired interval of the change, as lower, not better: walk 10)
     d["frontier"][1]["members"][0]["index"] = 13
-    assert "a smaller budget does better here: estimated 0.0362 (95% interval 0.0333 to 0.0391) at a cost of " \
+    assert "a smaller budget scores lower here: estimated 0.0362 (95% interval 0.0333 to 0.0391) at a cost of " \
            "1.6 per item" in answer(d)
 
 
@@ -825,7 +834,7 @@ def test_a_looser_limit_estimated_higher_is_said_plainly_not_called_an_improveme
     from fcps_core.reports.explain import non_monotone_note
     from fcps_core.reports.run_report.blocks import Figures
     from fcps_core.reports.run_report.selection import frontier_section
-    d = _frontier_result(result)
+    d = _with_clear_rise(_frontier_result(result))
     note = non_monotone_note(d)
     assert note == ("More judges allowed do not always do better here (each limit deploys by the run's rule within "
                     "it, not the best of the smaller limits' choices): a limit of 3 judges deploys estimated MSE "
@@ -842,7 +851,7 @@ def test_a_looser_limit_estimated_higher_is_said_plainly_not_called_an_improveme
     assert "a budget of 4 deploys estimated MSE 0.0980, higher than 0.0960 with a budget of 2.5" in \
         non_monotone_note(d, budget=True)
     # estimates falling with every looser limit: nothing to say
-    d = _frontier_result(result)
+    d = _with_clear_rise(_frontier_result(result))
     d["frontier"][2]["deployed_risk"]["estimate"] = 0.0950
     d["frontier"][2]["fewer_judges_estimate"].update(estimate=-0.001, ci=[-0.002, 0.0])
     assert non_monotone_note(d) == "" and not any("note:" in line for line in render_frontier(d))
@@ -871,7 +880,7 @@ def test_a_rise_of_the_estimates_within_its_paired_interval_is_no_claim(result):
     from fcps_core.reports.explain import frontier_noise_note, non_monotone_note
     from fcps_core.reports.run_report.blocks import Figures
     from fcps_core.reports.run_report.selection import frontier_section
-    d = _frontier_result(result)
+    d = _with_clear_rise(_frontier_result(result))
     d["frontier"][2]["fewer_judges_estimate"].update(ci=[-0.0010, 0.0050])     # +0.0020, interval holds 0
     assert non_monotone_note(d) == ""
     noise = frontier_noise_note(d)
@@ -958,3 +967,25 @@ def test_a_small_mse_keeps_its_digits_in_the_baselines_table_and_the_verdict(res
     assert "0.000264" in page and "0.000022" in page and "0.000242" in page
     # a panel at the usual scale keeps 4 decimals
     assert risk_digits(_frontier_result(result)) == 4
+
+
+def test_fewer_judges_are_called_better_only_on_the_paired_interval_of_that_change(result):
+    """Walk 10 (HANNA, shipped): the answer said 46 judges "do better here" than the deployed 92
+    (0.0195 against 0.0198) with no interval: the frontier paired the 46-judge point with its own
+    lowest looser point (55 judges), not with 92. The deployed point's own change from its lowest
+    tighter point (``fewer_judges_estimate``) is that interval; here it holds 0, and the answer says
+    so; clearly lower, it says "do better" with it; with no paired interval at all, only "lower"."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)              # k=3 deployed at 0.0980, k=2 at 0.0960
+    d["frontier"][2]["fewer_judges_estimate"] = {"n_judges": 2, "cost": None, "estimate": 0.002,
+                                                 "ci": [-0.001, 0.005]}
+    text = answer(d)
+    assert "fewer judges score a little lower here, not clearly: estimated 0.0960 (95% interval 0.0800 to 0.1100) " \
+           "with 2 judges (A and B) (paired 95% interval of the change -0.0050 to +0.0010, which holds 0: no clear " \
+           "change)" in text, text
+    d["frontier"][2]["fewer_judges_estimate"]["ci"] = [0.001, 0.003]
+    assert "fewer judges do better here: estimated 0.0960 (95% interval 0.0800 to 0.1100) with 2 judges (A and B) " \
+           "(paired 95% interval of the change -0.0030 to -0.0010)" in answer(d)
+    d["frontier"][2]["fewer_judges_estimate"] = None
+    text = answer(d)
+    assert "fewer judges score lower here: estimated 0.0960" in text and "better" not in text.split("one judge")[0]

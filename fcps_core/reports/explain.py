@@ -348,11 +348,21 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
     smaller = "a smaller budget" if budget else "fewer judges"
     reached = f"{kind} {_interval_text(point_estimate(q), digits)} {where}"
     better = f"; {smaller} {'does' if budget else 'do'} better here: {reached}"
-    change = _paired_change_to(q, p) if q.get("deployed_risk") and p.get("deployed_risk") else None
-    if change is None:
-        return better
-    # the frontier's paired interval of the change from p to q (q's estimate - p's)
-    lo, hi = -change["ci"][1], -change["ci"][0]
+    both = q.get("deployed_risk") and p.get("deployed_risk")
+    # the frontier's paired interval of the change from p to q (q's estimate - p's): p's own
+    # change from its lowest tighter point where that is q (walk 10: HANNA's answer said 46
+    # judges "do better" than 92 on a paired interval of -0.0009 to +0.0002, read nowhere),
+    # else q's change to its lowest looser point where that is p
+    own = _tighter_pair(p, _beside(d, p, looser=False), budget) if both else None
+    if own is not None and own[0] is q:
+        lo, hi = -own[1]["ci"][1], -own[1]["ci"][0]
+    else:
+        change = _paired_change_to(q, p) if both else None
+        if change is None:
+            # no paired interval for this change (a result stored before the frontier carried
+            # one): lower as printed, not called better
+            return f"; {smaller} {'scores' if budget else 'score'} lower here: {reached}"
+        lo, hi = -change["ci"][1], -change["ci"][0]
     within = f"paired 95% interval of the change {_signed_end(lo, digits)} to {_signed_end(hi, digits)}"
     if hi < 0:
         return f"{better} ({within})"
@@ -1091,7 +1101,8 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
                             f"{_interval_text(shown, k)}")
             else:           # too small for the risks' decimals (printed so on every page): its own precision
                 compared = (f"{_f(tied['risk'], rd)} against {_f(ref, rd)} (paired difference "
-                            f"{_f(dv['estimate'], k)}, 95% interval {_f(dv['ci'][0], k)} to {_f(dv['ci'][1], k)})")
+                            f"{_f(dv['estimate'], k)}, 95% interval {interval_end(dv['ci'][0], k)} to "
+                            f"{interval_end(dv['ci'][1], k)})")
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
                             f"{judges_count(len(tied['judges']))} ({display_family(tied)}): held-out {obj} "
