@@ -45,16 +45,12 @@ def captured_selection(panel, blocks):
     """The default selection of ``blocks`` and its bootstrap draws (the frontier's input,
     captured where :func:`~fcps_core.selection.frontier.compute_frontier` receives it)."""
     from fcps_core import select
-    from fcps_core.selection import frontier, honesty
-    captured = {"members": []}
-    compute, bbc, pick = frontier.compute_frontier, honesty._bbc, honesty.pick_members
-    inside = []
+    from fcps_core.selection import honesty
 
-    def capture(result, heldout, *args, **kwargs):
-        captured["bootstrap"] = result.bootstrap
-        captured["grouped"] = heldout.grouped(result.selector.objective)
-        captured["heldout"] = heldout
-        return compute(result, heldout, *args, **kwargs)
+    from bench.capture import frontier_inputs
+    members: list = []
+    bbc, pick = honesty._bbc, honesty.pick_members
+    inside = []
 
     def bbc_recording(*args, **kwargs):
         inside.append(True)
@@ -64,17 +60,19 @@ def captured_selection(panel, blocks):
             inside.pop()
 
     def pick_recording(*args, **kwargs):
-        members = pick(*args, **kwargs)
+        chosen = pick(*args, **kwargs)
         if inside:
-            captured["members"].append(list(members))
-        return members
-    frontier.compute_frontier, honesty._bbc, honesty.pick_members = capture, bbc_recording, pick_recording
+            members.append(list(chosen))
+        return chosen
+    honesty._bbc, honesty.pick_members = bbc_recording, pick_recording
     try:
-        result = select(panel, blocks, seed=0)
+        with frontier_inputs() as captured:
+            result = select(panel, blocks, seed=0)
     finally:
-        frontier.compute_frontier, honesty._bbc, honesty.pick_members = compute, bbc, pick
-    bootstrap = dict(captured["bootstrap"], members=captured["members"], grouped=captured["grouped"],
-                     heldout=captured["heldout"])
+        honesty._bbc, honesty.pick_members = bbc, pick
+    heldout = captured["heldout"]
+    bootstrap = dict(captured["result"].bootstrap, members=members,
+                     grouped=heldout.grouped(result.selector.objective), heldout=heldout)
     return result, bootstrap
 
 

@@ -17,21 +17,14 @@ import time
 def main() -> None:
     from fcps_core import make_blocks, read_panel, select
     from fcps_core.selection import frontier
+
+    from bench.capture import frontier_inputs
     panel = read_panel(sys.argv[1])
     protocol = sys.argv[2] if len(sys.argv) > 2 else "split"
     calls = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-    captured = {}
-    compute = frontier.compute_frontier
-
-    def capture(result, heldout, *args, **kwargs):
-        captured["inputs"] = (result, heldout)
-        return compute(result, heldout, *args, **kwargs)
-    frontier.compute_frontier = capture
-    try:
+    with frontier_inputs() as captured:
         select(panel, make_blocks(panel, seed=0), protocol=protocol)
-    finally:
-        frontier.compute_frontier = compute
-    result, heldout = captured["inputs"]
+    result, heldout = captured["result"], captured["heldout"]
     if result.bootstrap is None:
         sys.exit("this selection has no bootstrap draws to replay")
     choices = frontier.FrontierChoices(result, heldout)

@@ -203,12 +203,6 @@ def _interval_text(v: dict | None, digits: int = 3) -> str:
     return f"{_f(v['estimate'], digits)} (95% interval {interval_end(lo, digits)} to {interval_end(hi, digits)})"
 
 
-def _signed_end(v, digits: int) -> str:
-    """An interval end of a change, with its sign (+0.0005, -0.0016)."""
-    text = interval_end(v, digits)
-    return text if text.startswith("-") or text == "-" else "+" + text
-
-
 def end_digits(values, digits: int = 4) -> int:
     """The decimals a column of interval ends needs so that none that is not 0 prints as 0
     (its side of 0 unreadable, "+0.0000" beside "worse"): ``digits``, or more (:func:`.wording.interval_end`)."""
@@ -285,7 +279,7 @@ def further_clause(d: dict, p: dict, J: int, digits: int = 3) -> str:
     # with the change's own interval, the reached estimate needs none; without it, its own
     reached = f"{_f(est(q)['estimate'], digits)} {where}" if paired else f"{_interval_text(est(q), digits)} {where}"
     within = "" if not paired else \
-        f" (paired 95% interval of the change {_signed_end(paired['ci'][0], digits)} to {_signed_end(paired['ci'][1], digits)})"
+        f" (paired 95% interval of the change {signed_change(paired['ci'][0], digits)} to {signed_change(paired['ci'][1], digits)})"
     base = "" if deployed or not p.get("deployed_risk") else f" (held-out {obj} here: {_f(p.get('risk'), digits)})"
     do = "does" if budget else "do"
     if change < 0:
@@ -363,7 +357,7 @@ def fewer_clause(d: dict, p: dict, digits: int = 3) -> str:
             # one): lower as printed, not called better
             return f"; {smaller} {'scores' if budget else 'score'} lower here: {reached}"
         lo, hi = -change["ci"][1], -change["ci"][0]
-    within = f"paired 95% interval of the change {_signed_end(lo, digits)} to {_signed_end(hi, digits)}"
+    within = f"paired 95% interval of the change {signed_change(lo, digits)} to {signed_change(hi, digits)}"
     if hi < 0:
         return f"{better} ({within})"
     # lower as printed, but the paired interval of the change holds 0: not called better
@@ -408,8 +402,8 @@ def non_monotone_note(d: dict, budget: bool = False, *, most: int = 3) -> str:
 
     def said(p, q, change):
         paired = "" if change is None else \
-            (f" ({_signed_end(change['estimate'], digits)}, paired 95% interval {_signed_end(change['ci'][0], digits)} "
-             f"to {_signed_end(change['ci'][1], digits)})")
+            (f" ({signed_change(change['estimate'], digits)}, paired 95% interval {signed_change(change['ci'][0], digits)} "
+             f"to {signed_change(change['ci'][1], digits)})")
         return (f"{_limit_at(p, budget)} deploys {'estimated' if deployed else 'held-out'} {obj} "
                 f"{_f(value(p), digits)}, higher than {_f(value(q), digits)} with {_limit_at(q, budget)}{paired}")
     more = f"; {len(found) - most} more such point{'s' if len(found) - most != 1 else ''}" if len(found) > most else ""
@@ -488,8 +482,8 @@ def frontier_noise_note(d: dict, budget: bool = False) -> str:
         out.append(f"{'A larger budget' if budget else 'A looser limit'} is estimated a little higher than a tighter "
                    f"one here, not clearly: {span(row)} {_f(point_estimate(p)['estimate'], digits)} against "
                    f"{_f(point_estimate(q)['estimate'], digits)} with {_limit_at(q, budget)}{many}, a change of "
-                   f"{_signed_end(change['estimate'], digits)} whose paired 95% interval "
-                   f"{_signed_end(change['ci'][0], digits)} to {_signed_end(change['ci'][1], digits)} holds 0.")
+                   f"{signed_change(change['estimate'], digits)} whose paired 95% interval "
+                   f"{signed_change(change['ci'][0], digits)} to {signed_change(change['ci'][1], digits)} holds 0.")
     same = [(a, b) for a, b in zip(rows, rows[1:]) if a["key"][0] == b["key"][0]]
     if same:
         a, b = same[0]
