@@ -16,7 +16,7 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, aver
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
-from fcps_core.service.reports import end_digits, frontier_noise_note, frontier_rows, limit_span
+from fcps_core.service.reports import end_digits, frontier_noise_note, frontier_point, frontier_rows, limit_span
 from fcps_core.reports.glossary import help_text
 from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
@@ -214,7 +214,14 @@ def show_metrics(d: dict) -> None:
                   "on new items corrects it." if average else
                   "The deployed model's own held-out risk: optimistic, because it was picked as the lowest of the "
                   "candidates it was chosen from; the estimate on new items corrects it."))
-    m[1].caption(f"± {Z95 * se:.4f} (95%)" if se else "average of tied models: no single SE")
+    if average:
+        # the average's own loss column has a clustered SE: the frontier's deployed point draws its interval
+        # (walk 11: "no single SE" here beside that interval on the chart)
+        point = frontier_point(d) or {}
+        ci, same = point.get("ci"), own is not None and point.get("risk") is not None and \
+            abs(point["risk"] - own) <= 1e-9 * max(abs(own), 1e-12)
+        se = (ci[1] - ci[0]) / (2 * Z95) if ci and same else None
+    m[1].caption(f"± {Z95 * se:.{k}f} (95%)" if se else "no interval for this run")
     metric(m[2], "test_mse", "-" if sel.get("test_mse") is None else f"{sel['test_mse']:.4f}",
            label="test MSE (T audit)", extra="One audit on T, reported without an interval; it never informed the choice.")
     metric(m[3], "menu_size", f"{d['menu_size']:,}", label="menu size |C|")

@@ -263,3 +263,26 @@ def test_report_prints_the_answers_decimals_in_its_cards_and_frontier(small_mse)
     d["frontier"][2]["fewer_judges_estimate"] = {"n_judges": 2, "cost": None, "estimate": 0.00002,
                                                  "ci": [0.00001, 0.00003]}
     assert "What each limit deploys (the frontier)" in frontier_section(d, Figures(False))
+
+
+def test_the_frontier_hover_names_its_measures_and_prints_the_verdicts_difference(small_mse):
+    """Walk 11: the star on a previewed point sits at its estimate on new items, yet its hover
+    read "vs all judges: +0.0152 (95% +0.0098 to +0.0206)" (a held-out difference, unnamed) beside
+    the answer's paired change of the estimates; a hover read +0.0052 where the verdict printed
+    0.0343 - 0.0292 = 0.0051; and the choice over all judges read "vs all judges: 0.0000 (95%
+    0.0000 to 0.0000)". The hover now names the held-out difference, prints it as the difference
+    of the printed risks, adds the point's estimate on new items, and calls the all-judges point so."""
+    from fcps_core.figures.frontier import frontier_figure
+    d = copy.deepcopy(small_mse)
+    d["frontier"][1].update(risk=0.034349, diff_vs_best={"estimate": 0.00518, "ci": [-0.0010, 0.0113]},
+                            deployed_risk={"estimate": 0.0360, "ci": [0.0203, 0.0562]})
+    d["frontier"][2].update(risk=0.029169)          # 0.0343 - 0.0292 = 0.0051 as printed (exactly 0.00518)
+    for p in d["frontier"]:
+        p["ci"] = [p["risk"] - 0.01, p["risk"] + 0.01]
+        p["deployed_risk"]["ci"] = [p["deployed_risk"]["estimate"] - 0.01, p["deployed_risk"]["estimate"] + 0.01]
+    fig = frontier_figure(d["frontier"], by="judges")
+    two, three = fig.data[0].hovertext[1], fig.data[0].hovertext[2]
+    assert "held-out vs all judges: +0.0051 (95% -0.0010 to +0.0113)" in two, two
+    assert "estimated on new items: 0.0360 (95% 0.0260 to 0.0460)" in two, two
+    assert "the choice over all judges itself" in three and "0.0000 (95% 0.0000" not in three, three
+    assert "held-out risk %{y:.4f}" in fig.data[0].hovertemplate

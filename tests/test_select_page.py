@@ -958,3 +958,19 @@ def test_the_form_starts_from_the_shown_selections_limits(stored):
         return d, None
     changed, _ = _open_changed(run_id, limited)
     assert value(changed, "most judges deployed") == 2 and value(changed, "budget per item") == 3.5
+
+
+def test_the_held_out_metric_of_an_average_has_the_interval_the_chart_draws(stored):
+    """Walk 11: the Evidence metric read "held-out MSE (deployed average) 0.0292 - average of tied
+    models: no single SE" while the frontier chart drew that 0.0292 with a 95% interval (the
+    average's own loss column has a clustered SE). The metric now gives the chart's interval."""
+    from fcps_core.reports.explain import frontier_point, risk_digits
+    _, at = stored
+    d = at.session_state["selection"]["dict"]
+    point = frontier_point(d)
+    assert len(point.get("members") or []) > 1, "the stored default run deploys an average"
+    k = risk_digits(d)
+    half = (point["ci"][1] - point["ci"][0]) / 2
+    captions = [c.value for c in at.caption]
+    assert f"± {half:.{k}f} (95%)" in captions, captions[:20]
+    assert not any("no single SE" in c for c in captions)

@@ -33,9 +33,22 @@ def _hover(p: dict, words: KeyWords, digits: int = 4) -> str:
     how = plot_text(deployed_family_name(words.family(p.get("family")), len(p.get("members") or [])))
     dv = p.get("diff_vs_best") or {}
     lo, hi = (dv.get("ci") or [None, None])[:2]
-    diff = "" if dv.get("estimate") is None else \
-        f"<br>vs all judges: {signed_change(dv['estimate'], digits)} (95% {signed_change(lo, digits)} to {signed_change(hi, digits)})"
-    return f"{judges_count(len(judges))}, {how}<br>{shown}{diff}"
+    diff = ""
+    if dv.get("estimate") is not None and dv["estimate"] == 0 and lo == 0 and hi == 0:
+        diff = "<br>the choice over all judges itself"         # not "0.0000 (95% 0.0000 to 0.0000)" (walk 11)
+    elif dv.get("estimate") is not None:
+        # the held-out difference, as the verdict prints it: that of the two risks as printed, unless
+        # it is too small for their decimals (walk 11: +0.0052 here, 0.0343 - 0.0292 = 0.0051 there)
+        d = dv["estimate"]
+        if round(d, digits) != 0 and p.get("risk") is not None:
+            d = round(p["risk"], digits) - round(p["risk"] - dv["estimate"], digits)
+        diff = f"<br>held-out vs all judges: {signed_change(d, digits)} (95% {signed_change(lo, digits)} to " \
+               f"{signed_change(hi, digits)})"
+    dr = p.get("deployed_risk") or {}
+    est = "" if dr.get("estimate") is None else \
+        (f"<br>estimated on new items: {dr['estimate']:.{digits}f}"
+         + (f" (95% {dr['ci'][0]:.{digits}f} to {dr['ci'][1]:.{digits}f})" if dr.get("ci") else ""))
+    return f"{judges_count(len(judges))}, {how}<br>{shown}{diff}{est}"
 
 
 #: the frontier chart's titles (budget, panel size): what each limit deploys by the run's limit
@@ -103,7 +116,7 @@ def frontier_figure(frontier: list[dict], *, by: str | None = None, objective: s
                              line=dict(color=family_color(TIE_AVERAGE)),
                              error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo,
                                           color=rgba(family_color(TIE_AVERAGE), 0.5)),
-                             hovertext=hover, hovertemplate="%{hovertext}<br>risk %{y:." + str(digits) + "f}<extra></extra>"))
+                             hovertext=hover, hovertemplate="%{hovertext}<br>held-out risk %{y:." + str(digits) + "f}<extra></extra>"))
     est = [(xi, p["deployed_risk"]) for xi, p in zip(x, points) if p.get("deployed_risk")]
     if est:
         fig.add_trace(go.Scatter(

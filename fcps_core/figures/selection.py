@@ -116,6 +116,15 @@ def _baseline_line(fig: go.Figure, baselines: list[dict] | None, ks: list[int], 
             hovertemplate=f"best single judge, isotonic ({who})<br>held-out risk {single['risk']:.{digits}f}<extra></extra>"))
 
 
+def _repeat_note(candidate: dict, most: int) -> str:
+    """The hover's note on a candidate screened after the first repeat: its risk is that
+    repeat's alone, so it need not equal the same model's risk elsewhere (walk 11: "mean vote +
+    isotonic" over all 25 judges at 0.2470 here, 0.2520 in the baselines table, both repeats)."""
+    n = candidate.get("repeats")
+    return (f"<br>(held-out in {n} of {most} repeats: screened after the first as far behind)"
+            if n and n < most else "")
+
+
 def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = None, objective: str = "val_risk",
                            risk_label: str | None = None, baselines: list[dict] | None = None,
                            names: dict | None = None, path_names: dict | None = None,
@@ -129,6 +138,7 @@ def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = No
     words = KeyWords(names, path_names)
     risk_label = risk_label or risk_title(objective)
     best = _best_by_family_and_k(candidates, objective)
+    most = max((c.get("repeats") or 0 for c in candidates), default=0)
     fig = go.Figure()
     for family in family_order(best):
         by_k = best[family]
@@ -140,9 +150,10 @@ def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = No
             line=dict(color=family_color(family), width=2,
                                                        dash="solid" if kind == "scalar" else "dash"),
             marker=dict(size=6, color=family_color(family)),
-            customdata=[[plot_text(words.path(r["path"])), Z95 * (r.get("val_se") or 0.0)] for r in rows],
+            customdata=[[plot_text(words.path(r["path"])), Z95 * (r.get("val_se") or 0.0), _repeat_note(r, most)]
+                        for r in rows],
             hovertemplate="K=%{x}<br>" + risk_label + f" %{{y:.{digits}f}} ± %{{customdata[1]:.{digits}f}} (95%)"
-                          "<br>best over paths: %{customdata[0]} path<extra>"
+                          "%{customdata[2]}<br>best over paths: %{customdata[0]} path<extra>"
                           + f"{plot_text(words.family(family))} ({kind})</extra>"))
     ks = sorted({c["K"] for c in candidates})
     _baseline_line(fig, baselines, ks, digits)
@@ -204,6 +215,7 @@ def all_candidates_over_k(candidates: list[dict], *, selected: dict | None = Non
     path-rule key -> the name the legend and hover show (default the key); ``digits``: the
     decimals risks print at (the page's answer's)."""
     words = KeyWords(names, path_names)
+    most = max((c.get("repeats") or 0 for c in candidates), default=0)
     risk_label = risk_label or risk_title(objective)
     paths = list(dict.fromkeys(c["path"] for c in candidates))
     dash = {p: _PATH_DASHES[i % len(_PATH_DASHES)] for i, p in enumerate(paths)}
@@ -234,7 +246,7 @@ def all_candidates_over_k(candidates: list[dict], *, selected: dict | None = Non
                 name=plot_text(words.family(family)),
                 text=[plot_text(f"{words.family(r['family'])} K={r['K']} ({words.path(r['path'])} path)")
                       + (" " + ", ".join(f"{k}={v}" for k, v in r["params"].items()) if r.get("params") else "")
-                      for r in rows],
+                      + _repeat_note(r, most) for r in rows],
                 hovertemplate="%{text}<br>" + risk_label + f" %{{y:.{digits}f}}<extra></extra>"))
     for path in paths:   # a key for the line styles, in grey
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=plot_text(f"{words.path(path)} path"),

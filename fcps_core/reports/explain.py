@@ -1009,6 +1009,41 @@ def _single_judge_clause(d: dict, b: dict) -> str:
     return f"not clearly different from {who}difference {_f(diff, k)}, {interval})"
 
 
+def one_judge_note(d: dict) -> str:
+    """'' unless the frontier's one-judge point deploys the baselines' best single judge and
+    their held-out risks print differently because the point's judge was not first in every
+    fold; then why the one judge has two risks (walk 11, a 400-item pairwise panel: the answer's
+    "one judge alone ... strongA" at held-out 0.1354 beside the baselines' "best single judge:
+    strongA" at 0.1272). The point's held-out risk is that of its rule (take the path's first
+    judge, chosen on each fold's training rows), the baseline's that of the judge fixed in
+    every fold (chosen once on all the labels); the point deploys the judge its rule picks on
+    all of them. The folds where another judge came first are counted from the members'
+    judge-set stability (the share of folds whose first judge is the deployed one)."""
+    single = frontier_point(d, 1)
+    base = next((b for b in d.get("baselines") or [] if b.get("name") == "best_single_judge"), None)
+    if single is None or base is None or list(single.get("judges") or []) != [base.get("judge")] \
+            or single.get("risk") is None or base.get("risk") is None:
+        return ""
+    k = risk_digits(d)
+    if round(single["risk"], k) == round(base["risk"], k):
+        return ""
+    cands = d.get("candidates") or []
+    stab = [cands[m["index"]].get("judge_set_stability") for m in single.get("members") or []
+            if isinstance(m.get("index"), int) and 0 <= m["index"] < len(cands)]
+    stab = [s for s in stab if s is not None]
+    if not stab or min(stab) >= 1:
+        return ""           # the same judge in every fold: the two risks differ by their models, not this
+    sp = d.get("split") or {}
+    n_folds = int(sp.get("folds") or 0) * int(sp.get("repeats") or 0)
+    other = round((1 - sum(stab) / len(stab)) * n_folds) if n_folds else 0
+    where = f"in {other} of its {n_folds} folds" if other >= 1 else "in some of its folds"
+    obj = _objective(d).upper()
+    return (f"One judge, two held-out risks: the 1-judge point's held-out {obj} {_f(single['risk'], k)} is that of "
+            f"choosing the first judge on each fold's training labels (another judge came first {where}), the best "
+            f"single judge's {_f(base['risk'], k)} that of {base.get('judge')} in every fold, chosen once on all "
+            f"the labels; the point deploys {base.get('judge')}, the judge its rule picks on all of them.")
+
+
 def _others_clause(d: dict, others: list[dict]) -> str:
     """'better than A and B; not clearly different from C; worse than D (by ...)' over the
     other fixed recipes."""
@@ -1168,6 +1203,9 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
     ties = tie_sentence(d)
     if ties:
         details.append(ties)
+    two_risks = one_judge_note(d)
+    if two_risks:
+        details.append(two_risks)
     rg = d.get("regime") or {}
     if rg.get("quadrant") == "undetermined":
         details.append("Regime undetermined: the interaction gain's 95% interval contains its threshold.")
