@@ -102,6 +102,12 @@ def _width(col: pd.Series) -> int | None:
     return min(520, 8 * longest + 28) if longest > 10 else None
 
 
+def _text(col: pd.Series) -> bool:
+    """A column of text: object dtype, or pandas 3's string dtype (with pandas 3 the widths of
+    :func:`_width` went unset, and a judges list read "J1, J2, J2…", walk 11)."""
+    return col.dtype == object or isinstance(col.dtype, pd.StringDtype)
+
+
 def _config(frame: pd.DataFrame, specs: dict, helps: dict | None, given: dict | None) -> dict:
     config = {}
     for c in frame.columns:
@@ -109,7 +115,7 @@ def _config(frame: pd.DataFrame, specs: dict, helps: dict | None, given: dict | 
         mine = (st.column_config.NumberColumn(help=text, format=specs[c])
                 if c in specs and _numeric(frame[c]) else
                 st.column_config.TextColumn(help=text, alignment="right") if c in specs else
-                st.column_config.Column(help=text, width=_width(frame[c])) if frame[c].dtype == object else
+                st.column_config.Column(help=text, width=_width(frame[c])) if _text(frame[c]) else
                 st.column_config.Column(help=text))
         theirs = (given or {}).get(c)
         if theirs:

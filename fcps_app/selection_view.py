@@ -87,7 +87,7 @@ def _row_label(row: dict, objective: str = "MSE", kind: str = "max_judges") -> s
     risk = f"estimated {objective} {est:.{dp}f}" if est is not None else f"held-out {objective} {p['risk']:.{dp}f}"
     used = f"{len(p['judges'])} {judge} used" if kind == "budget" else f"{len(p['judges'])} used"
     head = f"{k}: {used}" if kind == "budget" else f"{k} {judge}: {used}"
-    return f"{head}, {how}, {risk}" + ("  (deployed)" if p.get("chosen") else "")
+    return f"{head}, {how}, {risk}" + (" (deployed)" if p.get("chosen") else "")
 
 
 def show_answer(state: dict) -> dict | None:
@@ -347,9 +347,14 @@ def show_judges(d: dict) -> None:
             " after the judge every candidate calls (no choice without it)" if len(needed) == 1 else
             f" after the {len(needed)} judges every candidate calls (no choice without them)" if needed else ""),
         "share": "largest weight share first", "path": "in path order"}[basis]
+    # each column said only where the table has it (walk 11: a run whose models have no weights read
+    # "The signed weight says ..." above a table without that column, empty columns being dropped)
+    said = (["the signed weight says which way a judge pushes the prediction"]
+            if any(signed.get(j) is not None for j in order) else []) + \
+        (["a judge marked *shared* has a near-duplicate deployed beside it, so their weights are split between them"]
+         if any(shared.get(j) for j in order) else [])
     st.markdown(f"**Judges deployed** ({len(order)} of {n}){how}"
-                + ". The signed weight says which way a judge pushes the prediction; a judge marked *shared* has a "
-                  "near-duplicate deployed beside it, so their weights are split between them.")
+                + (". " + "; ".join(said)[0].upper() + "; ".join(said)[1:] + "." if said else "."))
     rows = [{"judge": j, "weight": signed.get(j),
              "weight share": contrib.get(j, {}).get("weight_share"),
              "shared": ", ".join(shared.get(j, [])) or "-",

@@ -135,18 +135,21 @@ def test_one_tie_set_counted_in_distinct_models(result):
     assert (t["n_models"], t["n_members"], t["n_tied"], t["unlisted"], t["same"]) == (3, 2, 1, 0, [])
     assert tie_sentence(result) == ("3 distinct models are statistically tied (within one paired standard error of "
                                     "the best): the deployment averages 2 of them; the other 1 is tied with the best "
-                                    "single model too, but not averaged (e.g. joint table K=2).")
+                                    "single model too, but not averaged (joint table K=2).")
     # the average holds as many distinct models as its cap (recorded in the tie): its picks
-    # filled it, the cap is what left the other out, and the sentence says so
+    # filled it, the cap is what left the other out, and the sentence says so; the one example
+    # left out is all of them, so no "e.g." (walk 11)
     result["tie"].update(max_members=2)
     assert tie_sentence(result).endswith("but not averaged, as an average takes at most 2 models, lowest held-out "
-                                         "risk first (e.g. joint table K=2).")
+                                         "risk first (joint table K=2).")
     # two of its 3 picks were one refitted model (2 distinct members, cap 3): not said, it would read false
     result["tie"].update(max_members=3)
-    assert tie_sentence(result).endswith("but not averaged (e.g. joint table K=2).")
+    assert tie_sentence(result).endswith("but not averaged (joint table K=2).")
     result["tie"].update(max_members=2)
-    result["choice_info"] = {"constraint": {"max_judges": 3, "budget": None}}      # a limit may have left it out
-    assert tie_sentence(result).endswith("but not averaged (e.g. joint table K=2).")
+    # under a limit the cap holds too, for models whose judges stay within it (walk 11)
+    result["choice_info"] = {"constraint": {"max_judges": 3, "budget": None}}
+    assert tie_sentence(result).endswith("but not averaged, as an average takes at most 2 models whose judges stay "
+                                         "within the limit, lowest held-out risk first (joint table K=2).")
     result.pop("choice_info")
     result["tie"] = {"n_tied": 0, "n_models": 2, "n_members": 2, "alternatives": []}
     assert tie_sentence(result) == ("2 distinct models are statistically tied (within one paired standard error of "
@@ -605,13 +608,14 @@ def test_tied_models_left_out_under_a_limit_name_their_judges_and_why(result):
                 "alternatives": [alt(20, "logistic", ["A", "<b>C</b>"]), alt(21, "residual", ["A", "<b>C</b>"])]}
     assert tie_sentence(d) == (
         "4 distinct models are statistically tied (within one paired standard error of the best): the deployment "
-        "averages 2 of them; the other 2 are tied with the best single model too, but not averaged (e.g. logistic "
-        "K=2 and scalar + table residual K=2, all on A and <b>C</b>): each of these calls a judge the deployment "
+        "averages 2 of them; the other 2 are tied with the best single model too, but not averaged (logistic K=2 "
+        "and scalar + table residual K=2, all on A and <b>C</b>): each of these calls a judge the deployment "
         "does not, and with it the average would call more than the limit of 2 judges.")
     # examples on other judge sets: only the one named like a deployed model names its judges; no
     # reason is given where the limit does not say it (a model on the deployed judges is left out too)
     d["tie"]["alternatives"] = [alt(20, "logistic", ["A", "<b>C</b>"]), alt(21, "residual", ["B", "<b>C</b>"]),
                                 alt(22, "mean_iso", ["A", "B"])]
+    d["tie"]["n_tied"] = 5      # three of five listed: examples
     assert tie_sentence(d).endswith("but not averaged (e.g. logistic K=2 on A and <b>C</b>, scalar + table "
                                     "residual K=2 and mean vote + isotonic K=2).")
 

@@ -56,3 +56,21 @@ def test_every_page_gives_every_column_and_metric_its_words(runs):
     assert shown["select"][0] >= 2 and shown["select"][1] >= 3
     assert shown["audit"][1] >= 5
     assert sum(t + m for t, m in shown.values()) >= 30
+
+
+def test_a_long_text_column_is_given_the_width_of_its_longest_value():
+    """Walk 11: with pandas 3 a text column is of the string dtype, not object, so the tables'
+    widths went unset and a tied model's judges list read "J1, J2, J2..." with the rest cut off.
+    Text columns of either dtype get the width of their longest value; numbers and short text
+    keep the grid's own."""
+    import pandas as pd
+
+    from fcps_app.glossary import _config, display_frame
+    judges = ", ".join(f"judge{i:02d}" for i in range(12))
+    for dtype in (object, "string"):
+        frame = pd.DataFrame({"judges": pd.Series([judges, "J1"], dtype=dtype), "risk": [0.1, 0.2],
+                              "family": pd.Series(["table", "logistic"], dtype=dtype)})
+        shown, specs = display_frame(frame, formats={}, digits=4, drop_empty=True)
+        config = _config(shown, specs, None, None)
+        assert config["judges"]["width"] == min(520, 8 * len(judges) + 28), (dtype, config["judges"])
+        assert config["family"].get("width") is None and config["risk"].get("width") is None

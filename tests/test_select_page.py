@@ -785,7 +785,7 @@ def test_a_small_mse_prints_as_the_answer_prints_it_in_the_metric_and_the_fronti
     held = next(v for label, v in shown.items() if label.startswith("held-out MSE"))
     assert held == f"{d['selected']['val_mse']:.{k}f}" and re.search(r"[1-9]", held)
     box = next(s for s in at.selectbox if s.label.startswith("Another panel size"))
-    assert box.value.endswith(f"estimated MSE {printed}  (deployed)")
+    assert box.value.endswith(f"estimated MSE {printed} (deployed)")
 
 
 def test_under_a_budget_the_answer_says_what_the_deployed_judges_cost(stored):
@@ -974,3 +974,26 @@ def test_the_held_out_metric_of_an_average_has_the_interval_the_chart_draws(stor
     captions = [c.value for c in at.caption]
     assert f"± {half:.{k}f} (95%)" in captions, captions[:20]
     assert not any("no single SE" in c for c in captions)
+
+
+def test_the_judges_caption_names_only_the_columns_the_table_has(stored):
+    """Walk 11: a run whose deployed models have no weights read "The signed weight says which way
+    a judge pushes the prediction" above a judges table without a weight column (an empty column
+    is dropped). The caption now names the signed weight only where some judge has one."""
+    import copy
+    run_id, at = stored
+
+    def heading(page):
+        return next(m.value for m in page.markdown if m.value.startswith("**Judges deployed**"))
+    assert "signed weight says" in heading(at)
+
+    def weightless(d):
+        d = copy.deepcopy(d)
+        contribution = d["judges_report"]["contribution"]
+        for r in contribution.get("judges") or []:
+            r["weight"] = None
+        for m in contribution.get("models") or []:
+            m["weights"] = None
+        return d, None
+    changed, _ = _open_changed(run_id, weightless)
+    assert "signed weight" not in heading(changed), heading(changed)

@@ -478,12 +478,17 @@ def frontier_noise_note(d: dict, budget: bool = False) -> str:
     if rises:
         _, row, q, change = max(rises, key=lambda r: r[0])
         p = row["points"][0]
-        many = f" (the largest of {len(rises)} such rises)" if len(rises) > 1 else ""
+        # counted as the rows are, each against its lowest tighter limit (walk 11 counted the
+        # rises between neighbours, 2, against "the largest of 3 such rises")
+        unit = "budgets" if budget else "rows of limits"
+        many = f" (the largest such change, of {len(rises)} {unit} estimated above the lowest tighter one)" \
+            if len(rises) > 1 else ""
         out.append(f"{'A larger budget' if budget else 'A looser limit'} is estimated a little higher than a tighter "
                    f"one here, not clearly: {span(row)} {_f(point_estimate(p)['estimate'], digits)} against "
-                   f"{_f(point_estimate(q)['estimate'], digits)} with {_limit_at(q, budget)}{many}, a change of "
+                   f"{_f(point_estimate(q)['estimate'], digits)} with {_limit_at(q, budget)}, a change of "
                    f"{signed_change(change['estimate'], digits)} whose paired 95% interval "
-                   f"{signed_change(change['ci'][0], digits)} to {signed_change(change['ci'][1], digits)} holds 0.")
+                   f"{signed_change(change['ci'][0], digits)} to {signed_change(change['ci'][1], digits)} holds 0"
+                   f"{many}.")
     same = [(a, b) for a, b in zip(rows, rows[1:]) if a["key"][0] == b["key"][0]]
     if same:
         a, b = same[0]
@@ -831,16 +836,22 @@ def tie_sentence(d: dict) -> str:
                   f"the other {t['n_tied']} would serve about as well")
         tie = d.get("tie") or {}
         cap = tie.get("max_members")
-        if (cap == t["n_members"] and _judge_limit(d) is None and _budget_limit(d) is None
-                and not (d.get("choice_info") or {}).get("constraint")):
-            # no limit, and the average holds as many distinct models as its cap (``max_members``:
-            # models join lowest held-out risk first; its picks, at least as many, filled it): the
-            # cap left the others out
-            others += f", as an average takes at most {cap} models, lowest held-out risk first"
-        # a few names as examples: "and N more" would count the listed closest only, not the others
-        where = f", {'all ' if len(names[:3]) > 1 else ''}on {_names(list(next(iter(sets))))}" if one_set else ""
-        rest = f"; {others}" + (f" (e.g. {_names(names[:3], 3)}{where})" if names else "")
         why = _past_the_limit(d, t["listed"][:3], deployed_set) if t["n_members"] > 1 and names else ""
+        if cap == t["n_members"] and not why:
+            # the average holds as many distinct models as its cap (``max_members``: models join
+            # lowest held-out risk first; its picks, at least as many, filled it): the cap left the
+            # others out, with a limit those whose judges would take the average past it as well
+            # (walk 11: 10 of 12 averaged under a limit of 4 judges, and no reason said)
+            limited = _judge_limit(d) is not None or _budget_limit(d) is not None or \
+                bool((d.get("choice_info") or {}).get("constraint"))
+            within = (" whose judges stay within the " + ("budget" if _budget_limit(d) is not None and
+                                                          _judge_limit(d) is None else "limit")) if limited else ""
+            others += f", as an average takes at most {cap} models{within}, lowest held-out risk first"
+        # a few names as examples ("e.g." only when they are not all of them): "and N more" would
+        # count the listed closest only, not the others
+        where = f", {'all ' if len(names[:3]) > 1 else ''}on {_names(list(next(iter(sets))))}" if one_set else ""
+        every = len(names) <= 3 and len(t["listed"]) >= t["n_tied"]
+        rest = f"; {others}" + (f" ({'' if every else 'e.g. '}{_names(names[:3], 3)}{where})" if names else "")
         rest += f": {why}" if why else ""
     return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
 
