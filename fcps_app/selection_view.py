@@ -12,7 +12,7 @@ import streamlit as st
 
 from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, average_words, baseline_rows, risk_digits, comparison, comparison_basis,
                                        judge_order, deployed_kind, deployed_members, display_family,
-                                       drop_words, gain_text, limit_deploys_words, non_monotone_note, pressure_text, shared_with, shown_difference, signed_weights, tie_sentence,
+                                       drop_meaning, drop_words, gain_text, limit_deploys_words, non_monotone_note, pressure_text, same_drop_choice, shared_with, shown_difference, signed_weights, tie_sentence,
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
@@ -361,12 +361,14 @@ def show_judges(d: dict) -> None:
              "accuracy": per.get(j, {}).get("accuracy"), "kappa": per.get(j, {}).get("kappa"),
              "auc": per.get(j, {}).get("auc")} for j in order]
     if has_drop:
+        same_drop = same_drop_choice(d)
         for row in rows:
             c = contrib.get(row["judge"], {})
             change = c.get("drop_risk_change")
             row["drop-one change"] = change
             # without a change, why not (e.g. every candidate calls the judge), as the Judges page says it
-            row["meaning"] = c.get("drop_verdict") or drop_words(change) or c.get("drop_note") or "-"
+            row["meaning"] = drop_meaning(c.get("drop_verdict") or drop_words(change) or c.get("drop_note") or "-",
+                                          same_drop.get(row["judge"], []))
     # 5 decimals (a drop-one change is a small difference of risks), more where the answer prints more
     table(pd.DataFrame(rows), digits=3, helps=JUDGE_HELPS,
           formats={"drop-one change": f"%+.{max(5, risk_digits(d))}f", "weight": "%+.3f"})

@@ -1020,3 +1020,23 @@ def test_one_judge_with_two_held_out_risks_is_explained():
     assert one_judge_note(run(risk=0.12724)) == ""            # the two print alike
     assert one_judge_note(run(judge="other")) == ""           # another judge: nothing to reconcile
     assert "in some of its folds" in one_judge_note(run(stability=0.97))    # less than one fold's share
+
+
+def test_judges_whose_drop_leaves_the_same_choice_are_named_together():
+    """Walk 11 (a 14-judge pairwise panel, 8 deployed): judge11 and strongA both read "+0.04580
+    ... dropping it raises the risk: the judge helps"; without either, the rule deploys the same
+    8-judge model, so the one number is about the menu without both, which nothing said. The
+    meaning now names the other judge whose drop leaves that same choice."""
+    from fcps_core.reports.explain import drop_meaning, same_drop_choice
+    choice = {"family": "one_coin_iso", "members": 1, "K": 8, "risk": 0.0801}
+    d = {"judges_report": {"contribution": {"judges": [
+        {"judge": "judge11", "drop_risk_change": 0.0458, "drop_choice": dict(choice)},
+        {"judge": "strongA", "drop_risk_change": 0.0458, "drop_choice": dict(choice)},
+        {"judge": "judge10", "drop_risk_change": 0.0591, "drop_choice": dict(choice, K=9, risk=0.0934)},
+        {"judge": "judge05", "drop_risk_change": None, "drop_choice": None}]}}}
+    same = same_drop_choice(d)
+    assert same == {"judge11": ["strongA"], "strongA": ["judge11"]}
+    verdict = "dropping it raises the risk: the judge helps"
+    assert drop_meaning(verdict, same["judge11"]) == \
+        "dropping it raises the risk: the judge helps (dropping strongA instead leaves the same choice)"
+    assert drop_meaning(verdict, same.get("judge10", [])) == verdict

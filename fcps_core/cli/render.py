@@ -8,7 +8,8 @@ import math
 import sys
 
 from ..service.reports import (average_words, count_of, deployed_kind, deployed_members, display_family, family_name,
-                               frontier_noise_note, gain_text, non_monotone_note, risk_digits, signed_change)
+                               drop_meaning, frontier_noise_note, gain_text, non_monotone_note, risk_digits,
+                               same_drop_choice, signed_change)
 from ..service.text import clean, one_line, safe  # noqa: F401 (the one sanitiser: see there)
 
 
@@ -429,7 +430,7 @@ def render_judges(d: dict, *, top: int = 15) -> list[str]:
     share = {j["judge"]: j["weight_share"] for j in (r.get("contribution") or {}).get("judges", [])}
     drop = {j["judge"]: j for j in (r.get("contribution") or {}).get("judges", [])}
     from ..service.reports import deployed_judges, shared_with, signed_weights
-    signed, shared = signed_weights(d), shared_with(d)
+    signed, shared, same_drop = signed_weights(d), shared_with(d), same_drop_choice(d)
     if d["selected"].get("judges"):
         order = deployed_judges(d)
         lines.append("  deployed judges by contribution (signed weight: mean over the deployed models by their shares of the average; "
@@ -449,7 +450,8 @@ def render_judges(d: dict, *, top: int = 15) -> list[str]:
         lines.append(render_table([[safe(j), signed.get(j), share.get(j),
                                     ", ".join(safe(x) for x in shared.get(j, [])) or "-",
                                     change(j), ci(j),
-                                    (drop.get(j) or {}).get("drop_verdict") or (drop.get(j) or {}).get("drop_note")]
+                                    drop_meaning((drop.get(j) or {}).get("drop_verdict")
+                                                 or (drop.get(j) or {}).get("drop_note") or "-", same_drop.get(j, []))]
                                    for j in order[:top]],
                                   ["judge", "signed weight", "weight share", "shared with", "drop-one", "95% CI",
                                    "meaning"]))

@@ -146,6 +146,29 @@ def signed_weights(d: dict) -> dict[str, float]:
     return {n: sum(float(w.get(n, 0.0)) for w in weighted) / len(weighted) for n in names}
 
 
+def same_drop_choice(d: dict) -> dict[str, list[str]]:
+    """Deployed judges whose drop-one falls back on the same predictor as another deployed
+    judge's (the judges report's ``drop_choice``: family, members, K and risk alike): judge ->
+    the others. Their drop-one changes are then one number (walk 11: two judges at +0.04580,
+    both drops deploying the same 8-judge model), a fact about the menu without either judge,
+    not about each judge, which the tables' meaning column says (:func:`drop_meaning`)."""
+    rows = ((d.get("judges_report") or {}).get("contribution") or {}).get("judges") or []
+    groups: dict = {}
+    for r in rows:
+        c = r.get("drop_choice")
+        if c and r.get("drop_risk_change") is not None:
+            groups.setdefault((c.get("family"), c.get("members"), c.get("K"), c.get("risk")), []).append(r["judge"])
+    return {j: [o for o in g if o != j] for g in groups.values() if len(g) > 1 for j in g}
+
+
+def drop_meaning(verdict: str, others: list[str]) -> str:
+    """A judge's drop-one verdict, with the judges whose drop falls back on the same predictor
+    (:func:`same_drop_choice`) named after it."""
+    if not others:
+        return verdict
+    return f"{verdict} (dropping {_names(others, 3)} instead leaves the same choice)"
+
+
 def shared_with(d: dict) -> dict[str, list[str]]:
     """Deployed judges that are near-duplicates of another deployed judge (the judges
     report's redundancy pairs): their weights are shared between them, so neither's weight

@@ -3,9 +3,9 @@ pressure, baselines."""
 
 from __future__ import annotations
 
-from ..explain import (answer_digits, display_family, effective_judges_note, frontier_rows,
+from ..explain import (answer_digits, display_family, drop_meaning, effective_judges_note, frontier_rows,
                        frontier_noise_note, limit_deploys_words, limit_span, non_monotone_note, risk_digits,
-                       signed_change)
+                       same_drop_choice, signed_change)
 from ..names import FAMILY_NAMES, PATH_NAMES, count_of, family_name, judges_count
 from ...wording import gain_text
 from .blocks import Column, Figures, cards, esc, facts, fmt, interval, para, pct, table
@@ -133,8 +133,10 @@ def judges_section(res: dict) -> str:
                      highlight=lambda r: r["deployed"]))
     if contribution.get("judges"):
         out.append(f"<h3>What each deployed judge contributes ({esc(display_family(res.get('selected') or {}))})</h3>")
+        same = same_drop_choice(res)
         rows = [{**j, "shared": ", ".join(j.get("shared_with") or []) or "-", "drop_ci": interval(j.get("drop_ci"), 5),
-                 "meaning": j.get("drop_verdict") or j.get("drop_note") or "-"} for j in contribution["judges"]]
+                 "meaning": drop_meaning(j.get("drop_verdict") or j.get("drop_note") or "-", same.get(j["judge"], []))}
+                for j in contribution["judges"]]
         rows.sort(key=lambda j: (j.get("drop_risk_change") is None, -(j.get("drop_risk_change") or 0)))
         out.append(table(rows,
                          [Column("judge"), Column("weight", header="signed weight"),
