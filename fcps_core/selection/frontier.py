@@ -953,9 +953,10 @@ def _estimate_change(points: list[dict]) -> None:
         low, high = central_interval(per_draw)
         p["more_judges_estimate"] = {"n_judges": q["n_judges"], "cost": q["cost"], "estimate": d,
                                      "ci": [min(low, d), max(high, d)]}
+    models = [_same_models(p) for p in points]
     for i, p in enumerate(points):
         # the other way round: from the lowest estimate with a tighter limit that deploys other models
-        tighter = [q for q in points[:i] if q["deployed_risk"] is not None and _same_models(q) != _same_models(p)]
+        tighter = [q for q, m in zip(points[:i], models) if q["deployed_risk"] is not None and m != models[i]]
         p["fewer_judges_estimate"] = None
         if not tighter or p["deployed_risk"] is None or p["_draws"] is None:
             continue
