@@ -95,11 +95,12 @@ def display_frame(df: pd.DataFrame, *, formats: dict | None = None, digits: int 
 
 
 def _width(col: pd.Series) -> int | None:
-    """A text column wide enough (in pixels) for its longest value, up to 520: the grid
+    """A text column wide enough (in pixels) for its longest value, up to 700: the grid
     otherwise sizes it by its first rows and cuts identifiers such as "logistic_pairwise" to
     "logistic_pairwi"."""
     longest = max((len(str(v)) for v in col.head(500)), default=0)
-    return min(520, 8 * longest + 28) if longest > 10 else None
+    # from 7 characters on (walk 12: "strongA_v2" read "strongA_"), up to a drop-one verdict's length
+    return min(700, 8 * longest + 28) if longest > 6 else None
 
 
 def _text(col: pd.Series) -> bool:

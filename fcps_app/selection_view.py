@@ -135,7 +135,11 @@ def show_answer(state: dict) -> dict | None:
                      "filled star: the point the sentence describes (an open star marks the deployed point when "
                      "another is described); "
                    + ("the x axis is the budget, so one predictor can stand for several budgets." if budget else
-                      "the x axis is the limit k, so one predictor can stand for several limits."))
+                      "the x axis is the limit k, so one predictor can stand for several limits.")
+                   # walk 12: the answer's change "holds 0" beside a hover's clearly positive held-out difference
+                   + " A hover's held-out difference compares two predictors on the same rows; the answer's change "
+                     "compares the estimates for choosing under each limit, which carry the choice's own noise, so "
+                     "the first can be clear where the second is not.")
         for said in (note, frontier_noise_note(d, budget=budget)):
             if said:
                 st.caption(md(said))
@@ -294,23 +298,25 @@ def show_ties(d: dict) -> None:
             f"{best:.{k}f}):" if listed else ""))
         if listed:
             params = {c.get("index"): c.get("params") for c in d.get("candidates") or []}
-            table(pd.DataFrame([{"family": family_name(a["family"]), "K": a["K"], "path": path_name(a["path"]),
-                                 "parameters": parameters_text(params.get(a["index"])),
-                                 "held-out risk": a["risk"],
+            # the numbers beside the model's name, its long text after them (walk 12: a wide parameters
+            # column pushed the risks, differences and SEs behind "tied" off the screen)
+            table(pd.DataFrame([{"family": family_name(a["family"]), "K": a["K"], "held-out risk": a["risk"],
                                  "difference": shown_difference(a["risk"], best, k), "paired SE": a["se"],
-                                 "judges": ", ".join(a["judges"])} for a in listed]),
+                                 "judges": ", ".join(a["judges"]), "path": path_name(a["path"]),
+                                 "parameters": parameters_text(params.get(a["index"]))} for a in listed]),
                   helps={"difference": TIE_DIFF_HELP},
                   formats={"held-out risk": f"%.{k}f", "difference": f"%.{k}f", "paired SE": f"%.{k}f"})
     sel = d["selected"]
     members = deployed_members(sel)
     if members:
         st.markdown(f"**Deployed: {average_words(members)}**")
-        table(pd.DataFrame([{"family": family_name(mm["family"]), "K": mm["K"], "path": path_name(mm["path"]),
-                             "parameters": parameters_text(mm["params"]),
+        table(pd.DataFrame([{"family": family_name(mm["family"]), "K": mm["K"],
                              "weight": mm.get("weight", 1.0 / len(members)),
-                             "held-out risk": mm["val_risk"]} for mm in members]),
-              helps={"weight": "This model's weight in the deployed average (the models are averaged with equal "
-                               "weights; a model reached by several paths counts once)."},
+                             "held-out risk": mm["val_risk"], "path": path_name(mm["path"]),
+                             "parameters": parameters_text(mm["params"])} for mm in members]),
+              helps={"weight": "This model's weight in the deployed average: the picks are averaged with equal "
+                               "weights, and a model reached by two paths is one model picked twice, listed "
+                               "once with twice the weight."},
               formats={"held-out risk": f"%.{k}f"})
 
 

@@ -1038,5 +1038,51 @@ def test_judges_whose_drop_leaves_the_same_choice_are_named_together():
     assert same == {"judge11": ["strongA"], "strongA": ["judge11"]}
     verdict = "dropping it raises the risk: the judge helps"
     assert drop_meaning(verdict, same["judge11"]) == \
-        "dropping it raises the risk: the judge helps (dropping strongA instead leaves the same choice)"
+        "dropping it raises the risk: the judge helps (the same choice as without strongA)"
     assert drop_meaning(verdict, same.get("judge10", [])) == verdict
+
+
+def test_a_cap_filled_by_picks_of_one_model_twice_is_said(result):
+    """Walk 12 (binary, 17 judges): "the deployment averages 9 of them; the other 24 are tied ...
+    but not averaged" with no reason, one member at weight 0.2, the others 0.1: the ten picks
+    filled the cap, two of them one model reached by two paths. The sentence now says so."""
+    result["selected"] = {"family": "tie_average", "K": 3, "index": 1, "judges": ["A", "B", "C"],
+                          "members": [dict(_candidate(i, "info_first", {}, ["A", "B", "C"], 0.2049), weight=w)
+                                      for i, w in zip(range(1, 10), [0.2] + [0.1] * 8)]}
+    result["tie"] = {"n_tied": 24, "n_models": 33, "n_members": 9, "max_members": 10, "alternatives": [
+        {"index": 40, "family": "table", "K": 2, "path": "info_first", "judges": ["A", "B"], "risk": 0.2060,
+         "diff": 0.0011, "se": 0.002}]}
+    assert tie_sentence(result).endswith(
+        "but not averaged, as an average takes at most 10 picks, lowest held-out risk first (here 9 models: a model "
+        "reached by two paths is one model picked twice, with twice the weight) (e.g. joint table K=2).")
+    # nine single picks (weights 1/9): the cap was not reached, no reason claimed
+    for m in result["selected"]["members"]:
+        m["weight"] = 1 / 9
+    assert tie_sentence(result).endswith("but not averaged (e.g. joint table K=2).")
+
+
+def test_the_smallest_tied_panel_says_when_a_larger_one_is_not_tied(result):
+    """Walk 12 (pairwise, 14 judges): "the smallest panel not clearly different from the choice
+    over all judges has 8 judges" read as if every panel from 8 judges up were tied, while 9
+    judges were clearly worse (+0.0043, 95% +0.0003 to +0.0083). The sentence now names the
+    first larger panel whose paired interval excludes 0."""
+    from fcps_core.reports.explain import verdict_parts
+
+    def point(k, diff, ci, chosen=False):
+        return {"constraint": "max_judges", "n_judges": k, "cost": None, "judges": [f"J{i}" for i in range(k)],
+                "family": "logistic", "members": [{"family": "logistic", "K": k}], "risk": 0.0292 + diff,
+                "ci": [0.0192 + diff, 0.0392 + diff], "diff_vs_best": {"estimate": diff, "ci": ci},
+                "deployed_risk": {"estimate": 0.0326 + diff, "ci": [0.0184 + diff, 0.0499 + diff]}, "chosen": chosen}
+    d = copy.deepcopy(result)
+    d["panel"] = {"judges": [f"J{i}" for i in range(14)]}
+    d["frontier"] = [point(7, 0.0120, [0.0020, 0.0220]), point(8, 0.0051, [-0.0010, 0.0113]),
+                     point(9, 0.0043, [0.0003, 0.0083]), point(10, 0.0010, [-0.0005, 0.0025]),
+                     point(14, 0.0, [0.0, 0.0], chosen=True)]
+    d["selected"]["judges"] = [f"J{i}" for i in range(14)]
+    smallest = next(h for h in verdict_parts(d)["headline"] if h.startswith("The smallest panel"))
+    assert "has 8 judges" in smallest
+    assert "; not every larger panel is tied: 9 judges (a limit of 9) is clearly worse, held-out +0.0043 (95% " \
+           "interval +0.0003 to +0.0083); deploy it with --max-judges 8." in smallest, smallest
+    d["frontier"][2]["diff_vs_best"]["ci"] = [-0.0001, 0.0083]         # every larger panel tied: nothing added
+    assert "not every larger panel" not in next(h for h in verdict_parts(d)["headline"]
+                                                if h.startswith("The smallest panel"))

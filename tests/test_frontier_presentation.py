@@ -286,3 +286,21 @@ def test_the_frontier_hover_names_its_measures_and_prints_the_verdicts_differenc
     assert "estimated on new items: 0.0360 (95% 0.0260 to 0.0460)" in two, two
     assert "the choice over all judges itself" in three and "0.0000 (95% 0.0000" not in three, three
     assert "held-out risk %{y:.4f}" in fig.data[0].hovertemplate
+
+
+def test_risks_over_more_than_a_factor_of_ten_are_drawn_on_a_log_axis(small_mse):
+    """Walk 12 (20 metrics, MSE near 0.0002): one judge alone at 0.0057 on a linear axis put every
+    point that matters, 0.0002 to 0.00025, on the zero line, and the panel-size axis began at 0
+    (no such panel). Risks spanning more than a factor of 10 are drawn on a log axis, with plain
+    tick labels; the panel-size axis starts half a step before 1."""
+    from fcps_core.figures.frontier import frontier_figure, log_scale
+    fig = frontier_figure(small_mse["frontier"], by="judges")
+    assert fig.layout.yaxis.type in (None, "linear", "-") and tuple(fig.layout.xaxis.range) == (0.5, 3.5)
+    wide = copy.deepcopy(small_mse)
+    wide["frontier"][0].update(risk=0.03, ci=[0.028, 0.032],
+                               deployed_risk={"estimate": 0.031, "ci": [0.029, 0.033]})
+    fig = frontier_figure(wide["frontier"], by="judges")
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.tickformat == ".3~g"
+    assert "log scale" in fig.layout.yaxis.title.text
+    # a lower end at or below 0 (a wide interval on a tiny risk): no log axis
+    assert not log_scale([0.0, 0.001], [0.02]) and log_scale([0.001], [0.0101]) and not log_scale([0.001], [0.01])

@@ -69,8 +69,8 @@ def test_a_long_text_column_is_given_the_width_of_its_longest_value():
     judges = ", ".join(f"judge{i:02d}" for i in range(12))
     for dtype in (object, "string"):
         frame = pd.DataFrame({"judges": pd.Series([judges, "J1"], dtype=dtype), "risk": [0.1, 0.2],
-                              "family": pd.Series(["table", "logistic"], dtype=dtype)})
+                              "family": pd.Series(["table", "ridge"], dtype=dtype)})
         shown, specs = display_frame(frame, formats={}, digits=4, drop_empty=True)
         config = _config(shown, specs, None, None)
-        assert config["judges"]["width"] == min(520, 8 * len(judges) + 28), (dtype, config["judges"])
+        assert config["judges"]["width"] == min(700, 8 * len(judges) + 28), (dtype, config["judges"])
         assert config["family"].get("width") is None and config["risk"].get("width") is None

@@ -228,3 +228,41 @@ def test_screened_escapes_answer_as_the_summed_test_at_every_margin():
         assert [bool(s) for s in sure[decided]] == [want[b] for b in todo[decided].tolist()]
         undecided += int((~decided).sum())
     assert undecided > 0                                # the own margins were left to the test
+
+
+def test_the_tie_of_an_escaped_limit_is_the_escaped_choices():
+    """Walk 12 (20 continuous metrics, --max-judges 8): the escape deployed the best model
+    within the limit (held-out 0.000248) while the result's tie was the prefix rule's, led by a
+    model at 0.001324, so the page called models 5 times worse "tied" with the deployment. The
+    tie of an escaped choice is now taken among every candidate within the limit, as the choice
+    itself: its best is deployed, and every tied model is within one paired SE of it."""
+    from fcps_core import select
+    df = _complementary_panel()
+    limited = select(df, seed=0, max_judges=2, limit_escape_z=3.29)
+    assert limited.choice_info["limit_escape"]["escaped"]
+    tie = limited.to_dict()["tie"]
+    deployed = set(limited.members or [limited.selected.index])
+    assert tie["best_index"] in deployed, (tie["best_index"], deployed)
+    own = float(limited.selected_val["val_mse"]) if limited.members else limited.selected.val_risk
+    for a in tie["alternatives"]:
+        assert a["diff"] <= (a["se"] or 0.0) + 1e-12
+        assert a["risk"] < own + 0.01, (a, own)       # near the deployed, not the prefix rule's
+
+
+def test_the_loosest_points_estimate_does_not_depend_on_the_point_deployed():
+    """Walk 12 (this panel: 20 continuous metrics, 1,500 items): deploying a smaller panel moved
+    the all-judges point's estimate (0.000195 as the deployed default's, 0.000198 once 8 judges
+    were deployed: it shared the replay of the tighter limits deploying the same predictor,
+    10 to 19, whose draws choose otherwise now and then). The loosest point now always has its
+    own replay: a limited run's all-judges point equals the unconstrained run's estimate."""
+    from pathlib import Path
+
+    from fcps_core import make_blocks, read_panel, select
+    panel = read_panel(Path(__file__).resolve().parents[1] / "bench" / "panels" / "walk4_cont1500.csv.gz")
+    whole = select(panel, make_blocks(panel, seed=0), seed=0)
+    limited = select(panel, make_blocks(panel, seed=0), seed=0, max_judges=8)
+    J = len(panel.judges)
+    loosest = next(p for p in limited.frontier if p["constraint"] == "max_judges" and p["n_judges"] == J)
+    assert not loosest["chosen"]
+    assert np.isclose(loosest["deployed_risk"]["estimate"], whole.deployed_risk["estimate"], rtol=1e-9, atol=1e-15)
+    assert np.allclose(loosest["deployed_risk"]["ci"], whole.deployed_risk["ci"], rtol=1e-9, atol=1e-15)

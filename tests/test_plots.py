@@ -405,3 +405,23 @@ def test_a_screened_candidates_risk_is_said_to_be_its_first_repeats(result):
     fig = all_candidates_over_k(cands, selected=result["selected"])
     texts = [x for t in fig.data if t.text is not None and not isinstance(t.text, str) for x in t.text]
     assert sum(note in x for x in texts) == 1
+
+
+def test_the_per_family_chart_takes_a_log_axis_over_a_wide_range(result):
+    """Walk 12: on a panel whose winner is at 0.0002 and whose worst family's best at 0.006, the
+    per-family chart's linear axis put the contest on its floor. Over more than a factor of 10 it
+    is a log axis, from below the lowest risk (room for the winner's label) to the linear
+    range's top; the golden panel's narrower range keeps its linear axis."""
+    import copy
+    import math
+    cands = copy.deepcopy(result["candidates"])
+    fig = best_per_family_over_k(cands, selected=result["selected"])
+    assert fig.layout.yaxis.type in (None, "linear", "-")
+    low = min(c["val_risk"] for c in cands)
+    for c in cands:                              # spread them: the best 40 times below the others
+        if c["val_risk"] > low:
+            c["val_risk"] = c["val_risk"] * 40
+    fig = best_per_family_over_k(cands, selected=result["selected"])
+    assert fig.layout.yaxis.type == "log"
+    lo, hi = fig.layout.yaxis.range
+    assert lo < math.log10(low) < hi

@@ -153,4 +153,19 @@ def frontier_figure(frontier: list[dict], *, by: str | None = None, objective: s
                       yaxis_title=f"{objective} (lower is better)", margin=MARGIN, legend=LEGEND_BELOW,
                       title=(FRONTIER_TITLES if (is_monotone(points, by) if monotone is None else monotone)
                              else NON_MONOTONE_TITLES)[by == "judges"])
+    if by == "judges":          # panel sizes from 1: no k = 0 on the axis (walk 12)
+        fig.update_xaxes(range=[min(x) - 0.5, max(x) + 0.5])
+    lows = [p["ci"][0] for p in points] + [e[1]["ci"][0] for e in est]
+    highs = [p["ci"][1] for p in points] + [e[1]["ci"][1] for e in est]
+    if log_scale(lows, highs):
+        fig.update_yaxes(type="log", title=f"{objective} (lower is better; log scale)", dtick="D2", tickformat=".3~g")
     return fig
+
+
+def log_scale(lows, highs) -> bool:
+    """Whether a risk axis reads better on a log scale: every value above 0 and the largest
+    more than 10 times the smallest (walk 12: one judge at 0.0057 and the deployed panel at
+    0.0002 on a linear axis put every point that matters on the zero line)."""
+    lows = [v for v in lows if v is not None]
+    highs = [v for v in highs if v is not None]
+    return bool(lows) and min(lows) > 0 and max(highs) > 10 * min(lows)

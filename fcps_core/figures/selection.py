@@ -3,11 +3,14 @@ every candidate over K, the regime map, the cell-pressure scatter and the risk-c
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 from ..measures.diagnostics import QUADRANTS, table_pressure
 from ..defaults import judges_count
 from ..families import REGISTRY
+from .frontier import log_scale
 from .style import (FAMILY_COLORS, LEGEND_BELOW, MARGIN, MENU_COLORS, WINNER_MARKER, Z95, KeyWords, family_color,
                     family_order, plot_text, rgba, risk_title)
 
@@ -158,12 +161,22 @@ def best_per_family_over_k(candidates: list[dict], *, selected: dict | None = No
     ks = sorted({c["K"] for c in candidates})
     _baseline_line(fig, baselines, ks, digits)
     _mark_winner(fig, candidates, selected, objective, risk_label, words, digits)
+    span = _competitive_range(best, objective, baselines,
+                              [(_winner_points(candidates, selected, objective, words)[1] or {}).get(k)
+                               for k in ("risk", "own")])
+    yaxis = dict(title=risk_label, range=span)
+    if span is not None:
+        low = min([r[objective] for by_k in best.values() for r in by_k.values()]
+                  + [b["risk"] for b in baselines or [] if b.get("risk") is not None])
+        if log_scale([low], [span[1]]):
+            # risks from 0.0002 to 0.006 (walk 12): on a log axis the contest near the winner shows
+            lo, hi = math.log10(low), math.log10(span[1])      # room below for the winner's label, as linear
+            yaxis = dict(title=f"{risk_label} (log scale)", type="log", dtick="D2", tickformat=".3~g",
+                         range=[lo - 0.2 * (hi - lo), hi])
     fig.update_layout(xaxis=dict(title="prefix size K (judges used, from the front of the path)",
                                  tickmode="array" if len(ks) <= 20 else "auto",
                                  tickvals=ks if len(ks) <= 20 else None),
-                      yaxis=dict(title=risk_label, range=_competitive_range(
-                          best, objective, baselines, [(_winner_points(candidates, selected, objective, words)[1] or {})
-                                                       .get(k) for k in ("risk", "own")])),
+                      yaxis=yaxis,
                       # no legend title: with one, plotly wraps a horizontal legend past the figure's edge
                       title=dict(text="Best candidate per family over K (dashed lines: table-like families)",
                                  font=dict(size=14)),

@@ -166,7 +166,7 @@ def drop_meaning(verdict: str, others: list[str]) -> str:
     (:func:`same_drop_choice`) named after it."""
     if not others:
         return verdict
-    return f"{verdict} (dropping {_names(others, 3)} instead leaves the same choice)"
+    return f"{verdict} (the same choice as without {_names(others, 3)})"
 
 
 def shared_with(d: dict) -> dict[str, list[str]]:
@@ -551,6 +551,26 @@ def _other_way_round(d: dict, tied: dict, held_side: int) -> str:
             f"choosing under its limit")
 
 
+def _larger_not_tied(d: dict, tied: dict, chosen: dict, digits: int) -> str:
+    """'' unless a panel size between the smallest tied point and the deployed one is clearly
+    different from the choice over all judges (its paired interval excludes 0); then the first
+    such, so "the smallest panel not clearly different has 8 judges" is not read as every
+    larger one being tied (walk 12: 9 judges was clearly worse, +0.0043, 95% +0.0003 to +0.0083)."""
+    n = len(chosen.get("judges") or [])
+    for q in sorted((q for q in d.get("frontier") or [] if q.get("constraint") == "max_judges"
+                     and tied["n_judges"] < q["n_judges"] and len(q.get("judges") or []) < n),
+                    key=lambda q: q["n_judges"]):
+        dv = q.get("diff_vs_best") or {}
+        lo, hi = (dv.get("ci") or [None, None])[:2]
+        if dv.get("estimate") is None or lo is None or hi is None or lo <= 0 <= hi:
+            continue
+        k = max(digits, side_digits(dv["estimate"]))
+        return (f"; not every larger panel is tied: {judges_count(len(q.get('judges') or []))} (a limit of "
+                f"{q['n_judges']}) {'is clearly worse' if lo > 0 else 'is clearly better'}, held-out "
+                f"{signed_change(dv['estimate'], k)} (95% interval {signed_change(lo, k)} to {signed_change(hi, k)})")
+    return ""
+
+
 def _deployment_key(p: dict) -> tuple:
     """What frontier point ``p`` deploys: its family, judges and members (by candidate index),
     so two limits that deploy the same predictor compare equal."""
@@ -860,7 +880,14 @@ def tie_sentence(d: dict) -> str:
         tie = d.get("tie") or {}
         cap = tie.get("max_members")
         why = _past_the_limit(d, t["listed"][:3], deployed_set) if t["n_members"] > 1 and names else ""
-        if cap == t["n_members"] and not why:
+        picks = _picks(sel)
+        if cap and picks == cap and t["n_members"] < cap and not why:
+            # the picks filled the cap, some of them one refitted model (walk 12: "averages 9 of
+            # them" and no reason, one member at weight 0.2): the cap in picks, and why fewer models
+            others += (f", as an average takes at most {cap} picks, lowest held-out risk first (here "
+                       f"{t['n_members']} models: a model reached by two paths is one model picked twice, "
+                       "with twice the weight)")
+        elif cap == t["n_members"] and not why:
             # the average holds as many distinct models as its cap (``max_members``: models join
             # lowest held-out risk first; its picks, at least as many, filled it): the cap left the
             # others out, with a limit those whose judges would take the average past it as well
@@ -877,6 +904,16 @@ def tie_sentence(d: dict) -> str:
         rest = f"; {others}" + (f" ({'' if every else 'e.g. '}{_names(names[:3], 3)}{where})" if names else "")
         rest += f": {why}" if why else ""
     return f"{head[0].upper()}{head[1:]}: {deployed}{rest}."
+
+
+def _picks(selected: dict) -> int | None:
+    """How many picks the deployed average's weights hold (each pick 1/n of the average; a model
+    picked twice holds 2/n): 1 / the smallest weight, None without weights."""
+    weights = [m.get("weight") for m in selected.get("members") or []]
+    if not weights or any(w is None or w <= 0 for w in weights):
+        return None
+    n = round(1.0 / min(weights))
+    return n if abs(sum(weights) - 1.0) < 1e-6 and all(abs(w * n - round(w * n)) < 1e-6 for w in weights) else None
 
 
 def _past_the_limit(d: dict, listed: list[dict], deployed_set: set) -> str:
@@ -1169,7 +1206,8 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
             headline.append(f"The smallest panel not clearly different from the choice over all judges (the paired "
                             f"95% interval of the difference holds 0) has "
                             f"{judges_count(len(tied['judges']))} ({display_family(tied)}): held-out {obj} "
-                            f"{compared}{_other_way_round(d, tied, held_side)}; {limit_words(tied['n_judges'])}.")
+                            f"{compared}{_other_way_round(d, tied, held_side)}{_larger_not_tied(d, tied, chosen, rd)}; "
+                            f"{limit_words(tied['n_judges'])}.")
     others = [b for b in base if b is not single]
     if others:
         headline.append(f"Against the {'other ' if single else ''}fixed recipes it is "

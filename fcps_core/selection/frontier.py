@@ -749,12 +749,16 @@ class FrontierChoices(RuleReplay):
         return list(seen.values())
 
 
-def _runs(decided) -> list[int]:
+def _runs(decided, own_loosest: bool = True) -> list[int]:
     """The levels of one chain (loosest first) that are replayed: levels deploying the same
     predictor share one replay, the tightest of them (its menu is the smallest on which this
-    predictor is chosen)."""
+    predictor is chosen), except the loosest level, the choice over all judges, which has its
+    own: its estimate is then the unconstrained choice's whichever point a run deploys (walk
+    12: deploying 8 judges moved the 20-judge point from the default's 0.000195 to 0.000198,
+    the replay of a limit of 10 it shares its predictor with). ``own_loosest`` False: not that
+    one either (a run deploying it carries the selection's own estimate there)."""
     return [i for i in range(len(decided))
-            if not (i + 1 < len(decided) and decided[i + 1][1].key == decided[i][1].key)]
+            if (i == 0 and own_loosest) or not (i + 1 < len(decided) and decided[i + 1][1].key == decided[i][1].key)]
 
 
 @one_blas_thread
@@ -773,7 +777,8 @@ def frontier_replays(result, heldout, choices: FrontierChoices) -> list[dict] | 
     out = []
     with fc.grouped.unit_sums_held(UNIT_SUM_CELLS):
         for decided in fc.chains:
-            run = _runs(decided)
+            # the loosest panel size of a run without a limit is the deployed point: the selection's own estimate
+            run = _runs(decided, own_loosest=fc.deployed.active or decided[0][0].max_judges is None)
             z = getattr(result.selector, "limit_escape_z", None)
             out.append(dict(zip(run, replays.chain([decided[i][0] for i in run], [decided[i][2] for i in run],
                                                    [decided[i][3] for i in run], z))))
@@ -782,7 +787,7 @@ def frontier_replays(result, heldout, choices: FrontierChoices) -> list[dict] | 
             # level with a B has its replay (levels deploying the same B share one)
             at = [i for i, level in enumerate(decided) if level is not None]
             kept = [decided[i] for i in at]
-            run = _runs(kept)
+            run = _runs(kept, own_loosest=False)
             draws = dict(zip(run, replays.chain([kept[i][0] for i in run], [kept[i][2] for i in run])))
             shared, by_level = None, {}
             for j in range(len(kept) - 1, -1, -1):          # smallest level first, as the points
