@@ -16,7 +16,8 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, aver
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.figures.style import Z95
-from fcps_core.service.reports import end_digits, frontier_noise_note, frontier_point, frontier_rows, limit_span
+from fcps_core.service.reports import (end_digits, frontier_noise_note, frontier_point, frontier_rows, limit_span,
+                                       point_digits)
 from fcps_core.reports.glossary import help_text
 from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
@@ -69,7 +70,7 @@ def answer_limit(d: dict) -> str:
     return "budget" if chosen is not None and chosen.get("constraint") == "budget" else "max_judges"
 
 
-def _row_label(row: dict, objective: str = "MSE", kind: str = "max_judges") -> str:
+def _row_label(d: dict, row: dict, objective: str = "MSE", kind: str = "max_judges") -> str:
     """One option of the frontier control: the limits it stands for, the judges used, how they
     are combined and the risk it prints, named (the estimate on new items, as the answer
     sentence; the held-out risk where the point has no estimate)."""
@@ -83,7 +84,7 @@ def _row_label(row: dict, objective: str = "MSE", kind: str = "max_judges") -> s
         judge = "judge" if sizes[-1] == 1 else "judges"
     how = display_family(p)
     est = (p.get("deployed_risk") or {}).get("estimate")
-    dp = answer_digits(p)       # the decimals the answer prints this point at (4, more for a narrow interval)
+    dp = point_digits(d, p)     # the decimals the answer prints this point at (4, more for a narrow interval)
     risk = f"estimated {objective} {est:.{dp}f}" if est is not None else f"held-out {objective} {p['risk']:.{dp}f}"
     used = f"{len(p['judges'])} {judge} used" if kind == "budget" else f"{len(p['judges'])} used"
     head = f"{k}: {used}" if kind == "budget" else f"{k} {judge}: {used}"
@@ -102,7 +103,7 @@ def show_answer(state: dict) -> dict | None:
     if not rows:
         return None
     sentence, chart = st.container(), st.container()
-    labels = [_row_label(r, objective_name(d), kind) for r in rows]
+    labels = [_row_label(d, r, objective_name(d), kind) for r in rows]
     current = next((i for i, r in enumerate(rows) if r["point"].get("chosen")), len(rows) - 1)
     pick = st.selectbox("Another budget (the sentence and the star follow it)" if budget else
                         "Another panel size (the sentence and the star follow it)", labels, index=current,

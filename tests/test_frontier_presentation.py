@@ -80,7 +80,7 @@ def test_limits_deploying_one_predictor_whose_estimates_print_differently_are_tw
     row63 = next(r for r in table if r.startswith("cost<=0.630 "))
     assert "0.00135 [" in row23 and not row23.rstrip().endswith("*"), row23
     assert row63.rstrip().endswith("0.00133 [0.00108, 0.00158]  *"), row63
-    labels = [_row_label(r, "MSE", "budget") for r in rows]
+    labels = [_row_label(d, r, "MSE", "budget") for r in rows]
     assert "budget 0.23: 2 judges used" in labels[1] and "0.00135" in labels[1], labels
     assert "budget 0.63" in labels[2] and "0.00133" in labels[2] and "(deployed)" in labels[2], labels
     html = frontier_section(d, Figures(False))
@@ -95,7 +95,7 @@ def test_limits_deploying_one_predictor_whose_estimates_print_differently_are_tw
     for p in d["frontier"]:
         p["chosen"] = False
     assert any(label.startswith("budget 0.23 to 0.63: ")
-               for label in (_row_label(r, "MSE", "budget") for r in frontier_rows(d, "budget")))
+               for label in (_row_label(d, r, "MSE", "budget") for r in frontier_rows(d, "budget")))
 
 
 def test_limit_span_writes_panel_sizes_and_cost_levels():
@@ -304,3 +304,23 @@ def test_risks_over_more_than_a_factor_of_ten_are_drawn_on_a_log_axis(small_mse)
     assert "log scale" in fig.layout.yaxis.title.text
     # a lower end at or below 0 (a wide interval on a tiny risk): no log axis
     assert not log_scale([0.0, 0.001], [0.02]) and log_scale([0.001], [0.0101]) and not log_scale([0.001], [0.01])
+
+
+def test_a_point_prints_alike_in_the_control_the_preview_and_the_deployed_answer(small_mse):
+    """Walk 12 (20 metrics): the one-judge point read "estimated MSE 0.00570" in the frontier
+    control (its own decimals: its interval is wider) and "0.005701" in the deployed answer's
+    one-judge clause (the deployed point's decimals). A point now prints at its own decimals or
+    the deployed point's, whichever is more, wherever it is named alone."""
+    from fcps_app.selection_view import _row_label
+    from fcps_core.reports.explain import answer, frontier_point, frontier_rows, point_digits
+    d = copy.deepcopy(small_mse)
+    d["selected"] = {"family": "ridge_pairwise_iso", "K": 3, "judges": J[:3]}
+    one, chosen = d["frontier"][0], d["frontier"][2]
+    one.update(ci=[0.00570, 0.00572], deployed_risk={"estimate": 0.0057013, "ci": [0.0056, 0.0058]})  # 5 alone
+    chosen.update(ci=[0.000240, 0.000245], deployed_risk={"estimate": 0.00019541, "ci": [0.000180, 0.000210]})  # 6
+    assert point_digits(d, one) == 6
+    label = _row_label(d, frontier_rows(d, "max_judges")[0], "MSE", "max_judges")
+    assert "estimated MSE 0.005701" in label, label
+    assert "one judge alone: estimated 0.005701" in answer(d)
+    assert answer(d, one).startswith("Deploy this judge") and "estimated MSE 0.005701" in answer(d, one)
+    assert frontier_point(d) is chosen

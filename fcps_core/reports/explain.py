@@ -694,7 +694,9 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     k = len(judges)
     sel = {"family": p["family"], "members": p.get("members")}
     how = combined_as(sel)
-    digits = answer_digits(p)
+    # at least the deployed point's decimals (walk 12: the 1-judge point read 0.00570 in the control
+    # and a preview, 0.005701 in the deployed answer's one-judge clause): point_digits
+    digits = point_digits(d, p)
     # without a bias-corrected estimate the number is the held-out risk, and is called so
     kind = "estimated" if p.get("deployed_risk") else "held-out"
     who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
@@ -707,7 +709,7 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     single = frontier_point(d, 1)
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
-        tail = f"; {_one_judge_clause(single, one_judge_words, digits, _point_cost(d, single, single.get('judges')))}"
+        tail = f"; {_one_judge_clause(single, one_judge_words, max(digits, point_digits(d, single)), _point_cost(d, single, single.get('judges')))}"
     return _with_scale(d, f"{first} {further}{tail}.")
 
 
@@ -1003,6 +1005,14 @@ def baseline_pair(d: dict, b: dict) -> dict | None:
 #: how the baselines' paired differences are taken, in one phrase every front end uses
 PAIRED_BASIS = ("paired over the bootstrap draws that replay the choice, each scored on its out-of-bag rows "
                 "(the same draws as the estimate)")
+
+
+def point_digits(d: dict, p: dict) -> int:
+    """The decimals frontier point ``p``'s numbers print at wherever a page names the point
+    alone (the answer, a preview, the frontier control's option, the one-judge clause): its
+    own (:func:`answer_digits`) or the deployed point's (:func:`risk_digits`), whichever is
+    more, so one number reads alike in each."""
+    return max(answer_digits(p), risk_digits(d))
 
 
 def risk_digits(d: dict) -> int:

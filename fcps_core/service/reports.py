@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..reports.explain import (PAIRED_BASIS, answer, answer_digits, average_words, baseline_rows, comparison, comparison_basis, deployed_judges, judge_order, deployed_kind, deployed_members, display_family,  # noqa: F401
                        drop_meaning, drop_verdict_words, drop_words, effective_judges_note, end_digits, frontier_noise_note, frontier_point, frontier_rows, gain_text, limit_span, signed_change, interval_end, limit_deploys_words,
-                       named_pattern, non_monotone_note, pressure_applies, pressure_text, risk_digits, same_drop_choice, shared_with, shown_difference, signed_weights,
+                       named_pattern, non_monotone_note, point_digits, pressure_applies, pressure_text, risk_digits, same_drop_choice, shared_with, shown_difference, signed_weights,
                        tie_sentence, tie_summary, tie_words, verdict, verdict_parts)
 from ..reports.names import (FAMILY_NAMES, PATH_NAMES, count_of, estimate_name, family_name, judges_count, parameters_text,  # noqa: F401
                             path_name)
