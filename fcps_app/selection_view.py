@@ -441,8 +441,22 @@ def candidates_frame(d: dict) -> pd.DataFrame:
 
 
 def show_candidates(d: dict, *, key: str, name: str = "candidates") -> None:
+    """The candidates table in the page's words (families and paths by their plain names, a
+    column saying which candidates a limit admits; walk 12 read raw keys, and under a limit
+    the top rows were candidates it excludes, unmarked); the download keeps the keys the
+    command line and the library use."""
     frame = candidates_frame(d)
-    table(frame, key=key)
+    shown = frame.copy()
+    if "family" in shown:
+        shown["family"] = shown["family"].map(family_name)
+    if "path" in shown:
+        shown["path"] = shown["path"].map(path_name)
+    limit = ((d.get("choice_info") or {}).get("constraint") or {}).get("max_judges")
+    if limit and "index" in shown:
+        used = {c.get("index"): len(c.get("judges") or []) for c in d.get("candidates") or []}
+        within = shown["index"].map(lambda i: "yes" if used.get(i, 0) <= int(limit) else "no")
+        shown.insert(1, f"within at most {int(limit)} judges", within)
+    table(shown, key=key)
     table_download(frame, name)
 
 

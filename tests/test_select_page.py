@@ -997,3 +997,28 @@ def test_the_judges_caption_names_only_the_columns_the_table_has(stored):
         return d, None
     changed, _ = _open_changed(run_id, weightless)
     assert "signed weight" not in heading(changed), heading(changed)
+
+
+def test_the_candidates_table_speaks_the_pages_words_and_marks_the_limit(stored):
+    """Walk 12: the "Full detail" table read raw keys (logistic_pairwise, info_first) where the
+    rest of the page says "pairwise logistic" and "best single judge first", and under a limit
+    its top rows were candidates the limit excludes, unmarked. It now shows the plain names and,
+    under a limit, which candidates it admits; the download keeps the keys."""
+    import copy
+
+    from fcps_core.reports.names import family_name, path_name
+    run_id, at = stored
+
+    def limited(d):
+        d = copy.deepcopy(d)
+        d["choice_info"] = {**(d.get("choice_info") or {}), "constraint": {"max_judges": 2, "budget": None}}
+        return d, None
+    changed, _ = _open_changed(run_id, limited)
+    d = changed.session_state["selection"]["dict"]
+    frame = next(f.value for f in changed.dataframe if "within at most 2 judges" in f.value.columns)
+    by_index = {c["index"]: c for c in d["candidates"]}
+    for _, row in frame.head(30).iterrows():
+        c = by_index[row["index"]]
+        assert row["family"] == family_name(c["family"]) and row["path"] == path_name(c["path"])
+        assert row["within at most 2 judges"] == ("yes" if len(c["judges"]) <= 2 else "no")
+    assert set(frame["within at most 2 judges"]) == {"yes", "no"}
