@@ -15,11 +15,13 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, aver
                                        drop_meaning, drop_words, gain_text, limit_deploys_words, non_monotone_note, pressure_text, same_drop_choice, shared_with, shown_difference, signed_weights, tie_sentence,
                                        tie_summary,
                                        verdict_parts)
+from fcps_core.defaults import limit_words
+from fcps_core.wording import signed_change
 from fcps_core.figures.style import Z95
 from fcps_core.service.reports import (end_digits, frontier_noise_note, frontier_point, frontier_rows, limit_span,
                                        point_digits)
 from fcps_core.reports.glossary import help_text
-from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, parameters_text, path_name
+from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, judges_count, parameters_text, path_name
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
 from fcps_core.figures.frontier import frontier_figure
 from fcps_app.common import figure_download, md, page_link, table_download
@@ -40,6 +42,8 @@ JUDGE_HELPS = {
               "adds.",
     "drop-one change": "Held-out risk of what the same choice rule deploys without this judge (no refit) minus the "
                        "deployed choice's: above 0 dropping it raises the risk, so the judge helps.",
+    "95% interval": "The paired 95% interval of the drop-one change over the groups: 'the judge helps' only when "
+                    "it lies above 0, 'no clear change' when it holds 0.",
     "meaning": "Which way the drop-one change points, in words.",
 }
 #: the candidates table's leading columns (the judges list, long, goes last)
@@ -104,7 +108,13 @@ def show_answer(state: dict) -> dict | None:
         return None
     sentence, chart = st.container(), st.container()
     labels = [_row_label(d, r, objective_name(d), kind) for r in rows]
-    current = next((i for i, r in enumerate(rows) if r["point"].get("chosen")), len(rows) - 1)
+    current = next((i for i, r in enumerate(rows) if r["point"].get("chosen")), None)
+    if current is None:
+        # deployed under a judge limit and a budget at once: no point of this frontier stands for it
+        # (walk 13: the page then described the loosest point as the answer, breaking both limits)
+        rows = [{"point": None, "levels": []}] + rows
+        labels = [f"the deployed choice ({limit_words(*_both_limits(d))}): no single point of this frontier"] + labels
+        current = 0
     pick = st.selectbox("Another budget (the sentence and the star follow it)" if budget else
                         "Another panel size (the sentence and the star follow it)", labels, index=current,
                         key=f"frontier-{kind}-{state.get('run_id')}",
@@ -116,12 +126,14 @@ def show_answer(state: dict) -> dict | None:
     point = rows[labels.index(pick)]["point"]
     # the same colour as the verdict: amber when a fixed recipe is clearly better than the deployed choice
     worse = any(comparison(b) == "worse" for b in d.get("baselines") or [])
-    box = (st.warning if worse else st.success) if point.get("chosen") else st.info
+    deployed = point is None or point.get("chosen")
+    box = (st.warning if worse else st.success) if deployed else st.info
     sentence.markdown("**Answer**")
     box_text = md(answer(d, point, one_judge_words=page_one_judge_words(d)))
-    limit = f"a budget of {point['cost']:g} per item" if budget else f"at most {point['n_judges']} judges"
+    limit = "" if point is None else f"a budget of {point['cost']:g} per item" if budget else \
+        f"at most {judges_count(point['n_judges'])}"
     with sentence:
-        box(box_text if point.get("chosen") else box_text + f"\n\n(Not deployed: this is what {limit} would give; "
+        box(box_text if deployed else box_text + f"\n\n(Not deployed: this is what {limit} would give; "
             "the button below deploys it.)")
     note = non_monotone_note(d, budget=budget)
     with chart:
@@ -144,9 +156,15 @@ def show_answer(state: dict) -> dict | None:
         for said in (note, frontier_noise_note(d, budget=budget)):
             if said:
                 st.caption(md(said))
-    if not point.get("chosen") and st.button(f"Deploy {limit}", type="primary"):
+    if not deployed and st.button(f"Deploy {limit}", type="primary"):
         return point
     return None
+
+
+def _both_limits(d: dict) -> tuple:
+    """(most judges, budget per item) the run was chosen under."""
+    c = (d.get("choice_info") or {}).get("constraint") or {}
+    return c.get("max_judges"), c.get("budget")
 
 
 #: how a page's reader deploys the frontier's one-judge point (the answer sentence's words)
@@ -373,6 +391,10 @@ def show_judges(d: dict) -> None:
             c = contrib.get(row["judge"], {})
             change = c.get("drop_risk_change")
             row["drop-one change"] = change
+            # the interval the meaning reads ("helps" only when it lies above 0; walk 13: not shown)
+            ci = c.get("drop_ci") or [None, None]
+            dk = max(5, risk_digits(d))
+            row["95% interval"] = "-" if ci[0] is None else f"{signed_change(ci[0], dk)} to {signed_change(ci[1], dk)}"
             # without a change, why not (e.g. every candidate calls the judge), as the Judges page says it
             row["meaning"] = drop_meaning(c.get("drop_verdict") or drop_words(change) or c.get("drop_note") or "-",
                                           same_drop.get(row["judge"], []))
@@ -451,12 +473,30 @@ def show_candidates(d: dict, *, key: str, name: str = "candidates") -> None:
         shown["family"] = shown["family"].map(family_name)
     if "path" in shown:
         shown["path"] = shown["path"].map(path_name)
-    limit = ((d.get("choice_info") or {}).get("constraint") or {}).get("max_judges")
+    constraint = (d.get("choice_info") or {}).get("constraint") or {}
+    limit, budget = constraint.get("max_judges"), constraint.get("budget")
+    by_index = {c.get("index"): c for c in d.get("candidates") or []}
     if limit and "index" in shown:
-        used = {c.get("index"): len(c.get("judges") or []) for c in d.get("candidates") or []}
-        within = shown["index"].map(lambda i: "yes" if used.get(i, 0) <= int(limit) else "no")
+        within = shown["index"].map(lambda i: "yes" if len(by_index.get(i, {}).get("judges") or []) <= int(limit)
+                                    else "no")
         shown.insert(1, f"within at most {int(limit)} judges", within)
-    table(shown, key=key)
+    costs = ((d.get("costs") or {}).get("judge_costs")) or {}
+    if budget is not None and costs and "index" in shown:
+        # walk 13: under a budget the top rows were candidates it excludes, with no cost shown
+        def cost(i):
+            each = [(costs.get(j) or {}).get("cost") for j in by_index.get(i, {}).get("judges") or []]
+            return None if any(c is None for c in each) else float(sum(each))
+        spent = shown["index"].map(cost)
+        shown.insert(1, "cost per item", spent)
+        shown.insert(2, f"within a budget of {float(budget):g}",
+                     spent.map(lambda c: "-" if c is None or c != c else "yes" if c <= float(budget) + 1e-12 else "no"))
+    helps = {c: ("Whether the run's limit admits this candidate: it calls at most that many judges."
+                 if c.startswith("within at most") else
+                 "Whether the run's budget admits this candidate: its judges' costs per item sum to at most it."
+                 if c.startswith("within a budget") else
+                 "What this candidate's judges cost per item, summed (the judge costs given with the run).")
+             for c in shown.columns if c.startswith("within ") or c == "cost per item"}
+    table(shown, key=key, helps=helps or None)
     table_download(frame, name)
 
 

@@ -1086,3 +1086,41 @@ def test_the_smallest_tied_panel_says_when_a_larger_one_is_not_tied(result):
     d["frontier"][2]["diff_vs_best"]["ci"] = [-0.0001, 0.0083]         # every larger panel tied: nothing added
     assert "not every larger panel" not in next(h for h in verdict_parts(d)["headline"]
                                                 if h.startswith("The smallest panel"))
+    # the smallest tied point is the choice over all judges itself (walk 13, under a budget: "0.1930
+    # against 0.1930, paired difference 0.0000 (95% interval 0.0000 to 0.0000)"): not said
+    d["frontier"][1]["diff_vs_best"] = {"estimate": 0, "ci": [0, 0]}
+    assert not any(h.startswith("The smallest panel") for h in verdict_parts(d)["headline"])
+
+
+def test_a_deployment_no_better_than_the_labels_mean_is_said(result):
+    """Walk 13 (40 noisy binary judges): the answer deployed 17 judges at an estimated MSE 0.2507
+    (95% interval 0.2432 to 0.2631) while always predicting the labels' mean scores 0.2499 on
+    those labels, and no page said so. The verdict now says when the constant lies inside the
+    deployment's interval, or below it; nothing when the deployment is clearly better."""
+    from fcps_core.reports.explain import constant_note, verdict_parts
+    d = _frontier_result(result)          # deployed estimate 0.0718, interval 0.0516 to 0.0937
+    d["judges_report"] = {"calibration": {"brier_base_rate": 0.2499}}
+    assert constant_note(d) == ""
+    d["judges_report"]["calibration"]["brier_base_rate"] = 0.0800
+    said = constant_note(d)
+    assert said == ("It is not clearly better than always predicting the labels' mean (MSE 0.0800 on these labels), "
+                    "which lies inside its interval: the judges carry little signal here.")
+    assert said in verdict_parts(d)["headline"]
+    d["judges_report"]["calibration"]["brier_base_rate"] = 0.0500
+    assert constant_note(d).startswith("It is worse than always predicting the labels' mean (MSE 0.0500")
+    d["menu"] = {"objective": "nll"}
+    assert constant_note(d) == ""
+
+
+def test_under_a_budget_the_one_judge_clause_says_when_it_breaks_the_budget(result):
+    """Walk 13 (budget 5; J1 costs 10): "one judge alone: estimated 0.2348 ... for J1 ... at a
+    cost of 10 per item, with 'most judges deployed' set to 1 in the form" sent the reader to a
+    judge twice the budget. The clause now says the cost is above the budget."""
+    from fcps_core.reports.explain import answer
+    d = _frontier_result(result)
+    d["costs"] = {"judge_costs": {"A": {"cost": 10.0}, "B": {"cost": 1.0}, "C": {"cost": 0.6}}}
+    for p, cost in zip(d["frontier"], (10.0, 11.0, 11.6)):
+        p["cost"] = cost
+    d["choice_info"] = {"constraint": {"budget": 5.0, "max_judges": None}}
+    text = answer(d, d["frontier"][2])
+    assert "for A as logistic at a cost of 10 per item, above the budget of 5, " in text, text

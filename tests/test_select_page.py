@@ -1022,3 +1022,34 @@ def test_the_candidates_table_speaks_the_pages_words_and_marks_the_limit(stored)
         assert row["family"] == family_name(c["family"]) and row["path"] == path_name(c["path"])
         assert row["within at most 2 judges"] == ("yes" if len(c["judges"]) <= 2 else "no")
     assert set(frame["within at most 2 judges"]) == {"yes", "no"}
+
+
+def test_a_run_under_a_judge_limit_and_a_budget_answers_with_its_deployed_choice(stored):
+    """Walk 13 (at most 1 judge and a budget of 5): no frontier point stands for both limits,
+    and the page described the loosest panel-size point (3 judges at a cost of 12) as "Not
+    deployed: this is what at most 12 judges would give", while the run deployed one judge at
+    cost 0 and the Results browser said so. The answer is now the deployed choice's, the
+    control's first option says it is no single point of the frontier, and nothing offers to
+    deploy it again."""
+    import copy
+
+    from fcps_app.common import md
+    from fcps_core.reports.explain import answer
+    run_id, _ = stored
+
+    def both(d):
+        d = copy.deepcopy(d)
+        d["choice_info"] = {**(d.get("choice_info") or {}), "constraint": {"max_judges": 1, "budget": 5.0}}
+        for p in d["frontier"]:
+            p["chosen"] = False
+        return d, None
+    at, _ = _open_changed(run_id, both)
+    d = at.session_state["selection"]["dict"]
+    box = next(s for s in at.selectbox if s.label.startswith("Another panel size"))
+    assert box.value == "the deployed choice (at most 1 judge and cost at most 5 per item): no single point of " \
+                       "this frontier", box.value
+    said = [m.value for m in at.success] + [m.value for m in at.warning]
+    assert md(answer(d, one_judge_words="the frontier's 1-judge point")) in said or \
+        any(v.startswith(md(answer(d, one_judge_words="the frontier's 1-judge point"))[:60]) for v in said), said
+    assert not [b for b in at.button if b.label.startswith("Deploy")]
+    assert not any("Not deployed" in m.value for m in at.info)

@@ -685,7 +685,7 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
         k = len(judges)
         single = frontier_point(d, 1)
         tail = "" if single is None else \
-            f" O{_one_judge_clause(single, one_judge_words, 4, _point_cost(d, single, single.get('judges')))[1:]}."
+            f" O{_one_judge_clause(single, one_judge_words, 4, _point_cost(d, single, single.get('judges')), _budget_limit(d))[1:]}."
         who = f"these {k} judges ({_names(judges)}) combined as" if k != 1 else f"this judge ({_names(judges)}) as"
         return _with_scale(d, f"Deploy {who} {combined_as(sel)}: estimated {obj} "
                               f"{_interval_text(d.get('deployed_risk'), 4)}.{tail}")
@@ -709,7 +709,7 @@ def answer(d: dict, point: dict | None = None, *, one_judge_words: str = CLI_ONE
     single = frontier_point(d, 1)
     tail = ""
     if single is not None and single is not p and (single["judges"], single["family"]) != (p["judges"], p["family"]):
-        tail = f"; {_one_judge_clause(single, one_judge_words, max(digits, point_digits(d, single)), _point_cost(d, single, single.get('judges')))}"
+        tail = f"; {_one_judge_clause(single, one_judge_words, max(digits, point_digits(d, single)), _point_cost(d, single, single.get('judges')), _budget_limit(d))}"
     return _with_scale(d, f"{first} {further}{tail}.")
 
 
@@ -720,7 +720,8 @@ def _with_scale(d: dict, text: str) -> str:
     return f"{text} {scale}" if scale else text
 
 
-def _one_judge_clause(single: dict, one_judge_words: str, digits: int, cost: float | None = None) -> str:
+def _one_judge_clause(single: dict, one_judge_words: str, digits: int, cost: float | None = None,
+                      budget: float | None = None) -> str:
     """'one judge alone: estimated r (interval) for X as F, how to deploy it': the frontier's
     one-judge point, its model named (the baselines' best single judge is another model of
     it, isotonic) and its number called an estimate (not the judge's held-out risk the
@@ -731,6 +732,9 @@ def _one_judge_clause(single: dict, one_judge_words: str, digits: int, cost: flo
     name = ", ".join(single.get("judges") or [])
     kind = "estimated" if single.get("deployed_risk") else "held-out"
     spent = f" at a cost of {cost:g} per item" if cost is not None else ""
+    if cost is not None and budget is not None and cost > budget + 1e-12:
+        # walk 13: under a budget of 5 the clause sent the reader to a judge costing 10
+        spent += f", above the budget of {budget:g}"
     return (f"one judge alone: {kind} {_interval_text(point_estimate(single), digits)} for {name} as "
             f"{combined_as(single)}{spent}, {one_judge_words}")
 
@@ -1090,6 +1094,27 @@ def _single_judge_clause(d: dict, b: dict) -> str:
     return f"not clearly different from {who}difference {_f(diff, k)}, {interval})"
 
 
+def constant_note(d: dict) -> str:
+    """'' unless the deployment is not clearly better than always predicting the labels' mean
+    (the judges report's ``brier_base_rate``: that constant's MSE on the deployable labels),
+    the MSE objective only; then a plain warning (walk 13: a 40-judge noisy panel deployed 17
+    judges at an estimated 0.2507, interval 0.2432 to 0.2631, where the constant scores 0.2499,
+    and no page said the choice was no better than a constant)."""
+    if _objective(d) != "mse":
+        return ""
+    base = ((d.get("judges_report") or {}).get("calibration") or {}).get("brier_base_rate")
+    dr = d.get("deployed_risk") or {}
+    lo, hi = (list(dr.get("ci") or []) + [None, None])[:2]
+    if base is None or dr.get("estimate") is None or lo is None or hi is None or hi < base:
+        return ""           # clearly better than the constant (or nothing to compare)
+    k = risk_digits(d)
+    said = f"always predicting the labels' mean (MSE {_f(base, k)} on these labels)"
+    if lo > base:
+        return f"It is worse than {said}: its whole interval lies above that; the judges carry no usable signal here."
+    return (f"It is not clearly better than {said}, which lies inside its interval: the judges carry little "
+            "signal here.")
+
+
 def one_judge_note(d: dict) -> str:
     """'' unless the frontier's one-judge point deploys the baselines' best single judge and
     their held-out risks print differently because the point's judge was not first in every
@@ -1196,9 +1221,17 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
     if first:
         # the answer first; the comparison with the best single judge follows it
         headline = [first] + ([f"It is {_single_judge_clause(d, single)}."] if single else [])
+        constant = constant_note(d)
+        if constant:
+            headline.append(constant)
         tied = smallest_tied(d)
         chosen = frontier_point(d)
-        if tied is not None and chosen is not None and tied["n_judges"] < len(chosen.get("judges") or []):
+        itself = tied is not None and (tied.get("diff_vs_best") or {}).get("estimate") == 0 and \
+            list((tied.get("diff_vs_best") or {}).get("ci") or []) == [0, 0]
+        # not the choice over all judges compared with itself (walk 13, under a budget: "held-out MSE
+        # 0.1930 against 0.1930, paired difference 0.0000 (95% interval 0.0000 to 0.0000)")
+        if tied is not None and chosen is not None and tied["n_judges"] < len(chosen.get("judges") or []) \
+                and not itself:
             dv = tied["diff_vs_best"]
             rd = risk_digits(d)                          # the risks' decimals on every page
             k = max(rd, side_digits(dv["estimate"]))
