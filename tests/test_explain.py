@@ -1124,3 +1124,17 @@ def test_under_a_budget_the_one_judge_clause_says_when_it_breaks_the_budget(resu
     d["choice_info"] = {"constraint": {"budget": 5.0, "max_judges": None}}
     text = answer(d, d["frontier"][2])
     assert "for A as logistic at a cost of 10 per item, above the budget of 5, " in text, text
+
+
+def test_under_a_limit_the_optimism_sentence_counts_the_candidates_it_admits(result):
+    """Walk 13: "its 10 models were picked over 944 candidates" on a run limited to one judge,
+    where the choice was among the far fewer candidates the limit admits. Under a limit the
+    sentence names the limit instead of the menu's size."""
+    from fcps_core.reports.explain import verdict_parts
+    d = _frontier_result(result)
+    whole = " ".join(verdict_parts(d)["headline"])
+    assert f"picked over {d['menu_size']:,} candidates" in whole, whole
+    d["choice_info"] = {"constraint": {"max_judges": 2, "budget": None}}
+    limited = " ".join(verdict_parts(d)["headline"])
+    assert "picked among the menu's candidates within at most 2 judges" in limited, limited
+    assert "picked over" not in limited

@@ -28,6 +28,7 @@ import re
 
 from ..data.panel import INFERRED_LABEL_NOTE
 from ..defaults import deployed_family_name
+from ..defaults import limit_words as deployed_limit_words
 from ..wording import fixed_text, gain_text, interval_end, side_digits, signed_change  # noqa: F401 (the pages read them here)
 from .names import family_name, judges_count, path_name
 
@@ -503,9 +504,9 @@ def frontier_noise_note(d: dict, budget: bool = False) -> str:
         p = row["points"][0]
         # counted as the rows are, each against its lowest tighter limit (walk 11 counted the
         # rises between neighbours, 2, against "the largest of 3 such rises")
-        unit = "budgets" if budget else "rows of limits"
-        many = f" (the largest such change, of {len(rises)} {unit} estimated above the lowest tighter one)" \
-            if len(rises) > 1 else ""
+        unit = "budgets" if budget else "rows"
+        many = f" (the largest of {len(rises)} such {unit}, each compared with its lowest tighter " \
+               f"{'budget' if budget else 'limit'})" if len(rises) > 1 else ""
         out.append(f"{'A larger budget' if budget else 'A looser limit'} is estimated a little higher than a tighter "
                    f"one here, not clearly: {span(row)} {_f(point_estimate(p)['estimate'], digits)} against "
                    f"{_f(point_estimate(q)['estimate'], digits)} with {_limit_at(q, budget)}, a change of "
@@ -1262,7 +1263,11 @@ def verdict_parts(d: dict, *, limit_words=cli_limit_words) -> dict:
             n_members = len(deployed_members(sel))
             whose, picked = (("deployed average's", f"its {n_members} models were") if n_members > 1
                              else ("deployed model's", "it was"))
-            picked = f"{picked} picked over {_count(d.get('menu_size'))} candidates"
+            constraint = (d.get("choice_info") or {}).get("constraint") or {}
+            within = deployed_limit_words(constraint.get("max_judges"), constraint.get("budget"))
+            # under a limit the choice was among the candidates it admits, not the whole menu (walk 13)
+            picked = f"{picked} picked among the menu's candidates within {within}" if within else \
+                f"{picked} picked over {_count(d.get('menu_size'))} candidates"
             if round(dr["estimate"], k) <= round(dr["optimistic"], k):
                 # the correction can come out below the held-out risk (a fit on more rows, bootstrap
                 # noise), or print the same: then "optimistic ... corrects it" would contradict the
