@@ -16,12 +16,12 @@ from fcps_core.service.reports import (PAIRED_BASIS, answer, answer_digits, aver
                                        tie_summary,
                                        verdict_parts)
 from fcps_core.defaults import limit_words
-from fcps_core.wording import signed_change
 from fcps_core.figures.style import Z95
 from fcps_core.service.reports import (end_digits, frontier_noise_note, frontier_point, frontier_rows, limit_span,
                                        point_digits)
 from fcps_core.reports.glossary import help_text
-from fcps_core.service.reports import FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, judges_count, parameters_text, path_name
+from fcps_core.service.reports import (FAMILY_NAMES, PATH_NAMES, estimate_name, family_name, judges_count,
+                                       parameters_text, path_name, signed_change)
 from fcps_core.figures.selection import all_candidates_over_k, best_per_family_over_k
 from fcps_core.figures.frontier import frontier_figure
 from fcps_app.common import figure_download, md, page_link, table_download

@@ -380,9 +380,10 @@ def test_a_budget_reached_by_two_sums_of_the_same_costs_is_one_budget_in_the_fro
         return {"constraint": "budget", "n_judges": 2, "cost": cost, "judges": ["A", "B"], "family": "logistic",
                 "members": [], "risk": 0.0248, "ci": [0.0238, 0.0258], "chosen": False,
                 "deployed_risk": {"estimate": 0.0249, "ci": [0.0231, 0.0267]}}
-    rows = frontier_rows({"frontier": [point(14.6), point(14.600000000000001)]}, "budget")
+    d = {"frontier": [point(14.6), point(14.600000000000001)]}
+    rows = frontier_rows(d, "budget")
     assert len(rows) == 1
-    label = _row_label(rows[0], "MSE", "budget")
+    label = _row_label(d, rows[0], "MSE", "budget")
     assert label.startswith("budget 14.6:") and "to 14.6" not in label
 
 
