@@ -945,33 +945,29 @@ def _estimate_change(points: list[dict]) -> None:
         dr = p["deployed_risk"] or {}
         return float((dr.get("training_size_correction") or {}).get("delta", 0.0)) - \
             float((dr.get("own_set_level") or {}).get("shift", 0.0))
-    for i, p in enumerate(points):
-        looser = [q for q in points[i + 1:] if q["deployed_risk"] is not None]
-        p["more_judges_estimate"] = None
-        if not looser or p["deployed_risk"] is None or p["_draws"] is None:
-            continue
-        q = min(looser, key=lambda x: (x["deployed_risk"]["estimate"], x["n_judges"]))
-        if q["_draws"] is None or len(q["_draws"]) != len(p["_draws"]):
-            continue
-        d = float(q["deployed_risk"]["estimate"] - p["deployed_risk"]["estimate"])
-        per_draw = q["_draws"] - p["_draws"] - (delta(q) - delta(p))
-        low, high = central_interval(per_draw)
-        p["more_judges_estimate"] = {"n_judges": q["n_judges"], "cost": q["cost"], "estimate": d,
-                                     "ci": [min(low, d), max(high, d)]}
+
+    def change(a: dict, b: dict, named: dict) -> dict | None:
+        """a's estimate - b's with the paired interval of the two replays (``named``: the other
+        point), or None where either has no draws or their draws differ in number."""
+        if a["_draws"] is None or b["_draws"] is None or len(a["_draws"]) != len(b["_draws"]):
+            return None
+        d = float(a["deployed_risk"]["estimate"] - b["deployed_risk"]["estimate"])
+        low, high = central_interval(a["_draws"] - b["_draws"] - (delta(a) - delta(b)))
+        return {"n_judges": named["n_judges"], "cost": named["cost"], "estimate": d, "ci": [min(low, d), max(high, d)]}
     models = [_same_models(p) for p in points]
     for i, p in enumerate(points):
+        p["more_judges_estimate"] = p["fewer_judges_estimate"] = None
+        if p["deployed_risk"] is None:
+            continue
+        looser = [q for q in points[i + 1:] if q["deployed_risk"] is not None]
+        if looser:
+            q = min(looser, key=lambda x: (x["deployed_risk"]["estimate"], x["n_judges"]))
+            p["more_judges_estimate"] = change(q, p, q)
         # the other way round: from the lowest estimate with a tighter limit that deploys other models
         tighter = [q for q, m in zip(points[:i], models) if q["deployed_risk"] is not None and m != models[i]]
-        p["fewer_judges_estimate"] = None
-        if not tighter or p["deployed_risk"] is None or p["_draws"] is None:
-            continue
-        q = min(tighter, key=lambda x: (x["deployed_risk"]["estimate"], x["n_judges"], x["cost"] or 0))
-        if q["_draws"] is None or len(q["_draws"]) != len(p["_draws"]):
-            continue
-        d = float(p["deployed_risk"]["estimate"] - q["deployed_risk"]["estimate"])
-        low, high = central_interval(p["_draws"] - q["_draws"] - (delta(p) - delta(q)))
-        p["fewer_judges_estimate"] = {"n_judges": q["n_judges"], "cost": q["cost"], "estimate": d,
-                                      "ci": [min(low, d), max(high, d)]}
+        if tighter:
+            q = min(tighter, key=lambda x: (x["deployed_risk"]["estimate"], x["n_judges"], x["cost"] or 0))
+            p["fewer_judges_estimate"] = change(p, q, q)
 
 
 def _same_models(p: dict) -> tuple:
